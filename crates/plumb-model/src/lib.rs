@@ -1,0 +1,19 @@
+//! Plumb's shared vocabulary.
+//!
+//! Every other crate names objects, annotations and settings through this one: a [`ResourceKey`]
+//! prints the same way in errors, logs and CLI output (Argo's `group/Kind/namespace/name` order), and
+//! the Argo CD annotation keys Plumb honours are defined once in [`annotations`].
+//!
+//! ```
+//! use plumb_model::ResourceKey;
+//! let key = ResourceKey::new("apps", "Deployment", "payments", "payments-api");
+//! assert_eq!(key.to_string(), "apps/Deployment/payments/payments-api");
+//! ```
+
+pub mod annotations;
+mod key;
+
+pub use key::{GroupKind, ResourceKey};
+
+/// The field manager Plumb applies (and server-side dry-runs) with.
+pub const FIELD_MANAGER: &str = "plumb-controller";

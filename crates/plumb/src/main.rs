@@ -1,0 +1,44 @@
+//! The `plumb` command line: offline tools (render, diff, health), the Argo-CD-compatible `app`
+//! commands, and `plumb controller`.
+
+mod cmd;
+mod exit;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::exit::Outcome;
+
+/// Plumb keeps Kubernetes clusters matching what Git declares, and tells the truth about them.
+///
+/// Exit codes: 0 success (no difference, condition met); 1 a negative answer (diff found, sync
+/// failed, wait timed out or hit Degraded); 2 an error (bad input, cluster unreachable).
+#[derive(Debug, Parser)]
+#[command(name = "plumb", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PLUMB_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let outcome: anyhow::Result<Outcome> = match cli.command {};
+    match outcome {
+        Ok(o) => o.into(),
+        Err(err) => {
+            eprintln!("plumb: {err:#}");
+            Outcome::Error.into()
+        }
+    }
+}
