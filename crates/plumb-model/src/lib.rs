@@ -11,9 +11,11 @@
 //! ```
 
 pub mod annotations;
+pub mod settings;
 mod key;
 
-pub use key::{GroupKind, ResourceKey};
+pub use key::{GroupKind, ResourceKey, group_of};
+pub use settings::Settings;
 
 /// The field manager Plumb applies (and server-side dry-runs) with.
 pub const FIELD_MANAGER: &str = "plumb-controller";
