@@ -11,6 +11,7 @@
 //! ```
 
 pub mod annotations;
+pub mod application;
 pub mod settings;
 mod key;
 
