@@ -1,0 +1,409 @@
+//! Reading a multi-document YAML or JSON stream the way kubectl does.
+//!
+//! kubectl (`k8s.io/apimachinery/pkg/util/yaml`) splits a stream on lines that are exactly `---`
+//! (trailing blanks allowed), skips empty documents, and reads each document with go-yaml v2, a
+//! YAML 1.1 reader: `yes`/`no`/`on`/`off` are booleans, `0755` is octal, `<<` merges. A stream
+//! whose first non-blank character is `{` is a sequence of JSON objects. Numbers are then
+//! round-tripped through JSON by kubectl, so an integral float such as `1.0` becomes the
+//! integer `1`; we do the same. Flattening `kind: List` objects is left to callers
+//! ([`flatten_lists`]) because some of them (error messages, counts) want the raw documents.
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+
+use crate::error::{Error, Result};
+
+/// One object read from a stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// The document's content.
+    pub value: Value,
+    /// Position of the document in the stream (0-based, counting `---`-separated documents,
+    /// empty ones included, so it matches what a person counts in the file).
+    pub index: usize,
+    /// 1-based line of the document's first content line (not blank, not a comment, not `---`).
+    pub line: usize,
+}
+
+/// Limits against alias bombs ("billion laughs"): generous for real manifests, small enough
+/// that an expansion attack stops in milliseconds.
+fn options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_aliases: 10_000,
+            max_anchors: 10_000,
+        },
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: 200_000,
+            max_replay_stack_depth: 32,
+        },
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+        legacy_octal_numbers: true,
+    }
+}
+
+/// Reads every non-empty document of a YAML or JSON stream. `source` names the input in errors.
+pub fn read_documents(text: &str, source: &str) -> Result<Vec<Document>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim_start().starts_with('{') {
+        return read_json_stream(text, source);
+    }
+    let mut docs = Vec::new();
+    for (index, chunk) in split_documents(text).into_iter().enumerate() {
+        let Some(line) = first_content_line(chunk.text, chunk.first_line) else {
+            continue;
+        };
+        let values: Vec<Value> = serde_saphyr::from_multiple_with_options(chunk.text, options())
+            .map_err(|e| yaml_error(&e, source, chunk.first_line, line))?;
+        for value in values {
+            if value.is_null() {
+                continue;
+            }
+            docs.push(Document {
+                value: integral_floats_to_ints(value),
+                index,
+                line,
+            });
+        }
+    }
+    Ok(docs)
+}
+
+/// Replaces every `kind: List` document (`v1/List`, or any `*List` kind with `items`, as kubectl's
+/// resource builder does) by its items, which inherit the list's index and line.
+pub fn flatten_lists(docs: Vec<Document>) -> Vec<Document> {
+    let mut out = Vec::with_capacity(docs.len());
+    for doc in docs {
+        let is_list = doc
+            .value
+            .get("kind")
+            .and_then(Value::as_str)
+            .is_some_and(|k| k.ends_with("List"))
+            && doc.value.get("items").is_some_and(Value::is_array);
+        if !is_list {
+            out.push(doc);
+            continue;
+        }
+        let Document { value, index, line } = doc;
+        if let Value::Object(mut map) = value
+            && let Some(Value::Array(items)) = map.remove("items")
+        {
+            let nested: Vec<Document> = items
+                .into_iter()
+                .map(|value| Document { value, index, line })
+                .collect();
+            out.extend(flatten_lists(nested));
+        }
+    }
+    out
+}
+
+struct Chunk<'a> {
+    text: &'a str,
+    first_line: usize,
+}
+
+/// Splits like kubectl's `YAMLReader`: a line starting with `---` followed only by whitespace
+/// ends a document. (`--- # note` or `--- !tag` do not split there, as in kubectl; the YAML
+/// reader then sees them as an explicit document start.)
+fn split_documents(text: &str) -> Vec<Chunk<'_>> {
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    let mut start_line = 1;
+    let mut offset = 0;
+    for (line_no, line) in (1..).zip(text.split_inclusive('\n')) {
+        let is_separator = line
+            .strip_prefix("---")
+            .is_some_and(|rest| rest.trim_end().is_empty());
+        if is_separator {
+            chunks.push(Chunk {
+                text: &text[start..offset],
+                first_line: start_line,
+            });
+            start = offset + line.len();
+            start_line = line_no + 1;
+        }
+        offset += line.len();
+    }
+    chunks.push(Chunk {
+        text: &text[start..],
+        first_line: start_line,
+    });
+    chunks
+}
+
+fn first_content_line(chunk: &str, first_line: usize) -> Option<usize> {
+    chunk
+        .lines()
+        .enumerate()
+        .find(|(_, l)| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with('#') && t != "---" && t != "..."
+        })
+        .map(|(i, _)| first_line + i)
+}
+
+fn yaml_error(
+    err: &serde_saphyr::Error,
+    source: &str,
+    chunk_line: usize,
+    doc_line: usize,
+) -> Error {
+    let line = match err.location() {
+        Some(loc) if loc.line() > 0 => chunk_line + usize::try_from(loc.line()).unwrap_or(1) - 1,
+        _ => doc_line,
+    };
+    let full = err.to_string();
+    // serde-saphyr appends its own position and a source snippet; keep only the first line of
+    // the message and put the stream-relative line in front instead.
+    let message = full.lines().next().unwrap_or_default();
+    let message = match message.find(" at line ") {
+        Some(i) => &message[..i],
+        None => message,
+    };
+    Error::Yaml {
+        source_name: source.to_string(),
+        line,
+        message: message.trim().to_string(),
+    }
+}
+
+fn read_json_stream(text: &str, source: &str) -> Result<Vec<Document>> {
+    let mut docs = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<StrictValue>();
+    let mut index = 0;
+    loop {
+        let before = stream.byte_offset();
+        let next = stream.next();
+        let Some(next) = next else { break };
+        let value = next.map_err(|e| Error::Json {
+            source_name: source.to_string(),
+            line: e.line(),
+            source: e,
+        })?;
+        let skipped = text[before..].len() - text[before..].trim_start().len();
+        let line = text[..before + skipped].matches('\n').count() + 1;
+        if !value.0.is_null() {
+            docs.push(Document {
+                value: integral_floats_to_ints(value.0),
+                index,
+                line,
+            });
+        }
+        index += 1;
+    }
+    Ok(docs)
+}
+
+/// kubectl turns YAML into JSON text before decoding, and Go writes an integral float as an
+/// integer there (`1.0` → `1`), so the decoded object holds an integer.
+fn integral_floats_to_ints(value: Value) -> Value {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            if f.fract() == 0.0 && f.abs() < 9.2e18 {
+                // The range check above makes the conversion exact.
+                #[allow(clippy::cast_possible_truncation)]
+                let i = f as i64;
+                Value::Number(Number::from(i))
+            } else {
+                Value::Number(n)
+            }
+        }
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(integral_floats_to_ints).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, integral_floats_to_ints(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// A JSON value that refuses duplicate object keys (serde_json alone keeps the last one).
+struct StrictValue(Value);
+
+impl<'de> Deserialize<'de> for StrictValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(StrictValue)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> std::result::Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictValue(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(serde::de::Error::custom(format_args!(
+                    "duplicate key {key:?}"
+                )));
+            }
+            let StrictValue(v) = map.next_value()?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn values(text: &str) -> Vec<Value> {
+        read_documents(text, "t.yaml")
+            .unwrap()
+            .into_iter()
+            .map(|d| d.value)
+            .collect()
+    }
+
+    #[test]
+    fn yaml_1_1_booleans_like_kubectl() {
+        let v = &values("a: yes\nb: no\nc: on\nd: off\ne: True\nf: y\n")[0];
+        assert_eq!(v["a"], true);
+        assert_eq!(v["b"], false);
+        assert_eq!(v["c"], true);
+        assert_eq!(v["d"], false);
+        assert_eq!(v["e"], true);
+        // go-yaml v2 resolves `y` as a boolean too.
+        assert_eq!(v["f"], json!(true));
+    }
+
+    #[test]
+    fn legacy_octal_and_other_numbers() {
+        let v = &values("mode: 0755\nhex: 0x1F\nf: 0.5\ni: 1.0\nbig: 1e3\ns: \"0755\"\n")[0];
+        assert_eq!(v["mode"], 493);
+        assert_eq!(v["hex"], 31);
+        assert_eq!(v["f"], 0.5);
+        assert_eq!(v["i"], json!(1));
+        assert!(v["i"].is_i64());
+        assert_eq!(v["big"], json!(1000));
+        assert_eq!(v["s"], "0755");
+    }
+
+    #[test]
+    fn merge_keys_are_merged() {
+        let text = "base: &b\n  cpu: 100m\n  memory: 1Gi\nlimits:\n  <<: *b\n  memory: 2Gi\n";
+        let v = &values(text)[0];
+        assert_eq!(v["limits"], json!({"cpu": "100m", "memory": "2Gi"}));
+    }
+
+    #[test]
+    fn empty_documents_skipped_with_index_and_line() {
+        let text = "# header\n---\n---\n\n# c\nkind: A\n---\nkind: B\n...\n---\n";
+        let docs = read_documents(text, "t.yaml").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!((docs[0].index, docs[0].line), (2, 6));
+        assert_eq!((docs[1].index, docs[1].line), (3, 8));
+        assert_eq!(docs[1].value["kind"], "B");
+    }
+
+    #[test]
+    fn separator_with_comment_still_reads_both_documents() {
+        let docs = read_documents("a: 1\n--- # next\nb: 2\n", "t.yaml").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[1].value, json!({"b": 2}));
+    }
+
+    #[test]
+    fn duplicate_key_names_source_and_line() {
+        let text = "a: 1\n---\nkind: ConfigMap\ndata:\n  x: \"1\"\n  x: \"2\"\n";
+        let err = read_documents(text, "apps/cm.yaml").unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("apps/cm.yaml:6:"), "{msg}");
+        assert!(msg.to_lowercase().contains("duplicate"), "{msg}");
+    }
+
+    #[test]
+    fn syntax_error_line_is_relative_to_the_stream() {
+        let text = "a: 1\n---\nb: 2\nc: [1, 2\n";
+        let Error::Yaml { line, .. } = read_documents(text, "s.yaml").unwrap_err() else {
+            panic!("expected a YAML error");
+        };
+        assert!((4..=5).contains(&line), "line {line}");
+    }
+
+    #[test]
+    fn alias_bomb_is_refused() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        assert!(read_documents(&text, "bomb.yaml").is_err());
+    }
+
+    #[test]
+    fn json_stream_and_duplicates() {
+        let docs = read_documents(
+            "{\"kind\": \"A\", \"n\": 1.0}\n\n{\"kind\": \"B\"}",
+            "x.json",
+        )
+        .unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].value, json!({"kind": "A", "n": 1}));
+        assert_eq!((docs[1].index, docs[1].line), (1, 3));
+        let err = read_documents("{\"a\": 1,\n \"a\": 2}", "x.json").unwrap_err();
+        assert!(err.to_string().starts_with("x.json:2:"), "{err}");
+    }
+
+    #[test]
+    fn json_document_inside_yaml_stream() {
+        let docs =
+            read_documents("kind: A\n---\n{\"kind\": \"B\", \"on\": \"yes\"}\n", "t").unwrap();
+        assert_eq!(docs[1].value, json!({"kind": "B", "on": "yes"}));
+    }
+
+    #[test]
+    fn lists_are_kept_until_flattened() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- kind: A\n- kind: ConfigMapList\n  items:\n  - kind: ConfigMap\n";
+        let docs = read_documents(text, "t").unwrap();
+        assert_eq!(docs.len(), 1);
+        let flat = flatten_lists(docs);
+        let kinds: Vec<_> = flat.iter().map(|d| d.value["kind"].clone()).collect();
+        assert_eq!(kinds, [json!("A"), json!("ConfigMap")]);
+    }
+}

@@ -1,0 +1,4 @@
+//! plumb-yaml integration tests.
+
+mod emit_table;
+mod round_trip;
