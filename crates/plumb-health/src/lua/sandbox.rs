@@ -1,0 +1,303 @@
+//! One LuaJIT interpreter set up like Argo's (libraries, safe `os`) with Plumb's limits.
+//!
+//! Limits: an instruction hook every [`HOOK_STEP`] instructions counts the budget and checks the
+//! wall clock; the JIT is switched off because hooks do not fire inside compiled traces. The
+//! memory cap is the interpreter's allocator limit. Scripts can catch errors with `pcall`, so
+//! `pcall` and `xpcall` are wrapped to re-raise once a limit has been hit.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use mlua::chunk::ChunkMode;
+use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, VmState};
+use serde_json::Value;
+
+use super::{LuaLimits, LuaScript, convert};
+use crate::status::{HealthCode, HealthStatus};
+
+/// Instructions between two checks of the budget and the clock.
+const HOOK_STEP: u32 = 1_000;
+/// Compiled chunks kept per interpreter (Argo keeps 1,024).
+const MAX_CHUNKS: usize = 1_024;
+/// Chunk name, so errors read `<string>:3: ...` as they do from gopher-lua.
+const CHUNK_NAME: &str = "=<string>";
+
+/// Base functions every script gets. Left out on purpose: `load`, `loadstring`, `loadfile`,
+/// `dofile` (code from outside the script), `getfenv`/`setfenv` (reach the shared globals),
+/// `require`/`module` (files), `collectgarbage`.
+const SAFE_BASE: [&str; 17] = [
+    "assert", "error", "ipairs", "next", "pairs", "print", "rawequal", "rawget", "rawset",
+    "select", "setmetatable", "getmetatable", "tonumber", "tostring", "type", "unpack", "_VERSION",
+];
+/// Libraries every script gets (os is narrowed to `time` and `date` unless open libs are on).
+const SAFE_LIBS: [&str; 3] = ["string", "table", "math"];
+/// Extra libraries with `useOpenLibs` (never `debug`, which could remove the limits, nor `ffi`).
+const OPEN_LIBS: [&str; 6] = ["io", "os", "coroutine", "package", "bit", "require"];
+const OPEN_BASE: [&str; 6] = ["load", "loadstring", "loadfile", "dofile", "collectgarbage", "module"];
+
+/// Which limit stopped a script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum LimitHit {
+    Time(Duration),
+    Instructions(u64),
+    Memory(usize),
+}
+
+impl LimitHit {
+    fn message(self) -> String {
+        match self {
+            LimitHit::Time(d) => {
+                format!("Lua health script stopped: it ran longer than its time limit of {d:?}")
+            }
+            LimitHit::Instructions(n) => {
+                format!("Lua health script stopped: it exceeded its budget of {n} instructions")
+            }
+            LimitHit::Memory(bytes) => format!(
+                "Lua health script stopped: it exceeded its memory limit of {} MiB",
+                bytes / (1024 * 1024)
+            ),
+        }
+    }
+}
+
+/// The per-evaluation budget the hook reads.
+struct Budget {
+    deadline: Cell<Instant>,
+    wall_time: Cell<Duration>,
+    budget: Cell<u64>,
+    left: Cell<u64>,
+    hit: Cell<Option<LimitHit>>,
+}
+
+impl Budget {
+    fn arm(&self, limits: &LuaLimits) {
+        self.deadline.set(Instant::now() + limits.wall_time);
+        self.wall_time.set(limits.wall_time);
+        self.budget.set(limits.instructions);
+        self.left.set(limits.instructions);
+        self.hit.set(None);
+    }
+
+    fn tick(&self) -> Option<LimitHit> {
+        if self.hit.get().is_none() {
+            let left = self.left.get().saturating_sub(u64::from(HOOK_STEP));
+            self.left.set(left);
+            if left == 0 {
+                self.hit.set(Some(LimitHit::Instructions(self.budget.get())));
+            } else if Instant::now() >= self.deadline.get() {
+                self.hit.set(Some(LimitHit::Time(self.wall_time.get())));
+            }
+        }
+        self.hit.get()
+    }
+}
+
+/// One interpreter with its compiled chunks.
+pub(super) struct Vm {
+    lua: Lua,
+    env_meta: Table,
+    budget: Rc<Budget>,
+    chunks: HashMap<u64, (LuaScript, Function)>,
+    open_libs: bool,
+    memory_control: bool,
+}
+
+/// What one run produced, and whether the interpreter should be thrown away afterwards.
+pub(super) struct Run {
+    pub(super) health: Option<HealthStatus>,
+    pub(super) poisoned: bool,
+}
+
+impl Vm {
+    pub(super) fn new(open_libs: bool) -> mlua::Result<Vm> {
+        let libs = StdLib::ALL_SAFE;
+        let lua = Lua::new_with(libs, LuaOptions::default())?;
+        lua.load("jit.off() jit.flush()").set_name("=plumb-setup").exec()?;
+        let globals = lua.globals();
+        let budget = Rc::new(Budget {
+            deadline: Cell::new(Instant::now()),
+            wall_time: Cell::new(Duration::ZERO),
+            budget: Cell::new(u64::MAX),
+            left: Cell::new(u64::MAX),
+            hit: Cell::new(None),
+        });
+
+        let base = lua.create_table()?;
+        for name in SAFE_BASE {
+            base.raw_set(name, globals.raw_get::<mlua::Value>(name)?)?;
+        }
+        for name in SAFE_LIBS {
+            base.raw_set(name, read_only(&lua, globals.raw_get(name)?)?)?;
+        }
+        if open_libs {
+            for name in OPEN_LIBS.iter().chain(OPEN_BASE.iter()) {
+                let value: mlua::Value = globals.raw_get(*name)?;
+                let value = match value {
+                    mlua::Value::Table(t) => mlua::Value::Table(read_only(&lua, t)?),
+                    other => other,
+                };
+                base.raw_set(*name, value)?;
+            }
+        } else {
+            // Argo's safe os (util/lua/oslib_safe.go): time and date only.
+            let os: Table = globals.raw_get("os")?;
+            let safe_os = lua.create_table()?;
+            safe_os.raw_set("time", os.raw_get::<mlua::Value>("time")?)?;
+            safe_os.raw_set("date", os.raw_get::<mlua::Value>("date")?)?;
+            base.raw_set("os", read_only(&lua, safe_os)?)?;
+        }
+
+        let limit_hit = {
+            let budget = Rc::clone(&budget);
+            lua.create_function(move |_, ()| Ok(budget.hit.get().is_some()))?
+        };
+        let wrappers: MultiValue = lua
+            .load(PCALL_WRAPPERS)
+            .set_name("=plumb-pcall")
+            .call((globals.raw_get::<Function>("pcall")?, globals.raw_get::<Function>("xpcall")?, limit_hit))?;
+        let mut wrappers = wrappers.into_iter();
+        base.raw_set("pcall", wrappers.next().unwrap_or(mlua::Value::Nil))?;
+        base.raw_set("xpcall", wrappers.next().unwrap_or(mlua::Value::Nil))?;
+
+        // Method calls on strings (`s:format()`) go through the shared string metatable: point it
+        // at the read-only view and hide it from `getmetatable`.
+        lua.load("local mt, lib = getmetatable(''), ...; mt.__index = lib; mt.__metatable = false")
+            .set_name("=plumb-setup")
+            .call::<()>(base.raw_get::<Table>("string")?)?;
+
+        let env_meta = lua.create_table()?;
+        env_meta.raw_set("__index", base)?;
+
+        {
+            let budget = Rc::clone(&budget);
+            lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_STEP), move |_, _| {
+                match budget.tick() {
+                    Some(hit) => Err(mlua::Error::runtime(hit.message())),
+                    None => Ok(VmState::Continue),
+                }
+            })?;
+        }
+        let memory_control = lua.set_memory_limit(0).is_ok();
+        Ok(Vm { lua, env_meta, budget, chunks: HashMap::new(), open_libs, memory_control })
+    }
+
+    pub(super) fn open_libs(&self) -> bool {
+        self.open_libs
+    }
+
+    /// Compiles the script once; later calls with the same text reuse the chunk.
+    fn chunk(&mut self, script: &LuaScript) -> mlua::Result<Function> {
+        if let Some((cached, f)) = self.chunks.get(&script.hash)
+            && (std::sync::Arc::ptr_eq(&cached.source, &script.source) || cached.source == script.source)
+        {
+            return Ok(f.clone());
+        }
+        if self.chunks.len() >= MAX_CHUNKS {
+            self.chunks.clear();
+        }
+        let f = self
+            .lua
+            .load(script.source())
+            .set_name(CHUNK_NAME)
+            .set_mode(ChunkMode::Text)
+            .into_function()?;
+        self.chunks.insert(script.hash, (script.clone(), f.clone()));
+        Ok(f)
+    }
+
+    pub(super) fn run(&mut self, script: &LuaScript, obj: &Value, limits: &LuaLimits) -> Run {
+        match self.try_run(script, obj, limits) {
+            Ok(health) => Run { health, poisoned: false },
+            Err(err) => {
+                let hit = self.budget.hit.get().or_else(|| match &err {
+                    mlua::Error::MemoryError(_) => Some(LimitHit::Memory(limits.memory_bytes)),
+                    _ => None,
+                });
+                let message = match hit {
+                    Some(hit) => hit.message(),
+                    None => error_message(&err),
+                };
+                Run { health: Some(HealthStatus::new(HealthCode::Unknown, message)), poisoned: hit.is_some() }
+            }
+        }
+    }
+
+    fn try_run(
+        &mut self,
+        script: &LuaScript,
+        obj: &Value,
+        limits: &LuaLimits,
+    ) -> mlua::Result<Option<HealthStatus>> {
+        let f = self.chunk(script)?;
+        let env = self.lua.create_table_with_capacity(0, 4)?;
+        env.set_metatable(Some(self.env_meta.clone()))?;
+        env.raw_set("obj", convert::object_to_lua(&self.lua, obj)?)?;
+        env.raw_set("_G", &env)?;
+        f.set_environment(env)?;
+        if self.memory_control {
+            self.lua.set_memory_limit(self.lua.used_memory() + limits.memory_bytes)?;
+        }
+        self.budget.arm(limits);
+        let result = f.call::<MultiValue>(());
+        // Nothing else runs until the next arm; a spent budget must not leak into setup code.
+        self.budget.left.set(u64::MAX);
+        self.budget.deadline.set(Instant::now() + Duration::from_secs(3600));
+        if self.memory_control {
+            self.lua.set_memory_limit(0)?;
+        }
+        if let Some(hit) = self.budget.hit.get() {
+            return Err(mlua::Error::runtime(hit.message()));
+        }
+        let last = result?.into_iter().last().unwrap_or(mlua::Value::Nil);
+        convert::result_to_health(last).map_err(mlua::Error::runtime)
+    }
+}
+
+/// `pcall`/`xpcall` that hand back control normally but re-raise once a limit has been hit, so
+/// `while true do pcall(f) end` cannot swallow the stop.
+const PCALL_WRAPPERS: &str = r#"
+local rawpcall, rawxpcall, limit_hit = ...
+local error = error
+local function pass(...)
+  if limit_hit() then error("evaluation limit reached", 0) end
+  return ...
+end
+return function(f, ...) return pass(rawpcall(f, ...)) end,
+       function(f, handler, ...) return pass(rawxpcall(f, handler, ...)) end
+"#;
+
+/// A read-only view of a library table, so one script cannot change `string` for the next.
+fn read_only(lua: &Lua, lib: Table) -> mlua::Result<Table> {
+    let proxy = lua.create_table()?;
+    let meta = lua.create_table()?;
+    meta.raw_set("__index", lib)?;
+    meta.raw_set(
+        "__newindex",
+        lua.create_function(|_, (_t, key, _v): (mlua::Value, mlua::Value, mlua::Value)| {
+            Err::<(), _>(mlua::Error::runtime(format!(
+                "attempt to modify read-only library table (key {})",
+                key.to_string().unwrap_or_default()
+            )))
+        })?,
+    )?;
+    meta.raw_set("__metatable", false)?;
+    proxy.set_metatable(Some(meta))?;
+    Ok(proxy)
+}
+
+/// The error text Argo would show: the Lua message without the stack traceback.
+fn error_message(err: &mlua::Error) -> String {
+    let text = match err {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::RuntimeError(message) => message.clone(),
+        mlua::Error::CallbackError { cause, .. } => return error_message(cause),
+        mlua::Error::WithContext { cause, .. } => return error_message(cause),
+        other => other.to_string(),
+    };
+    match text.find("\nstack traceback:") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
