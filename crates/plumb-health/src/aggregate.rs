@@ -66,7 +66,9 @@ impl Assessor {
             if annotation(live, annotations::IGNORE_HEALTHCHECK) == Some("true") || res.key == app {
                 continue;
             }
-            let Some(health) = self.assess(live) else { continue };
+            let Some(health) = self.assess(live) else {
+                continue;
+            };
             let child_app = res.key.group == "argoproj.io" && res.key.kind == "Application";
             let counts =
                 !(child_app && matches!(health.code, HealthCode::Missing | HealthCode::Unknown));
@@ -89,7 +91,10 @@ impl Assessor {
             causes = missing;
         }
         causes.sort();
-        AppHealth { status: HealthStatus::new(code, caused_by(&causes)), resources: out }
+        AppHealth {
+            status: HealthStatus::new(code, caused_by(&causes)),
+            resources: out,
+        }
     }
 }
 
@@ -103,7 +108,11 @@ fn caused_by(causes: &[&ResourceKey]) -> String {
         .iter()
         .take(MAX_CAUSES)
         .map(|k| {
-            let gk = if k.group.is_empty() { k.kind.clone() } else { format!("{}/{}", k.group, k.kind) };
+            let gk = if k.group.is_empty() {
+                k.kind.clone()
+            } else {
+                format!("{}/{}", k.group, k.kind)
+            };
             format!("{gk}:{}/{}", k.namespace, k.name)
         })
         .collect();

@@ -121,7 +121,11 @@ impl Assessor {
             },
         };
         let scripts = ScriptSources::load(&config.settings, &config.customization_dirs)?;
-        Ok(Assessor { scripts, unknown_kinds, limits: config.limits })
+        Ok(Assessor {
+            scripts,
+            unknown_kinds,
+            limits: config.limits,
+        })
     }
 
     /// What this assessor does with kinds that have no rule.
@@ -137,7 +141,10 @@ impl Assessor {
     /// The health of one live object, or `None` when no rule gives it health.
     pub fn assess(&self, obj: &Value) -> Option<HealthStatus> {
         if pending_deletion(obj) {
-            return Some(HealthStatus::new(HealthCode::Progressing, "Pending deletion"));
+            return Some(HealthStatus::new(
+                HealthCode::Progressing,
+                "Pending deletion",
+            ));
         }
         let gk = GroupKind::of(obj);
         if let Some(script) = self.scripts.find(&gk.group, &gk.kind) {
@@ -157,7 +164,10 @@ impl Assessor {
 /// Health with built-in rules and the generic rule only (no settings, no Lua).
 pub fn assess(obj: &Value) -> Option<HealthStatus> {
     if pending_deletion(obj) {
-        return Some(HealthStatus::new(HealthCode::Progressing, "Pending deletion"));
+        return Some(HealthStatus::new(
+            HealthCode::Progressing,
+            "Pending deletion",
+        ));
     }
     let gk = GroupKind::of(obj);
     match rules::rule_for(&gk.group, &gk.kind) {
@@ -169,10 +179,15 @@ pub fn assess(obj: &Value) -> Option<HealthStatus> {
 /// Argo's first rule: an object being deleted is Progressing, unless a hook finalizer holds it
 /// (then its own rule reports how the hook ended).
 fn pending_deletion(obj: &Value) -> bool {
-    let deleting = obj.pointer("/metadata/deletionTimestamp").is_some_and(|v| !v.is_null());
+    let deleting = obj
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null());
     deleting
         && !obj
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
-            .is_some_and(|f| f.iter().any(|v| v.as_str() == Some(annotations::HOOK_FINALIZER)))
+            .is_some_and(|f| {
+                f.iter()
+                    .any(|v| v.as_str() == Some(annotations::HOOK_FINALIZER))
+            })
 }

@@ -18,12 +18,19 @@ const HEALTHY_WHEN_TRUE: [&str; 4] = ["Ready", "Available", "Established", "Succ
 /// The generic rule's verdict, or `None` when the object carries no standard signal.
 pub(crate) fn health(obj: &Value) -> Option<HealthStatus> {
     let generation = obj.pointer("/metadata/generation").and_then(Value::as_i64);
-    if obj.pointer("/metadata/deletionTimestamp").is_some_and(|v| !v.is_null()) {
-        return Some(progressing("metadata.deletionTimestamp is set: the object is being deleted"));
+    if obj
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+    {
+        return Some(progressing(
+            "metadata.deletionTimestamp is set: the object is being deleted",
+        ));
     }
-    if let (Some(generation), Some(observed)) =
-        (generation, obj.pointer("/status/observedGeneration").and_then(Value::as_i64))
-        && observed < generation
+    if let (Some(generation), Some(observed)) = (
+        generation,
+        obj.pointer("/status/observedGeneration")
+            .and_then(Value::as_i64),
+    ) && observed < generation
     {
         return Some(progressing(&format!(
             "status.observedGeneration {observed} is behind metadata.generation {generation}"
@@ -62,7 +69,11 @@ pub(crate) fn health(obj: &Value) -> Option<HealthStatus> {
     if let Some(c) = find("Succeeded").filter(|c| c.status == "False") {
         return Some(decided(HealthCode::Degraded, c));
     }
-    if let Some(c) = HEALTHY_WHEN_TRUE.iter().filter_map(|t| find(t)).find(|c| c.status == "True") {
+    if let Some(c) = HEALTHY_WHEN_TRUE
+        .iter()
+        .filter_map(|t| find(t))
+        .find(|c| c.status == "True")
+    {
         return Some(decided(HealthCode::Healthy, c));
     }
     // Present but neither True nor failed (False without a failure, or Unknown): still coming up.
@@ -76,7 +87,9 @@ pub(crate) fn health(obj: &Value) -> Option<HealthStatus> {
 /// (`InstallFailed`, `ReconciliationFailed`, `ImagePullError`, `CrashLoopBackOff`...).
 fn reason_says_failed(reason: &str) -> bool {
     let lower = reason.to_ascii_lowercase();
-    ["fail", "error", "backoff", "invalid"].iter().any(|w| lower.contains(w))
+    ["fail", "error", "backoff", "invalid"]
+        .iter()
+        .any(|w| lower.contains(w))
 }
 
 fn progressing(what: &str) -> HealthStatus {
@@ -95,4 +108,3 @@ fn decided(code: HealthCode, c: &Condition<'_>) -> HealthStatus {
     }
     HealthStatus::new(code, message)
 }
-

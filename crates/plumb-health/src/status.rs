@@ -57,14 +57,19 @@ impl fmt::Display for HealthCode {
 
 /// The string was not one of the six health codes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not a health status (expected Healthy, Suspended, Progressing, Missing, Degraded or Unknown)")]
+#[error(
+    "not a health status (expected Healthy, Suspended, Progressing, Missing, Degraded or Unknown)"
+)]
 pub struct InvalidHealthCode;
 
 impl FromStr for HealthCode {
     type Err = InvalidHealthCode;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        HealthCode::ALL.into_iter().find(|c| c.as_str() == s).ok_or(InvalidHealthCode)
+        HealthCode::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or(InvalidHealthCode)
     }
 }
 
@@ -85,12 +90,18 @@ pub struct HealthStatus {
 impl HealthStatus {
     /// A status with a message.
     pub fn new(code: HealthCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into() }
+        Self {
+            code,
+            message: message.into(),
+        }
     }
 
     /// A status with an empty message.
     pub fn bare(code: HealthCode) -> Self {
-        Self { code, message: String::new() }
+        Self {
+            code,
+            message: String::new(),
+        }
     }
 }
 
@@ -131,6 +142,9 @@ mod tests {
         }
         assert_eq!("healthy".parse::<HealthCode>(), Err(InvalidHealthCode));
         let s = HealthStatus::new(HealthCode::Degraded, "boom");
-        assert_eq!(serde_json::to_string(&s).unwrap(), r#"{"status":"Degraded","message":"boom"}"#);
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            r#"{"status":"Degraded","message":"boom"}"#
+        );
     }
 }

@@ -22,7 +22,10 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Offline operator tools: health evaluation and health script tests.
+    Admin(cmd::AdminArgs),
+}
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -33,7 +36,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let outcome: anyhow::Result<Outcome> = match cli.command {};
+    let outcome: anyhow::Result<Outcome> = match cli.command {
+        Command::Admin(args) => cmd::run_admin(args),
+    };
     match outcome {
         Ok(o) => o.into(),
         Err(err) => {

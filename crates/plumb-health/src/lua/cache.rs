@@ -14,7 +14,11 @@ thread_local! {
     static POOL: RefCell<[Option<Vm>; 2]> = const { RefCell::new([None, None]) };
 }
 
-pub(super) fn evaluate(script: &LuaScript, obj: &Value, limits: &LuaLimits) -> Option<HealthStatus> {
+pub(super) fn evaluate(
+    script: &LuaScript,
+    obj: &Value,
+    limits: &LuaLimits,
+) -> Option<HealthStatus> {
     POOL.with(|pool| {
         let mut pool = pool.borrow_mut();
         let slot = &mut pool[usize::from(script.open_libs())];
@@ -33,7 +37,10 @@ pub(super) fn evaluate(script: &LuaScript, obj: &Value, limits: &LuaLimits) -> O
         debug_assert_eq!(vm.open_libs(), script.open_libs());
         let run = vm.run(script, obj, limits);
         if run.poisoned {
-            tracing::warn!(origin = script.origin(), "Lua health script hit a limit; interpreter rebuilt");
+            tracing::warn!(
+                origin = script.origin(),
+                "Lua health script hit a limit; interpreter rebuilt"
+            );
             *slot = None;
         }
         run.health

@@ -31,7 +31,9 @@ pub(super) fn result_to_health(value: LuaValue) -> Result<Option<HealthStatus>, 
                 LuaValue::LightUserData(_) | LuaValue::UserData(_) => "userdata",
                 ref v => v.type_name(),
             };
-            return Err(format!("expect table output from Lua script, not {type_name}"));
+            return Err(format!(
+                "expect table output from Lua script, not {type_name}"
+            ));
         }
     };
     let status: LuaValue = table.raw_get("status").map_err(|e| e.to_string())?;

@@ -41,7 +41,12 @@ impl LuaScript {
         let source = source.into();
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         source.hash(&mut hasher);
-        Self { hash: hasher.finish(), source, open_libs, origin: origin.into() }
+        Self {
+            hash: hasher.finish(),
+            source,
+            open_libs,
+            origin: origin.into(),
+        }
     }
 
     /// The script text.

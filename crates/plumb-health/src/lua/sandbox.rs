@@ -28,14 +28,36 @@ const CHUNK_NAME: &str = "=<string>";
 /// `dofile` (code from outside the script), `getfenv`/`setfenv` (reach the shared globals),
 /// `require`/`module` (files), `collectgarbage`.
 const SAFE_BASE: [&str; 17] = [
-    "assert", "error", "ipairs", "next", "pairs", "print", "rawequal", "rawget", "rawset",
-    "select", "setmetatable", "getmetatable", "tonumber", "tostring", "type", "unpack", "_VERSION",
+    "assert",
+    "error",
+    "ipairs",
+    "next",
+    "pairs",
+    "print",
+    "rawequal",
+    "rawget",
+    "rawset",
+    "select",
+    "setmetatable",
+    "getmetatable",
+    "tonumber",
+    "tostring",
+    "type",
+    "unpack",
+    "_VERSION",
 ];
 /// Libraries every script gets (os is narrowed to `time` and `date` unless open libs are on).
 const SAFE_LIBS: [&str; 3] = ["string", "table", "math"];
 /// Extra libraries with `useOpenLibs` (never `debug`, which could remove the limits, nor `ffi`).
 const OPEN_LIBS: [&str; 6] = ["io", "os", "coroutine", "package", "bit", "require"];
-const OPEN_BASE: [&str; 6] = ["load", "loadstring", "loadfile", "dofile", "collectgarbage", "module"];
+const OPEN_BASE: [&str; 6] = [
+    "load",
+    "loadstring",
+    "loadfile",
+    "dofile",
+    "collectgarbage",
+    "module",
+];
 
 /// Which limit stopped a script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +107,8 @@ impl Budget {
             let left = self.left.get().saturating_sub(u64::from(HOOK_STEP));
             self.left.set(left);
             if left == 0 {
-                self.hit.set(Some(LimitHit::Instructions(self.budget.get())));
+                self.hit
+                    .set(Some(LimitHit::Instructions(self.budget.get())));
             } else if Instant::now() >= self.deadline.get() {
                 self.hit.set(Some(LimitHit::Time(self.wall_time.get())));
             }
@@ -114,7 +137,9 @@ impl Vm {
     pub(super) fn new(open_libs: bool) -> mlua::Result<Vm> {
         let libs = StdLib::ALL_SAFE;
         let lua = Lua::new_with(libs, LuaOptions::default())?;
-        lua.load("jit.off() jit.flush()").set_name("=plumb-setup").exec()?;
+        lua.load("jit.off() jit.flush()")
+            .set_name("=plumb-setup")
+            .exec()?;
         let globals = lua.globals();
         let budget = Rc::new(Budget {
             deadline: Cell::new(Instant::now()),
@@ -153,10 +178,11 @@ impl Vm {
             let budget = Rc::clone(&budget);
             lua.create_function(move |_, ()| Ok(budget.hit.get().is_some()))?
         };
-        let wrappers: MultiValue = lua
-            .load(PCALL_WRAPPERS)
-            .set_name("=plumb-pcall")
-            .call((globals.raw_get::<Function>("pcall")?, globals.raw_get::<Function>("xpcall")?, limit_hit))?;
+        let wrappers: MultiValue = lua.load(PCALL_WRAPPERS).set_name("=plumb-pcall").call((
+            globals.raw_get::<Function>("pcall")?,
+            globals.raw_get::<Function>("xpcall")?,
+            limit_hit,
+        ))?;
         let mut wrappers = wrappers.into_iter();
         base.raw_set("pcall", wrappers.next().unwrap_or(mlua::Value::Nil))?;
         base.raw_set("xpcall", wrappers.next().unwrap_or(mlua::Value::Nil))?;
@@ -172,15 +198,23 @@ impl Vm {
 
         {
             let budget = Rc::clone(&budget);
-            lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_STEP), move |_, _| {
-                match budget.tick() {
+            lua.set_hook(
+                HookTriggers::new().every_nth_instruction(HOOK_STEP),
+                move |_, _| match budget.tick() {
                     Some(hit) => Err(mlua::Error::runtime(hit.message())),
                     None => Ok(VmState::Continue),
-                }
-            })?;
+                },
+            )?;
         }
         let memory_control = lua.set_memory_limit(0).is_ok();
-        Ok(Vm { lua, env_meta, budget, chunks: HashMap::new(), open_libs, memory_control })
+        Ok(Vm {
+            lua,
+            env_meta,
+            budget,
+            chunks: HashMap::new(),
+            open_libs,
+            memory_control,
+        })
     }
 
     pub(super) fn open_libs(&self) -> bool {
@@ -190,7 +224,8 @@ impl Vm {
     /// Compiles the script once; later calls with the same text reuse the chunk.
     fn chunk(&mut self, script: &LuaScript) -> mlua::Result<Function> {
         if let Some((cached, f)) = self.chunks.get(&script.hash)
-            && (std::sync::Arc::ptr_eq(&cached.source, &script.source) || cached.source == script.source)
+            && (std::sync::Arc::ptr_eq(&cached.source, &script.source)
+                || cached.source == script.source)
         {
             return Ok(f.clone());
         }
@@ -209,17 +244,22 @@ impl Vm {
 
     pub(super) fn run(&mut self, script: &LuaScript, obj: &Value, limits: &LuaLimits) -> Run {
         match self.try_run(script, obj, limits) {
-            Ok(health) => Run { health, poisoned: false },
+            Ok(health) => Run {
+                health,
+                poisoned: false,
+            },
             Err(err) => {
-                let hit = self.budget.hit.get().or_else(|| match &err {
-                    mlua::Error::MemoryError(_) => Some(LimitHit::Memory(limits.memory_bytes)),
-                    _ => None,
-                });
+                let memory = matches!(err, mlua::Error::MemoryError(_))
+                    .then_some(LimitHit::Memory(limits.memory_bytes));
+                let hit = self.budget.hit.get().or(memory);
                 let message = match hit {
                     Some(hit) => hit.message(),
                     None => error_message(&err),
                 };
-                Run { health: Some(HealthStatus::new(HealthCode::Unknown, message)), poisoned: hit.is_some() }
+                Run {
+                    health: Some(HealthStatus::new(HealthCode::Unknown, message)),
+                    poisoned: hit.is_some(),
+                }
             }
         }
     }
@@ -237,13 +277,16 @@ impl Vm {
         env.raw_set("_G", &env)?;
         f.set_environment(env)?;
         if self.memory_control {
-            self.lua.set_memory_limit(self.lua.used_memory() + limits.memory_bytes)?;
+            self.lua
+                .set_memory_limit(self.lua.used_memory() + limits.memory_bytes)?;
         }
         self.budget.arm(limits);
         let result = f.call::<MultiValue>(());
         // Nothing else runs until the next arm; a spent budget must not leak into setup code.
         self.budget.left.set(u64::MAX);
-        self.budget.deadline.set(Instant::now() + Duration::from_secs(3600));
+        self.budget
+            .deadline
+            .set(Instant::now() + Duration::from_secs(3600));
         if self.memory_control {
             self.lua.set_memory_limit(0)?;
         }
@@ -275,12 +318,14 @@ fn read_only(lua: &Lua, lib: Table) -> mlua::Result<Table> {
     meta.raw_set("__index", lib)?;
     meta.raw_set(
         "__newindex",
-        lua.create_function(|_, (_t, key, _v): (mlua::Value, mlua::Value, mlua::Value)| {
-            Err::<(), _>(mlua::Error::runtime(format!(
-                "attempt to modify read-only library table (key {})",
-                key.to_string().unwrap_or_default()
-            )))
-        })?,
+        lua.create_function(
+            |_, (_t, key, _v): (mlua::Value, mlua::Value, mlua::Value)| {
+                Err::<(), _>(mlua::Error::runtime(format!(
+                    "attempt to modify read-only library table (key {})",
+                    key.to_string().unwrap_or_default()
+                )))
+            },
+        )?,
     )?;
     meta.raw_set("__metatable", false)?;
     proxy.set_metatable(Some(meta))?;

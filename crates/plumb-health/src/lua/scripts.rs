@@ -51,7 +51,11 @@ pub(crate) struct ScriptSources {
 
 /// Argo's override key: `<group>/<kind>`, or just `<kind>` for the core group.
 pub(crate) fn override_key(group: &str, kind: &str) -> String {
-    if group.is_empty() { kind.to_string() } else { format!("{group}/{kind}") }
+    if group.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{group}/{kind}")
+    }
 }
 
 impl ScriptSources {
@@ -72,12 +76,17 @@ impl ScriptSources {
                 value: value.to_string(),
                 expected: "true or false",
             })?;
-            overrides.entry(override_key(&group, &kind)).or_default().open_libs = open;
+            overrides
+                .entry(override_key(&group, &kind))
+                .or_default()
+                .open_libs = open;
         }
 
         let mut sources = ScriptSources::default();
         for (key, o) in overrides {
-            let Some(source) = o.health_lua.filter(|s| !s.trim().is_empty()) else { continue };
+            let Some(source) = o.health_lua.filter(|s| !s.trim().is_empty()) else {
+                continue;
+            };
             let script = LuaScript::new(source, o.open_libs, o.origin);
             if key.contains(['*', '?']) {
                 sources.globs.push((key, script));
@@ -97,7 +106,11 @@ impl ScriptSources {
         if let Some(script) = self.exact.get(&key) {
             return Some(script);
         }
-        if let Some((_, script)) = self.globs.iter().find(|(pattern, _)| glob_match(pattern, &key)) {
+        if let Some((_, script)) = self
+            .globs
+            .iter()
+            .find(|(pattern, _)| glob_match(pattern, &key))
+        {
             return Some(script);
         }
         if let Some(script) = self.dirs.iter().find_map(|d| d.exact.get(&key)) {
@@ -119,7 +132,9 @@ impl ScriptSources {
 /// `health.lua.useOpenLibs`; the other fields belong to other engines).
 fn legacy_overrides(settings: &Settings) -> Result<BTreeMap<String, Override>> {
     let mut out = BTreeMap::new();
-    let Some(text) = settings.get(LEGACY_CUSTOMIZATIONS) else { return Ok(out) };
+    let Some(text) = settings.get(LEGACY_CUSTOMIZATIONS) else {
+        return Ok(out);
+    };
     if text.trim().is_empty() {
         return Ok(out);
     }
@@ -129,7 +144,10 @@ fn legacy_overrides(settings: &Settings) -> Result<BTreeMap<String, Override>> {
             source: Box::new(source),
         })?;
     for (key, entry) in map {
-        let health_lua = entry.get("health.lua").and_then(Value::as_str).map(str::to_string);
+        let health_lua = entry
+            .get("health.lua")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let open_libs = match entry.get("health.lua.useOpenLibs").cloned() {
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => b,
@@ -143,7 +161,14 @@ fn legacy_overrides(settings: &Settings) -> Result<BTreeMap<String, Override>> {
             }
         };
         let origin = format!("argocd-cm {LEGACY_CUSTOMIZATIONS} {key}");
-        out.insert(key, Override { health_lua, open_libs, origin });
+        out.insert(
+            key,
+            Override {
+                health_lua,
+                open_libs,
+                origin,
+            },
+        );
     }
     Ok(out)
 }
@@ -173,7 +198,8 @@ fn load_directory(dir: &Path) -> Result<Directory> {
             let kind = file_name(&kind_dir);
             let script = read_script(&path)?;
             if group.contains('_') || kind.contains('_') {
-                out.wildcards.push((group.replace('_', "*"), kind.replace('_', "*"), script));
+                out.wildcards
+                    .push((group.replace('_', "*"), kind.replace('_', "*"), script));
             } else {
                 out.exact.insert(format!("{group}/{kind}"), script);
             }
@@ -183,12 +209,16 @@ fn load_directory(dir: &Path) -> Result<Directory> {
 }
 
 fn sorted_subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|source| Error::ReadCustomizations { path: dir.to_path_buf(), source })?;
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::ReadCustomizations {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let mut dirs = Vec::new();
     for entry in entries {
-        let entry =
-            entry.map_err(|source| Error::ReadCustomizations { path: dir.to_path_buf(), source })?;
+        let entry = entry.map_err(|source| Error::ReadCustomizations {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         let path = entry.path();
         if path.is_dir() {
             dirs.push(path);
@@ -199,12 +229,16 @@ fn sorted_subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn read_script(path: &Path) -> Result<LuaScript> {
-    let source = std::fs::read_to_string(path)
-        .map_err(|source| Error::ReadScript { path: path.to_path_buf(), source })?;
+    let source = std::fs::read_to_string(path).map_err(|source| Error::ReadScript {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(LuaScript::new(source, true, path.display().to_string()))
 }
 
@@ -237,9 +271,18 @@ mod tests {
 
     #[test]
     fn globs() {
-        assert!(glob_match("*.aws.crossplane.io/*", "ec2.aws.crossplane.io/Instance"));
-        assert!(glob_match("ec2.aws.crossplane.io/*", "ec2.aws.crossplane.io/VPC"));
-        assert!(!glob_match("ec2.aws.crossplane.io/*", "s3.aws.crossplane.io/Bucket"));
+        assert!(glob_match(
+            "*.aws.crossplane.io/*",
+            "ec2.aws.crossplane.io/Instance"
+        ));
+        assert!(glob_match(
+            "ec2.aws.crossplane.io/*",
+            "ec2.aws.crossplane.io/VPC"
+        ));
+        assert!(!glob_match(
+            "ec2.aws.crossplane.io/*",
+            "s3.aws.crossplane.io/Bucket"
+        ));
         assert!(glob_match("*", "apps/Deployment"));
         assert!(glob_match("apps/Deploymen?", "apps/Deployment"));
         assert!(!glob_match("apps/Deploymen?", "apps/Deploymentx"));
@@ -249,7 +292,13 @@ mod tests {
 
     #[test]
     fn keys_for_core_and_grouped_kinds() {
-        assert_eq!(override_key("", "PersistentVolumeClaim"), "PersistentVolumeClaim");
-        assert_eq!(override_key("cert-manager.io", "Certificate"), "cert-manager.io/Certificate");
+        assert_eq!(
+            override_key("", "PersistentVolumeClaim"),
+            "PersistentVolumeClaim"
+        );
+        assert_eq!(
+            override_key("cert-manager.io", "Certificate"),
+            "cert-manager.io/Certificate"
+        );
     }
 }

@@ -7,13 +7,20 @@ use super::fields::condition;
 use crate::status::{HealthCode, HealthStatus};
 
 pub(super) fn health(obj: &Value) -> HealthStatus {
-    let supported = ["apiregistration.k8s.io/v1", "apiregistration.k8s.io/v1beta1"];
+    let supported = [
+        "apiregistration.k8s.io/v1",
+        "apiregistration.k8s.io/v1beta1",
+    ];
     if let Some(unsupported) = check_version(obj, "APIService", &supported) {
         return unsupported;
     }
     match condition(obj, "Available") {
         Some(c) => {
-            let code = if c.status == "True" { HealthCode::Healthy } else { HealthCode::Progressing };
+            let code = if c.status == "True" {
+                HealthCode::Healthy
+            } else {
+                HealthCode::Progressing
+            };
             HealthStatus::new(code, format!("{}: {}", c.reason, c.message))
         }
         None => HealthStatus::new(HealthCode::Progressing, "Waiting to be processed"),

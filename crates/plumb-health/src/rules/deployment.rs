@@ -29,7 +29,10 @@ pub(super) fn health(obj: &Value) -> HealthStatus {
         let name = str_at(obj, &["metadata", "name"]);
         return HealthStatus::new(
             HealthCode::Degraded,
-            format!("Deployment {} exceeded its progress deadline", super::fields::go_quote(name)),
+            format!(
+                "Deployment {} exceeded its progress deadline",
+                super::fields::go_quote(name)
+            ),
         );
     }
     if let Some(desired) = opt_int_at(obj, &["spec", "replicas"])

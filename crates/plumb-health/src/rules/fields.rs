@@ -31,7 +31,10 @@ pub(crate) fn bool_at(obj: &Value, path: &[&str]) -> bool {
 
 /// An array field, empty when absent.
 pub(crate) fn array_at<'a>(obj: &'a Value, path: &[&str]) -> &'a [Value] {
-    at(obj, path).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+    at(obj, path)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
 }
 
 /// An annotation value.
@@ -63,7 +66,9 @@ impl<'a> Condition<'a> {
 
 /// The object's `status.conditions`, in order.
 pub(crate) fn conditions(obj: &Value) -> impl Iterator<Item = Condition<'_>> {
-    array_at(obj, &["status", "conditions"]).iter().map(Condition::of)
+    array_at(obj, &["status", "conditions"])
+        .iter()
+        .map(Condition::of)
 }
 
 /// The first condition of a type.
@@ -75,7 +80,11 @@ pub(crate) fn condition<'a>(obj: &'a Value, type_: &str) -> Option<Condition<'a>
 /// annotation other than a lone `Skip`, or a Helm hook annotation other than `crd-install`.
 pub(crate) fn is_hook(obj: &Value) -> bool {
     if let Some(hooks) = annotation(obj, annotations::HOOK) {
-        let types: Vec<&str> = hooks.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+        let types: Vec<&str> = hooks
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
         return !(types.len() == 1 && types[0] == "Skip");
     }
     match annotation(obj, annotations::HELM_HOOK) {
@@ -96,7 +105,9 @@ pub(crate) fn go_quote(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
             c => out.push(c),
         }
     }

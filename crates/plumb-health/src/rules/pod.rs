@@ -15,9 +15,8 @@ pub(super) fn health(obj: &Value) -> HealthStatus {
     let restart_policy = str_at(obj, &["spec", "restartPolicy"]);
     // A finite pod (Never/OnFailure) is judged like a long-running one only when asked, and never
     // when it is a hook: a hook marked Degraded on ImagePullBackOff would fail the sync too early.
-    let ignore_restart_policy = annotation(obj, annotations::IGNORE_RESTART_POLICY)
-        == Some("true")
-        && !is_hook(obj);
+    let ignore_restart_policy =
+        annotation(obj, annotations::IGNORE_RESTART_POLICY) == Some("true") && !is_hook(obj);
     let long_running = restart_policy == "Always" || ignore_restart_policy;
     let container_statuses = array_at(obj, &["status", "containerStatuses"]);
     let pod_message = str_at(obj, &["status", "message"]);
@@ -28,7 +27,9 @@ pub(super) fn health(obj: &Value) -> HealthStatus {
             .filter_map(|c| at(c, &["state", "waiting"]))
             .filter(|w| {
                 let reason = str_at(w, &["reason"]);
-                reason.starts_with("Err") || reason.ends_with("Error") || reason.ends_with("BackOff")
+                reason.starts_with("Err")
+                    || reason.ends_with("Error")
+                    || reason.ends_with("BackOff")
             })
             .map(|w| str_at(w, &["message"]))
             .collect();
@@ -61,7 +62,11 @@ pub(super) fn health(obj: &Value) -> HealthStatus {
             let restarted = container_statuses
                 .iter()
                 .any(|c| at(c, &["lastState", "terminated"]).is_some_and(|t| !t.is_null()));
-            let code = if restarted { HealthCode::Degraded } else { HealthCode::Progressing };
+            let code = if restarted {
+                HealthCode::Degraded
+            } else {
+                HealthCode::Progressing
+            };
             HealthStatus::new(code, pod_message)
         }
         "Running" if matches!(restart_policy, "OnFailure" | "Never") => {

@@ -50,7 +50,10 @@ pub(super) fn health(obj: &Value) -> HealthStatus {
         );
     }
     if strategy == "OnDelete" {
-        return HealthStatus::new(HealthCode::Healthy, format!("statefulset has {ready} ready pods"));
+        return HealthStatus::new(
+            HealthCode::Healthy,
+            format!("statefulset has {ready} ready pods"),
+        );
     }
     let update_revision = str_at(obj, &["status", "updateRevision"]);
     let current_revision = str_at(obj, &["status", "currentRevision"]);

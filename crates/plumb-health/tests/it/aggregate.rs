@@ -10,13 +10,21 @@ fn app() -> ResourceKey {
     ResourceKey::new("argoproj.io", "Application", "argocd", "shop")
 }
 
-fn aggregate(items: &[(Option<Value>, Option<Value>)]) -> (HealthStatus, Vec<Option<HealthStatus>>) {
-    let keys: Vec<ResourceKey> =
-        items.iter().map(|(t, l)| ResourceKey::of(l.as_ref().or(t.as_ref()).unwrap())).collect();
+fn aggregate(
+    items: &[(Option<Value>, Option<Value>)],
+) -> (HealthStatus, Vec<Option<HealthStatus>>) {
+    let keys: Vec<ResourceKey> = items
+        .iter()
+        .map(|(t, l)| ResourceKey::of(l.as_ref().or(t.as_ref()).unwrap()))
+        .collect();
     let resources: Vec<AppResource<'_>> = items
         .iter()
         .zip(&keys)
-        .map(|((t, l), key)| AppResource { key, target: t.as_ref(), live: l.as_ref() })
+        .map(|((t, l), key)| AppResource {
+            key,
+            target: t.as_ref(),
+            live: l.as_ref(),
+        })
         .collect();
     let out = Assessor::default().app_health(&app(), &resources);
     (out.status, out.resources)
@@ -35,7 +43,13 @@ fn worst_child_wins_and_is_named() {
         live("configmap.yaml"),
         live("pod-crashloop.yaml"),
     ]);
-    assert_eq!(status, HealthStatus::new(HealthCode::Degraded, "Caused by Pod:shop/checkout-6f9c7d8b5d-x7k2p"));
+    assert_eq!(
+        status,
+        HealthStatus::new(
+            HealthCode::Degraded,
+            "Caused by Pod:shop/checkout-6f9c7d8b5d-x7k2p"
+        )
+    );
     assert_eq!(per[0].as_ref().unwrap().code, HealthCode::Healthy);
     assert_eq!(per[1].as_ref().unwrap().code, HealthCode::Progressing);
     assert_eq!(per[2], None);
@@ -68,7 +82,8 @@ fn at_most_three_causes_then_and_n_more() {
 #[test]
 fn hooks_ignored_and_self_are_skipped() {
     let mut ignored = fixture("pod-crashloop.yaml");
-    ignored["metadata"]["annotations"] = serde_json::json!({"argocd.argoproj.io/ignore-healthcheck": "true"});
+    ignored["metadata"]["annotations"] =
+        serde_json::json!({"argocd.argoproj.io/ignore-healthcheck": "true"});
     let hook = fixture("job-failed.yaml"); // carries argocd.argoproj.io/hook: PreSync
     let mut own = serde_json::json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
@@ -94,8 +109,17 @@ fn missing_resources_do_not_degrade_the_app_unless_nothing_is_live() {
     assert_eq!(status.code, HealthCode::Healthy);
     assert_eq!(per[0], Some(HealthStatus::new(HealthCode::Missing, "")));
 
-    let (status, _) = aggregate(&[(Some(target), None), (Some(fixture("svc-clusterip.yaml")), None)]);
-    assert_eq!(status, HealthStatus::new(HealthCode::Missing, "Caused by Service:shop/checkout, apps/Deployment:shop/checkout"));
+    let (status, _) = aggregate(&[
+        (Some(target), None),
+        (Some(fixture("svc-clusterip.yaml")), None),
+    ]);
+    assert_eq!(
+        status,
+        HealthStatus::new(
+            HealthCode::Missing,
+            "Caused by Service:shop/checkout, apps/Deployment:shop/checkout"
+        )
+    );
 }
 
 #[test]

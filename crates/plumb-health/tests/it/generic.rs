@@ -8,15 +8,69 @@ use crate::support::fixture;
 use HealthCode::*;
 
 const CASES: &[(&str, Option<(HealthCode, &str)>)] = &[
-    ("certificate-ready.yaml", Some((Healthy, "generic: condition Ready=True: Certificate is up to date and has not expired"))),
-    ("certificate-issuing.yaml", Some((Progressing, "generic: condition Ready=False (DoesNotExist): Issuing certificate as Secret does not exist"))),
-    ("certificate-stale-condition.yaml", Some((Progressing, "generic: condition Ready is stale: its observedGeneration 1 is behind metadata.generation 2"))),
-    ("kustomization-stalled.yaml", Some((Degraded, "generic: condition Stalled=True (ArtifactFailed): kustomization path not found: stat /tmp/kustomization-1422/platform: no such file or directory"))),
-    ("helmrelease-install-failed.yaml", Some((Degraded, "generic: condition Ready=False (InstallFailed): Helm install failed for release cache/redis with chart redis@20.3.0: context deadline exceeded"))),
-    ("helmrelease-reconciling.yaml", Some((Progressing, "generic: condition Reconciling=True (Progressing): Running 'upgrade' action with timeout of 5m0s"))),
-    ("crd-established.yaml", Some((Healthy, "generic: condition Established=True: the initial names have been accepted"))),
-    ("pipelinerun-failed.yaml", Some((Degraded, "generic: condition Succeeded=False (Failed): Tasks Completed: 2 (Failed: 1, Cancelled 0), Skipped: 1"))),
-    ("database-generation-behind.yaml", Some((Progressing, "generic: status.observedGeneration 4 is behind metadata.generation 5"))),
+    (
+        "certificate-ready.yaml",
+        Some((
+            Healthy,
+            "generic: condition Ready=True: Certificate is up to date and has not expired",
+        )),
+    ),
+    (
+        "certificate-issuing.yaml",
+        Some((
+            Progressing,
+            "generic: condition Ready=False (DoesNotExist): Issuing certificate as Secret does not exist",
+        )),
+    ),
+    (
+        "certificate-stale-condition.yaml",
+        Some((
+            Progressing,
+            "generic: condition Ready is stale: its observedGeneration 1 is behind metadata.generation 2",
+        )),
+    ),
+    (
+        "kustomization-stalled.yaml",
+        Some((
+            Degraded,
+            "generic: condition Stalled=True (ArtifactFailed): kustomization path not found: stat /tmp/kustomization-1422/platform: no such file or directory",
+        )),
+    ),
+    (
+        "helmrelease-install-failed.yaml",
+        Some((
+            Degraded,
+            "generic: condition Ready=False (InstallFailed): Helm install failed for release cache/redis with chart redis@20.3.0: context deadline exceeded",
+        )),
+    ),
+    (
+        "helmrelease-reconciling.yaml",
+        Some((
+            Progressing,
+            "generic: condition Reconciling=True (Progressing): Running 'upgrade' action with timeout of 5m0s",
+        )),
+    ),
+    (
+        "crd-established.yaml",
+        Some((
+            Healthy,
+            "generic: condition Established=True: the initial names have been accepted",
+        )),
+    ),
+    (
+        "pipelinerun-failed.yaml",
+        Some((
+            Degraded,
+            "generic: condition Succeeded=False (Failed): Tasks Completed: 2 (Failed: 1, Cancelled 0), Skipped: 1",
+        )),
+    ),
+    (
+        "database-generation-behind.yaml",
+        Some((
+            Progressing,
+            "generic: status.observedGeneration 4 is behind metadata.generation 5",
+        )),
+    ),
     ("configmap.yaml", None),
     ("widget-no-signals.yaml", None),
 ];
@@ -51,7 +105,13 @@ fn failed_condition_with_ready_false_is_degraded() {
         "type": "Failed", "status": "True", "reason": "OrderFailed", "message": "ACME order was rejected"
     }));
     let h = assess(&obj).unwrap();
-    assert_eq!((h.code, h.message.as_str()), (Degraded, "generic: condition Failed=True (OrderFailed): ACME order was rejected"));
+    assert_eq!(
+        (h.code, h.message.as_str()),
+        (
+            Degraded,
+            "generic: condition Failed=True (OrderFailed): ACME order was rejected"
+        )
+    );
 }
 
 #[test]
@@ -63,10 +123,20 @@ fn settings_and_override_switch_to_argo_behaviour() {
     let argo = Assessor::new(Config::default().settings(settings.clone())).unwrap();
     assert_eq!(argo.unknown_kinds(), UnknownKindHealth::None);
     assert_eq!(argo.assess(&obj), None);
-    let forced = Assessor::new(Config::default().settings(settings).unknown_kinds(UnknownKindHealth::Generic)).unwrap();
+    let forced = Assessor::new(
+        Config::default()
+            .settings(settings)
+            .unknown_kinds(UnknownKindHealth::Generic),
+    )
+    .unwrap();
     assert_eq!(forced.assess(&obj).unwrap().code, Degraded);
 
-    let bad = Settings::from_config_map(&serde_json::json!({"data": {"plumb.health.unknownKinds": "kstatus"}}));
+    let bad = Settings::from_config_map(
+        &serde_json::json!({"data": {"plumb.health.unknownKinds": "kstatus"}}),
+    );
     let err = Assessor::new(Config::default().settings(bad)).unwrap_err();
-    assert_eq!(err.to_string(), "settings key plumb.health.unknownKinds: invalid value \"kstatus\" (expected generic or none)");
+    assert_eq!(
+        err.to_string(),
+        "settings key plumb.health.unknownKinds: invalid value \"kstatus\" (expected generic or none)"
+    );
 }

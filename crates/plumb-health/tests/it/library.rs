@@ -32,13 +32,24 @@ fn every_library_test_case_passes() {
         let spec: Value = serde_saphyr::from_str(&text).unwrap();
         for test in spec["tests"].as_array().unwrap() {
             cases += 1;
-            let input = file.parent().unwrap().join(test["inputPath"].as_str().unwrap());
-            let docs: Vec<Value> = serde_saphyr::from_multiple(&std::fs::read_to_string(&input).unwrap()).unwrap();
+            let input = file
+                .parent()
+                .unwrap()
+                .join(test["inputPath"].as_str().unwrap());
+            let docs: Vec<Value> =
+                serde_saphyr::from_multiple(&std::fs::read_to_string(&input).unwrap()).unwrap();
             let got = assessor.assess(&docs[0]).unwrap();
-            let want_code: HealthCode = test["healthStatus"]["status"].as_str().unwrap().parse().unwrap();
+            let want_code: HealthCode = test["healthStatus"]["status"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
             let want_message = test["healthStatus"]["message"].as_str().unwrap_or_default();
             if got.code != want_code || got.message != want_message {
-                failures.push(format!("{}: want {want_code} {want_message:?}, got {got:?}", input.display()));
+                failures.push(format!(
+                    "{}: want {want_code} {want_message:?}, got {got:?}",
+                    input.display()
+                ));
             }
         }
     }

@@ -27,12 +27,17 @@ fn returns_status_and_message_from_obj() {
         hs.status = "Progressing"
         hs.message = "generation " .. obj.metadata.generation .. " of " .. obj.metadata.name
         return hs"#);
-    assert_eq!(got, status(HealthCode::Progressing, "generation 5 of orders"));
+    assert_eq!(
+        got,
+        status(HealthCode::Progressing, "generation 5 of orders")
+    );
 }
 
 #[test]
 fn lua_51_number_formatting() {
-    let got = run(r#"return {status = "Healthy", message = tostring(6/2) .. " " .. string.format("%d of %d", 1, 3) .. " " .. tostring(0.5) .. " " .. obj.status.observedGeneration}"#);
+    let got = run(
+        r#"return {status = "Healthy", message = tostring(6/2) .. " " .. string.format("%d of %d", 1, 3) .. " " .. tostring(0.5) .. " " .. obj.status.observedGeneration}"#,
+    );
     assert_eq!(got, status(HealthCode::Healthy, "3 1 of 3 0.5 4"));
 }
 
@@ -45,7 +50,10 @@ fn json_null_is_nil() {
         false,
         "test",
     );
-    assert_eq!(script.evaluate(&obj, &LuaLimits::default()), status(HealthCode::Healthy, "nil"));
+    assert_eq!(
+        script.evaluate(&obj, &LuaLimits::default()),
+        status(HealthCode::Healthy, "nil")
+    );
 }
 
 #[test]
@@ -63,22 +71,44 @@ fn goto_continue_works() {
 
 #[test]
 fn invalid_status_nil_and_empty_results() {
-    assert_eq!(run(r#"return {status = "Fine"}"#), status(HealthCode::Unknown, "Lua returned an invalid health status"));
-    assert_eq!(run(r#"return {message = "no status"}"#), status(HealthCode::Unknown, "Lua returned an invalid health status"));
+    assert_eq!(
+        run(r#"return {status = "Fine"}"#),
+        status(HealthCode::Unknown, "Lua returned an invalid health status")
+    );
+    assert_eq!(
+        run(r#"return {message = "no status"}"#),
+        status(HealthCode::Unknown, "Lua returned an invalid health status")
+    );
     assert_eq!(run("return nil"), None);
     assert_eq!(run("return {}"), None);
-    assert_eq!(run("return 42"), status(HealthCode::Unknown, "expect table output from Lua script, not number"));
+    assert_eq!(
+        run("return 42"),
+        status(
+            HealthCode::Unknown,
+            "expect table output from Lua script, not number"
+        )
+    );
 }
 
 #[test]
 fn script_errors_are_unknown_without_stack_traces() {
     let got = run("local x = nil\nreturn {status = x.field}").unwrap();
     assert_eq!(got.code, HealthCode::Unknown);
-    assert!(got.message.starts_with("<string>:2: attempt to index"), "{}", got.message);
+    assert!(
+        got.message.starts_with("<string>:2: attempt to index"),
+        "{}",
+        got.message
+    );
     assert!(!got.message.contains("stack traceback"), "{}", got.message);
 
     let got = run(r#"error("database operator not installed")"#).unwrap();
-    assert_eq!(got, HealthStatus::new(HealthCode::Unknown, "<string>:1: database operator not installed"));
+    assert_eq!(
+        got,
+        HealthStatus::new(
+            HealthCode::Unknown,
+            "<string>:1: database operator not installed"
+        )
+    );
 
     let got = run("return {status = ").unwrap();
     assert_eq!(got.code, HealthCode::Unknown);
@@ -87,27 +117,51 @@ fn script_errors_are_unknown_without_stack_traces() {
 
 #[test]
 fn endless_loop_hits_the_time_limit() {
-    let limits = LuaLimits::default().wall_time(Duration::from_millis(200)).instructions(u64::MAX);
+    let limits = LuaLimits::default()
+        .wall_time(Duration::from_millis(200))
+        .instructions(u64::MAX);
     let start = Instant::now();
     let got = run_with("while true do end", false, &limits).unwrap();
     assert!(start.elapsed() < Duration::from_secs(5));
-    assert_eq!(got, HealthStatus::new(HealthCode::Unknown, "Lua health script stopped: it ran longer than its time limit of 200ms"));
+    assert_eq!(
+        got,
+        HealthStatus::new(
+            HealthCode::Unknown,
+            "Lua health script stopped: it ran longer than its time limit of 200ms"
+        )
+    );
 }
 
 #[test]
 fn endless_loop_hits_the_instruction_budget() {
     let limits = LuaLimits::default().instructions(1_000_000);
     let got = run_with("local i = 0 while true do i = i + 1 end", false, &limits).unwrap();
-    assert_eq!(got, HealthStatus::new(HealthCode::Unknown, "Lua health script stopped: it exceeded its budget of 1000000 instructions"));
+    assert_eq!(
+        got,
+        HealthStatus::new(
+            HealthCode::Unknown,
+            "Lua health script stopped: it exceeded its budget of 1000000 instructions"
+        )
+    );
 }
 
 #[test]
 fn pcall_cannot_swallow_a_limit() {
     let limits = LuaLimits::default().instructions(1_000_000);
-    let got = run_with("while true do pcall(function() while true do end end) end", false, &limits).unwrap();
-    assert_eq!(got.message, "Lua health script stopped: it exceeded its budget of 1000000 instructions");
+    let got = run_with(
+        "while true do pcall(function() while true do end end) end",
+        false,
+        &limits,
+    )
+    .unwrap();
+    assert_eq!(
+        got.message,
+        "Lua health script stopped: it exceeded its budget of 1000000 instructions"
+    );
     // pcall still works for ordinary errors.
-    let got = run(r#"local ok, err = pcall(error, "x", 0) return {status = "Healthy", message = tostring(ok) .. " " .. err}"#);
+    let got = run(
+        r#"local ok, err = pcall(error, "x", 0) return {status = "Healthy", message = tostring(ok) .. " " .. err}"#,
+    );
     assert_eq!(got, status(HealthCode::Healthy, "false x"));
 }
 
@@ -120,20 +174,48 @@ fn huge_allocation_hits_the_memory_limit() {
         &limits,
     )
     .unwrap();
-    assert_eq!(got, HealthStatus::new(HealthCode::Unknown, "Lua health script stopped: it exceeded its memory limit of 16 MiB"));
-    let got = run_with(r#"local s = string.rep("x", 1024 * 1024 * 1024) return {status = "Healthy"}"#, false, &limits).unwrap();
-    assert_eq!(got.message, "Lua health script stopped: it exceeded its memory limit of 16 MiB");
+    assert_eq!(
+        got,
+        HealthStatus::new(
+            HealthCode::Unknown,
+            "Lua health script stopped: it exceeded its memory limit of 16 MiB"
+        )
+    );
+    let got = run_with(
+        r#"local s = string.rep("x", 1024 * 1024 * 1024) return {status = "Healthy"}"#,
+        false,
+        &limits,
+    )
+    .unwrap();
+    assert_eq!(
+        got.message,
+        "Lua health script stopped: it exceeded its memory limit of 16 MiB"
+    );
     // The interpreter is usable afterwards.
-    assert_eq!(run(r#"return {status = "Healthy"}"#), status(HealthCode::Healthy, ""));
+    assert_eq!(
+        run(r#"return {status = "Healthy"}"#),
+        status(HealthCode::Healthy, "")
+    );
 }
 
 #[test]
 fn safe_libraries_only_without_open_libs() {
     let probe = r#"return {status = "Healthy", message = type(io) .. " " .. type(os.execute) .. " " .. type(os.time) .. " " .. type(os.date) .. " " .. type(require) .. " " .. type(loadstring) .. " " .. type(debug) .. " " .. type(string.format) .. " " .. type(table.insert) .. " " .. type(math.floor)}"#;
-    assert_eq!(run(probe), status(HealthCode::Healthy, "nil nil function function nil nil nil function function function"));
-    let got = run(r#"os.execute("touch /tmp/plumb-should-not-exist") return {status = "Healthy"}"#).unwrap();
+    assert_eq!(
+        run(probe),
+        status(
+            HealthCode::Healthy,
+            "nil nil function function nil nil nil function function function"
+        )
+    );
+    let got = run(r#"os.execute("touch /tmp/plumb-should-not-exist") return {status = "Healthy"}"#)
+        .unwrap();
     assert_eq!(got.code, HealthCode::Unknown);
-    assert!(got.message.contains("attempt to call field 'execute'"), "{}", got.message);
+    assert!(
+        got.message.contains("attempt to call field 'execute'"),
+        "{}",
+        got.message
+    );
 }
 
 #[test]
@@ -147,25 +229,43 @@ fn open_libs_expose_io_and_os_but_not_debug() {
 
 #[test]
 fn globals_and_libraries_do_not_leak_between_evaluations() {
-    assert_eq!(run(r#"leaked = "yes" return {status = "Healthy"}"#), status(HealthCode::Healthy, ""));
-    assert_eq!(run(r#"return {status = "Healthy", message = tostring(leaked)}"#), status(HealthCode::Healthy, "nil"));
+    assert_eq!(
+        run(r#"leaked = "yes" return {status = "Healthy"}"#),
+        status(HealthCode::Healthy, "")
+    );
+    assert_eq!(
+        run(r#"return {status = "Healthy", message = tostring(leaked)}"#),
+        status(HealthCode::Healthy, "nil")
+    );
     let got = run(r#"string.upper = nil return {status = "Healthy"}"#).unwrap();
     assert_eq!(got.code, HealthCode::Unknown);
     assert!(got.message.contains("read-only"), "{}", got.message);
-    assert_eq!(run(r#"return {status = "Healthy", message = ("ok"):upper()}"#), status(HealthCode::Healthy, "OK"));
+    assert_eq!(
+        run(r#"return {status = "Healthy", message = ("ok"):upper()}"#),
+        status(HealthCode::Healthy, "OK")
+    );
 }
 
 #[test]
 fn os_date_and_time_work() {
-    let got = run(r#"return {status = "Healthy", message = os.date("!%Y", 0) .. " " .. tostring(os.time() > 1700000000)}"#);
+    let got = run(
+        r#"return {status = "Healthy", message = os.date("!%Y", 0) .. " " .. tostring(os.time() > 1700000000)}"#,
+    );
     assert_eq!(got, status(HealthCode::Healthy, "1970 true"));
 }
 
 #[test]
 fn cached_script_gives_the_same_answer_across_objects() {
-    let script = LuaScript::new(r#"return {status = "Healthy", message = obj.metadata.name}"#, false, "test");
+    let script = LuaScript::new(
+        r#"return {status = "Healthy", message = obj.metadata.name}"#,
+        false,
+        "test",
+    );
     for name in ["a", "b", "c"] {
         let obj = json!({"metadata": {"name": name}});
-        assert_eq!(script.evaluate(&obj, &LuaLimits::default()), status(HealthCode::Healthy, name));
+        assert_eq!(
+            script.evaluate(&obj, &LuaLimits::default()),
+            status(HealthCode::Healthy, name)
+        );
     }
 }

@@ -1,5 +1,8 @@
 //! Integration tests for plumb-health, by topic.
 
+// Test helpers outside #[test] functions panic on bad fixtures, which is what a test wants.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod aggregate;
 mod builtin;
 mod generic;

@@ -1,0 +1,6 @@
+//! Integration tests of the `plumb` binary, by topic.
+
+// Test helpers outside #[test] functions panic on bad fixtures, which is what a test wants.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod admin_health;
