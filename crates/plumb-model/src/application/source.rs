@@ -83,7 +83,10 @@ pub struct HelmSource {
     pub skip_crds: Option<bool>,
     /// Inline values as a structured object (free form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schemars(schema_with = "crate::schema::preserve_unknown"))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::schema::preserve_unknown")
+    )]
     pub values_object: Option<Value>,
     /// Namespace passed to `helm template --namespace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -200,7 +203,10 @@ pub struct KustomizeReplica {
     /// Name of the Deployment or StatefulSet.
     pub name: String,
     /// Replica count: an integer or a string holding one (Kubernetes int-or-string).
-    #[cfg_attr(feature = "schema", schemars(schema_with = "crate::schema::int_or_string"))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::schema::int_or_string")
+    )]
     pub count: Value,
 }
 

@@ -1,0 +1,193 @@
+//! Writing objects: server-side apply, server-side dry-run apply (the predicted live object the
+//! diff engine compares with), get and delete. Every request resolves its kind through
+//! [`ApiDiscovery`], so CRDs with irregular plurals work and scope mistakes are caught before the
+//! API server sees them.
+
+use std::sync::Arc;
+
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PropagationPolicy};
+use plumb_model::{FIELD_MANAGER, GroupKind, ResourceKey};
+use serde_json::Value;
+
+use crate::body::apply_body;
+use crate::discovery::{ApiDiscovery, ApiKind};
+use crate::error::{Error, Result};
+use crate::migrate::{migrated_managed_fields, migration_patch};
+
+/// What a delete request did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Deleted {
+    /// The object is gone.
+    Gone,
+    /// Deletion started; finalizers or foreground propagation keep the object for now.
+    Pending(Box<Value>),
+    /// There was nothing to delete.
+    NotFound,
+}
+
+/// Applies, dry-runs, reads and deletes objects with one field manager (`plumb-controller` by
+/// default). Dry-run and real apply must use the same manager, or fields the real manager owns
+/// would not show up as removals in the prediction.
+#[derive(Debug, Clone)]
+pub struct Applier {
+    discovery: Arc<ApiDiscovery>,
+    field_manager: String,
+}
+
+impl Applier {
+    /// An applier using [`FIELD_MANAGER`].
+    pub fn new(discovery: Arc<ApiDiscovery>) -> Self {
+        Self {
+            discovery,
+            field_manager: FIELD_MANAGER.to_string(),
+        }
+    }
+
+    /// Uses another field manager.
+    pub fn field_manager(mut self, manager: impl Into<String>) -> Self {
+        self.field_manager = manager.into();
+        self
+    }
+
+    /// The discovery this applier resolves kinds with.
+    pub fn discovery(&self) -> &Arc<ApiDiscovery> {
+        &self.discovery
+    }
+
+    /// Server-side apply with force (Plumb takes over conflicting fields), returning the object
+    /// as stored. When `live` is given and still has fields owned by client-side apply, ownership
+    /// is migrated first so fields removed from Git are removed from the cluster.
+    pub async fn apply(&self, desired: &Value, live: Option<&Value>) -> Result<Value> {
+        let (key, api) = self.target(desired).await?;
+        if let Some(fields) = live.and_then(|l| migrated_managed_fields(l, &self.field_manager)) {
+            let patch = migration_patch(live.unwrap_or(desired), fields);
+            tracing::debug!(%key, "moving client-side apply field ownership to {}", self.field_manager);
+            api.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(request_error(&key, "field manager migration"))?;
+        }
+        let params = PatchParams::apply(&self.field_manager).force();
+        let stored = api
+            .patch(&key.name, &params, &Patch::Apply(&apply_body(desired)))
+            .await
+            .map_err(request_error(&key, "server-side apply"))?;
+        to_value(&key, stored)
+    }
+
+    /// Server-side apply with `dryRun=All`: the object the API server would store (defaults,
+    /// webhooks and field ownership applied), without storing it.
+    pub async fn dry_run_apply(&self, desired: &Value) -> Result<Value> {
+        let (key, api) = self.target(desired).await?;
+        let params = PatchParams::apply(&self.field_manager).force().dry_run();
+        let predicted = api
+            .patch(&key.name, &params, &Patch::Apply(&apply_body(desired)))
+            .await
+            .map_err(request_error(&key, "server-side dry-run apply"))?;
+        to_value(&key, predicted)
+    }
+
+    /// Reads an object; `None` when it does not exist.
+    pub async fn get(&self, key: &ResourceKey) -> Result<Option<Value>> {
+        let api = self.api_for_key(key).await?;
+        match api.get_opt(&key.name).await {
+            Ok(Some(obj)) => to_value(key, obj).map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(request_error(key, "get")(e)),
+        }
+    }
+
+    /// Deletes an object with a propagation policy.
+    pub async fn delete(
+        &self,
+        key: &ResourceKey,
+        propagation: PropagationPolicy,
+    ) -> Result<Deleted> {
+        let api = self.api_for_key(key).await?;
+        let params = DeleteParams {
+            propagation_policy: Some(propagation),
+            ..DeleteParams::default()
+        };
+        match api.delete(&key.name, &params).await {
+            Ok(either) => match either.left() {
+                Some(obj) => Ok(Deleted::Pending(Box::new(to_value(key, obj)?))),
+                None => Ok(Deleted::Gone),
+            },
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(Deleted::NotFound),
+            Err(e) => Err(request_error(key, "delete")(e)),
+        }
+    }
+
+    async fn target(&self, obj: &Value) -> Result<(ResourceKey, Api<DynamicObject>)> {
+        let key = ResourceKey::of(obj);
+        let api_version = obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let version = api_version.rsplit('/').next().unwrap_or_default();
+        for (field, missing) in [
+            ("apiVersion", api_version.is_empty()),
+            ("kind", key.kind.is_empty()),
+            ("metadata.name", key.name.is_empty()),
+        ] {
+            if missing {
+                return Err(Error::MissingField { key, field });
+            }
+        }
+        let kind = self
+            .discovery
+            .resolve(&key.group_kind(), Some(version))
+            .await?;
+        let api = scoped_api(&self.discovery, &kind, &key)?;
+        Ok((key, api))
+    }
+
+    async fn api_for_key(&self, key: &ResourceKey) -> Result<Api<DynamicObject>> {
+        let kind = self
+            .discovery
+            .resolve(&GroupKind::new(&key.group, &key.kind), None)
+            .await?;
+        scoped_api(&self.discovery, &kind, key)
+    }
+}
+
+fn scoped_api(
+    discovery: &ApiDiscovery,
+    kind: &ApiKind,
+    key: &ResourceKey,
+) -> Result<Api<DynamicObject>> {
+    let client = discovery.client().clone();
+    match (kind.namespaced, key.namespace.is_empty()) {
+        (true, false) => Ok(Api::namespaced_with(client, &key.namespace, &kind.resource)),
+        (false, true) => Ok(Api::all_with(client, &kind.resource)),
+        (true, true) => Err(Error::Scope {
+            key: key.clone(),
+            reason: "namespaced kind without metadata.namespace",
+        }),
+        (false, false) => Err(Error::Scope {
+            key: key.clone(),
+            reason: "cluster-scoped kind with metadata.namespace",
+        }),
+    }
+}
+
+fn request_error(key: &ResourceKey, action: &'static str) -> impl FnOnce(kube::Error) -> Error {
+    let key = key.clone();
+    move |source| Error::Request {
+        key,
+        action,
+        source: Box::new(source),
+    }
+}
+
+fn to_value(key: &ResourceKey, obj: DynamicObject) -> Result<Value> {
+    serde_json::to_value(obj).map_err(|e| Error::Request {
+        key: key.clone(),
+        action: "reading the response",
+        source: Box::new(kube::Error::SerdeError(e)),
+    })
+}
+
+/// Whether an error is the API server's 404.
+pub fn is_not_found(error: &Error) -> bool {
+    error.status_code() == Some(404)
+}

@@ -1,0 +1,347 @@
+//! The live cache of one cluster: list+watch of every listable kind (minus noisy kinds and
+//! `resource.exclusions`), full objects only for tracked objects, minimal metadata (key, uid,
+//! resourceVersion, owner references, tracking) for the rest, and indexes by Application, owner
+//! and namespace so a reconcile never scans the whole cache.
+//!
+//! [`live_cache`] returns a reader and a stream. The stream does all the work (watching, storing)
+//! and yields which Applications' objects changed; the caller decides where it runs (R10): this
+//! crate spawns no task.
+//!
+//! ```no_run
+//! # async fn demo(client: kube::Client) -> Result<(), plumb_kube::Error> {
+//! use futures::StreamExt;
+//! let discovery = plumb_kube::ApiDiscovery::new(client.clone()).await?;
+//! let (reader, events) = plumb_kube::live_cache(client, &discovery.catalog(), plumb_kube::LiveCacheConfig::default());
+//! tokio::spawn(events.for_each(|event| async move {
+//!     if let Ok(plumb_kube::LiveEvent::Changed(change)) = event {
+//!         println!("{} changed; refresh {:?}", change.key, change.managed);
+//!     }
+//! }));
+//! let objects = reader.app_objects("payments-api");
+//! # let _ = objects; Ok(()) }
+//! ```
+
+mod filter;
+mod store;
+mod tracking;
+
+use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use futures::stream::{BoxStream, SelectAll};
+use futures::{Stream, StreamExt};
+use kube::Client;
+use kube::api::{Api, DynamicObject};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event as WatchEvent};
+use plumb_model::{GroupKind, ResourceKey};
+use serde_json::Value;
+
+pub use filter::{ExclusionRule, NOISY_KINDS};
+pub use tracking::{TrackedBy, Tracking, TrackingMethod, tracking_id};
+
+use crate::discovery::{ApiCatalog, ApiKind};
+use crate::error::{Error, Result};
+use store::Store;
+
+/// What the cache knows about one live object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveObject {
+    /// Identity.
+    pub key: ResourceKey,
+    /// The version it was watched in (the kind's preferred version).
+    pub api_version: String,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `metadata.resourceVersion`.
+    pub resource_version: String,
+    /// Owner references.
+    pub owners: Vec<OwnerRef>,
+    /// The Application tracking it, if any.
+    pub tracked_by: Option<TrackedBy>,
+    /// The full object, kept only for tracked objects.
+    pub object: Option<Arc<Value>>,
+}
+
+/// One owner reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerRef {
+    /// Owner's apiVersion.
+    pub api_version: String,
+    /// Owner's kind.
+    pub kind: String,
+    /// Owner's name.
+    pub name: String,
+    /// Owner's uid.
+    pub uid: String,
+    /// Whether the owner is the managing controller.
+    pub controller: bool,
+}
+
+/// Which Applications an object change concerns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppChange {
+    /// The object that changed (or was deleted).
+    pub key: ResourceKey,
+    /// Applications tracking the object (before or after the change): compare again.
+    pub managed: BTreeSet<String>,
+    /// Applications tracking one of its owners (a ReplicaSet's Pod, ...): resource tree only.
+    pub tree: BTreeSet<String>,
+}
+
+/// What the live cache stream yields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LiveEvent {
+    /// An object changed after its kind's initial list.
+    Changed(AppChange),
+    /// A kind finished its initial list.
+    KindSynced(GroupKind),
+    /// Every watched kind finished its initial list: the cache is complete.
+    Ready,
+}
+
+/// Live cache options.
+#[derive(Debug, Clone)]
+pub struct LiveCacheConfig {
+    /// How objects are attributed to Applications.
+    pub tracking: Tracking,
+    /// `resource.exclusions` rules.
+    pub exclusions: Vec<ExclusionRule>,
+    /// The cluster's URL, matched by the rules' `clusters`.
+    pub cluster: String,
+}
+
+impl Default for LiveCacheConfig {
+    fn default() -> Self {
+        Self {
+            tracking: Tracking::default(),
+            exclusions: Vec::new(),
+            cluster: "https://kubernetes.default.svc".to_string(),
+        }
+    }
+}
+
+impl LiveCacheConfig {
+    /// Sets the tracking method.
+    pub fn tracking(mut self, tracking: Tracking) -> Self {
+        self.tracking = tracking;
+        self
+    }
+
+    /// Sets the exclusion rules.
+    pub fn exclusions(mut self, exclusions: Vec<ExclusionRule>) -> Self {
+        self.exclusions = exclusions;
+        self
+    }
+
+    /// Sets the cluster URL.
+    pub fn cluster(mut self, cluster: impl Into<String>) -> Self {
+        self.cluster = cluster.into();
+        self
+    }
+}
+
+/// Read access to the live cache; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct LiveCacheReader {
+    store: Arc<RwLock<Store>>,
+    kinds: Arc<Vec<GroupKind>>,
+}
+
+impl LiveCacheReader {
+    fn read(&self) -> RwLockReadGuard<'_, Store> {
+        // The writer never panics while holding the lock except on a bug; the data is still whole.
+        self.store.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Objects tracked by an Application, ordered by key.
+    pub fn app_objects(&self, app: &str) -> Vec<Arc<LiveObject>> {
+        self.read().app_objects(app)
+    }
+
+    /// One object.
+    pub fn get(&self, key: &ResourceKey) -> Option<Arc<LiveObject>> {
+        self.read().get(key)
+    }
+
+    /// Objects owned by the object with this uid, ordered by key.
+    pub fn children(&self, uid: &str) -> Vec<Arc<LiveObject>> {
+        self.read().children(uid)
+    }
+
+    /// Objects in a namespace (`""` for cluster-scoped), ordered by key.
+    pub fn namespace_objects(&self, namespace: &str) -> Vec<Arc<LiveObject>> {
+        self.read().namespace_objects(namespace)
+    }
+
+    /// Number of objects cached.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    /// Whether the cache holds no object.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The kinds being watched.
+    pub fn watched_kinds(&self) -> &[GroupKind] {
+        &self.kinds
+    }
+}
+
+fn key_of(kind: &ApiKind, obj: &DynamicObject) -> ResourceKey {
+    ResourceKey::new(
+        kind.resource.group.clone(),
+        kind.resource.kind.clone(),
+        obj.metadata.namespace.clone().unwrap_or_default(),
+        obj.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
+type KindEvent = (
+    Arc<ApiKind>,
+    Result<WatchEvent<DynamicObject>, watcher::Error>,
+);
+
+/// Starts a live cache over the listable kinds of `catalog`. Nothing happens until the returned
+/// stream is polled; poll it for as long as the cache is needed.
+pub fn live_cache(
+    client: Client,
+    catalog: &ApiCatalog,
+    config: LiveCacheConfig,
+) -> (
+    LiveCacheReader,
+    impl Stream<Item = Result<LiveEvent>> + Send + 'static,
+) {
+    let kinds: Vec<Arc<ApiKind>> = catalog
+        .listable()
+        .filter(|k| filter::is_watched(&k.group_kind(), &config.cluster, &config.exclusions))
+        .map(|k| Arc::new(k.clone()))
+        .collect();
+    let store = Arc::new(RwLock::new(Store::default()));
+    let reader = LiveCacheReader {
+        store: store.clone(),
+        kinds: Arc::new(kinds.iter().map(|k| k.group_kind()).collect()),
+    };
+    let mut watches: SelectAll<BoxStream<'static, KindEvent>> = SelectAll::new();
+    for kind in &kinds {
+        watches.push(watch_kind(client.clone(), kind.clone()));
+    }
+    let state = State {
+        store,
+        tracking: config.tracking,
+        pending: kinds.iter().map(|k| k.group_kind()).collect(),
+        relisting: Default::default(),
+        ready_sent: false,
+        out: VecDeque::new(),
+    };
+    let stream = futures::stream::unfold((state, watches), |(mut state, mut watches)| async move {
+        loop {
+            if let Some(item) = state.out.pop_front() {
+                return Some((item, (state, watches)));
+            }
+            let (kind, event) = watches.next().await?;
+            state.step(&kind, event);
+        }
+    });
+    (reader, stream)
+}
+
+fn watch_kind(client: Client, kind: Arc<ApiKind>) -> BoxStream<'static, KindEvent> {
+    let api: Api<DynamicObject> = Api::all_with(client, &kind.resource);
+    watcher::watcher(api, watcher::Config::default())
+        .default_backoff()
+        .map(move |event| (kind.clone(), event))
+        .boxed()
+}
+
+/// The writer side: applies watch events to the store and queues what to yield.
+struct State {
+    store: Arc<RwLock<Store>>,
+    tracking: Tracking,
+    /// Kinds whose initial list has not finished.
+    pending: HashSet<GroupKind>,
+    /// Keys seen during a (re)list in progress, per kind.
+    relisting: std::collections::HashMap<GroupKind, HashSet<ResourceKey>>,
+    ready_sent: bool,
+    out: VecDeque<Result<LiveEvent>>,
+}
+
+impl State {
+    fn write(&self) -> RwLockWriteGuard<'_, Store> {
+        self.store.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn step(&mut self, kind: &ApiKind, event: Result<WatchEvent<DynamicObject>, watcher::Error>) {
+        let gk = kind.group_kind();
+        let event = match event {
+            Ok(event) => event,
+            Err(source) => {
+                self.out.push_back(Err(Error::Watch {
+                    gk,
+                    source: Box::new(source),
+                }));
+                return;
+            }
+        };
+        let initial = self.pending.contains(&gk);
+        match event {
+            WatchEvent::Apply(obj) => {
+                let change = self.write().upsert(kind, obj, &self.tracking);
+                self.notify(change);
+            }
+            WatchEvent::Delete(obj) => {
+                let change = self.write().remove(&key_of(kind, &obj));
+                self.notify(change);
+            }
+            WatchEvent::Init => {
+                self.relisting.insert(gk, HashSet::new());
+            }
+            WatchEvent::InitApply(obj) => {
+                if let Some(seen) = self.relisting.get_mut(&gk) {
+                    seen.insert(key_of(kind, &obj));
+                }
+                let change = self.write().upsert(kind, obj, &self.tracking);
+                if !initial {
+                    self.notify(change);
+                }
+            }
+            WatchEvent::InitDone => {
+                let seen = self.relisting.remove(&gk).unwrap_or_default();
+                let stale: Vec<ResourceKey> = self
+                    .read_kind_keys(&gk)
+                    .into_iter()
+                    .filter(|k| !seen.contains(k))
+                    .collect();
+                for key in stale {
+                    let change = self.write().remove(&key);
+                    self.notify(change);
+                }
+                if self.pending.remove(&gk) {
+                    self.out.push_back(Ok(LiveEvent::KindSynced(gk)));
+                }
+                if self.pending.is_empty() && !self.ready_sent {
+                    self.ready_sent = true;
+                    self.out.push_back(Ok(LiveEvent::Ready));
+                }
+            }
+        }
+    }
+
+    fn read_kind_keys(&self, gk: &GroupKind) -> Vec<ResourceKey> {
+        self.store
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .kind_keys(gk)
+    }
+
+    fn notify(&mut self, change: Option<AppChange>) {
+        if let Some(change) = change
+            && (!change.managed.is_empty() || !change.tree.is_empty())
+        {
+            self.out.push_back(Ok(LiveEvent::Changed(change)));
+        }
+    }
+}

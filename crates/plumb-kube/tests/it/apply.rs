@@ -1,0 +1,230 @@
+//! Server-side apply with Plumb's field manager, dry-run, client-side-apply migration, delete.
+
+use plumb_kube::{Deleted, Error, PropagationPolicy};
+use plumb_model::{FIELD_MANAGER, ResourceKey};
+use plumb_testenv::TestEnv;
+use serde_json::{Value, json};
+
+use crate::{eventually, setup};
+
+fn config_map(ns: &str, data: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": "settings", "namespace": ns, "labels": {"app": "payments-api"}},
+           "data": data})
+}
+
+fn managers(obj: &Value) -> Vec<(String, String)> {
+    obj["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            (
+                e["manager"].as_str().unwrap().to_string(),
+                e["operation"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn dry_run_predicts_without_storing_and_apply_owns_fields() {
+    let ns = TestEnv::shared().namespace("ssa");
+    let (_, _, applier) = setup().await;
+    let key = ResourceKey::new("", "ConfigMap", ns.name(), "settings");
+
+    let desired = config_map(ns.name(), json!({"a": "1", "b": "2"}));
+    let predicted = applier.dry_run_apply(&desired).await.unwrap();
+    assert_eq!(predicted["data"], json!({"a": "1", "b": "2"}));
+    assert!(
+        managers(&predicted).contains(&(FIELD_MANAGER.into(), "Apply".into())),
+        "{predicted:#}"
+    );
+    assert_eq!(
+        applier.get(&key).await.unwrap(),
+        None,
+        "dry run must not store"
+    );
+
+    let stored = applier.apply(&desired, None).await.unwrap();
+    assert_eq!(stored["data"], json!({"a": "1", "b": "2"}));
+    assert_eq!(
+        managers(&stored),
+        [(FIELD_MANAGER.to_string(), "Apply".to_string())]
+    );
+
+    // A field dropped from the desired object is removed: the manager owned it.
+    let stored = applier
+        .apply(&config_map(ns.name(), json!({"a": "1"})), None)
+        .await
+        .unwrap();
+    assert_eq!(stored["data"], json!({"a": "1"}));
+
+    // The dry run of a removal predicts the removal.
+    let predicted = applier
+        .dry_run_apply(&config_map(ns.name(), json!({})))
+        .await
+        .unwrap();
+    assert_eq!(predicted.get("data"), None, "{predicted:#}");
+}
+
+#[tokio::test]
+async fn dry_run_returns_server_defaults() {
+    let ns = TestEnv::shared().namespace("ssa-defaults");
+    let (_, _, applier) = setup().await;
+    let desired = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "payments-api", "namespace": ns.name(), "creationTimestamp": null},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "payments-api"}},
+            "template": {"metadata": {"labels": {"app": "payments-api"}},
+                         "spec": {"containers": [{"name": "api", "image": "registry.example.com/payments-api:v1.3.2",
+                                                  "resources": null,
+                                                  "securityContext": {"runAsNonRoot": true}}]}}
+        },
+        "status": {}
+    });
+    let predicted = applier.dry_run_apply(&desired).await.unwrap();
+    assert_eq!(predicted["spec"]["strategy"]["type"], "RollingUpdate");
+    assert_eq!(
+        predicted["spec"]["template"]["spec"]["restartPolicy"],
+        "Always"
+    );
+    assert_eq!(
+        predicted["spec"]["template"]["spec"]["containers"][0]["securityContext"]["runAsNonRoot"],
+        true
+    );
+}
+
+#[tokio::test]
+async fn fields_from_kubectl_client_side_apply_are_removed_after_migration() {
+    let env = TestEnv::shared();
+    let ns = env.namespace("csa-migration");
+    let (_, _, applier) = setup().await;
+    let key = ResourceKey::new("", "ConfigMap", ns.name(), "settings");
+
+    // The object was first created by `kubectl apply` (client-side).
+    let manifest =
+        serde_json::to_string(&config_map(ns.name(), json!({"keep": "1", "drop": "2"}))).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cm.json");
+    std::fs::write(&file, manifest).unwrap();
+    let out = env
+        .kubectl()
+        .args(["apply", "-f"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let live = applier.get(&key).await.unwrap().unwrap();
+    assert!(
+        managers(&live)
+            .iter()
+            .any(|(m, _)| m == "kubectl-client-side-apply"),
+        "{live:#}"
+    );
+
+    let stored = applier
+        .apply(&config_map(ns.name(), json!({"keep": "1"})), Some(&live))
+        .await
+        .unwrap();
+    assert_eq!(
+        stored["data"],
+        json!({"keep": "1"}),
+        "a field removed from Git must be removed"
+    );
+    assert!(
+        !managers(&stored)
+            .iter()
+            .any(|(m, _)| m == "kubectl-client-side-apply"),
+        "ownership moved to {FIELD_MANAGER}: {:?}",
+        managers(&stored)
+    );
+}
+
+#[tokio::test]
+async fn scope_and_kind_mistakes_are_reported_before_sending() {
+    let (_, _, applier) = setup().await;
+    let no_ns = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}});
+    let err = applier.apply(&no_ns, None).await.unwrap_err();
+    assert!(matches!(err, Error::Scope { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "/ConfigMap//x: namespaced kind without metadata.namespace"
+    );
+
+    let ns_on_cluster = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x", "namespace": "y"}});
+    assert!(matches!(
+        applier.dry_run_apply(&ns_on_cluster).await.unwrap_err(),
+        Error::Scope { .. }
+    ));
+
+    let unknown = json!({"apiVersion": "nope.example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default"}});
+    let err = applier.apply(&unknown, None).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "nope.example.com/Widget: kind not served by the API server in version v1"
+    );
+
+    let nameless =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "default"}});
+    assert!(matches!(
+        applier.apply(&nameless, None).await.unwrap_err(),
+        Error::MissingField {
+            field: "metadata.name",
+            ..
+        }
+    ));
+}
+
+#[tokio::test]
+async fn invalid_objects_fail_with_the_object_named() {
+    let ns = TestEnv::shared().namespace("ssa-invalid");
+    let (_, _, applier) = setup().await;
+    let bad = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                     "metadata": {"name": "Bad_Name", "namespace": ns.name()}});
+    let err = applier.apply(&bad, None).await.unwrap_err();
+    assert_eq!(err.status_code(), Some(422));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "/ConfigMap/{}/Bad_Name: server-side apply failed",
+            ns.name()
+        )
+    );
+}
+
+#[tokio::test]
+async fn delete_propagates_and_reports_not_found() {
+    let ns = TestEnv::shared().namespace("delete");
+    let (_, _, applier) = setup().await;
+    let key = ResourceKey::new("", "ConfigMap", ns.name(), "settings");
+    applier
+        .apply(&config_map(ns.name(), json!({"a": "1"})), None)
+        .await
+        .unwrap();
+    let deleted = applier
+        .delete(&key, PropagationPolicy::Foreground)
+        .await
+        .unwrap();
+    assert!(
+        matches!(deleted, Deleted::Gone | Deleted::Pending(_)),
+        "{deleted:?}"
+    );
+    eventually("the ConfigMap to be gone", || async {
+        applier.get(&key).await.unwrap().is_none().then_some(())
+    })
+    .await;
+    assert_eq!(
+        applier
+            .delete(&key, PropagationPolicy::Background)
+            .await
+            .unwrap(),
+        Deleted::NotFound
+    );
+}

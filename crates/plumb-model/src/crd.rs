@@ -1,0 +1,89 @@
+//! CustomResourceDefinitions for [`Application`] and [`AppProject`], generated from the Rust types
+//! so the API server's schema and Plumb's serde model cannot drift apart.
+//!
+//! `deploy/crds/*.yaml` are these objects written out; plumb-model's tests fail when the committed
+//! files are stale (`PLUMB_UPDATE_CRDS=1 cargo test -p plumb-model` rewrites them).
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde_json::{Value, json};
+
+use crate::application::{AppProject, Application, GROUP, VERSION};
+use crate::schema::structural;
+
+/// The `applications.argoproj.io` CRD.
+pub fn application_crd() -> Value {
+    crd::<Application>(
+        Names {
+            kind: "Application",
+            plural: "applications",
+            short: &["app", "apps"],
+        },
+        json!([
+            {"name": "Sync Status", "type": "string", "jsonPath": ".status.sync.status"},
+            {"name": "Health Status", "type": "string", "jsonPath": ".status.health.status"},
+            {"name": "Revision", "type": "string", "jsonPath": ".status.sync.revision", "priority": 10},
+            {"name": "Project", "type": "string", "jsonPath": ".spec.project", "priority": 10}
+        ]),
+    )
+}
+
+/// The `appprojects.argoproj.io` CRD.
+pub fn app_project_crd() -> Value {
+    crd::<AppProject>(
+        Names {
+            kind: "AppProject",
+            plural: "appprojects",
+            short: &["appproj", "appprojs"],
+        },
+        json!([]),
+    )
+}
+
+/// The structural `openAPIV3Schema` of a type.
+pub fn structural_schema<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    structural(generator.into_root_schema_for::<T>().to_value())
+}
+
+struct Names {
+    kind: &'static str,
+    plural: &'static str,
+    short: &'static [&'static str],
+}
+
+fn crd<T: JsonSchema>(names: Names, printer_columns: Value) -> Value {
+    let mut version = json!({
+        "name": VERSION,
+        "served": true,
+        "storage": true,
+        "schema": {"openAPIV3Schema": structural_schema::<T>()},
+        "subresources": {"status": {}},
+    });
+    if printer_columns.as_array().is_some_and(|c| !c.is_empty()) {
+        version["additionalPrinterColumns"] = printer_columns;
+    }
+    let name = format!("{}.{GROUP}", names.plural);
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": name,
+            "labels": {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "plumb"},
+        },
+        "spec": {
+            "group": GROUP,
+            "names": {
+                "kind": names.kind,
+                "listKind": format!("{}List", names.kind),
+                "plural": names.plural,
+                "singular": names.kind.to_lowercase(),
+                "shortNames": names.short,
+            },
+            "scope": "Namespaced",
+            "versions": [version],
+        },
+    })
+}
