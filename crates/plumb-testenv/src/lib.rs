@@ -1,0 +1,25 @@
+//! Test support for Plumb's end-to-end tests.
+//!
+//! - [`TestEnv`]: one real control plane (etcd, kube-apiserver, kube-controller-manager,
+//!   kube-scheduler, kwok) per test process, started through `scripts/testenv up`, or the one named
+//!   by `PLUMB_TEST_KUBECONFIG` (what `./scripts/test` and CI use so that every test binary shares
+//!   one). There is no fake API server: a test that needs a cluster and cannot get one fails.
+//! - [`TestNamespace`]: an isolated namespace per test, deleted when dropped.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! let env = plumb_testenv::TestEnv::shared();
+//! let ns = env.namespace("rollout");
+//! let client = env.client().await;
+//! # let _ = (ns, client);
+//! # }
+//! ```
+
+mod cluster;
+pub mod git;
+pub mod git_http;
+mod namespace;
+pub mod tools;
+
+pub use cluster::{Error, TestEnv};
+pub use namespace::TestNamespace;
