@@ -55,11 +55,14 @@ struct Names {
 }
 
 fn crd<T: JsonSchema>(names: Names, printer_columns: Value) -> Value {
+    let mut schema = structural_schema::<T>();
+    // The API server validates metadata itself and rejects a CRD that says more than its type.
+    schema["properties"]["metadata"] = json!({"type": "object"});
     let mut version = json!({
         "name": VERSION,
         "served": true,
         "storage": true,
-        "schema": {"openAPIV3Schema": structural_schema::<T>()},
+        "schema": {"openAPIV3Schema": schema},
         "subresources": {"status": {}},
     });
     if printer_columns.as_array().is_some_and(|c| !c.is_empty()) {

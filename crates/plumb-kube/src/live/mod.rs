@@ -57,7 +57,8 @@ pub struct LiveObject {
     pub resource_version: String,
     /// Owner references.
     pub owners: Vec<OwnerRef>,
-    /// The Application tracking it, if any.
+    /// The Application tracking it, if any. Objects whose tracking id names another object
+    /// (copied annotations) count as untracked here.
     pub tracked_by: Option<TrackedBy>,
     /// The full object, kept only for tracked objects.
     pub object: Option<Arc<Value>>,

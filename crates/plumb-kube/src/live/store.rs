@@ -196,8 +196,11 @@ pub(crate) fn entry(kind: &ApiKind, obj: DynamicObject, tracking: &Tracking) -> 
         meta.namespace.clone().unwrap_or_default(),
         meta.name.clone().unwrap_or_default(),
     );
-    let tracked_by: Option<TrackedBy> =
-        tracking.tracked_by(&key, meta.annotations.as_ref(), meta.labels.as_ref());
+    // A tracking id naming another object was copied onto this one (the Deployment controller
+    // copies annotations to its ReplicaSets): Argo treats such objects as untracked.
+    let tracked_by: Option<TrackedBy> = tracking
+        .tracked_by(&key, meta.annotations.as_ref(), meta.labels.as_ref())
+        .filter(|t| t.self_referencing);
     let owners = meta
         .owner_references
         .iter()
@@ -371,6 +374,29 @@ mod tests {
             None,
             "same resourceVersion is no change"
         );
+    }
+
+    #[test]
+    fn a_copied_tracking_id_does_not_track() {
+        let mut store = Store::default();
+        let mut rs = replica_set();
+        // kube-controller-manager copies the Deployment's annotations onto its ReplicaSets.
+        rs.metadata.annotations = Some(
+            [(
+                plumb_model::annotations::TRACKING_ID.to_string(),
+                "payments-api:apps/Deployment:payments/payments-api".to_string(),
+            )]
+            .into(),
+        );
+        store.upsert(
+            &kind("apps", "v1", "ReplicaSet", "replicasets"),
+            rs,
+            &Tracking::default(),
+        );
+        assert!(store.app_objects("payments-api").is_empty());
+        let key = ResourceKey::new("apps", "ReplicaSet", "payments", "payments-api-7d9f8b6c5");
+        let entry = store.get(&key).unwrap();
+        assert!(entry.object.is_none() && entry.tracked_by.is_none());
     }
 
     #[test]

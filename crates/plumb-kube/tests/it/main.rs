@@ -1,6 +1,9 @@
 //! plumb-kube against the real control plane (plumb-testenv): server-side apply and dry-run,
 //! discovery after a CRD is installed, the live cache, and Plumb's own `deploy/` manifests.
 
+// Helpers outside #[test] functions panic on purpose: a failed setup fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod apply;
 mod deploy;
 mod discovery;

@@ -19,7 +19,7 @@
 //! assert_eq!(app.status.unwrap().sync.unwrap().status, SyncStatusCode::OutOfSync);
 //! ```
 
-mod application;
+mod app;
 mod codes;
 mod meta;
 pub mod operation;
@@ -28,7 +28,7 @@ pub mod source;
 mod spec;
 pub mod status;
 
-pub use application::{API_VERSION, Application, GROUP, RESOURCES_FINALIZER, VERSION};
+pub use app::{API_VERSION, Application, GROUP, RESOURCES_FINALIZER, VERSION};
 pub use codes::{HookType, OperationPhase, ResultCode, SyncPhase, SyncStatusCode};
 pub use meta::ObjectMeta;
 pub use operation::{

@@ -162,7 +162,7 @@ pub struct ResourceStatus {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationCondition {
-    /// Condition type (see [`condition`](super::condition)).
+    /// Condition type (see [`condition`]).
     #[serde(rename = "type")]
     pub type_: String,
     /// Message.

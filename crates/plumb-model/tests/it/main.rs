@@ -1,6 +1,9 @@
 //! plumb-model integration tests: Argo CD manifests round-trip through the Rust types, and the
 //! committed CRDs match the types.
 
+// Helpers outside #[test] functions panic on purpose: a failed setup fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod argo_examples;
 mod crds;
 
