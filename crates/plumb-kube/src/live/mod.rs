@@ -21,11 +21,13 @@
 //! # let _ = objects; Ok(()) }
 //! ```
 
+mod crds;
 mod filter;
 mod store;
 mod tracking;
 
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use futures::stream::{BoxStream, SelectAll};
@@ -147,7 +149,7 @@ impl LiveCacheConfig {
 #[derive(Debug, Clone)]
 pub struct LiveCacheReader {
     store: Arc<RwLock<Store>>,
-    kinds: Arc<Vec<GroupKind>>,
+    kinds: Arc<RwLock<BTreeSet<GroupKind>>>,
 }
 
 impl LiveCacheReader {
@@ -186,9 +188,14 @@ impl LiveCacheReader {
         self.len() == 0
     }
 
-    /// The kinds being watched.
-    pub fn watched_kinds(&self) -> &[GroupKind] {
-        &self.kinds
+    /// The kinds being watched, including kinds whose CRDs appeared since the cache started.
+    pub fn watched_kinds(&self) -> Vec<GroupKind> {
+        self.kinds
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
     }
 }
 
@@ -222,38 +229,48 @@ pub fn live_cache(
         .map(|k| Arc::new(k.clone()))
         .collect();
     let store = Arc::new(RwLock::new(Store::default()));
+    let watched = Arc::new(RwLock::new(kinds.iter().map(|k| k.group_kind()).collect()));
     let reader = LiveCacheReader {
         store: store.clone(),
-        kinds: Arc::new(kinds.iter().map(|k| k.group_kind()).collect()),
+        kinds: watched.clone(),
     };
-    let mut watches: SelectAll<BoxStream<'static, KindEvent>> = SelectAll::new();
-    for kind in &kinds {
-        watches.push(watch_kind(client.clone(), kind.clone()));
-    }
-    let state = State {
+    let mut state = State {
         store,
-        tracking: config.tracking,
+        client,
+        config,
+        watched,
+        stops: HashMap::new(),
         pending: kinds.iter().map(|k| k.group_kind()).collect(),
-        relisting: Default::default(),
+        relisting: HashMap::new(),
         ready_sent: false,
         out: VecDeque::new(),
+        watches: SelectAll::new(),
     };
-    let stream = futures::stream::unfold((state, watches), |(mut state, mut watches)| async move {
+    for kind in kinds {
+        state.start_watch(kind);
+    }
+    let stream = futures::stream::unfold(state, |mut state| async move {
         loop {
             if let Some(item) = state.out.pop_front() {
-                return Some((item, (state, watches)));
+                return Some((item, state));
             }
-            let (kind, event) = watches.next().await?;
+            let (kind, event) = state.watches.next().await?;
             state.step(&kind, event);
         }
     });
     (reader, stream)
 }
 
-fn watch_kind(client: Client, kind: Arc<ApiKind>) -> BoxStream<'static, KindEvent> {
+fn watch_kind(
+    client: Client,
+    kind: Arc<ApiKind>,
+    stop: Arc<AtomicBool>,
+) -> BoxStream<'static, KindEvent> {
     let api: Api<DynamicObject> = Api::all_with(client, &kind.resource);
     watcher::watcher(api, watcher::Config::default())
         .default_backoff()
+        // A stopped kind (its CRD was deleted) ends its stream instead of retrying forever.
+        .take_while(move |_| futures::future::ready(!stop.load(Ordering::Relaxed)))
         .map(move |event| (kind.clone(), event))
         .boxed()
 }
@@ -261,11 +278,17 @@ fn watch_kind(client: Client, kind: Arc<ApiKind>) -> BoxStream<'static, KindEven
 /// The writer side: applies watch events to the store and queues what to yield.
 struct State {
     store: Arc<RwLock<Store>>,
-    tracking: Tracking,
+    client: Client,
+    config: LiveCacheConfig,
+    /// Kinds being watched (shared with readers).
+    watched: Arc<RwLock<BTreeSet<GroupKind>>>,
+    /// Stop flags of the watches, per kind.
+    stops: HashMap<GroupKind, Arc<AtomicBool>>,
+    watches: SelectAll<BoxStream<'static, KindEvent>>,
     /// Kinds whose initial list has not finished.
     pending: HashSet<GroupKind>,
     /// Keys seen during a (re)list in progress, per kind.
-    relisting: std::collections::HashMap<GroupKind, HashSet<ResourceKey>>,
+    relisting: HashMap<GroupKind, HashSet<ResourceKey>>,
     ready_sent: bool,
     out: VecDeque<Result<LiveEvent>>,
 }
@@ -288,9 +311,12 @@ impl State {
             }
         };
         let initial = self.pending.contains(&gk);
+        if crds::is_crd_kind(kind) {
+            self.crd_event(&event);
+        }
         match event {
             WatchEvent::Apply(obj) => {
-                let change = self.write().upsert(kind, obj, &self.tracking);
+                let change = self.write().upsert(kind, obj, &self.config.tracking);
                 self.notify(change);
             }
             WatchEvent::Delete(obj) => {
@@ -304,7 +330,7 @@ impl State {
                 if let Some(seen) = self.relisting.get_mut(&gk) {
                     seen.insert(key_of(kind, &obj));
                 }
-                let change = self.write().upsert(kind, obj, &self.tracking);
+                let change = self.write().upsert(kind, obj, &self.config.tracking);
                 if !initial {
                     self.notify(change);
                 }
@@ -328,6 +354,57 @@ impl State {
                     self.out.push_back(Ok(LiveEvent::Ready));
                 }
             }
+        }
+    }
+
+    fn start_watch(&mut self, kind: Arc<ApiKind>) {
+        let stop = Arc::new(AtomicBool::new(false));
+        self.stops.insert(kind.group_kind(), stop.clone());
+        self.watches
+            .push(watch_kind(self.client.clone(), kind, stop));
+    }
+
+    /// Starts watching kinds of newly Established CRDs; stops watching kinds of deleted ones.
+    fn crd_event(&mut self, event: &WatchEvent<DynamicObject>) {
+        match event {
+            WatchEvent::Apply(crd) | WatchEvent::InitApply(crd) => {
+                let Some(kind) = crds::served_kind(crd) else {
+                    return;
+                };
+                let gk = kind.group_kind();
+                if self.stops.contains_key(&gk)
+                    || !filter::is_watched(&gk, &self.config.cluster, &self.config.exclusions)
+                {
+                    return;
+                }
+                tracing::debug!(%gk, "CRD established: watching its kind");
+                self.watched
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(gk.clone());
+                self.pending.insert(gk);
+                self.start_watch(Arc::new(kind));
+            }
+            WatchEvent::Delete(crd) => {
+                let Some(gk) = crds::defined_group_kind(crd) else {
+                    return;
+                };
+                let Some(stop) = self.stops.remove(&gk) else {
+                    return;
+                };
+                tracing::debug!(%gk, "CRD deleted: no longer watching its kind");
+                stop.store(true, Ordering::Relaxed);
+                self.watched
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&gk);
+                self.pending.remove(&gk);
+                for key in self.read_kind_keys(&gk) {
+                    let change = self.write().remove(&key);
+                    self.notify(change);
+                }
+            }
+            _ => {}
         }
     }
 

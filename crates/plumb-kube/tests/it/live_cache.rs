@@ -5,13 +5,49 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use plumb_kube::{LiveCacheConfig, LiveEvent, live_cache, tracking_id};
-use plumb_model::ResourceKey;
 use plumb_model::annotations::TRACKING_ID;
+use plumb_model::{GroupKind, ResourceKey};
 use plumb_testenv::TestEnv;
 use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::{DEADLINE, eventually, setup};
+
+/// Starts a live cache whose stream runs on a task and forwards events; waits until Ready.
+async fn start_cache(
+    client: kube::Client,
+    discovery: &plumb_kube::ApiDiscovery,
+) -> (
+    plumb_kube::LiveCacheReader,
+    mpsc::UnboundedReceiver<LiveEvent>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (reader, events) = live_cache(client, &discovery.catalog(), LiveCacheConfig::default());
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    // The test decides where the stream runs, as the controller will.
+    let driver = tokio::spawn(events.for_each(move |event| {
+        match event {
+            Ok(event) => drop(tx.send(event)),
+            // Watch errors are retried by the cache (a 410 Gone after a new kind's first list
+            // is normal); they are reported, not fatal.
+            Err(error) => eprintln!(
+                "live cache: {error}: {:?}",
+                std::error::Error::source(&error)
+            ),
+        }
+        async {}
+    }));
+    tokio::time::timeout(DEADLINE, async {
+        while let Some(event) = rx.recv().await {
+            if event == LiveEvent::Ready {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("live cache Ready");
+    (reader, rx, driver)
+}
 
 async fn next_change_for(
     rx: &mut mpsc::UnboundedReceiver<LiveEvent>,
@@ -40,35 +76,14 @@ async fn tracked_objects_are_indexed_by_app_and_changes_are_reported() {
     let ns = TestEnv::shared().namespace("live-cache");
     let (client, discovery, applier) = setup().await;
     let app = format!("app-{}", ns.name());
-
-    let (reader, events) = live_cache(client, &discovery.catalog(), LiveCacheConfig::default());
+    let (reader, mut rx, driver) = start_cache(client, &discovery).await;
+    let kinds = reader.watched_kinds();
     assert!(
-        !reader
-            .watched_kinds()
+        !kinds
             .iter()
             .any(|gk| gk.kind == "Event" || gk.kind == "Lease")
     );
-    assert!(
-        reader
-            .watched_kinds()
-            .iter()
-            .any(|gk| gk.kind == "ConfigMap")
-    );
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    // The test decides where the stream runs, as the controller will.
-    let driver = tokio::spawn(events.for_each(move |event| {
-        let _ = tx.send(event.expect("watch error"));
-        async {}
-    }));
-    tokio::time::timeout(DEADLINE, async {
-        while let Some(event) = rx.recv().await {
-            if event == LiveEvent::Ready {
-                return;
-            }
-        }
-    })
-    .await
-    .expect("live cache Ready");
+    assert!(kinds.iter().any(|gk| gk.kind == "ConfigMap"));
 
     let tracked_key = ResourceKey::new("", "ConfigMap", ns.name(), "tracked");
     let tracked = |value: &str| {
@@ -146,6 +161,68 @@ async fn tracked_objects_are_indexed_by_app_and_changes_are_reported() {
             .collect::<Vec<_>>(),
         ["Deployment"]
     );
+
+    driver.abort();
+    let _ = tokio::time::timeout(Duration::from_secs(5), driver).await;
+}
+
+#[tokio::test]
+async fn kinds_of_crds_created_later_are_watched_and_dropped_with_their_crd() {
+    let ns = TestEnv::shared().namespace("live-crd");
+    let (client, discovery, applier) = setup().await;
+    let (reader, mut rx, driver) = start_cache(client, &discovery).await;
+    let app = format!("app-{}", ns.name());
+    let group = format!("live{}.plumb-test.example.com", std::process::id());
+    let gk = GroupKind::new(group.clone(), "Squid");
+    assert!(!reader.watched_kinds().contains(&gk));
+
+    let crd_name = format!("squids.{group}");
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": crd_name},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"kind": "Squid", "plural": "squids", "singular": "squid", "listKind": "SquidList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    });
+    applier.apply(&crd, None).await.unwrap();
+    crate::wait_established(&applier, &crd_name).await;
+    eventually("the new kind to be watched", || async {
+        reader.watched_kinds().contains(&gk).then_some(())
+    })
+    .await;
+
+    let key = ResourceKey::new(group.clone(), "Squid", ns.name(), "inky");
+    let squid = json!({"apiVersion": format!("{group}/v1"), "kind": "Squid",
+                       "metadata": {"name": "inky", "namespace": ns.name(),
+                                    "annotations": {TRACKING_ID: tracking_id(&app, &key)}},
+                       "spec": {"ink": true}});
+    // The kind's initial list may still be running; re-apply until the change is reported.
+    applier.apply(&squid, None).await.unwrap();
+    let objects = eventually("the Squid indexed by app", || async {
+        let objects = reader.app_objects(&app);
+        (!objects.is_empty()).then_some(objects)
+    })
+    .await;
+    assert_eq!(objects[0].key, key);
+    assert_eq!(objects[0].object.as_ref().unwrap()["spec"]["ink"], true);
+
+    let crd_key = ResourceKey::new(
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        "",
+        &crd_name,
+    );
+    applier
+        .delete(&crd_key, plumb_kube::PropagationPolicy::Background)
+        .await
+        .unwrap();
+    next_change_for(&mut rx, &app, &key, false).await;
+    eventually("the kind to be dropped", || async {
+        (!reader.watched_kinds().contains(&gk)).then_some(())
+    })
+    .await;
+    assert!(reader.app_objects(&app).is_empty());
 
     driver.abort();
     let _ = tokio::time::timeout(Duration::from_secs(5), driver).await;
