@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use plumb_model::settings::{Settings, UNKNOWN_KIND_HEALTH};
-use plumb_model::{GroupKind, annotations};
+use plumb_model::{annotations, group_of};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -146,12 +146,12 @@ impl Assessor {
                 "Pending deletion",
             ));
         }
-        let gk = GroupKind::of(obj);
-        if let Some(script) = self.scripts.find(&gk.group, &gk.kind) {
+        let (group, kind) = group_kind(obj);
+        if let Some(script) = self.scripts.find(group, kind) {
             // A script that returns nil gives no health; Argo does not fall back either.
             return script.evaluate(obj, &self.limits);
         }
-        if let Some(rule) = rules::rule_for(&gk.group, &gk.kind) {
+        if let Some(rule) = rules::rule_for(group, kind) {
             return Some(rule(obj));
         }
         match self.unknown_kinds {
@@ -169,11 +169,21 @@ pub fn assess(obj: &Value) -> Option<HealthStatus> {
             "Pending deletion",
         ));
     }
-    let gk = GroupKind::of(obj);
-    match rules::rule_for(&gk.group, &gk.kind) {
+    let (group, kind) = group_kind(obj);
+    match rules::rule_for(group, kind) {
         Some(rule) => Some(rule(obj)),
         None => generic::health(obj),
     }
+}
+
+/// The object's group and kind, borrowed (this runs for every object, so no allocation).
+fn group_kind(obj: &Value) -> (&str, &str) {
+    let api_version = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+    (group_of(api_version), kind)
 }
 
 /// Argo's first rule: an object being deleted is Progressing, unless a hook finalizer holds it
@@ -190,4 +200,28 @@ fn pending_deletion(obj: &Value) -> bool {
                 f.iter()
                     .any(|v| v.as_str() == Some(annotations::HOOK_FINALIZER))
             })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assessor_can_be_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Assessor>();
+    }
+
+    #[test]
+    fn unknown_kind_modes_parse() {
+        assert_eq!(
+            "generic".parse::<UnknownKindHealth>().unwrap(),
+            UnknownKindHealth::Generic
+        );
+        assert_eq!(
+            " none ".parse::<UnknownKindHealth>().unwrap(),
+            UnknownKindHealth::None
+        );
+        assert!("kstatus".parse::<UnknownKindHealth>().is_err());
+    }
 }

@@ -102,6 +102,9 @@ impl ScriptSources {
 
     /// The script for an object's group and kind, if any source has one.
     pub(crate) fn find(&self, group: &str, kind: &str) -> Option<&LuaScript> {
+        if self.exact.is_empty() && self.globs.is_empty() && self.dirs.is_empty() {
+            return None;
+        }
         let key = override_key(group, kind);
         if let Some(script) = self.exact.get(&key) {
             return Some(script);

@@ -14,17 +14,19 @@ pub(super) fn health(obj: &Value) -> HealthStatus {
     if bool_at(obj, &["spec", "paused"]) {
         return HealthStatus::new(HealthCode::Suspended, "Deployment is paused");
     }
+    // Read `status` once: this rule runs for every Deployment on every refresh.
+    let status = obj.get("status").unwrap_or(&Value::Null);
     let generation = int_at(obj, &["metadata", "generation"]);
-    let observed = int_at(obj, &["status", "observedGeneration"]);
+    let observed = int_at(status, &["observedGeneration"]);
     if generation > observed {
         return HealthStatus::new(
             HealthCode::Progressing,
             "Waiting for rollout to finish: observed deployment generation less than desired generation",
         );
     }
-    let updated = int_at(obj, &["status", "updatedReplicas"]);
-    let replicas = int_at(obj, &["status", "replicas"]);
-    let available = int_at(obj, &["status", "availableReplicas"]);
+    let updated = int_at(status, &["updatedReplicas"]);
+    let replicas = int_at(status, &["replicas"]);
+    let available = int_at(status, &["availableReplicas"]);
     if condition(obj, "Progressing").is_some_and(|c| c.reason == "ProgressDeadlineExceeded") {
         let name = str_at(obj, &["metadata", "name"]);
         return HealthStatus::new(

@@ -269,3 +269,25 @@ fn cached_script_gives_the_same_answer_across_objects() {
         );
     }
 }
+
+#[test]
+fn one_assessor_evaluates_scripts_on_many_threads() {
+    let script = LuaScript::new(
+        r#"return {status = "Healthy", message = obj.metadata.name .. " " .. tostring(obj.spec.replicas * 2)}"#,
+        false,
+        "test",
+    );
+    std::thread::scope(|scope| {
+        for t in 0..4 {
+            let script = &script;
+            scope.spawn(move || {
+                for i in 0..200 {
+                    let obj =
+                        json!({"metadata": {"name": format!("t{t}")}, "spec": {"replicas": i}});
+                    let got = script.evaluate(&obj, &LuaLimits::default());
+                    assert_eq!(got, status(HealthCode::Healthy, &format!("t{t} {}", i * 2)));
+                }
+            });
+        }
+    });
+}
