@@ -1,0 +1,319 @@
+//! `ignoreDifferences`: rules that take fields out of the comparison, as Argo CD has them.
+//!
+//! Rules come from the Application (`spec.ignoreDifferences[]`) and from settings
+//! (`resource.customizations.ignoreDifferences.<group>_<kind>`, `.all`, and the legacy
+//! `resource.customizations` map; see `settings`). A rule matches objects by group and kind
+//! globs and optional exact name and namespace, and removes from both sides the fields named by
+//! its `jsonPointers`, `jqPathExpressions` (jaq, time-limited) and `managedFieldsManagers`
+//! (fields the live object's managedFields say those managers own). Rules are compiled once
+//! ([`IgnoreRules::compile`]): bad pointers and jq syntax are errors then, and so are rules the
+//! guard rails ([`guard`]) find sensitive unless allowed.
+
+mod guard;
+mod jq;
+pub(crate) mod json_pointer;
+mod managed_fields;
+
+use std::time::Duration;
+
+use plumb_model::ResourceKey;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::managed_fields::ManagedEntry;
+use json_pointer::Step;
+
+/// One ignore rule, with Argo's field names.
+#[doc(alias = "ignoreDifferences")]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct IgnoreRule {
+    /// API group glob (`""` = core, `*` = any).
+    pub group: String,
+    /// Kind glob.
+    pub kind: String,
+    /// Exact object name, empty for any.
+    pub name: String,
+    /// Exact namespace, empty for any.
+    pub namespace: String,
+    /// RFC 6901 pointers to remove.
+    pub json_pointers: Vec<String>,
+    /// jq path expressions to remove (as Argo's `del(<expr>)`).
+    pub jq_path_expressions: Vec<String>,
+    /// Fields owned by these managers are removed from both sides.
+    pub managed_fields_managers: Vec<String>,
+    /// Where the rule came from, for messages (`Application spec.ignoreDifferences[0]`,
+    /// `argocd-cm resource.customizations.ignoreDifferences.apps_Deployment`).
+    #[serde(skip)]
+    pub origin: String,
+}
+
+/// How ignore rules are compiled and run.
+#[derive(Debug, Clone)]
+pub struct IgnoreOptions {
+    /// Time limit for one jq expression on one object (Argo's default: 1 s).
+    pub jq_timeout: Duration,
+    /// Let rules hide sensitive fields (`plumb.ignoreDifferences.allowSensitive`).
+    pub allow_sensitive: bool,
+}
+
+impl Default for IgnoreOptions {
+    fn default() -> Self {
+        Self { jq_timeout: Duration::from_secs(1), allow_sensitive: false }
+    }
+}
+
+/// A sensitive field an ignore rule would hide.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SensitiveFinding {
+    /// Where the rule came from.
+    pub origin: String,
+    /// The rule's pointer, jq expression or manager list that hides the field.
+    pub expression: String,
+    /// The kind whose field is hidden (`apps/Deployment`).
+    pub kind: String,
+    /// The sensitive field (`spec.template.spec.containers.*.image`).
+    pub field: String,
+}
+
+impl std::fmt::Display for SensitiveFinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {} would hide {} {}", self.origin, self.expression, self.kind, self.field)
+    }
+}
+
+/// Compiled rules for one application.
+#[derive(Debug, Clone, Default)]
+pub struct IgnoreRules {
+    rules: Vec<IgnoreRule>,
+    opts: IgnoreOptions,
+}
+
+impl IgnoreRules {
+    /// Validates and keeps `rules`. Fails on a malformed pointer or jq expression, and on a
+    /// sensitive rule unless `opts.allow_sensitive`.
+    pub fn compile(rules: Vec<IgnoreRule>, opts: IgnoreOptions) -> Result<Self> {
+        for rule in &rules {
+            for p in &rule.json_pointers {
+                if json_pointer::tokens(p).is_none() {
+                    return Err(Error::BadIgnoreRule {
+                        origin: rule.origin.clone(),
+                        reason: format!("JSON pointer {p:?} does not start with '/'"),
+                    });
+                }
+            }
+            for e in &rule.jq_path_expressions {
+                if let Err(failure) = jq::check(e) {
+                    return Err(Error::BadIgnoreRule {
+                        origin: rule.origin.clone(),
+                        reason: format!("jq expression {e:?} is invalid: {failure:?}"),
+                    });
+                }
+            }
+        }
+        if !opts.allow_sensitive
+            && let Some(finding) = sensitive_findings(&rules).into_iter().next()
+        {
+            return Err(Error::SensitiveIgnoreRule(Box::new(finding)));
+        }
+        Ok(Self { rules, opts })
+    }
+
+    /// The rules that apply to `key`.
+    pub fn matching<'a>(&'a self, key: &'a ResourceKey) -> impl Iterator<Item = &'a IgnoreRule> + 'a {
+        self.rules.iter().filter(move |r| {
+            matches_glob(&key.group, &r.group)
+                && matches_glob(&key.kind, &r.kind)
+                && (r.name.is_empty() || r.name == key.name)
+                && (r.namespace.is_empty() || r.namespace == key.namespace)
+        })
+    }
+
+    /// Removes ignored fields from every object in `objects` (desired, live, base...), using
+    /// `managed` (the live object's managedFields) for `managedFieldsManagers`. Returns notes
+    /// about skipped expressions (timeouts, run-time errors) and guard-rail refusals.
+    pub(crate) fn apply(&self, key: &ResourceKey, managed: &[ManagedEntry], objects: &mut [&mut Value]) -> Vec<String> {
+        let mut notes = Vec::new();
+        for rule in self.matching(key) {
+            if !rule.managed_fields_managers.is_empty() {
+                notes.extend(managed_fields::remove_owned(rule, managed, objects, key, self.opts.allow_sensitive));
+            }
+            for p in &rule.json_pointers {
+                let steps: Vec<Step> = json_pointer::tokens(p).unwrap_or_default().into_iter().map(Step::Token).collect();
+                for obj in objects.iter_mut() {
+                    json_pointer::remove_path(obj, &steps);
+                }
+            }
+            for e in &rule.jq_path_expressions {
+                for obj in objects.iter_mut() {
+                    match jq::paths(e, obj, self.opts.jq_timeout) {
+                        Ok(mut paths) => {
+                            // Remove from the last path backwards so list indices stay valid.
+                            paths.sort_by(|a, b| cmp_steps(a, b));
+                            for p in paths.iter().rev() {
+                                json_pointer::remove_path(obj, p);
+                            }
+                        }
+                        Err(jq::JqFailure::Timeout) => notes.push(format!(
+                            "{}: jq expression {e:?} took longer than {:?} on {key}; nothing ignored",
+                            rule.origin, self.opts.jq_timeout
+                        )),
+                        Err(failure) => {
+                            tracing::debug!(origin = %rule.origin, expr = %e, object = %key, ?failure, "jq ignore expression failed; no-op");
+                        }
+                    }
+                }
+            }
+        }
+        notes
+    }
+}
+
+fn cmp_steps(a: &[Step], b: &[Step]) -> std::cmp::Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let o = match (x, y) {
+            (Step::Index(i), Step::Index(j)) => i.cmp(j),
+            (Step::Token(s), Step::Token(t)) => s.cmp(t),
+            (Step::Index(_), Step::Token(_)) => std::cmp::Ordering::Less,
+            (Step::Token(_), Step::Index(_)) => std::cmp::Ordering::Greater,
+        };
+        if o.is_ne() {
+            return o;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+/// Every sensitive field the rules would hide (jsonPointers and jqPathExpressions; fields of
+/// `managedFieldsManagers` are only known per object and are checked when applied).
+pub fn sensitive_findings(rules: &[IgnoreRule]) -> Vec<SensitiveFinding> {
+    let mut out = Vec::new();
+    for rule in rules {
+        for p in &rule.json_pointers {
+            let tokens = json_pointer::tokens(p).unwrap_or_default();
+            if let Some(hit) = guard::check_path(&rule.group, &rule.kind, &tokens) {
+                out.push(SensitiveFinding {
+                    origin: rule.origin.clone(),
+                    expression: format!("jsonPointer {p}"),
+                    kind: hit.kind,
+                    field: hit.field,
+                });
+            }
+        }
+        for e in &rule.jq_path_expressions {
+            let (path, names) = guard::jq_tokens(e);
+            let hit = guard::check_path(&rule.group, &rule.kind, &path).or_else(|| {
+                // Names used inside filters (`select(.image == ..)` does not hide an image, but
+                // `.. | .image?` does): any sensitive name anywhere is treated as hiding it.
+                names.iter().find_map(|n| guard::check_path(&rule.group, &rule.kind, std::slice::from_ref(n)).filter(|_| n != "spec" && n != "metadata").filter(|h| h.field == *n))
+            });
+            if let Some(hit) = hit {
+                out.push(SensitiveFinding {
+                    origin: rule.origin.clone(),
+                    expression: format!("jqPathExpression {e}"),
+                    kind: hit.kind,
+                    field: hit.field,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Argo's glob (`util/glob`): `*` any run of characters, `?` one character; everything else
+/// literal. An empty pattern matches only the empty string (the core group).
+pub(crate) fn matches_glob(text: &str, pattern: &str) -> bool {
+    fn go(t: &[char], p: &[char]) -> bool {
+        match p.split_first() {
+            None => t.is_empty(),
+            Some(('*', rest)) => (0..=t.len()).any(|i| go(&t[i..], rest)),
+            Some(('?', rest)) => !t.is_empty() && go(&t[1..], rest),
+            Some((c, rest)) => t.first() == Some(c) && go(&t[1..], rest),
+        }
+    }
+    let t: Vec<char> = text.chars().collect();
+    let p: Vec<char> = pattern.chars().collect();
+    go(&t, &p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rule(v: Value) -> IgnoreRule {
+        let mut r: IgnoreRule = serde_json::from_value(v).unwrap();
+        r.origin = "test".into();
+        r
+    }
+
+    fn key() -> ResourceKey {
+        ResourceKey::new("apps", "Deployment", "payments", "payments-api")
+    }
+
+    #[test]
+    fn globs() {
+        assert!(matches_glob("apps", "*"));
+        assert!(matches_glob("", ""));
+        assert!(!matches_glob("apps", ""));
+        assert!(matches_glob("ec2.aws.crossplane.io", "*.crossplane.io"));
+        assert!(matches_glob("Deployment", "Deploy?ent"));
+    }
+
+    #[test]
+    fn matching_by_kind_name_namespace() {
+        let rules = IgnoreRules::compile(
+            vec![
+                rule(json!({"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]})),
+                rule(json!({"group": "apps", "kind": "Deployment", "name": "other", "jsonPointers": ["/a"]})),
+                rule(json!({"group": "*", "kind": "*", "namespace": "payments", "jsonPointers": ["/b"]})),
+                rule(json!({"group": "", "kind": "Service", "jsonPointers": ["/c"]})),
+            ],
+            IgnoreOptions::default(),
+        )
+        .unwrap();
+        let k = key();
+        let found: Vec<_> = rules.matching(&k).map(|r| r.json_pointers[0].clone()).collect();
+        assert_eq!(found, ["/spec/replicas", "/b"]);
+    }
+
+    #[test]
+    fn pointers_and_jq_remove_from_all_sides() {
+        let rules = IgnoreRules::compile(
+            vec![rule(json!({"group": "apps", "kind": "Deployment",
+                "jsonPointers": ["/spec/replicas", "/spec/does/not/exist"],
+                "jqPathExpressions": [".spec.template.spec.containers[] | select(.name == \"istio-proxy\")", ".nothing.here[]?"]}))],
+            // Dropping a whole container hides its image: sensitive, so it must be allowed.
+            IgnoreOptions { allow_sensitive: true, ..Default::default() },
+        )
+        .unwrap();
+        let mut desired = json!({"spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "app"}]}}}});
+        let mut live = json!({"spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "app"}, {"name": "istio-proxy"}]}}}});
+        let notes = rules.apply(&key(), &[], &mut [&mut desired, &mut live]);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(desired, live);
+    }
+
+    #[test]
+    fn bad_rules_are_errors() {
+        let e = IgnoreRules::compile(vec![rule(json!({"kind": "*", "group": "*", "jsonPointers": ["spec"]}))], IgnoreOptions::default());
+        assert!(matches!(e, Err(Error::BadIgnoreRule { .. })));
+        let e = IgnoreRules::compile(vec![rule(json!({"kind": "*", "group": "*", "jqPathExpressions": [".a[[["]}))], IgnoreOptions::default());
+        assert!(matches!(e, Err(Error::BadIgnoreRule { .. })));
+    }
+
+    #[test]
+    fn sensitive_rules_refused_unless_allowed() {
+        let r = vec![rule(json!({"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/template/spec/containers/0/image"]}))];
+        let err = IgnoreRules::compile(r.clone(), IgnoreOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("test") && err.contains("containers.*.image"), "{err}");
+        let opts = IgnoreOptions { allow_sensitive: true, ..Default::default() };
+        assert!(IgnoreRules::compile(r, opts).is_ok());
+        let jq = vec![rule(json!({"group": "apps", "kind": "Deployment", "jqPathExpressions": [".spec.template.spec.containers[] | select(.name == \"x\") | .securityContext"]}))];
+        assert_eq!(sensitive_findings(&jq).len(), 1);
+        let ok = vec![rule(json!({"group": "apps", "kind": "Deployment", "jqPathExpressions": [".spec.template.spec.containers[] | select(.image == \"x\") | .env"]}))];
+        // `.image` appears only inside select(): the deleted path is .env.
+        assert_eq!(sensitive_findings(&ok), vec![], "select() condition is not hidden");
+    }
+}
