@@ -1,0 +1,240 @@
+//! Repository credentials from Argo CD repository Secrets.
+//!
+//! Argo keeps one Secret per repository, labelled `argocd.argoproj.io/secret-type: repository`,
+//! with `url`, `username`, `password`, `sshPrivateKey` and `insecure` keys in `data` (base64) or
+//! `stringData`; `repo-creds` Secrets hold the same keys for every repository whose URL starts with
+//! their `url` (Argo's credential templates). See Argo CD `docs/operator-manual/declarative-setup.md`.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// The label naming a Secret's role.
+pub const SECRET_TYPE_LABEL: &str = "argocd.argoproj.io/secret-type";
+
+/// Credentials for one repository (or, from a `repo-creds` Secret, for a URL prefix).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct RepoCredentials {
+    /// The repository URL, or URL prefix for a template.
+    pub url: String,
+    /// True for a `repo-creds` template matched by URL prefix.
+    pub is_template: bool,
+    /// HTTPS user name.
+    pub username: Option<String>,
+    /// HTTPS password or token.
+    pub password: Option<String>,
+    /// SSH private key (PEM / OpenSSH format).
+    pub ssh_private_key: Option<String>,
+    /// Skip host key / TLS verification (`insecure: "true"`).
+    pub insecure: bool,
+}
+
+impl fmt::Debug for RepoCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RepoCredentials")
+            .field("url", &self.url)
+            .field("is_template", &self.is_template)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field(
+                "ssh_private_key",
+                &self.ssh_private_key.as_ref().map(|_| "***"),
+            )
+            .field("insecure", &self.insecure)
+            .finish()
+    }
+}
+
+impl RepoCredentials {
+    /// Reads a `repository` or `repo-creds` Secret as the API server returns it (`data` in
+    /// base64) or as written in a manifest (`stringData`).
+    pub fn from_secret(secret: &Value) -> Result<Self> {
+        let name = format!(
+            "{}/{}",
+            secret
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+            secret
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        );
+        let invalid = |detail: String| Error::InvalidSecret {
+            name: name.clone(),
+            detail,
+        };
+        let label = secret
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(SECRET_TYPE_LABEL))
+            .and_then(Value::as_str);
+        let is_template = match label {
+            Some("repository") => false,
+            Some("repo-creds") => true,
+            other => {
+                return Err(invalid(format!(
+                    "label {SECRET_TYPE_LABEL} is {other:?}, expected \"repository\" or \"repo-creds\""
+                )));
+            }
+        };
+        let field = |key: &str| -> Result<Option<String>> {
+            if let Some(v) = secret
+                .pointer(&format!("/stringData/{key}"))
+                .and_then(Value::as_str)
+            {
+                return Ok(Some(v.to_owned()));
+            }
+            match secret
+                .pointer(&format!("/data/{key}"))
+                .and_then(Value::as_str)
+            {
+                None => Ok(None),
+                Some(b64) => {
+                    let bytes = decode_base64(b64)
+                        .ok_or_else(|| invalid(format!("data.{key} is not valid base64")))?;
+                    String::from_utf8(bytes)
+                        .map(Some)
+                        .map_err(|_| invalid(format!("data.{key} is not UTF-8")))
+                }
+            }
+        };
+        let url = field("url")?.ok_or_else(|| invalid("has no url".to_owned()))?;
+        if let Some(kind) = field("type")?
+            && kind != "git"
+        {
+            return Err(invalid(format!(
+                "type {kind:?} is not supported (only git)"
+            )));
+        }
+        Ok(Self {
+            url,
+            is_template,
+            username: field("username")?.filter(|s| !s.is_empty()),
+            password: field("password")?.filter(|s| !s.is_empty()),
+            ssh_private_key: field("sshPrivateKey")?.filter(|s| !s.is_empty()),
+            insecure: field("insecure")?.is_some_and(|v| v == "true"),
+        })
+    }
+
+    /// Picks the credentials for `url` among several Secrets, as Argo does: an exact repository
+    /// match first, then the template with the longest matching prefix.
+    pub fn select<'a>(all: &'a [RepoCredentials], url: &str) -> Option<&'a RepoCredentials> {
+        let want = normalize_url(url);
+        all.iter()
+            .find(|c| !c.is_template && normalize_url(&c.url) == want)
+            .or_else(|| {
+                all.iter()
+                    .filter(|c| c.is_template && url.starts_with(c.url.as_str()))
+                    .max_by_key(|c| c.url.len())
+            })
+    }
+
+    /// The secret strings these credentials hold, for a [`Redactor`](crate::Redactor).
+    pub fn secrets(&self) -> Vec<String> {
+        [&self.password, &self.ssh_private_key]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+}
+
+/// Argo's URL normalisation for matching (`git.NormalizeGitURL`): lower case, no `.git`, no
+/// trailing slash, no credentials.
+pub(crate) fn normalize_url(url: &str) -> String {
+    let url = crate::redact::strip_url_credentials(url.trim()).to_lowercase();
+    let url = url.trim_end_matches('/');
+    url.strip_suffix(".git").unwrap_or(url).to_owned()
+}
+
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut acc = 0u32;
+    let mut bits = 0u32;
+    for c in text.bytes().filter(|c| !c.is_ascii_whitespace()) {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' => break,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn secret(kind: &str, data: Value) -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": {"name": "repo-1", "namespace": "argocd", "resourceVersion": "812",
+                "uid": "1f0c7d0e-3a43-4a55-9a31-6d8b2f6f0d10",
+                "labels": {"argocd.argoproj.io/secret-type": kind}},
+            "data": data
+        })
+    }
+
+    #[test]
+    fn reads_base64_data_as_the_api_server_returns_it() {
+        // url=https://git.example.com/team/app.git username=bot password=s3cr3t-token type=git
+        let s = secret(
+            "repository",
+            json!({"url": "aHR0cHM6Ly9naXQuZXhhbXBsZS5jb20vdGVhbS9hcHAuZ2l0",
+                   "username": "Ym90", "password": "czNjcjN0LXRva2Vu", "type": "Z2l0"}),
+        );
+        let c = RepoCredentials::from_secret(&s).unwrap();
+        assert_eq!(c.url, "https://git.example.com/team/app.git");
+        assert_eq!(c.username.as_deref(), Some("bot"));
+        assert_eq!(c.password.as_deref(), Some("s3cr3t-token"));
+        assert!(!c.is_template && !c.insecure);
+        assert!(!format!("{c:?}").contains("s3cr3t"));
+    }
+
+    #[test]
+    fn string_data_templates_and_selection() {
+        let mut t = secret("repo-creds", json!({}));
+        t["stringData"] = json!({"url": "https://git.example.com/team", "password": "p"});
+        let template = RepoCredentials::from_secret(&t).unwrap();
+        let mut e = secret("repository", json!({}));
+        e["stringData"] = json!({"url": "https://git.example.com/team/app", "password": "q"});
+        let exact = RepoCredentials::from_secret(&e).unwrap();
+        let all = [template.clone(), exact.clone()];
+        assert_eq!(
+            RepoCredentials::select(&all, "https://git.example.com/team/app.git"),
+            Some(&exact)
+        );
+        assert_eq!(
+            RepoCredentials::select(&all, "https://git.example.com/team/other"),
+            Some(&template)
+        );
+        assert_eq!(RepoCredentials::select(&all, "https://elsewhere/x"), None);
+    }
+
+    #[test]
+    fn refuses_secrets_of_other_roles_and_bad_base64() {
+        let err =
+            RepoCredentials::from_secret(&secret("cluster", json!({"url": "eA=="}))).unwrap_err();
+        assert!(err.to_string().contains("argocd/repo-1"), "{err}");
+        let err =
+            RepoCredentials::from_secret(&secret("repository", json!({"url": "!!"}))).unwrap_err();
+        assert!(
+            err.to_string().contains("data.url is not valid base64"),
+            "{err}"
+        );
+    }
+}

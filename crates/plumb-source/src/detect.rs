@@ -1,0 +1,116 @@
+//! Which renderer a source needs, decided as Argo CD decides it.
+//!
+//! Explicit options win (`helm`, `kustomize`, `directory`, `plugin`; more than one is an error,
+//! Argo's `ApplicationSource.ExplicitType`). Otherwise the files at the source path decide
+//! (`util/app/discovery`): a kustomization file means Kustomize, else a `Chart.yaml` means Helm,
+//! else it is a plain Directory (YAML, JSON and Jsonnet).
+
+use std::fmt;
+use std::path::Path;
+
+use plumb_model::application::ApplicationSource;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Kustomization file names kustomize accepts, in its own lookup order.
+pub const KUSTOMIZATION_FILES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// The kind of source (Argo's `status.sourceType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum SourceType {
+    /// A Helm chart, rendered with `helm template`.
+    Helm,
+    /// A kustomization, rendered with `kustomize build`.
+    Kustomize,
+    /// Plain YAML/JSON files and Jsonnet, rendered in-process.
+    Directory,
+}
+
+impl fmt::Display for SourceType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SourceType::Helm => "Helm",
+            SourceType::Kustomize => "Kustomize",
+            SourceType::Directory => "Directory",
+        })
+    }
+}
+
+/// Decides the source type of `source` whose path is `dir` on disk.
+pub fn detect(source: &ApplicationSource, dir: &Path) -> Result<SourceType> {
+    let explicit: Vec<SourceType> = [
+        source.helm.as_ref().map(|_| SourceType::Helm),
+        source.kustomize.as_ref().map(|_| SourceType::Kustomize),
+        source.directory.as_ref().map(|_| SourceType::Directory),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if source.plugin.is_some() {
+        return Err(Error::UnsupportedSource {
+            detail: "config management plugins are not supported".into(),
+        });
+    }
+    if source.is_helm_chart() {
+        return Err(Error::UnsupportedSource {
+            detail: format!(
+                "chart {:?} from a Helm repository (only charts in Git are supported)",
+                crate::spec::s(&source.chart)
+            ),
+        });
+    }
+    match explicit.as_slice() {
+        [one] => return Ok(*one),
+        [] => {}
+        _ => {
+            return Err(Error::UnsupportedSource {
+                detail: "multiple application sources defined (more than one of helm, kustomize, directory)".into(),
+            });
+        }
+    }
+    if KUSTOMIZATION_FILES.iter().any(|f| dir.join(f).is_file()) {
+        Ok(SourceType::Kustomize)
+    } else if dir.join("Chart.yaml").is_file() {
+        Ok(SourceType::Helm)
+    } else {
+        Ok(SourceType::Directory)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plumb_model::application::{HelmSource, KustomizeSource};
+
+    #[test]
+    fn files_decide_unless_options_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = ApplicationSource {
+            repo_url: "file:///r".into(),
+            ..Default::default()
+        };
+        assert_eq!(detect(&src, tmp.path()).unwrap(), SourceType::Directory);
+        std::fs::write(tmp.path().join("Chart.yaml"), "name: x\n").unwrap();
+        assert_eq!(detect(&src, tmp.path()).unwrap(), SourceType::Helm);
+        std::fs::write(tmp.path().join("Kustomization"), "resources: []\n").unwrap();
+        assert_eq!(detect(&src, tmp.path()).unwrap(), SourceType::Kustomize);
+
+        let helm = ApplicationSource {
+            helm: Some(HelmSource::default()),
+            ..src.clone()
+        };
+        assert_eq!(detect(&helm, tmp.path()).unwrap(), SourceType::Helm);
+        let both = ApplicationSource {
+            kustomize: Some(KustomizeSource::default()),
+            ..helm
+        };
+        assert!(
+            detect(&both, tmp.path())
+                .unwrap_err()
+                .to_string()
+                .contains("multiple application sources")
+        );
+    }
+}

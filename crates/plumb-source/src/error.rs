@@ -1,0 +1,181 @@
+//! The one error type of plumb-source.
+//!
+//! Every variant names what was being done and on what (repository URL with credentials stripped,
+//! file path relative to the repository root, revision). The controller maps any of them to sync
+//! status `Unknown` with a `ComparisonError` condition; none of them ever yields an empty desired set.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A failure of fetching, resolving, rendering or caching manifests.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The repository could not be reached, listed or fetched.
+    #[error("repository {url} is unreachable: {detail}")]
+    RepositoryUnreachable {
+        /// Repository URL, without credentials.
+        url: String,
+        /// What the Git layer reported (credentials removed).
+        detail: String,
+    },
+    /// Fetching or listing the repository took longer than the configured limit.
+    #[error("fetching {url} took longer than {limit:?}")]
+    FetchTimeout {
+        /// Repository URL, without credentials.
+        url: String,
+        /// The limit that was hit.
+        limit: Duration,
+    },
+    /// The revision names no branch, tag, ref or commit of the repository.
+    #[error("revision {revision:?} not found in {url}")]
+    RevisionNotFound {
+        /// Repository URL, without credentials.
+        url: String,
+        /// The revision as given (`targetRevision`).
+        revision: String,
+    },
+    /// The local Git cache is damaged or could not be written.
+    #[error("git cache for {url}: {detail}")]
+    GitCache {
+        /// Repository URL, without credentials.
+        url: String,
+        /// What went wrong (credentials removed).
+        detail: String,
+    },
+    /// A repository Secret is not in Argo CD's repository-secret format.
+    #[error("repository secret {name}: {detail}")]
+    InvalidSecret {
+        /// `namespace/name` of the Secret.
+        name: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// A symbolic link in the repository points outside the repository.
+    #[error("repository {url} at {commit} contains an out-of-bounds symlink: {path} -> {target}")]
+    SymlinkOutOfBounds {
+        /// Repository URL, without credentials.
+        url: String,
+        /// Commit SHA.
+        commit: String,
+        /// The link, relative to the repository root.
+        path: String,
+        /// Where it points.
+        target: String,
+    },
+    /// A path given by the source (path, value file, kustomize resource, Jsonnet lib or import)
+    /// resolves outside the repository root.
+    #[error("{field}: {path} resolves outside the repository root")]
+    PathOutsideRepository {
+        /// The source field or file that named the path (`spec.source.helm.valueFiles`,
+        /// `overlays/prod/kustomization.yaml: resources`).
+        field: String,
+        /// The offending path as written.
+        path: String,
+    },
+    /// A path the source needs does not exist in the repository.
+    #[error("{field}: {path} does not exist in the repository")]
+    PathNotFound {
+        /// The source field that named the path.
+        field: String,
+        /// The path, relative to the repository root.
+        path: String,
+    },
+    /// A size limit was hit (a huge file, a huge render, a repository that expands too far).
+    #[error("{what} exceeds the limit of {limit} ({context})")]
+    TooLarge {
+        /// What grew too large (`file`, `rendered output`, `repository tree`).
+        what: &'static str,
+        /// The limit, with its unit.
+        limit: String,
+        /// Which file, tool or repository.
+        context: String,
+    },
+    /// A manifest could not be read: bad YAML or JSON, a duplicate key, not a Kubernetes object.
+    #[error("invalid manifest {file}:{line}: {detail}")]
+    InvalidManifest {
+        /// File, relative to the repository root.
+        file: String,
+        /// 1-based line of the document (or of the error, when known).
+        line: usize,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A YAML stream could not be read.
+    #[error("invalid manifest {file}")]
+    Yaml {
+        /// File, relative to the repository root (or the tool that printed the stream).
+        file: String,
+        /// The reader's error, which names the line.
+        #[source]
+        source: plumb_yaml::Error,
+    },
+    /// Jsonnet evaluation failed.
+    #[error("jsonnet {file}: {detail}")]
+    Jsonnet {
+        /// The `.jsonnet` file, relative to the repository root.
+        file: String,
+        /// The evaluator's message with the location of the failure.
+        detail: String,
+    },
+    /// A rendering tool (helm, kustomize) is not installed where Plumb looks for it.
+    #[error("{tool} binary not found at {path}; install it or configure its path")]
+    ToolMissing {
+        /// `helm` or `kustomize`.
+        tool: &'static str,
+        /// Where Plumb looked.
+        path: PathBuf,
+    },
+    /// A rendering tool exited with an error.
+    #[error("{tool} failed ({status}): {stderr}")]
+    RenderFailed {
+        /// `helm` or `kustomize`, with the subcommand.
+        tool: String,
+        /// Exit status.
+        status: String,
+        /// The tool's standard error (credentials removed, truncated).
+        stderr: String,
+    },
+    /// A rendering tool did not finish in time and was killed.
+    #[error("{tool} did not finish within {limit:?}")]
+    RenderTimeout {
+        /// `helm` or `kustomize`.
+        tool: String,
+        /// The limit that was hit.
+        limit: Duration,
+    },
+    /// The source combines options of more than one renderer, or names none that Plumb runs.
+    #[error("unsupported source: {detail}")]
+    UnsupportedSource {
+        /// What is unsupported.
+        detail: String,
+    },
+    /// A local file operation failed.
+    #[error("{action} {path}")]
+    Io {
+        /// What was being done (`reading`, `writing`, `creating`).
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Result with [`Error`] as the default error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> Error {
+        let path = path.into();
+        move |source| Error::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! The Git cache: one bare repository per repository URL, and one read-only tree per commit.
+//!
+//! Layout under the cache root:
+//! - `repos/<key>.git`: a bare mirror of the remote's branches and tags (`<key>` is a hash of the
+//!   normalised URL, so every Application on one repository shares it);
+//! - `repos/<key>.lock`: held while fetching, so two fetches of one repository never interleave,
+//!   while readers go on reading (Git writes packs and refs atomically);
+//! - `trees/<key>/<commit>`: the commit's files, written once to a temporary directory and renamed
+//!   into place, then never changed.
+
+mod remote;
+mod revision;
+mod tree;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sha2::{Digest, Sha256};
+
+pub use revision::RemoteRef;
+pub(crate) use tree::normalize_within;
+
+use crate::credentials::{RepoCredentials, normalize_url};
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+use crate::redact::strip_url_credentials;
+use revision::Match;
+
+/// A commit's files on disk, read-only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkout {
+    /// Repository URL, without credentials.
+    pub url: String,
+    /// Commit SHA (hex).
+    pub commit: String,
+    /// Directory holding the commit's tree.
+    pub dir: PathBuf,
+}
+
+/// Fetches repositories into a shared cache directory and hands out per-commit trees.
+#[derive(Debug)]
+pub struct GitCache {
+    root: PathBuf,
+    limits: Limits,
+    credentials: Vec<RepoCredentials>,
+    fetches: AtomicU64,
+    listings: AtomicU64,
+}
+
+impl GitCache {
+    /// A cache rooted at `root` (created if missing).
+    pub fn new(root: impl Into<PathBuf>, limits: Limits) -> Result<Self> {
+        let root = root.into();
+        for sub in ["repos", "trees", "keys"] {
+            let dir = root.join(sub);
+            std::fs::create_dir_all(&dir).map_err(Error::io("creating", dir))?;
+        }
+        Ok(Self {
+            root,
+            limits,
+            credentials: Vec::new(),
+            fetches: AtomicU64::new(0),
+            listings: AtomicU64::new(0),
+        })
+    }
+
+    /// Uses these credentials (from Argo repository Secrets) for matching URLs.
+    pub fn with_credentials(mut self, credentials: Vec<RepoCredentials>) -> Self {
+        self.credentials = credentials;
+        self
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// How many fetches this cache has run (for tests and metrics).
+    pub fn fetch_count(&self) -> u64 {
+        self.fetches.load(Ordering::Relaxed)
+    }
+
+    /// How many ref listings this cache has run (for tests and metrics).
+    pub fn listing_count(&self) -> u64 {
+        self.listings.load(Ordering::Relaxed)
+    }
+
+    /// Lists the remote's refs (`git ls-remote`): the cheap "has the ref moved?" check.
+    pub fn ls_remote(&self, url: &str) -> Result<Vec<RemoteRef>> {
+        self.listings.fetch_add(1, Ordering::Relaxed);
+        let mut refs = remote::run(self.job(url, remote::Op::List)?)?;
+        refs.sort();
+        Ok(refs)
+    }
+
+    /// Resolves `revision` (`HEAD`, branch, tag, full or short SHA, `refs/…`) to a commit SHA.
+    ///
+    /// A ref costs one listing and no fetch; a SHA already in the cache costs nothing; a short
+    /// SHA or a SHA not yet fetched costs a fetch.
+    pub fn resolve(&self, url: &str, revision: &str) -> Result<String> {
+        let clean = strip_url_credentials(url);
+        let not_found = || Error::RevisionNotFound {
+            url: clean.clone(),
+            revision: revision.to_owned(),
+        };
+        if let Match::FullSha(sha) = revision::match_revision(revision, &[]) {
+            if self.has_commit(url, &sha)? {
+                return Ok(sha);
+            }
+            self.fetch(url, Vec::new())?;
+            return if self.has_commit(url, &sha)? {
+                Ok(sha)
+            } else {
+                Err(not_found())
+            };
+        }
+        let refs = self.ls_remote(url)?;
+        match revision::match_revision(revision, &refs) {
+            Match::Ref { commit, .. } => Ok(commit),
+            Match::MaybeShortSha(short) => {
+                self.fetch(url, Vec::new())?;
+                self.expand_short_sha(url, &short)?.ok_or_else(not_found)
+            }
+            Match::FullSha(_) | Match::None => Err(not_found()),
+        }
+    }
+
+    /// The files of `commit`, fetching it first if the cache lacks it. `revision` is the ref it
+    /// was resolved from, fetched explicitly when it lies outside branches and tags.
+    pub fn checkout(&self, url: &str, revision: &str, commit: &str) -> Result<Checkout> {
+        let clean = strip_url_credentials(url);
+        let dest = self.root.join("trees").join(repo_key(url)).join(commit);
+        if dest.is_dir() {
+            return Ok(Checkout {
+                url: clean,
+                commit: commit.to_owned(),
+                dir: dest,
+            });
+        }
+        if !self.has_commit(url, commit)? {
+            let extra = if revision.starts_with("refs/")
+                && !revision.starts_with("refs/heads/")
+                && !revision.starts_with("refs/tags/")
+            {
+                vec![revision.to_owned()]
+            } else {
+                Vec::new()
+            };
+            self.fetch(url, extra)?;
+            if !self.has_commit(url, commit)? {
+                return Err(Error::RevisionNotFound {
+                    url: clean,
+                    revision: commit.to_owned(),
+                });
+            }
+        }
+        let parent = dest.parent().map(Path::to_path_buf).unwrap_or_default();
+        std::fs::create_dir_all(&parent).map_err(Error::io("creating", &parent))?;
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".tmp-{commit}-"))
+            .tempdir_in(&parent)
+            .map_err(Error::io("creating a temporary directory in", &parent))?;
+        let staging = tmp.path().join("tree");
+        let repo = self.open_local(url)?;
+        let oid = parse_oid(commit, &clean)?;
+        let written =
+            tree::materialize(&repo, oid, &staging, &self.limits, &clean).and_then(|()| {
+                match std::fs::rename(&staging, &dest) {
+                    Ok(()) => Ok(()),
+                    // Another worker won the race; its tree is identical.
+                    Err(_) if dest.is_dir() => Ok(()),
+                    Err(e) => Err(Error::io("renaming into", &dest)(e)),
+                }
+            });
+        make_removable(tmp.path());
+        written?;
+        Ok(Checkout {
+            url: clean,
+            commit: commit.to_owned(),
+            dir: dest,
+        })
+    }
+
+    fn fetch(&self, url: &str, extra: Vec<String>) -> Result<()> {
+        self.fetches.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(url = %strip_url_credentials(url), "fetching");
+        remote::run(self.job(url, remote::Op::Fetch { extra })?).map(|_| ())
+    }
+
+    fn has_commit(&self, url: &str, sha: &str) -> Result<bool> {
+        if !self.repo_dir(url).join("HEAD").exists() {
+            return Ok(false);
+        }
+        let repo = self.open_local(url)?;
+        let oid = parse_oid(sha, &strip_url_credentials(url))?;
+        Ok(repo
+            .find_object(oid)
+            .ok()
+            .is_some_and(|o| o.peel_to_commit().is_ok()))
+    }
+
+    fn expand_short_sha(&self, url: &str, short: &str) -> Result<Option<String>> {
+        let repo = self.open_local(url)?;
+        let Ok(id) = repo.rev_parse_single(short) else {
+            return Ok(None);
+        };
+        Ok(id
+            .object()
+            .ok()
+            .and_then(|o| o.peel_to_commit().ok())
+            .map(|c| c.id.to_string()))
+    }
+
+    fn open_local(&self, url: &str) -> Result<gix::Repository> {
+        let (_, creds) = self.split(url);
+        remote::open(
+            &self.repo_dir(url),
+            None,
+            creds.as_ref(),
+            self.limits.fetch_timeout,
+        )
+        .map_err(|detail| Error::GitCache {
+            url: strip_url_credentials(url),
+            detail,
+        })
+    }
+
+    fn repo_dir(&self, url: &str) -> PathBuf {
+        self.root
+            .join("repos")
+            .join(format!("{}.git", repo_key(url)))
+    }
+
+    /// The URL without credentials, and the credentials to use for it: those in the URL itself,
+    /// else the best matching repository Secret.
+    fn split(&self, url: &str) -> (String, Option<RepoCredentials>) {
+        let clean = strip_url_credentials(url);
+        let inline = url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.split(['/', '?']).next())
+            .and_then(|authority| authority.rsplit_once('@'))
+            .map(|(userinfo, _)| {
+                let (user, pass) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+                RepoCredentials {
+                    url: clean.clone(),
+                    username: Some(user.to_owned()),
+                    password: Some(pass.to_owned()).filter(|p| !p.is_empty()),
+                    ..Default::default()
+                }
+            });
+        let creds = inline.or_else(|| RepoCredentials::select(&self.credentials, &clean).cloned());
+        (clean, creds)
+    }
+
+    fn job(&self, url: &str, op: remote::Op) -> Result<remote::Job> {
+        let (clean, credentials) = self.split(url);
+        let key = repo_key(url);
+        let ssh_key_path = match credentials
+            .as_ref()
+            .and_then(|c| c.ssh_private_key.as_ref())
+        {
+            Some(pem) => Some(self.write_key(&key, pem)?),
+            None => None,
+        };
+        // gix needs the userinfo-free URL for https, but ssh URLs keep their user (git@host).
+        let url_for_git = if clean.starts_with("http") {
+            clean.clone()
+        } else {
+            url.to_owned()
+        };
+        Ok(remote::Job {
+            repo_dir: self.repo_dir(url),
+            lock_path: self.root.join("repos").join(format!("{key}.lock")),
+            url: url_for_git,
+            credentials,
+            ssh_key_path,
+            timeout: self.limits.fetch_timeout,
+            op,
+        })
+    }
+
+    fn write_key(&self, key: &str, pem: &str) -> Result<PathBuf> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = self.root.join("keys").join(format!("{key}.key"));
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(Error::io("writing", &path))?;
+        let mut pem = pem.to_owned();
+        if !pem.ends_with('\n') {
+            pem.push('\n');
+        }
+        file.write_all(pem.as_bytes())
+            .map_err(Error::io("writing", &path))?;
+        Ok(path)
+    }
+}
+
+/// A stable directory name for a repository URL (Argo's normalisation, then SHA-256).
+pub(crate) fn repo_key(url: &str) -> String {
+    let digest = Sha256::digest(normalize_url(url).as_bytes());
+    digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
+}
+
+fn parse_oid(sha: &str, url: &str) -> Result<gix::ObjectId> {
+    gix::ObjectId::from_hex(sha.as_bytes()).map_err(|_| Error::RevisionNotFound {
+        url: url.to_owned(),
+        revision: sha.to_owned(),
+    })
+}
+
+/// Gives write permission back to a staging tree so it can be deleted (it was made read-only).
+fn make_removable(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return;
+    };
+    if meta.is_dir() {
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries.flatten() {
+                make_removable(&e.path());
+            }
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! Writing one commit's tree into a read-only directory, with the repository's safety rules.
+//!
+//! The tree is walked straight from the object database (no index, no worktree). Before anything
+//! is written the walk checks the limits (entries, bytes per file, bytes in total), so a "git bomb"
+//! whose trees expand to millions of files stops with a clear error instead of filling the disk.
+//! Symlinks pointing outside the repository refuse the whole commit (Argo CD CVE-2022-24348).
+
+use std::path::{Component, Path, PathBuf};
+
+use gix::ObjectId;
+
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+
+/// One entry to write.
+enum Entry {
+    Dir(PathBuf),
+    File {
+        path: PathBuf,
+        id: ObjectId,
+        executable: bool,
+    },
+    Link {
+        path: PathBuf,
+        target: String,
+    },
+}
+
+/// Plans and writes the tree of `commit` into `dest` (which must not exist yet).
+pub(crate) fn materialize(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    dest: &Path,
+    limits: &Limits,
+    url: &str,
+) -> Result<()> {
+    let cache_err = |detail: String| Error::GitCache {
+        url: url.to_owned(),
+        detail,
+    };
+    let commit_obj = repo
+        .find_object(commit)
+        .map_err(|e| cache_err(super::remote::chain(&e)))?
+        .peel_to_commit()
+        .map_err(|e| {
+            cache_err(format!(
+                "{commit} is not a commit: {}",
+                super::remote::chain(&e)
+            ))
+        })?;
+    let tree_id = commit_obj
+        .tree_id()
+        .map_err(|e| cache_err(super::remote::chain(&e)))?
+        .detach();
+
+    let mut plan = Vec::new();
+    let mut budget = Budget {
+        files: 0,
+        bytes: 0,
+        limits,
+        url,
+        commit: commit.to_string(),
+    };
+    walk(repo, tree_id, PathBuf::new(), &mut plan, &mut budget)?;
+
+    std::fs::create_dir_all(dest).map_err(Error::io("creating", dest))?;
+    for entry in &plan {
+        match entry {
+            Entry::Dir(rel) => {
+                let p = dest.join(rel);
+                std::fs::create_dir_all(&p).map_err(Error::io("creating", p))?;
+            }
+            Entry::File {
+                path,
+                id,
+                executable,
+            } => {
+                let data = repo
+                    .find_object(*id)
+                    .map_err(|e| cache_err(super::remote::chain(&e)))?
+                    .detach()
+                    .data;
+                let p = dest.join(path);
+                std::fs::write(&p, &data).map_err(Error::io("writing", &p))?;
+                set_mode(&p, if *executable { 0o555 } else { 0o444 })?;
+            }
+            Entry::Link { path, target } => {
+                let p = dest.join(path);
+                std::os::unix::fs::symlink(target, &p).map_err(Error::io("writing", p))?;
+            }
+        }
+    }
+    // Directories last, deepest first, so they are still writable while being filled.
+    for entry in plan.iter().rev() {
+        if let Entry::Dir(rel) = entry {
+            set_mode(&dest.join(rel), 0o555)?;
+        }
+    }
+    set_mode(dest, 0o555)
+}
+
+struct Budget<'a> {
+    files: u64,
+    bytes: u64,
+    limits: &'a Limits,
+    url: &'a str,
+    commit: String,
+}
+
+impl Budget<'_> {
+    fn too_large(&self, what: &'static str, limit: String) -> Error {
+        Error::TooLarge {
+            what,
+            limit,
+            context: format!("repository {} at {}", self.url, self.commit),
+        }
+    }
+}
+
+fn walk(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    rel: PathBuf,
+    plan: &mut Vec<Entry>,
+    budget: &mut Budget<'_>,
+) -> Result<()> {
+    let url = budget.url;
+    let cache_err = |detail: String| Error::GitCache {
+        url: url.to_owned(),
+        detail,
+    };
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| cache_err(super::remote::chain(&e)))?;
+    let decoded = tree
+        .decode()
+        .map_err(|e| cache_err(super::remote::chain(&e)))?;
+    let entries: Vec<(gix::objs::tree::EntryMode, String, ObjectId)> = decoded
+        .entries
+        .iter()
+        .map(|e| (e.mode, e.filename.to_string(), e.oid.to_owned()))
+        .collect();
+    for (mode, name, id) in entries {
+        if name.is_empty() || name == "." || name == ".." || name.contains('/') || name == ".git" {
+            return Err(cache_err(format!(
+                "tree entry {:?} in {} is not a safe file name",
+                name,
+                rel.display()
+            )));
+        }
+        budget.files += 1;
+        if budget.files > budget.limits.max_repo_files {
+            return Err(budget.too_large(
+                "repository tree",
+                format!("{} entries", budget.limits.max_repo_files),
+            ));
+        }
+        let path = rel.join(&name);
+        if mode.is_tree() {
+            plan.push(Entry::Dir(path.clone()));
+            walk(repo, id, path, plan, budget)?;
+        } else if mode.is_commit() {
+            // Submodules are not fetched (as Argo CD with submodules disabled).
+            continue;
+        } else {
+            let header = repo
+                .find_header(id)
+                .map_err(|e| cache_err(super::remote::chain(&e)))?;
+            let size = header.size();
+            if size > budget.limits.max_file_bytes {
+                return Err(Error::TooLarge {
+                    what: "file",
+                    limit: format!("{} bytes", budget.limits.max_file_bytes),
+                    context: format!("{} ({size} bytes)", path.display()),
+                });
+            }
+            budget.bytes += size;
+            if budget.bytes > budget.limits.max_repo_bytes {
+                return Err(budget.too_large(
+                    "repository tree",
+                    format!("{} bytes", budget.limits.max_repo_bytes),
+                ));
+            }
+            if mode.is_link() {
+                let target = repo
+                    .find_object(id)
+                    .map_err(|e| cache_err(super::remote::chain(&e)))?
+                    .detach()
+                    .data;
+                let target = String::from_utf8_lossy(&target).into_owned();
+                if !link_stays_inside(&rel, &target) {
+                    return Err(Error::SymlinkOutOfBounds {
+                        url: budget.url.to_owned(),
+                        commit: budget.commit.clone(),
+                        path: path.display().to_string(),
+                        target,
+                    });
+                }
+                plan.push(Entry::Link { path, target });
+            } else {
+                plan.push(Entry::File {
+                    path,
+                    id,
+                    executable: mode.is_executable(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// True when a link in directory `dir` (relative to the root) with `target` resolves inside the root.
+pub(crate) fn link_stays_inside(dir: &Path, target: &str) -> bool {
+    let target = Path::new(target);
+    if target.is_absolute() {
+        return false;
+    }
+    normalize_within(&dir.join(target)).is_some()
+}
+
+/// Lexically normalises a relative path; `None` when it climbs above its root.
+pub(crate) fn normalize_within(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(p) => out.push(p),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(out)
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(Error::io("setting permissions on", path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_are_judged_from_their_own_directory() {
+        assert!(link_stays_inside(Path::new("a/b"), "../c.yaml"));
+        assert!(link_stays_inside(Path::new("a/b"), "../../c.yaml"));
+        assert!(!link_stays_inside(Path::new("a/b"), "../../../etc/passwd"));
+        assert!(!link_stays_inside(Path::new(""), "/etc/passwd"));
+        assert!(!link_stays_inside(Path::new(""), "x/../../y"));
+        assert!(link_stays_inside(Path::new(""), "./x/../y"));
+    }
+}

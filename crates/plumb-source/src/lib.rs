@@ -1,0 +1,49 @@
+//! Plumb's source side: fetch a Git repository, resolve a revision to a commit, render the
+//! manifests at a path into desired objects, and cache the result.
+//!
+//! - [`Renderer`] is the front door: an Application's sources in ([`RenderRequest`]), the desired
+//!   objects out ([`Rendered`], one [`Manifest`] per object with its file and document index).
+//! - [`GitCache`] fetches with gix into a cache shared per repository URL, resolves revisions and
+//!   writes read-only per-commit trees; [`RepoCredentials`] reads Argo CD repository Secrets.
+//! - [`detect`] picks the renderer as Argo CD does; directories and Jsonnet render in-process,
+//!   Kustomize and Helm through the real binaries ([`Tools`]).
+//! - [`Limits`] bounds sizes and times; [`Error`] says what failed, where.
+//!
+//! ```no_run
+//! use plumb_source::{Config, Renderer, RenderRequest};
+//! use plumb_model::application::ApplicationSource;
+//!
+//! let renderer = Renderer::new(Config::new("/var/cache/plumb"))?;
+//! let source = ApplicationSource {
+//!     repo_url: "https://git.example.com/team/app.git".into(),
+//!     path: "deploy".into(),
+//!     ..Default::default()
+//! };
+//! let rendered = renderer.render(&RenderRequest { sources: vec![source], ..Default::default() })?;
+//! for m in &rendered.manifests {
+//!     println!("{} from {}", m.key(), m.origin());
+//! }
+//! # Ok::<(), plumb_source::Error>(())
+//! ```
+
+mod cache;
+mod credentials;
+mod detect;
+mod error;
+mod git;
+mod limits;
+mod manifest;
+mod redact;
+mod render;
+mod renderer;
+mod spec;
+
+pub use credentials::{RepoCredentials, SECRET_TYPE_LABEL};
+pub use detect::{KUSTOMIZATION_FILES, SourceType, detect};
+pub use error::{Error, Result};
+pub use git::{Checkout, GitCache, RemoteRef};
+pub use limits::Limits;
+pub use manifest::Manifest;
+pub use redact::{Redactor, strip_url_credentials};
+pub use render::Tools;
+pub use renderer::{Config, Refresh, RenderRequest, Rendered, Renderer, SourceOutcome};

@@ -1,0 +1,147 @@
+//! Plain directories: YAML, JSON and Jsonnet files, read in-process.
+//!
+//! Argo CD's rules (`reposerver/repository/repository.go: findManifests`): files ending in `.yaml`,
+//! `.yml`, `.json` or `.jsonnet`; subdirectories only with `recurse`; `include`/`exclude` globs
+//! matched against the path relative to the source directory (`*` crosses `/`, `{a,b}` allowed).
+//! Files are read in path order so the output is deterministic.
+
+use std::path::{Path, PathBuf};
+
+use globset::{Glob, GlobMatcher};
+use plumb_model::application::DirectorySource;
+
+use super::jsonnet;
+use crate::error::{Error, Result};
+use crate::limits::Limits;
+use crate::manifest::{self, Manifest};
+use crate::spec::{b, s};
+
+/// Renders the directory `app` (relative to `root`).
+pub(crate) fn render(
+    root: &Path,
+    app: &Path,
+    opts: &DirectorySource,
+    limits: &Limits,
+) -> Result<Vec<Manifest>> {
+    let include = glob(s(&opts.include), "spec.source.directory.include")?;
+    let exclude = glob(s(&opts.exclude), "spec.source.directory.exclude")?;
+    let mut files = Vec::new();
+    collect(root, app, Path::new(""), b(opts.recurse), &mut files)?;
+    files.sort();
+
+    let mut total = 0u64;
+    let mut out = Vec::new();
+    for rel in files {
+        let rel_str = rel.to_string_lossy();
+        if exclude
+            .as_ref()
+            .is_some_and(|g| g.is_match(rel_str.as_ref()))
+        {
+            continue;
+        }
+        if include
+            .as_ref()
+            .is_some_and(|g| !g.is_match(rel_str.as_ref()))
+        {
+            continue;
+        }
+        let repo_rel = app.join(&rel);
+        let display = repo_rel.display().to_string();
+        let path = root.join(&repo_rel);
+        if rel.extension().is_some_and(|e| e == "jsonnet") {
+            let jsonnet_opts = opts.jsonnet.clone().unwrap_or_default();
+            let value = jsonnet::evaluate(root, &repo_rel, &jsonnet_opts, limits.render_timeout)?;
+            let items = match value {
+                serde_json::Value::Array(items) => items,
+                other => vec![other],
+            };
+            for (index, item) in items.into_iter().enumerate() {
+                out.extend(flatten_json(item, &display, index)?);
+            }
+            continue;
+        }
+        let size = std::fs::metadata(&path)
+            .map_err(Error::io("reading", &path))?
+            .len();
+        total += size;
+        if total > limits.max_render_bytes {
+            return Err(Error::TooLarge {
+                what: "manifests of the directory",
+                limit: format!("{} bytes", limits.max_render_bytes),
+                context: format!("{} (reached at {display})", app.display()),
+            });
+        }
+        let bytes = std::fs::read(&path).map_err(Error::io("reading", &path))?;
+        let text = String::from_utf8(bytes).map_err(|_| Error::InvalidManifest {
+            file: display.clone(),
+            line: 1,
+            detail: "file is not UTF-8".into(),
+        })?;
+        out.extend(manifest::from_stream(&text, &display, |_| None)?);
+    }
+    Ok(out)
+}
+
+/// A Jsonnet output item: an object, or a `List` whose items are flattened.
+fn flatten_json(value: serde_json::Value, file: &str, index: usize) -> Result<Vec<Manifest>> {
+    if value
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .is_some_and(|k| k.ends_with("List"))
+        && let Some(items) = value.get("items").and_then(|i| i.as_array())
+    {
+        return items
+            .iter()
+            .map(|item| manifest::checked(item.clone(), file.to_owned(), index, 0))
+            .collect();
+    }
+    Ok(vec![manifest::checked(value, file.to_owned(), index, 0)?])
+}
+
+fn glob(pattern: &str, field: &str) -> Result<Option<GlobMatcher>> {
+    if pattern.is_empty() {
+        return Ok(None);
+    }
+    Glob::new(pattern)
+        .map(|g| Some(g.compile_matcher()))
+        .map_err(|e| Error::UnsupportedSource {
+            detail: format!("{field}: invalid glob {pattern:?}: {e}"),
+        })
+}
+
+fn collect(
+    root: &Path,
+    app: &Path,
+    rel: &Path,
+    recurse: bool,
+    out: &mut Vec<PathBuf>,
+) -> Result<()> {
+    let dir = root.join(app).join(rel);
+    let entries = std::fs::read_dir(&dir).map_err(Error::io("reading", &dir))?;
+    for entry in entries {
+        let entry = entry.map_err(Error::io("reading", &dir))?;
+        let name = PathBuf::from(entry.file_name());
+        let child = rel.join(&name);
+        let file_type = entry
+            .file_type()
+            .map_err(Error::io("reading", entry.path()))?;
+        if file_type.is_dir() {
+            if recurse {
+                collect(root, app, &child, recurse, out)?;
+            }
+            continue;
+        }
+        // Symlinks were checked to stay inside the repository when the tree was written; a link
+        // to a directory is not descended into (as filepath.Walk does not).
+        if file_type.is_symlink() && !entry.path().is_file() {
+            continue;
+        }
+        if matches!(
+            name.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml" | "json" | "jsonnet")
+        ) {
+            out.push(child);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,230 @@
+//! Helm charts in Git, rendered by the real `helm template`.
+//!
+//! Arguments follow Argo CD (`util/helm/cmd.go: template`, `reposerver/repository: helmTemplate`):
+//! release name (default: the Application name), `--namespace`, `--kube-version`,
+//! `--api-versions`, value files in order, then inline values (`valuesObject` over `values`), then
+//! `--set`/`--set-string`/`--set-file`, and `--include-crds` unless `skipCrds`. Value files are
+//! relative to the chart; a leading `/` means the repository root; `$ref/…` means another source's
+//! repository. Any of them that leaves its repository is refused (Argo CD CVE-2022-24348 and
+//! GHSA-h6h5-6fmq-rh28); http(s) URLs are passed to helm as they are.
+//!
+//! Dependencies must be vendored in `charts/` (Plumb does not run `helm dependency build`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use plumb_model::application::HelmSource;
+
+use super::tool;
+use super::{Context, Resolved};
+use crate::error::{Error, Result};
+use crate::git::normalize_within;
+use crate::manifest::{self, Manifest};
+use crate::spec::{b, s, v};
+
+/// Renders the chart at `ctx.app` with `opts`.
+pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifest>> {
+    let scratch = tempfile::Builder::new()
+        .prefix("plumb-helm-")
+        .tempdir()
+        .map_err(Error::io(
+            "creating a temporary directory in",
+            std::env::temp_dir(),
+        ))?;
+    let chart_dir = ctx.root.join(ctx.app);
+    let mut cmd = Command::new(&ctx.tools.helm);
+    let release = if s(&opts.release_name).is_empty() {
+        ctx.app_name
+    } else {
+        s(&opts.release_name)
+    };
+    cmd.current_dir(&chart_dir)
+        .arg("template")
+        .arg(".")
+        .arg("--name-template")
+        .arg(release);
+    let namespace = if s(&opts.namespace).is_empty() {
+        ctx.namespace
+    } else {
+        s(&opts.namespace)
+    };
+    if !namespace.is_empty() {
+        cmd.arg("--namespace").arg(namespace);
+    }
+    let kube_version = if s(&opts.kube_version).is_empty() {
+        ctx.kube_version
+    } else {
+        s(&opts.kube_version)
+    };
+    if !kube_version.is_empty() {
+        cmd.arg("--kube-version").arg(kube_version);
+    }
+    let api_versions = if v(&opts.api_versions).is_empty() {
+        ctx.api_versions
+    } else {
+        v(&opts.api_versions)
+    };
+    for v in api_versions {
+        cmd.arg("--api-versions").arg(v);
+    }
+    for file in v(&opts.value_files) {
+        match resolve_file(ctx, file, "spec.source.helm.valueFiles")? {
+            Resolved::Url(url) => {
+                cmd.arg("--values").arg(url);
+            }
+            Resolved::Path(p) if p.is_file() => {
+                cmd.arg("--values").arg(p);
+            }
+            Resolved::Path(_) if b(opts.ignore_missing_value_files) => {
+                tracing::debug!(file, "skipping missing value file");
+            }
+            Resolved::Path(_) => {
+                return Err(Error::PathNotFound {
+                    field: "spec.source.helm.valueFiles".into(),
+                    path: file.clone(),
+                });
+            }
+        }
+    }
+    let inline = match &opts.values_object {
+        Some(obj) if !obj.is_null() => Some(obj.to_string()),
+        _ if !s(&opts.values).trim().is_empty() => Some(s(&opts.values).to_owned()),
+        _ => None,
+    };
+    if let Some(text) = inline {
+        let p = scratch.path().join("inline-values.yaml");
+        std::fs::write(&p, text).map_err(Error::io("writing", &p))?;
+        cmd.arg("--values").arg(p);
+    }
+    for p in v(&opts.parameters) {
+        let flag = if b(p.force_string) {
+            "--set-string"
+        } else {
+            "--set"
+        };
+        cmd.arg(flag)
+            .arg(format!("{}={}", s(&p.name), escape_commas(s(&p.value))));
+    }
+    for p in v(&opts.file_parameters) {
+        match resolve_file(ctx, s(&p.path), "spec.source.helm.fileParameters")? {
+            Resolved::Path(path) if path.is_file() => {
+                cmd.arg("--set-file")
+                    .arg(format!("{}={}", s(&p.name), path.display()));
+            }
+            _ => {
+                return Err(Error::PathNotFound {
+                    field: "spec.source.helm.fileParameters".into(),
+                    path: s(&p.path).to_owned(),
+                });
+            }
+        }
+    }
+    if !b(opts.skip_crds) {
+        cmd.arg("--include-crds");
+    }
+    if b(opts.skip_tests) {
+        cmd.arg("--skip-tests");
+    }
+    if b(opts.skip_schema_validation) {
+        cmd.arg("--skip-schema-validation");
+    }
+    // Helm writes caches and registry config under these; keep them out of $HOME and per render.
+    for (var, sub) in [
+        ("HELM_CACHE_HOME", "cache"),
+        ("HELM_CONFIG_HOME", "config"),
+        ("HELM_DATA_HOME", "data"),
+    ] {
+        cmd.env(var, scratch.path().join(sub));
+    }
+    let label = format!("helm template {}", ctx.app.display());
+    let out = tool::run(
+        "helm",
+        &label,
+        cmd,
+        ctx.limits.render_timeout,
+        ctx.limits.max_render_bytes,
+        ctx.redactor,
+    )?;
+    let sources = source_comments(&out.stdout);
+    let app = ctx.app.to_path_buf();
+    manifest::from_stream(&out.stdout, &label, |line| {
+        let (_, src) = sources.range(..line).next_back()?;
+        // `# Source: <chart name>/templates/x.yaml`: replace the chart name by its path in Git.
+        let rest = src.split_once('/').map_or(src.as_str(), |(_, r)| r);
+        Some(app.join(rest).display().to_string())
+    })
+}
+
+/// Line number → `# Source:` path, for naming the template each document came from.
+fn source_comments(text: &str) -> BTreeMap<usize, String> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            l.strip_prefix("# Source: ")
+                .map(|s| (i + 1, s.trim().to_owned()))
+        })
+        .collect()
+}
+
+fn escape_commas(value: &str) -> String {
+    // helm splits --set on unescaped commas; Argo passes parameter values whole.
+    let mut out = String::with_capacity(value.len());
+    let mut prev = '\0';
+    for c in value.chars() {
+        if c == ',' && prev != '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+        prev = c;
+    }
+    out
+}
+
+/// Resolves a value file or file parameter to a URL or a path inside its repository.
+fn resolve_file(ctx: &Context<'_>, file: &str, field: &str) -> Result<Resolved> {
+    if file.starts_with("http://") || file.starts_with("https://") {
+        return Ok(Resolved::Url(file.to_owned()));
+    }
+    let outside = || Error::PathOutsideRepository {
+        field: field.to_owned(),
+        path: file.to_owned(),
+    };
+    let (root, rel): (&Path, PathBuf) = if let Some(rest) = file.strip_prefix('$') {
+        let (name, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let root = ctx.refs.get(name).ok_or_else(|| Error::UnsupportedSource {
+            detail: format!("{field}: {file} names source ref {name:?}, which no source of the application defines"),
+        })?;
+        (root.as_path(), PathBuf::from(path))
+    } else if let Some(abs) = file.strip_prefix('/') {
+        (ctx.root, PathBuf::from(abs))
+    } else {
+        (ctx.root, ctx.app.join(file))
+    };
+    let rel = normalize_within(&rel).ok_or_else(outside)?;
+    let path = root.join(&rel);
+    // A link inside the tree may still point elsewhere inside it; make sure the target stays.
+    if let Ok(real) = path.canonicalize() {
+        let real_root = root.canonicalize().map_err(Error::io("reading", root))?;
+        if !real.starts_with(&real_root) {
+            return Err(outside());
+        }
+    }
+    Ok(Resolved::Path(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commas_are_escaped_once() {
+        assert_eq!(escape_commas("a,b\\,c"), "a\\,b\\,c");
+    }
+
+    #[test]
+    fn source_comments_are_indexed_by_line() {
+        let m = source_comments("---\n# Source: api/templates/cm.yaml\napiVersion: v1\n");
+        assert_eq!(m.get(&2).map(String::as_str), Some("api/templates/cm.yaml"));
+    }
+}

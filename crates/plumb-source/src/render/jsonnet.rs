@@ -1,0 +1,306 @@
+//! Jsonnet evaluation in-process with rsjsonnet-lang.
+//!
+//! Why rsjsonnet-lang: it has stable semver releases and targets Jsonnet 0.20 (the language of
+//! go-jsonnet, which Argo CD embeds), while jrsonnet-evaluator only publishes pre-releases with API
+//! churn between them. Its import hook lets Plumb resolve imports itself, so an `import` or a
+//! library path that leaves the repository is refused (Argo CD checks `libs` the same way).
+//!
+//! Argo semantics (`reposerver/repository/repository.go: evaluateJsonnet`): `extVars` and `tlas`
+//! are strings or code, `libs` are search paths relative to the repository root, and the output is
+//! an object or an array of objects.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use plumb_model::application::JsonnetSource;
+use rsjsonnet_lang::arena::Arena;
+use rsjsonnet_lang::program::{
+    Callbacks, EvalError, EvalStackTraceItem, ImportError, NativeError, Program, Thunk, Value,
+};
+use rsjsonnet_lang::span::{SpanContextId, SpanId};
+
+use crate::error::{Error, Result};
+use crate::git::normalize_within;
+use crate::spec::{b, v};
+
+/// Evaluates `file` (relative to `root`) and returns its JSON output.
+pub(crate) fn evaluate(
+    root: &Path,
+    file: &Path,
+    opts: &JsonnetSource,
+    timeout: Duration,
+) -> Result<serde_json::Value> {
+    let display = file.display().to_string();
+    let (tx, rx) = mpsc::sync_channel(1);
+    let (root_owned, file_owned, opts_owned) =
+        (root.to_path_buf(), file.to_path_buf(), opts.clone());
+    std::thread::Builder::new()
+        .name("plumb-jsonnet".into())
+        .spawn(move || {
+            let _ = tx.send(run(&root_owned, &file_owned, &opts_owned));
+        })
+        .map_err(Error::io("spawning a Jsonnet worker for", root.join(file)))?;
+    // A runaway program cannot be stopped in-process; the caller stops waiting and reports it.
+    let out = rx
+        .recv_timeout(timeout)
+        .map_err(|_| Error::Jsonnet {
+            file: display.clone(),
+            detail: format!("evaluation did not finish within {timeout:?}"),
+        })?
+        .map_err(|detail| Error::Jsonnet {
+            file: display.clone(),
+            detail,
+        })?;
+    serde_json::from_str(&out).map_err(|e| Error::Jsonnet {
+        file: display,
+        detail: format!("output is not JSON: {e}"),
+    })
+}
+
+struct Files {
+    root: PathBuf,
+    libs: Vec<PathBuf>,
+    /// Span context of each loaded file → (path relative to the root, its text).
+    contexts: HashMap<SpanContextId, (PathBuf, Vec<u8>)>,
+    last_import_error: Option<String>,
+}
+
+struct Hooks<'p> {
+    files: Files,
+    thunks: HashMap<PathBuf, Thunk<'p>>,
+}
+
+fn run(root: &Path, file: &Path, opts: &JsonnetSource) -> std::result::Result<String, String> {
+    let mut libs = Vec::new();
+    for lib in v(&opts.libs) {
+        let rel = normalize_within(Path::new(lib.trim_start_matches("./"))).ok_or_else(|| {
+            format!(
+                "spec.source.directory.jsonnet.libs: {lib} resolves outside the repository root"
+            )
+        })?;
+        libs.push(rel);
+    }
+    let arena = Arena::new();
+    let mut program = Program::new(&arena);
+    let mut hooks = Hooks {
+        files: Files {
+            root: root.to_path_buf(),
+            libs,
+            contexts: HashMap::new(),
+            last_import_error: None,
+        },
+        thunks: HashMap::new(),
+    };
+    for var in v(&opts.ext_vars) {
+        let thunk = var_thunk(
+            &mut program,
+            &mut hooks.files,
+            &format!("<extVar {}>", var.name),
+            &var.value,
+            b(var.code),
+        )?;
+        let name = program.intern_str(&var.name);
+        program.add_ext_var(name, &thunk);
+    }
+    let main = hooks.load(&mut program, file)?;
+    let mut value = program
+        .eval_value(&main, &mut hooks)
+        .map_err(|e| hooks.files.describe(&program, &e))?;
+    if value.is_function() {
+        let mut named = Vec::new();
+        for tla in v(&opts.tlas) {
+            let thunk = var_thunk(
+                &mut program,
+                &mut hooks.files,
+                &format!("<tla {}>", tla.name),
+                &tla.value,
+                b(tla.code),
+            )?;
+            named.push((program.intern_str(&tla.name), thunk));
+        }
+        let func = program.value_to_thunk(&value);
+        value = program
+            .eval_call(&func, &[], &named, &mut hooks)
+            .map_err(|e| hooks.files.describe(&program, &e))?;
+    }
+    program
+        .manifest_json(&value, false)
+        .map_err(|e| hooks.files.describe(&program, &e))
+}
+
+fn var_thunk<'p>(
+    program: &mut Program<'p>,
+    files: &mut Files,
+    label: &str,
+    value: &str,
+    code: bool,
+) -> std::result::Result<Thunk<'p>, String> {
+    if !code {
+        return Ok(program.value_to_thunk(&Value::string(value)));
+    }
+    let (ctx, _) = program
+        .span_manager_mut()
+        .insert_source_context(value.len());
+    files
+        .contexts
+        .insert(ctx, (PathBuf::from(label), value.as_bytes().to_vec()));
+    program
+        .load_source(ctx, value.as_bytes(), true, label)
+        .map_err(|e| format!("{label}: {e:?}"))
+}
+
+impl<'p> Hooks<'p> {
+    fn load(
+        &mut self,
+        program: &mut Program<'p>,
+        rel: &Path,
+    ) -> std::result::Result<Thunk<'p>, String> {
+        if let Some(t) = self.thunks.get(rel) {
+            return Ok(t.clone());
+        }
+        let path = self.files.root.join(rel);
+        let data = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", rel.display()))?;
+        let (ctx, _) = program.span_manager_mut().insert_source_context(data.len());
+        let name = rel.display().to_string();
+        let thunk = program.load_source(ctx, &data, true, &name);
+        self.files.contexts.insert(ctx, (rel.to_path_buf(), data));
+        let thunk = thunk.map_err(|e| format!("{name}: {e:?}"))?;
+        self.thunks.insert(rel.to_path_buf(), thunk.clone());
+        Ok(thunk)
+    }
+
+    fn resolve(
+        &mut self,
+        program: &Program<'p>,
+        from: SpanId,
+        path: &str,
+    ) -> std::result::Result<PathBuf, ImportError> {
+        let (ctx, _, _) = program.span_manager().get_span(from);
+        let base = self
+            .files
+            .contexts
+            .get(&ctx)
+            .and_then(|(p, _)| p.parent().map(Path::to_path_buf))
+            .unwrap_or_default();
+        let mut fail = |msg: String| {
+            self.files.last_import_error = Some(msg);
+            ImportError
+        };
+        if Path::new(path).is_absolute() {
+            return Err(fail(format!(
+                "import {path:?} resolves outside the repository root"
+            )));
+        }
+        let mut escaped = false;
+        for dir in std::iter::once(&base).chain(self.files.libs.iter()) {
+            match normalize_within(&dir.join(path)) {
+                Some(rel) if self.files.root.join(&rel).is_file() => return Ok(rel),
+                Some(_) => {}
+                None => escaped = true,
+            }
+        }
+        Err(fail(if escaped {
+            format!("import {path:?} resolves outside the repository root")
+        } else {
+            format!(
+                "import {path:?} not found (from {} or the libs)",
+                base.display()
+            )
+        }))
+    }
+}
+
+impl<'p> Callbacks<'p> for Hooks<'p> {
+    fn import(
+        &mut self,
+        program: &mut Program<'p>,
+        from: SpanId,
+        path: &str,
+    ) -> std::result::Result<Thunk<'p>, ImportError> {
+        let rel = self.resolve(program, from, path)?;
+        self.load(program, &rel).map_err(|e| {
+            self.files.last_import_error = Some(e);
+            ImportError
+        })
+    }
+
+    fn import_str(
+        &mut self,
+        program: &mut Program<'p>,
+        from: SpanId,
+        path: &str,
+    ) -> std::result::Result<String, ImportError> {
+        let bytes = self.import_bin(program, from, path)?;
+        String::from_utf8(bytes).map_err(|_| {
+            self.files.last_import_error = Some(format!("importstr {path:?}: not UTF-8"));
+            ImportError
+        })
+    }
+
+    fn import_bin(
+        &mut self,
+        program: &mut Program<'p>,
+        from: SpanId,
+        path: &str,
+    ) -> std::result::Result<Vec<u8>, ImportError> {
+        let rel = self.resolve(program, from, path)?;
+        std::fs::read(self.files.root.join(&rel)).map_err(|e| {
+            self.files.last_import_error = Some(format!("reading {}: {e}", rel.display()));
+            ImportError
+        })
+    }
+
+    fn trace(&mut self, _program: &mut Program<'p>, message: &str, _stack: &[EvalStackTraceItem]) {
+        tracing::debug!(message, "jsonnet trace");
+    }
+
+    fn native_call(
+        &mut self,
+        _program: &mut Program<'p>,
+        _name: rsjsonnet_lang::interner::InternedStr<'p>,
+        _args: &[Value<'p>],
+    ) -> std::result::Result<Value<'p>, NativeError> {
+        Err(NativeError)
+    }
+}
+
+impl Files {
+    /// `file:line: what went wrong` for an evaluation error.
+    fn describe(&self, program: &Program<'_>, err: &EvalError) -> String {
+        let what = match &err.kind {
+            rsjsonnet_lang::program::EvalErrorKind::ExplicitError { message, .. } => {
+                format!("error: {message}")
+            }
+            rsjsonnet_lang::program::EvalErrorKind::ImportFailed { path, .. } => self
+                .last_import_error
+                .clone()
+                .unwrap_or_else(|| format!("import {path:?} failed")),
+            other => format!("{other:?}"),
+        };
+        let span = err.stack_trace.iter().find_map(|item| match item {
+            EvalStackTraceItem::Expr { span } | EvalStackTraceItem::Variable { span, .. } => {
+                Some(*span)
+            }
+            EvalStackTraceItem::Call { span, .. }
+            | EvalStackTraceItem::ArrayItem { span, .. }
+            | EvalStackTraceItem::ObjectField { span, .. } => *span,
+            _ => None,
+        });
+        match span.map(|s| program.span_manager().get_span(s)) {
+            Some((ctx, start, _)) => match self.contexts.get(&ctx) {
+                Some((path, text)) => {
+                    let line = text[..start.min(text.len())]
+                        .iter()
+                        .filter(|b| **b == b'\n')
+                        .count()
+                        + 1;
+                    format!("{}:{line}: {what}", path.display())
+                }
+                None => what,
+            },
+            None => what,
+        }
+    }
+}

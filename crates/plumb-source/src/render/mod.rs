@@ -1,0 +1,72 @@
+//! The renderers, one per source type, and the one dispatch over them.
+
+mod directory;
+mod helm;
+mod jsonnet;
+mod kustomize;
+mod tool;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use plumb_model::application::ApplicationSource;
+
+pub use tool::Tools;
+
+use crate::detect::SourceType;
+use crate::error::Result;
+use crate::limits::Limits;
+use crate::manifest::Manifest;
+use crate::redact::Redactor;
+
+/// Everything a renderer needs besides the source options.
+pub(crate) struct Context<'a> {
+    /// The commit's tree.
+    pub root: &'a Path,
+    /// The source path, relative to `root` (already checked to stay inside it).
+    pub app: &'a Path,
+    /// Application name (Helm's default release name).
+    pub app_name: &'a str,
+    /// Destination namespace (Helm's default `--namespace`).
+    pub namespace: &'a str,
+    /// Cluster version for Helm's `.Capabilities`, or empty.
+    pub kube_version: &'a str,
+    /// Cluster API versions for Helm's `.Capabilities`.
+    pub api_versions: &'a [String],
+    /// Trees of the application's `ref` sources, by ref name, for `$ref/…` value files.
+    pub refs: &'a BTreeMap<String, PathBuf>,
+    pub tools: &'a Tools,
+    pub limits: &'a Limits,
+    pub redactor: &'a Redactor,
+}
+
+/// A file named by a source: a URL handed to the tool, or a path inside a repository tree.
+pub(crate) enum Resolved {
+    Url(String),
+    Path(PathBuf),
+}
+
+/// Renders `source` as `kind`.
+pub(crate) fn render(
+    ctx: &Context<'_>,
+    source: &ApplicationSource,
+    kind: SourceType,
+) -> Result<Vec<Manifest>> {
+    match kind {
+        SourceType::Directory => {
+            let opts = source.directory.clone().unwrap_or_default();
+            directory::render(ctx.root, ctx.app, &opts, ctx.limits)
+        }
+        SourceType::Helm => helm::render(ctx, &source.helm.clone().unwrap_or_default()),
+        SourceType::Kustomize => kustomize::render(ctx, source.kustomize.as_ref()),
+    }
+}
+
+/// The version string of the tool `kind` runs (part of the cache key), or empty for in-process.
+pub(crate) fn tool_version(tools: &Tools, kind: SourceType) -> Result<String> {
+    match kind {
+        SourceType::Directory => Ok(String::new()),
+        SourceType::Helm => tool::version("helm", &tools.helm, &["version", "--short"]),
+        SourceType::Kustomize => tool::version("kustomize", &tools.kustomize, &["version"]),
+    }
+}

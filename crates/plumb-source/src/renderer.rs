@@ -1,0 +1,332 @@
+//! The front door: an Application's sources in, desired objects out, through the Git cache, the
+//! renderers and the manifest cache.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use plumb_model::application::ApplicationSource;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::cache::ManifestCache;
+use crate::credentials::{RepoCredentials, normalize_url};
+use crate::detect::{SourceType, detect};
+use crate::error::{Error, Result};
+use crate::git::{GitCache, normalize_within};
+use crate::limits::Limits;
+use crate::manifest::Manifest;
+use crate::redact::{Redactor, strip_url_credentials};
+use crate::render::{self, Context, Tools};
+use crate::spec::s as text;
+
+/// Version of the cache key layout and renderer behaviour; bump to invalidate old disk entries.
+const CACHE_FORMAT: u32 = 1;
+
+/// How the [`Renderer`] is set up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Root of the Git cache, the commit trees and the manifest cache.
+    pub cache_dir: PathBuf,
+    /// Size and time limits.
+    pub limits: Limits,
+    /// The helm and kustomize binaries.
+    pub tools: Tools,
+    /// Memory the in-memory manifest cache may hold (default 256 MiB of serialized manifests).
+    pub memory_cache_bytes: usize,
+    /// Keep rendered manifests on disk too (default true), so a restart renders nothing again.
+    pub disk_cache: bool,
+}
+
+impl Config {
+    /// Defaults, with everything cached under `cache_dir`.
+    pub fn new(cache_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            cache_dir: cache_dir.into(),
+            limits: Limits::default(),
+            tools: Tools::default(),
+            memory_cache_bytes: 256 << 20,
+            disk_cache: true,
+        }
+    }
+    /// Sets the limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+    /// Sets the tool paths.
+    pub fn tools(mut self, tools: Tools) -> Self {
+        self.tools = tools;
+        self
+    }
+    /// Sets the memory bound of the manifest cache.
+    pub fn memory_cache_bytes(mut self, n: usize) -> Self {
+        self.memory_cache_bytes = n;
+        self
+    }
+    /// Turns the on-disk manifest cache on or off.
+    pub fn disk_cache(mut self, on: bool) -> Self {
+        self.disk_cache = on;
+        self
+    }
+}
+
+/// Whether cached manifests may be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Refresh {
+    /// Use the manifest cache when the commit and parameters are unchanged.
+    #[default]
+    Normal,
+    /// Render again even if the cache has an entry (Argo's hard refresh).
+    Hard,
+}
+
+/// What to render: an Application's sources and the context they render in.
+#[derive(Debug, Clone, Default)]
+pub struct RenderRequest {
+    /// `spec.sources`, or `[spec.source]`.
+    pub sources: Vec<ApplicationSource>,
+    /// Application name (Helm's default release name).
+    pub app_name: String,
+    /// Destination namespace (Helm's default namespace).
+    pub namespace: String,
+    /// Cluster version for Helm's `.Capabilities.KubeVersion` (empty: helm's default).
+    pub kube_version: String,
+    /// Cluster API versions for Helm's `.Capabilities.APIVersions`.
+    pub api_versions: Vec<String>,
+    /// Cache use.
+    pub refresh: Refresh,
+}
+
+/// The outcome of one source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceOutcome {
+    /// Repository URL, without credentials.
+    pub url: String,
+    /// The revision as requested.
+    pub revision: String,
+    /// The commit it resolved to.
+    pub commit: String,
+    /// How it was rendered; `None` for a source that only serves as a `ref`.
+    pub source_type: Option<SourceType>,
+    /// True when the manifests came from the cache.
+    pub cache_hit: bool,
+}
+
+/// The desired objects of an Application, in source order, and how each source resolved.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// The objects.
+    pub manifests: Vec<Manifest>,
+    /// One entry per source, in `spec.sources` order.
+    pub sources: Vec<SourceOutcome>,
+}
+
+/// Fetches, renders and caches Application sources.
+///
+/// Safe to share between threads: the Git cache takes per-repository locks, the manifest cache
+/// its own lock, and renders run without holding either.
+pub struct Renderer {
+    config: Config,
+    git: GitCache,
+    cache: ManifestCache,
+    renders: AtomicU64,
+    tool_versions: Mutex<HashMap<SourceType, String>>,
+    redactor: Redactor,
+}
+
+impl std::fmt::Debug for Renderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Renderer")
+            .field("config", &self.config)
+            .field("renders", &self.render_count())
+            .finish()
+    }
+}
+
+impl Renderer {
+    /// A renderer with its caches under `config.cache_dir`.
+    pub fn new(config: Config) -> Result<Self> {
+        let git = GitCache::new(config.cache_dir.join("git"), config.limits.clone())?;
+        let dir = config
+            .disk_cache
+            .then(|| config.cache_dir.join("manifests"));
+        let cache = ManifestCache::new(dir, config.memory_cache_bytes);
+        Ok(Self {
+            config,
+            git,
+            cache,
+            renders: AtomicU64::new(0),
+            tool_versions: Mutex::new(HashMap::new()),
+            redactor: Redactor::default(),
+        })
+    }
+
+    /// Uses these repository credentials (see [`RepoCredentials::from_secret`]).
+    pub fn with_credentials(mut self, credentials: Vec<RepoCredentials>) -> Self {
+        self.redactor = Redactor::new(credentials.iter().flat_map(RepoCredentials::secrets));
+        self.git = self.git.with_credentials(credentials);
+        self
+    }
+
+    /// The Git cache, for ref checks ([`GitCache::ls_remote`]) and counters.
+    pub fn git(&self) -> &GitCache {
+        &self.git
+    }
+
+    /// How many sources were actually rendered (cache misses) since creation.
+    pub fn render_count(&self) -> u64 {
+        self.renders.load(Ordering::Relaxed)
+    }
+
+    /// Renders every source of the request. Any failure fails the whole render: a partial or
+    /// empty desired set is never returned in place of an error.
+    pub fn render(&self, req: &RenderRequest) -> Result<Rendered> {
+        if req.sources.is_empty() {
+            return Err(Error::UnsupportedSource {
+                detail: "the application has no source".into(),
+            });
+        }
+        let mut commits = Vec::with_capacity(req.sources.len());
+        for s in &req.sources {
+            commits.push(self.git.resolve(&s.repo_url, s.target_revision_or_head())?);
+        }
+        let mut refs = BTreeMap::new();
+        let mut ref_commits = BTreeMap::new();
+        for (s, commit) in req.sources.iter().zip(&commits) {
+            let name = text(&s.reference);
+            if !name.is_empty() {
+                let checkout =
+                    self.git
+                        .checkout(&s.repo_url, s.target_revision_or_head(), commit)?;
+                refs.insert(name.to_owned(), checkout.dir);
+                ref_commits.insert(name.to_owned(), commit.clone());
+            }
+        }
+        let mut manifests = Vec::new();
+        let mut outcomes = Vec::new();
+        for (s, commit) in req.sources.iter().zip(&commits) {
+            let mut outcome = SourceOutcome {
+                url: strip_url_credentials(&s.repo_url),
+                revision: s.target_revision_or_head().to_owned(),
+                commit: commit.clone(),
+                source_type: None,
+                cache_hit: false,
+            };
+            if !text(&s.reference).is_empty() && text(&s.path).is_empty() && !s.is_helm_chart() {
+                outcomes.push(outcome);
+                continue;
+            }
+            let (objects, kind, hit) = self.render_one(req, s, commit, &refs, &ref_commits)?;
+            outcome.source_type = Some(kind);
+            outcome.cache_hit = hit;
+            manifests.extend(objects.iter().cloned());
+            outcomes.push(outcome);
+        }
+        Ok(Rendered {
+            manifests,
+            sources: outcomes,
+        })
+    }
+
+    fn render_one(
+        &self,
+        req: &RenderRequest,
+        source: &ApplicationSource,
+        commit: &str,
+        refs: &BTreeMap<String, PathBuf>,
+        ref_commits: &BTreeMap<String, String>,
+    ) -> Result<(Arc<Vec<Manifest>>, SourceType, bool)> {
+        let checkout =
+            self.git
+                .checkout(&source.repo_url, source.target_revision_or_head(), commit)?;
+        let app = app_path(&checkout.dir, text(&source.path))?;
+        let kind = detect(source, &checkout.dir.join(&app))?;
+        let tool_version = self.tool_version(kind)?;
+        let key = cache_key(req, source, commit, &app, kind, &tool_version, ref_commits);
+        if req.refresh == Refresh::Normal
+            && let Some(hit) = self.cache.get(&key)
+        {
+            return Ok((hit, kind, true));
+        }
+        self.renders.fetch_add(1, Ordering::Relaxed);
+        let ctx = Context {
+            root: &checkout.dir,
+            app: &app,
+            app_name: &req.app_name,
+            namespace: &req.namespace,
+            kube_version: &req.kube_version,
+            api_versions: &req.api_versions,
+            refs,
+            tools: &self.config.tools,
+            limits: &self.config.limits,
+            redactor: &self.redactor,
+        };
+        let manifests = Arc::new(render::render(&ctx, source, kind)?);
+        self.cache.put(&key, Arc::clone(&manifests));
+        Ok((manifests, kind, false))
+    }
+
+    fn tool_version(&self, kind: SourceType) -> Result<String> {
+        if let Ok(map) = self.tool_versions.lock()
+            && let Some(v) = map.get(&kind)
+        {
+            return Ok(v.clone());
+        }
+        let v = render::tool_version(&self.config.tools, kind)?;
+        if let Ok(mut map) = self.tool_versions.lock() {
+            map.insert(kind, v.clone());
+        }
+        Ok(v)
+    }
+}
+
+/// The source path, relative to the tree, refused when it leaves the repository or is missing.
+fn app_path(root: &Path, path: &str) -> Result<PathBuf> {
+    let rel = normalize_within(Path::new(path)).ok_or_else(|| Error::PathOutsideRepository {
+        field: "spec.source.path".into(),
+        path: path.to_owned(),
+    })?;
+    let dir = root.join(&rel);
+    if !dir.is_dir() {
+        return Err(Error::PathNotFound {
+            field: "spec.source.path".into(),
+            path: path.to_owned(),
+        });
+    }
+    Ok(rel)
+}
+
+fn cache_key(
+    req: &RenderRequest,
+    source: &ApplicationSource,
+    commit: &str,
+    app: &Path,
+    kind: SourceType,
+    tool_version: &str,
+    ref_commits: &BTreeMap<String, String>,
+) -> String {
+    // The revision name does not matter once resolved: `main` and its SHA share an entry.
+    let params = ApplicationSource {
+        repo_url: String::new(),
+        target_revision: None,
+        ..source.clone()
+    };
+    let key = serde_json::json!({
+        "format": CACHE_FORMAT,
+        "repo": normalize_url(&source.repo_url),
+        "commit": commit,
+        "path": app.display().to_string(),
+        "params": params,
+        "app": req.app_name,
+        "namespace": req.namespace,
+        "kubeVersion": req.kube_version,
+        "apiVersions": req.api_versions,
+        "refs": ref_commits,
+        "type": kind,
+        "tool": tool_version,
+    });
+    let digest = Sha256::digest(key.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}

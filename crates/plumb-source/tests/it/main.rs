@@ -1,0 +1,11 @@
+//! Integration tests: real Git repositories made by plumb-testenv, fetched through gix over
+//! `file://` and HTTP (`git http-backend`), rendered with the real helm and kustomize binaries.
+
+mod cache;
+mod directory;
+mod git;
+mod helm;
+mod jsonnet;
+mod kustomize;
+mod security;
+mod support;
