@@ -279,7 +279,18 @@ impl Files {
                 .unwrap_or_else(|| format!("import {path:?} failed")),
             other => format!("{other:?}"),
         };
-        let span = err.stack_trace.iter().find_map(|item| match item {
+        use rsjsonnet_lang::program::EvalErrorKind as K;
+        let own_span = match &err.kind {
+            K::ExplicitError { span, .. }
+            | K::ImportFailed { span, .. }
+            | K::AssertFailed { span, .. }
+            | K::UnknownObjectField { span, .. }
+            | K::InvalidIndexedType { span, .. }
+            | K::FieldOfNonObject { span }
+            | K::NumericIndexOutOfRange { span, .. } => Some(*span),
+            _ => None,
+        };
+        let span = own_span.or_else(|| err.stack_trace.iter().find_map(|item| match item {
             EvalStackTraceItem::Expr { span } | EvalStackTraceItem::Variable { span, .. } => {
                 Some(*span)
             }
@@ -287,7 +298,7 @@ impl Files {
             | EvalStackTraceItem::ArrayItem { span, .. }
             | EvalStackTraceItem::ObjectField { span, .. } => *span,
             _ => None,
-        });
+        }));
         match span.map(|s| program.span_manager().get_span(s)) {
             Some((ctx, start, _)) => match self.contexts.get(&ctx) {
                 Some((path, text)) => {
