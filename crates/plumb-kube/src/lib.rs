@@ -40,3 +40,9 @@ pub use live::{
     OwnerRef, TrackedBy, Tracking, TrackingMethod, live_cache, tracking_id,
 };
 pub use migrate::{MIGRATED_MANAGERS, migrated_managed_fields};
+
+/// Internals exposed for the criterion benches only; not a stable API.
+#[doc(hidden)]
+pub mod bench_support {
+    pub use crate::live::Store;
+}

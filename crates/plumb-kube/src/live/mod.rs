@@ -23,7 +23,7 @@
 
 mod crds;
 mod filter;
-mod store;
+pub(crate) mod store;
 mod tracking;
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
@@ -44,7 +44,7 @@ pub use tracking::{TrackedBy, Tracking, TrackingMethod, tracking_id};
 
 use crate::discovery::{ApiCatalog, ApiKind};
 use crate::error::{Error, Result};
-use store::Store;
+pub use store::Store;
 
 /// What the cache knows about one live object.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,8 +62,24 @@ pub struct LiveObject {
     /// The Application tracking it, if any. Objects whose tracking id names another object
     /// (copied annotations) count as untracked here.
     pub tracked_by: Option<TrackedBy>,
-    /// The full object, kept only for tracked objects.
-    pub object: Option<Arc<Value>>,
+    /// The full object as compact JSON, kept only for tracked objects. Text costs about a tenth
+    /// of the memory of a parsed `serde_json::Value` (see docs/performance.md).
+    pub(crate) body: Option<Arc<str>>,
+}
+
+impl LiveObject {
+    /// The full object (tracked objects only), parsed from the cached JSON.
+    pub fn object(&self) -> Option<Value> {
+        // The text was written by serde_json from a decoded object, so it always parses.
+        self.body
+            .as_deref()
+            .and_then(|text| serde_json::from_str(text).ok())
+    }
+
+    /// Whether the full object is cached (the object is tracked by an Application).
+    pub fn has_object(&self) -> bool {
+        self.body.is_some()
+    }
 }
 
 /// One owner reference.

@@ -7,9 +7,8 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use kube::api::DynamicObject;
+use kube::api::{DynamicObject, TypeMeta};
 use plumb_model::{GroupKind, ResourceKey};
-use serde_json::Value;
 
 use super::tracking::{TrackedBy, Tracking};
 use super::{AppChange, LiveObject, OwnerRef};
@@ -18,8 +17,9 @@ use crate::discovery::ApiKind;
 /// How far up owner references a change is attributed (Pod → ReplicaSet → Deployment is 2).
 const OWNER_DEPTH: usize = 5;
 
+/// The cache's data and indexes (public only for benches, through `plumb_kube::bench_support`).
 #[derive(Debug, Default)]
-pub(crate) struct Store {
+pub struct Store {
     objects: HashMap<ResourceKey, Arc<LiveObject>>,
     by_app: HashMap<String, BTreeSet<ResourceKey>>,
     by_uid: HashMap<String, ResourceKey>,
@@ -29,12 +29,16 @@ pub(crate) struct Store {
 }
 
 impl Store {
-    pub(crate) fn get(&self, key: &ResourceKey) -> Option<Arc<LiveObject>> {
+    pub fn get(&self, key: &ResourceKey) -> Option<Arc<LiveObject>> {
         self.objects.get(key).cloned()
     }
 
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
     }
 
     fn lookup(&self, keys: Option<&BTreeSet<ResourceKey>>) -> Vec<Arc<LiveObject>> {
@@ -44,19 +48,19 @@ impl Store {
             .collect()
     }
 
-    pub(crate) fn app_objects(&self, app: &str) -> Vec<Arc<LiveObject>> {
+    pub fn app_objects(&self, app: &str) -> Vec<Arc<LiveObject>> {
         self.lookup(self.by_app.get(app))
     }
 
-    pub(crate) fn children(&self, uid: &str) -> Vec<Arc<LiveObject>> {
+    pub fn children(&self, uid: &str) -> Vec<Arc<LiveObject>> {
         self.lookup(self.children.get(uid))
     }
 
-    pub(crate) fn namespace_objects(&self, namespace: &str) -> Vec<Arc<LiveObject>> {
+    pub fn namespace_objects(&self, namespace: &str) -> Vec<Arc<LiveObject>> {
         self.lookup(self.by_namespace.get(namespace))
     }
 
-    pub(crate) fn kind_keys(&self, gk: &GroupKind) -> Vec<ResourceKey> {
+    pub fn kind_keys(&self, gk: &GroupKind) -> Vec<ResourceKey> {
         self.by_kind
             .get(gk)
             .map(|s| s.iter().cloned().collect())
@@ -64,7 +68,7 @@ impl Store {
     }
 
     /// Stores an object; returns the apps to notify, or `None` when nothing changed.
-    pub(crate) fn upsert(
+    pub fn upsert(
         &mut self,
         kind: &ApiKind,
         obj: DynamicObject,
@@ -83,7 +87,7 @@ impl Store {
     }
 
     /// Forgets an object; returns the apps to notify.
-    pub(crate) fn remove(&mut self, key: &ResourceKey) -> Option<AppChange> {
+    pub fn remove(&mut self, key: &ResourceKey) -> Option<AppChange> {
         let old = self.remove_entry(key)?;
         Some(self.change(&old, None))
     }
@@ -215,7 +219,7 @@ pub(crate) fn entry(kind: &ApiKind, obj: DynamicObject, tracking: &Tracking) -> 
         .collect();
     let uid = meta.uid.clone().unwrap_or_default();
     let resource_version = meta.resource_version.clone().unwrap_or_default();
-    let object = tracked_by.is_some().then(|| full_object(kind, obj));
+    let body = tracked_by.is_some().then(|| full_object(kind, obj));
     LiveObject {
         key,
         api_version: kind.resource.api_version.clone(),
@@ -223,21 +227,19 @@ pub(crate) fn entry(kind: &ApiKind, obj: DynamicObject, tracking: &Tracking) -> 
         resource_version,
         owners,
         tracked_by,
-        object,
+        body,
     }
 }
 
-/// The object as JSON with `apiVersion`/`kind` set (list responses leave them out of items).
-fn full_object(kind: &ApiKind, obj: DynamicObject) -> Arc<Value> {
-    let mut value = serde_json::to_value(obj).unwrap_or(Value::Null);
-    if let Some(map) = value.as_object_mut() {
-        map.insert(
-            "apiVersion".into(),
-            Value::String(kind.resource.api_version.clone()),
-        );
-        map.insert("kind".into(), Value::String(kind.resource.kind.clone()));
-    }
-    Arc::new(value)
+/// The object as compact JSON with `apiVersion`/`kind` set (list responses leave them out of
+/// items).
+fn full_object(kind: &ApiKind, mut obj: DynamicObject) -> Arc<str> {
+    obj.types = Some(TypeMeta {
+        api_version: kind.resource.api_version.clone(),
+        kind: kind.resource.kind.clone(),
+    });
+    // Serializing a decoded object cannot fail (string keys only).
+    serde_json::to_string(&obj).unwrap_or_default().into()
 }
 
 #[cfg(test)]
@@ -327,7 +329,7 @@ mod tests {
 
         let objects = store.app_objects("payments-api");
         assert_eq!(objects.len(), 1);
-        let body = objects[0].object.as_ref().unwrap();
+        let body = objects[0].object().unwrap();
         assert_eq!(body["apiVersion"], "apps/v1");
         assert_eq!(body["kind"], "Deployment");
         assert!(
@@ -343,7 +345,7 @@ mod tests {
                 "payments-api-7d9f8b6c5",
             ))
             .unwrap();
-        assert!(rs.object.is_none(), "untracked objects keep metadata only");
+        assert!(!rs.has_object(), "untracked objects keep metadata only");
         assert_eq!(rs.owners[0].uid, "d-1");
         assert!(rs.owners[0].controller);
         assert_eq!(store.children("d-1").len(), 1);
@@ -396,7 +398,7 @@ mod tests {
         assert!(store.app_objects("payments-api").is_empty());
         let key = ResourceKey::new("apps", "ReplicaSet", "payments", "payments-api-7d9f8b6c5");
         let entry = store.get(&key).unwrap();
-        assert!(entry.object.is_none() && entry.tracked_by.is_none());
+        assert!(!entry.has_object() && entry.tracked_by.is_none());
     }
 
     #[test]

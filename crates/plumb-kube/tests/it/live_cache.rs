@@ -101,7 +101,7 @@ async fn tracked_objects_are_indexed_by_app_and_changes_are_reported() {
     let objects = reader.app_objects(&app);
     assert_eq!(objects.len(), 1);
     assert_eq!(objects[0].key, tracked_key);
-    let body = objects[0].object.as_ref().expect("full object for tracked");
+    let body = objects[0].object().expect("full object for tracked");
     assert_eq!(body["data"]["value"], "1");
     assert_eq!(body["kind"], "ConfigMap");
 
@@ -110,16 +110,13 @@ async fn tracked_objects_are_indexed_by_app_and_changes_are_reported() {
         reader.get(&untracked_key)
     })
     .await;
-    assert!(
-        entry.object.is_none(),
-        "untracked objects keep metadata only"
-    );
+    assert!(!entry.has_object(), "untracked objects keep metadata only");
     assert!(entry.tracked_by.is_none());
     assert!(!entry.uid.is_empty() && !entry.resource_version.is_empty());
 
     applier.apply(&tracked("2"), None).await.unwrap();
     next_change_for(&mut rx, &app, &tracked_key, false).await;
-    let body = reader.app_objects(&app)[0].object.clone().unwrap();
+    let body = reader.app_objects(&app)[0].object().unwrap();
     assert_eq!(body["data"]["value"], "2");
 
     // Owned objects: the ReplicaSet kube-controller-manager creates for a tracked Deployment is
@@ -142,7 +139,7 @@ async fn tracked_objects_are_indexed_by_app_and_changes_are_reported() {
             .find(|c| c.key.kind == "ReplicaSet")
     })
     .await;
-    assert!(rs.object.is_none());
+    assert!(!rs.has_object());
     assert_eq!(rs.owners[0].uid, uid);
     next_change_for(&mut rx, &app, &rs.key, true).await;
     assert_eq!(reader.app_objects(&app).len(), 2);
@@ -205,7 +202,7 @@ async fn kinds_of_crds_created_later_are_watched_and_dropped_with_their_crd() {
     })
     .await;
     assert_eq!(objects[0].key, key);
-    assert_eq!(objects[0].object.as_ref().unwrap()["spec"]["ink"], true);
+    assert_eq!(objects[0].object().unwrap()["spec"]["ink"], true);
 
     let crd_key = ResourceKey::new(
         "apiextensions.k8s.io",
