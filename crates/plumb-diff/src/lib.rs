@@ -26,7 +26,7 @@
 //! let mut out = Vec::new();
 //! plumb_diff::render(&[plumb_diff::mask(&result)], &RenderOptions::default(), &mut out).unwrap();
 //! assert_eq!(String::from_utf8(out).unwrap(),
-//!     "\n===== /ConfigMap prod/app ======\n4c4\n<   mode: slow\n---\n>   mode: fast\n");
+//!     "\n===== /ConfigMap prod/app ======\n3c3\n<   mode: slow\n---\n>   mode: fast\n");
 //! ```
 
 mod attribution;

@@ -5,6 +5,7 @@
 //! field. With attribution off the text is byte-identical to Argo's.
 
 mod external;
+mod gnu;
 mod json;
 mod normal;
 mod unified;
