@@ -10,13 +10,24 @@ use plumb_diff::{DiffConfig, Pair, PairOptions, RenderOptions, SourcedObject, St
 fn load(name: &str) -> serde_json::Value {
     let path = format!("{}/testdata/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
-    plumb_yaml::read_documents(&text, &path).unwrap().remove(0).value
+    plumb_yaml::read_documents(&text, &path)
+        .unwrap()
+        .remove(0)
+        .value
 }
 
 fn pair(desired: &str, live: &str) -> Pair {
-    let opts = PairOptions { default_namespace: "payments".into(), ..Default::default() };
-    let d = SourcedObject { value: load(desired), source: desired.into() };
-    plumb_diff::pair(vec![d], vec![load(live)], &opts).unwrap().remove(0)
+    let opts = PairOptions {
+        default_namespace: "payments".into(),
+        ..Default::default()
+    };
+    let d = SourcedObject {
+        value: load(desired),
+        source: desired.into(),
+    };
+    plumb_diff::pair(vec![d], vec![load(live)], &opts)
+        .unwrap()
+        .remove(0)
 }
 
 fn bench(c: &mut Criterion) {
@@ -34,7 +45,10 @@ fn bench(c: &mut Criterion) {
         b.iter(|| plumb_diff::diff(&tampered, Strategy::ThreeWay, &config).unwrap());
     });
 
-    let opts = RenderOptions { attribution: true, ..Default::default() };
+    let opts = RenderOptions {
+        attribution: true,
+        ..Default::default()
+    };
     group.bench_function("drifted+render", |b| {
         b.iter(|| {
             let r = plumb_diff::diff(&tampered, Strategy::ThreeWay, &config).unwrap();

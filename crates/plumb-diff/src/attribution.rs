@@ -21,6 +21,13 @@ pub(crate) fn attribute(changes: &mut [FieldChange], managed: &[ManagedEntry]) {
 /// The comment line for one attributed change.
 pub(crate) fn comment_line(change: &FieldChange) -> Option<String> {
     let a = change.attribution.as_ref()?;
-    let at = if a.time.is_empty() { String::new() } else { format!(" at {}", a.time) };
-    Some(format!("# {}: last written by {} ({}){at}", change.path, a.manager, a.operation))
+    let at = if a.time.is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", a.time)
+    };
+    Some(format!(
+        "# {}: last written by {} ({}){at}",
+        change.path, a.manager, a.operation
+    ))
 }

@@ -24,8 +24,15 @@ impl CacheKey {
     /// resourceVersion (such pairs are never cached).
     pub fn for_pair(pair: &Pair) -> Option<Self> {
         let desired = pair.desired.as_ref()?;
-        let rv = pair.live.as_ref()?.pointer("/metadata/resourceVersion")?.as_str()?;
-        Some(Self { desired_hash: hash_value(desired), live_resource_version: rv.to_string() })
+        let rv = pair
+            .live
+            .as_ref()?
+            .pointer("/metadata/resourceVersion")?
+            .as_str()?;
+        Some(Self {
+            desired_hash: hash_value(desired),
+            live_resource_version: rv.to_string(),
+        })
     }
 }
 
@@ -33,7 +40,11 @@ impl CacheKey {
 pub fn hash_value(v: &Value) -> String {
     let mut hasher = Sha256::new();
     feed(&mut hasher, v);
-    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn feed(h: &mut Sha256, v: &Value) {
@@ -110,6 +121,9 @@ mod tests {
         let a: Value = serde_json::from_str(r#"{"a": 1, "b": {"c": [1, 2]}}"#).unwrap();
         let b: Value = serde_json::from_str(r#"{"b": {"c": [1, 2]}, "a": 1}"#).unwrap();
         assert_eq!(hash_value(&a), hash_value(&b));
-        assert_ne!(hash_value(&a), hash_value(&json!({"a": 2, "b": {"c": [1, 2]}})));
+        assert_ne!(
+            hash_value(&a),
+            hash_value(&json!({"a": 2, "b": {"c": [1, 2]}}))
+        );
     }
 }

@@ -15,11 +15,23 @@ use crate::result::{ChangeOp, FieldChange};
 /// The fields that differ between `live` and `predicted`, in path order.
 pub(crate) fn field_changes(gk: &GroupKind, live: &Value, predicted: &Value) -> Vec<FieldChange> {
     let mut out = Vec::new();
-    walk(gk, MergeKeys::builtin(), &FieldPath::default(), Some(live), Some(predicted), &mut out);
+    walk(
+        gk,
+        MergeKeys::builtin(),
+        &FieldPath::default(),
+        Some(live),
+        Some(predicted),
+        &mut out,
+    );
     out
 }
 
-fn push(out: &mut Vec<FieldChange>, path: &FieldPath, live: Option<&Value>, predicted: Option<&Value>) {
+fn push(
+    out: &mut Vec<FieldChange>,
+    path: &FieldPath,
+    live: Option<&Value>,
+    predicted: Option<&Value>,
+) {
     let op = match (live, predicted) {
         (None, Some(_)) => ChangeOp::Added,
         (Some(_), None) => ChangeOp::Removed,
@@ -42,7 +54,9 @@ pub(crate) fn list_key<'a>(
     lists: &[&[Value]],
 ) -> Option<&'a str> {
     let key = keys.key_for(gk, &path.shape())?;
-    let all_keyed = lists.iter().all(|l| l.iter().all(|e| e.get(key).is_some_and(|v| !v.is_null())));
+    let all_keyed = lists
+        .iter()
+        .all(|l| l.iter().all(|e| e.get(key).is_some_and(|v| !v.is_null())));
     all_keyed.then_some(key)
 }
 
@@ -58,7 +72,14 @@ fn walk(
         (Some(Value::Object(l)), Some(Value::Object(p))) => {
             let names: BTreeSet<&String> = l.keys().chain(p.keys()).collect();
             for name in names {
-                walk(gk, keys, &path.child(Segment::Key(name.clone())), l.get(name), p.get(name), out);
+                walk(
+                    gk,
+                    keys,
+                    &path.child(Segment::Key(name.clone())),
+                    l.get(name),
+                    p.get(name),
+                    out,
+                );
             }
         }
         (Some(Value::Array(l)), Some(Value::Array(p))) => {
@@ -73,7 +94,14 @@ fn walk(
                 order.extend(l.iter().map(seg).filter(|s| !pred_by.contains_key(s)));
                 let before = out.len();
                 for s in &order {
-                    walk(gk, keys, &path.child(s.clone()), live_by.get(s).copied(), pred_by.get(s).copied(), out);
+                    walk(
+                        gk,
+                        keys,
+                        &path.child(s.clone()),
+                        live_by.get(s).copied(),
+                        pred_by.get(s).copied(),
+                        out,
+                    );
                 }
                 // Same elements in another order still differ.
                 if out.len() == before && l != p {
@@ -81,7 +109,14 @@ fn walk(
                 }
             } else if l.len() == p.len() {
                 for (i, (a, b)) in l.iter().zip(p).enumerate() {
-                    walk(gk, keys, &path.child(Segment::Index(i)), Some(a), Some(b), out);
+                    walk(
+                        gk,
+                        keys,
+                        &path.child(Segment::Index(i)),
+                        Some(a),
+                        Some(b),
+                        out,
+                    );
                 }
             } else {
                 push(out, path, live, predicted);
@@ -106,9 +141,10 @@ pub(crate) fn set_at(root: &mut Value, path: &FieldPath, value: Option<Value>) -
         let next = match seg {
             Segment::Key(k) => cur.get_mut(k),
             Segment::Index(i) => cur.get_mut(*i),
-            Segment::Keyed { field, value } => cur
-                .as_array_mut()
-                .and_then(|a| a.iter_mut().find(|e| e.get(field).map(key_value_text).as_deref() == Some(value))),
+            Segment::Keyed { field, value } => cur.as_array_mut().and_then(|a| {
+                a.iter_mut()
+                    .find(|e| e.get(field).map(key_value_text).as_deref() == Some(value))
+            }),
         };
         let Some(next) = next else { return false };
         cur = next;
@@ -139,8 +175,12 @@ pub(crate) fn set_at(root: &mut Value, path: &FieldPath, value: Option<Value>) -
             _ => false,
         },
         (Segment::Keyed { field, value: kv }, v) => {
-            let Some(a) = cur.as_array_mut() else { return false };
-            let pos = a.iter().position(|e| e.get(field).map(key_value_text).as_deref() == Some(kv.as_str()));
+            let Some(a) = cur.as_array_mut() else {
+                return false;
+            };
+            let pos = a
+                .iter()
+                .position(|e| e.get(field).map(key_value_text).as_deref() == Some(kv.as_str()));
             match (pos, v) {
                 (Some(p), Some(v)) => a[p] = v,
                 (Some(p), None) => {
@@ -172,17 +212,25 @@ mod tests {
             {"name": "b", "image": "y:1"},
             {"name": "a", "image": "x:2", "securityContext": {}}]}}}});
         let changes = field_changes(&gk(), &live, &pred);
-        let printed: Vec<String> = changes.iter().map(|c| format!("{} {}", c.op.as_str(), c.path)).collect();
-        assert_eq!(printed, [
-            "changed spec.template.spec.containers[name=a].image",
-            "removed spec.template.spec.containers[name=a].securityContext.runAsNonRoot",
-        ]);
+        let printed: Vec<String> = changes
+            .iter()
+            .map(|c| format!("{} {}", c.op.as_str(), c.path))
+            .collect();
+        assert_eq!(
+            printed,
+            [
+                "changed spec.template.spec.containers[name=a].image",
+                "removed spec.template.spec.containers[name=a].securityContext.runAsNonRoot",
+            ]
+        );
     }
 
     #[test]
     fn reorder_only_is_a_change_of_the_list() {
-        let live = json!({"spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}}}});
-        let pred = json!({"spec": {"template": {"spec": {"containers": [{"name": "b"}, {"name": "a"}]}}}});
+        let live =
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}}}});
+        let pred =
+            json!({"spec": {"template": {"spec": {"containers": [{"name": "b"}, {"name": "a"}]}}}});
         let changes = field_changes(&gk(), &live, &pred);
         assert_eq!(changes.len(), 1);
         assert_eq!(changes[0].path.to_string(), "spec.template.spec.containers");
@@ -191,8 +239,12 @@ mod tests {
     #[test]
     fn atomic_lists() {
         let live = json!({"spec": {"args": ["a", "b"], "tolerations": [{"key": "k"}]}});
-        let pred = json!({"spec": {"args": ["a", "c"], "tolerations": [{"key": "k"}, {"key": "j"}]}});
-        let printed: Vec<String> = field_changes(&gk(), &live, &pred).iter().map(|c| c.path.to_string()).collect();
+        let pred =
+            json!({"spec": {"args": ["a", "c"], "tolerations": [{"key": "k"}, {"key": "j"}]}});
+        let printed: Vec<String> = field_changes(&gk(), &live, &pred)
+            .iter()
+            .map(|c| c.path.to_string())
+            .collect();
         assert_eq!(printed, ["spec.args[1]", "spec.tolerations"]);
     }
 
@@ -202,7 +254,10 @@ mod tests {
         let p = FieldPath(vec![
             Segment::Key("spec".into()),
             Segment::Key("containers".into()),
-            Segment::Keyed { field: "name".into(), value: "a".into() },
+            Segment::Keyed {
+                field: "name".into(),
+                value: "a".into(),
+            },
             Segment::Key("image".into()),
         ]);
         assert!(set_at(&mut v, &p, Some(json!("y"))));

@@ -12,7 +12,7 @@ pub enum Error {
     #[error("{key}: defined twice, in {first} and in {second}")]
     DuplicateDesired {
         /// The object's key.
-        key: ResourceKey,
+        key: Box<ResourceKey>,
         /// Where the first definition came from.
         first: String,
         /// Where the second definition came from.

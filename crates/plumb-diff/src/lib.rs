@@ -55,7 +55,12 @@ pub use normalize::{NormalizeOptions, StatusField};
 pub use pair::{Pair, PairOptions, SourcedObject, pair};
 pub use path::{FieldPath, Segment};
 pub use pipeline::{DiffConfig, diff};
-pub use render::{DiffFormat, ExternalDiff, JsonAttribution, JsonChange, JsonDiff, RenderOptions, normal_diff, render, render_json, unified_diff};
-pub use result::{Action, Attribution, ChangeOp, DiffResult, DiffStrategy, FieldChange, StrategyUsed};
+pub use render::{
+    DiffFormat, ExternalDiff, JsonAttribution, JsonChange, JsonDiff, RenderOptions, normal_diff,
+    render, render_json, unified_diff,
+};
+pub use result::{
+    Action, Attribution, ChangeOp, DiffResult, DiffStrategy, FieldChange, StrategyUsed,
+};
 pub use settings::{DiffSettings, application_rules};
 pub use strategy::Strategy;

@@ -36,7 +36,10 @@ impl Node {
         let children = v
             .as_object()
             .map(|m| {
-                m.iter().filter(|(k, _)| k.as_str() != ".").map(|(k, v)| (k.clone(), Node::from_json(v))).collect()
+                m.iter()
+                    .filter(|(k, _)| k.as_str() != ".")
+                    .map(|(k, v)| (k.clone(), Node::from_json(v)))
+                    .collect()
             })
             .unwrap_or_default();
         Node { children }
@@ -98,10 +101,18 @@ impl ManagedEntry {
 
 /// Reads `metadata.managedFields` of a live object (entries without `fieldsV1` are skipped).
 pub fn managed_entries(live: &Value) -> Vec<ManagedEntry> {
-    let Some(list) = live.pointer("/metadata/managedFields").and_then(Value::as_array) else {
+    let Some(list) = live
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+    else {
         return Vec::new();
     };
-    let text = |e: &Value, k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let text = |e: &Value, k: &str| {
+        e.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     list.iter()
         .filter_map(|e| {
             let fields = e.get("fieldsV1")?;
@@ -119,7 +130,10 @@ pub fn managed_entries(live: &Value) -> Vec<ManagedEntry> {
 /// The entry that last wrote `path`: the one owning the longest prefix of it (the field itself
 /// when it exists in live, else its nearest remaining parent), the most recent on a tie.
 /// Returns the entry and whether it owns the exact path.
-pub fn last_writer<'a>(entries: &'a [ManagedEntry], path: &FieldPath) -> Option<(&'a ManagedEntry, bool)> {
+pub fn last_writer<'a>(
+    entries: &'a [ManagedEntry],
+    path: &FieldPath,
+) -> Option<(&'a ManagedEntry, bool)> {
     let mut best: Option<(&ManagedEntry, usize)> = None;
     for e in entries {
         let depth = e.fields.matched_depth(path);
@@ -165,7 +179,16 @@ mod tests {
     }
 
     fn container() -> Vec<Segment> {
-        vec![k("spec"), k("template"), k("spec"), k("containers"), Segment::Keyed { field: "name".into(), value: "api".into() }]
+        vec![
+            k("spec"),
+            k("template"),
+            k("spec"),
+            k("containers"),
+            Segment::Keyed {
+                field: "name".into(),
+                value: "api".into(),
+            },
+        ]
     }
 
     #[test]
@@ -174,9 +197,18 @@ mod tests {
         let mut p = container();
         p.push(k("image"));
         let (e, exact) = last_writer(&entries, &path(&p)).unwrap();
-        assert_eq!((e.manager.as_str(), exact), ("kubectl-client-side-apply", true));
+        assert_eq!(
+            (e.manager.as_str(), exact),
+            ("kubectl-client-side-apply", true)
+        );
         let mut p = container();
-        p.extend([k("ports"), Segment::Keyed { field: "containerPort".into(), value: "8080".into() }]);
+        p.extend([
+            k("ports"),
+            Segment::Keyed {
+                field: "containerPort".into(),
+                value: "8080".into(),
+            },
+        ]);
         assert!(entries[0].owns(&path(&p)));
     }
 
@@ -195,7 +227,10 @@ mod tests {
     fn status_subresource_and_leaves() {
         let entries = managed_entries(&live());
         assert_eq!(entries[2].subresource, "status");
-        assert_eq!(entries[2].leaves(), vec![vec!["f:status".to_string(), "f:replicas".to_string()]]);
+        assert_eq!(
+            entries[2].leaves(),
+            vec![vec!["f:status".to_string(), "f:replicas".to_string()]]
+        );
         assert!(last_writer(&entries, &path(&[k("data")])).is_none());
     }
 }

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use base64::Engine;
 
-use plumb_model::annotations::LAST_APPLIED;
 use plumb_model::ResourceKey;
+use plumb_model::annotations::LAST_APPLIED;
 use serde_json::Value;
 
 use crate::path::Segment;
@@ -125,7 +125,10 @@ impl Masker {
         // the API server stores it, so an unchanged value gets the same mask as in `data`.
         if let Some(data) = obj.get_mut("stringData").and_then(Value::as_object_mut) {
             for (k, v) in data.iter_mut() {
-                let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+                let text = v
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string());
                 let encoded = Value::String(base64::engine::general_purpose::STANDARD.encode(text));
                 *v = self.replacement(k, &encoded);
             }
@@ -134,7 +137,9 @@ impl Masker {
 
     fn mask_object(&mut self, obj: &mut Value) {
         self.mask_data(obj);
-        if let Some(ann) = obj.pointer_mut("/metadata/annotations").and_then(Value::as_object_mut)
+        if let Some(ann) = obj
+            .pointer_mut("/metadata/annotations")
+            .and_then(Value::as_object_mut)
             && let Some(Value::String(text)) = ann.get_mut(LAST_APPLIED)
         {
             *text = self.mask_annotation(text);
@@ -191,7 +196,10 @@ impl Masker {
 }
 
 fn last_applied_of(live: &Value) -> Option<Value> {
-    let text = live.pointer("/metadata/annotations")?.get(LAST_APPLIED)?.as_str()?;
+    let text = live
+        .pointer("/metadata/annotations")?
+        .get(LAST_APPLIED)?
+        .as_str()?;
     serde_json::from_str(text).ok()
 }
 
@@ -212,9 +220,15 @@ mod tests {
             key: ResourceKey::new("", "Secret", "ns", "s"),
             action: Action::Update,
             modified: true,
-            strategy: StrategyUsed { strategy: DiffStrategy::ThreeWay, fallback_reason: None },
+            strategy: StrategyUsed {
+                strategy: DiffStrategy::ThreeWay,
+                fallback_reason: None,
+            },
             changes: vec![FieldChange {
-                path: FieldPath(vec![Segment::Key("data".into()), Segment::Key("password".into())]),
+                path: FieldPath(vec![
+                    Segment::Key("data".into()),
+                    Segment::Key("password".into()),
+                ]),
                 op: ChangeOp::Changed,
                 live: live["data"].get("password").cloned(),
                 predicted: predicted["data"].get("password").cloned(),
@@ -228,7 +242,10 @@ mod tests {
 
     #[test]
     fn equal_values_same_mask_changed_values_different_mask() {
-        let r = secret_result(json!({"password": "b2xk", "user": "YWRtaW4="}), json!({"password": "bmV3", "user": "YWRtaW4="}));
+        let r = secret_result(
+            json!({"password": "b2xk", "user": "YWRtaW4="}),
+            json!({"password": "bmV3", "user": "YWRtaW4="}),
+        );
         let m = mask(&r);
         let (live, pred) = (m.live().unwrap(), m.predicted().unwrap());
         // Predicted is masked first: its values get the shortest runs.
@@ -240,7 +257,9 @@ mod tests {
             assert!(!text.contains(secret), "{secret} leaked: {text}");
         }
         // The last-applied annotation's old password equals live's: same mask.
-        let ann = live["metadata"]["annotations"][LAST_APPLIED].as_str().unwrap();
+        let ann = live["metadata"]["annotations"][LAST_APPLIED]
+            .as_str()
+            .unwrap();
         assert!(ann.contains("\"password\":\"++++++++++++\""), "{ann}");
         assert!(ann.ends_with('\n'));
         assert_eq!(m.changes()[0].live, Some(json!("++++++++++++")));

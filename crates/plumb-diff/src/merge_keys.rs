@@ -53,8 +53,15 @@ fn parse(text: &str) -> MergeKeys {
     let mut by_kind: HashMap<String, HashMap<String, String>> = HashMap::new();
     for (kind, prefix, ty) in placements {
         for (path, key) in types.get(ty).map(Vec::as_slice).unwrap_or_default() {
-            let shape = if prefix == "." { (*path).to_string() } else { format!("{prefix}.{path}") };
-            by_kind.entry(kind.to_string()).or_default().insert(shape, (*key).to_string());
+            let shape = if prefix == "." {
+                (*path).to_string()
+            } else {
+                format!("{prefix}.{path}")
+            };
+            by_kind
+                .entry(kind.to_string())
+                .or_default()
+                .insert(shape, (*key).to_string());
         }
     }
     MergeKeys { by_kind }
@@ -68,19 +75,37 @@ mod tests {
     fn pod_spec_lists_in_workloads() {
         let t = MergeKeys::builtin();
         let deploy = GroupKind::new("apps", "Deployment");
-        assert_eq!(t.key_for(&deploy, "spec.template.spec.containers"), Some("name"));
-        assert_eq!(t.key_for(&deploy, "spec.template.spec.containers[].ports"), Some("containerPort"));
-        assert_eq!(t.key_for(&deploy, "spec.template.spec.containers[].env"), Some("name"));
-        assert_eq!(t.key_for(&deploy, "spec.template.spec.containers[].volumeMounts"), Some("mountPath"));
+        assert_eq!(
+            t.key_for(&deploy, "spec.template.spec.containers"),
+            Some("name")
+        );
+        assert_eq!(
+            t.key_for(&deploy, "spec.template.spec.containers[].ports"),
+            Some("containerPort")
+        );
+        assert_eq!(
+            t.key_for(&deploy, "spec.template.spec.containers[].env"),
+            Some("name")
+        );
+        assert_eq!(
+            t.key_for(&deploy, "spec.template.spec.containers[].volumeMounts"),
+            Some("mountPath")
+        );
         assert_eq!(t.key_for(&deploy, "spec.template.spec.tolerations"), None);
         assert_eq!(t.key_for(&deploy, "metadata.ownerReferences"), Some("uid"));
         let cron = GroupKind::new("batch", "CronJob");
-        assert_eq!(t.key_for(&cron, "spec.jobTemplate.spec.template.spec.volumes"), Some("name"));
+        assert_eq!(
+            t.key_for(&cron, "spec.jobTemplate.spec.template.spec.volumes"),
+            Some("name")
+        );
         let pod = GroupKind::new("", "Pod");
         assert_eq!(t.key_for(&pod, "spec.initContainers[].env"), Some("name"));
         let svc = GroupKind::new("", "Service");
         assert_eq!(t.key_for(&svc, "spec.ports"), Some("port"));
-        let hook = GroupKind::new("admissionregistration.k8s.io", "MutatingWebhookConfiguration");
+        let hook = GroupKind::new(
+            "admissionregistration.k8s.io",
+            "MutatingWebhookConfiguration",
+        );
         assert_eq!(t.key_for(&hook, "webhooks"), Some("name"));
         let cr = GroupKind::new("acme.io", "Widget");
         assert_eq!(t.key_for(&cr, "spec.containers"), None);

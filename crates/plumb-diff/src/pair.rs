@@ -45,10 +45,19 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
     ("apiregistration.k8s.io", "APIService"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+    ),
     ("storage.k8s.io", "StorageClass"),
     ("storage.k8s.io", "CSIDriver"),
     ("storage.k8s.io", "CSINode"),
@@ -74,12 +83,19 @@ pub struct PairOptions {
 impl PairOptions {
     /// Whether objects of `gk` live outside namespaces.
     pub fn is_cluster_scoped(&self, gk: &GroupKind) -> bool {
-        self.cluster_scoped.contains(gk) || CLUSTER_SCOPED.iter().any(|(g, k)| gk.group == *g && gk.kind == *k)
+        self.cluster_scoped.contains(gk)
+            || CLUSTER_SCOPED
+                .iter()
+                .any(|(g, k)| gk.group == *g && gk.kind == *k)
     }
 }
 
 /// Pairs desired with live objects, sorted by key.
-pub fn pair(desired: Vec<SourcedObject>, live: Vec<Value>, opts: &PairOptions) -> Result<Vec<Pair>> {
+pub fn pair(
+    desired: Vec<SourcedObject>,
+    live: Vec<Value>,
+    opts: &PairOptions,
+) -> Result<Vec<Pair>> {
     let mut by_key: BTreeMap<ResourceKey, Pair> = BTreeMap::new();
     for SourcedObject { mut value, source } in desired {
         check_identity(&value, &source)?;
@@ -95,19 +111,35 @@ pub fn pair(desired: Vec<SourcedObject>, live: Vec<Value>, opts: &PairOptions) -
         }
         if let Some(existing) = by_key.get(&key) {
             return Err(Error::DuplicateDesired {
-                key,
+                key: Box::new(key),
                 first: existing.desired_source.clone().unwrap_or_default(),
                 second: source,
             });
         }
-        by_key.insert(key.clone(), Pair { key, desired: Some(value), live: None, desired_source: Some(source) });
+        by_key.insert(
+            key.clone(),
+            Pair {
+                key,
+                desired: Some(value),
+                live: None,
+                desired_source: Some(source),
+            },
+        );
     }
     for value in live {
         let key = ResourceKey::of(&value);
         match by_key.get_mut(&key) {
             Some(p) => p.live = Some(value),
             None => {
-                by_key.insert(key.clone(), Pair { key, desired: None, live: Some(value), desired_source: None });
+                by_key.insert(
+                    key.clone(),
+                    Pair {
+                        key,
+                        desired: None,
+                        live: Some(value),
+                        desired_source: None,
+                    },
+                );
             }
         }
     }
@@ -115,17 +147,32 @@ pub fn pair(desired: Vec<SourcedObject>, live: Vec<Value>, opts: &PairOptions) -
 }
 
 fn check_identity(v: &Value, source: &str) -> Result<()> {
-    let missing = if v.get("kind").and_then(Value::as_str).is_none_or(str::is_empty) {
+    let missing = if v
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
         Some("kind")
-    } else if v.get("apiVersion").and_then(Value::as_str).is_none_or(str::is_empty) {
+    } else if v
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
         Some("apiVersion")
-    } else if v.pointer("/metadata/name").and_then(Value::as_str).is_none_or(str::is_empty) {
+    } else if v
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
         Some("metadata.name")
     } else {
         None
     };
     match missing {
-        Some(missing) => Err(Error::UnidentifiedObject { source_name: source.to_string(), missing }),
+        Some(missing) => Err(Error::UnidentifiedObject {
+            source_name: source.to_string(),
+            missing,
+        }),
         None => Ok(()),
     }
 }
@@ -144,40 +191,84 @@ mod tests {
     }
 
     fn src(v: Value, s: &str) -> SourcedObject {
-        SourcedObject { value: v, source: s.into() }
+        SourcedObject {
+            value: v,
+            source: s.into(),
+        }
     }
 
     #[test]
     fn namespace_defaulting_and_pairing() {
-        let opts = PairOptions { default_namespace: "payments".into(), ..Default::default() };
+        let opts = PairOptions {
+            default_namespace: "payments".into(),
+            ..Default::default()
+        };
         let desired = vec![
             src(obj("apps/v1", "Deployment", None, "api"), "a.yaml"),
-            src(obj("rbac.authorization.k8s.io/v1", "ClusterRole", None, "reader"), "b.yaml"),
+            src(
+                obj(
+                    "rbac.authorization.k8s.io/v1",
+                    "ClusterRole",
+                    None,
+                    "reader",
+                ),
+                "b.yaml",
+            ),
             src(obj("v1", "ConfigMap", Some("other"), "cfg"), "c.yaml"),
         ];
-        let live = vec![obj("apps/v1", "Deployment", Some("payments"), "api"), obj("v1", "Secret", Some("payments"), "extra")];
+        let live = vec![
+            obj("apps/v1", "Deployment", Some("payments"), "api"),
+            obj("v1", "Secret", Some("payments"), "extra"),
+        ];
         let pairs = pair(desired, live, &opts).unwrap();
         let keys: Vec<String> = pairs.iter().map(|p| p.key.to_string()).collect();
-        assert_eq!(keys, ["/ConfigMap/other/cfg", "/Secret/payments/extra", "apps/Deployment/payments/api", "rbac.authorization.k8s.io/ClusterRole//reader"]);
+        assert_eq!(
+            keys,
+            [
+                "/ConfigMap/other/cfg",
+                "/Secret/payments/extra",
+                "apps/Deployment/payments/api",
+                "rbac.authorization.k8s.io/ClusterRole//reader"
+            ]
+        );
         assert!(pairs[2].desired.is_some() && pairs[2].live.is_some());
-        assert_eq!(pairs[2].desired.as_ref().unwrap()["metadata"]["namespace"], "payments");
+        assert_eq!(
+            pairs[2].desired.as_ref().unwrap()["metadata"]["namespace"],
+            "payments"
+        );
         assert!(pairs[1].desired.is_none());
     }
 
     #[test]
     fn duplicates_name_both_sources() {
-        let opts = PairOptions { default_namespace: "ns".into(), ..Default::default() };
+        let opts = PairOptions {
+            default_namespace: "ns".into(),
+            ..Default::default()
+        };
         let desired = vec![
             src(obj("v1", "ConfigMap", None, "cfg"), "base/cm.yaml"),
             src(obj("v1", "ConfigMap", Some("ns"), "cfg"), "overlay/cm.yaml"),
         ];
         let err = pair(desired, vec![], &opts).unwrap_err().to_string();
-        assert_eq!(err, "/ConfigMap/ns/cfg: defined twice, in base/cm.yaml and in overlay/cm.yaml");
+        assert_eq!(
+            err,
+            "/ConfigMap/ns/cfg: defined twice, in base/cm.yaml and in overlay/cm.yaml"
+        );
     }
 
     #[test]
     fn objects_need_identity() {
-        let err = pair(vec![src(json!({"kind": "ConfigMap", "apiVersion": "v1"}), "x.yaml")], vec![], &PairOptions::default());
-        assert_eq!(err.unwrap_err().to_string(), "x.yaml: object has no metadata.name");
+        let err = pair(
+            vec![src(
+                json!({"kind": "ConfigMap", "apiVersion": "v1"}),
+                "x.yaml",
+            )],
+            vec![],
+            &PairOptions::default(),
+        );
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            "x.yaml: object has no metadata.name"
+        );
     }
 }

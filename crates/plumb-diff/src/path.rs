@@ -92,12 +92,18 @@ mod tests {
         let p = FieldPath(vec![
             Segment::Key("spec".into()),
             Segment::Key("containers".into()),
-            Segment::Keyed { field: "name".into(), value: "payments-api".into() },
+            Segment::Keyed {
+                field: "name".into(),
+                value: "payments-api".into(),
+            },
             Segment::Key("ports".into()),
             Segment::Index(0),
             Segment::Key("containerPort".into()),
         ]);
-        assert_eq!(p.to_string(), "spec.containers[name=payments-api].ports[0].containerPort");
+        assert_eq!(
+            p.to_string(),
+            "spec.containers[name=payments-api].ports[0].containerPort"
+        );
         assert_eq!(p.shape(), "spec.containers[].ports[].containerPort");
     }
 }

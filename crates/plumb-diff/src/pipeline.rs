@@ -28,7 +28,11 @@ pub struct DiffConfig {
 
 impl Default for DiffConfig {
     fn default() -> Self {
-        Self { normalize: NormalizeOptions::default(), ignore: IgnoreRules::default(), attribution: true }
+        Self {
+            normalize: NormalizeOptions::default(),
+            ignore: IgnoreRules::default(),
+            attribution: true,
+        }
     }
 }
 
@@ -82,7 +86,14 @@ pub fn diff(pair: &Pair, strategy: Strategy<'_>, config: &DiffConfig) -> Result<
             }
             let notes = config.ignore.apply(&key, &managed, &mut objects);
             let predicted = three_way::predict(&gk, base.as_ref(), &desired_n, &live_n);
-            (predicted, StrategyUsed { strategy: DiffStrategy::ThreeWay, fallback_reason }, notes)
+            (
+                predicted,
+                StrategyUsed {
+                    strategy: DiffStrategy::ThreeWay,
+                    fallback_reason,
+                },
+                notes,
+            )
         }
         Strategy::ServerSide { predicted_live } => {
             let predicted_managed = managed_entries(predicted_live);
@@ -92,19 +103,36 @@ pub fn diff(pair: &Pair, strategy: Strategy<'_>, config: &DiffConfig) -> Result<
             for obj in [&mut predicted, &mut live_n] {
                 remove_annotation(obj, LAST_APPLIED);
             }
-            let notes = config.ignore.apply(&key, &managed, &mut [&mut predicted, &mut live_n]);
+            let notes = config
+                .ignore
+                .apply(&key, &managed, &mut [&mut predicted, &mut live_n]);
             server_side::revert_unowned(&gk, &predicted_managed, &live_n, &mut predicted);
-            (predicted, StrategyUsed { strategy: DiffStrategy::ServerSide, fallback_reason: None }, notes)
+            (
+                predicted,
+                StrategyUsed {
+                    strategy: DiffStrategy::ServerSide,
+                    fallback_reason: None,
+                },
+                notes,
+            )
         }
     };
     let modified = predicted != live_n;
-    let mut changes = if modified { field_changes(&gk, &live_n, &predicted) } else { Vec::new() };
+    let mut changes = if modified {
+        field_changes(&gk, &live_n, &predicted)
+    } else {
+        Vec::new()
+    };
     if config.attribution {
         attribution::attribute(&mut changes, &managed);
     }
     Ok(DiffResult {
         key,
-        action: if modified { Action::Update } else { Action::None },
+        action: if modified {
+            Action::Update
+        } else {
+            Action::None
+        },
         modified,
         strategy: used,
         normalized_live: Some(live_n),
@@ -119,10 +147,15 @@ fn create(pair: &Pair, desired: &Value, strategy: Strategy<'_>, config: &DiffCon
     normalize(&mut predicted, &config.normalize);
     let notes = config.ignore.apply(&pair.key, &[], &mut [&mut predicted]);
     let used = match strategy {
-        Strategy::ThreeWay => StrategyUsed { strategy: DiffStrategy::ThreeWay, fallback_reason: None },
+        Strategy::ThreeWay => StrategyUsed {
+            strategy: DiffStrategy::ThreeWay,
+            fallback_reason: None,
+        },
         Strategy::ServerSide { .. } => StrategyUsed {
             strategy: DiffStrategy::ThreeWay,
-            fallback_reason: Some("the object does not exist yet: compared without a dry-run".into()),
+            fallback_reason: Some(
+                "the object does not exist yet: compared without a dry-run".into(),
+            ),
         },
     };
     DiffResult {
@@ -152,7 +185,10 @@ fn extra(pair: &Pair, live: &Value, config: &DiffConfig) -> DiffResult {
         key: pair.key.clone(),
         action: Action::Extra,
         modified: false,
-        strategy: StrategyUsed { strategy: DiffStrategy::ThreeWay, fallback_reason: None },
+        strategy: StrategyUsed {
+            strategy: DiffStrategy::ThreeWay,
+            fallback_reason: None,
+        },
         normalized_live: Some(live_n),
         predicted_live: None,
         changes: Vec::new(),
@@ -162,27 +198,38 @@ fn extra(pair: &Pair, live: &Value, config: &DiffConfig) -> DiffResult {
 
 /// The parsed last-applied annotation, or why there is none.
 fn last_applied(live: &Value) -> (Option<Value>, Option<String>) {
-    let text = live.pointer("/metadata/annotations").and_then(|a| a.get(LAST_APPLIED)).and_then(Value::as_str);
+    let text = live
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(LAST_APPLIED))
+        .and_then(Value::as_str);
     match text {
         None => (
             None,
-            Some(format!("no {LAST_APPLIED} annotation on the live object: two-way diff (fields only live has are kept)")),
+            Some(format!(
+                "no {LAST_APPLIED} annotation on the live object: two-way diff (fields only live has are kept)"
+            )),
         ),
         Some(t) => match serde_json::from_str::<Value>(t) {
             Ok(v) if v.is_object() => (Some(v), None),
-            Ok(_) => (None, Some(format!("{LAST_APPLIED} is not a JSON object: two-way diff"))),
-            Err(e) => (None, Some(format!("{LAST_APPLIED} does not parse ({e}): two-way diff"))),
+            Ok(_) => (
+                None,
+                Some(format!("{LAST_APPLIED} is not a JSON object: two-way diff")),
+            ),
+            Err(e) => (
+                None,
+                Some(format!("{LAST_APPLIED} does not parse ({e}): two-way diff")),
+            ),
         },
     }
 }
 
 fn remove_annotation(obj: &mut Value, name: &str) {
-    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-        if let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
-            ann.remove(name);
-            if ann.is_empty() {
-                meta.remove("annotations");
-            }
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+        && let Some(ann) = meta.get_mut("annotations").and_then(Value::as_object_mut)
+    {
+        ann.remove(name);
+        if ann.is_empty() {
+            meta.remove("annotations");
         }
     }
 }

@@ -8,8 +8,8 @@
 use plumb_model::Settings;
 use plumb_model::annotations::DEFAULT_INSTANCE_LABEL;
 use plumb_model::settings::{
-    ALLOW_SENSITIVE_IGNORES, COMPARE_OPTIONS, IGNORE_DIFFERENCES_PREFIX, INSTANCE_LABEL_KEY, LEGACY_CUSTOMIZATIONS,
-    TRACKING_METHOD, split_group_kind_suffix,
+    ALLOW_SENSITIVE_IGNORES, COMPARE_OPTIONS, IGNORE_DIFFERENCES_PREFIX, INSTANCE_LABEL_KEY,
+    LEGACY_CUSTOMIZATIONS, TRACKING_METHOD, split_group_kind_suffix,
 };
 use serde_json::Value;
 
@@ -44,10 +44,15 @@ impl DiffSettings {
         if let Some(text) = settings.get(LEGACY_CUSTOMIZATIONS) {
             let map = first_doc(text, LEGACY_CUSTOMIZATIONS)?;
             let Some(map) = map.as_object() else {
-                return Err(bad(LEGACY_CUSTOMIZATIONS, "expected a map of <group>/<kind> to customizations"));
+                return Err(bad(
+                    LEGACY_CUSTOMIZATIONS,
+                    "expected a map of <group>/<kind> to customizations",
+                ));
             };
             for (gk, custom) in map {
-                let Some(ignore) = custom.get("ignoreDifferences") else { continue };
+                let Some(ignore) = custom.get("ignoreDifferences") else {
+                    continue;
+                };
                 let key = format!("{LEGACY_CUSTOMIZATIONS} {gk:?}");
                 let mut rule = match ignore {
                     Value::String(text) => parse_rule_yaml(text, &key)?,
@@ -68,22 +73,41 @@ impl DiffSettings {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                normalize.status = StatusField::parse(&s)
-                    .ok_or_else(|| bad(COMPARE_OPTIONS, &format!("ignoreResourceStatusField {s:?} is not all, crd or none")))?;
+                normalize.status = StatusField::parse(&s).ok_or_else(|| {
+                    bad(
+                        COMPARE_OPTIONS,
+                        &format!("ignoreResourceStatusField {s:?} is not all, crd or none"),
+                    )
+                })?;
             }
         }
-        if settings.get(TRACKING_METHOD).is_some_and(|m| m.contains("label")) {
-            normalize.tracking_label =
-                Some(settings.get(INSTANCE_LABEL_KEY).unwrap_or(DEFAULT_INSTANCE_LABEL).to_string());
+        if settings
+            .get(TRACKING_METHOD)
+            .is_some_and(|m| m.contains("label"))
+        {
+            normalize.tracking_label = Some(
+                settings
+                    .get(INSTANCE_LABEL_KEY)
+                    .unwrap_or(DEFAULT_INSTANCE_LABEL)
+                    .to_string(),
+            );
         }
-        let allow_sensitive = settings.get(ALLOW_SENSITIVE_IGNORES).is_some_and(|v| v.trim() == "true");
-        Ok(Self { rules, normalize, allow_sensitive })
+        let allow_sensitive = settings
+            .get(ALLOW_SENSITIVE_IGNORES)
+            .is_some_and(|v| v.trim() == "true");
+        Ok(Self {
+            rules,
+            normalize,
+            allow_sensitive,
+        })
     }
 }
 
 /// The rules of an Application manifest's `spec.ignoreDifferences` (`origin` names the file).
 pub fn application_rules(app: &Value, origin: &str) -> Result<Vec<IgnoreRule>> {
-    let Some(list) = app.pointer("/spec/ignoreDifferences") else { return Ok(Vec::new()) };
+    let Some(list) = app.pointer("/spec/ignoreDifferences") else {
+        return Ok(Vec::new());
+    };
     let Some(list) = list.as_array() else {
         return Err(bad(origin, "spec.ignoreDifferences is not a list"));
     };
@@ -111,11 +135,18 @@ fn rule_from_value(v: Value, key: &str) -> Result<IgnoreRule> {
 
 fn first_doc(text: &str, key: &str) -> Result<Value> {
     let docs = plumb_yaml::read_documents(text, key).map_err(|e| bad(key, &e.to_string()))?;
-    Ok(docs.into_iter().next().map(|d| d.value).unwrap_or(Value::Null))
+    Ok(docs
+        .into_iter()
+        .next()
+        .map(|d| d.value)
+        .unwrap_or(Value::Null))
 }
 
 fn bad(key: &str, reason: &str) -> Error {
-    Error::BadSetting { key: key.to_string(), reason: reason.to_string() }
+    Error::BadSetting {
+        key: key.to_string(),
+        reason: reason.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -134,8 +165,11 @@ mod tests {
             "plumb.ignoreDifferences.allowSensitive": "true",
         }});
         let s = DiffSettings::from_settings(&Settings::from_config_map(&cm)).unwrap();
-        let summary: Vec<(String, String, String)> =
-            s.rules.iter().map(|r| (r.group.clone(), r.kind.clone(), r.origin.clone())).collect();
+        let summary: Vec<(String, String, String)> = s
+            .rules
+            .iter()
+            .map(|r| (r.group.clone(), r.kind.clone(), r.origin.clone()))
+            .collect();
         assert_eq!(summary, [
             ("*".into(), "*".into(), "settings resource.customizations.ignoreDifferences.all".into()),
             ("apps".into(), "Deployment".into(), "settings resource.customizations.ignoreDifferences.apps_Deployment".into()),
@@ -143,24 +177,38 @@ mod tests {
              "settings resource.customizations \"admissionregistration.k8s.io/MutatingWebhookConfiguration\"".into()),
         ]);
         assert_eq!(s.rules[1].json_pointers, ["/spec/replicas"]);
-        assert_eq!(s.rules[0].managed_fields_managers, ["kube-controller-manager"]);
+        assert_eq!(
+            s.rules[0].managed_fields_managers,
+            ["kube-controller-manager"]
+        );
         assert_eq!(s.normalize.status, StatusField::Crd);
-        assert_eq!(s.normalize.tracking_label.as_deref(), Some("app.kubernetes.io/instance"));
+        assert_eq!(
+            s.normalize.tracking_label.as_deref(),
+            Some("app.kubernetes.io/instance")
+        );
         assert!(s.allow_sensitive);
     }
 
     #[test]
     fn bad_status_option() {
-        let cm = json!({"data": {"resource.compareoptions": "ignoreResourceStatusField: sometimes\n"}});
+        let cm =
+            json!({"data": {"resource.compareoptions": "ignoreResourceStatusField: sometimes\n"}});
         let err = DiffSettings::from_settings(&Settings::from_config_map(&cm)).unwrap_err();
-        assert!(err.to_string().starts_with("settings key resource.compareoptions:"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("settings key resource.compareoptions:"),
+            "{err}"
+        );
     }
 
     #[test]
     fn application_spec_rules() {
         let app = json!({"spec": {"ignoreDifferences": [{"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}]}});
         let rules = application_rules(&app, "apps/payments.yaml").unwrap();
-        assert_eq!(rules[0].origin, "apps/payments.yaml spec.ignoreDifferences[0]");
+        assert_eq!(
+            rules[0].origin,
+            "apps/payments.yaml spec.ignoreDifferences[0]"
+        );
         assert_eq!(rules[0].kind, "Deployment");
     }
 }

@@ -64,8 +64,14 @@ const OTHER_SENSITIVE: &[(&str, &str)] = &[
     ("rbac.authorization.k8s.io/RoleBinding", "roleRef"),
     ("rbac.authorization.k8s.io/ClusterRoleBinding", "subjects"),
     ("rbac.authorization.k8s.io/ClusterRoleBinding", "roleRef"),
-    ("admissionregistration.k8s.io/MutatingWebhookConfiguration", "webhooks"),
-    ("admissionregistration.k8s.io/ValidatingWebhookConfiguration", "webhooks"),
+    (
+        "admissionregistration.k8s.io/MutatingWebhookConfiguration",
+        "webhooks",
+    ),
+    (
+        "admissionregistration.k8s.io/ValidatingWebhookConfiguration",
+        "webhooks",
+    ),
 ];
 
 /// Why a rule path is sensitive: the kind and the sensitive field it overlaps.
@@ -81,8 +87,16 @@ pub(crate) fn check_path(group: &str, kind: &str, tokens: &[String]) -> Option<H
     let mut known_kind_matched = false;
     let placements = POD_SPEC_AT
         .iter()
-        .flat_map(|(gk, prefix)| POD_SPEC_FIELDS.iter().map(move |f| (*gk, format!("{prefix}.{f}"))))
-        .chain(OTHER_SENSITIVE.iter().map(|(gk, f)| (*gk, (*f).to_string())));
+        .flat_map(|(gk, prefix)| {
+            POD_SPEC_FIELDS
+                .iter()
+                .map(move |f| (*gk, format!("{prefix}.{f}")))
+        })
+        .chain(
+            OTHER_SENSITIVE
+                .iter()
+                .map(|(gk, f)| (*gk, (*f).to_string())),
+        );
     for (gk, field) in placements {
         let (g, k) = gk.split_once('/').unwrap_or(("", gk));
         if !matches_glob(g, group) || !matches_glob(k, kind) {
@@ -91,14 +105,22 @@ pub(crate) fn check_path(group: &str, kind: &str, tokens: &[String]) -> Option<H
         known_kind_matched = true;
         let sensitive: Vec<&str> = field.split('.').collect();
         if overlaps(tokens, &sensitive) {
-            return Some(Hit { kind: gk.to_string(), field });
+            return Some(Hit {
+                kind: gk.to_string(),
+                field,
+            });
         }
     }
     let is_glob = group.contains(['*', '?']) || kind.contains(['*', '?']);
-    if !known_kind_matched || is_glob {
-        if let Some(name) = tokens.iter().find(|t| SENSITIVE_NAMES.contains(&t.as_str())) {
-            return Some(Hit { kind: format!("{group}/{kind}"), field: name.clone() });
-        }
+    if (!known_kind_matched || is_glob)
+        && let Some(name) = tokens
+            .iter()
+            .find(|t| SENSITIVE_NAMES.contains(&t.as_str()))
+    {
+        return Some(Hit {
+            kind: format!("{group}/{kind}"),
+            field: name.clone(),
+        });
     }
     None
 }
@@ -164,7 +186,9 @@ fn path_tokens(stage: &str) -> Vec<String> {
                 }
             }
             b'[' => {
-                let Some(end) = stage[i..].find(']') else { break };
+                let Some(end) = stage[i..].find(']') else {
+                    break;
+                };
                 let inner = stage[i + 1..i + end].trim();
                 if inner.is_empty() {
                     out.push("*".into());
@@ -194,42 +218,94 @@ mod tests {
     use super::*;
 
     fn t(p: &str) -> Vec<String> {
-        p.split('/').filter(|s| !s.is_empty()).map(str::to_string).collect()
+        p.split('/')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
     }
 
     #[test]
     fn images_and_security_context_in_workloads() {
-        let hit = check_path("apps", "Deployment", &t("/spec/template/spec/containers/0/image")).unwrap();
+        let hit = check_path(
+            "apps",
+            "Deployment",
+            &t("/spec/template/spec/containers/0/image"),
+        )
+        .unwrap();
         assert_eq!(hit.field, "spec.template.spec.containers.*.image");
-        assert!(check_path("apps", "Deployment", &t("/spec/template/spec")).is_some(), "parent hides images");
-        assert!(check_path("apps", "Deployment", &t("/spec/template/spec/containers/0/securityContext/runAsNonRoot")).is_some());
+        assert!(
+            check_path("apps", "Deployment", &t("/spec/template/spec")).is_some(),
+            "parent hides images"
+        );
+        assert!(
+            check_path(
+                "apps",
+                "Deployment",
+                &t("/spec/template/spec/containers/0/securityContext/runAsNonRoot")
+            )
+            .is_some()
+        );
         assert!(check_path("apps", "Deployment", &t("/spec/template/spec/hostNetwork")).is_some());
         assert!(check_path("apps", "Deployment", &t("/spec/replicas")).is_none());
-        assert!(check_path("apps", "Deployment", &t("/spec/template/spec/containers/0/resources")).is_none());
+        assert!(
+            check_path(
+                "apps",
+                "Deployment",
+                &t("/spec/template/spec/containers/0/resources")
+            )
+            .is_none()
+        );
         assert!(check_path("", "Pod", &t("/spec/volumes/0/hostPath")).is_some());
     }
 
     #[test]
     fn rbac_and_webhooks() {
         assert!(check_path("rbac.authorization.k8s.io", "ClusterRole", &t("/rules")).is_some());
-        assert!(check_path("rbac.authorization.k8s.io", "RoleBinding", &t("/subjects/0/name")).is_some());
-        let hit = check_path("admissionregistration.k8s.io", "MutatingWebhookConfiguration", &t("/webhooks/0/clientConfig/caBundle")).unwrap();
+        assert!(
+            check_path(
+                "rbac.authorization.k8s.io",
+                "RoleBinding",
+                &t("/subjects/0/name")
+            )
+            .is_some()
+        );
+        let hit = check_path(
+            "admissionregistration.k8s.io",
+            "MutatingWebhookConfiguration",
+            &t("/webhooks/0/clientConfig/caBundle"),
+        )
+        .unwrap();
         assert_eq!(hit.field, "webhooks");
-        assert!(check_path("rbac.authorization.k8s.io", "ClusterRole", &t("/metadata/labels")).is_none());
+        assert!(
+            check_path(
+                "rbac.authorization.k8s.io",
+                "ClusterRole",
+                &t("/metadata/labels")
+            )
+            .is_none()
+        );
     }
 
     #[test]
     fn globs_and_unknown_kinds() {
         assert!(check_path("*", "*", &t("/spec/template/spec/containers/0/image")).is_some());
-        assert!(check_path("acme.io", "Widget", &t("/spec/image")).is_some(), "name-based for unknown kinds");
+        assert!(
+            check_path("acme.io", "Widget", &t("/spec/image")).is_some(),
+            "name-based for unknown kinds"
+        );
         assert!(check_path("acme.io", "Widget", &t("/spec/replicas")).is_none());
         assert!(check_path("*", "*", &t("/status")).is_none());
-        assert!(check_path("*", "*", &t("")).is_some(), "the whole object hides everything");
+        assert!(
+            check_path("*", "*", &t("")).is_some(),
+            "the whole object hides everything"
+        );
     }
 
     #[test]
     fn jq_paths() {
-        let (p, _) = jq_tokens(r#".spec.template.spec.containers[] | select(.name == "istio-proxy") | .env"#);
+        let (p, _) = jq_tokens(
+            r#".spec.template.spec.containers[] | select(.name == "istio-proxy") | .env"#,
+        );
         assert_eq!(p, ["spec", "template", "spec", "containers", "*", "env"]);
         let (p, names) = jq_tokens(r#".metadata.annotations["a/b"]"#);
         assert_eq!(p, ["metadata", "annotations", "a/b"]);

@@ -36,7 +36,11 @@ pub(crate) fn check(expr: &str) -> Result<(), JqFailure> {
 }
 
 /// The paths `expr` selects in `input`, with a deadline.
-pub(crate) fn paths(expr: &str, input: &Value, limit: Duration) -> Result<Vec<Vec<Step>>, JqFailure> {
+pub(crate) fn paths(
+    expr: &str,
+    input: &Value,
+    limit: Duration,
+) -> Result<Vec<Vec<Step>>, JqFailure> {
     let code = format!("[path({expr})]");
     let input = input.clone();
     let (tx, rx) = mpsc::channel();
@@ -56,8 +60,12 @@ pub(crate) fn paths(expr: &str, input: &Value, limit: Duration) -> Result<Vec<Ve
 }
 
 fn compile_and_run(code: &str, input: Option<&Value>) -> Result<Option<Value>, JqFailure> {
-    let defs = jaq_core::defs().chain(jaq_std::defs()).chain(jaq_json::defs());
-    let funs = jaq_core::funs().chain(jaq_std::funs()).chain(jaq_json::funs());
+    let defs = jaq_core::defs()
+        .chain(jaq_std::defs())
+        .chain(jaq_json::defs());
+    let funs = jaq_core::funs()
+        .chain(jaq_std::funs())
+        .chain(jaq_json::funs());
     let loader = Loader::new(defs);
     let arena = Arena::default();
     let modules = loader
@@ -72,14 +80,18 @@ fn compile_and_run(code: &str, input: Option<&Value>) -> Result<Option<Value>, J
     let ctx = Ctx::<data::JustLut<Val>>::new(&filter.lut, Vars::new([]));
     let mut out = filter.id.run((ctx, input)).map(unwrap_valr);
     match out.next() {
-        Some(Ok(v)) => serde_json::from_str(&v.to_string()).map(Some).map_err(|e| JqFailure::Runtime(e.to_string())),
+        Some(Ok(v)) => serde_json::from_str(&v.to_string())
+            .map(Some)
+            .map_err(|e| JqFailure::Runtime(e.to_string())),
         Some(Err(e)) => Err(JqFailure::Runtime(format!("{e:?}"))),
         None => Ok(None),
     }
 }
 
 fn to_paths(v: Value) -> Vec<Vec<Step>> {
-    let Value::Array(paths) = v else { return Vec::new() };
+    let Value::Array(paths) = v else {
+        return Vec::new();
+    };
     paths
         .into_iter()
         .filter_map(|p| {
@@ -106,8 +118,20 @@ mod tests {
     #[test]
     fn select_paths() {
         let obj = json!({"spec": {"containers": [{"name": "app", "image": "a"}, {"name": "istio-proxy", "image": "b"}]}});
-        let p = paths(r#".spec.containers[] | select(.name == "istio-proxy")"#, &obj, LIMIT).unwrap();
-        assert_eq!(p, vec![vec![Step::Token("spec".into()), Step::Token("containers".into()), Step::Index(1)]]);
+        let p = paths(
+            r#".spec.containers[] | select(.name == "istio-proxy")"#,
+            &obj,
+            LIMIT,
+        )
+        .unwrap();
+        assert_eq!(
+            p,
+            vec![vec![
+                Step::Token("spec".into()),
+                Step::Token("containers".into()),
+                Step::Index(1)
+            ]]
+        );
     }
 
     #[test]
@@ -127,7 +151,11 @@ mod tests {
     fn runaway_expression_times_out() {
         let obj = json!({});
         // Constant memory, effectively endless: counts to 10^15 before deciding.
-        let r = paths(".a | select(last(range(1e15)) < 0)", &obj, Duration::from_millis(200));
+        let r = paths(
+            ".a | select(last(range(1e15)) < 0)",
+            &obj,
+            Duration::from_millis(200),
+        );
         assert_eq!(r, Err(JqFailure::Timeout));
     }
 }

@@ -10,7 +10,11 @@ pub(crate) fn tokens(pointer: &str) -> Option<Vec<String>> {
         return Some(Vec::new());
     }
     let rest = pointer.strip_prefix('/')?;
-    Some(rest.split('/').map(|t| t.replace("~1", "/").replace("~0", "~")).collect())
+    Some(
+        rest.split('/')
+            .map(|t| t.replace("~1", "/").replace("~0", "~"))
+            .collect(),
+    )
 }
 
 /// A path step for [`remove_path`].
@@ -28,7 +32,9 @@ pub(crate) enum Step {
 /// elsewhere).
 pub(crate) fn remove_path(root: &mut Value, path: &[Step]) -> bool {
     fn go(v: &mut Value, path: &[Step], top: bool) -> bool {
-        let Some((first, rest)) = path.split_first() else { return false };
+        let Some((first, rest)) = path.split_first() else {
+            return false;
+        };
         let removed = if rest.is_empty() {
             match (v, first) {
                 (Value::Object(m), Step::Token(k)) => m.remove(k).is_some(),
@@ -104,7 +110,10 @@ mod tests {
 
     #[test]
     fn escapes() {
-        assert_eq!(tokens("/metadata/annotations/a.b~1c~0d").unwrap(), ["metadata", "annotations", "a.b/c~d"]);
+        assert_eq!(
+            tokens("/metadata/annotations/a.b~1c~0d").unwrap(),
+            ["metadata", "annotations", "a.b/c~d"]
+        );
         assert_eq!(tokens("").unwrap(), Vec::<String>::new());
         assert!(tokens("no-slash").is_none());
     }
@@ -122,7 +131,10 @@ mod tests {
     #[test]
     fn remove_array_elements() {
         let mut v = json!({"webhooks": [{"clientConfig": {"caBundle": "x", "url": "u"}}]});
-        assert!(remove_path(&mut v, &steps("/webhooks/0/clientConfig/caBundle")));
+        assert!(remove_path(
+            &mut v,
+            &steps("/webhooks/0/clientConfig/caBundle")
+        ));
         assert!(!remove_path(&mut v, &steps("/webhooks/5/clientConfig")));
         assert_eq!(v, json!({"webhooks": [{"clientConfig": {"url": "u"}}]}));
     }

@@ -20,13 +20,20 @@ pub(super) fn remove_owned(
     allow_sensitive: bool,
 ) -> Vec<String> {
     let mut notes = Vec::new();
-    for entry in managed.iter().filter(|e| rule.managed_fields_managers.contains(&e.manager)) {
+    for entry in managed
+        .iter()
+        .filter(|e| rule.managed_fields_managers.contains(&e.manager))
+    {
         for leaf in entry.leaves() {
             let tokens: Vec<String> = leaf
                 .iter()
-                .map(|k| k.strip_prefix("f:").map_or_else(|| "*".to_string(), str::to_string))
+                .map(|k| {
+                    k.strip_prefix("f:")
+                        .map_or_else(|| "*".to_string(), str::to_string)
+                })
                 .collect();
-            if !allow_sensitive && let Some(hit) = guard::check_path(&key.group, &key.kind, &tokens) {
+            if !allow_sensitive && let Some(hit) = guard::check_path(&key.group, &key.kind, &tokens)
+            {
                 notes.push(format!(
                     "{}: managedFieldsManagers {} owns {} on {key}, a sensitive field ({}); it is still compared",
                     rule.origin,
@@ -62,7 +69,9 @@ fn resolve(obj: &Value, leaf: &[String]) -> Option<Vec<Step>> {
             let want: Value = serde_json::from_str(json).ok()?;
             let want = want.as_object()?;
             let items = cur.as_array()?;
-            let i = items.iter().position(|item| want.iter().all(|(f, v)| item.get(f) == Some(v)))?;
+            let i = items
+                .iter()
+                .position(|item| want.iter().all(|(f, v)| item.get(f) == Some(v)))?;
             cur = &items[i];
             steps.push(Step::Index(i64::try_from(i).ok()?));
         } else if let Some(json) = k.strip_prefix("v:") {
@@ -94,7 +103,11 @@ mod tests {
         ]}, "spec": {"replicas": 7, "template": {"spec": {"containers": [{"name": "app", "image": "a"}, {"name": "proxy", "image": "p"}]}}}});
         let managed = managed_entries(&live);
         let mut desired = json!({"spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "app", "image": "a"}]}}}});
-        let rule = IgnoreRule { managed_fields_managers: vec!["hpa-controller".into()], origin: "r".into(), ..Default::default() };
+        let rule = IgnoreRule {
+            managed_fields_managers: vec!["hpa-controller".into()],
+            origin: "r".into(),
+            ..Default::default()
+        };
         let key = ResourceKey::new("apps", "Deployment", "ns", "d");
         let notes = remove_owned(&rule, &managed, &mut [&mut desired, &mut live], &key, false);
         assert!(notes.is_empty());
@@ -103,13 +116,32 @@ mod tests {
 
         // The injector owns a container image: sensitive, so it stays unless allowed.
         let (mut desired2, mut live2) = (desired.clone(), live.clone());
-        let rule = IgnoreRule { managed_fields_managers: vec!["sidecar-injector".into()], origin: "r2".into(), ..Default::default() };
+        let rule = IgnoreRule {
+            managed_fields_managers: vec!["sidecar-injector".into()],
+            origin: "r2".into(),
+            ..Default::default()
+        };
         let notes = remove_owned(&rule, &managed, &mut [&mut desired, &mut live], &key, false);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("containers.*.image"), "{notes:?}");
-        assert_eq!(live["spec"]["template"]["spec"]["containers"][1]["image"], "p");
-        let notes = remove_owned(&rule, &managed, &mut [&mut desired2, &mut live2], &key, true);
+        assert_eq!(
+            live["spec"]["template"]["spec"]["containers"][1]["image"],
+            "p"
+        );
+        let notes = remove_owned(
+            &rule,
+            &managed,
+            &mut [&mut desired2, &mut live2],
+            &key,
+            true,
+        );
         assert!(notes.is_empty());
-        assert_eq!(live2["spec"]["template"]["spec"]["containers"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            live2["spec"]["template"]["spec"]["containers"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
     }
 }

@@ -60,7 +60,10 @@ pub struct IgnoreOptions {
 
 impl Default for IgnoreOptions {
     fn default() -> Self {
-        Self { jq_timeout: Duration::from_secs(1), allow_sensitive: false }
+        Self {
+            jq_timeout: Duration::from_secs(1),
+            allow_sensitive: false,
+        }
     }
 }
 
@@ -79,7 +82,11 @@ pub struct SensitiveFinding {
 
 impl std::fmt::Display for SensitiveFinding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {} would hide {} {}", self.origin, self.expression, self.kind, self.field)
+        write!(
+            f,
+            "{}: {} would hide {} {}",
+            self.origin, self.expression, self.kind, self.field
+        )
     }
 }
 
@@ -121,7 +128,10 @@ impl IgnoreRules {
     }
 
     /// The rules that apply to `key`.
-    pub fn matching<'a>(&'a self, key: &'a ResourceKey) -> impl Iterator<Item = &'a IgnoreRule> + 'a {
+    pub fn matching<'a>(
+        &'a self,
+        key: &'a ResourceKey,
+    ) -> impl Iterator<Item = &'a IgnoreRule> + 'a {
         self.rules.iter().filter(move |r| {
             matches_glob(&key.group, &r.group)
                 && matches_glob(&key.kind, &r.kind)
@@ -133,14 +143,29 @@ impl IgnoreRules {
     /// Removes ignored fields from every object in `objects` (desired, live, base...), using
     /// `managed` (the live object's managedFields) for `managedFieldsManagers`. Returns notes
     /// about skipped expressions (timeouts, run-time errors) and guard-rail refusals.
-    pub(crate) fn apply(&self, key: &ResourceKey, managed: &[ManagedEntry], objects: &mut [&mut Value]) -> Vec<String> {
+    pub(crate) fn apply(
+        &self,
+        key: &ResourceKey,
+        managed: &[ManagedEntry],
+        objects: &mut [&mut Value],
+    ) -> Vec<String> {
         let mut notes = Vec::new();
         for rule in self.matching(key) {
             if !rule.managed_fields_managers.is_empty() {
-                notes.extend(managed_fields::remove_owned(rule, managed, objects, key, self.opts.allow_sensitive));
+                notes.extend(managed_fields::remove_owned(
+                    rule,
+                    managed,
+                    objects,
+                    key,
+                    self.opts.allow_sensitive,
+                ));
             }
             for p in &rule.json_pointers {
-                let steps: Vec<Step> = json_pointer::tokens(p).unwrap_or_default().into_iter().map(Step::Token).collect();
+                let steps: Vec<Step> = json_pointer::tokens(p)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(Step::Token)
+                    .collect();
                 for obj in objects.iter_mut() {
                     json_pointer::remove_path(obj, &steps);
                 }
@@ -206,7 +231,11 @@ pub fn sensitive_findings(rules: &[IgnoreRule]) -> Vec<SensitiveFinding> {
             let hit = guard::check_path(&rule.group, &rule.kind, &path).or_else(|| {
                 // Names used inside filters (`select(.image == ..)` does not hide an image, but
                 // `.. | .image?` does): any sensitive name anywhere is treated as hiding it.
-                names.iter().find_map(|n| guard::check_path(&rule.group, &rule.kind, std::slice::from_ref(n)).filter(|_| n != "spec" && n != "metadata").filter(|h| h.field == *n))
+                names.iter().find_map(|n| {
+                    guard::check_path(&rule.group, &rule.kind, std::slice::from_ref(n))
+                        .filter(|_| n != "spec" && n != "metadata")
+                        .filter(|h| h.field == *n)
+                })
             });
             if let Some(hit) = hit {
                 out.push(SensitiveFinding {
@@ -274,7 +303,10 @@ mod tests {
         )
         .unwrap();
         let k = key();
-        let found: Vec<_> = rules.matching(&k).map(|r| r.json_pointers[0].clone()).collect();
+        let found: Vec<_> = rules
+            .matching(&k)
+            .map(|r| r.json_pointers[0].clone())
+            .collect();
         assert_eq!(found, ["/spec/replicas", "/b"]);
     }
 
@@ -297,23 +329,51 @@ mod tests {
 
     #[test]
     fn bad_rules_are_errors() {
-        let e = IgnoreRules::compile(vec![rule(json!({"kind": "*", "group": "*", "jsonPointers": ["spec"]}))], IgnoreOptions::default());
+        let e = IgnoreRules::compile(
+            vec![rule(
+                json!({"kind": "*", "group": "*", "jsonPointers": ["spec"]}),
+            )],
+            IgnoreOptions::default(),
+        );
         assert!(matches!(e, Err(Error::BadIgnoreRule { .. })));
-        let e = IgnoreRules::compile(vec![rule(json!({"kind": "*", "group": "*", "jqPathExpressions": [".a[[["]}))], IgnoreOptions::default());
+        let e = IgnoreRules::compile(
+            vec![rule(
+                json!({"kind": "*", "group": "*", "jqPathExpressions": [".a[[["]}),
+            )],
+            IgnoreOptions::default(),
+        );
         assert!(matches!(e, Err(Error::BadIgnoreRule { .. })));
     }
 
     #[test]
     fn sensitive_rules_refused_unless_allowed() {
-        let r = vec![rule(json!({"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/template/spec/containers/0/image"]}))];
-        let err = IgnoreRules::compile(r.clone(), IgnoreOptions::default()).unwrap_err().to_string();
-        assert!(err.contains("test") && err.contains("containers.*.image"), "{err}");
-        let opts = IgnoreOptions { allow_sensitive: true, ..Default::default() };
+        let r = vec![rule(
+            json!({"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/template/spec/containers/0/image"]}),
+        )];
+        let err = IgnoreRules::compile(r.clone(), IgnoreOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("test") && err.contains("containers.*.image"),
+            "{err}"
+        );
+        let opts = IgnoreOptions {
+            allow_sensitive: true,
+            ..Default::default()
+        };
         assert!(IgnoreRules::compile(r, opts).is_ok());
-        let jq = vec![rule(json!({"group": "apps", "kind": "Deployment", "jqPathExpressions": [".spec.template.spec.containers[] | select(.name == \"x\") | .securityContext"]}))];
+        let jq = vec![rule(
+            json!({"group": "apps", "kind": "Deployment", "jqPathExpressions": [".spec.template.spec.containers[] | select(.name == \"x\") | .securityContext"]}),
+        )];
         assert_eq!(sensitive_findings(&jq).len(), 1);
-        let ok = vec![rule(json!({"group": "apps", "kind": "Deployment", "jqPathExpressions": [".spec.template.spec.containers[] | select(.image == \"x\") | .env"]}))];
+        let ok = vec![rule(
+            json!({"group": "apps", "kind": "Deployment", "jqPathExpressions": [".spec.template.spec.containers[] | select(.image == \"x\") | .env"]}),
+        )];
         // `.image` appears only inside select(): the deleted path is .env.
-        assert_eq!(sensitive_findings(&ok), vec![], "select() condition is not hidden");
+        assert_eq!(
+            sensitive_findings(&ok),
+            vec![],
+            "select() condition is not hidden"
+        );
     }
 }

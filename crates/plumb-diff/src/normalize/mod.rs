@@ -14,8 +14,14 @@ use plumb_model::annotations::TRACKING_ID;
 use serde_json::{Map, Number, Value};
 
 /// `metadata` fields the API server owns.
-pub const SERVER_FIELDS: &[&str] =
-    &["uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink"];
+pub const SERVER_FIELDS: &[&str] = &[
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+];
 
 /// `resource.compareoptions` `ignoreResourceStatusField`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -59,14 +65,19 @@ pub fn normalize(obj: &mut Value, opts: &NormalizeOptions) {
             meta.remove(*f);
         }
         for f in ["labels", "annotations"] {
-            if meta.get(f).is_some_and(|v| v.is_null() || v.as_object().is_some_and(Map::is_empty)) {
+            if meta
+                .get(f)
+                .is_some_and(|v| v.is_null() || v.as_object().is_some_and(Map::is_empty))
+            {
                 meta.remove(f);
             }
         }
     }
     let drop_status = match opts.status {
         StatusField::All => true,
-        StatusField::Crd => gk.group == "apiextensions.k8s.io" && gk.kind == "CustomResourceDefinition",
+        StatusField::Crd => {
+            gk.group == "apiextensions.k8s.io" && gk.kind == "CustomResourceDefinition"
+        }
         StatusField::None => false,
     };
     if drop_status && let Some(map) = obj.as_object_mut() {
@@ -88,13 +99,19 @@ pub fn align_tracking(desired: &mut Value, live: &Value, opts: &NormalizeOptions
 }
 
 fn align_meta_key(desired: &mut Value, live: &Value, map_name: &str, key: &str) {
-    let live_value = live.get("metadata").and_then(|m| m.get(map_name)).and_then(|m| m.get(key)).cloned();
+    let live_value = live
+        .get("metadata")
+        .and_then(|m| m.get(map_name))
+        .and_then(|m| m.get(key))
+        .cloned();
     let Some(meta) = desired.get_mut("metadata").and_then(Value::as_object_mut) else {
         return;
     };
     match live_value {
         Some(v) => {
-            let map = meta.entry(map_name).or_insert_with(|| Value::Object(Map::new()));
+            let map = meta
+                .entry(map_name)
+                .or_insert_with(|| Value::Object(Map::new()));
             if let Some(map) = map.as_object_mut() {
                 map.insert(key.to_string(), v);
             }
@@ -141,20 +158,29 @@ mod tests {
             "resourceVersion": "9", "generation": 2, "creationTimestamp": "2026-07-20T10:00:00Z",
             "managedFields": [], "selfLink": "/x", "labels": {}, "annotations": null}, "status": {"x": 1}});
         normalize(&mut o, &NormalizeOptions::default());
-        assert_eq!(o, json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}));
+        assert_eq!(
+            o,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}})
+        );
     }
 
     #[test]
     fn status_modes() {
         let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "status": {"a": 1}});
         let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "status": {"a": 1}});
-        let opts = NormalizeOptions { status: StatusField::Crd, ..Default::default() };
+        let opts = NormalizeOptions {
+            status: StatusField::Crd,
+            ..Default::default()
+        };
         let (mut c, mut d) = (crd.clone(), deploy.clone());
         normalize(&mut c, &opts);
         normalize(&mut d, &opts);
         assert!(c.get("status").is_none());
         assert!(d.get("status").is_some());
-        let opts = NormalizeOptions { status: StatusField::None, ..Default::default() };
+        let opts = NormalizeOptions {
+            status: StatusField::None,
+            ..Default::default()
+        };
         let mut c = crd.clone();
         normalize(&mut c, &opts);
         assert!(c.get("status").is_some());
@@ -166,7 +192,10 @@ mod tests {
     fn numbers_by_value() {
         let mut a = json!({"spec": {"replicas": 3.0, "ratio": 0.5, "list": [1.0]}});
         normalize(&mut a, &NormalizeOptions::default());
-        assert_eq!(a, json!({"spec": {"replicas": 3, "ratio": 0.5, "list": [1]}}));
+        assert_eq!(
+            a,
+            json!({"spec": {"replicas": 3, "ratio": 0.5, "list": [1]}})
+        );
         assert!(a["spec"]["replicas"].is_i64());
     }
 
@@ -174,10 +203,19 @@ mod tests {
     fn tracking_annotation_and_label_follow_live() {
         let live = json!({"metadata": {"annotations": {TRACKING_ID: "app:apps/Deployment:ns/a"}, "labels": {"app.kubernetes.io/instance": "app"}}});
         let mut desired = json!({"metadata": {"name": "a"}});
-        let opts = NormalizeOptions { tracking_label: Some("app.kubernetes.io/instance".into()), ..Default::default() };
+        let opts = NormalizeOptions {
+            tracking_label: Some("app.kubernetes.io/instance".into()),
+            ..Default::default()
+        };
         align_tracking(&mut desired, &live, &opts);
-        assert_eq!(desired["metadata"]["annotations"][TRACKING_ID], "app:apps/Deployment:ns/a");
-        assert_eq!(desired["metadata"]["labels"]["app.kubernetes.io/instance"], "app");
+        assert_eq!(
+            desired["metadata"]["annotations"][TRACKING_ID],
+            "app:apps/Deployment:ns/a"
+        );
+        assert_eq!(
+            desired["metadata"]["labels"]["app.kubernetes.io/instance"],
+            "app"
+        );
         let mut desired = json!({"metadata": {"annotations": {TRACKING_ID: "other"}}});
         align_tracking(&mut desired, &json!({"metadata": {}}), &opts);
         assert_eq!(desired, json!({"metadata": {}}));

@@ -6,21 +6,34 @@ use base64::Engine;
 use serde_json::{Map, Value};
 
 pub(super) fn fold_string_data(obj: &mut Value) {
-    let Some(map) = obj.as_object_mut() else { return };
-    let Some(string_data) = map.remove("stringData") else { return };
-    let Value::Object(string_data) = string_data else { return };
-    let data = map.entry("data").or_insert_with(|| Value::Object(Map::new()));
+    let Some(map) = obj.as_object_mut() else {
+        return;
+    };
+    let Some(string_data) = map.remove("stringData") else {
+        return;
+    };
+    let Value::Object(string_data) = string_data else {
+        return;
+    };
+    let data = map
+        .entry("data")
+        .or_insert_with(|| Value::Object(Map::new()));
     if data.is_null() {
         *data = Value::Object(Map::new());
     }
-    let Some(data) = data.as_object_mut() else { return };
+    let Some(data) = data.as_object_mut() else {
+        return;
+    };
     for (k, v) in string_data {
         let text = match v {
             Value::String(s) => s,
             Value::Null => String::new(),
             other => other.to_string(),
         };
-        data.insert(k, Value::String(base64::engine::general_purpose::STANDARD.encode(text)));
+        data.insert(
+            k,
+            Value::String(base64::engine::general_purpose::STANDARD.encode(text)),
+        );
     }
     for v in data.values_mut() {
         if v.is_null() {
@@ -39,6 +52,9 @@ mod tests {
         let mut s = json!({"kind": "Secret", "data": {"a": "YQ==", "n": null}, "stringData": {"b": "hello", "a": "x"}});
         fold_string_data(&mut s);
         // stringData wins over data for the same key, as the API server does.
-        assert_eq!(s, json!({"kind": "Secret", "data": {"a": "eA==", "b": "aGVsbG8=", "n": ""}}));
+        assert_eq!(
+            s,
+            json!({"kind": "Secret", "data": {"a": "eA==", "b": "aGVsbG8=", "n": ""}})
+        );
     }
 }

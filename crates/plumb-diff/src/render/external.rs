@@ -29,22 +29,40 @@ impl ExternalDiff {
         let mut words = value.split(' ').filter(|w| !w.is_empty());
         let program = words.next()?.to_string();
         let args = words
-            .filter(|w| w.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '='))
+            .filter(|w| {
+                w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '=')
+            })
             .map(str::to_string)
             .collect();
         Some(Self { program, args })
     }
 
     /// Runs the program on one object's live and desired YAML, writing its output to `out`.
-    pub(crate) fn run(&self, key: &ResourceKey, version: &str, live: &str, desired: &str, out: &mut dyn Write) -> Result<()> {
-        let io = |source| Error::ExternalDiff { program: self.program.clone(), source };
+    pub(crate) fn run(
+        &self,
+        key: &ResourceKey,
+        version: &str,
+        live: &str,
+        desired: &str,
+        out: &mut dyn Write,
+    ) -> Result<()> {
+        let io = |source| Error::ExternalDiff {
+            program: self.program.clone(),
+            source,
+        };
         let tmp = tempfile::tempdir().map_err(io)?;
         let live_dir = tmp.path().join("LIVE");
         let merged_dir = tmp.path().join("MERGED");
         let name = file_name(key, version);
         write_file(&live_dir, &name, live).map_err(io)?;
         write_file(&merged_dir, &name, desired).map_err(io)?;
-        let output = Command::new(&self.program).args(&self.args).arg(&live_dir).arg(&merged_dir).output().map_err(io)?;
+        let output = Command::new(&self.program)
+            .args(&self.args)
+            .arg(&live_dir)
+            .arg(&merged_dir)
+            .output()
+            .map_err(io)?;
         out.write_all(&output.stdout).map_err(io)?;
         std::io::stderr().write_all(&output.stderr).map_err(io)?;
         Ok(())
@@ -58,8 +76,15 @@ fn write_file(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
 
 /// kubectl diff's file name for an object.
 pub(crate) fn file_name(key: &ResourceKey, version: &str) -> String {
-    let group = if key.group.is_empty() { String::new() } else { format!("{}.", key.group) };
-    format!("{group}{version}.{}.{}.{}", key.kind, key.namespace, key.name)
+    let group = if key.group.is_empty() {
+        String::new()
+    } else {
+        format!("{}.", key.group)
+    };
+    format!(
+        "{group}{version}.{}.{}.{}",
+        key.kind, key.namespace, key.name
+    )
 }
 
 #[cfg(test)]
@@ -76,7 +101,13 @@ mod tests {
 
     #[test]
     fn file_names() {
-        assert_eq!(file_name(&ResourceKey::new("apps", "Deployment", "ns", "a"), "v1"), "apps.v1.Deployment.ns.a");
-        assert_eq!(file_name(&ResourceKey::new("", "Service", "ns", "a"), "v1"), "v1.Service.ns.a");
+        assert_eq!(
+            file_name(&ResourceKey::new("apps", "Deployment", "ns", "a"), "v1"),
+            "apps.v1.Deployment.ns.a"
+        );
+        assert_eq!(
+            file_name(&ResourceKey::new("", "Service", "ns", "a"), "v1"),
+            "v1.Service.ns.a"
+        );
     }
 }

@@ -25,7 +25,13 @@ pub(crate) fn hunks(old: &[&str], new: &[&str]) -> Vec<Hunk> {
     // Identical ends are not analysed (find_identical_ends; normal output has no context).
     let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
     let max_suffix = old.len().min(new.len()) - prefix;
-    let suffix = old.iter().rev().zip(new.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+    let suffix = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
     let a = &old[prefix..old.len() - suffix];
     let b = &new[prefix..new.len() - suffix];
 
@@ -50,7 +56,14 @@ pub(crate) fn hunks(old: &[&str], new: &[&str]) -> Vec<Hunk> {
         off: isize::try_from(undiscarded[1].len()).unwrap_or(0) + 1,
     };
     let mut notes = Vec::new();
-    compareseq(&mut ctx, 0, len(&undiscarded[0]), 0, len(&undiscarded[1]), &mut notes);
+    compareseq(
+        &mut ctx,
+        0,
+        len(&undiscarded[0]),
+        0,
+        len(&undiscarded[1]),
+        &mut notes,
+    );
     for (file, idx) in notes {
         changed[file].set(real[file][idx], true);
     }
@@ -70,7 +83,11 @@ impl Flags {
         Flags(vec![false; n + 2])
     }
     fn get(&self, i: isize) -> bool {
-        usize::try_from(i + 1).ok().and_then(|i| self.0.get(i)).copied().unwrap_or(false)
+        usize::try_from(i + 1)
+            .ok()
+            .and_then(|i| self.0.get(i))
+            .copied()
+            .unwrap_or(false)
     }
     fn set(&mut self, i: usize, v: bool) {
         self.0[i + 1] = v;
@@ -82,7 +99,11 @@ impl Flags {
     }
 }
 
-fn discard_confusing_lines(eq: &[Vec<usize>; 2], n_classes: usize, changed: &mut [Flags; 2]) -> ([Vec<usize>; 2], [Vec<usize>; 2]) {
+fn discard_confusing_lines(
+    eq: &[Vec<usize>; 2],
+    n_classes: usize,
+    changed: &mut [Flags; 2],
+) -> ([Vec<usize>; 2], [Vec<usize>; 2]) {
     let mut counts = [vec![0usize; n_classes], vec![0usize; n_classes]];
     for f in 0..2 {
         for &c in &eq[f] {
@@ -316,7 +337,14 @@ fn diag(c: &mut Ctx<'_>, xoff: isize, xlim: isize, yoff: isize, ylim: isize) -> 
 }
 
 /// Records deleted (file 0) and inserted (file 1) undiscarded indices.
-fn compareseq(c: &mut Ctx<'_>, mut xoff: isize, mut xlim: isize, mut yoff: isize, mut ylim: isize, notes: &mut Vec<(usize, usize)>) {
+fn compareseq(
+    c: &mut Ctx<'_>,
+    mut xoff: isize,
+    mut xlim: isize,
+    mut yoff: isize,
+    mut ylim: isize,
+    notes: &mut Vec<(usize, usize)>,
+) {
     while xoff < xlim && yoff < ylim && c.eq(xoff, yoff) {
         xoff += 1;
         yoff += 1;
@@ -337,10 +365,13 @@ fn compareseq(c: &mut Ctx<'_>, mut xoff: isize, mut xlim: isize, mut yoff: isize
 }
 
 fn shift_boundaries(eq: &[Vec<usize>; 2], changed: &mut [Flags; 2]) {
-    for f in 0..2 {
+    for (f, equivs) in eq.iter().enumerate() {
         let (lo, hi) = changed.split_at_mut(1);
-        let (ch, other) = if f == 0 { (&mut lo[0], &hi[0]) } else { (&mut hi[0], &lo[0]) };
-        let equivs = &eq[f];
+        let (ch, other) = if f == 0 {
+            (&mut lo[0], &hi[0])
+        } else {
+            (&mut hi[0], &lo[0])
+        };
         let i_end = len(equivs);
         let e = |i: isize| equivs[i as usize];
         let (mut i, mut j): (isize, isize) = (0, 0);

@@ -49,21 +49,38 @@ pub struct RenderOptions {
 
 /// Renders `diffs` (already filtered to the ones to show) to `out`.
 pub fn render(diffs: &[MaskedDiff], opts: &RenderOptions, out: &mut dyn Write) -> Result<()> {
-    let io = |source| Error::ExternalDiff { program: "<output>".into(), source };
+    let io = |source| Error::ExternalDiff {
+        program: "<output>".into(),
+        source,
+    };
     if opts.format == DiffFormat::Json {
         return out.write_all(render_json(diffs).as_bytes()).map_err(io);
     }
     for d in diffs {
         let k = d.key();
-        write!(out, "\n===== {}/{} {}/{} ======\n", k.group, k.kind, k.namespace, k.name).map_err(io)?;
+        write!(
+            out,
+            "\n===== {}/{} {}/{} ======\n",
+            k.group, k.kind, k.namespace, k.name
+        )
+        .map_err(io)?;
         let live = d.live().map(plumb_yaml::to_yaml_string).unwrap_or_default();
-        let desired = d.predicted().map(plumb_yaml::to_yaml_string).unwrap_or_default();
+        let desired = d
+            .predicted()
+            .map(plumb_yaml::to_yaml_string)
+            .unwrap_or_default();
         if let Some(ext) = &opts.external {
-            let version = d.predicted().or(d.live()).map(api_version).unwrap_or_default();
+            let version = d
+                .predicted()
+                .or(d.live())
+                .map(api_version)
+                .unwrap_or_default();
             ext.run(k, &version, &live, &desired, out)?;
         } else {
             let text = match opts.format {
-                DiffFormat::Unified => unified_diff(&live, &desired, &format!("{}-live.yaml", k.name), &k.name),
+                DiffFormat::Unified => {
+                    unified_diff(&live, &desired, &format!("{}-live.yaml", k.name), &k.name)
+                }
                 _ => normal_diff(&live, &desired),
             };
             out.write_all(text.as_bytes()).map_err(io)?;
@@ -78,6 +95,9 @@ pub fn render(diffs: &[MaskedDiff], opts: &RenderOptions, out: &mut dyn Write) -
 }
 
 fn api_version(v: &Value) -> String {
-    let av = v.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    let av = v
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     av.rsplit('/').next().unwrap_or(av).to_string()
 }

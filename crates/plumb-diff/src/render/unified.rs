@@ -8,5 +8,9 @@ pub fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> Str
     if old == new {
         return String::new();
     }
-    TextDiff::from_lines(old, new).unified_diff().context_radius(3).header(old_name, new_name).to_string()
+    TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(old_name, new_name)
+        .to_string()
 }

@@ -17,7 +17,10 @@ pub(crate) fn revert_unowned(
     live: &Value,
     predicted: &mut Value,
 ) -> usize {
-    let ours: Vec<&ManagedEntry> = predicted_managed.iter().filter(|e| e.manager == FIELD_MANAGER).collect();
+    let ours: Vec<&ManagedEntry> = predicted_managed
+        .iter()
+        .filter(|e| e.manager == FIELD_MANAGER)
+        .collect();
     if ours.is_empty() {
         // Without ownership data nothing can be told apart; keep the dry-run as it is.
         return 0;
@@ -26,7 +29,9 @@ pub(crate) fn revert_unowned(
     for change in field_changes(gk, live, predicted) {
         let owned = ours.iter().any(|e| {
             // Owned if Plumb owns the field or any parent of it up to a list element.
-            (1..=change.path.0.len()).rev().any(|n| e.owns(&crate::path::FieldPath(change.path.0[..n].to_vec())))
+            (1..=change.path.0.len())
+                .rev()
+                .any(|n| e.owns(&crate::path::FieldPath(change.path.0[..n].to_vec())))
         });
         if !owned && set_at(predicted, &change.path, change.live.clone()) {
             reverted += 1;

@@ -21,8 +21,20 @@ use crate::merge_keys::MergeKeys;
 use crate::path::{FieldPath, Segment, key_value_text};
 
 /// Predicted live object for `desired` applied over `live` with `base` as last applied.
-pub(crate) fn predict(gk: &GroupKind, base: Option<&Value>, desired: &Value, live: &Value) -> Value {
-    merge(gk, MergeKeys::builtin(), &FieldPath::default(), base, desired, Some(live))
+pub(crate) fn predict(
+    gk: &GroupKind,
+    base: Option<&Value>,
+    desired: &Value,
+    live: &Value,
+) -> Value {
+    merge(
+        gk,
+        MergeKeys::builtin(),
+        &FieldPath::default(),
+        base,
+        desired,
+        Some(live),
+    )
 }
 
 fn merge(
@@ -67,7 +79,10 @@ fn merge_lists(
     d: &[Value],
     l: &[Value],
 ) -> Value {
-    let base_list = base.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let base_list = base
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     if let Some(key) = list_key(gk, keys, path, &[d, l, base_list]) {
         let id = |e: &Value| e.get(key).map(key_value_text).unwrap_or_default();
         let live_by: HashMap<String, &Value> = l.iter().map(|e| (id(e), e)).collect();
@@ -77,7 +92,10 @@ fn merge_lists(
             .iter()
             .map(|de| {
                 let k = id(de);
-                let child = path.child(Segment::Keyed { field: key.to_string(), value: k.clone() });
+                let child = path.child(Segment::Keyed {
+                    field: key.to_string(),
+                    value: k.clone(),
+                });
                 match live_by.get(&k) {
                     Some(le) => merge(gk, keys, &child, base_by.get(&k).copied(), de, Some(le)),
                     None => strip_nulls(de),
@@ -119,9 +137,12 @@ fn merge_lists(
 /// Desired values copied as they are, minus `null` map entries (a null means "delete").
 fn strip_nulls(v: &Value) -> Value {
     match v {
-        Value::Object(m) => {
-            Value::Object(m.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), strip_nulls(v))).collect::<Map<_, _>>())
-        }
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), strip_nulls(v)))
+                .collect::<Map<_, _>>(),
+        ),
         Value::Array(a) => Value::Array(a.iter().map(strip_nulls).collect()),
         other => other.clone(),
     }
@@ -150,7 +171,10 @@ mod tests {
         let desired = json!({"metadata": {"labels": {"a": "1"}}});
         let live = json!({"metadata": {"labels": {"a": "1", "b": "2", "pod-template-hash": "x"}}});
         let p = predict(&gk(), Some(&base), &desired, &live);
-        assert_eq!(p, json!({"metadata": {"labels": {"a": "1", "pod-template-hash": "x"}}}));
+        assert_eq!(
+            p,
+            json!({"metadata": {"labels": {"a": "1", "pod-template-hash": "x"}}})
+        );
         // Two-way: without a base nothing is removed.
         assert_eq!(predict(&gk(), None, &desired, &live), live);
     }
@@ -160,7 +184,10 @@ mod tests {
         let desired = json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "securityContext": {"runAsNonRoot": true}}]}}}});
         let live = json!({"spec": {"template": {"spec": {"containers": [{"name": "a", "securityContext": {}}]}}}});
         let p = predict(&gk(), Some(&desired), &desired, &live);
-        assert_eq!(p["spec"]["template"]["spec"]["containers"][0]["securityContext"]["runAsNonRoot"], true);
+        assert_eq!(
+            p["spec"]["template"]["spec"]["containers"][0]["securityContext"]["runAsNonRoot"],
+            true
+        );
     }
 
     #[test]
@@ -172,10 +199,13 @@ mod tests {
             {"name": "injected", "image": "i"},
             {"name": "old", "image": "o"}]}}}});
         let p = predict(&gk(), Some(&base), &desired, &live);
-        assert_eq!(p["spec"]["template"]["spec"]["containers"], json!([
+        assert_eq!(
+            p["spec"]["template"]["spec"]["containers"],
+            json!([
             {"name": "a", "image": "2", "terminationMessagePath": "/dev/termination-log"},
             {"name": "injected", "image": "i"},
-            {"name": "new", "image": "n"}]));
+            {"name": "new", "image": "n"}])
+        );
     }
 
     #[test]
@@ -191,6 +221,9 @@ mod tests {
     fn null_deletes() {
         let desired = json!({"spec": {"paused": null, "x": {"y": null, "z": 1}}});
         let live = json!({"spec": {"paused": true}});
-        assert_eq!(predict(&gk(), None, &desired, &live), json!({"spec": {"x": {"z": 1}}}));
+        assert_eq!(
+            predict(&gk(), None, &desired, &live),
+            json!({"spec": {"x": {"z": 1}}})
+        );
     }
 }

@@ -12,13 +12,24 @@ pub fn load(name: &str) -> Value {
 }
 
 pub fn pair_of(desired: &str, live: &str) -> Pair {
-    let opts = PairOptions { default_namespace: "payments".into(), ..Default::default() };
-    let desired = SourcedObject { value: load(desired), source: desired.into() };
+    let opts = PairOptions {
+        default_namespace: "payments".into(),
+        ..Default::default()
+    };
+    let desired = SourcedObject {
+        value: load(desired),
+        source: desired.into(),
+    };
     let mut pairs = plumb_diff::pair(vec![desired], vec![load(live)], &opts).unwrap();
     assert_eq!(pairs.len(), 1, "{pairs:?}");
     pairs.remove(0)
 }
 
 pub fn three_way(desired: &str, live: &str) -> DiffResult {
-    plumb_diff::diff(&pair_of(desired, live), Strategy::ThreeWay, &DiffConfig::default()).unwrap()
+    plumb_diff::diff(
+        &pair_of(desired, live),
+        Strategy::ThreeWay,
+        &DiffConfig::default(),
+    )
+    .unwrap()
 }

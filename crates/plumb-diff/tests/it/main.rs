@@ -1,5 +1,8 @@
 //! plumb-diff integration tests.
 
+// Helpers outside #[test] functions panic on bad fixtures, which is what a test wants.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod fixtures;
 mod normal_format;
 mod offline_pairs;

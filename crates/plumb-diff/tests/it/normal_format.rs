@@ -11,7 +11,11 @@ fn gnu_diff(old: &str, new: &str) -> String {
     let (a, b) = (dir.path().join("live"), dir.path().join("desired"));
     std::fs::write(&a, old).unwrap();
     std::fs::write(&b, new).unwrap();
-    let out = Command::new("diff").arg(&a).arg(&b).output().expect("the diff binary");
+    let out = Command::new("diff")
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .expect("the diff binary");
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -50,7 +54,11 @@ fn matches_diff_binary_on_edge_cases() {
         ("a\nb\n", "c\nd\n"),
     ];
     for (old, new) in cases {
-        assert_eq!(normal_diff(old, new), gnu_diff(old, new), "{old:?} -> {new:?}");
+        assert_eq!(
+            normal_diff(old, new),
+            gnu_diff(old, new),
+            "{old:?} -> {new:?}"
+        );
     }
 }
 
@@ -65,13 +73,26 @@ fn matches_diff_binary_on_generated_inputs() {
         seed ^= seed << 17;
         seed
     };
-    let alphabet = ["- name: a\n", "  value: x\n", "- name: b\n", "  value: y\n", "spec:\n", "  replicas: 3\n"];
+    let alphabet = [
+        "- name: a\n",
+        "  value: x\n",
+        "- name: b\n",
+        "  value: y\n",
+        "spec:\n",
+        "  replicas: 3\n",
+    ];
     for _ in 0..300 {
         let mut make = || {
             let n = (next() % 31) as usize;
-            (0..n).map(|_| alphabet[(next() % 6) as usize]).collect::<String>()
+            (0..n)
+                .map(|_| alphabet[(next() % 6) as usize])
+                .collect::<String>()
         };
         let (old, new) = (make(), make());
-        assert_eq!(normal_diff(&old, &new), gnu_diff(&old, &new), "{old:?} -> {new:?}");
+        assert_eq!(
+            normal_diff(&old, &new),
+            gnu_diff(&old, &new),
+            "{old:?} -> {new:?}"
+        );
     }
 }

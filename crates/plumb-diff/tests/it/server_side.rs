@@ -26,16 +26,34 @@ fn dry_run() -> serde_json::Value {
 fn dry_run_result_against_live_with_webhook_changes_reverted() {
     let pair = pair_of("deployment-config.yaml", "deployment-tampered-live.yaml");
     let predicted = dry_run();
-    let r = plumb_diff::diff(&pair, Strategy::ServerSide { predicted_live: &predicted }, &DiffConfig::default()).unwrap();
+    let r = plumb_diff::diff(
+        &pair,
+        Strategy::ServerSide {
+            predicted_live: &predicted,
+        },
+        &DiffConfig::default(),
+    )
+    .unwrap();
     assert_eq!(r.strategy.strategy, plumb_diff::DiffStrategy::ServerSide);
-    let printed: Vec<String> = r.changes.iter().map(|c| format!("{} {}", c.op.as_str(), c.path)).collect();
-    assert_eq!(printed, [
-        "changed spec.template.spec.containers[name=payments-api].securityContext.allowPrivilegeEscalation",
-        "added spec.template.spec.containers[name=payments-api].securityContext.runAsNonRoot",
-    ]);
+    let printed: Vec<String> = r
+        .changes
+        .iter()
+        .map(|c| format!("{} {}", c.op.as_str(), c.path))
+        .collect();
+    assert_eq!(
+        printed,
+        [
+            "changed spec.template.spec.containers[name=payments-api].securityContext.allowPrivilegeEscalation",
+            "added spec.template.spec.containers[name=payments-api].securityContext.runAsNonRoot",
+        ]
+    );
     // No last-applied annotation on either side in server-side mode.
     let live = r.normalized_live.as_ref().unwrap();
-    assert!(live["metadata"]["annotations"].get("kubectl.kubernetes.io/last-applied-configuration").is_none());
+    assert!(
+        live["metadata"]["annotations"]
+            .get("kubectl.kubernetes.io/last-applied-configuration")
+            .is_none()
+    );
 }
 
 #[test]
@@ -45,7 +63,14 @@ fn cache_is_keyed_by_desired_hash_and_live_resource_version() {
     assert_eq!(key.live_resource_version, "5230");
     let mut cache = ServerSideCache::new();
     let predicted = dry_run();
-    let r = plumb_diff::diff(&pair, Strategy::ServerSide { predicted_live: &predicted }, &DiffConfig::default()).unwrap();
+    let r = plumb_diff::diff(
+        &pair,
+        Strategy::ServerSide {
+            predicted_live: &predicted,
+        },
+        &DiffConfig::default(),
+    )
+    .unwrap();
     cache.insert(key.clone(), r.clone());
     assert_eq!(cache.get(&key), Some(&r));
     let mut bumped = pair.clone();
@@ -53,5 +78,8 @@ fn cache_is_keyed_by_desired_hash_and_live_resource_version() {
     assert!(cache.get(&CacheKey::for_pair(&bumped).unwrap()).is_none());
     let mut edited = pair;
     edited.desired.as_mut().unwrap()["spec"]["replicas"] = json!(4);
-    assert_ne!(CacheKey::for_pair(&edited).unwrap().desired_hash, key.desired_hash);
+    assert_ne!(
+        CacheKey::for_pair(&edited).unwrap().desired_hash,
+        key.desired_hash
+    );
 }
