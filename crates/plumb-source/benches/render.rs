@@ -33,8 +33,8 @@ fn request(url: &str, revision: &str, refresh: Refresh) -> RenderRequest {
     RenderRequest {
         sources: vec![ApplicationSource {
             repo_url: url.into(),
-            path: "apps".into(),
-            target_revision: revision.into(),
+            path: Some("apps".into()),
+            target_revision: Some(revision.into()),
             ..Default::default()
         }],
         app_name: "bench".into(),

@@ -1,6 +1,9 @@
 //! Integration tests: real Git repositories made by plumb-testenv, fetched through gix over
 //! `file://` and HTTP (`git http-backend`), rendered with the real helm and kustomize binaries.
 
+// Setup helpers outside #[test] functions may unwrap: a failed setup is a failed test.
+#![allow(clippy::unwrap_used)]
+
 mod cache;
 mod directory;
 mod git;
