@@ -14,10 +14,10 @@ pub mod annotations;
 pub mod application;
 #[cfg(feature = "schema")]
 pub mod crd;
-pub mod settings;
 mod key;
 #[cfg(feature = "schema")]
 mod schema;
+pub mod settings;
 
 pub use key::{GroupKind, ResourceKey, group_of};
 pub use settings::Settings;
