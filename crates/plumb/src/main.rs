@@ -25,6 +25,8 @@ struct Cli {
 enum Command {
     /// Offline operator tools: health evaluation and health script tests.
     Admin(cmd::AdminArgs),
+    /// Render the manifests of a Git source or an Application offline.
+    Render(cmd::render::RenderArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome: anyhow::Result<Outcome> = match cli.command {
         Command::Admin(args) => cmd::run_admin(args),
+        Command::Render(args) => cmd::render::run(args),
     };
     match outcome {
         Ok(o) => o.into(),
