@@ -16,7 +16,7 @@
 //! let renderer = Renderer::new(Config::new("/var/cache/plumb"))?;
 //! let source = ApplicationSource {
 //!     repo_url: "https://git.example.com/team/app.git".into(),
-//!     path: "deploy".into(),
+//!     path: Some("deploy".into()),
 //!     ..Default::default()
 //! };
 //! let rendered = renderer.render(&RenderRequest { sources: vec![source], ..Default::default() })?;

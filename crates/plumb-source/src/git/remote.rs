@@ -72,7 +72,8 @@ pub(crate) fn run(job: Job) -> Result<Vec<RemoteRef>> {
 }
 
 fn run_locked(job: &Job, interrupt: &AtomicBool) -> std::result::Result<Vec<RemoteRef>, String> {
-    // Listing never writes, so only fetches (and the first init) take the per-repository lock.
+    // Listing never writes, so only fetches take the per-repository lock.
+    ensure_repo(&job.repo_dir, &job.lock_path)?;
     let _guard = match job.op {
         Op::Fetch { .. } => Some(lock(&job.lock_path)?),
         Op::List => None,
@@ -172,9 +173,7 @@ pub(crate) fn open(
     credentials: Option<&RepoCredentials>,
     timeout: Duration,
 ) -> std::result::Result<gix::Repository, String> {
-    if !dir.join("HEAD").exists() {
-        gix::init_bare(dir).map_err(|e| chain(&e))?;
-    }
+    ensure_repo(dir, &dir.with_extension("lock"))?;
     let secs = timeout.as_secs().max(1);
     let mut overrides = vec![
         "http.lowSpeedLimit=1".to_owned(),
@@ -201,6 +200,28 @@ pub(crate) fn open(
         gix::open::Options::isolated().config_overrides(overrides),
     )
     .map_err(|e| chain(&e))
+}
+
+/// Creates the bare cache repository once, atomically: initialised beside its final place under
+/// the lock, then renamed, so no reader ever opens a half-written one.
+pub(crate) fn ensure_repo(dir: &Path, lock_path: &Path) -> std::result::Result<(), String> {
+    if dir.join("HEAD").exists() {
+        return Ok(());
+    }
+    let _guard = lock(lock_path)?;
+    if dir.join("HEAD").exists() {
+        return Ok(());
+    }
+    let parent = dir
+        .parent()
+        .ok_or_else(|| format!("{} has no parent", dir.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".init-")
+        .tempdir_in(parent)
+        .map_err(|e| format!("creating a staging directory in {}: {e}", parent.display()))?;
+    let repo = staging.path().join("repo.git");
+    gix::init_bare(&repo).map_err(|e| chain(&e))?;
+    std::fs::rename(&repo, dir).map_err(|e| format!("renaming into {}: {e}", dir.display()))
 }
 
 /// Holds the per-repository lock file until dropped.

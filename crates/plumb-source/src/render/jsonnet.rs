@@ -290,15 +290,17 @@ impl Files {
             | K::NumericIndexOutOfRange { span, .. } => Some(*span),
             _ => None,
         };
-        let span = own_span.or_else(|| err.stack_trace.iter().find_map(|item| match item {
-            EvalStackTraceItem::Expr { span } | EvalStackTraceItem::Variable { span, .. } => {
-                Some(*span)
-            }
-            EvalStackTraceItem::Call { span, .. }
-            | EvalStackTraceItem::ArrayItem { span, .. }
-            | EvalStackTraceItem::ObjectField { span, .. } => *span,
-            _ => None,
-        }));
+        let span = own_span.or_else(|| {
+            err.stack_trace.iter().find_map(|item| match item {
+                EvalStackTraceItem::Expr { span } | EvalStackTraceItem::Variable { span, .. } => {
+                    Some(*span)
+                }
+                EvalStackTraceItem::Call { span, .. }
+                | EvalStackTraceItem::ArrayItem { span, .. }
+                | EvalStackTraceItem::ObjectField { span, .. } => *span,
+                _ => None,
+            })
+        });
         match span.map(|s| program.span_manager().get_span(s)) {
             Some((ctx, start, _)) => match self.contexts.get(&ctx) {
                 Some((path, text)) => {
