@@ -3,6 +3,7 @@
 
 mod cmd;
 mod exit;
+mod output;
 
 use std::process::ExitCode;
 
@@ -25,6 +26,8 @@ struct Cli {
 enum Command {
     /// Offline operator tools: health evaluation and health script tests.
     Admin(cmd::AdminArgs),
+    /// Argo CD's `argocd app` commands against the cluster of your kubeconfig.
+    App(cmd::app::AppArgs),
     /// Render the manifests of a Git source or an Application offline.
     Render(cmd::render::RenderArgs),
 }
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome: anyhow::Result<Outcome> = match cli.command {
         Command::Admin(args) => cmd::run_admin(args),
+        Command::App(args) => cmd::app::run(args),
         Command::Render(args) => cmd::render::run(args),
     };
     match outcome {

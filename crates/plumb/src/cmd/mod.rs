@@ -3,6 +3,7 @@
 //! [`Outcome`]: crate::exit::Outcome
 
 pub mod admin_health;
+pub mod app;
 pub mod render;
 
 use clap::{Args, Subcommand};

@@ -1,0 +1,180 @@
+//! `plumb app ...`: Argo CD's `argocd app` commands over the user's kubeconfig (like
+//! `argocd --core`). Applications are read from the control namespace; operations are requested
+//! by writing `.operation` and followed by watching `.status.operationState`, which the
+//! controller (`plumb controller`) records. One file per subcommand; layouts live in
+//! [`crate::output`].
+
+mod client;
+mod create;
+mod delete;
+mod get;
+mod list;
+mod resource_filter;
+mod resources;
+#[cfg(test)]
+mod snapshot_tests;
+mod spinner;
+mod sync;
+mod terminate_op;
+mod tree_live;
+mod wait;
+mod waiter;
+mod windows;
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use futures::StreamExt;
+use plumb_model::annotations::REFRESH;
+use plumb_model::application::Application;
+
+pub use client::{AppClient, ConnArgs};
+
+use crate::exit::Outcome;
+use crate::output::wide::HeaderContext;
+
+/// `-o` of `app get`, `app sync` and `app wait`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Argo's text layout (header and resource table).
+    Wide,
+    /// The Application object as JSON.
+    Json,
+    /// The Application object as YAML.
+    Yaml,
+    /// The header, then resources with the objects they own.
+    Tree,
+}
+
+/// `plumb app ...`.
+#[derive(Debug, Args)]
+pub struct AppArgs {
+    #[command(flatten)]
+    conn: ConnArgs,
+    #[command(subcommand)]
+    command: AppCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum AppCommand {
+    /// Show an Application: header, conditions, operation and resources.
+    Get(get::GetArgs),
+    /// List Applications.
+    List(list::ListArgs),
+    /// Request a sync and follow it to the end.
+    Sync(sync::SyncArgs),
+    /// Wait until an Application is synced, healthy and idle (or the named conditions hold).
+    Wait(wait::WaitArgs),
+    /// Create an Application from flags or a file.
+    Create(create::CreateArgs),
+    /// Delete an Application (and, with cascade, its resources).
+    Delete(delete::DeleteArgs),
+    /// List the resources of an Application.
+    Resources(resources::ResourcesArgs),
+    /// Stop the running operation of an Application.
+    TerminateOp(terminate_op::TerminateOpArgs),
+}
+
+/// Runs one `plumb app` subcommand on a Tokio runtime.
+pub fn run(args: AppArgs) -> Result<Outcome> {
+    // kube enables rustls' `ring` provider and gix's HTTP client `aws-lc-rs`; with both, rustls
+    // refuses to pick one and panics on the first TLS connection, so choose kube's.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let client = AppClient::connect(&args.conn).await?;
+        match args.command {
+            AppCommand::Get(a) => get::run(&client, a).await,
+            AppCommand::List(a) => list::run(&client, a).await,
+            AppCommand::Sync(a) => sync::run(&client, a).await,
+            AppCommand::Wait(a) => wait::run(&client, a).await,
+            AppCommand::Create(a) => create::run(&client, a).await,
+            AppCommand::Delete(a) => delete::run(&client, a).await,
+            AppCommand::Resources(a) => resources::run(&client, a).await,
+            AppCommand::TerminateOp(a) => terminate_op::run(&client, a).await,
+        }
+    })
+}
+
+/// The header inputs read from the cluster: the UI URL from the settings and, when
+/// `with_windows`, the project's sync windows (Argo's `app wait`/`app sync` pass none).
+pub(crate) async fn header_context(
+    client: &AppClient,
+    app: &Application,
+    with_windows: bool,
+) -> Result<HeaderContext> {
+    let settings = client.settings().await?;
+    let url = settings
+        .get(client::URL_KEY)
+        .map(|base| format!("{}/applications/{}", base.trim_end_matches('/'), app.name()));
+    let windows = if with_windows {
+        let project = client.project(&app.spec.project).await?;
+        windows::window_summary(app, project.as_ref())
+    } else {
+        Default::default()
+    };
+    Ok(HeaderContext { url, windows })
+}
+
+/// The tree view of an Application's resources with their live children.
+pub(crate) async fn render_tree(client: &AppClient, app: &Application) -> Result<String> {
+    tree_live::render(client, app).await
+}
+
+/// Which refresh to ask the controller for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refresh {
+    /// Compare again with the latest commit of the target revision.
+    Normal,
+    /// Also drop cached manifests and render again.
+    Hard,
+}
+
+/// Sets `argocd.argoproj.io/refresh` and waits until the controller removed it (it does when
+/// the refresh is done); `timeout` 0 waits forever. Returns the refreshed Application.
+pub(crate) async fn refresh(
+    client: &AppClient,
+    name: &str,
+    kind: Refresh,
+    timeout: u64,
+) -> Result<Application> {
+    let value = match kind {
+        Refresh::Normal => "normal",
+        Refresh::Hard => "hard",
+    };
+    client
+        .merge_patch(
+            name,
+            &serde_json::json!({"metadata": {"annotations": {REFRESH: value}}}),
+        )
+        .await?;
+    let mut stream = client.watch(name);
+    let wait = async {
+        while let Some(event) = stream.next().await {
+            match event {
+                Ok(Some(app)) if app.metadata.annotation(REFRESH).is_none() => return Ok(app),
+                Ok(Some(_)) => {}
+                Ok(None) => bail!("application '{name}' was deleted while refreshing"),
+                Err(e) => {
+                    tracing::warn!("{e:#}; retrying");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+        bail!("the watch of Application {name} ended")
+    };
+    if timeout == 0 {
+        wait.await
+    } else {
+        match tokio::time::timeout(Duration::from_secs(timeout), wait).await {
+            Ok(result) => result,
+            Err(_) => bail!(
+                "timed out ({timeout}s) waiting for the controller to refresh application '{name}' (is `plumb controller` running?)"
+            ),
+        }
+    }
+}

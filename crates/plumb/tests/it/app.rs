@@ -1,0 +1,557 @@
+//! `plumb app ...` end to end against the real control plane, without a controller: what the
+//! CLI writes and how it reads what is there. Each test gets its own namespace, used as the
+//! control namespace (`-N`), with its own `default` AppProject.
+
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use plumb_testenv::{TestEnv, TestNamespace};
+use serde_json::{Value, json};
+
+fn env() -> &'static TestEnv {
+    static CRDS: OnceLock<()> = OnceLock::new();
+    let env = TestEnv::shared();
+    CRDS.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/crds");
+        let out = env
+            .kubectl()
+            .arg("apply")
+            .arg("-f")
+            .arg(&root)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "applying CRDs: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // `kubectl wait` fails while the CRD has no conditions yet: poll with a deadline.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for crd in ["applications.argoproj.io", "appprojects.argoproj.io"] {
+            loop {
+                let out = env
+                    .kubectl()
+                    .args(["get", "crd", crd, "-o"])
+                    .arg("jsonpath={.status.conditions[?(@.type==\"Established\")].status}")
+                    .output()
+                    .unwrap();
+                if String::from_utf8_lossy(&out.stdout).trim() == "True" {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "CRD {crd} not Established");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    });
+    env
+}
+
+/// A namespace with the `default` AppProject in it.
+fn control_namespace(prefix: &str) -> TestNamespace {
+    let ns = env().namespace(prefix);
+    kubectl_apply(&json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+        "metadata": {"name": "default", "namespace": ns.name()},
+        "spec": {"sourceRepos": ["*"], "destinations": [{"namespace": "*", "server": "*"}],
+                 "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]}
+    }));
+    ns
+}
+
+fn kubectl_apply(obj: &Value) {
+    let mut child = env()
+        .kubectl()
+        .args(["apply", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(obj.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl apply: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn kubectl(args: &[&str]) -> Output {
+    env().kubectl().args(args).output().unwrap()
+}
+
+fn app_json(ns: &str, name: &str) -> Option<Value> {
+    let out = kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "applications.argoproj.io",
+        name,
+        "-o",
+        "json",
+        "--ignore-not-found",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    if text.trim().is_empty() {
+        None
+    } else {
+        Some(serde_json::from_str(&text).unwrap())
+    }
+}
+
+fn patch_status(ns: &str, name: &str, patch: &Value) {
+    let out = kubectl(&[
+        "-n",
+        ns,
+        "patch",
+        "applications.argoproj.io",
+        name,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &patch.to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "patching status: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn plumb(ns: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .arg("app")
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(env().kubeconfig())
+        .args(["-N", ns])
+        .env("TZ", "UTC")
+        .env_remove("PLUMB_NAMESPACE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn create_payments(ns: &str) {
+    let out = plumb(
+        ns,
+        &[
+            "create",
+            "payments-api",
+            "--repo",
+            "https://git.acme.internal/apps/payments.git",
+            "--path",
+            "k8s/overlays/prod",
+            "--revision",
+            "v1.4.0",
+            "--dest-server",
+            "https://kubernetes.default.svc",
+            "--dest-namespace",
+            "payments",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "application 'payments-api' created\n");
+}
+
+fn synced_healthy_status() -> Value {
+    json!({"status": {
+        "sync": {"status": "Synced", "revision": "9f3c1adf5c2b7e1a0d4c9b8e6f3a2d1c0b9a8f7e"},
+        "health": {"status": "Healthy"},
+        "reconciledAt": "2026-07-20T10:16:00Z",
+        "resources": [
+            {"version": "v1", "kind": "Service", "namespace": "payments", "name": "payments-api", "status": "Synced", "health": {"status": "Healthy"}},
+            {"group": "apps", "version": "v1", "kind": "Deployment", "namespace": "payments", "name": "payments-api", "status": "Synced", "health": {"status": "Healthy"}}
+        ]
+    }})
+}
+
+#[test]
+fn create_list_get_delete() {
+    let ns = control_namespace("app-crud");
+    let ns = ns.name();
+    create_payments(ns);
+    // Same spec again: unchanged; a different spec needs --upsert.
+    let again = plumb(
+        ns,
+        &[
+            "create",
+            "payments-api",
+            "--repo",
+            "https://git.acme.internal/apps/payments.git",
+            "--path",
+            "k8s/overlays/prod",
+            "--revision",
+            "v1.4.0",
+            "--dest-server",
+            "https://kubernetes.default.svc",
+            "--dest-namespace",
+            "payments",
+        ],
+    );
+    assert_eq!(
+        text(&again.stdout),
+        "application 'payments-api' unchanged\n",
+        "{}",
+        text(&again.stderr)
+    );
+    let changed = plumb(
+        ns,
+        &[
+            "create",
+            "payments-api",
+            "--repo",
+            "https://git.acme.internal/apps/payments.git",
+            "--path",
+            "k8s/overlays/prod",
+            "--revision",
+            "v1.5.0",
+            "--dest-server",
+            "https://kubernetes.default.svc",
+            "--dest-namespace",
+            "payments",
+        ],
+    );
+    assert_eq!(changed.status.code(), Some(2));
+    assert!(
+        text(&changed.stderr)
+            .contains("existing application spec is different, use upsert flag to force update")
+    );
+    let missing_project = plumb(
+        ns,
+        &[
+            "create",
+            "other",
+            "--repo",
+            "https://g/r.git",
+            "--dest-name",
+            "in-cluster",
+            "--project",
+            "nope",
+        ],
+    );
+    assert_eq!(missing_project.status.code(), Some(2));
+    assert!(
+        text(&missing_project.stderr)
+            .contains("Application referencing project nope which does not exist")
+    );
+
+    let list = plumb(ns, &["list"]);
+    assert_eq!(list.status.code(), Some(0), "{}", text(&list.stderr));
+    let expected = format!(
+        "NAME                       CLUSTER                         NAMESPACE  PROJECT  STATUS  HEALTH  SYNCPOLICY  CONDITIONS  REPO                                          PATH               TARGET\n\
+         {ns}/payments-api  https://kubernetes.default.svc  payments   default                  <none>      <none>      https://git.acme.internal/apps/payments.git  k8s/overlays/prod  v1.4.0\n"
+    );
+    // Column widths depend on the namespace name's length: compare cell by cell instead.
+    let rows: Vec<Vec<String>> = text(&list.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect();
+    let want: Vec<Vec<String>> = expected
+        .lines()
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect();
+    assert_eq!(rows, want);
+    let names = plumb(ns, &["list", "-o", "name"]);
+    assert_eq!(text(&names.stdout), format!("{ns}/payments-api\n"));
+    let none = plumb(ns, &["list", "-p", "other", "-o", "name"]);
+    assert_eq!(text(&none.stdout), "");
+
+    let get = plumb(ns, &["get", "payments-api"]);
+    assert_eq!(get.status.code(), Some(0), "{}", text(&get.stderr));
+    assert_eq!(
+        text(&get.stdout),
+        format!(
+            "Name:               {ns}/payments-api\n\
+             Project:            default\n\
+             Server:             https://kubernetes.default.svc\n\
+             Namespace:          payments\n\
+             Source:\n\
+             - Repo:             https://git.acme.internal/apps/payments.git\n\
+             \x20 Target:           v1.4.0\n\
+             \x20 Path:             k8s/overlays/prod\n\
+             SyncWindow:         Sync Allowed\n\
+             Sync Policy:        <none>\n\
+             Sync Status:        \n\
+             Health Status:      \n"
+        )
+    );
+    let json_out = plumb(ns, &["get", "payments-api", "-o", "json"]);
+    let v: Value = serde_json::from_slice(&json_out.stdout).unwrap();
+    assert_eq!(v["spec"]["source"]["targetRevision"], "v1.4.0");
+
+    // With status written as the controller would, the resource table appears.
+    patch_status(ns, "payments-api", &synced_healthy_status());
+    let get = plumb(ns, &["get", "payments-api"]);
+    let out = text(&get.stdout);
+    assert!(
+        out.contains("Sync Status:        Synced to v1.4.0 (9f3c1ad)\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(
+            "\nGROUP  KIND        NAMESPACE  NAME          STATUS  HEALTH   HOOK  MESSAGE\n\
+         \x20      Service     payments   payments-api  Synced  Healthy        \n\
+         apps   Deployment  payments   payments-api  Synced  Healthy        \n"
+        ),
+        "{out}"
+    );
+    let res = plumb(ns, &["resources", "payments-api"]);
+    assert_eq!(
+        text(&res.stdout),
+        "GROUP  KIND        NAMESPACE  NAME          ORPHANED\n\
+         \x20      Service     payments   payments-api  No\n\
+         apps   Deployment  payments   payments-api  No\n"
+    );
+
+    let missing = plumb(ns, &["get", "nope"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        text(&missing.stderr).contains("application 'nope' not found"),
+        "{}",
+        text(&missing.stderr)
+    );
+
+    // Cascading delete: the finalizer is added and, with no controller to honour it, the
+    // Application stays, marked for deletion.
+    let del = plumb(ns, &["delete", "payments-api", "-y"]);
+    assert_eq!(del.status.code(), Some(0), "{}", text(&del.stderr));
+    assert_eq!(text(&del.stdout), "application 'payments-api' deleted\n");
+    let left = app_json(ns, "payments-api").expect("held by the finalizer");
+    assert_eq!(
+        left["metadata"]["finalizers"],
+        json!(["resources-finalizer.argocd.argoproj.io"])
+    );
+    assert!(left["metadata"]["deletionTimestamp"].is_string());
+    // Non-cascading: the finalizer goes and so does the Application.
+    let del = plumb(ns, &["delete", "payments-api", "--cascade=false", "-y"]);
+    assert_eq!(del.status.code(), Some(0), "{}", text(&del.stderr));
+    let gone = kubectl(&[
+        "-n",
+        ns,
+        "wait",
+        "--for=delete",
+        "applications.argoproj.io/payments-api",
+        "--timeout=30s",
+    ]);
+    assert!(
+        gone.status.success() || app_json(ns, "payments-api").is_none(),
+        "{}",
+        text(&gone.stderr)
+    );
+    let refused = plumb(ns, &["delete", "payments-api"]);
+    assert_eq!(refused.status.code(), Some(2));
+}
+
+#[test]
+fn wait_times_out_without_a_controller() {
+    let ns = control_namespace("app-wait-timeout");
+    let ns = ns.name();
+    create_payments(ns);
+    let started = Instant::now();
+    let out = plumb(ns, &["wait", "payments-api", "--timeout", "2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    let stdout = text(&out.stdout);
+    // The progress header comes with the first look that did not satisfy the conditions.
+    assert!(stdout.starts_with("TIMESTAMP  "), "{stdout}");
+    assert!(
+        stdout.contains("\n\nThis is the state of the app after wait timed out:\n\nName:"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("\nThe command timed out waiting for the conditions to be met.\n"),
+        "{stdout}"
+    );
+    assert_eq!(
+        text(&out.stderr),
+        "timed out (2s) waiting for app \"payments-api\" match desired state\n"
+    );
+    let missing = plumb(ns, &["wait", "nope", "--timeout", "2"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn wait_returns_at_once_when_already_satisfied() {
+    let ns = control_namespace("app-wait-done");
+    let ns = ns.name();
+    create_payments(ns);
+    patch_status(ns, "payments-api", &synced_healthy_status());
+    let out = plumb(ns, &["wait", "payments-api", "--timeout", "60"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    // No progress header: Argo prints none when the conditions hold at the first look.
+    assert!(
+        stdout.starts_with(&format!("\nName:               {ns}/payments-api\n")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Health Status:      Healthy\n\n\nGROUP  KIND"),
+        "{stdout}"
+    );
+    // --sync alone on a Synced app, --suspended on a Healthy one (times out).
+    assert_eq!(
+        plumb(ns, &["wait", "payments-api", "--sync", "--timeout", "60"])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        plumb(
+            ns,
+            &["wait", "payments-api", "--suspended", "--timeout", "1"]
+        )
+        .status
+        .code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn wait_health_fails_fast_on_degraded() {
+    let ns = control_namespace("app-wait-degraded");
+    let ns = ns.name();
+    create_payments(ns);
+    let mut status = synced_healthy_status();
+    status["status"]["health"]["status"] = json!("Progressing");
+    status["status"]["resources"][1]["health"] = json!({"status": "Progressing", "message": "Waiting for rollout to finish: 0 of 3 updated replicas are available..."});
+    patch_status(ns, "payments-api", &status);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args([
+            "app",
+            "wait",
+            "payments-api",
+            "--health",
+            "--timeout",
+            "60",
+            "-N",
+            ns,
+            "--kubeconfig",
+        ])
+        .arg(env().kubeconfig())
+        .env("TZ", "UTC")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first progress rows prove the watch saw the Progressing state; then it degrades.
+    use std::io::{BufRead, Read};
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut stdout = String::new();
+    while !stdout.contains("Deployment") {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "plumb exited before printing rows: {stdout}"
+        );
+        stdout.push_str(&line);
+    }
+    status["status"]["health"]["status"] = json!("Degraded");
+    status["status"]["resources"][1]["health"] = json!({"status": "Degraded", "message": "Deployment \"payments-api\" exceeded its progress deadline"});
+    patch_status(ns, "payments-api", &status);
+    reader.read_to_string(&mut stdout).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "application 'payments-api' health state has transitioned from Progressing to Degraded\n"
+    );
+    assert!(stdout.starts_with("TIMESTAMP"), "{stdout}");
+    assert!(
+        stdout.contains("Waiting for rollout to finish: 0 of 3 updated replicas are available..."),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn sync_async_writes_the_operation_and_terminate_op_marks_it() {
+    let ns = control_namespace("app-sync");
+    let ns = ns.name();
+    create_payments(ns);
+    patch_status(ns, "payments-api", &synced_healthy_status());
+    let out = plumb(
+        ns,
+        &[
+            "sync",
+            "payments-api",
+            "--async",
+            "--prune",
+            "--revision",
+            "v1.4.0",
+            "--resource",
+            "apps:Deployment:payments/payments-api",
+            "--server-side",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    let app = app_json(ns, "payments-api").unwrap();
+    let username = app["operation"]["initiatedBy"]["username"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!username.is_empty());
+    assert_eq!(
+        app["operation"],
+        json!({"sync": {"revision": "v1.4.0", "prune": true, "dryRun": false, "syncStrategy": {"hook": {}},
+                        "resources": [{"group": "apps", "kind": "Deployment", "name": "payments-api", "namespace": "payments"}],
+                        "syncOptions": ["ServerSideApply=true"]},
+               "initiatedBy": {"username": username}})
+    );
+    let busy = plumb(ns, &["sync", "payments-api", "--async"]);
+    assert_eq!(busy.status.code(), Some(2));
+    assert!(
+        text(&busy.stderr).contains("another operation is already in progress"),
+        "{}",
+        text(&busy.stderr)
+    );
+
+    // No operation state yet: nothing to terminate.
+    let early = plumb(ns, &["terminate-op", "payments-api"]);
+    assert_eq!(early.status.code(), Some(2));
+    assert!(text(&early.stderr).contains("No operation is in progress"));
+    patch_status(
+        ns,
+        "payments-api",
+        &json!({"status": {"operationState": {
+        "operation": app["operation"].clone(), "phase": "Running", "startedAt": "2026-07-20T10:15:32Z",
+        "message": "one or more tasks are running"}}}),
+    );
+    let term = plumb(ns, &["terminate-op", "payments-api"]);
+    assert_eq!(term.status.code(), Some(0), "{}", text(&term.stderr));
+    assert_eq!(
+        text(&term.stdout),
+        "Application 'payments-api' operation terminating\n"
+    );
+    let app = app_json(ns, "payments-api").unwrap();
+    assert_eq!(app["status"]["operationState"]["phase"], "Terminating");
+    assert_eq!(
+        app["status"]["operationState"]["message"],
+        "one or more tasks are running"
+    );
+
+    // A sync that waits (no --async) on an Application with an operation pending times out.
+    let timed = plumb(ns, &["sync", "payments-api", "--timeout", "1"]);
+    assert_eq!(
+        timed.status.code(),
+        Some(2),
+        "the pending operation is refused before waiting"
+    );
+}
