@@ -4,7 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+
+use cpu_time::ThreadTime;
+use criterion::{Bencher, Criterion, Throughput, criterion_group, criterion_main};
 use plumb_diff::{DiffConfig, Pair, PairOptions, RenderOptions, SourcedObject, Strategy};
 
 fn load(name: &str) -> serde_json::Value {
@@ -30,6 +33,17 @@ fn pair(desired: &str, live: &str) -> Pair {
         .remove(0)
 }
 
+/// Measures the bench thread's CPU time: the machine is shared, and the target is per core.
+fn per_core<R>(b: &mut Bencher<'_>, mut f: impl FnMut() -> R) {
+    b.iter_custom(|iters| {
+        let start = ThreadTime::now();
+        for _ in 0..iters {
+            black_box(f());
+        }
+        start.elapsed()
+    });
+}
+
 fn bench(c: &mut Criterion) {
     let config = DiffConfig::default();
     let mut group = c.benchmark_group("offline-deployment");
@@ -37,12 +51,16 @@ fn bench(c: &mut Criterion) {
 
     let in_sync = pair("deployment-config.yaml", "deployment-live.yaml");
     group.bench_function("in-sync", |b| {
-        b.iter(|| plumb_diff::diff(&in_sync, Strategy::ThreeWay, &config).unwrap());
+        per_core(b, || {
+            plumb_diff::diff(&in_sync, Strategy::ThreeWay, &config).unwrap()
+        });
     });
 
     let tampered = pair("deployment-config.yaml", "deployment-tampered-live.yaml");
     group.bench_function("drifted", |b| {
-        b.iter(|| plumb_diff::diff(&tampered, Strategy::ThreeWay, &config).unwrap());
+        per_core(b, || {
+            plumb_diff::diff(&tampered, Strategy::ThreeWay, &config).unwrap()
+        });
     });
 
     let opts = RenderOptions {
@@ -50,7 +68,7 @@ fn bench(c: &mut Criterion) {
         ..Default::default()
     };
     group.bench_function("drifted+render", |b| {
-        b.iter(|| {
+        per_core(b, || {
             let r = plumb_diff::diff(&tampered, Strategy::ThreeWay, &config).unwrap();
             let mut out = Vec::with_capacity(4096);
             plumb_diff::render(&[plumb_diff::mask(&r)], &opts, &mut out).unwrap();

@@ -5,8 +5,6 @@
 //! element), `i:<index>` (a list element by position) and `.` (the node itself). Attribution and
 //! the `managedFieldsManagers` ignore rule both walk these tries with [`FieldPath`]s.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use crate::path::{FieldPath, Segment, key_value_text};
@@ -25,10 +23,59 @@ pub struct ManagedEntry {
     fields: Node,
 }
 
-/// A node of a fieldsV1 trie.
+/// A node of a fieldsV1 trie; list keys (`k:{...}`) are parsed once, when the entry is read.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Node {
-    children: BTreeMap<String, Node>,
+    children: Vec<(Step, Node)>,
+}
+
+/// One fieldsV1 key.
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    /// `f:<name>`.
+    Field(String),
+    /// `k:<json object>`: the element whose key fields have these values (as printed).
+    Keyed(Vec<(String, String)>),
+    /// `i:<n>`.
+    Index(usize),
+    /// `v:<json>` and anything unrecognised: matched by its raw text only.
+    Other(String),
+}
+
+impl Step {
+    fn parse(raw: &str) -> Step {
+        if let Some(f) = raw.strip_prefix("f:") {
+            return Step::Field(f.to_string());
+        }
+        if let Some(i) = raw.strip_prefix("i:").and_then(|i| i.parse().ok()) {
+            return Step::Index(i);
+        }
+        if let Some(Ok(Value::Object(m))) =
+            raw.strip_prefix("k:").map(serde_json::from_str::<Value>)
+        {
+            return Step::Keyed(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), key_value_text(v)))
+                    .collect(),
+            );
+        }
+        Step::Other(raw.to_string())
+    }
+
+    fn raw(&self) -> String {
+        match self {
+            Step::Field(f) => format!("f:{f}"),
+            Step::Index(i) => format!("i:{i}"),
+            Step::Keyed(pairs) => {
+                let m: serde_json::Map<String, Value> = pairs
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                    .collect();
+                format!("k:{}", Value::Object(m))
+            }
+            Step::Other(raw) => raw.clone(),
+        }
+    }
 }
 
 impl Node {
@@ -38,7 +85,7 @@ impl Node {
             .map(|m| {
                 m.iter()
                     .filter(|(k, _)| k.as_str() != ".")
-                    .map(|(k, v)| (k.clone(), Node::from_json(v)))
+                    .map(|(k, v)| (Step::parse(k), Node::from_json(v)))
                     .collect()
             })
             .unwrap_or_default();
@@ -47,16 +94,17 @@ impl Node {
 
     /// The child that a path segment names, if the trie has it.
     fn child(&self, seg: &Segment) -> Option<&Node> {
-        match seg {
-            Segment::Key(k) => self.children.get(&format!("f:{k}")),
-            Segment::Index(i) => self.children.get(&format!("i:{i}")),
-            Segment::Keyed { field, value } => self.children.iter().find_map(|(k, node)| {
-                let json = k.strip_prefix("k:")?;
-                let key: Value = serde_json::from_str(json).ok()?;
-                let v = key.get(field)?;
-                (key_value_text(v) == *value).then_some(node)
-            }),
-        }
+        self.children.iter().find_map(|(step, node)| {
+            let hit = match (step, seg) {
+                (Step::Field(f), Segment::Key(k)) => f == k,
+                (Step::Index(i), Segment::Index(j)) => i == j,
+                (Step::Keyed(pairs), Segment::Keyed { field, value }) => {
+                    pairs.iter().any(|(k, v)| k == field && v == value)
+                }
+                _ => false,
+            };
+            hit.then_some(node)
+        })
     }
 
     /// Depth of the longest prefix of `path` present in the trie.
@@ -87,8 +135,8 @@ impl ManagedEntry {
                 }
                 return;
             }
-            for (k, child) in &node.children {
-                prefix.push(k.clone());
+            for (step, child) in &node.children {
+                prefix.push(step.raw());
                 walk(child, prefix, out);
                 prefix.pop();
             }

@@ -66,7 +66,16 @@ pub fn diff(pair: &Pair, strategy: Strategy<'_>, config: &DiffConfig) -> Result<
         (Some(d), Some(l)) => (d, l),
     };
     let gk = GroupKind::of(desired);
-    let managed = managed_entries(live);
+    // Reading managedFields costs as much as the rest of an in-sync diff: only when needed.
+    let ignore_needs_managed = config
+        .ignore
+        .matching(&key)
+        .any(|r| !r.managed_fields_managers.is_empty());
+    let mut managed = if ignore_needs_managed {
+        managed_entries(live)
+    } else {
+        Vec::new()
+    };
     let mut live_n = live.clone();
     normalize(&mut live_n, &config.normalize);
     let mut desired_n = desired.clone();
@@ -123,7 +132,10 @@ pub fn diff(pair: &Pair, strategy: Strategy<'_>, config: &DiffConfig) -> Result<
     } else {
         Vec::new()
     };
-    if config.attribution {
+    if config.attribution && !changes.is_empty() {
+        if !ignore_needs_managed {
+            managed = managed_entries(live);
+        }
         attribution::attribute(&mut changes, &managed);
     }
     Ok(DiffResult {

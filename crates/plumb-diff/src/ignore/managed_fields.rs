@@ -11,6 +11,7 @@ use super::IgnoreRule;
 use super::guard;
 use super::json_pointer::{Step, remove_path};
 use crate::managed_fields::ManagedEntry;
+use crate::path::key_value_text;
 
 pub(super) fn remove_owned(
     rule: &IgnoreRule,
@@ -71,7 +72,11 @@ fn resolve(obj: &Value, leaf: &[String]) -> Option<Vec<Step>> {
             let items = cur.as_array()?;
             let i = items
                 .iter()
-                .position(|item| want.iter().all(|(f, v)| item.get(f) == Some(v)))?;
+                // Key values are compared as printed: the trie keeps them as text.
+                .position(|item| {
+                    want.iter()
+                        .all(|(f, v)| item.get(f).map(key_value_text) == Some(key_value_text(v)))
+                })?;
             cur = &items[i];
             steps.push(Step::Index(i64::try_from(i).ok()?));
         } else if let Some(json) = k.strip_prefix("v:") {
