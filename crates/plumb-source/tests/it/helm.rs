@@ -1,7 +1,7 @@
 //! Helm charts rendered by the real helm binary (built by `scripts/testenv build`).
 
 use plumb_model::application::{ApplicationSource, HelmFileParameter, HelmParameter, HelmSource};
-use plumb_source::{Error, SourceType};
+use plumb_source::{Config, Error, Limits, Renderer, SourceType, Tools};
 use plumb_testenv::git::GitRepo;
 
 use crate::support::*;
@@ -275,4 +275,42 @@ fn a_failing_template_reports_helm_stderr() {
         .unwrap_err();
     assert!(matches!(err, Error::RenderFailed { .. }), "{err}");
     assert!(err.to_string().contains("a name is required"), "{err}");
+}
+
+#[test]
+fn a_missing_binary_and_a_huge_output_are_clear_errors() {
+    let repo = chart_repo();
+    let dir = tempfile::tempdir().unwrap();
+    let tools = Tools {
+        helm: "/nonexistent/bin/helm".into(),
+        kustomize: "kustomize".into(),
+    };
+    let r = Renderer::new(Config::new(dir.path()).tools(tools)).unwrap();
+    let err = r
+        .render(&request(vec![source(&repo.url(), "charts/api", "main")]))
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::ToolMissing { tool: "helm", .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("/nonexistent/bin/helm"), "{err}");
+
+    let (r, _d) = renderer_with_tools_and(Limits::default().max_render_bytes(500));
+    let err = r
+        .render(&request(vec![source(&repo.url(), "charts/api", "main")]))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::TooLarge {
+                what: "rendered output",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("helm template charts/api"),
+        "{err}"
+    );
 }

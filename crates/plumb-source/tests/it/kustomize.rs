@@ -3,7 +3,7 @@
 use plumb_model::application::{
     ApplicationSource, KustomizePatch, KustomizeReplica, KustomizeSelector, KustomizeSource,
 };
-use plumb_source::{Error, SourceType};
+use plumb_source::{Error, Limits, SourceType};
 use plumb_testenv::git::GitRepo;
 
 use crate::support::*;
@@ -178,4 +178,21 @@ fn a_failing_build_reports_kustomize_stderr() {
         .unwrap_err();
     assert!(matches!(err, Error::RenderFailed { .. }), "{err}");
     assert!(err.to_string().contains("missing.yaml"), "{err}");
+}
+
+#[test]
+fn a_render_over_the_time_limit_is_stopped() {
+    let repo = kustomize_repo();
+    // No kustomize process starts, reads a tree and prints in a millisecond.
+    let limits = Limits::default().render_timeout(std::time::Duration::from_millis(1));
+    let (r, _d) = renderer_with_tools_and(limits);
+    let err = r
+        .render(&request(vec![source(&repo.url(), "overlays/prod", "main")]))
+        .unwrap_err();
+    assert!(matches!(err, Error::RenderTimeout { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("kustomize build overlays/prod did not finish within"),
+        "{err}"
+    );
 }

@@ -16,12 +16,16 @@ pub fn renderer_with(limits: Limits) -> (Renderer, tempfile::TempDir) {
 
 /// A renderer that runs the real helm and kustomize (the test fails if they are not built).
 pub fn renderer_with_tools() -> (Renderer, tempfile::TempDir) {
+    renderer_with_tools_and(Limits::default())
+}
+
+pub fn renderer_with_tools_and(limits: Limits) -> (Renderer, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let tools = Tools {
         helm: plumb_testenv::tools::helm(),
         kustomize: plumb_testenv::tools::kustomize(),
     };
-    let r = Renderer::new(Config::new(dir.path()).tools(tools)).unwrap();
+    let r = Renderer::new(Config::new(dir.path()).tools(tools).limits(limits)).unwrap();
     (r, dir)
 }
 
