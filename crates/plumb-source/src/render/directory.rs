@@ -50,7 +50,13 @@ pub(crate) fn render(
         let path = root.join(&repo_rel);
         if rel.extension().is_some_and(|e| e == "jsonnet") {
             let jsonnet_opts = opts.jsonnet.clone().unwrap_or_default();
-            let value = jsonnet::evaluate(root, &repo_rel, &jsonnet_opts, limits.render_timeout)?;
+            let value = jsonnet::evaluate(
+                root,
+                &repo_rel,
+                &jsonnet_opts,
+                limits.render_timeout,
+                limits.max_render_bytes,
+            )?;
             let items = match value {
                 serde_json::Value::Array(items) => items,
                 other => vec![other],

@@ -25,12 +25,14 @@ use crate::error::{Error, Result};
 use crate::git::normalize_within;
 use crate::spec::{b, v};
 
-/// Evaluates `file` (relative to `root`) and returns its JSON output.
+/// Evaluates `file` (relative to `root`) and returns its JSON output, refusing output larger
+/// than `max_bytes`.
 pub(crate) fn evaluate(
     root: &Path,
     file: &Path,
     opts: &JsonnetSource,
     timeout: Duration,
+    max_bytes: u64,
 ) -> Result<serde_json::Value> {
     let display = file.display().to_string();
     let (tx, rx) = mpsc::sync_channel(1);
@@ -53,6 +55,13 @@ pub(crate) fn evaluate(
             file: display.clone(),
             detail,
         })?;
+    if out.len() as u64 > max_bytes {
+        return Err(Error::TooLarge {
+            what: "rendered output",
+            limit: format!("{max_bytes} bytes"),
+            context: display,
+        });
+    }
     serde_json::from_str(&out).map_err(|e| Error::Jsonnet {
         file: display,
         detail: format!("output is not JSON: {e}"),

@@ -123,6 +123,33 @@ fn a_huge_file_and_a_huge_render_hit_their_limits() {
 }
 
 #[test]
+fn a_jsonnet_program_that_expands_too_far_hits_the_output_limit() {
+    let repo = GitRepo::new();
+    repo.commit(
+        &[(
+            "app/big.jsonnet",
+            "[{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-' + i }, data: { v: std.repeat('x', 1000) } } for i in std.range(1, 1000)]\n",
+        )],
+        "big",
+    );
+    let (r, _d) = renderer_with(Limits::default().max_render_bytes(100_000));
+    let err = r
+        .render(&request(vec![source(&repo.url(), "app", "main")]))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::TooLarge {
+                what: "rendered output",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("app/big.jsonnet"), "{err}");
+}
+
+#[test]
 fn a_git_bomb_stops_at_the_entry_limit() {
     // Six tree objects that expand to 10^6 files: each level holds the level below ten times.
     let repo = GitRepo::new();
