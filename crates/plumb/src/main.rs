@@ -28,6 +28,8 @@ enum Command {
     Admin(cmd::AdminArgs),
     /// Argo CD's `argocd app` commands against the cluster of your kubeconfig.
     App(cmd::app::AppArgs),
+    /// Compare desired objects with live objects offline, in `argocd app diff` format.
+    Diff(cmd::diff::DiffArgs),
     /// Render the manifests of a Git source or an Application offline.
     Render(cmd::render::RenderArgs),
 }
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
     let outcome: anyhow::Result<Outcome> = match cli.command {
         Command::Admin(args) => cmd::run_admin(args),
         Command::App(args) => cmd::app::run(args),
+        Command::Diff(args) => cmd::diff::run(args),
         Command::Render(args) => cmd::render::run(args),
     };
     match outcome {

@@ -3,7 +3,9 @@
 //! [`Outcome`]: crate::exit::Outcome
 
 pub mod admin_health;
+pub mod admin_lint_ignores;
 pub mod app;
+pub mod diff;
 pub mod render;
 
 use clap::{Args, Subcommand};
@@ -21,11 +23,14 @@ pub struct AdminArgs {
 enum AdminCommand {
     /// Evaluate object health offline, or run health_test.yaml suites (`health test DIR`).
     Health(admin_health::HealthArgs),
+    /// Audit ignoreDifferences rules for ones that would hide sensitive fields.
+    LintIgnores(admin_lint_ignores::LintIgnoresArgs),
 }
 
 /// Runs one `plumb admin` subcommand.
 pub fn run_admin(args: AdminArgs) -> anyhow::Result<Outcome> {
     match args.command {
         AdminCommand::Health(args) => admin_health::run(args),
+        AdminCommand::LintIgnores(args) => admin_lint_ignores::run(args),
     }
 }

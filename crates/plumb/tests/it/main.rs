@@ -5,3 +5,4 @@
 
 mod admin_health;
 mod app;
+mod diff;
