@@ -45,7 +45,20 @@ pub async fn load_config(source: &KubeconfigSource) -> Result<Config> {
 /// Connects a client (no request is made until the client is used).
 pub async fn connect(source: &KubeconfigSource) -> Result<Client> {
     let config = load_config(source).await?;
+    client_from(config)
+}
+
+/// A client from a loaded configuration.
+pub fn client_from(config: Config) -> Result<Client> {
+    install_crypto_provider();
     Client::try_from(config).map_err(Error::Client)
+}
+
+/// Selects rustls' ring provider for the process. Both ring and aws-lc-rs end up in the
+/// dependency graph (kube uses ring, the Git transport aws-lc-rs), and rustls then refuses to
+/// guess; the first caller wins and later calls are no-ops.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 #[cfg(test)]

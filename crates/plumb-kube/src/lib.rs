@@ -31,7 +31,7 @@ mod migrate;
 
 pub use apply::{Applier, Deleted, is_not_found};
 pub use body::{apply_body, strip_nulls, strip_server_fields};
-pub use client::{KubeconfigSource, connect, load_config};
+pub use client::{KubeconfigSource, client_from, connect, install_crypto_provider, load_config};
 pub use discovery::{ApiCatalog, ApiDiscovery, ApiKind};
 pub use error::{Error, Result};
 pub use kube::api::PropagationPolicy;

@@ -111,6 +111,8 @@ impl TestEnv {
         let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
             .await
             .map_err(|e| boxed(e.into()))?;
+        // Both ring and aws-lc-rs are in the dependency graph; rustls needs to be told.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         kube::Client::try_from(config).map_err(|e| boxed(e.into()))
     }
 

@@ -28,6 +28,8 @@ enum Command {
     Admin(cmd::AdminArgs),
     /// Argo CD's `argocd app` commands against the cluster of your kubeconfig.
     App(cmd::app::AppArgs),
+    /// Run the application controller: reconcile Applications, write status, run syncs.
+    Controller(cmd::controller::ControllerArgs),
     /// Compare desired objects with live objects offline, in `argocd app diff` format.
     Diff(cmd::diff::DiffArgs),
     /// Render the manifests of a Git source or an Application offline.
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
     let outcome: anyhow::Result<Outcome> = match cli.command {
         Command::Admin(args) => cmd::run_admin(args),
         Command::App(args) => cmd::app::run(args),
+        Command::Controller(args) => cmd::controller::run(args),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Render(args) => cmd::render::run(args),
     };

@@ -5,6 +5,7 @@
 pub mod admin_health;
 pub mod admin_lint_ignores;
 pub mod app;
+pub mod controller;
 pub mod diff;
 pub mod render;
 

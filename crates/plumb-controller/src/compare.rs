@@ -1,0 +1,478 @@
+//! Comparison of one Application: render → prepare desired objects → read live → pair → diff →
+//! health. The controller writes the result into `status`; `plumb app diff` and
+//! `plumb app manifests` print it. Both use this one function so they cannot disagree.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use plumb_diff::{
+    DiffConfig, DiffResult, IgnoreOptions, IgnoreRules, Pair, PairOptions, SourcedObject, Strategy,
+};
+use plumb_health::{AppResource, HealthStatus};
+use plumb_model::annotations::{HELM_HOOK, HELM_HOOK_WEIGHT, HOOK, SYNC_WAVE, TRACKING_ID};
+use plumb_model::application::{Application, ApplicationSource, SyncStatusCode};
+use plumb_model::{GroupKind, ResourceKey};
+use plumb_source::{RenderRequest, Rendered, Renderer};
+use serde_json::{Value, json};
+
+use crate::context::{Cluster, Engines};
+use crate::error::{Error, Result};
+
+pub use plumb_source::Refresh;
+
+/// Options of one comparison.
+#[derive(Debug, Clone, Default)]
+pub struct CompareOptions {
+    /// Compare against this revision instead of the Application's target (a sync's `revision`).
+    pub revision: Option<String>,
+    /// Cache use for the render.
+    pub refresh: Refresh,
+    /// Name managers of drifted fields (diff attribution).
+    pub attribution: bool,
+}
+
+/// One compared object.
+#[derive(Debug, Clone)]
+pub struct ComparedResource {
+    /// Identity (namespace defaulted).
+    pub key: ResourceKey,
+    /// API version of the desired object, else of the live one.
+    pub version: String,
+    /// What Git declares, prepared for apply (namespace, tracking annotation).
+    pub desired: Option<Value>,
+    /// The file (and document) it came from.
+    pub source: Option<String>,
+    /// What the cluster holds.
+    pub live: Option<Value>,
+    /// The diff; `None` for hooks.
+    pub diff: Option<DiffResult>,
+    /// Sync status; `None` for hooks.
+    pub status: Option<SyncStatusCode>,
+    /// Health; `None` when the kind has none (or the object is a hook or ignored).
+    pub health: Option<HealthStatus>,
+    /// Live object tracked by this Application that Git no longer declares.
+    pub requires_pruning: bool,
+    /// `argocd.argoproj.io/sync-wave` (else `helm.sh/hook-weight`), default 0.
+    pub sync_wave: i64,
+    /// Whether the object is a sync hook.
+    pub hook: bool,
+}
+
+/// The result of comparing one Application.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// The commit compared against (first source), and every source's commit.
+    pub revision: String,
+    /// Commits of all sources, in `spec.sources` order.
+    pub revisions: Vec<String>,
+    /// The sources compared (with the revision override applied).
+    pub sources: Vec<ApplicationSource>,
+    /// Detected source type of each source (`Helm`, `Kustomize`, `Directory`, ...).
+    pub source_types: Vec<String>,
+    /// Every compared object, ordered by key.
+    pub resources: Vec<ComparedResource>,
+    /// Application sync status.
+    pub sync: SyncStatusCode,
+    /// Application health.
+    pub health: HealthStatus,
+    /// Warnings found while comparing (`SharedResourceWarning`, ...): (type, message).
+    pub warnings: Vec<(String, String)>,
+    /// Images of the live workloads.
+    pub images: Vec<String>,
+}
+
+/// Compares an Application with its destination cluster.
+pub async fn compare(
+    app: &Application,
+    engines: &Engines,
+    cluster: &Cluster,
+    renderer: &Arc<Renderer>,
+    opts: &CompareOptions,
+) -> Result<Comparison> {
+    let dest_ns = app.spec.destination.namespace.clone().unwrap_or_default();
+    let instance = app.instance_name(&engines.control_namespace);
+    let mut sources: Vec<ApplicationSource> = app.sources().into_iter().cloned().collect();
+    if let (Some(rev), Some(first)) = (&opts.revision, sources.first_mut()) {
+        first.target_revision = Some(rev.clone());
+    }
+    let catalog = cluster.discovery.catalog();
+    let request = RenderRequest {
+        sources: sources.clone(),
+        app_name: app.name().to_string(),
+        namespace: dest_ns.clone(),
+        kube_version: String::new(),
+        api_versions: catalog
+            .preferred()
+            .map(|k| {
+                let r = &k.resource;
+                if r.group.is_empty() { r.version.clone() } else { format!("{}/{}", r.group, r.version) }
+            })
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        refresh: opts.refresh,
+    };
+    let rendered: Rendered = {
+        let renderer = renderer.clone();
+        tokio::task::spawn_blocking(move || renderer.render(&request))
+            .await
+            .map_err(|e| Error::Task(e.to_string()))??
+    };
+
+    // Desired objects: namespace defaulted for namespaced kinds, tracking annotation added.
+    let mut desired = Vec::new();
+    let mut cluster_scoped = BTreeSet::new();
+    for m in &rendered.manifests {
+        let mut obj = m.object.clone();
+        if hook_types(&obj).iter().any(|h| h == "Skip") {
+            continue;
+        }
+        let gk = GroupKind::of(&obj);
+        let namespaced = catalog.is_namespaced(&gk);
+        if namespaced == Some(false) {
+            cluster_scoped.insert(gk.clone());
+            if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("namespace");
+            }
+        } else if ResourceKey::of(&obj).namespace.is_empty() && !dest_ns.is_empty() {
+            if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.insert("namespace".into(), Value::String(dest_ns.clone()));
+            }
+        }
+        let key = ResourceKey::of(&obj);
+        set_annotation(&mut obj, TRACKING_ID, &plumb_kube::tracking_id(&instance, &key));
+        desired.push(SourcedObject { value: obj, source: m.origin() });
+    }
+
+    // Live objects: the desired ones (wherever they are) and those tracked by this Application.
+    let desired_keys: BTreeSet<ResourceKey> = desired.iter().map(|d| ResourceKey::of(&d.value)).collect();
+    let mut live = Vec::new();
+    let mut seen = BTreeSet::new();
+    for key in &desired_keys {
+        if let Some(obj) = read_live(cluster, key).await? {
+            seen.insert(key.clone());
+            live.push(obj);
+        }
+    }
+    for key in tracked_keys(app, cluster, &instance) {
+        if seen.contains(&key) || desired_keys.contains(&key) {
+            continue;
+        }
+        if let Some(obj) = read_live(cluster, &key).await? {
+            let tracked = tracked_by(engines, &key, &obj);
+            if tracked.as_ref().is_some_and(|t| t.app == instance && t.self_referencing) {
+                live.push(obj);
+            }
+        }
+    }
+
+    let pair_opts = PairOptions { default_namespace: dest_ns.clone(), cluster_scoped };
+    let pairs = plumb_diff::pair(desired, live, &pair_opts).map_err(Error::Pair)?;
+
+    let app_json = serde_json::to_value(app).map_err(|e| Error::InvalidApplication {
+        name: app.name().to_string(),
+        reason: e.to_string(),
+    })?;
+    let mut rules = engines.diff.rules.clone();
+    rules.extend(
+        plumb_diff::application_rules(&app_json, &format!("Application {}", app.name()))
+            .map_err(Error::Pair)?,
+    );
+    let ignore = IgnoreRules::compile(
+        rules,
+        IgnoreOptions { allow_sensitive: engines.diff.allow_sensitive, ..IgnoreOptions::default() },
+    )
+    .map_err(Error::Pair)?;
+    let config = DiffConfig::default()
+        .normalize(engines.diff.normalize.clone())
+        .ignore(ignore)
+        .attribution(opts.attribution);
+
+    let mut resources = Vec::with_capacity(pairs.len());
+    let mut warnings = Vec::new();
+    for p in pairs {
+        let obj = p.desired.as_ref().or(p.live.as_ref());
+        let hook = obj.is_some_and(|o| !hook_types(o).is_empty());
+        let version = obj
+            .and_then(|o| o.get("apiVersion"))
+            .and_then(Value::as_str)
+            .map(|v| v.rsplit('/').next().unwrap_or(v).to_string())
+            .unwrap_or_default();
+        let sync_wave = p.desired.as_ref().map(sync_wave).unwrap_or(0);
+        if let (Some(_), Some(l)) = (&p.desired, &p.live) {
+            if let Some(t) = tracked_by(engines, &p.key, l) {
+                if t.app != instance && t.self_referencing {
+                    warnings.push((
+                        "SharedResourceWarning".to_string(),
+                        format!(
+                            "{}/{} is part of applications {}/{} and {}",
+                            p.key.kind, p.key.name, engines.control_namespace, t.app, app.name()
+                        ),
+                    ));
+                }
+            }
+        }
+        let diff = if hook { None } else { Some(diff_pair(cluster, &p, &config).await?) };
+        let requires_pruning = p.desired.is_none() && p.live.is_some() && !hook;
+        let status = if hook {
+            None
+        } else if p.desired.is_none() || p.live.is_none() || diff.as_ref().is_some_and(|d| d.modified) {
+            Some(SyncStatusCode::OutOfSync)
+        } else {
+            Some(SyncStatusCode::Synced)
+        };
+        resources.push(ComparedResource {
+            key: p.key.clone(),
+            version,
+            source: p.desired_source.clone(),
+            desired: p.desired,
+            live: p.live,
+            diff,
+            status,
+            health: None,
+            requires_pruning,
+            sync_wave,
+            hook,
+        });
+    }
+    resources.sort_by(|a, b| a.key.cmp(&b.key));
+
+    // Health, per object and for the Application (hooks and ignored objects skipped inside).
+    let app_key = ResourceKey::new(
+        "argoproj.io",
+        "Application",
+        app.namespace(),
+        app.name(),
+    );
+    let inputs: Vec<AppResource<'_>> = resources
+        .iter()
+        .map(|r| AppResource { key: &r.key, target: r.desired.as_ref(), live: r.live.as_ref() })
+        .collect();
+    let app_health = engines.assessor.app_health(&app_key, &inputs);
+    for (r, h) in resources.iter_mut().zip(app_health.resources) {
+        r.health = if r.hook { None } else { h };
+    }
+
+    let sync = if resources.iter().any(|r| {
+        r.status == Some(SyncStatusCode::OutOfSync)
+            && !(r.requires_pruning && r.live.as_ref().is_some_and(ignores_extraneous))
+    }) {
+        SyncStatusCode::OutOfSync
+    } else {
+        SyncStatusCode::Synced
+    };
+    let images = images(resources.iter().filter_map(|r| r.live.as_ref()));
+    Ok(Comparison {
+        revision: rendered.sources.first().map(|s| s.commit.clone()).unwrap_or_default(),
+        revisions: rendered.sources.iter().map(|s| s.commit.clone()).collect(),
+        sources,
+        source_types: rendered
+            .sources
+            .iter()
+            .filter_map(|s| s.source_type.map(|t| t.to_string()))
+            .collect(),
+        resources,
+        sync,
+        health: app_health.status,
+        warnings,
+        images,
+    })
+}
+
+async fn diff_pair(cluster: &Cluster, p: &Pair, config: &DiffConfig) -> Result<DiffResult> {
+    let diff_err = |source| Error::Diff { key: p.key.clone(), source };
+    let (Some(desired), Some(_)) = (&p.desired, &p.live) else {
+        return plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err);
+    };
+    let cache_key = plumb_diff::CacheKey::for_pair(p);
+    if let Some(k) = &cache_key {
+        if let Some(hit) = cache(cluster).get(k) {
+            return Ok(hit.clone());
+        }
+    }
+    let result = match cluster.applier.dry_run_apply(desired).await {
+        Ok(predicted) => {
+            plumb_diff::diff(p, Strategy::ServerSide { predicted_live: &predicted }, config)
+                .map_err(diff_err)?
+        }
+        Err(e) => {
+            // The dry run can fail for reasons the sync will report (an invalid field, a denied
+            // admission): compare offline and say why.
+            let mut r = plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err)?;
+            r.strategy.fallback_reason = Some(format!(
+                "server-side dry run failed: {}",
+                crate::error::chain(&e)
+            ));
+            return Ok(r);
+        }
+    };
+    if let Some(k) = cache_key {
+        cache(cluster).insert(k, result.clone());
+    }
+    Ok(result)
+}
+
+fn cache(cluster: &Cluster) -> std::sync::MutexGuard<'_, plumb_diff::ServerSideCache> {
+    cluster.diff_cache.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+async fn read_live(cluster: &Cluster, key: &ResourceKey) -> Result<Option<Value>> {
+    if let Some(reader) = &cluster.live {
+        match reader.get(key) {
+            Some(obj) => {
+                if let Some(full) = obj.object() {
+                    return Ok(Some(full));
+                }
+            }
+            // The cache watches every listable kind: absence there means absence in the cluster,
+            // unless the kind is new (a CRD applied since the cache started).
+            None => {
+                if cluster.discovery.catalog().resolve(&key.group_kind(), None).is_some()
+                    && reader.watched_kinds().contains(&key.group_kind())
+                {
+                    return Ok(None);
+                }
+            }
+        }
+    }
+    match cluster.applier.get(key).await {
+        Ok(v) => Ok(v),
+        // A kind the cluster does not serve (yet): the object is missing.
+        Err(plumb_kube::Error::UnknownKind { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Keys of live objects that may belong to this Application: from the live cache's index, or
+/// (without a cache) from the resources the last status listed.
+fn tracked_keys(app: &Application, cluster: &Cluster, instance: &str) -> Vec<ResourceKey> {
+    if let Some(reader) = &cluster.live {
+        return reader.app_objects(instance).iter().map(|o| o.key.clone()).collect();
+    }
+    app.status
+        .as_ref()
+        .and_then(|s| s.resources.as_ref())
+        .map(|rs| {
+            rs.iter()
+                .map(|r| {
+                    ResourceKey::new(
+                        r.group.clone().unwrap_or_default(),
+                        r.kind.clone().unwrap_or_default(),
+                        r.namespace.clone().unwrap_or_default(),
+                        r.name.clone().unwrap_or_default(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn tracked_by(engines: &Engines, key: &ResourceKey, obj: &Value) -> Option<plumb_kube::TrackedBy> {
+    let map = |field: &str| -> Option<BTreeMap<String, String>> {
+        obj.pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                    .collect()
+            })
+    };
+    engines.tracking.tracked_by(key, map("annotations").as_ref(), map("labels").as_ref())
+}
+
+fn set_annotation(obj: &mut Value, key: &str, value: &str) {
+    if !obj.get("metadata").is_some_and(Value::is_object) {
+        obj["metadata"] = json!({});
+    }
+    let meta = &mut obj["metadata"];
+    if !meta.get("annotations").is_some_and(Value::is_object) {
+        meta["annotations"] = json!({});
+    }
+    meta["annotations"][key] = Value::String(value.to_string());
+}
+
+fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
+    obj.pointer("/metadata/annotations").and_then(|a| a.get(key)).and_then(Value::as_str)
+}
+
+/// Argo hook types of an object (`argocd.argoproj.io/hook`, else mapped Helm hooks).
+pub fn hook_types(obj: &Value) -> Vec<String> {
+    if let Some(h) = annotation(obj, HOOK) {
+        return h.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+    }
+    if let Some(h) = annotation(obj, HELM_HOOK) {
+        let mut out = Vec::new();
+        for part in h.split(',').map(str::trim) {
+            let mapped = match part {
+                "pre-install" | "pre-upgrade" => "PreSync",
+                "post-install" | "post-upgrade" => "PostSync",
+                _ => continue,
+            };
+            if !out.iter().any(|o| o == mapped) {
+                out.push(mapped.to_string());
+            }
+        }
+        return out;
+    }
+    Vec::new()
+}
+
+/// The sync wave of an object.
+pub fn sync_wave(obj: &Value) -> i64 {
+    annotation(obj, SYNC_WAVE)
+        .or_else(|| annotation(obj, HELM_HOOK_WEIGHT))
+        .and_then(|w| w.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn ignores_extraneous(obj: &Value) -> bool {
+    annotation(obj, plumb_model::annotations::COMPARE_OPTIONS)
+        .is_some_and(|o| o.split(',').any(|p| p.trim() == "IgnoreExtraneous"))
+}
+
+/// Container images of workloads (pod templates, pods, cron jobs), sorted and unique.
+pub fn images<'a>(objects: impl Iterator<Item = &'a Value>) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    for obj in objects {
+        for spec in [
+            obj.pointer("/spec/template/spec"),
+            obj.pointer("/spec/jobTemplate/spec/template/spec"),
+            obj.get("spec").filter(|_| obj.get("kind").and_then(Value::as_str) == Some("Pod")),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            for list in ["initContainers", "containers"] {
+                for c in spec.get(list).and_then(Value::as_array).into_iter().flatten() {
+                    if let Some(image) = c.get("image").and_then(Value::as_str) {
+                        out.insert(image.to_string());
+                    }
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helm_hooks_map_to_argo_phases() {
+        let obj = json!({"metadata": {"annotations": {"helm.sh/hook": "pre-install,pre-upgrade,post-install", "helm.sh/hook-weight": "-2"}}});
+        assert_eq!(hook_types(&obj), ["PreSync", "PostSync"]);
+        assert_eq!(sync_wave(&obj), -2);
+        let argo = json!({"metadata": {"annotations": {"argocd.argoproj.io/hook": "PreSync, SyncFail", "argocd.argoproj.io/sync-wave": "3", "helm.sh/hook-weight": "9"}}});
+        assert_eq!(hook_types(&argo), ["PreSync", "SyncFail"]);
+        assert_eq!(sync_wave(&argo), 3);
+    }
+
+    #[test]
+    fn images_from_templates_pods_and_cronjobs() {
+        let d = json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"image": "b:1"}], "initContainers": [{"image": "a:1"}]}}}});
+        let p = json!({"kind": "Pod", "spec": {"containers": [{"image": "b:1"}, {"image": "c:2"}]}});
+        let c = json!({"kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"image": "d:3"}]}}}}}});
+        assert_eq!(images([d, p, c].iter()), ["a:1", "b:1", "c:2", "d:3"]);
+    }
+}

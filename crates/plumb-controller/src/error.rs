@@ -1,0 +1,71 @@
+//! The controller's errors.
+
+use plumb_model::ResourceKey;
+
+/// What went wrong while reconciling an Application.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Talking to a cluster failed.
+    #[error("cluster request failed")]
+    Kube(#[from] plumb_kube::Error),
+    /// A raw kube-rs request failed.
+    #[error("Kubernetes API request failed: {what}")]
+    Api {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        #[source]
+        source: kube::Error,
+    },
+    /// The settings ConfigMap has a value an engine cannot use.
+    #[error("invalid settings")]
+    Settings(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// An Application object could not be read as an Application.
+    #[error("Application {name} is not a valid argoproj.io/v1alpha1 Application: {reason}")]
+    InvalidApplication {
+        /// Its name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// The destination cluster is not known.
+    #[error("destination cluster {0} is not configured (no cluster Secret names it)")]
+    UnknownCluster(String),
+    /// Fetching or rendering the source failed.
+    #[error("rendering the source failed")]
+    Source(#[from] plumb_source::Error),
+    /// Comparing one object failed.
+    #[error("comparing {key} failed")]
+    Diff {
+        /// The object.
+        key: ResourceKey,
+        /// The cause.
+        #[source]
+        source: plumb_diff::Error,
+    },
+    /// Pairing desired and live objects failed (for example a duplicate in Git).
+    #[error("pairing desired and live objects failed")]
+    Pair(#[source] plumb_diff::Error),
+    /// A background task died.
+    #[error("a worker task failed: {0}")]
+    Task(String),
+}
+
+/// Result with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The error and its causes on one line, for status conditions and events.
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        let s_text = s.to_string();
+        if !msg.contains(&s_text) {
+            msg.push_str(": ");
+            msg.push_str(&s_text);
+        }
+        src = s.source();
+    }
+    msg
+}

@@ -1,0 +1,27 @@
+//! Plumb's application controller.
+//!
+//! [`run`] watches `argoproj.io/v1alpha1` Applications, AppProjects and the settings ConfigMap,
+//! keeps a live cache of the destination cluster, and for each Application: renders its sources,
+//! compares them with the live objects ([`compare`]), assesses health, writes `status` in Argo
+//! CD's shape, runs the sync operation requested on `.operation`, and publishes events and
+//! metrics. [`compare`] is also what `plumb app diff` and `plumb app manifests` use, so the CLI
+//! and the controller cannot disagree.
+
+mod compare;
+mod context;
+mod error;
+mod events;
+mod metrics;
+mod operation;
+mod reconcile;
+mod runtime;
+mod server;
+mod status;
+
+pub use compare::{
+    CompareOptions, ComparedResource, Comparison, Refresh, compare, hook_types, images, sync_wave,
+};
+pub use context::{Cluster, DEFAULT_CONTROL_NAMESPACE, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
+pub use error::{Error, Result, chain};
+pub use metrics::{AppInfo, Metrics};
+pub use runtime::{ControllerConfig, application_resource, appproject_resource, parse_duration, run};

@@ -1,0 +1,508 @@
+//! The controller process: watches Applications, AppProjects and the settings ConfigMap, keeps a
+//! live cache of the in-cluster destination, and reconciles Applications from a deduplicating
+//! work queue on a few workers. Triggers: any change of an Application (spec, operation, refresh
+//! annotation), of its project, of the settings, of a tracked live object, and a periodic poll
+//! (`timeout.reconciliation` plus jitter) that also picks up new commits.
+
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt, TryStreamExt};
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::runtime::watcher;
+use plumb_kube::{LiveCacheConfig, LiveEvent};
+use plumb_model::Settings;
+use plumb_model::application::Application;
+use plumb_model::settings::{RECONCILIATION_JITTER, RECONCILIATION_TIMEOUT};
+use plumb_source::Renderer;
+use tokio::sync::mpsc;
+
+use crate::context::{Cluster, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
+use crate::error::{Error, Result, chain};
+use crate::events::Events;
+use crate::metrics::Metrics;
+
+/// How the controller runs.
+#[derive(Debug, Clone)]
+pub struct ControllerConfig {
+    /// Namespace holding Applications, AppProjects and the settings ConfigMap.
+    pub control_namespace: String,
+    /// Name of the settings ConfigMap.
+    pub settings_name: String,
+    /// Where the Git and manifest caches live.
+    pub cache_dir: PathBuf,
+    /// Argo-layout Lua health directories.
+    pub customizations: Vec<PathBuf>,
+    /// Reconcile workers.
+    pub workers: usize,
+    /// `/metrics` and `/healthz` listen address; `None` disables the server.
+    pub metrics_addr: Option<SocketAddr>,
+    /// Source tools (helm, kustomize) and limits.
+    pub source: plumb_source::Config,
+}
+
+impl ControllerConfig {
+    /// Defaults: namespace `argocd`, ConfigMap `argocd-cm`, 4 workers, metrics on 127.0.0.1:8082.
+    pub fn new(cache_dir: impl Into<PathBuf>) -> Self {
+        let cache_dir = cache_dir.into();
+        Self {
+            control_namespace: crate::context::DEFAULT_CONTROL_NAMESPACE.to_string(),
+            settings_name: "argocd-cm".to_string(),
+            source: plumb_source::Config::new(cache_dir.clone()),
+            cache_dir,
+            customizations: Vec::new(),
+            workers: 4,
+            metrics_addr: Some(SocketAddr::from(([127, 0, 0, 1], 8082))),
+        }
+    }
+}
+
+/// The `argoproj.io/v1alpha1` applications resource.
+pub fn application_resource() -> ApiResource {
+    ApiResource {
+        group: "argoproj.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "argoproj.io/v1alpha1".into(),
+        kind: "Application".into(),
+        plural: "applications".into(),
+    }
+}
+
+/// The `argoproj.io/v1alpha1` appprojects resource.
+pub fn appproject_resource() -> ApiResource {
+    ApiResource {
+        group: "argoproj.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "argoproj.io/v1alpha1".into(),
+        kind: "AppProject".into(),
+        plural: "appprojects".into(),
+    }
+}
+
+/// State shared by the watchers and workers.
+pub(crate) struct Shared {
+    pub(crate) config: ControllerConfig,
+    pub(crate) client: kube::Client,
+    pub(crate) renderer: Arc<Renderer>,
+    pub(crate) events: Events,
+    pub(crate) metrics: Arc<Metrics>,
+    engines: RwLock<Arc<Engines>>,
+    in_cluster: Arc<Cluster>,
+    running_ops: Mutex<HashSet<String>>,
+    queue: Queue,
+}
+
+impl Shared {
+    pub(crate) fn apps_api(&self) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), &self.config.control_namespace, &application_resource())
+    }
+
+    pub(crate) fn engines(&self) -> Arc<Engines> {
+        self.engines.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn cluster_for(&self, app: &Application) -> Option<Arc<Cluster>> {
+        let d = &app.spec.destination;
+        self.in_cluster
+            .is_destination(d.server.as_deref(), d.name.as_deref())
+            .then(|| self.in_cluster.clone())
+    }
+
+    pub(crate) fn is_running(&self, name: &str) -> bool {
+        self.running_ops.lock().unwrap_or_else(|e| e.into_inner()).contains(name)
+    }
+
+    pub(crate) fn set_running(&self, name: &str, on: bool) {
+        let mut set = self.running_ops.lock().unwrap_or_else(|e| e.into_inner());
+        if on {
+            set.insert(name.to_string());
+        } else {
+            set.remove(name);
+        }
+    }
+
+    pub(crate) fn poll_interval(&self) -> Duration {
+        parse_duration(self.engines().settings.get(RECONCILIATION_TIMEOUT)).unwrap_or(Duration::from_secs(120))
+    }
+
+    fn jitter(&self) -> Duration {
+        parse_duration(self.engines().settings.get(RECONCILIATION_JITTER)).unwrap_or(Duration::from_secs(60))
+    }
+}
+
+/// A deduplicating queue: an Application waits at most once; one queued while it is being
+/// reconciled is reconciled again afterwards.
+#[derive(Clone)]
+struct Queue {
+    tx: mpsc::UnboundedSender<String>,
+    pending: Arc<Mutex<HashSet<String>>>,
+}
+
+impl Queue {
+    fn push(&self, name: &str) {
+        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let fresh = p.insert(name.to_string());
+        tracing::trace!(app = name, queued = fresh, "push");
+        if fresh {
+            // The receiver lives as long as the controller; a send error means we are stopping.
+            let _ = self.tx.send(name.to_string());
+        }
+    }
+
+    fn taken(&self, name: &str) {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(name);
+    }
+}
+
+/// Parses Argo's duration settings (`120s`, `3m`, `1h`, or plain seconds).
+pub fn parse_duration(v: Option<&str>) -> Option<Duration> {
+    let v = v?.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let (num, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit() && c != '.')?);
+    let n: f64 = num.parse().ok()?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return None,
+    };
+    Some(Duration::from_secs_f64(secs))
+}
+
+async fn load_settings(client: &kube::Client, config: &ControllerConfig) -> Result<Settings> {
+    let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(client.clone(), &config.control_namespace);
+    let cm = api
+        .get_opt(&config.settings_name)
+        .await
+        .map_err(|source| Error::Api { what: format!("reading ConfigMap {}", config.settings_name), source })?;
+    Ok(cm
+        .map(|cm| Settings::from_data(cm.data.unwrap_or_default().into_iter().collect()))
+        .unwrap_or_default())
+}
+
+/// Runs the controller until an unrecoverable error.
+pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
+    let settings = load_settings(&client, &config).await?;
+    let engines = Arc::new(Engines::new(settings, &config.control_namespace, &config.customizations)?);
+    let renderer = Arc::new(Renderer::new(config.source.clone())?);
+    let mut cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.clone()).await?;
+    let cache_cfg = LiveCacheConfig::default().tracking(engines.tracking.clone());
+    let (reader, live_events) = plumb_kube::live_cache(client.clone(), &cluster.discovery.catalog(), cache_cfg);
+    cluster.live = Some(reader);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let metrics = Arc::new(Metrics::default());
+    let shared = Arc::new(Shared {
+        client: client.clone(),
+        renderer,
+        events: Events::new(client.clone()),
+        metrics: metrics.clone(),
+        engines: RwLock::new(engines),
+        in_cluster: Arc::new(cluster),
+        running_ops: Mutex::new(HashSet::new()),
+        queue: Queue { tx, pending: Arc::new(Mutex::new(HashSet::new())) },
+        config,
+    });
+
+    if let Some(addr) = shared.config.metrics_addr {
+        let m = metrics.clone();
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| Error::Task(format!("binding the metrics server to {addr}: {e}")))?;
+        tracing::info!("metrics on http://{addr}/metrics");
+        tokio::spawn(crate::server::serve(listener, m));
+    }
+
+    // The live cache: tracked objects that change re-queue their Applications.
+    let (ready_tx, ready_rx) = tokio::sync::oneshot::channel::<()>();
+    {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let mut ready_tx = Some(ready_tx);
+            let mut events = std::pin::pin!(live_events);
+            while let Some(ev) = events.next().await {
+                match ev {
+                    Ok(LiveEvent::Changed(change)) => {
+                        for app in change.managed {
+                            shared.queue.push(&app);
+                        }
+                    }
+                    Ok(LiveEvent::Ready) => {
+                        if let Some(t) = ready_tx.take() {
+                            let _ = t.send(());
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!("live cache: {}", chain(&e)),
+                }
+            }
+        });
+    }
+    // Comparisons need a complete cache; wait for the initial lists (bounded, then go on).
+    if tokio::time::timeout(Duration::from_secs(60), ready_rx).await.is_err() {
+        tracing::warn!("live cache not complete after 60s; reconciling anyway");
+    }
+    tracing::info!("live cache ready");
+
+    spawn_app_watcher(shared.clone());
+    spawn_project_watcher(shared.clone());
+    spawn_settings_watcher(shared.clone());
+    spawn_poller(shared.clone());
+
+    // Workers: one Application at a time each; the same Application never runs on two at once.
+    let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let (work_tx, work_rx) = async_channel();
+    for _ in 0..shared.config.workers.max(1) {
+        let shared = shared.clone();
+        let in_flight = in_flight.clone();
+        let work_rx = work_rx.clone();
+        tokio::spawn(async move {
+            loop {
+                let name = {
+                    let mut rx = work_rx.lock().await;
+                    match rx.recv().await {
+                        Some(n) => n,
+                        None => return,
+                    }
+                };
+                tracing::trace!(app = %name, "worker took");
+                if !in_flight.lock().unwrap_or_else(|e| e.into_inner()).insert(name.clone()) {
+                    // Busy elsewhere: try again shortly (out of the pending set, so the retry
+                    // is not swallowed by deduplication).
+                    shared.queue.taken(&name);
+                    let shared = shared.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        shared.queue.push(&name);
+                    });
+                    continue;
+                }
+                shared.queue.taken(&name);
+                match crate::reconcile::reconcile(&shared, &name).await {
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(app = %name, "reconcile failed: {}", chain(&e));
+                        let shared = shared.clone();
+                        let retry = name.clone();
+                        tokio::spawn(async move {
+                            tokio::time::sleep(Duration::from_secs(5)).await;
+                            shared.queue.push(&retry);
+                        });
+                    }
+                }
+                in_flight.lock().unwrap_or_else(|e| e.into_inner()).remove(&name);
+            }
+        });
+    }
+    while let Some(name) = rx.recv().await {
+        tracing::trace!(app = %name, "dispatch");
+        if work_tx.send(name).is_err() {
+            break;
+        }
+    }
+    Err(Error::Task("the work queue closed".into()))
+}
+
+type WorkRx = Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<String>>>;
+
+fn async_channel() -> (mpsc::UnboundedSender<String>, WorkRx) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (tx, Arc::new(tokio::sync::Mutex::new(rx)))
+}
+
+/// What about an Application makes a reconcile necessary (status writes alone do not).
+#[derive(PartialEq, Eq, Clone)]
+struct AppTrigger {
+    generation: i64,
+    refresh: Option<String>,
+    operation: bool,
+    deleting: bool,
+}
+
+fn trigger_of(obj: &DynamicObject) -> AppTrigger {
+    AppTrigger {
+        generation: obj.metadata.generation.unwrap_or_default(),
+        refresh: obj
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(plumb_model::annotations::REFRESH))
+            .cloned(),
+        operation: obj.data.get("operation").is_some_and(|o| !o.is_null()),
+        deleting: obj.metadata.deletion_timestamp.is_some(),
+    }
+}
+
+fn spawn_app_watcher(shared: Arc<Shared>) {
+    tokio::spawn(async move {
+        let mut last: HashMap<String, AppTrigger> = HashMap::new();
+        let stream = watcher::watcher(shared.apps_api(), watcher::Config::default());
+        let mut stream = std::pin::pin!(stream);
+        loop {
+            match stream.try_next().await {
+                Ok(Some(watcher::Event::Apply(obj) | watcher::Event::InitApply(obj))) => {
+                    let name = obj.metadata.name.clone().unwrap_or_default();
+                    let t = trigger_of(&obj);
+                    tracing::debug!(app = %name, generation = t.generation, operation = t.operation, "application event");
+                    if last.get(&name) != Some(&t) {
+                        last.insert(name.clone(), t);
+                        shared.queue.push(&name);
+                    }
+                }
+                Ok(Some(watcher::Event::Delete(obj))) => {
+                    let name = obj.metadata.name.clone().unwrap_or_default();
+                    last.remove(&name);
+                    shared.metrics.remove_app(&shared.config.control_namespace, &name);
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!("watching Applications: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    });
+}
+
+async fn all_apps(shared: &Shared) -> Vec<String> {
+    match shared.apps_api().list_metadata(&Default::default()).await {
+        Ok(list) => list.items.into_iter().filter_map(|o| o.metadata.name).collect(),
+        Err(e) => {
+            tracing::warn!("listing Applications: {e}");
+            Vec::new()
+        }
+    }
+}
+
+fn spawn_project_watcher(shared: Arc<Shared>) {
+    tokio::spawn(async move {
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(shared.client.clone(), &shared.config.control_namespace, &appproject_resource());
+        let mut stream = std::pin::pin!(watcher::watcher(api, watcher::Config::default()));
+        let mut seen: HashMap<String, i64> = HashMap::new();
+        loop {
+            match stream.try_next().await {
+                Ok(Some(watcher::Event::Apply(p) | watcher::Event::InitApply(p) | watcher::Event::Delete(p))) => {
+                    let name = p.metadata.name.clone().unwrap_or_default();
+                    let generation = p.metadata.generation.unwrap_or_default();
+                    if seen.insert(name, generation) == Some(generation) {
+                        continue;
+                    }
+                    for app in all_apps(&shared).await {
+                        shared.queue.push(&app);
+                    }
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!("watching AppProjects: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    });
+}
+
+fn spawn_settings_watcher(shared: Arc<Shared>) {
+    tokio::spawn(async move {
+        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(shared.client.clone(), &shared.config.control_namespace);
+        let cfg = watcher::Config::default().fields(&format!("metadata.name={}", shared.config.settings_name));
+        let mut stream = std::pin::pin!(watcher::watcher(api, cfg));
+        let mut current = shared.engines().settings.clone();
+        loop {
+            let data = match stream.try_next().await {
+                Ok(Some(watcher::Event::Apply(cm) | watcher::Event::InitApply(cm))) => {
+                    Settings::from_data(cm.data.unwrap_or_default().into_iter().collect())
+                }
+                Ok(Some(watcher::Event::Delete(_))) => Settings::default(),
+                Ok(Some(_)) => continue,
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!("watching settings: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            if data == current {
+                continue;
+            }
+            match Engines::new(data.clone(), &shared.config.control_namespace, &shared.config.customizations) {
+                Ok(e) => {
+                    *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
+                    current = data;
+                    tracing::info!("settings reloaded");
+                    for app in all_apps(&shared).await {
+                        shared.queue.push(&app);
+                    }
+                }
+                Err(e) => tracing::error!("settings ConfigMap rejected, keeping the previous settings: {}", chain(&e)),
+            }
+        }
+    });
+}
+
+fn spawn_poller(shared: Arc<Shared>) {
+    tokio::spawn(async move {
+        let mut next: HashMap<String, Instant> = HashMap::new();
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let interval = shared.poll_interval();
+            if interval.is_zero() {
+                continue;
+            }
+            let now = Instant::now();
+            let apps = all_apps(&shared).await;
+            next.retain(|k, _| apps.contains(k));
+            for app in apps {
+                let due = next.entry(app.clone()).or_insert_with(|| now + interval + jitter_for(&app, shared.jitter()));
+                if *due <= now {
+                    *due = now + interval + jitter_for(&app, shared.jitter());
+                    shared.queue.push(&app);
+                }
+            }
+        }
+    });
+}
+
+/// A per-Application offset in `[0, jitter)` so polls spread out instead of arriving together.
+fn jitter_for(app: &str, jitter: Duration) -> Duration {
+    if jitter.is_zero() {
+        return Duration::ZERO;
+    }
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in app.bytes().chain(std::process::id().to_le_bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    Duration::from_millis(h % (jitter.as_millis().max(1) as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_in_argo_forms() {
+        assert_eq!(parse_duration(Some("120s")), Some(Duration::from_secs(120)));
+        assert_eq!(parse_duration(Some("3m")), Some(Duration::from_secs(180)));
+        assert_eq!(parse_duration(Some("90")), Some(Duration::from_secs(90)));
+        assert_eq!(parse_duration(Some("0")), Some(Duration::ZERO));
+        assert_eq!(parse_duration(Some("abc")), None);
+    }
+
+    #[test]
+    fn jitter_stays_in_range() {
+        for app in ["a", "payments-api", "x-very-long-name"] {
+            assert!(jitter_for(app, Duration::from_secs(60)) < Duration::from_secs(60));
+        }
+        assert_eq!(jitter_for("a", Duration::ZERO), Duration::ZERO);
+    }
+}

@@ -1,0 +1,197 @@
+//! The status the controller writes: built from a [`Comparison`] (or a comparison failure), with
+//! transition times kept from the previous status and a change test so unchanged status is not
+//! rewritten.
+
+use plumb_model::application::{Application, ApplicationCondition, SyncStatusCode};
+use serde_json::{Map, Value, json};
+
+use crate::compare::Comparison;
+
+/// A point in time as Kubernetes writes it (`2026-07-20T10:15:32Z`).
+pub fn now() -> String {
+    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// The `status` fields a comparison determines (everything but operation state and history).
+pub fn from_comparison(app: &Application, cmp: &Comparison, now: &str) -> Map<String, Value> {
+    let prev = app.status.as_ref();
+    let mut status = Map::new();
+    let compared_to = compared_to(app, cmp);
+    let revisions = (cmp.revisions.len() > 1).then(|| cmp.revisions.clone());
+    let sync = json!({"status": cmp.sync.as_str(), "comparedTo": compared_to, "revision": cmp.revision, "revisions": revisions});
+    status.insert("sync".into(), sync);
+
+    let health_code = cmp.health.code.as_str();
+    let since = prev
+        .and_then(|s| s.health.as_ref())
+        .filter(|h| h.status.as_deref() == Some(health_code))
+        .and_then(|h| h.last_transition_time.clone())
+        .unwrap_or_else(|| now.to_string());
+    // Merge patches keep absent keys: an empty message must be written as null to clear it.
+    let message = (!cmp.health.message.is_empty()).then(|| cmp.health.message.clone());
+    let health = json!({"status": health_code, "message": message, "lastTransitionTime": since});
+    status.insert("health".into(), health);
+
+    let resources: Vec<Value> = cmp
+        .resources
+        .iter()
+        .map(|r| {
+            let mut v = json!({
+                "group": r.key.group, "version": r.version, "kind": r.key.kind,
+                "namespace": r.key.namespace, "name": r.key.name,
+            });
+            let m = v.as_object_mut().expect("object literal");
+            // Argo omits empty group/namespace; keep the same shape.
+            for f in ["group", "namespace"] {
+                if m.get(f).and_then(Value::as_str).is_some_and(str::is_empty) {
+                    m.remove(f);
+                }
+            }
+            if let Some(s) = r.status {
+                m.insert("status".into(), json!(s.as_str()));
+            }
+            if let Some(h) = &r.health {
+                let mut hv = json!({"status": h.code.as_str()});
+                if !h.message.is_empty() {
+                    hv["message"] = json!(h.message);
+                }
+                m.insert("health".into(), hv);
+            } else if r.live.is_none() && r.desired.is_some() && !r.hook {
+                m.insert("health".into(), json!({"status": "Missing"}));
+            }
+            if r.hook {
+                m.insert("hook".into(), json!(true));
+            }
+            if r.requires_pruning {
+                m.insert("requiresPruning".into(), json!(true));
+            }
+            if r.sync_wave != 0 {
+                m.insert("syncWave".into(), json!(r.sync_wave));
+            }
+            v
+        })
+        .collect();
+    status.insert("resources".into(), json!(resources));
+
+    let conditions: Vec<(String, String)> = cmp.warnings.clone();
+    status.insert("conditions".into(), conditions_value(app, &conditions, &[], now));
+    let images = (!cmp.images.is_empty()).then(|| cmp.images.clone());
+    status.insert("summary".into(), json!({"images": images}));
+    status.insert("sourceType".into(), json!(cmp.source_types.first()));
+    let types = (cmp.source_types.len() > 1).then(|| cmp.source_types.clone());
+    status.insert("sourceTypes".into(), json!(types));
+    status.insert("reconciledAt".into(), json!(now));
+    status.insert("observedAt".into(), json!(now));
+    status
+}
+
+/// The `status` fields after a failed comparison: sync `Unknown` and a condition saying why.
+/// Resources and health stay as they were: a failed comparison proves nothing about them, and
+/// nothing is ever pruned from it.
+pub fn from_failure(app: &Application, condition_type: &str, message: &str, now: &str) -> Map<String, Value> {
+    let mut status = Map::new();
+    let compared_to = json!({
+        "destination": app.spec.destination,
+        "source": app.spec.source,
+        "sources": app.spec.sources,
+    });
+    let revision = app
+        .status
+        .as_ref()
+        .and_then(|s| s.sync.as_ref())
+        .and_then(|s| s.revision.clone())
+        .unwrap_or_default();
+    status.insert(
+        "sync".into(),
+        json!({"status": SyncStatusCode::Unknown.as_str(), "comparedTo": strip_nulls(compared_to), "revision": revision}),
+    );
+    status.insert(
+        "conditions".into(),
+        conditions_value(app, &[(condition_type.to_string(), message.to_string())], &[], now),
+    );
+    status.insert("reconciledAt".into(), json!(now));
+    status.insert("observedAt".into(), json!(now));
+    status
+}
+
+fn compared_to(app: &Application, cmp: &Comparison) -> Value {
+    let mut v = json!({"destination": app.spec.destination});
+    if app.spec.sources.as_ref().is_some_and(|s| !s.is_empty()) {
+        v["sources"] = json!(app.spec.sources);
+    } else if let Some(s) = &app.spec.source {
+        v["source"] = json!(s);
+    }
+    if let Some(ign) = &app.spec.ignore_differences {
+        v["ignoreDifferences"] = json!(ign);
+    }
+    let _ = cmp;
+    strip_nulls(v)
+}
+
+/// Conditions with Argo's `lastTransitionTime` kept for conditions that were already there.
+/// `keep` lists condition types owned by someone else (the operation runner) that survive.
+pub fn conditions_value(
+    app: &Application,
+    new: &[(String, String)],
+    keep: &[&str],
+    now: &str,
+) -> Value {
+    let prev: Vec<ApplicationCondition> = app
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    let mut out: Vec<Value> = Vec::new();
+    for c in prev.iter().filter(|c| keep.contains(&c.type_.as_str())) {
+        out.push(json!(c));
+    }
+    for (t, m) in new {
+        let since = prev
+            .iter()
+            .find(|c| &c.type_ == t && &c.message == m)
+            .and_then(|c| c.last_transition_time.clone())
+            .unwrap_or_else(|| now.to_string());
+        out.push(json!({"type": t, "message": m, "lastTransitionTime": since}));
+    }
+    if out.is_empty() { Value::Null } else { Value::Array(out) }
+}
+
+/// Whether writing `new` would change anything but the reconcile timestamps.
+pub fn changes_anything(app: &Application, new: &Map<String, Value>) -> bool {
+    let old = app
+        .status
+        .as_ref()
+        .and_then(|s| serde_json::to_value(s).ok())
+        .unwrap_or(Value::Null);
+    new.iter().any(|(k, v)| {
+        if k == "reconciledAt" || k == "observedAt" {
+            return false;
+        }
+        let before = old.get(k).cloned().unwrap_or(Value::Null);
+        normalize(&before) != normalize(v)
+    })
+}
+
+fn normalize(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), normalize(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(normalize).collect()),
+        Value::Number(n) => n.as_f64().map(|f| json!(f)).unwrap_or_else(|| v.clone()),
+        other => other.clone(),
+    }
+}
+
+fn strip_nulls(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, strip_nulls(v))).collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(strip_nulls).collect()),
+        other => other,
+    }
+}

@@ -1,0 +1,126 @@
+//! Shared setup: CRDs, a control namespace with the default AppProject, a running controller.
+
+use std::time::{Duration, Instant};
+
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use plumb_controller::{ControllerConfig, application_resource, appproject_resource};
+use plumb_testenv::{TestEnv, TestNamespace};
+use serde_json::{Value, json};
+
+pub const DEADLINE: Duration = Duration::from_secs(90);
+
+/// Installs the CRDs from deploy/crds (idempotent).
+pub fn install_crds(env: &TestEnv) {
+    let dir = plumb_testenv_root().join("deploy/crds");
+    let out = env.kubectl().args(["apply", "--server-side", "-f"]).arg(&dir).output().expect("kubectl");
+    assert!(out.status.success(), "applying CRDs: {}", String::from_utf8_lossy(&out.stderr));
+    let out = env
+        .kubectl()
+        .args(["wait", "--for=condition=Established", "--timeout=60s", "crd/applications.argoproj.io", "crd/appprojects.argoproj.io"])
+        .output()
+        .expect("kubectl");
+    assert!(out.status.success(), "CRDs established: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+pub fn plumb_testenv_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A control namespace with the `default` AppProject and a controller watching it.
+pub struct Controlled {
+    pub ns: TestNamespace,
+    pub client: kube::Client,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Controlled {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Controlled {
+    pub async fn start(env: &'static TestEnv, prefix: &str) -> Self {
+        // PLUMB_LOG=plumb_controller=debug shows what the controller does during a test.
+        if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("PLUMB_LOG") {
+            let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
+        }
+        install_crds(env);
+        let ns = env.namespace(prefix);
+        let client = env.client().await;
+        let projects: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &appproject_resource());
+        let project: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+            "metadata": {"name": "default"},
+            "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
+                     "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]}
+        }))
+        .expect("project");
+        projects.create(&PostParams::default(), &project).await.expect("create default project");
+        let cache = tempfile::tempdir().expect("tempdir").keep();
+        let mut config = ControllerConfig::new(cache);
+        config.control_namespace = ns.name().to_string();
+        config.metrics_addr = None;
+        config.source.tools.helm = plumb_testenv::tools::helm();
+        config.source.tools.kustomize = plumb_testenv::tools::kustomize();
+        let c = client.clone();
+        let task = tokio::spawn(async move {
+            match plumb_controller::run(c, config).await {
+                Err(e) => eprintln!("CONTROLLER STOPPED: {}", plumb_controller::chain(&e)),
+                Ok(()) => eprintln!("CONTROLLER STOPPED"),
+            }
+        });
+        Self { ns, client, task }
+    }
+
+    pub fn apps(&self) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), self.ns.name(), &application_resource())
+    }
+
+    pub async fn create_app(&self, app: Value) {
+        let obj: DynamicObject = serde_json::from_value(app).expect("application");
+        self.apps().create(&PostParams::default(), &obj).await.expect("create application");
+    }
+
+    pub async fn patch_app(&self, name: &str, patch: Value) {
+        self.apps().patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await.expect("patch application");
+    }
+
+    /// Polls the Application until `cond` holds on its JSON, returning it.
+    pub async fn wait_app(&self, name: &str, what: &str, cond: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        let mut last = Value::Null;
+        while start.elapsed() < DEADLINE {
+            if let Ok(obj) = self.apps().get(name).await {
+                last = serde_json::to_value(&obj).expect("json");
+                if cond(&last) {
+                    return last;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        panic!("Application {name}: {what} not reached within {DEADLINE:?}; last seen:\n{}", serde_json::to_string_pretty(&last["status"]).unwrap_or_default());
+    }
+
+    /// Requests a sync and waits for it to finish; returns the Application afterwards.
+    pub async fn sync(&self, name: &str, sync: Value) -> Value {
+        // A unique initiator tells this operation's result from the previous one's.
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let who = format!("test-{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        self.patch_app(name, json!({"operation": {"sync": sync, "initiatedBy": {"username": who}}})).await;
+        self.wait_app(name, "operation finished", |a| {
+            let st = &a["status"]["operationState"];
+            a["operation"].is_null()
+                && st["operation"]["initiatedBy"]["username"] == who.as_str()
+                && matches!(st["phase"].as_str(), Some("Succeeded" | "Failed" | "Error"))
+        })
+        .await
+    }
+}
+
+pub fn resource<'a>(app: &'a Value, kind: &str) -> &'a Value {
+    app["status"]["resources"]
+        .as_array()
+        .and_then(|rs| rs.iter().find(|r| r["kind"] == kind))
+        .unwrap_or(&Value::Null)
+}

@@ -1,0 +1,83 @@
+//! `plumb controller`: run the application controller (Argo CD's application-controller).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::Args;
+use plumb_controller::ControllerConfig;
+
+use crate::exit::Outcome;
+
+/// Flags of `plumb controller`.
+#[derive(Debug, Args)]
+pub struct ControllerArgs {
+    /// Namespace holding Applications, AppProjects and the settings ConfigMap.
+    #[arg(short = 'n', long = "namespace", env = "PLUMB_NAMESPACE", default_value = "argocd")]
+    namespace: String,
+    /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the in-cluster account).
+    #[arg(long, env = "PLUMB_KUBECONFIG")]
+    kubeconfig: Option<PathBuf>,
+    /// Name of the settings ConfigMap (argocd-cm keys).
+    #[arg(long, default_value = "argocd-cm")]
+    settings_configmap: String,
+    /// Directory for the Git and manifest caches (default: $XDG_CACHE_HOME/plumb or ~/.cache/plumb).
+    #[arg(long, env = "PLUMB_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Directory of Lua health scripts in Argo's resource_customizations layout (repeatable).
+    #[arg(long = "customizations")]
+    customizations: Vec<PathBuf>,
+    /// Applications reconciled concurrently.
+    #[arg(long, default_value_t = 4)]
+    workers: usize,
+    /// Address of the /metrics and /healthz endpoint; "off" disables it.
+    #[arg(long, default_value = "127.0.0.1:8082")]
+    metrics_addr: String,
+    /// The helm binary.
+    #[arg(long, env = "PLUMB_HELM", default_value = "helm")]
+    helm: PathBuf,
+    /// The kustomize binary.
+    #[arg(long, env = "PLUMB_KUSTOMIZE", default_value = "kustomize")]
+    kustomize: PathBuf,
+}
+
+/// Runs the controller until it fails or is interrupted.
+pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
+    let cache_dir = match args.cache_dir {
+        Some(d) => d,
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .context("no --cache-dir, XDG_CACHE_HOME or HOME to put the caches in")?
+            .join("plumb"),
+    };
+    let mut config = ControllerConfig::new(cache_dir.join("controller"));
+    config.control_namespace = args.namespace;
+    config.settings_name = args.settings_configmap;
+    config.customizations = args.customizations;
+    config.workers = args.workers;
+    config.metrics_addr = if args.metrics_addr == "off" {
+        None
+    } else {
+        Some(
+            args.metrics_addr
+                .parse::<SocketAddr>()
+                .with_context(|| format!("--metrics-addr {:?} is not host:port", args.metrics_addr))?,
+        )
+    };
+    config.source.tools.helm = args.helm;
+    config.source.tools.kustomize = args.kustomize;
+    let source = match args.kubeconfig {
+        Some(p) => plumb_kube::KubeconfigSource::Path(p),
+        None => plumb_kube::KubeconfigSource::Infer,
+    };
+    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    rt.block_on(async move {
+        let client = plumb_kube::connect(&source).await.context("connecting to the cluster")?;
+        tokio::select! {
+            r = plumb_controller::run(client, config) => r.context("controller stopped"),
+            _ = tokio::signal::ctrl_c() => Ok(()),
+        }
+    })?;
+    Ok(Outcome::Success)
+}
