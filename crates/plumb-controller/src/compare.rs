@@ -29,6 +29,9 @@ pub struct CompareOptions {
     pub refresh: Refresh,
     /// Name managers of drifted fields (diff attribution).
     pub attribution: bool,
+    /// Read every live object from the API server instead of the live cache (right after a
+    /// sync, when the cache may not have seen the writes yet).
+    pub fresh_reads: bool,
 }
 
 /// One compared object.
@@ -149,7 +152,7 @@ pub async fn compare(
     let mut live = Vec::new();
     let mut seen = BTreeSet::new();
     for key in &desired_keys {
-        if let Some(obj) = read_live(cluster, key).await? {
+        if let Some(obj) = read_live(cluster, key, opts.fresh_reads).await? {
             seen.insert(key.clone());
             live.push(obj);
         }
@@ -158,7 +161,7 @@ pub async fn compare(
         if seen.contains(&key) || desired_keys.contains(&key) {
             continue;
         }
-        if let Some(obj) = read_live(cluster, &key).await? {
+        if let Some(obj) = read_live(cluster, &key, opts.fresh_reads).await? {
             let tracked = tracked_by(engines, &key, &obj);
             if tracked.as_ref().is_some_and(|t| t.app == instance && t.self_referencing) {
                 live.push(obj);
@@ -316,8 +319,8 @@ fn cache(cluster: &Cluster) -> std::sync::MutexGuard<'_, plumb_diff::ServerSideC
     cluster.diff_cache.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-async fn read_live(cluster: &Cluster, key: &ResourceKey) -> Result<Option<Value>> {
-    if let Some(reader) = &cluster.live {
+async fn read_live(cluster: &Cluster, key: &ResourceKey, fresh: bool) -> Result<Option<Value>> {
+    if let Some(reader) = cluster.live.as_ref().filter(|_| !fresh) {
         match reader.get(key) {
             Some(obj) => {
                 if let Some(full) = obj.object() {

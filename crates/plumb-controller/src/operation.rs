@@ -36,11 +36,15 @@ pub struct Finished {
 
 /// The `operationState` written when an operation starts.
 pub fn started(app: &Application, now: &str) -> Value {
+    // Written as a merge patch over the previous operation's state: clear what belonged to it.
     json!({
         "operation": app.operation,
         "phase": "Running",
         "message": "one or more tasks are running",
         "startedAt": now,
+        "finishedAt": null,
+        "syncResult": null,
+        "retryCount": null,
     })
 }
 
@@ -69,6 +73,7 @@ pub async fn run_sync(
         revision: sync.revision.clone().filter(|r| !r.is_empty()),
         refresh: Refresh::Normal,
         attribution: false,
+        fresh_reads: false,
     };
     let cmp = match compare(app, engines, cluster, renderer, &cmp_opts).await {
         Ok(c) => c,

@@ -83,9 +83,16 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         let op_started = Instant::now();
         shared.set_running(name, true);
         let started_at = status::now();
+        // A merge patch would blend the new operation into the previous one's record: drop the
+        // old record first, then write the new one.
+        let mut clear = Map::new();
+        clear.insert("operationState".into(), Value::Null);
         let mut fields = Map::new();
         fields.insert("operationState".into(), operation::started(&app, &started_at));
-        let started_write = write_status(shared, &app, fields).await;
+        let started_write = match write_status(shared, &app, clear).await {
+            Ok(()) => write_status(shared, &app, fields).await,
+            Err(e) => Err(e),
+        };
         let rev = app
             .operation
             .as_ref()
@@ -100,7 +107,19 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
             // Clear the request before recording the result, so a crash in between can only leave
             // a Running state behind (failed as interrupted), never a request that runs again.
             let cleared = clear_operation(shared, name).await;
-            let mut fields = Map::new();
+            // The result is written together with a fresh comparison, so whoever waits for the
+            // operation sees the sync and health status it produced, never the one before it.
+            let opts = CompareOptions { revision: None, refresh: Refresh::Normal, attribution: true, fresh_reads: true };
+            let now = status::now();
+            let mut fields = match compare(&app, &engines, &cluster, &shared.renderer, &opts).await {
+                Ok(cmp) => status::from_comparison(&app, &cmp, &now),
+                Err(e) => status::from_failure(
+                    &app,
+                    condition::COMPARISON_ERROR,
+                    &format!("Failed to compare desired state to live state: {}", chain(&e)),
+                    &now,
+                ),
+            };
             fields.insert("operationState".into(), finished.state.clone());
             if let Some(entry) = finished.history.clone() {
                 fields.insert("history".into(), json!(operation::history_with(&app, entry)));
@@ -144,7 +163,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
     let refresh_req = app.metadata.annotations.as_ref().and_then(|a| a.get(REFRESH)).cloned();
     let refresh = if refresh_req.as_deref() == Some("hard") { Refresh::Hard } else { Refresh::Normal };
     let render_started = Instant::now();
-    let opts = CompareOptions { revision: None, refresh, attribution: true };
+    let opts = CompareOptions { revision: None, refresh, attribution: true, fresh_reads: false };
     let now = status::now();
     let (fields, sync_code, health_code) = match compare(&app, &engines, &cluster, &shared.renderer, &opts).await {
         Ok(cmp) => {

@@ -1,6 +1,7 @@
 //! Drift attribution: for each differing field, the field manager that last wrote it in live
 //! (from `managedFields`), its operation and time. A field gone from live is attributed to the
-//! most recent writer inside its nearest remaining parent. Printed after each diff block as
+//! most recent writer inside its nearest remaining parent, and said to be so: the API server
+//! records no manager for a removal. Printed after each diff block as
 //! `# <path>: last written by <manager> (<Operation>) at <time>`.
 
 use crate::managed_fields::{ManagedEntry, last_writer};
@@ -26,8 +27,14 @@ pub(crate) fn comment_line(change: &FieldChange) -> Option<String> {
     } else {
         format!(" at {}", a.time)
     };
+    if a.exact {
+        return Some(format!("# {}: last written by {} ({}){at}", change.path, a.manager, a.operation));
+    }
+    // The field is gone from live. The API server records no field manager for a removal (a
+    // `kubectl patch` that only removes leaves no managedFields entry), so name what is known:
+    // who last wrote the nearest parent that is still there.
     Some(format!(
-        "# {}: last written by {} ({}){at}",
+        "# {}: not in live; the removal was not recorded by any field manager (parent last written by {} ({}){at})",
         change.path, a.manager, a.operation
     ))
 }

@@ -12,7 +12,7 @@ pub const DEADLINE: Duration = Duration::from_secs(90);
 /// Installs the CRDs from deploy/crds (idempotent).
 pub fn install_crds(env: &TestEnv) {
     let dir = plumb_testenv_root().join("deploy/crds");
-    let out = env.kubectl().args(["apply", "--server-side", "-f"]).arg(&dir).output().expect("kubectl");
+    let out = env.kubectl().args(["apply", "-f"]).arg(&dir).output().expect("kubectl");
     assert!(out.status.success(), "applying CRDs: {}", String::from_utf8_lossy(&out.stderr));
     let out = env
         .kubectl()

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use plumb_testenv::{TestEnv, TestNamespace};
 use serde_json::{Value, json};
 
-fn env() -> &'static TestEnv {
+/// The shared control plane with the Application CRDs installed (once per process).
+pub(crate) fn env() -> &'static TestEnv {
     static CRDS: OnceLock<()> = OnceLock::new();
     let env = TestEnv::shared();
     CRDS.get_or_init(|| {

@@ -6,3 +6,4 @@
 mod admin_health;
 mod app;
 mod diff;
+mod payments_api;

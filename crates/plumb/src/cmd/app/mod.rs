@@ -5,10 +5,13 @@
 //! [`crate::output`].
 
 mod client;
+mod compare;
 mod create;
 mod delete;
+mod diff;
 mod get;
 mod list;
+mod manifests;
 mod resource_filter;
 mod resources;
 #[cfg(test)]
@@ -74,6 +77,10 @@ enum AppCommand {
     Resources(resources::ResourcesArgs),
     /// Stop the running operation of an Application.
     TerminateOp(terminate_op::TerminateOpArgs),
+    /// Show what differs between Git and the cluster (exit 1 when something does).
+    Diff(diff::DiffArgs),
+    /// Print the manifests of an Application, from Git or from the cluster.
+    Manifests(manifests::ManifestsArgs),
 }
 
 /// Runs one `plumb app` subcommand on a Tokio runtime.
@@ -96,6 +103,8 @@ pub fn run(args: AppArgs) -> Result<Outcome> {
             AppCommand::Delete(a) => delete::run(&client, a).await,
             AppCommand::Resources(a) => resources::run(&client, a).await,
             AppCommand::TerminateOp(a) => terminate_op::run(&client, a).await,
+            AppCommand::Diff(a) => diff::run(&client, a).await,
+            AppCommand::Manifests(a) => manifests::run(&client, a).await,
         }
     })
 }

@@ -1,0 +1,65 @@
+//! The comparison `app diff` and `app manifests` need, computed here with the controller's own
+//! code (`plumb_controller::compare`) against the cluster of the kubeconfig, so the CLI and the
+//! controller cannot disagree.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use plumb_controller::{Cluster, CompareOptions, Comparison, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER, Refresh};
+use plumb_model::application::Application;
+use plumb_source::Renderer;
+
+use super::AppClient;
+
+/// Renders the Application's sources and compares them with the live cluster.
+pub(crate) async fn compare_app(
+    client: &AppClient,
+    app: &Application,
+    revision: Option<String>,
+    hard_refresh: bool,
+    attribution: bool,
+) -> Result<Comparison> {
+    let settings = client.settings().await?;
+    let engines = Engines::new(settings, client.namespace(), &[]).context("reading the settings ConfigMap")?;
+    let cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.kube().clone())
+        .await
+        .context("discovering the cluster's API")?;
+    let d = &app.spec.destination;
+    if !cluster.is_destination(d.server.as_deref(), d.name.as_deref()) {
+        bail!(
+            "Application {} targets {:?}, not the cluster of this kubeconfig ({IN_CLUSTER_SERVER}); only in-cluster destinations can be compared from the CLI",
+            app.name(),
+            d.server.clone().or(d.name.clone()).unwrap_or_default()
+        );
+    }
+    let mut config = plumb_source::Config::new(cache_dir()?.join("cli"));
+    if let Some(helm) = std::env::var_os("PLUMB_HELM") {
+        config.tools.helm = PathBuf::from(helm);
+    }
+    if let Some(kustomize) = std::env::var_os("PLUMB_KUSTOMIZE") {
+        config.tools.kustomize = PathBuf::from(kustomize);
+    }
+    let renderer = Arc::new(Renderer::new(config).context("preparing the source cache")?);
+    let opts = CompareOptions {
+        revision,
+        refresh: if hard_refresh { Refresh::Hard } else { Refresh::Normal },
+        attribution,
+        fresh_reads: true,
+    };
+    plumb_controller::compare(app, &engines, &cluster, &renderer, &opts)
+        .await
+        .map_err(|e| anyhow::anyhow!("{}", plumb_controller::chain(&e)))
+        .with_context(|| format!("comparing Application {}", app.name()))
+}
+
+fn cache_dir() -> Result<PathBuf> {
+    if let Some(d) = std::env::var_os("PLUMB_CACHE_DIR") {
+        return Ok(PathBuf::from(d));
+    }
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("plumb"))
+        .context("no PLUMB_CACHE_DIR, XDG_CACHE_HOME or HOME for the source cache")
+}

@@ -1,0 +1,112 @@
+//! `plumb app diff NAME`: what a sync would change, in `argocd app diff` format.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use clap::{ArgAction, Args, ValueEnum};
+use plumb_diff::{DiffFormat, ExternalDiff, RenderOptions};
+
+use super::AppClient;
+use crate::exit::Outcome;
+
+/// Text format of each object's diff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiffFormatArg {
+    /// As `diff` prints it (Argo's output).
+    Normal,
+    /// Unified, with context lines.
+    Unified,
+    /// One JSON document.
+    Json,
+}
+
+/// Show what differs between Git and the cluster for an Application.
+///
+/// The desired objects are rendered from the Application's source and compared with the live
+/// objects by a server-side dry run (the same comparison the controller makes). After each
+/// differing object, lines starting with `# ` name the field manager that last wrote each
+/// differing field; --attribution=false prints exactly what Argo CD prints. Secret values are
+/// masked. KUBECTL_EXTERNAL_DIFF selects another diff program, as for kubectl.
+///
+/// Exit codes: 0 no difference, 1 differences found (unless --exit-code=false), 2 an error.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Application name.
+    name: String,
+    /// Ask the controller to refresh before comparing (accepted for Argo compatibility: the
+    /// comparison here always reads the latest commit of the target revision).
+    #[arg(long)]
+    refresh: bool,
+    /// Render again, bypassing the manifest cache.
+    #[arg(long)]
+    hard_refresh: bool,
+    /// Compare against this revision instead of the Application's target.
+    #[arg(long)]
+    revision: Option<String>,
+    /// Exit with 1 when a difference is found.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = ArgAction::Set)]
+    exit_code: bool,
+    /// Text format of each object's diff.
+    #[arg(long, value_enum, default_value = "normal")]
+    diff_format: DiffFormatArg,
+    /// Print `# <field>: last written by <manager>` lines (false = Argo's output).
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = ArgAction::Set)]
+    attribution: bool,
+}
+
+/// Runs `app diff`.
+pub async fn run(client: &AppClient, args: DiffArgs) -> Result<Outcome> {
+    let app = client.get(&args.name).await?;
+    let cmp = super::compare::compare_app(client, &app, args.revision.clone(), args.hard_refresh, args.attribution).await?;
+    let shown: Vec<plumb_diff::MaskedDiff> = cmp
+        .resources
+        .iter()
+        .filter(|r| !r.hook)
+        .filter_map(|r| r.diff.as_ref())
+        .filter(|d| d.modified)
+        .map(plumb_diff::mask)
+        .collect();
+    let format = match args.diff_format {
+        DiffFormatArg::Normal => DiffFormat::Normal,
+        DiffFormatArg::Unified => DiffFormat::Unified,
+        DiffFormatArg::Json => DiffFormat::Json,
+    };
+    let external = match std::env::var("KUBECTL_EXTERNAL_DIFF") {
+        Ok(v) if format != DiffFormat::Json => ExternalDiff::parse(&v),
+        _ => None,
+    };
+    let opts = RenderOptions { format, attribution: args.attribution, external };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    plumb_diff::render(&shown, &opts, &mut out).context("writing the diff")?;
+    out.flush().context("writing the diff")?;
+    Ok(if !shown.is_empty() && args.exit_code { Outcome::Negative } else { Outcome::Success })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: DiffArgs,
+    }
+
+    #[test]
+    fn flags_parse() {
+        let cli = Cli::try_parse_from(["diff", "payments-api"]).unwrap();
+        assert!(cli.args.exit_code && cli.args.attribution && !cli.args.hard_refresh);
+        assert_eq!(cli.args.diff_format, DiffFormatArg::Normal);
+        let cli = Cli::try_parse_from([
+            "diff", "payments-api", "--exit-code=false", "--attribution=false", "--diff-format", "unified",
+            "--revision", "v1.4.0", "--hard-refresh",
+        ])
+        .unwrap();
+        assert!(!cli.args.exit_code && !cli.args.attribution && cli.args.hard_refresh);
+        assert_eq!(cli.args.diff_format, DiffFormatArg::Unified);
+        assert_eq!(cli.args.revision.as_deref(), Some("v1.4.0"));
+    }
+}
