@@ -104,7 +104,8 @@ impl GitCache {
             revision: revision.to_owned(),
         };
         if let Match::FullSha(sha) = revision::match_revision(revision, &[]) {
-            if self.has_commit(url, &sha)? {
+            // A written tree proves the commit is here without opening the repository.
+            if self.tree_dir(url, &sha).is_dir() || self.has_commit(url, &sha)? {
                 return Ok(sha);
             }
             self.fetch(url, Vec::new())?;
@@ -129,7 +130,7 @@ impl GitCache {
     /// was resolved from, fetched explicitly when it lies outside branches and tags.
     pub fn checkout(&self, url: &str, revision: &str, commit: &str) -> Result<Checkout> {
         let clean = strip_url_credentials(url);
-        let dest = self.root.join("trees").join(repo_key(url)).join(commit);
+        let dest = self.tree_dir(url, commit);
         if dest.is_dir() {
             return Ok(Checkout {
                 url: clean,
@@ -223,6 +224,10 @@ impl GitCache {
             url: strip_url_credentials(url),
             detail,
         })
+    }
+
+    fn tree_dir(&self, url: &str, commit: &str) -> PathBuf {
+        self.root.join("trees").join(repo_key(url)).join(commit)
     }
 
     fn repo_dir(&self, url: &str) -> PathBuf {
