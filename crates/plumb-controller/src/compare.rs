@@ -108,7 +108,11 @@ pub async fn compare(
             .preferred()
             .map(|k| {
                 let r = &k.resource;
-                if r.group.is_empty() { r.version.clone() } else { format!("{}/{}", r.group, r.version) }
+                if r.group.is_empty() {
+                    r.version.clone()
+                } else {
+                    format!("{}/{}", r.group, r.version)
+                }
             })
             .collect::<BTreeSet<_>>()
             .into_iter()
@@ -137,18 +141,27 @@ pub async fn compare(
             if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
                 meta.remove("namespace");
             }
-        } else if ResourceKey::of(&obj).namespace.is_empty() && !dest_ns.is_empty() {
-            if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.insert("namespace".into(), Value::String(dest_ns.clone()));
-            }
+        } else if ResourceKey::of(&obj).namespace.is_empty()
+            && !dest_ns.is_empty()
+            && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            meta.insert("namespace".into(), Value::String(dest_ns.clone()));
         }
         let key = ResourceKey::of(&obj);
-        set_annotation(&mut obj, TRACKING_ID, &plumb_kube::tracking_id(&instance, &key));
-        desired.push(SourcedObject { value: obj, source: m.origin() });
+        set_annotation(
+            &mut obj,
+            TRACKING_ID,
+            &plumb_kube::tracking_id(&instance, &key),
+        );
+        desired.push(SourcedObject {
+            value: obj,
+            source: m.origin(),
+        });
     }
 
     // Live objects: the desired ones (wherever they are) and those tracked by this Application.
-    let desired_keys: BTreeSet<ResourceKey> = desired.iter().map(|d| ResourceKey::of(&d.value)).collect();
+    let desired_keys: BTreeSet<ResourceKey> =
+        desired.iter().map(|d| ResourceKey::of(&d.value)).collect();
     let mut live = Vec::new();
     let mut seen = BTreeSet::new();
     for key in &desired_keys {
@@ -163,14 +176,21 @@ pub async fn compare(
         }
         if let Some(obj) = read_live(cluster, &key, opts.fresh_reads).await? {
             let tracked = tracked_by(engines, &key, &obj);
-            if tracked.as_ref().is_some_and(|t| t.app == instance && t.self_referencing) {
+            if tracked
+                .as_ref()
+                .is_some_and(|t| t.app == instance && t.self_referencing)
+            {
                 live.push(obj);
             }
         }
     }
 
-    let pair_opts = PairOptions { default_namespace: dest_ns.clone(), cluster_scoped };
-    let pairs = plumb_diff::pair(desired, live, &pair_opts).map_err(Error::Pair)?;
+    let pair_opts = PairOptions {
+        default_namespace: dest_ns.clone(),
+        cluster_scoped,
+    };
+    let pairs =
+        plumb_diff::pair(desired, live, &pair_opts).map_err(|e| Error::Pair(Box::new(e)))?;
 
     let app_json = serde_json::to_value(app).map_err(|e| Error::InvalidApplication {
         name: app.name().to_string(),
@@ -179,13 +199,16 @@ pub async fn compare(
     let mut rules = engines.diff.rules.clone();
     rules.extend(
         plumb_diff::application_rules(&app_json, &format!("Application {}", app.name()))
-            .map_err(Error::Pair)?,
+            .map_err(|e| Error::Pair(Box::new(e)))?,
     );
     let ignore = IgnoreRules::compile(
         rules,
-        IgnoreOptions { allow_sensitive: engines.diff.allow_sensitive, ..IgnoreOptions::default() },
+        IgnoreOptions {
+            allow_sensitive: engines.diff.allow_sensitive,
+            ..IgnoreOptions::default()
+        },
     )
-    .map_err(Error::Pair)?;
+    .map_err(|e| Error::Pair(Box::new(e)))?;
     let config = DiffConfig::default()
         .normalize(engines.diff.normalize.clone())
         .ignore(ignore)
@@ -202,24 +225,35 @@ pub async fn compare(
             .map(|v| v.rsplit('/').next().unwrap_or(v).to_string())
             .unwrap_or_default();
         let sync_wave = p.desired.as_ref().map(sync_wave).unwrap_or(0);
-        if let (Some(_), Some(l)) = (&p.desired, &p.live) {
-            if let Some(t) = tracked_by(engines, &p.key, l) {
-                if t.app != instance && t.self_referencing {
-                    warnings.push((
-                        "SharedResourceWarning".to_string(),
-                        format!(
-                            "{}/{} is part of applications {}/{} and {}",
-                            p.key.kind, p.key.name, engines.control_namespace, t.app, app.name()
-                        ),
-                    ));
-                }
-            }
+        if let (Some(_), Some(l)) = (&p.desired, &p.live)
+            && let Some(t) = tracked_by(engines, &p.key, l)
+            && t.app != instance
+            && t.self_referencing
+        {
+            warnings.push((
+                "SharedResourceWarning".to_string(),
+                format!(
+                    "{}/{} is part of applications {}/{} and {}",
+                    p.key.kind,
+                    p.key.name,
+                    engines.control_namespace,
+                    t.app,
+                    app.name()
+                ),
+            ));
         }
-        let diff = if hook { None } else { Some(diff_pair(cluster, &p, &config).await?) };
+        let diff = if hook {
+            None
+        } else {
+            Some(diff_pair(cluster, &p, &config).await?)
+        };
         let requires_pruning = p.desired.is_none() && p.live.is_some() && !hook;
         let status = if hook {
             None
-        } else if p.desired.is_none() || p.live.is_none() || diff.as_ref().is_some_and(|d| d.modified) {
+        } else if p.desired.is_none()
+            || p.live.is_none()
+            || diff.as_ref().is_some_and(|d| d.modified)
+        {
             Some(SyncStatusCode::OutOfSync)
         } else {
             Some(SyncStatusCode::Synced)
@@ -241,15 +275,14 @@ pub async fn compare(
     resources.sort_by(|a, b| a.key.cmp(&b.key));
 
     // Health, per object and for the Application (hooks and ignored objects skipped inside).
-    let app_key = ResourceKey::new(
-        "argoproj.io",
-        "Application",
-        app.namespace(),
-        app.name(),
-    );
+    let app_key = ResourceKey::new("argoproj.io", "Application", app.namespace(), app.name());
     let inputs: Vec<AppResource<'_>> = resources
         .iter()
-        .map(|r| AppResource { key: &r.key, target: r.desired.as_ref(), live: r.live.as_ref() })
+        .map(|r| AppResource {
+            key: &r.key,
+            target: r.desired.as_ref(),
+            live: r.live.as_ref(),
+        })
         .collect();
     let app_health = engines.assessor.app_health(&app_key, &inputs);
     for (r, h) in resources.iter_mut().zip(app_health.resources) {
@@ -266,7 +299,11 @@ pub async fn compare(
     };
     let images = images(resources.iter().filter_map(|r| r.live.as_ref()));
     Ok(Comparison {
-        revision: rendered.sources.first().map(|s| s.commit.clone()).unwrap_or_default(),
+        revision: rendered
+            .sources
+            .first()
+            .map(|s| s.commit.clone())
+            .unwrap_or_default(),
         revisions: rendered.sources.iter().map(|s| s.commit.clone()).collect(),
         sources,
         source_types: rendered
@@ -283,21 +320,28 @@ pub async fn compare(
 }
 
 async fn diff_pair(cluster: &Cluster, p: &Pair, config: &DiffConfig) -> Result<DiffResult> {
-    let diff_err = |source| Error::Diff { key: p.key.clone(), source };
+    let diff_err = |source| Error::Diff {
+        key: p.key.clone(),
+        source: Box::new(source),
+    };
     let (Some(desired), Some(_)) = (&p.desired, &p.live) else {
         return plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err);
     };
     let cache_key = plumb_diff::CacheKey::for_pair(p);
-    if let Some(k) = &cache_key {
-        if let Some(hit) = cache(cluster).get(k) {
-            return Ok(hit.clone());
-        }
+    if let Some(k) = &cache_key
+        && let Some(hit) = cache(cluster).get(k)
+    {
+        return Ok(hit.clone());
     }
     let result = match cluster.applier.dry_run_apply(desired).await {
-        Ok(predicted) => {
-            plumb_diff::diff(p, Strategy::ServerSide { predicted_live: &predicted }, config)
-                .map_err(diff_err)?
-        }
+        Ok(predicted) => plumb_diff::diff(
+            p,
+            Strategy::ServerSide {
+                predicted_live: &predicted,
+            },
+            config,
+        )
+        .map_err(diff_err)?,
         Err(e) => {
             // The dry run can fail for reasons the sync will report (an invalid field, a denied
             // admission): compare offline and say why.
@@ -330,7 +374,11 @@ async fn read_live(cluster: &Cluster, key: &ResourceKey, fresh: bool) -> Result<
             // The cache watches every listable kind: absence there means absence in the cluster,
             // unless the kind is new (a CRD applied since the cache started).
             None => {
-                if cluster.discovery.catalog().resolve(&key.group_kind(), None).is_some()
+                if cluster
+                    .discovery
+                    .catalog()
+                    .resolve(&key.group_kind(), None)
+                    .is_some()
                     && reader.watched_kinds().contains(&key.group_kind())
                 {
                     return Ok(None);
@@ -350,7 +398,11 @@ async fn read_live(cluster: &Cluster, key: &ResourceKey, fresh: bool) -> Result<
 /// (without a cache) from the resources the last status listed.
 fn tracked_keys(app: &Application, cluster: &Cluster, instance: &str) -> Vec<ResourceKey> {
     if let Some(reader) = &cluster.live {
-        return reader.app_objects(instance).iter().map(|o| o.key.clone()).collect();
+        return reader
+            .app_objects(instance)
+            .iter()
+            .map(|o| o.key.clone())
+            .collect();
     }
     app.status
         .as_ref()
@@ -380,7 +432,9 @@ fn tracked_by(engines: &Engines, key: &ResourceKey, obj: &Value) -> Option<plumb
                     .collect()
             })
     };
-    engines.tracking.tracked_by(key, map("annotations").as_ref(), map("labels").as_ref())
+    engines
+        .tracking
+        .tracked_by(key, map("annotations").as_ref(), map("labels").as_ref())
 }
 
 fn set_annotation(obj: &mut Value, key: &str, value: &str) {
@@ -395,13 +449,19 @@ fn set_annotation(obj: &mut Value, key: &str, value: &str) {
 }
 
 fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
-    obj.pointer("/metadata/annotations").and_then(|a| a.get(key)).and_then(Value::as_str)
+    obj.pointer("/metadata/annotations")
+        .and_then(|a| a.get(key))
+        .and_then(Value::as_str)
 }
 
 /// Argo hook types of an object (`argocd.argoproj.io/hook`, else mapped Helm hooks).
 pub fn hook_types(obj: &Value) -> Vec<String> {
     if let Some(h) = annotation(obj, HOOK) {
-        return h.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        return h
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
     }
     if let Some(h) = annotation(obj, HELM_HOOK) {
         let mut out = Vec::new();
@@ -440,13 +500,19 @@ pub fn images<'a>(objects: impl Iterator<Item = &'a Value>) -> Vec<String> {
         for spec in [
             obj.pointer("/spec/template/spec"),
             obj.pointer("/spec/jobTemplate/spec/template/spec"),
-            obj.get("spec").filter(|_| obj.get("kind").and_then(Value::as_str) == Some("Pod")),
+            obj.get("spec")
+                .filter(|_| obj.get("kind").and_then(Value::as_str) == Some("Pod")),
         ]
         .into_iter()
         .flatten()
         {
             for list in ["initContainers", "containers"] {
-                for c in spec.get(list).and_then(Value::as_array).into_iter().flatten() {
+                for c in spec
+                    .get(list)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     if let Some(image) = c.get("image").and_then(Value::as_str) {
                         out.insert(image.to_string());
                     }
@@ -474,7 +540,8 @@ mod tests {
     #[test]
     fn images_from_templates_pods_and_cronjobs() {
         let d = json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"image": "b:1"}], "initContainers": [{"image": "a:1"}]}}}});
-        let p = json!({"kind": "Pod", "spec": {"containers": [{"image": "b:1"}, {"image": "c:2"}]}});
+        let p =
+            json!({"kind": "Pod", "spec": {"containers": [{"image": "b:1"}, {"image": "c:2"}]}});
         let c = json!({"kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"image": "d:3"}]}}}}}});
         assert_eq!(images([d, p, c].iter()), ["a:1", "b:1", "c:2", "d:3"]);
     }

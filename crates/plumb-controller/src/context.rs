@@ -53,7 +53,8 @@ impl Engines {
             health = health.unknown_kinds(mode);
         }
         let assessor = Assessor::new(health).map_err(|e| Error::Settings(Box::new(e)))?;
-        let diff = DiffSettings::from_settings(&settings).map_err(|e| Error::Settings(Box::new(e)))?;
+        let diff =
+            DiffSettings::from_settings(&settings).map_err(|e| Error::Settings(Box::new(e)))?;
         let method = settings
             .get(TRACKING_METHOD)
             .and_then(TrackingMethod::parse)
@@ -112,7 +113,10 @@ impl Cluster {
 
     /// Whether an Application destination names this cluster.
     pub fn is_destination(&self, server: Option<&str>, name: Option<&str>) -> bool {
-        match (server.filter(|s| !s.is_empty()), name.filter(|n| !n.is_empty())) {
+        match (
+            server.filter(|s| !s.is_empty()),
+            name.filter(|n| !n.is_empty()),
+        ) {
             (Some(s), _) => s.trim_end_matches('/') == self.server.trim_end_matches('/'),
             (None, Some(n)) => n == self.name,
             (None, None) => false,

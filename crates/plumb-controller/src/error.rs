@@ -8,7 +8,7 @@ use plumb_model::ResourceKey;
 pub enum Error {
     /// Talking to a cluster failed.
     #[error("cluster request failed")]
-    Kube(#[from] plumb_kube::Error),
+    Kube(#[source] Box<plumb_kube::Error>),
     /// A raw kube-rs request failed.
     #[error("Kubernetes API request failed: {what}")]
     Api {
@@ -16,7 +16,7 @@ pub enum Error {
         what: String,
         /// The cause.
         #[source]
-        source: kube::Error,
+        source: Box<kube::Error>,
     },
     /// The settings ConfigMap has a value an engine cannot use.
     #[error("invalid settings")]
@@ -34,7 +34,7 @@ pub enum Error {
     UnknownCluster(String),
     /// Fetching or rendering the source failed.
     #[error("rendering the source failed")]
-    Source(#[from] plumb_source::Error),
+    Source(#[source] Box<plumb_source::Error>),
     /// Comparing one object failed.
     #[error("comparing {key} failed")]
     Diff {
@@ -42,14 +42,26 @@ pub enum Error {
         key: ResourceKey,
         /// The cause.
         #[source]
-        source: plumb_diff::Error,
+        source: Box<plumb_diff::Error>,
     },
     /// Pairing desired and live objects failed (for example a duplicate in Git).
     #[error("pairing desired and live objects failed")]
-    Pair(#[source] plumb_diff::Error),
+    Pair(#[source] Box<plumb_diff::Error>),
     /// A background task died.
     #[error("a worker task failed: {0}")]
     Task(String),
+}
+
+impl From<plumb_kube::Error> for Error {
+    fn from(e: plumb_kube::Error) -> Self {
+        Self::Kube(Box::new(e))
+    }
+}
+
+impl From<plumb_source::Error> for Error {
+    fn from(e: plumb_source::Error) -> Self {
+        Self::Source(Box::new(e))
+    }
 }
 
 /// Result with [`Error`].

@@ -18,7 +18,9 @@ impl Events {
             controller: plumb_model::FIELD_MANAGER.to_string(),
             instance: std::env::var("POD_NAME").ok(),
         };
-        Self { recorder: Recorder::new(client, reporter) }
+        Self {
+            recorder: Recorder::new(client, reporter),
+        }
     }
 
     /// A normal event.
@@ -56,5 +58,9 @@ impl Events {
 }
 
 fn meta_str(app: &Application, field: &str) -> Option<String> {
-    app.metadata.other.get(field).and_then(|v| v.as_str()).map(str::to_string)
+    app.metadata
+        .other
+        .get(field)
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
 }

@@ -21,7 +21,11 @@ mod status;
 pub use compare::{
     CompareOptions, ComparedResource, Comparison, Refresh, compare, hook_types, images, sync_wave,
 };
-pub use context::{Cluster, DEFAULT_CONTROL_NAMESPACE, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
+pub use context::{
+    Cluster, DEFAULT_CONTROL_NAMESPACE, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER,
+};
 pub use error::{Error, Result, chain};
 pub use metrics::{AppInfo, Metrics};
-pub use runtime::{ControllerConfig, application_resource, appproject_resource, parse_duration, run};
+pub use runtime::{
+    ControllerConfig, application_resource, appproject_resource, parse_duration, run,
+};

@@ -70,22 +70,32 @@ impl Metrics {
 
     /// Records an Application's current statuses.
     pub fn set_app(&self, namespace: &str, name: &str, info: AppInfo) {
-        self.lock().apps.insert((namespace.to_string(), name.to_string()), info);
+        self.lock()
+            .apps
+            .insert((namespace.to_string(), name.to_string()), info);
     }
 
     /// Forgets a deleted Application.
     pub fn remove_app(&self, namespace: &str, name: &str) {
-        self.lock().apps.remove(&(namespace.to_string(), name.to_string()));
+        self.lock()
+            .apps
+            .remove(&(namespace.to_string(), name.to_string()));
     }
 
     /// Records a duration.
     pub fn observe(&self, histogram: &'static str, d: Duration) {
-        self.lock().histograms.entry(histogram).or_default().observe(d.as_secs_f64());
+        self.lock()
+            .histograms
+            .entry(histogram)
+            .or_default()
+            .observe(d.as_secs_f64());
     }
 
     /// Sets a counter to an absolute value (counters kept elsewhere, e.g. by the renderer).
     pub fn set_counter(&self, name: &'static str, labels: &str, value: u64) {
-        self.lock().counters.insert((name, labels.to_string()), value);
+        self.lock()
+            .counters
+            .insert((name, labels.to_string()), value);
     }
 
     /// The text exposition of every metric.
@@ -97,11 +107,18 @@ impl Metrics {
             let _ = writeln!(
                 out,
                 "plumb_app_info{{name=\"{}\",namespace=\"{}\",project=\"{}\",sync_status=\"{}\",health_status=\"{}\"}} 1",
-                esc(name), esc(ns), esc(&i.project), esc(&i.sync_status), esc(&i.health_status)
+                esc(name),
+                esc(ns),
+                esc(&i.project),
+                esc(&i.sync_status),
+                esc(&i.health_status)
             );
         }
         for (name, help) in [
-            (RECONCILE, "Time to reconcile an Application (render, compare, status write)."),
+            (
+                RECONCILE,
+                "Time to reconcile an Application (render, compare, status write).",
+            ),
             (RENDER, "Time to fetch and render an Application's sources."),
             (APPLY, "Time to run a sync operation."),
         ] {
@@ -112,9 +129,15 @@ impl Metrics {
                 let _ = writeln!(out, "{name}_bucket{{le=\"{b}\"}} {c}");
             }
             let (sum, count) = h.map(|h| (h.sum, h.count)).unwrap_or((0.0, 0));
-            let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}\n{name}_sum {sum}\n{name}_count {count}");
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{le=\"+Inf\"}} {count}\n{name}_sum {sum}\n{name}_count {count}"
+            );
         }
-        let _ = writeln!(out, "# HELP {GIT_REQUESTS} Git requests and renders by the source engine.\n# TYPE {GIT_REQUESTS} counter");
+        let _ = writeln!(
+            out,
+            "# HELP {GIT_REQUESTS} Git requests and renders by the source engine.\n# TYPE {GIT_REQUESTS} counter"
+        );
         for ((name, labels), v) in &inner.counters {
             let _ = writeln!(out, "{name}{{{labels}}} {v}");
         }
@@ -123,7 +146,9 @@ impl Metrics {
 }
 
 fn esc(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 #[cfg(test)]
@@ -133,11 +158,15 @@ mod tests {
     #[test]
     fn renders_info_and_histograms() {
         let m = Metrics::default();
-        m.set_app("argocd", "payments-api", AppInfo {
-            project: "default".into(),
-            sync_status: "OutOfSync".into(),
-            health_status: "Healthy".into(),
-        });
+        m.set_app(
+            "argocd",
+            "payments-api",
+            AppInfo {
+                project: "default".into(),
+                sync_status: "OutOfSync".into(),
+                health_status: "Healthy".into(),
+            },
+        );
         m.observe(RECONCILE, Duration::from_millis(30));
         let text = m.render();
         assert!(text.contains("plumb_app_info{name=\"payments-api\",namespace=\"argocd\",project=\"default\",sync_status=\"OutOfSync\",health_status=\"Healthy\"} 1"));

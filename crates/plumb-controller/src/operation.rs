@@ -98,15 +98,24 @@ pub async fn run_sync(
     options = options.merged(&SyncOptions::parse(
         sync.sync_options.iter().flatten().map(String::as_str),
     ));
-    let create_namespace = options.is_true("CreateNamespace").then(|| {
-        let meta = app.spec.sync_policy.as_ref().and_then(|p| p.managed_namespace_metadata.clone());
-        NamespaceToCreate {
-            name: app.spec.destination.namespace.clone().unwrap_or_default(),
-            labels: meta.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default(),
-            annotations: meta.and_then(|m| m.annotations).unwrap_or_default(),
-        }
-    })
-    .filter(|ns| !ns.name.is_empty());
+    let create_namespace = options
+        .is_true("CreateNamespace")
+        .then(|| {
+            let meta = app
+                .spec
+                .sync_policy
+                .as_ref()
+                .and_then(|p| p.managed_namespace_metadata.clone());
+            NamespaceToCreate {
+                name: app.spec.destination.namespace.clone().unwrap_or_default(),
+                labels: meta
+                    .as_ref()
+                    .and_then(|m| m.labels.clone())
+                    .unwrap_or_default(),
+                annotations: meta.and_then(|m| m.annotations).unwrap_or_default(),
+            }
+        })
+        .filter(|ns| !ns.name.is_empty());
 
     let tasks: Vec<SyncTask> = cmp
         .resources
@@ -154,30 +163,44 @@ pub async fn run_sync(
         "finishedAt": finished_at,
     });
     // Argo records a deployment in history only for a successful, full, real sync.
-    let history = (outcome.phase == OperationPhase::Succeeded && !dry_run && !selective).then(|| {
-        let next_id = app
-            .status
-            .as_ref()
-            .and_then(|s| s.history.as_ref())
-            .and_then(|h| h.iter().map(|e| e.id).max())
-            .map_or(0, |m| m + 1);
-        RevisionHistory {
-            revision: Some(cmp.revision.clone()),
-            deployed_at: finished_at.clone(),
-            id: next_id,
-            source: if cmp.sources.len() > 1 { None } else { source.clone() },
-            deploy_started_at: Some(started_at.to_string()),
-            sources: (cmp.sources.len() > 1).then(|| cmp.sources.clone()),
-            revisions: (cmp.revisions.len() > 1).then(|| cmp.revisions.clone()),
-            initiated_by: op.initiated_by.clone(),
-        }
-    });
-    Finished { state, history, phase: outcome.phase, revision: cmp.revision }
+    let history =
+        (outcome.phase == OperationPhase::Succeeded && !dry_run && !selective).then(|| {
+            let next_id = app
+                .status
+                .as_ref()
+                .and_then(|s| s.history.as_ref())
+                .and_then(|h| h.iter().map(|e| e.id).max())
+                .map_or(0, |m| m + 1);
+            RevisionHistory {
+                revision: Some(cmp.revision.clone()),
+                deployed_at: finished_at.clone(),
+                id: next_id,
+                source: if cmp.sources.len() > 1 {
+                    None
+                } else {
+                    source.clone()
+                },
+                deploy_started_at: Some(started_at.to_string()),
+                sources: (cmp.sources.len() > 1).then(|| cmp.sources.clone()),
+                revisions: (cmp.revisions.len() > 1).then(|| cmp.revisions.clone()),
+                initiated_by: op.initiated_by.clone(),
+            }
+        });
+    Finished {
+        state,
+        history,
+        phase: outcome.phase,
+        revision: cmp.revision,
+    }
 }
 
 /// The history after appending `entry`, capped by `spec.revisionHistoryLimit` (default 10).
 pub fn history_with(app: &Application, entry: RevisionHistory) -> Vec<RevisionHistory> {
-    let mut h = app.status.as_ref().and_then(|s| s.history.clone()).unwrap_or_default();
+    let mut h = app
+        .status
+        .as_ref()
+        .and_then(|s| s.history.clone())
+        .unwrap_or_default();
     h.push(entry);
     let limit = usize::try_from(app.spec.revision_history_limit.unwrap_or(10).max(1)).unwrap_or(10);
     if h.len() > limit {

@@ -23,19 +23,29 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
     let started = Instant::now();
     tracing::debug!(app = name, "reconcile");
     let api = shared.apps_api();
-    let Some(obj) = api
-        .get_opt(name)
-        .await
-        .map_err(|source| Error::Api { what: format!("reading Application {name}"), source })?
+    let Some(obj) = api.get_opt(name).await.map_err(|source| Error::Api {
+        what: format!("reading Application {name}"),
+        source: Box::new(source),
+    })?
     else {
-        shared.metrics.remove_app(&shared.config.control_namespace, name);
+        shared
+            .metrics
+            .remove_app(&shared.config.control_namespace, name);
         return Ok(false);
     };
     let app: Application = serde_json::to_value(&obj)
         .and_then(serde_json::from_value)
-        .map_err(|e| Error::InvalidApplication { name: name.to_string(), reason: e.to_string() })?;
+        .map_err(|e| Error::InvalidApplication {
+            name: name.to_string(),
+            reason: e.to_string(),
+        })?;
 
-    if app.metadata.other.get("deletionTimestamp").is_some_and(|v| !v.is_null()) {
+    if app
+        .metadata
+        .other
+        .get("deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+    {
         cascade_delete(shared, &app).await?;
         return Ok(true);
     }
@@ -49,12 +59,24 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
             .clone()
             .or(app.spec.destination.name.clone())
             .unwrap_or_default();
-        let msg = format!("application destination cluster {dest:?} is not configured: use https://kubernetes.default.svc (or name in-cluster), or add an Argo CD cluster Secret");
-        write_status(shared, &app, status::from_failure(&app, condition::INVALID_SPEC_ERROR, &msg, &status::now())).await?;
+        let msg = format!(
+            "application destination cluster {dest:?} is not configured: use https://kubernetes.default.svc (or name in-cluster), or add an Argo CD cluster Secret"
+        );
+        write_status(
+            shared,
+            &app,
+            status::from_failure(&app, condition::INVALID_SPEC_ERROR, &msg, &status::now()),
+        )
+        .await?;
         return Ok(true);
     };
     if let Some(msg) = project_problem(shared, &app).await? {
-        write_status(shared, &app, status::from_failure(&app, condition::INVALID_SPEC_ERROR, &msg, &status::now())).await?;
+        write_status(
+            shared,
+            &app,
+            status::from_failure(&app, condition::INVALID_SPEC_ERROR, &msg, &status::now()),
+        )
+        .await?;
         return Ok(true);
     }
 
@@ -88,7 +110,10 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         let mut clear = Map::new();
         clear.insert("operationState".into(), Value::Null);
         let mut fields = Map::new();
-        fields.insert("operationState".into(), operation::started(&app, &started_at));
+        fields.insert(
+            "operationState".into(),
+            operation::started(&app, &started_at),
+        );
         let started_write = match write_status(shared, &app, clear).await {
             Ok(()) => write_status(shared, &app, fields).await,
             Err(e) => Err(e),
@@ -98,10 +123,16 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
             .as_ref()
             .and_then(|o| o.sync.as_ref())
             .and_then(|s| s.revision.clone())
-            .or(app.sources().first().and_then(|s| s.target_revision.clone()))
+            .or(app
+                .sources()
+                .first()
+                .and_then(|s| s.target_revision.clone()))
             .unwrap_or_else(|| "HEAD".into());
         if started_write.is_ok() {
-            shared.events.normal(&app, "OperationStarted", format!("Initiated sync to {rev}")).await;
+            shared
+                .events
+                .normal(&app, "OperationStarted", format!("Initiated sync to {rev}"))
+                .await;
             let finished =
                 operation::run_sync(&app, &engines, &cluster, &shared.renderer, &started_at).await;
             // Clear the request before recording the result, so a crash in between can only leave
@@ -109,32 +140,56 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
             let cleared = clear_operation(shared, name).await;
             // The result is written together with a fresh comparison, so whoever waits for the
             // operation sees the sync and health status it produced, never the one before it.
-            let opts = CompareOptions { revision: None, refresh: Refresh::Normal, attribution: true, fresh_reads: true };
+            let opts = CompareOptions {
+                revision: None,
+                refresh: Refresh::Normal,
+                attribution: true,
+                fresh_reads: true,
+            };
             let now = status::now();
-            let mut fields = match compare(&app, &engines, &cluster, &shared.renderer, &opts).await {
+            let mut fields = match compare(&app, &engines, &cluster, &shared.renderer, &opts).await
+            {
                 Ok(cmp) => status::from_comparison(&app, &cmp, &now),
                 Err(e) => status::from_failure(
                     &app,
                     condition::COMPARISON_ERROR,
-                    &format!("Failed to compare desired state to live state: {}", chain(&e)),
+                    &format!(
+                        "Failed to compare desired state to live state: {}",
+                        chain(&e)
+                    ),
                     &now,
                 ),
             };
             fields.insert("operationState".into(), finished.state.clone());
             if let Some(entry) = finished.history.clone() {
-                fields.insert("history".into(), json!(operation::history_with(&app, entry)));
+                fields.insert(
+                    "history".into(),
+                    json!(operation::history_with(&app, entry)),
+                );
             }
             let recorded = write_status(shared, &app, fields).await;
-            let msg = finished.state.get("message").and_then(Value::as_str).unwrap_or_default();
+            let msg = finished
+                .state
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             if finished.phase == OperationPhase::Succeeded {
                 shared
                     .events
-                    .normal(&app, "OperationCompleted", format!("Sync operation to {} succeeded", finished.revision))
+                    .normal(
+                        &app,
+                        "OperationCompleted",
+                        format!("Sync operation to {} succeeded", finished.revision),
+                    )
                     .await;
             } else {
                 shared
                     .events
-                    .warning(&app, "OperationCompleted", format!("Sync operation to {} failed: {msg}", finished.revision))
+                    .warning(
+                        &app,
+                        "OperationCompleted",
+                        format!("Sync operation to {} failed: {msg}", finished.revision),
+                    )
                     .await;
             }
             shared.metrics.observe(metrics::APPLY, op_started.elapsed());
@@ -150,46 +205,81 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
 
     // Re-read after an operation so the comparison starts from the recorded state.
     let app = if operated {
-        match api.get_opt(name).await.map_err(|source| Error::Api { what: format!("reading Application {name}"), source })? {
+        match api.get_opt(name).await.map_err(|source| Error::Api {
+            what: format!("reading Application {name}"),
+            source: Box::new(source),
+        })? {
             Some(o) => serde_json::to_value(&o)
                 .and_then(serde_json::from_value)
-                .map_err(|e| Error::InvalidApplication { name: name.to_string(), reason: e.to_string() })?,
+                .map_err(|e| Error::InvalidApplication {
+                    name: name.to_string(),
+                    reason: e.to_string(),
+                })?,
             None => return Ok(false),
         }
     } else {
         app
     };
 
-    let refresh_req = app.metadata.annotations.as_ref().and_then(|a| a.get(REFRESH)).cloned();
-    let refresh = if refresh_req.as_deref() == Some("hard") { Refresh::Hard } else { Refresh::Normal };
-    let render_started = Instant::now();
-    let opts = CompareOptions { revision: None, refresh, attribution: true, fresh_reads: false };
-    let now = status::now();
-    let (fields, sync_code, health_code) = match compare(&app, &engines, &cluster, &shared.renderer, &opts).await {
-        Ok(cmp) => {
-            shared.metrics.observe(metrics::RENDER, render_started.elapsed());
-            let fields = status::from_comparison(&app, &cmp, &now);
-            (fields, cmp.sync.as_str().to_string(), cmp.health.code.as_str().to_string())
-        }
-        Err(e) => {
-            let msg = format!("Failed to compare desired state to live state: {}", chain(&e));
-            tracing::warn!(app = name, "{msg}");
-            let health = app
-                .status
-                .as_ref()
-                .and_then(|s| s.health.as_ref())
-                .and_then(|h| h.status.clone())
-                .unwrap_or_else(|| "Unknown".into());
-            (status::from_failure(&app, condition::COMPARISON_ERROR, &msg, &now), "Unknown".into(), health)
-        }
+    let refresh_req = app
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(REFRESH))
+        .cloned();
+    let refresh = if refresh_req.as_deref() == Some("hard") {
+        Refresh::Hard
+    } else {
+        Refresh::Normal
     };
+    let render_started = Instant::now();
+    let opts = CompareOptions {
+        revision: None,
+        refresh,
+        attribution: true,
+        fresh_reads: false,
+    };
+    let now = status::now();
+    let (fields, sync_code, health_code) =
+        match compare(&app, &engines, &cluster, &shared.renderer, &opts).await {
+            Ok(cmp) => {
+                shared
+                    .metrics
+                    .observe(metrics::RENDER, render_started.elapsed());
+                let fields = status::from_comparison(&app, &cmp, &now);
+                (
+                    fields,
+                    cmp.sync.as_str().to_string(),
+                    cmp.health.code.as_str().to_string(),
+                )
+            }
+            Err(e) => {
+                let msg = format!(
+                    "Failed to compare desired state to live state: {}",
+                    chain(&e)
+                );
+                tracing::warn!(app = name, "{msg}");
+                let health = app
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.health.as_ref())
+                    .and_then(|h| h.status.clone())
+                    .unwrap_or_else(|| "Unknown".into());
+                (
+                    status::from_failure(&app, condition::COMPARISON_ERROR, &msg, &now),
+                    "Unknown".into(),
+                    health,
+                )
+            }
+        };
     let stale = app
         .status
         .as_ref()
         .and_then(|s| s.reconciled_at.as_deref())
         .and_then(|t| t.parse::<jiff::Timestamp>().ok())
         .is_none_or(|t| {
-            jiff::Timestamp::now().duration_since(t).as_secs() >= shared.poll_interval().as_secs() as i64
+            jiff::Timestamp::now().duration_since(t).as_secs()
+                >= shared.poll_interval().as_secs() as i64
         });
     if operated || refresh_req.is_some() || stale || status::changes_anything(&app, &fields) {
         write_status(shared, &app, fields).await?;
@@ -198,45 +288,91 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         let patch = json!({"metadata": {"annotations": {REFRESH: null}}});
         api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
-            .map_err(|source| Error::Api { what: format!("removing the refresh annotation of {name}"), source })?;
+            .map_err(|source| Error::Api {
+                what: format!("removing the refresh annotation of {name}"),
+                source: Box::new(source),
+            })?;
     }
 
-    let prev_sync = app.status.as_ref().and_then(|s| s.sync.as_ref()).map(|s| s.status);
+    let prev_sync = app
+        .status
+        .as_ref()
+        .and_then(|s| s.sync.as_ref())
+        .map(|s| s.status);
     if prev_sync.map(|s| s.as_str().to_string()) != Some(sync_code.clone()) {
         shared
             .events
-            .normal(&app, "ResourceUpdated", format!("Updated sync status: {} -> {sync_code}", prev_sync.map(SyncStatusCode::as_str).unwrap_or("")))
+            .normal(
+                &app,
+                "ResourceUpdated",
+                format!(
+                    "Updated sync status: {} -> {sync_code}",
+                    prev_sync.map(SyncStatusCode::as_str).unwrap_or("")
+                ),
+            )
             .await;
     }
-    let prev_health = app.status.as_ref().and_then(|s| s.health.as_ref()).and_then(|h| h.status.clone());
+    let prev_health = app
+        .status
+        .as_ref()
+        .and_then(|s| s.health.as_ref())
+        .and_then(|h| h.status.clone());
     if prev_health.as_deref() != Some(health_code.as_str()) {
         shared
             .events
-            .normal(&app, "ResourceUpdated", format!("Updated health status: {} -> {health_code}", prev_health.unwrap_or_default()))
+            .normal(
+                &app,
+                "ResourceUpdated",
+                format!(
+                    "Updated health status: {} -> {health_code}",
+                    prev_health.unwrap_or_default()
+                ),
+            )
             .await;
     }
     shared.metrics.set_app(
         app.namespace(),
         name,
-        AppInfo { project: app.spec.project.clone(), sync_status: sync_code, health_status: health_code },
+        AppInfo {
+            project: app.spec.project.clone(),
+            sync_status: sync_code,
+            health_status: health_code,
+        },
     );
-    shared.metrics.observe(metrics::RECONCILE, started.elapsed());
+    shared
+        .metrics
+        .observe(metrics::RECONCILE, started.elapsed());
     tracing::debug!(app = name, sync = %shared_code(&app), "reconciled in {:?}", started.elapsed());
-    shared.metrics.set_counter(metrics::GIT_REQUESTS, "kind=\"render\"", shared.renderer.render_count());
+    shared.metrics.set_counter(
+        metrics::GIT_REQUESTS,
+        "kind=\"render\"",
+        shared.renderer.render_count(),
+    );
     Ok(true)
 }
 
 fn shared_code(app: &Application) -> String {
-    app.status.as_ref().and_then(|s| s.sync.as_ref()).map(|s| s.status.to_string()).unwrap_or_default()
+    app.status
+        .as_ref()
+        .and_then(|s| s.sync.as_ref())
+        .map(|s| s.status.to_string())
+        .unwrap_or_default()
 }
 
-async fn write_status(shared: &Shared, app: &Application, fields: Map<String, Value>) -> Result<()> {
+async fn write_status(
+    shared: &Shared,
+    app: &Application,
+    fields: Map<String, Value>,
+) -> Result<()> {
     let patch = json!({"status": Value::Object(fields)});
     shared
         .apps_api()
         .patch_status(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
         .await
-        .map_err(|source| Error::Api { what: format!("writing the status of Application {}", app.name()), source })?;
+        .map_err(|source| Error::Api {
+            what: format!("writing the status of Application {}", app.name()),
+            source: Box::new(source),
+        })?;
     Ok(())
 }
 
@@ -246,12 +382,19 @@ async fn clear_operation(shared: &Shared, name: &str) -> Result<()> {
         .apps_api()
         .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await
-        .map_err(|source| Error::Api { what: format!("clearing the operation of Application {name}"), source })?;
+        .map_err(|source| Error::Api {
+            what: format!("clearing the operation of Application {name}"),
+            source: Box::new(source),
+        })?;
     Ok(())
 }
 
 async fn project_problem(shared: &Shared, app: &Application) -> Result<Option<String>> {
-    let project = if app.spec.project.is_empty() { "default" } else { app.spec.project.as_str() };
+    let project = if app.spec.project.is_empty() {
+        "default"
+    } else {
+        app.spec.project.as_str()
+    };
     let api: Api<DynamicObject> = Api::namespaced_with(
         shared.client.clone(),
         &shared.config.control_namespace,
@@ -259,8 +402,13 @@ async fn project_problem(shared: &Shared, app: &Application) -> Result<Option<St
     );
     match api.get_opt(project).await {
         Ok(Some(_)) => Ok(None),
-        Ok(None) => Ok(Some(format!("Application referencing project {project} which does not exist"))),
-        Err(source) => Err(Error::Api { what: format!("reading AppProject {project}"), source }),
+        Ok(None) => Ok(Some(format!(
+            "Application referencing project {project} which does not exist"
+        ))),
+        Err(source) => Err(Error::Api {
+            what: format!("reading AppProject {project}"),
+            source: Box::new(source),
+        }),
     }
 }
 
@@ -268,7 +416,10 @@ async fn project_problem(shared: &Shared, app: &Application) -> Result<Option<St
 /// `resources-finalizer.argocd.argoproj.io`).
 async fn cascade_delete(shared: &Arc<Shared>, app: &Application) -> Result<()> {
     let finalizers = app.metadata.finalizers.clone().unwrap_or_default();
-    if !finalizers.iter().any(|f| f.starts_with(RESOURCES_FINALIZER)) {
+    if !finalizers
+        .iter()
+        .any(|f| f.starts_with(RESOURCES_FINALIZER))
+    {
         return Ok(());
     }
     let policy = if finalizers.iter().any(|f| f.ends_with("/background")) {
@@ -281,25 +432,48 @@ async fn cascade_delete(shared: &Arc<Shared>, app: &Application) -> Result<()> {
         let mut keys: Vec<plumb_model::ResourceKey> = cluster
             .live
             .as_ref()
-            .map(|r| r.app_objects(&instance).iter().map(|o| o.key.clone()).collect())
+            .map(|r| {
+                r.app_objects(&instance)
+                    .iter()
+                    .map(|o| o.key.clone())
+                    .collect()
+            })
             .unwrap_or_default();
-        keys.sort_by(|a, b| plumb_sync::kind_rank(&b.kind).cmp(&plumb_sync::kind_rank(&a.kind)).then(a.cmp(b)));
+        keys.sort_by(|a, b| {
+            plumb_sync::kind_rank(&b.kind)
+                .cmp(&plumb_sync::kind_rank(&a.kind))
+                .then(a.cmp(b))
+        });
         for key in keys {
             if let Err(e) = cluster.applier.delete(&key, policy.clone()).await {
                 let msg = format!("deleting {key}: {}", chain(&e));
                 let mut fields = Map::new();
-                fields.insert("conditions".into(), status::conditions_value(app, &[(condition::DELETION_ERROR.into(), msg)], &[], &status::now()));
+                fields.insert(
+                    "conditions".into(),
+                    status::conditions_value(
+                        app,
+                        &[(condition::DELETION_ERROR.into(), msg)],
+                        &[],
+                        &status::now(),
+                    ),
+                );
                 write_status(shared, app, fields).await?;
                 return Err(e.into());
             }
         }
     }
-    let remaining: Vec<String> = finalizers.into_iter().filter(|f| !f.starts_with(RESOURCES_FINALIZER)).collect();
+    let remaining: Vec<String> = finalizers
+        .into_iter()
+        .filter(|f| !f.starts_with(RESOURCES_FINALIZER))
+        .collect();
     let patch = json!({"metadata": {"finalizers": remaining}});
     shared
         .apps_api()
         .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
         .await
-        .map_err(|source| Error::Api { what: format!("removing the finalizer of {}", app.name()), source })?;
+        .map_err(|source| Error::Api {
+            what: format!("removing the finalizer of {}", app.name()),
+            source: Box::new(source),
+        })?;
     Ok(())
 }

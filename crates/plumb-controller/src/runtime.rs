@@ -97,11 +97,18 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn apps_api(&self) -> Api<DynamicObject> {
-        Api::namespaced_with(self.client.clone(), &self.config.control_namespace, &application_resource())
+        Api::namespaced_with(
+            self.client.clone(),
+            &self.config.control_namespace,
+            &application_resource(),
+        )
     }
 
     pub(crate) fn engines(&self) -> Arc<Engines> {
-        self.engines.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.engines
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub(crate) fn cluster_for(&self, app: &Application) -> Option<Arc<Cluster>> {
@@ -112,7 +119,10 @@ impl Shared {
     }
 
     pub(crate) fn is_running(&self, name: &str) -> bool {
-        self.running_ops.lock().unwrap_or_else(|e| e.into_inner()).contains(name)
+        self.running_ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(name)
     }
 
     pub(crate) fn set_running(&self, name: &str, on: bool) {
@@ -125,11 +135,13 @@ impl Shared {
     }
 
     pub(crate) fn poll_interval(&self) -> Duration {
-        parse_duration(self.engines().settings.get(RECONCILIATION_TIMEOUT)).unwrap_or(Duration::from_secs(120))
+        parse_duration(self.engines().settings.get(RECONCILIATION_TIMEOUT))
+            .unwrap_or(Duration::from_secs(120))
     }
 
     fn jitter(&self) -> Duration {
-        parse_duration(self.engines().settings.get(RECONCILIATION_JITTER)).unwrap_or(Duration::from_secs(60))
+        parse_duration(self.engines().settings.get(RECONCILIATION_JITTER))
+            .unwrap_or(Duration::from_secs(60))
     }
 }
 
@@ -153,7 +165,10 @@ impl Queue {
     }
 
     fn taken(&self, name: &str) {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).remove(name);
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
     }
 }
 
@@ -181,7 +196,10 @@ async fn load_settings(client: &kube::Client, config: &ControllerConfig) -> Resu
     let cm = api
         .get_opt(&config.settings_name)
         .await
-        .map_err(|source| Error::Api { what: format!("reading ConfigMap {}", config.settings_name), source })?;
+        .map_err(|source| Error::Api {
+            what: format!("reading ConfigMap {}", config.settings_name),
+            source: Box::new(source),
+        })?;
     Ok(cm
         .map(|cm| Settings::from_data(cm.data.unwrap_or_default().into_iter().collect()))
         .unwrap_or_default())
@@ -190,11 +208,16 @@ async fn load_settings(client: &kube::Client, config: &ControllerConfig) -> Resu
 /// Runs the controller until an unrecoverable error.
 pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     let settings = load_settings(&client, &config).await?;
-    let engines = Arc::new(Engines::new(settings, &config.control_namespace, &config.customizations)?);
+    let engines = Arc::new(Engines::new(
+        settings,
+        &config.control_namespace,
+        &config.customizations,
+    )?);
     let renderer = Arc::new(Renderer::new(config.source.clone())?);
     let mut cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.clone()).await?;
     let cache_cfg = LiveCacheConfig::default().tracking(engines.tracking.clone());
-    let (reader, live_events) = plumb_kube::live_cache(client.clone(), &cluster.discovery.catalog(), cache_cfg);
+    let (reader, live_events) =
+        plumb_kube::live_cache(client.clone(), &cluster.discovery.catalog(), cache_cfg);
     cluster.live = Some(reader);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let metrics = Arc::new(Metrics::default());
@@ -206,7 +229,10 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         engines: RwLock::new(engines),
         in_cluster: Arc::new(cluster),
         running_ops: Mutex::new(HashSet::new()),
-        queue: Queue { tx, pending: Arc::new(Mutex::new(HashSet::new())) },
+        queue: Queue {
+            tx,
+            pending: Arc::new(Mutex::new(HashSet::new())),
+        },
         config,
     });
 
@@ -245,7 +271,10 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         });
     }
     // Comparisons need a complete cache; wait for the initial lists (bounded, then go on).
-    if tokio::time::timeout(Duration::from_secs(60), ready_rx).await.is_err() {
+    if tokio::time::timeout(Duration::from_secs(60), ready_rx)
+        .await
+        .is_err()
+    {
         tracing::warn!("live cache not complete after 60s; reconciling anyway");
     }
     tracing::info!("live cache ready");
@@ -272,7 +301,11 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
                     }
                 };
                 tracing::trace!(app = %name, "worker took");
-                if !in_flight.lock().unwrap_or_else(|e| e.into_inner()).insert(name.clone()) {
+                if !in_flight
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(name.clone())
+                {
                     // Busy elsewhere: try again shortly (out of the pending set, so the retry
                     // is not swallowed by deduplication).
                     shared.queue.taken(&name);
@@ -296,7 +329,10 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
                         });
                     }
                 }
-                in_flight.lock().unwrap_or_else(|e| e.into_inner()).remove(&name);
+                in_flight
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&name);
             }
         });
     }
@@ -358,7 +394,9 @@ fn spawn_app_watcher(shared: Arc<Shared>) {
                 Ok(Some(watcher::Event::Delete(obj))) => {
                     let name = obj.metadata.name.clone().unwrap_or_default();
                     last.remove(&name);
-                    shared.metrics.remove_app(&shared.config.control_namespace, &name);
+                    shared
+                        .metrics
+                        .remove_app(&shared.config.control_namespace, &name);
                 }
                 Ok(Some(_)) => {}
                 Ok(None) => return,
@@ -373,7 +411,11 @@ fn spawn_app_watcher(shared: Arc<Shared>) {
 
 async fn all_apps(shared: &Shared) -> Vec<String> {
     match shared.apps_api().list_metadata(&Default::default()).await {
-        Ok(list) => list.items.into_iter().filter_map(|o| o.metadata.name).collect(),
+        Ok(list) => list
+            .items
+            .into_iter()
+            .filter_map(|o| o.metadata.name)
+            .collect(),
         Err(e) => {
             tracing::warn!("listing Applications: {e}");
             Vec::new()
@@ -383,13 +425,20 @@ async fn all_apps(shared: &Shared) -> Vec<String> {
 
 fn spawn_project_watcher(shared: Arc<Shared>) {
     tokio::spawn(async move {
-        let api: Api<DynamicObject> =
-            Api::namespaced_with(shared.client.clone(), &shared.config.control_namespace, &appproject_resource());
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            shared.client.clone(),
+            &shared.config.control_namespace,
+            &appproject_resource(),
+        );
         let mut stream = std::pin::pin!(watcher::watcher(api, watcher::Config::default()));
         let mut seen: HashMap<String, i64> = HashMap::new();
         loop {
             match stream.try_next().await {
-                Ok(Some(watcher::Event::Apply(p) | watcher::Event::InitApply(p) | watcher::Event::Delete(p))) => {
+                Ok(Some(
+                    watcher::Event::Apply(p)
+                    | watcher::Event::InitApply(p)
+                    | watcher::Event::Delete(p),
+                )) => {
                     let name = p.metadata.name.clone().unwrap_or_default();
                     let generation = p.metadata.generation.unwrap_or_default();
                     if seen.insert(name, generation) == Some(generation) {
@@ -414,7 +463,8 @@ fn spawn_settings_watcher(shared: Arc<Shared>) {
     tokio::spawn(async move {
         let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
             Api::namespaced(shared.client.clone(), &shared.config.control_namespace);
-        let cfg = watcher::Config::default().fields(&format!("metadata.name={}", shared.config.settings_name));
+        let cfg = watcher::Config::default()
+            .fields(&format!("metadata.name={}", shared.config.settings_name));
         let mut stream = std::pin::pin!(watcher::watcher(api, cfg));
         let mut current = shared.engines().settings.clone();
         loop {
@@ -434,7 +484,11 @@ fn spawn_settings_watcher(shared: Arc<Shared>) {
             if data == current {
                 continue;
             }
-            match Engines::new(data.clone(), &shared.config.control_namespace, &shared.config.customizations) {
+            match Engines::new(
+                data.clone(),
+                &shared.config.control_namespace,
+                &shared.config.customizations,
+            ) {
                 Ok(e) => {
                     *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
                     current = data;
@@ -443,7 +497,10 @@ fn spawn_settings_watcher(shared: Arc<Shared>) {
                         shared.queue.push(&app);
                     }
                 }
-                Err(e) => tracing::error!("settings ConfigMap rejected, keeping the previous settings: {}", chain(&e)),
+                Err(e) => tracing::error!(
+                    "settings ConfigMap rejected, keeping the previous settings: {}",
+                    chain(&e)
+                ),
             }
         }
     });
@@ -462,7 +519,9 @@ fn spawn_poller(shared: Arc<Shared>) {
             let apps = all_apps(&shared).await;
             next.retain(|k, _| apps.contains(k));
             for app in apps {
-                let due = next.entry(app.clone()).or_insert_with(|| now + interval + jitter_for(&app, shared.jitter()));
+                let due = next
+                    .entry(app.clone())
+                    .or_insert_with(|| now + interval + jitter_for(&app, shared.jitter()));
                 if *due <= now {
                     *due = now + interval + jitter_for(&app, shared.jitter());
                     shared.queue.push(&app);

@@ -10,14 +10,19 @@ use crate::metrics::Metrics;
 /// Serves until the listener fails.
 pub(crate) async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
     loop {
-        let Ok((mut sock, _)) = listener.accept().await else { continue };
+        let Ok((mut sock, _)) = listener.accept().await else {
+            continue;
+        };
         let metrics = metrics.clone();
         tokio::spawn(async move {
             let mut buf = [0u8; 2048];
-            let n = match tokio::time::timeout(std::time::Duration::from_secs(5), sock.read(&mut buf)).await {
-                Ok(Ok(n)) => n,
-                _ => return,
-            };
+            let n =
+                match tokio::time::timeout(std::time::Duration::from_secs(5), sock.read(&mut buf))
+                    .await
+                {
+                    Ok(Ok(n)) => n,
+                    _ => return,
+                };
             let req = String::from_utf8_lossy(&buf[..n]);
             let path = req.split_whitespace().nth(1).unwrap_or("/");
             let (status, ctype, body) = match path {

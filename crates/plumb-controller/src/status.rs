@@ -9,7 +9,9 @@ use crate::compare::Comparison;
 
 /// A point in time as Kubernetes writes it (`2026-07-20T10:15:32Z`).
 pub fn now() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 /// The `status` fields a comparison determines (everything but operation state and history).
@@ -74,7 +76,10 @@ pub fn from_comparison(app: &Application, cmp: &Comparison, now: &str) -> Map<St
     status.insert("resources".into(), json!(resources));
 
     let conditions: Vec<(String, String)> = cmp.warnings.clone();
-    status.insert("conditions".into(), conditions_value(app, &conditions, &[], now));
+    status.insert(
+        "conditions".into(),
+        conditions_value(app, &conditions, &[], now),
+    );
     let images = (!cmp.images.is_empty()).then(|| cmp.images.clone());
     status.insert("summary".into(), json!({"images": images}));
     status.insert("sourceType".into(), json!(cmp.source_types.first()));
@@ -88,7 +93,12 @@ pub fn from_comparison(app: &Application, cmp: &Comparison, now: &str) -> Map<St
 /// The `status` fields after a failed comparison: sync `Unknown` and a condition saying why.
 /// Resources and health stay as they were: a failed comparison proves nothing about them, and
 /// nothing is ever pruned from it.
-pub fn from_failure(app: &Application, condition_type: &str, message: &str, now: &str) -> Map<String, Value> {
+pub fn from_failure(
+    app: &Application,
+    condition_type: &str,
+    message: &str,
+    now: &str,
+) -> Map<String, Value> {
     let mut status = Map::new();
     let compared_to = json!({
         "destination": app.spec.destination,
@@ -107,7 +117,12 @@ pub fn from_failure(app: &Application, condition_type: &str, message: &str, now:
     );
     status.insert(
         "conditions".into(),
-        conditions_value(app, &[(condition_type.to_string(), message.to_string())], &[], now),
+        conditions_value(
+            app,
+            &[(condition_type.to_string(), message.to_string())],
+            &[],
+            now,
+        ),
     );
     status.insert("reconciledAt".into(), json!(now));
     status.insert("observedAt".into(), json!(now));
@@ -153,7 +168,11 @@ pub fn conditions_value(
             .unwrap_or_else(|| now.to_string());
         out.push(json!({"type": t, "message": m, "lastTransitionTime": since}));
     }
-    if out.is_empty() { Value::Null } else { Value::Array(out) }
+    if out.is_empty() {
+        Value::Null
+    } else {
+        Value::Array(out)
+    }
 }
 
 /// Whether writing `new` would change anything but the reconcile timestamps.
@@ -189,7 +208,10 @@ fn normalize(v: &Value) -> Value {
 fn strip_nulls(v: Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(
-            m.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, strip_nulls(v))).collect(),
+            m.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, strip_nulls(v)))
+                .collect(),
         ),
         Value::Array(a) => Value::Array(a.into_iter().map(strip_nulls).collect()),
         other => other,

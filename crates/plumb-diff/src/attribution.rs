@@ -28,7 +28,10 @@ pub(crate) fn comment_line(change: &FieldChange) -> Option<String> {
         format!(" at {}", a.time)
     };
     if a.exact {
-        return Some(format!("# {}: last written by {} ({}){at}", change.path, a.manager, a.operation));
+        return Some(format!(
+            "# {}: last written by {} ({}){at}",
+            change.path, a.manager, a.operation
+        ));
     }
     // The field is gone from live. The API server records no field manager for a removal (a
     // `kubectl patch` that only removes leaves no managedFields entry), so name what is known:

@@ -17,12 +17,18 @@ pub struct GroupKind {
 impl GroupKind {
     /// Builds a group/kind pair.
     pub fn new(group: impl Into<String>, kind: impl Into<String>) -> Self {
-        Self { group: group.into(), kind: kind.into() }
+        Self {
+            group: group.into(),
+            kind: kind.into(),
+        }
     }
 
     /// Reads the group and kind of an object from its `apiVersion` and `kind`.
     pub fn of(obj: &Value) -> Self {
-        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+        let api_version = obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
         Self::new(group_of(api_version), kind)
     }
@@ -78,9 +84,17 @@ impl ResourceKey {
         let gk = GroupKind::of(obj);
         let meta = obj.get("metadata");
         let field = |f: &str| {
-            meta.and_then(|m| m.get(f)).and_then(Value::as_str).unwrap_or_default().to_string()
+            meta.and_then(|m| m.get(f))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
         };
-        Self { group: gk.group, kind: gk.kind, namespace: field("namespace"), name: field("name") }
+        Self {
+            group: gk.group,
+            kind: gk.kind,
+            namespace: field("namespace"),
+            name: field("name"),
+        }
     }
 
     /// The group/kind part of the key.
@@ -91,7 +105,11 @@ impl ResourceKey {
 
 impl fmt::Display for ResourceKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}/{}/{}", self.group, self.kind, self.namespace, self.name)
+        write!(
+            f,
+            "{}/{}/{}/{}",
+            self.group, self.kind, self.namespace, self.name
+        )
     }
 }
 
@@ -105,18 +123,24 @@ mod tests {
         let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a", "namespace": "n"}});
         assert_eq!(ResourceKey::of(&svc).to_string(), "/Service/n/a");
         let crb = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "b"}});
-        assert_eq!(ResourceKey::of(&crb).to_string(), "rbac.authorization.k8s.io/ClusterRoleBinding//b");
+        assert_eq!(
+            ResourceKey::of(&crb).to_string(),
+            "rbac.authorization.k8s.io/ClusterRoleBinding//b"
+        );
     }
 
     #[test]
     fn keys_sort_by_group_kind_namespace_name() {
-        let mut keys = vec![
+        let mut keys = [
             ResourceKey::new("apps", "Deployment", "b", "x"),
             ResourceKey::new("", "Service", "a", "x"),
             ResourceKey::new("apps", "Deployment", "a", "y"),
         ];
         keys.sort();
         let printed: Vec<String> = keys.iter().map(ToString::to_string).collect();
-        assert_eq!(printed, ["/Service/a/x", "apps/Deployment/a/y", "apps/Deployment/b/x"]);
+        assert_eq!(
+            printed,
+            ["/Service/a/x", "apps/Deployment/a/y", "apps/Deployment/b/x"]
+        );
     }
 }

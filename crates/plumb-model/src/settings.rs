@@ -109,13 +109,22 @@ mod tests {
         }});
         let s = Settings::from_config_map(&cm);
         let found: Vec<_> = s.with_prefix(HEALTH_PREFIX).collect();
-        assert_eq!(found, [("PersistentVolumeClaim", "b"), ("apps_Deployment", "a")]);
+        assert_eq!(
+            found,
+            [("PersistentVolumeClaim", "b"), ("apps_Deployment", "a")]
+        );
     }
 
     #[test]
     fn group_kind_suffixes() {
-        assert_eq!(split_group_kind_suffix("apps_Deployment"), ("apps".into(), "Deployment".into()));
-        assert_eq!(split_group_kind_suffix("Service"), ("".into(), "Service".into()));
+        assert_eq!(
+            split_group_kind_suffix("apps_Deployment"),
+            ("apps".into(), "Deployment".into())
+        );
+        assert_eq!(
+            split_group_kind_suffix("Service"),
+            ("".into(), "Service".into())
+        );
         assert_eq!(split_group_kind_suffix("all"), ("*".into(), "*".into()));
         assert_eq!(
             split_group_kind_suffix("platform.acme.io_Database"),

@@ -40,12 +40,17 @@ impl SyncOptions {
 
     /// The value of one option, the last one given winning.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.options.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.options
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// Whether `name=true` (case-insensitive value) was given.
     pub fn is_true(&self, name: &str) -> bool {
-        self.get(name).is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        self.get(name)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
     }
 
     /// Options of `self` overridden by those of `other`.
@@ -63,7 +68,11 @@ mod tests {
 
     #[test]
     fn parses_lists_and_last_wins() {
-        let o = SyncOptions::parse(["CreateNamespace=true", "Prune=false,PruneLast=true", "Prune=confirm"]);
+        let o = SyncOptions::parse([
+            "CreateNamespace=true",
+            "Prune=false,PruneLast=true",
+            "Prune=confirm",
+        ]);
         assert!(o.is_true("CreateNamespace"));
         assert_eq!(o.get("Prune"), Some("confirm"));
         assert!(o.is_true("PruneLast"));

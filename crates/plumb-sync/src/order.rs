@@ -42,7 +42,10 @@ const KIND_ORDER: &[&str] = &[
 
 /// The rank of a kind in Argo's order; unknown kinds rank after every known one.
 pub fn kind_rank(kind: &str) -> usize {
-    KIND_ORDER.iter().position(|k| *k == kind).unwrap_or(KIND_ORDER.len())
+    KIND_ORDER
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or(KIND_ORDER.len())
 }
 
 #[cfg(test)]

@@ -86,8 +86,15 @@ pub async fn run(applier: &Applier, req: SyncRequest) -> SyncOutcome {
             };
             let (status, message) = match r {
                 Ok(()) => {
-                    let verb = if live.is_none() { "created" } else { "configured" };
-                    (ResultCode::Synced, with_dry_run(format!("namespace/{} {verb}", ns.name), req.dry_run))
+                    let verb = if live.is_none() {
+                        "created"
+                    } else {
+                        "configured"
+                    };
+                    (
+                        ResultCode::Synced,
+                        with_dry_run(format!("namespace/{} {verb}", ns.name), req.dry_run),
+                    )
                 }
                 Err(e) => {
                     namespace_failed = true;
@@ -159,7 +166,12 @@ pub async fn run(applier: &Applier, req: SyncRequest) -> SyncOutcome {
                 }
                 Err(e) => {
                     failed = true;
-                    results.push(result(&t.key, &t.version, ResultCode::SyncFailed, error_text(&e)));
+                    results.push(result(
+                        &t.key,
+                        &t.version,
+                        ResultCode::SyncFailed,
+                        error_text(&e),
+                    ));
                 }
             }
         }
@@ -167,11 +179,21 @@ pub async fn run(applier: &Applier, req: SyncRequest) -> SyncOutcome {
 
     // Prune last, in reverse order, and only what may be pruned.
     for t in prunes.iter().rev() {
-        let live_opts = t.live.as_ref().map(SyncOptions::of_object).unwrap_or_default();
-        let (status, message) = if live_opts.get("Prune").is_some_and(|v| v.eq_ignore_ascii_case("false")) {
+        let live_opts = t
+            .live
+            .as_ref()
+            .map(SyncOptions::of_object)
+            .unwrap_or_default();
+        let (status, message) = if live_opts
+            .get("Prune")
+            .is_some_and(|v| v.eq_ignore_ascii_case("false"))
+        {
             (ResultCode::PruneSkipped, "ignored (no prune)".to_string())
         } else if !req.prune {
-            (ResultCode::PruneSkipped, "ignored (requires pruning)".to_string())
+            (
+                ResultCode::PruneSkipped,
+                "ignored (requires pruning)".to_string(),
+            )
         } else if req.dry_run {
             (ResultCode::Pruned, "pruned (dry run)".to_string())
         } else {
@@ -205,7 +227,11 @@ pub async fn run(applier: &Applier, req: SyncRequest) -> SyncOutcome {
 }
 
 fn propagation(options: &SyncOptions) -> PropagationPolicy {
-    match options.get("PrunePropagationPolicy").map(str::to_ascii_lowercase).as_deref() {
+    match options
+        .get("PrunePropagationPolicy")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         Some("background") => PropagationPolicy::Background,
         Some("orphan") => PropagationPolicy::Orphan,
         _ => PropagationPolicy::Foreground,
@@ -213,11 +239,16 @@ fn propagation(options: &SyncOptions) -> PropagationPolicy {
 }
 
 fn with_dry_run(msg: String, dry_run: bool) -> String {
-    if dry_run { format!("{msg} (dry run)") } else { msg }
+    if dry_run {
+        format!("{msg} (dry run)")
+    } else {
+        msg
+    }
 }
 
 fn resource_version(obj: &Value) -> Option<&str> {
-    obj.pointer("/metadata/resourceVersion").and_then(Value::as_str)
+    obj.pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
 }
 
 /// Whether a dry-run result would store nothing new (same spec, labels, annotations, data).
@@ -278,7 +309,13 @@ mod tests {
 
     #[test]
     fn kubectl_names() {
-        assert_eq!(kubectl_name(&ResourceKey::new("apps", "Deployment", "n", "api")), "deployment.apps/api");
-        assert_eq!(kubectl_name(&ResourceKey::new("", "Service", "n", "api")), "service/api");
+        assert_eq!(
+            kubectl_name(&ResourceKey::new("apps", "Deployment", "n", "api")),
+            "deployment.apps/api"
+        );
+        assert_eq!(
+            kubectl_name(&ResourceKey::new("", "Service", "n", "api")),
+            "service/api"
+        );
     }
 }

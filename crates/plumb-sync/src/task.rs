@@ -50,7 +50,9 @@ impl TaskSelection {
                 r.group.as_deref().unwrap_or_default() == key.group
                     && r.kind == key.kind
                     && r.name == key.name
-                    && r.namespace.as_deref().is_none_or(|ns| ns.is_empty() || ns == key.namespace)
+                    && r.namespace
+                        .as_deref()
+                        .is_none_or(|ns| ns.is_empty() || ns == key.namespace)
             })
     }
 }

@@ -64,8 +64,8 @@ impl TestEnv {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or_default();
-        let dir = std::env::temp_dir()
-            .join(format!("plumb-testenv-{}-{nanos}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("plumb-testenv-{}-{nanos}", std::process::id()));
         let script = repo_root().join("scripts/testenv");
         let out = Command::new(&script)
             .arg("up")
@@ -75,14 +75,19 @@ impl TestEnv {
             .arg(std::process::id().to_string())
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| Error::Start { script: script.display().to_string(), stderr: e.to_string() })?;
+            .map_err(|e| Error::Start {
+                script: script.display().to_string(),
+                stderr: e.to_string(),
+            })?;
         if !out.status.success() {
             return Err(Error::Start {
                 script: script.display().to_string(),
                 stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
             });
         }
-        Ok(Self { kubeconfig: dir.join("kubeconfig") })
+        Ok(Self {
+            kubeconfig: dir.join("kubeconfig"),
+        })
     }
 
     /// The kubeconfig file (admin credentials).
@@ -107,7 +112,8 @@ impl TestEnv {
             path: self.kubeconfig.clone(),
             source: e,
         };
-        let kc = kube::config::Kubeconfig::read_from(&self.kubeconfig).map_err(|e| boxed(e.into()))?;
+        let kc =
+            kube::config::Kubeconfig::read_from(&self.kubeconfig).map_err(|e| boxed(e.into()))?;
         let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
             .await
             .map_err(|e| boxed(e.into()))?;

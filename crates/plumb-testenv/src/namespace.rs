@@ -20,7 +20,13 @@ impl TestNamespace {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let prefix: String = prefix
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
             .take(40)
             .collect();
         let name = format!("{prefix}-{}-{n}", std::process::id());
@@ -37,7 +43,10 @@ impl TestNamespace {
             ),
             Err(e) => panic!("running kubectl to create namespace {name}: {e}"),
         }
-        Self { name, kubeconfig: env.kubeconfig().to_path_buf() }
+        Self {
+            name,
+            kubeconfig: env.kubeconfig().to_path_buf(),
+        }
     }
 
     /// The namespace's name.
@@ -52,7 +61,13 @@ impl Drop for TestNamespace {
         let _ = std::process::Command::new("kubectl")
             .arg("--kubeconfig")
             .arg(&self.kubeconfig)
-            .args(["delete", "namespace", &self.name, "--wait=false", "--ignore-not-found"])
+            .args([
+                "delete",
+                "namespace",
+                &self.name,
+                "--wait=false",
+                "--ignore-not-found",
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

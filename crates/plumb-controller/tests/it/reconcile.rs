@@ -30,9 +30,17 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
     .await;
 
     // Nothing deployed yet: OutOfSync, every resource Missing, app health Missing.
-    let app = ctl.wait_app("web", "OutOfSync", |a| a["status"]["sync"]["status"] == "OutOfSync").await;
+    let app = ctl
+        .wait_app("web", "OutOfSync", |a| {
+            a["status"]["sync"]["status"] == "OutOfSync"
+        })
+        .await;
     assert_eq!(app["status"]["sync"]["revision"], repo.head());
-    assert_eq!(app["status"]["health"]["status"], "Missing", "{:#}", app["status"]);
+    assert_eq!(
+        app["status"]["health"]["status"], "Missing",
+        "{:#}",
+        app["status"]
+    );
     assert_eq!(resource(&app, "Deployment")["health"]["status"], "Missing");
     assert_eq!(app["status"]["sourceType"], "Directory");
 
@@ -42,23 +50,52 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
     assert_eq!(st["phase"], "Succeeded", "{st:#}");
     assert_eq!(st["message"], "successfully synced (all tasks run)");
     let results = st["syncResult"]["resources"].as_array().expect("results");
-    let messages: Vec<&str> = results.iter().map(|r| r["message"].as_str().unwrap_or_default()).collect();
-    assert_eq!(messages, ["configmap/web created", "service/web created", "deployment.apps/web created"]);
+    let messages: Vec<&str> = results
+        .iter()
+        .map(|r| r["message"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "configmap/web created",
+            "service/web created",
+            "deployment.apps/web created"
+        ]
+    );
     assert_eq!(app["status"]["history"][0]["id"], 0);
     assert_eq!(app["status"]["history"][0]["revision"], repo.head());
-    let app = ctl.wait_app("web", "Synced and Healthy", |a| {
-        a["status"]["sync"]["status"] == "Synced" && a["status"]["health"]["status"] == "Healthy"
-    })
-    .await;
-    assert!(resource(&app, "ConfigMap")["health"].is_null(), "a ConfigMap has no health");
+    let app = ctl
+        .wait_app("web", "Synced and Healthy", |a| {
+            a["status"]["sync"]["status"] == "Synced"
+                && a["status"]["health"]["status"] == "Healthy"
+        })
+        .await;
+    assert!(
+        resource(&app, "ConfigMap")["health"].is_null(),
+        "a ConfigMap has no health"
+    );
     assert_eq!(resource(&app, "Deployment")["status"], "Synced");
-    assert_eq!(app["status"]["summary"]["images"], json!(["registry.example/web:v1"]));
+    assert_eq!(
+        app["status"]["summary"]["images"],
+        json!(["registry.example/web:v1"])
+    );
     let out = env
         .kubectl()
-        .args(["-n", dest.name(), "get", "deployment", "web", "-o", "jsonpath={.metadata.annotations.argocd\\.argoproj\\.io/tracking-id}"])
+        .args([
+            "-n",
+            dest.name(),
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.metadata.annotations.argocd\\.argoproj\\.io/tracking-id}",
+        ])
         .output()
         .expect("kubectl");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("web:apps/Deployment:{}/web", dest.name()));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("web:apps/Deployment:{}/web", dest.name())
+    );
 
     // Tamper with a tracked object: the live cache notices and the status turns OutOfSync.
     let out = env
@@ -67,27 +104,60 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
                r#"[{"op":"remove","path":"/spec/template/spec/containers/0/securityContext/runAsNonRoot"}]"#])
         .output()
         .expect("kubectl");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let app = ctl.wait_app("web", "OutOfSync after tamper", |a| a["status"]["sync"]["status"] == "OutOfSync").await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let app = ctl
+        .wait_app("web", "OutOfSync after tamper", |a| {
+            a["status"]["sync"]["status"] == "OutOfSync"
+        })
+        .await;
     assert_eq!(resource(&app, "Deployment")["status"], "OutOfSync");
     assert_eq!(resource(&app, "Service")["status"], "Synced");
 
     // Git drops the ConfigMap: it requires pruning, and is only deleted by a sync with prune.
     repo.remove(&["app/configmap.yaml"], "drop configmap");
     repo.tag("v2");
-    ctl.patch_app("web", json!({"spec": {"source": {"targetRevision": "v2"}}})).await;
-    let app = ctl.wait_app("web", "ConfigMap requires pruning", |a| resource(a, "ConfigMap")["requiresPruning"] == true).await;
+    ctl.patch_app("web", json!({"spec": {"source": {"targetRevision": "v2"}}}))
+        .await;
+    let app = ctl
+        .wait_app("web", "ConfigMap requires pruning", |a| {
+            resource(a, "ConfigMap")["requiresPruning"] == true
+        })
+        .await;
     assert_eq!(resource(&app, "ConfigMap")["status"], "OutOfSync");
     let app = ctl.sync("web", json!({})).await;
-    let results = app["status"]["operationState"]["syncResult"]["resources"].as_array().expect("results").clone();
-    let cm = results.iter().find(|r| r["kind"] == "ConfigMap").expect("configmap result");
+    let results = app["status"]["operationState"]["syncResult"]["resources"]
+        .as_array()
+        .expect("results")
+        .clone();
+    let cm = results
+        .iter()
+        .find(|r| r["kind"] == "ConfigMap")
+        .expect("configmap result");
     assert_eq!(cm["status"], "PruneSkipped");
     assert_eq!(cm["message"], "ignored (requires pruning)");
-    let dep = results.iter().find(|r| r["kind"] == "Deployment").expect("deployment result");
-    assert_eq!(dep["message"], "deployment.apps/web configured", "the tamper is reverted");
+    let dep = results
+        .iter()
+        .find(|r| r["kind"] == "Deployment")
+        .expect("deployment result");
+    assert_eq!(
+        dep["message"], "deployment.apps/web configured",
+        "the tamper is reverted"
+    );
     let app = ctl.sync("web", json!({"prune": true})).await;
-    let results = app["status"]["operationState"]["syncResult"]["resources"].as_array().expect("results").clone();
-    assert!(results.iter().any(|r| r["kind"] == "ConfigMap" && r["status"] == "Pruned"), "{results:#?}");
+    let results = app["status"]["operationState"]["syncResult"]["resources"]
+        .as_array()
+        .expect("results")
+        .clone();
+    assert!(
+        results
+            .iter()
+            .any(|r| r["kind"] == "ConfigMap" && r["status"] == "Pruned"),
+        "{results:#?}"
+    );
     ctl.wait_app("web", "Synced without the ConfigMap", |a| {
         a["status"]["sync"]["status"] == "Synced" && resource(a, "ConfigMap").is_null()
     })
@@ -95,11 +165,33 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
     assert_eq!(app["status"]["history"].as_array().map(Vec::len), Some(3));
 
     // A revision that does not exist: sync Unknown with a ComparisonError, nothing pruned.
-    ctl.patch_app("web", json!({"spec": {"source": {"targetRevision": "no-such-tag"}}})).await;
-    let app = ctl.wait_app("web", "Unknown", |a| a["status"]["sync"]["status"] == "Unknown").await;
+    ctl.patch_app(
+        "web",
+        json!({"spec": {"source": {"targetRevision": "no-such-tag"}}}),
+    )
+    .await;
+    let app = ctl
+        .wait_app("web", "Unknown", |a| {
+            a["status"]["sync"]["status"] == "Unknown"
+        })
+        .await;
     let cond = &app["status"]["conditions"][0];
     assert_eq!(cond["type"], "ComparisonError");
-    assert!(cond["message"].as_str().unwrap_or_default().contains("no-such-tag"), "{cond}");
-    let out = env.kubectl().args(["-n", dest.name(), "get", "deployment,service", "-o", "name"]).output().expect("kubectl");
-    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2, "nothing pruned after a failed comparison");
+    assert!(
+        cond["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no-such-tag"),
+        "{cond}"
+    );
+    let out = env
+        .kubectl()
+        .args(["-n", dest.name(), "get", "deployment,service", "-o", "name"])
+        .output()
+        .expect("kubectl");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        2,
+        "nothing pruned after a failed comparison"
+    );
 }

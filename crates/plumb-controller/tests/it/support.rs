@@ -12,14 +12,33 @@ pub const DEADLINE: Duration = Duration::from_secs(90);
 /// Installs the CRDs from deploy/crds (idempotent).
 pub fn install_crds(env: &TestEnv) {
     let dir = plumb_testenv_root().join("deploy/crds");
-    let out = env.kubectl().args(["apply", "-f"]).arg(&dir).output().expect("kubectl");
-    assert!(out.status.success(), "applying CRDs: {}", String::from_utf8_lossy(&out.stderr));
     let out = env
         .kubectl()
-        .args(["wait", "--for=condition=Established", "--timeout=60s", "crd/applications.argoproj.io", "crd/appprojects.argoproj.io"])
+        .args(["apply", "-f"])
+        .arg(&dir)
         .output()
         .expect("kubectl");
-    assert!(out.status.success(), "CRDs established: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "applying CRDs: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = env
+        .kubectl()
+        .args([
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/applications.argoproj.io",
+            "crd/appprojects.argoproj.io",
+        ])
+        .output()
+        .expect("kubectl");
+    assert!(
+        out.status.success(),
+        "CRDs established: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 pub fn plumb_testenv_root() -> std::path::PathBuf {
@@ -43,12 +62,16 @@ impl Controlled {
     pub async fn start(env: &'static TestEnv, prefix: &str) -> Self {
         // PLUMB_LOG=plumb_controller=debug shows what the controller does during a test.
         if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("PLUMB_LOG") {
-            let _ = tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().try_init();
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_test_writer()
+                .try_init();
         }
         install_crds(env);
         let ns = env.namespace(prefix);
         let client = env.client().await;
-        let projects: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &appproject_resource());
+        let projects: Api<DynamicObject> =
+            Api::namespaced_with(client.clone(), ns.name(), &appproject_resource());
         let project: DynamicObject = serde_json::from_value(json!({
             "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
             "metadata": {"name": "default"},
@@ -56,7 +79,10 @@ impl Controlled {
                      "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]}
         }))
         .expect("project");
-        projects.create(&PostParams::default(), &project).await.expect("create default project");
+        projects
+            .create(&PostParams::default(), &project)
+            .await
+            .expect("create default project");
         let cache = tempfile::tempdir().expect("tempdir").keep();
         let mut config = ControllerConfig::new(cache);
         config.control_namespace = ns.name().to_string();
@@ -79,11 +105,17 @@ impl Controlled {
 
     pub async fn create_app(&self, app: Value) {
         let obj: DynamicObject = serde_json::from_value(app).expect("application");
-        self.apps().create(&PostParams::default(), &obj).await.expect("create application");
+        self.apps()
+            .create(&PostParams::default(), &obj)
+            .await
+            .expect("create application");
     }
 
     pub async fn patch_app(&self, name: &str, patch: Value) {
-        self.apps().patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await.expect("patch application");
+        self.apps()
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .expect("patch application");
     }
 
     /// Polls the Application until `cond` holds on its JSON, returning it.
@@ -99,15 +131,25 @@ impl Controlled {
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        panic!("Application {name}: {what} not reached within {DEADLINE:?}; last seen:\n{}", serde_json::to_string_pretty(&last["status"]).unwrap_or_default());
+        panic!(
+            "Application {name}: {what} not reached within {DEADLINE:?}; last seen:\n{}",
+            serde_json::to_string_pretty(&last["status"]).unwrap_or_default()
+        );
     }
 
     /// Requests a sync and waits for it to finish; returns the Application afterwards.
     pub async fn sync(&self, name: &str, sync: Value) -> Value {
         // A unique initiator tells this operation's result from the previous one's.
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let who = format!("test-{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-        self.patch_app(name, json!({"operation": {"sync": sync, "initiatedBy": {"username": who}}})).await;
+        let who = format!(
+            "test-{}",
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        self.patch_app(
+            name,
+            json!({"operation": {"sync": sync, "initiatedBy": {"username": who}}}),
+        )
+        .await;
         self.wait_app(name, "operation finished", |a| {
             let st = &a["status"]["operationState"];
             a["operation"].is_null()

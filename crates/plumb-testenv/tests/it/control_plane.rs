@@ -43,7 +43,9 @@ async fn watch_until(
         let left = DEADLINE.checked_sub(start.elapsed()).unwrap_or_default();
         let event = tokio::time::timeout(left, stream.try_next())
             .await
-            .unwrap_or_else(|_| panic!("deployment {name} not done within {DEADLINE:?}; statuses seen: {seen:#?}"))
+            .unwrap_or_else(|_| {
+                panic!("deployment {name} not done within {DEADLINE:?}; statuses seen: {seen:#?}")
+            })
             .expect("watch error")
             .expect("watch ended");
         let objs = match event {
@@ -90,13 +92,22 @@ async fn deployment_rolls_out_on_the_kwok_node_and_rolls_a_new_image() {
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns.name());
 
     deployments
-        .create(&PostParams::default(), &deployment("web", "registry.example/web:v1"))
+        .create(
+            &PostParams::default(),
+            &deployment("web", "registry.example/web:v1"),
+        )
         .await
         .expect("create deployment");
-    watch_until(&deployments, "web", |d| is_complete(d, "registry.example/web:v1")).await;
+    watch_until(&deployments, "web", |d| {
+        is_complete(d, "registry.example/web:v1")
+    })
+    .await;
 
     // Pods were made by the real ReplicaSet controller, scheduled onto the kwok node, and are Ready.
-    let list = pods.list(&ListParams::default().labels("app=web")).await.expect("list pods");
+    let list = pods
+        .list(&ListParams::default().labels("app=web"))
+        .await
+        .expect("list pods");
     let running: Vec<&Pod> = list
         .items
         .iter()
@@ -105,7 +116,11 @@ async fn deployment_rolls_out_on_the_kwok_node_and_rolls_a_new_image() {
     assert_eq!(running.len(), 3, "three pods");
     for pod in running {
         let spec = pod.spec.as_ref().expect("pod spec");
-        assert_eq!(spec.node_name.as_deref(), Some("kwok-node-0"), "scheduled onto the kwok node");
+        assert_eq!(
+            spec.node_name.as_deref(),
+            Some("kwok-node-0"),
+            "scheduled onto the kwok node"
+        );
         let owner = &pod.metadata.owner_references.as_ref().expect("owned")[0];
         assert_eq!(owner.kind, "ReplicaSet");
         let status = pod.status.as_ref().expect("pod status");
@@ -124,16 +139,25 @@ async fn deployment_rolls_out_on_the_kwok_node_and_rolls_a_new_image() {
         .patch("web", &PatchParams::default(), &Patch::Strategic(&patch))
         .await
         .expect("patch image");
-    let seen = watch_until(&deployments, "web", |d| is_complete(d, "registry.example/web:v2")).await;
+    let seen = watch_until(&deployments, "web", |d| {
+        is_complete(d, "registry.example/web:v2")
+    })
+    .await;
     let partial = seen.iter().any(|s| {
         let updated = s["status"]["updatedReplicas"].as_i64().unwrap_or(0);
         let observed = s["status"]["observedGeneration"].as_i64().unwrap_or(0);
         observed == s["generation"].as_i64().unwrap_or(-1) && updated < 3
     });
-    assert!(partial, "rollout passed through updatedReplicas < replicas; seen: {seen:#?}");
+    assert!(
+        partial,
+        "rollout passed through updatedReplicas < replicas; seen: {seen:#?}"
+    );
 
     let rs: Api<k8s_openapi::api::apps::v1::ReplicaSet> = Api::namespaced(client, ns.name());
-    let sets = rs.list(&ListParams::default().labels("app=web")).await.expect("list replicasets");
+    let sets = rs
+        .list(&ListParams::default().labels("app=web"))
+        .await
+        .expect("list replicasets");
     assert_eq!(sets.items.len(), 2, "old and new ReplicaSet");
 }
 
@@ -161,11 +185,16 @@ async fn crd_becomes_established_and_custom_resources_are_found_through_discover
     }))
     .expect("valid crd");
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    crds.create(&PostParams::default(), &crd).await.expect("create crd");
+    crds.create(&PostParams::default(), &crd)
+        .await
+        .expect("create crd");
 
     let start = Instant::now();
     loop {
-        let got = crds.get(&format!("databases.{group}")).await.expect("get crd");
+        let got = crds
+            .get(&format!("databases.{group}"))
+            .await
+            .expect("get crd");
         let established = got
             .status
             .and_then(|s| s.conditions)
@@ -175,15 +204,26 @@ async fn crd_becomes_established_and_custom_resources_are_found_through_discover
         if established {
             break;
         }
-        assert!(start.elapsed() < DEADLINE, "CRD not Established within {DEADLINE:?}");
+        assert!(
+            start.elapsed() < DEADLINE,
+            "CRD not Established within {DEADLINE:?}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
     // Discovery (run after the CRD is Established) finds the new kind with its real plural.
     let start = Instant::now();
     let (ar, caps) = loop {
-        let d = Discovery::new(client.clone()).filter(&[group.as_str()]).run().await.expect("discovery");
-        if let Some(found) = d.groups().flat_map(|g| g.recommended_resources()).find(|(ar, _)| ar.kind == "Database") {
+        let d = Discovery::new(client.clone())
+            .filter(&[group.as_str()])
+            .run()
+            .await
+            .expect("discovery");
+        if let Some(found) = d
+            .groups()
+            .flat_map(|g| g.recommended_resources())
+            .find(|(ar, _)| ar.kind == "Database")
+        {
             break found;
         }
         assert!(start.elapsed() < DEADLINE, "Database kind not discovered");
@@ -191,9 +231,12 @@ async fn crd_becomes_established_and_custom_resources_are_found_through_discover
     };
     assert_eq!(ar.plural, "databases");
     assert_eq!(caps.scope, Scope::Namespaced);
-    let pinned = discovery::pinned_kind(&client, &kube::api::GroupVersionKind::gvk(&group, "v1alpha1", "Database"))
-        .await
-        .expect("pinned kind");
+    let pinned = discovery::pinned_kind(
+        &client,
+        &kube::api::GroupVersionKind::gvk(&group, "v1alpha1", "Database"),
+    )
+    .await
+    .expect("pinned kind");
     assert_eq!(pinned.0.plural, "databases");
 
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &ar);
@@ -204,25 +247,51 @@ async fn crd_becomes_established_and_custom_resources_are_found_through_discover
         "spec": {"engine": "postgres", "storageGiB": 20}
     }))
     .expect("valid cr");
-    api.create(&PostParams::default(), &obj).await.expect("create custom resource");
+    api.create(&PostParams::default(), &obj)
+        .await
+        .expect("create custom resource");
     let back = api.get("orders").await.expect("read back");
     assert_eq!(back.data["spec"]["engine"], "postgres");
     assert_eq!(back.data["spec"]["storageGiB"], 20);
 
-    crds.delete(&format!("databases.{group}"), &Default::default()).await.expect("delete crd");
+    crds.delete(&format!("databases.{group}"), &Default::default())
+        .await
+        .expect("delete crd");
 }
 
 #[test]
 fn kubectl_works_with_the_written_kubeconfig() {
     let env = TestEnv::shared();
-    let out = env.kubectl().args(["get", "nodes", "-o", "name"]).output().expect("run kubectl");
-    assert!(out.status.success(), "kubectl get nodes: {}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "node/kwok-node-0");
+    let out = env
+        .kubectl()
+        .args(["get", "nodes", "-o", "name"])
+        .output()
+        .expect("run kubectl");
+    assert!(
+        out.status.success(),
+        "kubectl get nodes: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "node/kwok-node-0"
+    );
 
-    let out = env.kubectl().args(["version", "-o", "json"]).output().expect("run kubectl");
-    assert!(out.status.success(), "kubectl version: {}", String::from_utf8_lossy(&out.stderr));
+    let out = env
+        .kubectl()
+        .args(["version", "-o", "json"])
+        .output()
+        .expect("run kubectl");
+    assert!(
+        out.status.success(),
+        "kubectl version: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("version json");
-    assert_eq!(v["serverVersion"]["gitVersion"], "v1.36.3", "server reports the real release");
+    assert_eq!(
+        v["serverVersion"]["gitVersion"], "v1.36.3",
+        "server reports the real release"
+    );
     assert_eq!(v["serverVersion"]["major"], "1");
     assert_eq!(v["serverVersion"]["minor"], "36");
 }

@@ -13,7 +13,12 @@ use crate::exit::Outcome;
 #[derive(Debug, Args)]
 pub struct ControllerArgs {
     /// Namespace holding Applications, AppProjects and the settings ConfigMap.
-    #[arg(short = 'n', long = "namespace", env = "PLUMB_NAMESPACE", default_value = "argocd")]
+    #[arg(
+        short = 'n',
+        long = "namespace",
+        env = "PLUMB_NAMESPACE",
+        default_value = "argocd"
+    )]
     namespace: String,
     /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the in-cluster account).
     #[arg(long, env = "PLUMB_KUBECONFIG")]
@@ -56,15 +61,14 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
     config.settings_name = args.settings_configmap;
     config.customizations = args.customizations;
     config.workers = args.workers;
-    config.metrics_addr = if args.metrics_addr == "off" {
-        None
-    } else {
-        Some(
-            args.metrics_addr
-                .parse::<SocketAddr>()
-                .with_context(|| format!("--metrics-addr {:?} is not host:port", args.metrics_addr))?,
-        )
-    };
+    config.metrics_addr =
+        if args.metrics_addr == "off" {
+            None
+        } else {
+            Some(args.metrics_addr.parse::<SocketAddr>().with_context(|| {
+                format!("--metrics-addr {:?} is not host:port", args.metrics_addr)
+            })?)
+        };
     config.source.tools.helm = args.helm;
     config.source.tools.kustomize = args.kustomize;
     let source = match args.kubeconfig {
@@ -73,7 +77,9 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     rt.block_on(async move {
-        let client = plumb_kube::connect(&source).await.context("connecting to the cluster")?;
+        let client = plumb_kube::connect(&source)
+            .await
+            .context("connecting to the cluster")?;
         tokio::select! {
             r = plumb_controller::run(client, config) => r.context("controller stopped"),
             _ = tokio::signal::ctrl_c() => Ok(()),

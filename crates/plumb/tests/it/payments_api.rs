@@ -57,7 +57,11 @@ fn plumb(env: &TestEnv, ns: &str, args: &[&str]) -> Output {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn stdout(o: &Output) -> String {
@@ -73,14 +77,35 @@ fn kubectl(env: &TestEnv, args: &[&str], stdin: Option<&str>) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.unwrap_or_default().as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.unwrap_or_default().as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
 fn app_json(env: &TestEnv, ns: &str) -> Value {
-    let out = kubectl(env, &["-n", ns, "get", "applications.argoproj.io", "payments-api", "-o", "json"], None);
+    let out = kubectl(
+        env,
+        &[
+            "-n",
+            ns,
+            "get",
+            "applications.argoproj.io",
+            "payments-api",
+            "-o",
+            "json",
+        ],
+        None,
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -91,13 +116,20 @@ fn wait_for(env: &TestEnv, ns: &str, what: &str, cond: impl Fn(&Value) -> bool) 
         if cond(&app) {
             return app;
         }
-        assert!(start.elapsed() < Duration::from_secs(60), "{what} not reached; status: {:#}", app["status"]);
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{what} not reached; status: {:#}",
+            app["status"]
+        );
         std::thread::sleep(Duration::from_millis(250));
     }
 }
 
 fn resource_status<'a>(app: &'a Value, kind: &str) -> &'a Value {
-    app["status"]["resources"].as_array().and_then(|r| r.iter().find(|r| r["kind"] == kind)).unwrap_or(&Value::Null)
+    app["status"]["resources"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["kind"] == kind))
+        .unwrap_or(&Value::Null)
 }
 
 #[test]
@@ -105,12 +137,19 @@ fn payments_api_release_and_tamper() {
     let env = crate::app::env();
     let ctl_ns = env.namespace("argocd");
     let payments = env.namespace("payments");
-    kubectl(env, &["apply", "-f", "-"], Some(&json!({
-        "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
-        "metadata": {"name": "default", "namespace": ctl_ns.name()},
-        "spec": {"sourceRepos": ["*"], "destinations": [{"namespace": "*", "server": "*"}],
-                 "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]}
-    }).to_string()));
+    kubectl(
+        env,
+        &["apply", "-f", "-"],
+        Some(
+            &json!({
+                "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+                "metadata": {"name": "default", "namespace": ctl_ns.name()},
+                "spec": {"sourceRepos": ["*"], "destinations": [{"namespace": "*", "server": "*"}],
+                         "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]}
+            })
+            .to_string(),
+        ),
+    );
 
     let repo = GitRepo::named("payments");
     repo.commit(&files("v1.3.2"), "payments-api v1.3.2");
@@ -122,7 +161,13 @@ fn payments_api_release_and_tamper() {
     };
     let _controller = Controller(
         Command::new(env!("CARGO_BIN_EXE_plumb"))
-            .args(["controller", "-n", ctl_ns.name(), "--metrics-addr", &format!("127.0.0.1:{metrics_port}")])
+            .args([
+                "controller",
+                "-n",
+                ctl_ns.name(),
+                "--metrics-addr",
+                &format!("127.0.0.1:{metrics_port}"),
+            ])
             .arg("--kubeconfig")
             .arg(env.kubeconfig())
             .arg("--cache-dir")
@@ -135,94 +180,247 @@ fn payments_api_release_and_tamper() {
             .unwrap(),
     );
 
-    let out = plumb(env, ctl_ns.name(), &[
-        "create", "payments-api", "--repo", &repo.url(), "--path", "k8s", "--revision", "v1.3.2",
-        "--dest-server", "https://kubernetes.default.svc", "--dest-namespace", payments.name(), "--project", "default",
-    ]);
+    let out = plumb(
+        env,
+        ctl_ns.name(),
+        &[
+            "create",
+            "payments-api",
+            "--repo",
+            &repo.url(),
+            "--path",
+            "k8s",
+            "--revision",
+            "v1.3.2",
+            "--dest-server",
+            "https://kubernetes.default.svc",
+            "--dest-namespace",
+            payments.name(),
+            "--project",
+            "default",
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out));
 
     // Synced at v1.3.2: Synced and Healthy; the ConfigMap has no health.
-    let out = plumb(env, ctl_ns.name(), &["sync", "payments-api", "--timeout", "120"]);
+    let out = plumb(
+        env,
+        ctl_ns.name(),
+        &["sync", "payments-api", "--timeout", "120"],
+    );
     assert!(out.status.success(), "sync v1.3.2: {}", text(&out));
-    let out = plumb(env, ctl_ns.name(), &["wait", "payments-api", "--health", "--sync", "--timeout", "120"]);
+    let out = plumb(
+        env,
+        ctl_ns.name(),
+        &[
+            "wait",
+            "payments-api",
+            "--health",
+            "--sync",
+            "--timeout",
+            "120",
+        ],
+    );
     assert!(out.status.success(), "wait v1.3.2: {}", text(&out));
     let v132 = repo.head();
     let out = plumb(env, ctl_ns.name(), &["get", "payments-api"]);
     let get = stdout(&out);
-    assert!(get.contains(&format!("Name:               {}/payments-api\n", ctl_ns.name())), "{get}");
-    assert!(get.contains(&format!("Sync Status:        Synced to v1.3.2 ({})\n", &v132[..7])), "{get}");
+    assert!(
+        get.contains(&format!(
+            "Name:               {}/payments-api\n",
+            ctl_ns.name()
+        )),
+        "{get}"
+    );
+    assert!(
+        get.contains(&format!(
+            "Sync Status:        Synced to v1.3.2 ({})\n",
+            &v132[..7]
+        )),
+        "{get}"
+    );
     assert!(get.contains("Health Status:      Healthy\n"), "{get}");
-    let cm_row = get.lines().find(|l| l.contains("ConfigMap")).expect("ConfigMap row");
+    let cm_row = get
+        .lines()
+        .find(|l| l.contains("ConfigMap"))
+        .expect("ConfigMap row");
     let cols: Vec<&str> = cm_row.split_whitespace().collect();
-    assert_eq!(cols, ["ConfigMap", payments.name(), "payments-api", "Synced"], "no HEALTH for a ConfigMap: {cm_row:?}");
+    assert_eq!(
+        cols,
+        ["ConfigMap", payments.name(), "payments-api", "Synced"],
+        "no HEALTH for a ConfigMap: {cm_row:?}"
+    );
 
     // Git gets v1.4.0 with only the image changed; the Application targets it.
     repo.commit(&files("v1.4.0")[2..], "payments-api v1.4.0");
     repo.tag("v1.4.0");
     let v140 = repo.head();
-    kubectl(env, &["-n", ctl_ns.name(), "patch", "applications.argoproj.io", "payments-api", "--type=merge",
-                   "-p", r#"{"spec":{"source":{"targetRevision":"v1.4.0"}}}"#], None);
+    kubectl(
+        env,
+        &[
+            "-n",
+            ctl_ns.name(),
+            "patch",
+            "applications.argoproj.io",
+            "payments-api",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"source":{"targetRevision":"v1.4.0"}}}"#,
+        ],
+        None,
+    );
     let app = wait_for(env, ctl_ns.name(), "OutOfSync from v1.4.0", |a| {
-        a["status"]["sync"]["status"] == "OutOfSync" && a["status"]["sync"]["revision"] == v140.as_str()
+        a["status"]["sync"]["status"] == "OutOfSync"
+            && a["status"]["sync"]["revision"] == v140.as_str()
     });
     assert_eq!(app["status"]["health"]["status"], "Healthy");
     assert_eq!(resource_status(&app, "Deployment")["status"], "OutOfSync");
     assert_eq!(resource_status(&app, "Service")["status"], "Synced");
     assert_eq!(resource_status(&app, "ConfigMap")["status"], "Synced");
     let get = stdout(&plumb(env, ctl_ns.name(), &["get", "payments-api"]));
-    assert!(get.contains(&format!("Sync Status:        OutOfSync from v1.4.0 ({})\n", &v140[..7])), "{get}");
+    assert!(
+        get.contains(&format!(
+            "Sync Status:        OutOfSync from v1.4.0 ({})\n",
+            &v140[..7]
+        )),
+        "{get}"
+    );
 
     // The diff shows exactly the two image lines, and exits 1.
-    let out = plumb(env, ctl_ns.name(), &["diff", "payments-api", "--attribution=false"]);
+    let out = plumb(
+        env,
+        ctl_ns.name(),
+        &["diff", "payments-api", "--attribution=false"],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let diff = stdout(&out);
-    assert!(diff.starts_with(&format!("\n===== apps/Deployment {}/payments-api ======\n", payments.name())), "{diff}");
-    let changed: Vec<&str> = diff.lines().filter(|l| l.starts_with("< ") || l.starts_with("> ")).collect();
+    assert!(
+        diff.starts_with(&format!(
+            "\n===== apps/Deployment {}/payments-api ======\n",
+            payments.name()
+        )),
+        "{diff}"
+    );
+    let changed: Vec<&str> = diff
+        .lines()
+        .filter(|l| l.starts_with("< ") || l.starts_with("> "))
+        .collect();
     assert_eq!(changed.len(), 2, "{diff}");
-    assert!(changed[0].starts_with("< ") && changed[0].trim_end().ends_with(&format!("image: {IMAGE}:v1.3.2")), "{diff}");
-    assert!(changed[1].starts_with("> ") && changed[1].trim_end().ends_with(&format!("image: {IMAGE}:v1.4.0")), "{diff}");
+    assert!(
+        changed[0].starts_with("< ")
+            && changed[0]
+                .trim_end()
+                .ends_with(&format!("image: {IMAGE}:v1.3.2")),
+        "{diff}"
+    );
+    assert!(
+        changed[1].starts_with("> ")
+            && changed[1]
+                .trim_end()
+                .ends_with(&format!("image: {IMAGE}:v1.4.0")),
+        "{diff}"
+    );
     assert!(diff.lines().any(|l| l == "---"), "{diff}");
 
     // Sync: Succeeded, Synced to v1.4.0, and Progressing while the rollout runs.
-    let out = plumb(env, ctl_ns.name(), &["sync", "payments-api", "--timeout", "120"]);
+    let out = plumb(
+        env,
+        ctl_ns.name(),
+        &["sync", "payments-api", "--timeout", "120"],
+    );
     let sync = stdout(&out);
     assert!(out.status.success(), "sync v1.4.0: {}", text(&out));
     assert!(sync.contains("Phase:              Succeeded\n"), "{sync}");
-    assert!(sync.contains(&format!("Sync Status:        Synced to v1.4.0 ({})\n", &v140[..7])), "{sync}");
+    assert!(
+        sync.contains(&format!(
+            "Sync Status:        Synced to v1.4.0 ({})\n",
+            &v140[..7]
+        )),
+        "{sync}"
+    );
     assert!(sync.contains("Health Status:      Progressing\n"), "{sync}");
     assert!(sync.contains("Waiting for rollout to finish"), "{sync}");
-    assert!(sync.contains("Message:            successfully synced (all tasks run)\n"), "{sync}");
+    assert!(
+        sync.contains("Message:            successfully synced (all tasks run)\n"),
+        "{sync}"
+    );
 
     // The promotion gate: wait for Healthy.
-    let out = plumb(env, ctl_ns.name(), &["wait", "payments-api", "--health", "--timeout", "300"]);
+    let out = plumb(
+        env,
+        ctl_ns.name(),
+        &["wait", "payments-api", "--health", "--timeout", "300"],
+    );
     assert!(out.status.success(), "wait --health: {}", text(&out));
-    assert!(stdout(&out).contains("Health Status:      Healthy\n"), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("Health Status:      Healthy\n"),
+        "{}",
+        text(&out)
+    );
 
     // Tamper: runAsNonRoot removed with kubectl → OutOfSync within seconds.
     let tampered_at = Instant::now();
-    kubectl(env, &["-n", payments.name(), "patch", "deploy", "payments-api", "--type=json",
-                   "-p", r#"[{"op":"remove","path":"/spec/template/spec/containers/0/securityContext/runAsNonRoot"}]"#], None);
-    wait_for(env, ctl_ns.name(), "OutOfSync after the tamper", |a| a["status"]["sync"]["status"] == "OutOfSync");
+    kubectl(
+        env,
+        &[
+            "-n",
+            payments.name(),
+            "patch",
+            "deploy",
+            "payments-api",
+            "--type=json",
+            "-p",
+            r#"[{"op":"remove","path":"/spec/template/spec/containers/0/securityContext/runAsNonRoot"}]"#,
+        ],
+        None,
+    );
+    wait_for(env, ctl_ns.name(), "OutOfSync after the tamper", |a| {
+        a["status"]["sync"]["status"] == "OutOfSync"
+    });
     eprintln!("tamper detected after {:?}", tampered_at.elapsed());
     let out = plumb(env, ctl_ns.name(), &["diff", "payments-api"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let diff = stdout(&out);
     let added: Vec<&str> = diff.lines().filter(|l| l.starts_with("> ")).collect();
     assert_eq!(added.len(), 1, "{diff}");
-    assert_eq!(added[0].trim_start_matches("> ").trim(), "runAsNonRoot: true", "{diff}");
-    assert!(!diff.lines().any(|l| l.starts_with("< ")), "nothing to remove: {diff}");
+    assert_eq!(
+        added[0].trim_start_matches("> ").trim(),
+        "runAsNonRoot: true",
+        "{diff}"
+    );
+    assert!(
+        !diff.lines().any(|l| l.starts_with("< ")),
+        "nothing to remove: {diff}"
+    );
     // The API server records no field manager for a removal (checked against v1.36: a
     // removal-only `kubectl patch` leaves no managedFields entry), so the attribution says the
     // field is gone and names who last wrote its parent, instead of inventing a culprit.
-    let note = diff.lines().find(|l| l.starts_with("# ")).unwrap_or_default();
+    let note = diff
+        .lines()
+        .find(|l| l.starts_with("# "))
+        .unwrap_or_default();
     assert_eq!(
         note.split(" (parent").next(),
-        Some("# spec.template.spec.containers[name=payments-api].securityContext.runAsNonRoot: not in live; the removal was not recorded by any field manager"),
+        Some(
+            "# spec.template.spec.containers[name=payments-api].securityContext.runAsNonRoot: not in live; the removal was not recorded by any field manager"
+        ),
         "{diff}"
     );
-    assert!(note.contains("parent last written by plumb-controller (Apply) at "), "{diff}");
-    let out = plumb(env, ctl_ns.name(), &["wait", "payments-api", "--sync", "--timeout", "5"]);
-    assert_eq!(out.status.code(), Some(1), "wait --sync must time out: {}", text(&out));
+    assert!(
+        note.contains("parent last written by plumb-controller (Apply) at "),
+        "{diff}"
+    );
+    let out = plumb(
+        env,
+        ctl_ns.name(),
+        &["wait", "payments-api", "--sync", "--timeout", "5"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "wait --sync must time out: {}",
+        text(&out)
+    );
 
     // Metrics and health endpoints of the controller.
     let metrics = http_get(metrics_port, "/metrics");
@@ -231,33 +429,97 @@ fn payments_api_release_and_tamper() {
         "plumb_app_info{{name=\"payments-api\",namespace=\"{}\",project=\"default\",sync_status=\"OutOfSync\",health_status=\"",
         ctl_ns.name()
     );
-    assert!(metrics.lines().any(|l| l.starts_with(&info) && l.ends_with("\"} 1")), "{metrics}");
-    assert!(metrics.contains("plumb_app_reconcile_duration_seconds_count"), "{metrics}");
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with(&info) && l.ends_with("\"} 1")),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("plumb_app_reconcile_duration_seconds_count"),
+        "{metrics}"
+    );
     assert!(http_get(metrics_port, "/healthz").ends_with("ok\n"));
 
     // Events on the Application: operation start and finish.
-    let out = kubectl(env, &["-n", ctl_ns.name(), "get", "events.events.k8s.io", "-o", "json"], None);
+    let out = kubectl(
+        env,
+        &[
+            "-n",
+            ctl_ns.name(),
+            "get",
+            "events.events.k8s.io",
+            "-o",
+            "json",
+        ],
+        None,
+    );
     let events: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let reasons: Vec<&str> = events["items"].as_array().unwrap().iter()
+    let reasons: Vec<&str> = events["items"]
+        .as_array()
+        .unwrap()
+        .iter()
         .filter(|e| e["regarding"]["name"] == "payments-api")
         .filter_map(|e| e["reason"].as_str())
         .collect();
-    assert!(reasons.contains(&"OperationStarted") && reasons.contains(&"OperationCompleted"), "{reasons:?}");
+    assert!(
+        reasons.contains(&"OperationStarted") && reasons.contains(&"OperationCompleted"),
+        "{reasons:?}"
+    );
 
     // Cascading delete: the controller deletes what the Application tracked, then lets it go.
-    let out = plumb(env, ctl_ns.name(), &["delete", "payments-api", "--cascade=true", "-y"]);
+    let out = plumb(
+        env,
+        ctl_ns.name(),
+        &["delete", "payments-api", "--cascade=true", "-y"],
+    );
     assert!(out.status.success(), "delete: {}", text(&out));
     let start = Instant::now();
     loop {
-        let out = kubectl(env, &["-n", payments.name(), "get", "deploy,svc,cm", "-l", "app=payments-api", "-o", "name"], None);
-        let apps = kubectl(env, &["-n", ctl_ns.name(), "get", "applications.argoproj.io", "-o", "name"], None);
-        let left = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&apps.stdout);
-        let tracked = kubectl(env, &["-n", payments.name(), "get", "deploy,svc,cm", "-o", "name"], None);
-        let tracked = String::from_utf8_lossy(&tracked.stdout).lines().filter(|l| l.ends_with("/payments-api")).count();
+        let out = kubectl(
+            env,
+            &[
+                "-n",
+                payments.name(),
+                "get",
+                "deploy,svc,cm",
+                "-l",
+                "app=payments-api",
+                "-o",
+                "name",
+            ],
+            None,
+        );
+        let apps = kubectl(
+            env,
+            &[
+                "-n",
+                ctl_ns.name(),
+                "get",
+                "applications.argoproj.io",
+                "-o",
+                "name",
+            ],
+            None,
+        );
+        let left = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&apps.stdout);
+        let tracked = kubectl(
+            env,
+            &["-n", payments.name(), "get", "deploy,svc,cm", "-o", "name"],
+            None,
+        );
+        let tracked = String::from_utf8_lossy(&tracked.stdout)
+            .lines()
+            .filter(|l| l.ends_with("/payments-api"))
+            .count();
         if tracked == 0 && !left.contains("payments-api") {
             break;
         }
-        assert!(start.elapsed() < Duration::from_secs(60), "cascade delete left: {left} ({tracked} objects)");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "cascade delete left: {left} ({tracked} objects)"
+        );
         std::thread::sleep(Duration::from_millis(250));
     }
 }

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use plumb_controller::{Cluster, CompareOptions, Comparison, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER, Refresh};
+use plumb_controller::{
+    Cluster, CompareOptions, Comparison, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER, Refresh,
+};
 use plumb_model::application::Application;
 use plumb_source::Renderer;
 
@@ -21,7 +23,8 @@ pub(crate) async fn compare_app(
     attribution: bool,
 ) -> Result<Comparison> {
     let settings = client.settings().await?;
-    let engines = Engines::new(settings, client.namespace(), &[]).context("reading the settings ConfigMap")?;
+    let engines = Engines::new(settings, client.namespace(), &[])
+        .context("reading the settings ConfigMap")?;
     let cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.kube().clone())
         .await
         .context("discovering the cluster's API")?;
@@ -43,7 +46,11 @@ pub(crate) async fn compare_app(
     let renderer = Arc::new(Renderer::new(config).context("preparing the source cache")?);
     let opts = CompareOptions {
         revision,
-        refresh: if hard_refresh { Refresh::Hard } else { Refresh::Normal },
+        refresh: if hard_refresh {
+            Refresh::Hard
+        } else {
+            Refresh::Normal
+        },
         attribution,
         fresh_reads: true,
     };

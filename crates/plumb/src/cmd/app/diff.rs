@@ -57,7 +57,14 @@ pub struct DiffArgs {
 /// Runs `app diff`.
 pub async fn run(client: &AppClient, args: DiffArgs) -> Result<Outcome> {
     let app = client.get(&args.name).await?;
-    let cmp = super::compare::compare_app(client, &app, args.revision.clone(), args.hard_refresh, args.attribution).await?;
+    let cmp = super::compare::compare_app(
+        client,
+        &app,
+        args.revision.clone(),
+        args.hard_refresh,
+        args.attribution,
+    )
+    .await?;
     let shown: Vec<plumb_diff::MaskedDiff> = cmp
         .resources
         .iter()
@@ -75,12 +82,20 @@ pub async fn run(client: &AppClient, args: DiffArgs) -> Result<Outcome> {
         Ok(v) if format != DiffFormat::Json => ExternalDiff::parse(&v),
         _ => None,
     };
-    let opts = RenderOptions { format, attribution: args.attribution, external };
+    let opts = RenderOptions {
+        format,
+        attribution: args.attribution,
+        external,
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     plumb_diff::render(&shown, &opts, &mut out).context("writing the diff")?;
     out.flush().context("writing the diff")?;
-    Ok(if !shown.is_empty() && args.exit_code { Outcome::Negative } else { Outcome::Success })
+    Ok(if !shown.is_empty() && args.exit_code {
+        Outcome::Negative
+    } else {
+        Outcome::Success
+    })
 }
 
 #[cfg(test)]
@@ -101,8 +116,15 @@ mod tests {
         assert!(cli.args.exit_code && cli.args.attribution && !cli.args.hard_refresh);
         assert_eq!(cli.args.diff_format, DiffFormatArg::Normal);
         let cli = Cli::try_parse_from([
-            "diff", "payments-api", "--exit-code=false", "--attribution=false", "--diff-format", "unified",
-            "--revision", "v1.4.0", "--hard-refresh",
+            "diff",
+            "payments-api",
+            "--exit-code=false",
+            "--attribution=false",
+            "--diff-format",
+            "unified",
+            "--revision",
+            "v1.4.0",
+            "--hard-refresh",
         ])
         .unwrap();
         assert!(!cli.args.exit_code && !cli.args.attribution && cli.args.hard_refresh);

@@ -34,7 +34,8 @@ pub struct ManifestsArgs {
 /// Runs `app manifests`.
 pub async fn run(client: &AppClient, args: ManifestsArgs) -> Result<Outcome> {
     let app = client.get(&args.name).await?;
-    let cmp = super::compare::compare_app(client, &app, args.revision.clone(), false, false).await?;
+    let cmp =
+        super::compare::compare_app(client, &app, args.revision.clone(), false, false).await?;
     let mut out = String::new();
     for r in cmp.resources.iter() {
         let obj = match args.source {
@@ -52,12 +53,15 @@ pub async fn run(client: &AppClient, args: ManifestsArgs) -> Result<Outcome> {
 
 /// The tracking annotation is Plumb's bookkeeping, not part of what Git declares.
 fn strip_tracking(mut obj: Value) -> Value {
-    if let Some(ann) = obj.pointer_mut("/metadata/annotations").and_then(Value::as_object_mut) {
+    if let Some(ann) = obj
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+    {
         ann.remove(TRACKING_ID);
-        if ann.is_empty() {
-            if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-                meta.remove("annotations");
-            }
+        if ann.is_empty()
+            && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            meta.remove("annotations");
         }
     }
     obj
@@ -75,10 +79,15 @@ fn mask_secret(obj: &mut Value) {
             }
         }
     }
-    if let Some(ann) = obj.pointer_mut("/metadata/annotations").and_then(Value::as_object_mut) {
-        if ann.contains_key(plumb_model::annotations::LAST_APPLIED) {
-            ann.insert(plumb_model::annotations::LAST_APPLIED.into(), Value::String("++++++++".into()));
-        }
+    if let Some(ann) = obj
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+        && ann.contains_key(plumb_model::annotations::LAST_APPLIED)
+    {
+        ann.insert(
+            plumb_model::annotations::LAST_APPLIED.into(),
+            Value::String("++++++++".into()),
+        );
     }
 }
 
@@ -95,7 +104,9 @@ mod tests {
         assert_eq!(s["data"]["p"], "++++++++");
         assert_eq!(s["stringData"]["q"], "++++++++");
         assert!(!s.to_string().contains("cGFzcw"));
-        let o = strip_tracking(json!({"kind": "ConfigMap", "metadata": {"annotations": {"argocd.argoproj.io/tracking-id": "a:/ConfigMap:n/c"}}}));
+        let o = strip_tracking(
+            json!({"kind": "ConfigMap", "metadata": {"annotations": {"argocd.argoproj.io/tracking-id": "a:/ConfigMap:n/c"}}}),
+        );
         assert!(o["metadata"].get("annotations").is_none());
     }
 }
