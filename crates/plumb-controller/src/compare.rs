@@ -209,6 +209,16 @@ pub async fn compare(
         },
     )
     .map_err(|e| Error::Pair(Box::new(e)))?;
+    let config_id = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        format!(
+            "{ignore:?}|{:?}|{}",
+            engines.diff.normalize, opts.attribution
+        )
+        .hash(&mut h);
+        h.finish()
+    };
     let config = DiffConfig::default()
         .normalize(engines.diff.normalize.clone())
         .ignore(ignore)
@@ -216,7 +226,7 @@ pub async fn compare(
 
     let mut resources = Vec::with_capacity(pairs.len());
     let mut warnings = Vec::new();
-    for p in pairs {
+    for mut p in pairs {
         let obj = p.desired.as_ref().or(p.live.as_ref());
         let hook = obj.is_some_and(|o| !hook_types(o).is_empty());
         let version = obj
@@ -245,7 +255,7 @@ pub async fn compare(
         let diff = if hook {
             None
         } else {
-            Some(diff_pair(cluster, &p, &config).await?)
+            Some(diff_pair(cluster, &mut p, &config, config_id).await?)
         };
         let requires_pruning = p.desired.is_none() && p.live.is_some() && !hook;
         let status = if hook {
@@ -319,47 +329,77 @@ pub async fn compare(
     })
 }
 
-async fn diff_pair(cluster: &Cluster, p: &Pair, config: &DiffConfig) -> Result<DiffResult> {
+async fn diff_pair(
+    cluster: &Cluster,
+    p: &mut Pair,
+    config: &DiffConfig,
+    config_id: u64,
+) -> Result<DiffResult> {
+    let key = p.key.clone();
     let diff_err = |source| Error::Diff {
-        key: p.key.clone(),
+        key: key.clone(),
         source: Box::new(source),
     };
-    let (Some(desired), Some(_)) = (&p.desired, &p.live) else {
+    let (Some(desired), Some(_)) = (p.desired.clone(), &p.live) else {
         return plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err);
     };
+    // Results depend on the ignore rules and options too: one cache per configuration.
     let cache_key = plumb_diff::CacheKey::for_pair(p);
     if let Some(k) = &cache_key
-        && let Some(hit) = cache(cluster).get(k)
+        && let Some(hit) = cache(cluster).entry(config_id).or_default().get(k)
     {
         return Ok(hit.clone());
     }
-    let result = match cluster.applier.dry_run_apply(desired).await {
-        Ok(predicted) => plumb_diff::diff(
-            p,
-            Strategy::ServerSide {
-                predicted_live: &predicted,
-            },
-            config,
-        )
-        .map_err(diff_err)?,
-        Err(e) => {
-            // The dry run can fail for reasons the sync will report (an invalid field, a denied
-            // admission): compare offline and say why.
-            let mut r = plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err)?;
-            r.strategy.fallback_reason = Some(format!(
-                "server-side dry run failed: {}",
-                crate::error::chain(&e)
-            ));
-            return Ok(r);
+    let mut attempts = 0;
+    let predicted = loop {
+        attempts += 1;
+        let predicted = match cluster.applier.dry_run_apply(&desired).await {
+            Ok(v) => v,
+            Err(e) => {
+                // The dry run can fail for reasons the sync will report (an invalid field, a
+                // denied admission): compare offline and say why.
+                let mut r = plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err)?;
+                r.strategy.fallback_reason = Some(format!(
+                    "server-side dry run failed: {}",
+                    crate::error::chain(&e)
+                ));
+                return Ok(r);
+            }
+        };
+        // A controller may write the object between our read and the dry run (a Deployment's
+        // revision annotation, say); comparing across two versions would show its write as drift.
+        let rv = |v: &Value| v.pointer("/metadata/resourceVersion").cloned();
+        if attempts >= 3 || p.live.as_ref().map(rv) == Some(rv(&predicted)) {
+            break predicted;
+        }
+        match cluster.applier.get(&p.key).await? {
+            Some(fresh) => p.live = Some(fresh),
+            None => {
+                p.live = None;
+                return plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err);
+            }
         }
     };
-    if let Some(k) = cache_key {
-        cache(cluster).insert(k, result.clone());
+    let result = plumb_diff::diff(
+        p,
+        Strategy::ServerSide {
+            predicted_live: &predicted,
+        },
+        config,
+    )
+    .map_err(diff_err)?;
+    if let Some(k) = plumb_diff::CacheKey::for_pair(p) {
+        cache(cluster)
+            .entry(config_id)
+            .or_default()
+            .insert(k, result.clone());
     }
     Ok(result)
 }
 
-fn cache(cluster: &Cluster) -> std::sync::MutexGuard<'_, plumb_diff::ServerSideCache> {
+fn cache(
+    cluster: &Cluster,
+) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, plumb_diff::ServerSideCache>> {
     cluster.diff_cache.lock().unwrap_or_else(|e| e.into_inner())
 }
 

@@ -1,6 +1,7 @@
 //! What a reconcile works with: the engines built from the settings ConfigMap, and a connection to
 //! a destination cluster.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -88,8 +89,9 @@ pub struct Cluster {
     pub applier: Applier,
     /// The live cache, when one runs (the controller); the CLI reads objects directly.
     pub live: Option<LiveCacheReader>,
-    /// Server-side diff results by (desired hash, live resourceVersion).
-    pub diff_cache: Mutex<ServerSideCache>,
+    /// Server-side diff results by comparison configuration, then (desired hash, live
+    /// resourceVersion).
+    pub diff_cache: Mutex<HashMap<u64, ServerSideCache>>,
 }
 
 impl Cluster {
@@ -102,7 +104,7 @@ impl Cluster {
             applier: Applier::new(discovery.clone()),
             discovery,
             live: None,
-            diff_cache: Mutex::new(ServerSideCache::new()),
+            diff_cache: Mutex::new(HashMap::new()),
         })
     }
 

@@ -1,4 +1,5 @@
 //! The controller against a real control plane and real Git repositories.
 
+mod diff_e2e;
 mod reconcile;
 mod support;

@@ -17,12 +17,15 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
     let env = TestEnv::shared();
     let ctl = Controlled::start(env, "ctl-reconcile").await;
     let dest = env.namespace("dest-reconcile");
+    // Unique per process: an earlier run's objects, still being garbage-collected, carry the
+    // tracking id of its Application and would otherwise be taken for this one's.
+    let app_name = format!("web-{}", std::process::id());
     let repo = GitRepo::new();
     repo.commit(&manifests("registry.example/web:v1"), "v1");
     repo.tag("v1");
     ctl.create_app(json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-        "metadata": {"name": "web"},
+        "metadata": {"name": app_name},
         "spec": {"project": "default",
                  "source": {"repoURL": repo.url(), "path": "app", "targetRevision": "v1"},
                  "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
@@ -31,7 +34,7 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
 
     // Nothing deployed yet: OutOfSync, every resource Missing, app health Missing.
     let app = ctl
-        .wait_app("web", "OutOfSync", |a| {
+        .wait_app(&app_name, "OutOfSync", |a| {
             a["status"]["sync"]["status"] == "OutOfSync"
         })
         .await;
@@ -45,7 +48,7 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
     assert_eq!(app["status"]["sourceType"], "Directory");
 
     // Sync: everything applied with the tracking annotation, Synced, and eventually Healthy.
-    let app = ctl.sync("web", json!({"prune": false})).await;
+    let app = ctl.sync(&app_name, json!({"prune": false})).await;
     let st = &app["status"]["operationState"];
     assert_eq!(st["phase"], "Succeeded", "{st:#}");
     assert_eq!(st["message"], "successfully synced (all tasks run)");
@@ -65,7 +68,7 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
     assert_eq!(app["status"]["history"][0]["id"], 0);
     assert_eq!(app["status"]["history"][0]["revision"], repo.head());
     let app = ctl
-        .wait_app("web", "Synced and Healthy", |a| {
+        .wait_app(&app_name, "Synced and Healthy", |a| {
             a["status"]["sync"]["status"] == "Synced"
                 && a["status"]["health"]["status"] == "Healthy"
         })
@@ -94,7 +97,7 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
         .expect("kubectl");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        format!("web:apps/Deployment:{}/web", dest.name())
+        format!("{app_name}:apps/Deployment:{}/web", dest.name())
     );
 
     // Tamper with a tracked object: the live cache notices and the status turns OutOfSync.
@@ -110,7 +113,7 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
         String::from_utf8_lossy(&out.stderr)
     );
     let app = ctl
-        .wait_app("web", "OutOfSync after tamper", |a| {
+        .wait_app(&app_name, "OutOfSync after tamper", |a| {
             a["status"]["sync"]["status"] == "OutOfSync"
         })
         .await;
@@ -120,15 +123,18 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
     // Git drops the ConfigMap: it requires pruning, and is only deleted by a sync with prune.
     repo.remove(&["app/configmap.yaml"], "drop configmap");
     repo.tag("v2");
-    ctl.patch_app("web", json!({"spec": {"source": {"targetRevision": "v2"}}}))
-        .await;
+    ctl.patch_app(
+        &app_name,
+        json!({"spec": {"source": {"targetRevision": "v2"}}}),
+    )
+    .await;
     let app = ctl
-        .wait_app("web", "ConfigMap requires pruning", |a| {
+        .wait_app(&app_name, "ConfigMap requires pruning", |a| {
             resource(a, "ConfigMap")["requiresPruning"] == true
         })
         .await;
     assert_eq!(resource(&app, "ConfigMap")["status"], "OutOfSync");
-    let app = ctl.sync("web", json!({})).await;
+    let app = ctl.sync(&app_name, json!({})).await;
     let results = app["status"]["operationState"]["syncResult"]["resources"]
         .as_array()
         .expect("results")
@@ -147,7 +153,7 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
         dep["message"], "deployment.apps/web configured",
         "the tamper is reverted"
     );
-    let app = ctl.sync("web", json!({"prune": true})).await;
+    let app = ctl.sync(&app_name, json!({"prune": true})).await;
     let results = app["status"]["operationState"]["syncResult"]["resources"]
         .as_array()
         .expect("results")
@@ -158,7 +164,7 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
             .any(|r| r["kind"] == "ConfigMap" && r["status"] == "Pruned"),
         "{results:#?}"
     );
-    ctl.wait_app("web", "Synced without the ConfigMap", |a| {
+    ctl.wait_app(&app_name, "Synced without the ConfigMap", |a| {
         a["status"]["sync"]["status"] == "Synced" && resource(a, "ConfigMap").is_null()
     })
     .await;
@@ -166,12 +172,12 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
 
     // A revision that does not exist: sync Unknown with a ComparisonError, nothing pruned.
     ctl.patch_app(
-        "web",
+        &app_name,
         json!({"spec": {"source": {"targetRevision": "no-such-tag"}}}),
     )
     .await;
     let app = ctl
-        .wait_app("web", "Unknown", |a| {
+        .wait_app(&app_name, "Unknown", |a| {
             a["status"]["sync"]["status"] == "Unknown"
         })
         .await;
