@@ -7,6 +7,7 @@
 //! metrics. [`compare`] is also what `plumb app diff` and `plumb app manifests` use, so the CLI
 //! and the controller cannot disagree.
 
+mod clusters;
 mod compare;
 mod context;
 mod error;
@@ -18,6 +19,7 @@ mod runtime;
 mod server;
 mod status;
 
+pub use clusters::{CLUSTER_SECRET_LABEL, ClusterSecret};
 pub use compare::{
     CompareOptions, ComparedResource, Comparison, Refresh, compare, hook_types, images, sync_wave,
 };

@@ -82,6 +82,13 @@ pub fn appproject_resource() -> ApiResource {
     }
 }
 
+/// A cluster from a cluster Secret: the Secret as read, the connection, its live cache task.
+type RemoteCluster = (
+    crate::clusters::ClusterSecret,
+    Arc<Cluster>,
+    tokio::task::JoinHandle<()>,
+);
+
 /// State shared by the watchers and workers.
 pub(crate) struct Shared {
     pub(crate) config: ControllerConfig,
@@ -91,6 +98,8 @@ pub(crate) struct Shared {
     pub(crate) metrics: Arc<Metrics>,
     engines: RwLock<Arc<Engines>>,
     in_cluster: Arc<Cluster>,
+    /// Clusters from Argo cluster Secrets, with the task driving each one's live cache.
+    remote: RwLock<Vec<RemoteCluster>>,
     running_ops: Mutex<HashSet<String>>,
     queue: Queue,
 }
@@ -113,9 +122,16 @@ impl Shared {
 
     pub(crate) fn cluster_for(&self, app: &Application) -> Option<Arc<Cluster>> {
         let d = &app.spec.destination;
-        self.in_cluster
-            .is_destination(d.server.as_deref(), d.name.as_deref())
-            .then(|| self.in_cluster.clone())
+        let (server, name) = (d.server.as_deref(), d.name.as_deref());
+        if self.in_cluster.is_destination(server, name) {
+            return Some(self.in_cluster.clone());
+        }
+        self.remote
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(_, c, _)| c.is_destination(server, name))
+            .map(|(_, c, _)| c.clone())
     }
 
     pub(crate) fn is_running(&self, name: &str) -> bool {
@@ -228,6 +244,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         metrics: metrics.clone(),
         engines: RwLock::new(engines),
         in_cluster: Arc::new(cluster),
+        remote: RwLock::new(Vec::new()),
         running_ops: Mutex::new(HashSet::new()),
         queue: Queue {
             tx,
@@ -279,6 +296,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     }
     tracing::info!("live cache ready");
 
+    spawn_cluster_watcher(shared.clone());
     spawn_app_watcher(shared.clone());
     spawn_project_watcher(shared.clone());
     spawn_settings_watcher(shared.clone());
@@ -421,6 +439,106 @@ async fn all_apps(shared: &Shared) -> Vec<String> {
             Vec::new()
         }
     }
+}
+
+/// Connects to a cluster named by a cluster Secret and starts its live cache.
+async fn attach(
+    shared: &Arc<Shared>,
+    secret: &crate::clusters::ClusterSecret,
+) -> Result<(Arc<Cluster>, tokio::task::JoinHandle<()>)> {
+    let client = secret.client().await?;
+    let mut cluster = Cluster::connect(&secret.server, &secret.name, client.clone()).await?;
+    let cfg = LiveCacheConfig::default()
+        .tracking(shared.engines().tracking.clone())
+        .cluster(secret.server.clone());
+    let (reader, events) = plumb_kube::live_cache(client, &cluster.discovery.catalog(), cfg);
+    cluster.live = Some(reader);
+    let task = {
+        let shared = shared.clone();
+        let server = secret.server.clone();
+        tokio::spawn(async move {
+            let mut events = std::pin::pin!(events);
+            while let Some(ev) = events.next().await {
+                match ev {
+                    Ok(LiveEvent::Changed(change)) => {
+                        for app in change.managed {
+                            shared.queue.push(&app);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(cluster = %server, "live cache: {}", chain(&e)),
+                }
+            }
+        })
+    };
+    Ok((Arc::new(cluster), task))
+}
+
+fn spawn_cluster_watcher(shared: Arc<Shared>) {
+    tokio::spawn(async move {
+        let api: Api<k8s_openapi::api::core::v1::Secret> =
+            Api::namespaced(shared.client.clone(), &shared.config.control_namespace);
+        let cfg = watcher::Config::default().labels(crate::clusters::CLUSTER_SECRET_LABEL);
+        let mut stream = std::pin::pin!(watcher::watcher(api, cfg));
+        let mut known: HashMap<String, crate::clusters::ClusterSecret> = HashMap::new();
+        loop {
+            let changed = match stream.try_next().await {
+                Ok(Some(watcher::Event::Apply(s) | watcher::Event::InitApply(s))) => {
+                    let key = s.metadata.name.clone().unwrap_or_default();
+                    match crate::clusters::ClusterSecret::from_secret(&s) {
+                        Some(c) if known.get(&key) != Some(&c) => {
+                            known.insert(key, c);
+                            true
+                        }
+                        Some(_) => false,
+                        None => known.remove(&key).is_some(),
+                    }
+                }
+                Ok(Some(watcher::Event::Delete(s))) => known
+                    .remove(&s.metadata.name.clone().unwrap_or_default())
+                    .is_some(),
+                Ok(Some(_)) => false,
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!("watching cluster Secrets: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    false
+                }
+            };
+            if !changed {
+                continue;
+            }
+            // Drop clusters whose Secret changed or went away, then attach the new ones.
+            let wanted: Vec<crate::clusters::ClusterSecret> = known.values().cloned().collect();
+            let mut attached =
+                std::mem::take(&mut *shared.remote.write().unwrap_or_else(|e| e.into_inner()));
+            attached.retain(|(s, _, task)| {
+                let keep = wanted.contains(s);
+                if !keep {
+                    task.abort();
+                }
+                keep
+            });
+            for s in wanted {
+                if attached.iter().any(|(a, _, _)| *a == s) {
+                    continue;
+                }
+                match attach(&shared, &s).await {
+                    Ok((cluster, task)) => {
+                        tracing::info!(cluster = %s.server, name = %s.name, "destination cluster added");
+                        attached.push((s, cluster, task));
+                    }
+                    Err(e) => {
+                        tracing::warn!(cluster = %s.server, "cannot use cluster: {}", chain(&e))
+                    }
+                }
+            }
+            *shared.remote.write().unwrap_or_else(|e| e.into_inner()) = attached;
+            for app in all_apps(&shared).await {
+                shared.queue.push(&app);
+            }
+        }
+    });
 }
 
 fn spawn_project_watcher(shared: Arc<Shared>) {

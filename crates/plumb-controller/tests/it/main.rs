@@ -1,5 +1,7 @@
 //! The controller against a real control plane and real Git repositories.
 
 mod diff_e2e;
+mod multi_cluster;
 mod reconcile;
+mod restart;
 mod support;

@@ -201,3 +201,55 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
         "nothing pruned after a failed comparison"
     );
 }
+
+#[tokio::test]
+async fn new_commits_are_picked_up_by_the_poll() {
+    let env = TestEnv::shared();
+    crate::support::install_crds(env);
+    let ctl_ns = env.namespace("ctl-poll");
+    let dest = env.namespace("dest-poll");
+    // Poll every 2 s without jitter. The settings exist before the controller starts, so no
+    // reload re-queues the Application later: only the poll can notice the new commit.
+    let client = env.client().await;
+    let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(client, ctl_ns.name());
+    let cm = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "argocd-cm"},
+        "data": {"timeout.reconciliation": "2s", "timeout.reconciliation.jitter": "0s"}
+    }))
+    .expect("configmap");
+    cms.create(&Default::default(), &cm)
+        .await
+        .expect("create settings");
+    let ctl = Controlled::start_in(env, ctl_ns).await;
+    let repo = GitRepo::new();
+    repo.commit(&manifests("registry.example/web:v1"), "v1");
+    let first = repo.head();
+    let name = format!("poll-{}", std::process::id());
+    ctl.create_app(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "app"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    }))
+    .await;
+    ctl.wait_app(&name, "first commit compared", |a| {
+        a["status"]["sync"]["revision"] == first.as_str()
+    })
+    .await;
+    // Nothing tells the controller about a new commit but its poll.
+    repo.commit(&manifests("registry.example/web:v2"), "v2");
+    let second = repo.head();
+    let app = ctl
+        .wait_app(&name, "new commit compared", |a| {
+            a["status"]["sync"]["revision"] == second.as_str()
+        })
+        .await;
+    assert_eq!(
+        app["status"]["summary"],
+        json!({}),
+        "nothing deployed, no images"
+    );
+}

@@ -23,22 +23,23 @@ pub fn install_crds(env: &TestEnv) {
         "applying CRDs: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = env
-        .kubectl()
-        .args([
-            "wait",
-            "--for=condition=Established",
-            "--timeout=60s",
-            "crd/applications.argoproj.io",
-            "crd/appprojects.argoproj.io",
-        ])
-        .output()
-        .expect("kubectl");
-    assert!(
-        out.status.success(),
-        "CRDs established: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // `kubectl wait` fails at once while a new CRD has no conditions yet: poll with a deadline.
+    let start = Instant::now();
+    for crd in ["applications.argoproj.io", "appprojects.argoproj.io"] {
+        loop {
+            let out = env
+                .kubectl()
+                .args(["get", "crd", crd, "-o"])
+                .arg("jsonpath={.status.conditions[?(@.type==\"Established\")].status}")
+                .output()
+                .expect("kubectl");
+            if String::from_utf8_lossy(&out.stdout).trim() == "True" {
+                break;
+            }
+            assert!(start.elapsed() < DEADLINE, "CRD {crd} not Established");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 pub fn plumb_testenv_root() -> std::path::PathBuf {
@@ -60,6 +61,13 @@ impl Drop for Controlled {
 
 impl Controlled {
     pub async fn start(env: &'static TestEnv, prefix: &str) -> Self {
+        install_crds(env);
+        let ns = env.namespace(prefix);
+        Self::start_in(env, ns).await
+    }
+
+    /// A controller watching `ns` (which gets the default AppProject).
+    pub async fn start_in(env: &'static TestEnv, ns: TestNamespace) -> Self {
         // PLUMB_LOG=plumb_controller=debug shows what the controller does during a test.
         if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("PLUMB_LOG") {
             let _ = tracing_subscriber::fmt()
@@ -68,7 +76,6 @@ impl Controlled {
                 .try_init();
         }
         install_crds(env);
-        let ns = env.namespace(prefix);
         let client = env.client().await;
         let projects: Api<DynamicObject> =
             Api::namespaced_with(client.clone(), ns.name(), &appproject_resource());

@@ -223,6 +223,19 @@ fn payments_api_release_and_tamper() {
     );
     assert!(out.status.success(), "wait v1.3.2: {}", text(&out));
     let v132 = repo.head();
+    // --refresh asks the controller to compare again and returns once it has (it removes the
+    // refresh annotation when done).
+    let out = plumb(
+        env,
+        ctl_ns.name(),
+        &["get", "payments-api", "--hard-refresh", "--timeout", "60"],
+    );
+    assert!(out.status.success(), "get --hard-refresh: {}", text(&out));
+    let app = app_json(env, ctl_ns.name());
+    assert!(
+        app["metadata"]["annotations"]["argocd.argoproj.io/refresh"].is_null(),
+        "annotation removed"
+    );
     let out = plumb(env, ctl_ns.name(), &["get", "payments-api"]);
     let get = stdout(&out);
     assert!(
