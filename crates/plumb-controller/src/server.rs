@@ -15,14 +15,17 @@ pub(crate) async fn serve(listener: TcpListener, metrics: Arc<Metrics>) {
         };
         let metrics = metrics.clone();
         tokio::spawn(async move {
-            let mut buf = [0u8; 2048];
-            let n =
-                match tokio::time::timeout(std::time::Duration::from_secs(5), sock.read(&mut buf))
-                    .await
-                {
-                    Ok(Ok(n)) => n,
-                    _ => return,
-                };
+            // Read the whole request head: a client may send it in several segments.
+            let mut buf = Vec::with_capacity(1024);
+            let mut chunk = [0u8; 1024];
+            let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+            while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
+                match tokio::time::timeout_at(deadline, sock.read(&mut chunk)).await {
+                    Ok(Ok(0)) | Err(_) | Ok(Err(_)) => break,
+                    Ok(Ok(n)) => buf.extend_from_slice(&chunk[..n]),
+                }
+            }
+            let n = buf.len();
             let req = String::from_utf8_lossy(&buf[..n]);
             let path = req.split_whitespace().nth(1).unwrap_or("/");
             let (status, ctype, body) = match path {

@@ -18,6 +18,7 @@
 mod cluster;
 pub mod git;
 pub mod git_http;
+pub mod git_ssh;
 mod namespace;
 pub mod tools;
 

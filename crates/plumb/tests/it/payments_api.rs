@@ -540,7 +540,8 @@ fn payments_api_release_and_tamper() {
 fn http_get(port: u16, path: &str) -> String {
     use std::io::Read;
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes())
+        .unwrap();
     let mut body = String::new();
     s.read_to_string(&mut body).unwrap();
     body
