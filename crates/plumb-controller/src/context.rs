@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 
 use plumb_diff::{DiffSettings, ServerSideCache};
 use plumb_health::{Assessor, Config as HealthConfig, UnknownKindHealth};
-use plumb_kube::{ApiDiscovery, Applier, LiveCacheReader, Tracking, TrackingMethod};
+use plumb_kube::{ApiDiscovery, Applier, ExclusionRule, LiveCacheReader, Tracking, TrackingMethod};
 use plumb_model::Settings;
 use plumb_model::annotations::DEFAULT_INSTANCE_LABEL;
-use plumb_model::settings::{INSTANCE_LABEL_KEY, TRACKING_METHOD, UNKNOWN_KIND_HEALTH};
+use plumb_model::settings::{EXCLUSIONS, INSTANCE_LABEL_KEY, TRACKING_METHOD, UNKNOWN_KIND_HEALTH};
 
 use crate::error::{Error, Result};
 
@@ -31,6 +31,8 @@ pub struct Engines {
     pub diff: DiffSettings,
     /// How objects are attributed to Applications.
     pub tracking: Tracking,
+    /// `resource.exclusions`: kinds the live cache does not watch.
+    pub exclusions: Vec<ExclusionRule>,
     /// The namespace holding Applications, AppProjects and settings.
     pub control_namespace: String,
 }
@@ -67,11 +69,25 @@ impl Engines {
                 .unwrap_or(DEFAULT_INSTANCE_LABEL)
                 .to_string(),
         };
+        let exclusions = match settings.get(EXCLUSIONS) {
+            None => Vec::new(),
+            Some(text) => {
+                let docs = plumb_yaml::read_documents(text, EXCLUSIONS)
+                    .map_err(|e| Error::Settings(Box::new(e)))?;
+                match docs.into_iter().next() {
+                    None => Vec::new(),
+                    Some(d) => serde_json::from_value(d.value).map_err(|e| {
+                        Error::Settings(format!("{EXCLUSIONS}: expected a list of {{apiGroups, kinds, clusters}}: {e}").into())
+                    })?,
+                }
+            }
+        };
         Ok(Self {
             settings,
             assessor,
             diff,
             tracking,
+            exclusions,
             control_namespace: control_namespace.to_string(),
         })
     }

@@ -14,6 +14,7 @@ mod error;
 mod events;
 mod metrics;
 mod operation;
+mod orphans;
 mod reconcile;
 mod runtime;
 mod server;

@@ -70,15 +70,18 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         .await?;
         return Ok(true);
     };
-    if let Some(msg) = project_problem(shared, &app).await? {
-        write_status(
-            shared,
-            &app,
-            status::from_failure(&app, condition::INVALID_SPEC_ERROR, &msg, &status::now()),
-        )
-        .await?;
-        return Ok(true);
-    }
+    let project = match project_of(shared, &app).await? {
+        Ok(p) => p,
+        Err(msg) => {
+            write_status(
+                shared,
+                &app,
+                status::from_failure(&app, condition::INVALID_SPEC_ERROR, &msg, &status::now()),
+            )
+            .await?;
+            return Ok(true);
+        }
+    };
 
     // The requested operation first; its result is then visible in the comparison below.
     let mut operated = false;
@@ -149,7 +152,12 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
             let now = status::now();
             let mut fields = match compare(&app, &engines, &cluster, &shared.renderer, &opts).await
             {
-                Ok(cmp) => status::from_comparison(&app, &cmp, &now),
+                Ok(mut cmp) => {
+                    if let Some(w) = crate::orphans::warning(&app, &project, &cluster, &engines) {
+                        cmp.warnings.push(w);
+                    }
+                    status::from_comparison(&app, &cmp, &now)
+                }
                 Err(e) => status::from_failure(
                     &app,
                     condition::COMPARISON_ERROR,
@@ -242,10 +250,13 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
     let now = status::now();
     let (fields, sync_code, health_code) =
         match compare(&app, &engines, &cluster, &shared.renderer, &opts).await {
-            Ok(cmp) => {
+            Ok(mut cmp) => {
                 shared
                     .metrics
                     .observe(metrics::RENDER, render_started.elapsed());
+                if let Some(w) = crate::orphans::warning(&app, &project, &cluster, &engines) {
+                    cmp.warnings.push(w);
+                }
                 let fields = status::from_comparison(&app, &cmp, &now);
                 (
                     fields,
@@ -343,11 +354,16 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         .metrics
         .observe(metrics::RECONCILE, started.elapsed());
     tracing::debug!(app = name, sync = %shared_code(&app), "reconciled in {:?}", started.elapsed());
-    shared.metrics.set_counter(
-        metrics::GIT_REQUESTS,
-        "kind=\"render\"",
-        shared.renderer.render_count(),
-    );
+    let git = shared.renderer.git();
+    for (kind, n) in [
+        ("fetch", git.fetch_count()),
+        ("ls-remote", git.listing_count()),
+        ("render", shared.renderer.render_count()),
+    ] {
+        shared
+            .metrics
+            .set_counter(metrics::GIT_REQUESTS, &format!("kind=\"{kind}\""), n);
+    }
     Ok(true)
 }
 
@@ -389,7 +405,10 @@ async fn clear_operation(shared: &Shared, name: &str) -> Result<()> {
     Ok(())
 }
 
-async fn project_problem(shared: &Shared, app: &Application) -> Result<Option<String>> {
+async fn project_of(
+    shared: &Shared,
+    app: &Application,
+) -> Result<std::result::Result<plumb_model::application::AppProject, String>> {
     let project = if app.spec.project.is_empty() {
         "default"
     } else {
@@ -401,8 +420,10 @@ async fn project_problem(shared: &Shared, app: &Application) -> Result<Option<St
         &crate::runtime::appproject_resource(),
     );
     match api.get_opt(project).await {
-        Ok(Some(_)) => Ok(None),
-        Ok(None) => Ok(Some(format!(
+        Ok(Some(p)) => Ok(serde_json::to_value(&p)
+            .and_then(serde_json::from_value)
+            .map_err(|e| format!("AppProject {project} is not valid: {e}"))),
+        Ok(None) => Ok(Err(format!(
             "Application referencing project {project} which does not exist"
         ))),
         Err(source) => Err(Error::Api {

@@ -231,7 +231,9 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     )?);
     let renderer = Arc::new(Renderer::new(config.source.clone())?);
     let mut cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.clone()).await?;
-    let cache_cfg = LiveCacheConfig::default().tracking(engines.tracking.clone());
+    let cache_cfg = LiveCacheConfig::default()
+        .tracking(engines.tracking.clone())
+        .exclusions(engines.exclusions.clone());
     let (reader, live_events) =
         plumb_kube::live_cache(client.clone(), &cluster.discovery.catalog(), cache_cfg);
     cluster.live = Some(reader);
@@ -448,8 +450,10 @@ async fn attach(
 ) -> Result<(Arc<Cluster>, tokio::task::JoinHandle<()>)> {
     let client = secret.client().await?;
     let mut cluster = Cluster::connect(&secret.server, &secret.name, client.clone()).await?;
+    let engines = shared.engines();
     let cfg = LiveCacheConfig::default()
-        .tracking(shared.engines().tracking.clone())
+        .tracking(engines.tracking.clone())
+        .exclusions(engines.exclusions.clone())
         .cluster(secret.server.clone());
     let (reader, events) = plumb_kube::live_cache(client, &cluster.discovery.catalog(), cfg);
     cluster.live = Some(reader);

@@ -253,3 +253,71 @@ async fn new_commits_are_picked_up_by_the_poll() {
         "nothing deployed, no images"
     );
 }
+
+#[tokio::test]
+async fn orphaned_resources_are_reported_when_the_project_asks() {
+    let env = TestEnv::shared();
+    let ctl = Controlled::start(env, "ctl-orphans").await;
+    let dest = env.namespace("dest-orphans");
+    let projects: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
+        ctl.client.clone(),
+        ctl.ns.name(),
+        &plumb_controller::appproject_resource(),
+    );
+    let patch = json!({"spec": {"orphanedResources": {"warn": true, "ignore": [{"kind": "Secret", "name": "ignored-*"}]}}});
+    projects
+        .patch(
+            "default",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .expect("patch project");
+    let repo = GitRepo::new();
+    repo.commit(&manifests("registry.example/web:v1")[..1], "service only");
+    // Not in Git, not owned: an orphan. The ignored Secret and Kubernetes' own objects are not.
+    for args in [
+        vec!["create", "configmap", "left-behind", "--from-literal=a=b"],
+        vec![
+            "create",
+            "secret",
+            "generic",
+            "ignored-token",
+            "--from-literal=t=x",
+        ],
+    ] {
+        let out = env
+            .kubectl()
+            .args(["-n", dest.name()])
+            .args(&args)
+            .output()
+            .expect("kubectl");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let name = format!("orphans-{}", std::process::id());
+    ctl.create_app(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "app"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    }))
+    .await;
+    let app = ctl
+        .wait_app(&name, "orphan warning", |a| {
+            a["status"]["conditions"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c["type"] == "OrphanedResourceWarning"))
+        })
+        .await;
+    let cond = app["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "OrphanedResourceWarning"))
+        .expect("condition")
+        .clone();
+    assert_eq!(cond["message"], "Application has 1 orphaned resources");
+}
