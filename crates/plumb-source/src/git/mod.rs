@@ -240,8 +240,12 @@ impl GitCache {
     /// else the best matching repository Secret.
     fn split(&self, url: &str) -> (String, Option<RepoCredentials>) {
         let clean = strip_url_credentials(url);
+        // In an ssh URL the user part is the login (`git@host`), not a credential: the key
+        // comes from a repository Secret.
+        let is_http = url.starts_with("http://") || url.starts_with("https://");
         let inline = url
             .split_once("://")
+            .filter(|_| is_http)
             .and_then(|(_, rest)| rest.split(['/', '?']).next())
             .and_then(|authority| authority.rsplit_once('@'))
             .map(|(userinfo, _)| {
@@ -253,7 +257,11 @@ impl GitCache {
                     ..Default::default()
                 }
             });
-        let creds = inline.or_else(|| RepoCredentials::select(&self.credentials, &clean).cloned());
+        let creds = inline.or_else(|| {
+            RepoCredentials::select(&self.credentials, &clean)
+                .or_else(|| RepoCredentials::select(&self.credentials, url))
+                .cloned()
+        });
         (clean, creds)
     }
 

@@ -212,3 +212,36 @@ fn concurrent_fetches_of_one_repository_share_the_cache_safely() {
         }
     });
 }
+
+#[test]
+fn ssh_with_a_private_key_from_an_argo_repository_secret() {
+    let repo = GitRepo::named("payments-ssh");
+    let c1 = repo.commit(&[("deploy/cm.yaml", configmap("a", "k: v"))], "one");
+    let server = plumb_testenv::git_ssh::GitSshServer::serve(&repo);
+    let url = server.url();
+
+    // No key: the ssh binary is refused, and the error names the repository.
+    let (git, _d) = cache();
+    let err = git.resolve(&url, "main").unwrap_err();
+    assert!(matches!(err, Error::RepositoryUnreachable { .. }), "{err}");
+    assert!(err.to_string().contains("127.0.0.1"), "{err}");
+
+    // The key from an Argo repository Secret (`insecure: "true"` skips host key checking).
+    let secret = serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": "payments-ssh", "namespace": "argocd",
+            "labels": {"argocd.argoproj.io/secret-type": "repository"}},
+        "stringData": {"url": url, "sshPrivateKey": server.private_key(), "insecure": "true", "type": "git"}
+    });
+    let creds = RepoCredentials::from_secret(&secret).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let git = GitCache::new(dir.path(), Limits::default())
+        .unwrap()
+        .with_credentials(vec![creds]);
+    assert_eq!(git.resolve(&url, "main").unwrap(), c1);
+    let tree = git.checkout(&url, "main", &c1).unwrap();
+    assert!(tree.dir.join("deploy/cm.yaml").is_file());
+    // The key never shows in what the cache reports.
+    let err = git.resolve(&url, "no-such-branch").unwrap_err().to_string();
+    assert!(!err.contains("PRIVATE KEY"), "{err}");
+}

@@ -7,3 +7,4 @@ mod admin_health;
 mod app;
 mod diff;
 mod payments_api;
+mod render;
