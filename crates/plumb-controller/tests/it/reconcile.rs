@@ -321,3 +321,58 @@ async fn orphaned_resources_are_reported_when_the_project_asks() {
         .clone();
     assert_eq!(cond["message"], "Application has 1 orphaned resources");
 }
+
+#[tokio::test]
+async fn settings_changes_are_reloaded_without_a_restart() {
+    let env = TestEnv::shared();
+    let ctl = Controlled::start(env, "ctl-reload").await;
+    let dest = env.namespace("dest-reload");
+    let repo = GitRepo::new();
+    repo.commit(
+        &manifests("registry.example/web:v1")[1..2],
+        "configmap only",
+    );
+    let name = format!("reload-{}", std::process::id());
+    ctl.create_app(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "app"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    }))
+    .await;
+    ctl.sync(&name, json!({})).await;
+    let app = ctl
+        .wait_app(&name, "synced", |a| {
+            a["status"]["sync"]["status"] == "Synced"
+        })
+        .await;
+    assert!(
+        resource(&app, "ConfigMap")["health"].is_null(),
+        "no health for a ConfigMap by default"
+    );
+
+    // A Lua health script for ConfigMaps arrives in the settings: it applies at once.
+    let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(ctl.client.clone(), ctl.ns.name());
+    let script = "hs = {}\nhs.status = \"Degraded\"\nhs.message = \"judged by the settings script\"\nreturn hs\n";
+    let cm = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "argocd-cm"},
+        "data": {"resource.customizations.health.ConfigMap": script}
+    }))
+    .expect("configmap");
+    cms.create(&Default::default(), &cm)
+        .await
+        .expect("create settings");
+    let app = ctl
+        .wait_app(&name, "health from the new settings", |a| {
+            resource(a, "ConfigMap")["health"]["status"] == "Degraded"
+        })
+        .await;
+    assert_eq!(
+        resource(&app, "ConfigMap")["health"]["message"],
+        "judged by the settings script"
+    );
+    assert_eq!(app["status"]["health"]["status"], "Degraded");
+}
