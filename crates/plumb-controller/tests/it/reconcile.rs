@@ -376,3 +376,62 @@ async fn settings_changes_are_reloaded_without_a_restart() {
     );
     assert_eq!(app["status"]["health"]["status"], "Degraded");
 }
+
+#[tokio::test]
+async fn a_change_that_changes_no_status_writes_nothing() {
+    let env = TestEnv::shared();
+    let ctl = Controlled::start(env, "ctl-nowrite").await;
+    let dest = env.namespace("dest-nowrite");
+    let repo = GitRepo::new();
+    repo.commit(
+        &manifests("registry.example/web:v1")[1..2],
+        "configmap only",
+    );
+    let name = format!("nowrite-{}", std::process::id());
+    ctl.create_app(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "app"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    }))
+    .await;
+    ctl.sync(&name, json!({})).await;
+    let before = ctl
+        .wait_app(&name, "synced", |a| {
+            a["status"]["sync"]["status"] == "Synced"
+        })
+        .await;
+    // An annotation Git does not declare is not drift (Plumb does not own it), yet the change of a
+    // tracked object makes the controller compare again. The result is the same: no write.
+    let out = env
+        .kubectl()
+        .args([
+            "-n",
+            dest.name(),
+            "annotate",
+            "configmap",
+            "web",
+            "team=payments",
+        ])
+        .output()
+        .expect("kubectl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A negative check needs a bounded wait: the live cache reacts within milliseconds.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let after = ctl.apps().get(&name).await.expect("get");
+    assert_eq!(
+        after.metadata.resource_version,
+        before["metadata"]["resourceVersion"]
+            .as_str()
+            .map(str::to_string)
+    );
+    assert_eq!(
+        serde_json::to_value(&after).expect("json")["status"]["sync"]["status"],
+        "Synced"
+    );
+}
