@@ -204,6 +204,12 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
             shared.set_running(name, false);
             cleared?;
             recorded?;
+            // The result went out with a fresh comparison; clearing `.operation` re-queues the
+            // Application, and that reconcile does the rest (refresh annotation, metrics).
+            shared
+                .metrics
+                .observe(metrics::RECONCILE, started.elapsed());
+            return Ok(true);
         } else {
             shared.set_running(name, false);
             started_write?;

@@ -101,6 +101,8 @@ pub(crate) struct Shared {
     /// Clusters from Argo cluster Secrets, with the task driving each one's live cache.
     remote: RwLock<Vec<RemoteCluster>>,
     running_ops: Mutex<HashSet<String>>,
+    /// Names of the Applications in the control namespace, kept by the Application watcher.
+    known_apps: Mutex<std::collections::BTreeSet<String>>,
     queue: Queue,
 }
 
@@ -248,6 +250,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         in_cluster: Arc::new(cluster),
         remote: RwLock::new(Vec::new()),
         running_ops: Mutex::new(HashSet::new()),
+        known_apps: Mutex::new(Default::default()),
         queue: Queue {
             tx,
             pending: Arc::new(Mutex::new(HashSet::new())),
@@ -402,8 +405,21 @@ fn spawn_app_watcher(shared: Arc<Shared>) {
         let mut stream = std::pin::pin!(stream);
         loop {
             match stream.try_next().await {
+                Ok(Some(watcher::Event::Init)) => {
+                    // A (re)list: the names that follow are the whole set.
+                    shared
+                        .known_apps
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .clear();
+                }
                 Ok(Some(watcher::Event::Apply(obj) | watcher::Event::InitApply(obj))) => {
                     let name = obj.metadata.name.clone().unwrap_or_default();
+                    shared
+                        .known_apps
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(name.clone());
                     let t = trigger_of(&obj);
                     tracing::debug!(app = %name, generation = t.generation, operation = t.operation, "application event");
                     if last.get(&name) != Some(&t) {
@@ -414,6 +430,11 @@ fn spawn_app_watcher(shared: Arc<Shared>) {
                 Ok(Some(watcher::Event::Delete(obj))) => {
                     let name = obj.metadata.name.clone().unwrap_or_default();
                     last.remove(&name);
+                    shared
+                        .known_apps
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&name);
                     shared
                         .metrics
                         .remove_app(&shared.config.control_namespace, &name);
@@ -429,18 +450,15 @@ fn spawn_app_watcher(shared: Arc<Shared>) {
     });
 }
 
-async fn all_apps(shared: &Shared) -> Vec<String> {
-    match shared.apps_api().list_metadata(&Default::default()).await {
-        Ok(list) => list
-            .items
-            .into_iter()
-            .filter_map(|o| o.metadata.name)
-            .collect(),
-        Err(e) => {
-            tracing::warn!("listing Applications: {e}");
-            Vec::new()
-        }
-    }
+/// Every Application the watcher knows of, from memory (no API request).
+fn all_apps(shared: &Shared) -> Vec<String> {
+    shared
+        .known_apps
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .cloned()
+        .collect()
 }
 
 /// Connects to a cluster named by a cluster Secret and starts its live cache.
@@ -538,7 +556,7 @@ fn spawn_cluster_watcher(shared: Arc<Shared>) {
                 }
             }
             *shared.remote.write().unwrap_or_else(|e| e.into_inner()) = attached;
-            for app in all_apps(&shared).await {
+            for app in all_apps(&shared) {
                 shared.queue.push(&app);
             }
         }
@@ -566,7 +584,7 @@ fn spawn_project_watcher(shared: Arc<Shared>) {
                     if seen.insert(name, generation) == Some(generation) {
                         continue;
                     }
-                    for app in all_apps(&shared).await {
+                    for app in all_apps(&shared) {
                         shared.queue.push(&app);
                     }
                 }
@@ -615,7 +633,7 @@ fn spawn_settings_watcher(shared: Arc<Shared>) {
                     *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
                     current = data;
                     tracing::info!("settings reloaded");
-                    for app in all_apps(&shared).await {
+                    for app in all_apps(&shared) {
                         shared.queue.push(&app);
                     }
                 }
@@ -638,7 +656,7 @@ fn spawn_poller(shared: Arc<Shared>) {
                 continue;
             }
             let now = Instant::now();
-            let apps = all_apps(&shared).await;
+            let apps = all_apps(&shared);
             next.retain(|k, _| apps.contains(k));
             for app in apps {
                 let due = next

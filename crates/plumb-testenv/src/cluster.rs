@@ -129,6 +129,48 @@ impl TestEnv {
         cmd
     }
 
+    /// Applies Plumb's CRDs (`deploy/crds`) and waits until each is Established.
+    ///
+    /// # Panics
+    /// When they cannot be applied or are not Established within 60 s.
+    pub fn install_plumb_crds(&self) {
+        let dir = repo_root().join("deploy/crds");
+        let out = self
+            .kubectl()
+            .args(["apply", "-o", "name", "-f"])
+            .arg(&dir)
+            .output();
+        let out = match out {
+            Ok(o) if o.status.success() => o,
+            Ok(o) => panic!(
+                "applying {}: {}",
+                dir.display(),
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            Err(e) => panic!("running kubectl: {e}"),
+        };
+        // `kubectl wait` fails at once while a new CRD has no conditions yet: poll with a deadline.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        for name in String::from_utf8_lossy(&out.stdout).lines() {
+            loop {
+                let established = self
+                    .kubectl()
+                    .args(["get", name.trim(), "-o"])
+                    .arg("jsonpath={.status.conditions[?(@.type==\"Established\")].status}")
+                    .output()
+                    .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "True");
+                if established {
+                    break;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{name} not Established within 60 s"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        }
+    }
+
     /// A fresh namespace for one test, deleted when the returned value is dropped.
     ///
     /// # Panics

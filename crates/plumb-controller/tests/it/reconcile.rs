@@ -227,14 +227,7 @@ async fn new_commits_are_picked_up_by_the_poll() {
     repo.commit(&manifests("registry.example/web:v1"), "v1");
     let first = repo.head();
     let name = format!("poll-{}", std::process::id());
-    ctl.create_app(json!({
-        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-        "metadata": {"name": name},
-        "spec": {"project": "default",
-                 "source": {"repoURL": repo.url(), "path": "app"},
-                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
-    }))
-    .await;
+    ctl.create_dir_app(&name, &repo, dest.name()).await;
     ctl.wait_app(&name, "first commit compared", |a| {
         a["status"]["sync"]["revision"] == first.as_str()
     })
@@ -299,14 +292,7 @@ async fn orphaned_resources_are_reported_when_the_project_asks() {
         );
     }
     let name = format!("orphans-{}", std::process::id());
-    ctl.create_app(json!({
-        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-        "metadata": {"name": name},
-        "spec": {"project": "default",
-                 "source": {"repoURL": repo.url(), "path": "app"},
-                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
-    }))
-    .await;
+    ctl.create_dir_app(&name, &repo, dest.name()).await;
     let app = ctl
         .wait_app(&name, "orphan warning", |a| {
             a["status"]["conditions"]
@@ -333,14 +319,7 @@ async fn settings_changes_are_reloaded_without_a_restart() {
         "configmap only",
     );
     let name = format!("reload-{}", std::process::id());
-    ctl.create_app(json!({
-        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-        "metadata": {"name": name},
-        "spec": {"project": "default",
-                 "source": {"repoURL": repo.url(), "path": "app"},
-                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
-    }))
-    .await;
+    ctl.create_dir_app(&name, &repo, dest.name()).await;
     ctl.sync(&name, json!({})).await;
     let app = ctl
         .wait_app(&name, "synced", |a| {
@@ -388,14 +367,7 @@ async fn a_change_that_changes_no_status_writes_nothing() {
         "configmap only",
     );
     let name = format!("nowrite-{}", std::process::id());
-    ctl.create_app(json!({
-        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-        "metadata": {"name": name},
-        "spec": {"project": "default",
-                 "source": {"repoURL": repo.url(), "path": "app"},
-                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
-    }))
-    .await;
+    ctl.create_dir_app(&name, &repo, dest.name()).await;
     ctl.sync(&name, json!({})).await;
     let before = ctl
         .wait_app(&name, "synced", |a| {

@@ -11,35 +11,7 @@ pub const DEADLINE: Duration = Duration::from_secs(90);
 
 /// Installs the CRDs from deploy/crds (idempotent).
 pub fn install_crds(env: &TestEnv) {
-    let dir = plumb_testenv_root().join("deploy/crds");
-    let out = env
-        .kubectl()
-        .args(["apply", "-f"])
-        .arg(&dir)
-        .output()
-        .expect("kubectl");
-    assert!(
-        out.status.success(),
-        "applying CRDs: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // `kubectl wait` fails at once while a new CRD has no conditions yet: poll with a deadline.
-    let start = Instant::now();
-    for crd in ["applications.argoproj.io", "appprojects.argoproj.io"] {
-        loop {
-            let out = env
-                .kubectl()
-                .args(["get", "crd", crd, "-o"])
-                .arg("jsonpath={.status.conditions[?(@.type==\"Established\")].status}")
-                .output()
-                .expect("kubectl");
-            if String::from_utf8_lossy(&out.stdout).trim() == "True" {
-                break;
-            }
-            assert!(start.elapsed() < DEADLINE, "CRD {crd} not Established");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+    env.install_plumb_crds();
 }
 
 pub fn plumb_testenv_root() -> std::path::PathBuf {
@@ -116,6 +88,19 @@ impl Controlled {
             .create(&PostParams::default(), &obj)
             .await
             .expect("create application");
+    }
+
+    /// An Application of the `app` directory of `repo` (its default branch), deploying to `dest`
+    /// on the controller's own cluster.
+    pub async fn create_dir_app(&self, name: &str, repo: &plumb_testenv::git::GitRepo, dest: &str) {
+        self.create_app(json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": name},
+            "spec": {"project": "default",
+                     "source": {"repoURL": repo.url(), "path": "app"},
+                     "destination": {"server": "https://kubernetes.default.svc", "namespace": dest}}
+        }))
+        .await;
     }
 
     pub async fn patch_app(&self, name: &str, patch: Value) {

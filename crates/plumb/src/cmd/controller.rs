@@ -50,11 +50,7 @@ pub struct ControllerArgs {
 pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
     let cache_dir = match args.cache_dir {
         Some(d) => d,
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .context("no --cache-dir, XDG_CACHE_HOME or HOME to put the caches in")?
-            .join("plumb"),
+        None => super::cache_root()?,
     };
     let mut config = ControllerConfig::new(cache_dir.join("controller"));
     config.control_namespace = args.namespace;

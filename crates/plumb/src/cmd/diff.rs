@@ -81,11 +81,39 @@ pub struct DiffArgs {
     output: Option<OutputArg>,
 }
 
+/// `--diff-format`, shared with `plumb app diff`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum DiffFormatArg {
+pub(crate) enum DiffFormatArg {
+    /// As `diff` prints it (Argo's output).
     Normal,
+    /// Unified, with context lines.
     Unified,
+    /// One JSON document.
     Json,
+}
+
+impl DiffFormatArg {
+    pub(crate) fn format(self) -> DiffFormat {
+        match self {
+            Self::Normal => DiffFormat::Normal,
+            Self::Unified => DiffFormat::Unified,
+            Self::Json => DiffFormat::Json,
+        }
+    }
+}
+
+/// Render options as kubectl would pick them: `KUBECTL_EXTERNAL_DIFF` replaces the built-in text
+/// diff (never the JSON output).
+pub(crate) fn render_options(format: DiffFormat, attribution: bool) -> RenderOptions {
+    let external = match std::env::var("KUBECTL_EXTERNAL_DIFF") {
+        Ok(v) if format != DiffFormat::Json => ExternalDiff::parse(&v),
+        _ => None,
+    };
+    RenderOptions {
+        format,
+        attribution,
+        external,
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -154,20 +182,11 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
             shown.push(plumb_diff::mask(&result));
         }
     }
-    let format = match (args.output, args.diff_format) {
-        (Some(OutputArg::Json), _) | (None, DiffFormatArg::Json) => DiffFormat::Json,
-        (None, DiffFormatArg::Unified) => DiffFormat::Unified,
-        (None, DiffFormatArg::Normal) => DiffFormat::Normal,
+    let format = match args.output {
+        Some(OutputArg::Json) => DiffFormat::Json,
+        None => args.diff_format.format(),
     };
-    let external = match std::env::var("KUBECTL_EXTERNAL_DIFF") {
-        Ok(v) if format != DiffFormat::Json => ExternalDiff::parse(&v),
-        _ => None,
-    };
-    let render_opts = RenderOptions {
-        format,
-        attribution: args.attribution,
-        external,
-    };
+    let render_opts = render_options(format, args.attribution);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     plumb_diff::render(&shown, &render_opts, &mut out).context("writing the diff")?;

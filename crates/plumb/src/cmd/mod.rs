@@ -13,6 +13,22 @@ use clap::{Args, Subcommand};
 
 use crate::exit::Outcome;
 
+/// Where Plumb keeps its caches: `$PLUMB_CACHE_DIR`, else `$XDG_CACHE_HOME/plumb`, else
+/// `~/.cache/plumb`. Each command uses its own subdirectory.
+pub fn cache_root() -> anyhow::Result<std::path::PathBuf> {
+    use anyhow::Context as _;
+    if let Some(d) = std::env::var_os("PLUMB_CACHE_DIR") {
+        return Ok(d.into());
+    }
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("plumb"))
+        .context(
+            "no PLUMB_CACHE_DIR, XDG_CACHE_HOME or HOME to keep caches in; give a cache directory",
+        )
+}
+
 /// `plumb admin ...`: offline tools for operators (add new ones as variants here).
 #[derive(Debug, Args)]
 pub struct AdminArgs {

@@ -55,7 +55,8 @@ pub struct RenderArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "yaml")]
     pub output: Format,
-    /// Cache directory [default: $PLUMB_CACHE_DIR/source, or ~/.cache/plumb/source].
+    /// Cache directory [default: $PLUMB_CACHE_DIR/source, $XDG_CACHE_HOME/plumb/source, or
+    /// ~/.cache/plumb/source].
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// The helm binary [default: $PLUMB_HELM, else helm on PATH].
@@ -153,7 +154,7 @@ impl Plan {
         }
         let cache_dir = match args.cache_dir {
             Some(d) => d,
-            None => default_cache_dir()?,
+            None => super::cache_root()?.join("source"),
         };
         let env_path = |var: &str, default: &str| {
             std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from)
@@ -171,14 +172,6 @@ impl Plan {
             output: args.output,
         })
     }
-}
-
-fn default_cache_dir() -> anyhow::Result<PathBuf> {
-    if let Some(d) = std::env::var_os("PLUMB_CACHE_DIR") {
-        return Ok(PathBuf::from(d).join("source"));
-    }
-    let home = std::env::var_os("HOME").context("HOME is not set; give --cache-dir")?;
-    Ok(PathBuf::from(home).join(".cache/plumb/source"))
 }
 
 fn load_app(file: &std::path::Path, request: &mut RenderRequest) -> anyhow::Result<()> {

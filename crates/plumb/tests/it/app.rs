@@ -13,38 +13,7 @@ use serde_json::{Value, json};
 pub(crate) fn env() -> &'static TestEnv {
     static CRDS: OnceLock<()> = OnceLock::new();
     let env = TestEnv::shared();
-    CRDS.get_or_init(|| {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/crds");
-        let out = env
-            .kubectl()
-            .arg("apply")
-            .arg("-f")
-            .arg(&root)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "applying CRDs: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        // `kubectl wait` fails while the CRD has no conditions yet: poll with a deadline.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        for crd in ["applications.argoproj.io", "appprojects.argoproj.io"] {
-            loop {
-                let out = env
-                    .kubectl()
-                    .args(["get", "crd", crd, "-o"])
-                    .arg("jsonpath={.status.conditions[?(@.type==\"Established\")].status}")
-                    .output()
-                    .unwrap();
-                if String::from_utf8_lossy(&out.stdout).trim() == "True" {
-                    break;
-                }
-                assert!(Instant::now() < deadline, "CRD {crd} not Established");
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        }
-    });
+    CRDS.get_or_init(|| env.install_plumb_crds());
     env
 }
 

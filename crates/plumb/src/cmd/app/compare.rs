@@ -36,7 +36,7 @@ pub(crate) async fn compare_app(
             d.server.clone().or(d.name.clone()).unwrap_or_default()
         );
     }
-    let mut config = plumb_source::Config::new(cache_dir()?.join("cli"));
+    let mut config = plumb_source::Config::new(crate::cmd::cache_root()?.join("cli"));
     if let Some(helm) = std::env::var_os("PLUMB_HELM") {
         config.tools.helm = PathBuf::from(helm);
     }
@@ -58,15 +58,4 @@ pub(crate) async fn compare_app(
         .await
         .map_err(|e| anyhow::anyhow!("{}", plumb_controller::chain(&e)))
         .with_context(|| format!("comparing Application {}", app.name()))
-}
-
-fn cache_dir() -> Result<PathBuf> {
-    if let Some(d) = std::env::var_os("PLUMB_CACHE_DIR") {
-        return Ok(PathBuf::from(d));
-    }
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|d| d.join("plumb"))
-        .context("no PLUMB_CACHE_DIR, XDG_CACHE_HOME or HOME for the source cache")
 }

@@ -3,22 +3,12 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use clap::{ArgAction, Args, ValueEnum};
-use plumb_diff::{DiffFormat, ExternalDiff, RenderOptions};
+use clap::{ArgAction, Args};
+
+use crate::cmd::diff::{DiffFormatArg, render_options};
 
 use super::AppClient;
 use crate::exit::Outcome;
-
-/// Text format of each object's diff.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DiffFormatArg {
-    /// As `diff` prints it (Argo's output).
-    Normal,
-    /// Unified, with context lines.
-    Unified,
-    /// One JSON document.
-    Json,
-}
 
 /// Show what differs between Git and the cluster for an Application.
 ///
@@ -73,20 +63,7 @@ pub async fn run(client: &AppClient, args: DiffArgs) -> Result<Outcome> {
         .filter(|d| d.modified)
         .map(plumb_diff::mask)
         .collect();
-    let format = match args.diff_format {
-        DiffFormatArg::Normal => DiffFormat::Normal,
-        DiffFormatArg::Unified => DiffFormat::Unified,
-        DiffFormatArg::Json => DiffFormat::Json,
-    };
-    let external = match std::env::var("KUBECTL_EXTERNAL_DIFF") {
-        Ok(v) if format != DiffFormat::Json => ExternalDiff::parse(&v),
-        _ => None,
-    };
-    let opts = RenderOptions {
-        format,
-        attribution: args.attribution,
-        external,
-    };
+    let opts = render_options(args.diff_format.format(), args.attribution);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     plumb_diff::render(&shown, &opts, &mut out).context("writing the diff")?;

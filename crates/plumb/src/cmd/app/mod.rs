@@ -85,9 +85,6 @@ enum AppCommand {
 
 /// Runs one `plumb app` subcommand on a Tokio runtime.
 pub fn run(args: AppArgs) -> Result<Outcome> {
-    // kube enables rustls' `ring` provider and gix's HTTP client `aws-lc-rs`; with both, rustls
-    // refuses to pick one and panics on the first TLS connection, so choose kube's.
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
