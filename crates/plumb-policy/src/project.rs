@@ -1,0 +1,1 @@
+//! AppProject permissions (filled in by the project guard-rails work).

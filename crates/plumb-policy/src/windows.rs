@@ -1,0 +1,1 @@
+//! Sync windows (filled in by the sync-windows work).
