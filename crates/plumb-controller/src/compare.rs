@@ -9,7 +9,7 @@ use plumb_diff::{
     DiffConfig, DiffResult, IgnoreOptions, IgnoreRules, Pair, PairOptions, SourcedObject, Strategy,
 };
 use plumb_health::{AppResource, HealthStatus};
-use plumb_model::annotations::{HELM_HOOK, HELM_HOOK_WEIGHT, HOOK, SYNC_WAVE, TRACKING_ID};
+use plumb_model::annotations::TRACKING_ID;
 use plumb_model::application::{Application, ApplicationSource, SyncStatusCode};
 use plumb_model::{GroupKind, ResourceKey};
 use plumb_source::{RenderRequest, Rendered, Renderer};
@@ -32,6 +32,8 @@ pub struct CompareOptions {
     /// Read every live object from the API server instead of the live cache (right after a
     /// sync, when the cache may not have seen the writes yet).
     pub fresh_reads: bool,
+    /// Compare against this source instead of the Application's (a rollback's `sync.source`).
+    pub source: Option<ApplicationSource>,
 }
 
 /// One compared object.
@@ -59,6 +61,8 @@ pub struct ComparedResource {
     pub sync_wave: i64,
     /// Whether the object is a sync hook.
     pub hook: bool,
+    /// Another Application (`namespace/name`) whose tracking annotation the live object carries.
+    pub shared_with: Option<String>,
 }
 
 /// The result of comparing one Application.
@@ -82,6 +86,8 @@ pub struct Comparison {
     pub warnings: Vec<(String, String)>,
     /// Images of the live workloads.
     pub images: Vec<String>,
+    /// The ignore rules compared with (a sync with `RespectIgnoreDifferences=true` uses them).
+    pub ignore: IgnoreRules,
 }
 
 /// Compares an Application with its destination cluster.
@@ -94,7 +100,10 @@ pub async fn compare(
 ) -> Result<Comparison> {
     let dest_ns = app.spec.destination.namespace.clone().unwrap_or_default();
     let instance = app.instance_name(&engines.control_namespace);
-    let mut sources: Vec<ApplicationSource> = app.sources().into_iter().cloned().collect();
+    let mut sources: Vec<ApplicationSource> = match &opts.source {
+        Some(s) => vec![s.clone()],
+        None => app.sources().into_iter().cloned().collect(),
+    };
     if let (Some(rev), Some(first)) = (&opts.revision, sources.first_mut()) {
         first.target_revision = Some(rev.clone());
     }
@@ -131,7 +140,7 @@ pub async fn compare(
     let mut cluster_scoped = BTreeSet::new();
     for m in &rendered.manifests {
         let mut obj = m.object.clone();
-        if hook_types(&obj).iter().any(|h| h == "Skip") {
+        if plumb_sync::hook::is_skipped(&obj) {
             continue;
         }
         let gk = GroupKind::of(&obj);
@@ -221,25 +230,31 @@ pub async fn compare(
     };
     let config = DiffConfig::default()
         .normalize(engines.diff.normalize.clone())
-        .ignore(ignore)
+        .ignore(ignore.clone())
         .attribution(opts.attribution);
 
     let mut resources = Vec::with_capacity(pairs.len());
     let mut warnings = Vec::new();
     for mut p in pairs {
         let obj = p.desired.as_ref().or(p.live.as_ref());
-        let hook = obj.is_some_and(|o| !hook_types(o).is_empty());
+        let hook = obj.is_some_and(plumb_sync::hook::is_hook);
         let version = obj
             .and_then(|o| o.get("apiVersion"))
             .and_then(Value::as_str)
             .map(|v| v.rsplit('/').next().unwrap_or(v).to_string())
             .unwrap_or_default();
-        let sync_wave = p.desired.as_ref().map(sync_wave).unwrap_or(0);
+        let sync_wave = p
+            .desired
+            .as_ref()
+            .map(plumb_sync::hook::sync_wave)
+            .unwrap_or(0);
+        let mut shared_with = None;
         if let (Some(_), Some(l)) = (&p.desired, &p.live)
             && let Some(t) = tracked_by(engines, &p.key, l)
             && t.app != instance
             && t.self_referencing
         {
+            shared_with = Some(format!("{}/{}", engines.control_namespace, t.app));
             warnings.push((
                 "SharedResourceWarning".to_string(),
                 format!(
@@ -280,6 +295,7 @@ pub async fn compare(
             requires_pruning,
             sync_wave,
             hook,
+            shared_with,
         });
     }
     resources.sort_by(|a, b| a.key.cmp(&b.key));
@@ -326,6 +342,7 @@ pub async fn compare(
         health: app_health.status,
         warnings,
         images,
+        ignore,
     })
 }
 
@@ -494,40 +511,6 @@ fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
         .and_then(Value::as_str)
 }
 
-/// Argo hook types of an object (`argocd.argoproj.io/hook`, else mapped Helm hooks).
-pub fn hook_types(obj: &Value) -> Vec<String> {
-    if let Some(h) = annotation(obj, HOOK) {
-        return h
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect();
-    }
-    if let Some(h) = annotation(obj, HELM_HOOK) {
-        let mut out = Vec::new();
-        for part in h.split(',').map(str::trim) {
-            let mapped = match part {
-                "pre-install" | "pre-upgrade" => "PreSync",
-                "post-install" | "post-upgrade" => "PostSync",
-                _ => continue,
-            };
-            if !out.iter().any(|o| o == mapped) {
-                out.push(mapped.to_string());
-            }
-        }
-        return out;
-    }
-    Vec::new()
-}
-
-/// The sync wave of an object.
-pub fn sync_wave(obj: &Value) -> i64 {
-    annotation(obj, SYNC_WAVE)
-        .or_else(|| annotation(obj, HELM_HOOK_WEIGHT))
-        .and_then(|w| w.trim().parse().ok())
-        .unwrap_or(0)
-}
-
 fn ignores_extraneous(obj: &Value) -> bool {
     annotation(obj, plumb_model::annotations::COMPARE_OPTIONS)
         .is_some_and(|o| o.split(',').any(|p| p.trim() == "IgnoreExtraneous"))
@@ -566,16 +549,6 @@ pub fn images<'a>(objects: impl Iterator<Item = &'a Value>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn helm_hooks_map_to_argo_phases() {
-        let obj = json!({"metadata": {"annotations": {"helm.sh/hook": "pre-install,pre-upgrade,post-install", "helm.sh/hook-weight": "-2"}}});
-        assert_eq!(hook_types(&obj), ["PreSync", "PostSync"]);
-        assert_eq!(sync_wave(&obj), -2);
-        let argo = json!({"metadata": {"annotations": {"argocd.argoproj.io/hook": "PreSync, SyncFail", "argocd.argoproj.io/sync-wave": "3", "helm.sh/hook-weight": "9"}}});
-        assert_eq!(hook_types(&argo), ["PreSync", "SyncFail"]);
-        assert_eq!(sync_wave(&argo), 3);
-    }
 
     #[test]
     fn images_from_templates_pods_and_cronjobs() {

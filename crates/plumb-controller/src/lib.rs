@@ -21,9 +21,7 @@ mod server;
 mod status;
 
 pub use clusters::{CLUSTER_SECRET_LABEL, ClusterSecret};
-pub use compare::{
-    CompareOptions, ComparedResource, Comparison, Refresh, compare, hook_types, images, sync_wave,
-};
+pub use compare::{CompareOptions, ComparedResource, Comparison, Refresh, compare, images};
 pub use context::{
     Cluster, DEFAULT_CONTROL_NAMESPACE, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER,
 };

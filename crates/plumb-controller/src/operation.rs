@@ -1,38 +1,40 @@
 //! Running the operation requested on `Application.operation` and recording it in
 //! `status.operationState` and `status.history`.
 //!
-//! The operation is marked `Running` in the status before any change is made. A controller that
-//! finds an operation `Running` that it did not start itself (it was restarted mid-way) fails it
-//! cleanly instead of running it again: the user sees why and requests a new sync.
+//! The operation is marked `Running` in the status before any change is made, then runs in a
+//! task of its own (a sync with waves and hooks can take minutes; reconciles of other
+//! Applications go on meanwhile). Progress (the running message and each resource's result) is
+//! written as it happens; a failed sync is retried with backoff when the operation (or the
+//! Application's `syncPolicy.retry`) asks for it; `Terminating` (written by `plumb app
+//! terminate-op`) stops it. A controller that finds an operation `Running` that it did not start
+//! itself (it was restarted mid-way) fails it cleanly instead of running it again.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use plumb_model::annotations::DELETION_APPROVED;
 use plumb_model::application::{
-    Application, OperationPhase, RevisionHistory, SyncOperationResource,
+    Application, OperationPhase, RetryStrategy, RevisionHistory, SyncOperationResource,
+    SyncStatusCode, condition,
 };
-use plumb_source::Renderer;
-use plumb_sync::{NamespaceToCreate, SyncOptions, SyncRequest, SyncTask, TaskSelection};
-use serde_json::{Value, json};
+use plumb_sync::{
+    Control, HealthGate, NamespaceToCreate, Progress, SyncContext, SyncOptions, SyncOutcome,
+    SyncRequest, SyncTask, TaskSelection,
+};
+use serde_json::{Map, Value, json};
+use tokio::sync::watch;
 
-use crate::compare::{CompareOptions, Refresh, compare};
-use crate::context::{Cluster, Engines};
-use crate::status::now;
+use crate::compare::{CompareOptions, Comparison, Refresh, compare};
+use crate::error::chain;
+use crate::metrics;
+use crate::runtime::Shared;
+use crate::status::{self, now};
 
 /// Message recorded for an operation interrupted by a controller restart.
 pub const INTERRUPTED: &str = "Operation was interrupted by a controller restart before it finished; it was not run again. Request the sync again.";
 
-/// The outcome of an operation, as written to `status.operationState`.
-#[derive(Debug, Clone)]
-pub struct Finished {
-    /// The whole `operationState` object.
-    pub state: Value,
-    /// The history entry to append, when the sync deployed a revision.
-    pub history: Option<RevisionHistory>,
-    /// The final phase.
-    pub phase: OperationPhase,
-    /// The revision synced to.
-    pub revision: String,
-}
+/// How often running hooks and gated waves are looked at.
+const POLL: Duration = Duration::from_millis(500);
 
 /// The `operationState` written when an operation starts.
 pub fn started(app: &Application, now: &str) -> Value {
@@ -48,44 +50,214 @@ pub fn started(app: &Application, now: &str) -> Value {
     })
 }
 
-/// Runs the sync requested on `app.operation`.
-pub async fn run_sync(
+/// The control a running operation gets from the Application as last seen: `Terminating`
+/// written by `terminate-op`, and a deletion approval newer than the operation's start.
+pub fn control_of(app: &Value) -> Control {
+    let state = app.pointer("/status/operationState");
+    let terminate =
+        state.and_then(|s| s.get("phase")).and_then(Value::as_str) == Some("Terminating");
+    let started = state
+        .and_then(|s| s.get("startedAt"))
+        .and_then(Value::as_str)
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok());
+    let approved = app
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(DELETION_APPROVED))
+        .and_then(Value::as_str)
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok());
+    Control {
+        terminate,
+        prune_confirmed: matches!((approved, started), (Some(a), Some(s)) if a >= s),
+    }
+}
+
+/// Runs the requested operation to its end (with retries) and records the result; the caller
+/// has written the `Running` state.
+pub(crate) async fn drive(
+    shared: Arc<Shared>,
+    app: Application,
+    project: plumb_model::application::AppProject,
+    started_at: String,
+    control: watch::Receiver<Control>,
+) {
+    let name = app.name().to_string();
+    let op_started = std::time::Instant::now();
+    let Some(cluster) = shared.cluster_for(&app) else {
+        shared.end_operation(&name);
+        return;
+    };
+    let op = app.operation.clone().unwrap_or_default();
+    let retry: Option<RetryStrategy> = op
+        .retry
+        .clone()
+        .or_else(|| app.spec.sync_policy.as_ref().and_then(|p| p.retry.clone()));
+    let mut retries: u64 = 0;
+    let (outcome, cmp) = loop {
+        let (outcome, cmp) = attempt(&shared, &app, &cluster, &started_at, &control).await;
+        let failed = matches!(
+            outcome.phase,
+            OperationPhase::Failed | OperationPhase::Error
+        );
+        let allowed = retry
+            .as_ref()
+            .is_some_and(|r| match plumb_sync::retry::limit(r) {
+                None => true,
+                Some(limit) => retries < limit,
+            })
+            && retry.as_ref().is_some_and(|r| r.limit.unwrap_or(0) != 0);
+        if !failed || outcome.terminated || !allowed || control.borrow().terminate {
+            break (outcome, cmp);
+        }
+        let Some(strategy) = retry.as_ref() else {
+            break (outcome, cmp);
+        };
+        retries += 1;
+        let wait =
+            plumb_sync::retry::backoff(strategy, u32::try_from(retries - 1).unwrap_or(u32::MAX));
+        let at = jiff::Zoned::now()
+            .checked_add(jiff::SignedDuration::try_from(wait).unwrap_or_default())
+            .unwrap_or_else(|_| jiff::Zoned::now());
+        let message = plumb_sync::retry::retrying_message(&outcome.message, retries, &at);
+        let mut state = Map::new();
+        state.insert("message".into(), json!(message));
+        state.insert("retryCount".into(), json!(retries));
+        if let Some(c) = &cmp {
+            state.insert("syncResult".into(), sync_result(c, &outcome));
+        }
+        let mut fields = Map::new();
+        fields.insert("operationState".into(), Value::Object(state));
+        if let Err(e) = crate::reconcile::write_status(&shared, &app, fields).await {
+            tracing::warn!(app = %name, "recording a retry: {}", chain(&e));
+        }
+        let mut c = control.clone();
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = c.wait_for(|c| c.terminate) => {}
+        }
+        if control.borrow().terminate {
+            let outcome = SyncOutcome {
+                phase: OperationPhase::Failed,
+                message: "Operation terminated".into(),
+                results: outcome.results,
+                terminated: true,
+            };
+            break (outcome, cmp);
+        }
+    };
+    let message =
+        if retries > 0 && outcome.phase != OperationPhase::Succeeded && !outcome.terminated {
+            plumb_sync::retry::retried_message(&outcome.message, retries)
+        } else {
+            outcome.message.clone()
+        };
+    let end = End {
+        outcome,
+        message,
+        retries,
+        cmp,
+    };
+    finish(&shared, &app, &project, &cluster, &started_at, end).await;
+    shared.metrics.observe(metrics::APPLY, op_started.elapsed());
+    shared.end_operation(&name);
+    shared.requeue(&name);
+}
+
+/// One attempt: compare, then run the sync with progress written as it goes.
+async fn attempt(
+    shared: &Arc<Shared>,
     app: &Application,
-    engines: &Engines,
-    cluster: &Cluster,
-    renderer: &Arc<Renderer>,
+    cluster: &crate::context::Cluster,
     started_at: &str,
-) -> Finished {
+    control: &watch::Receiver<Control>,
+) -> (SyncOutcome, Option<Comparison>) {
+    let engines = shared.engines();
     let op = app.operation.clone().unwrap_or_default();
     let sync = op.sync.clone().unwrap_or_default();
-    let dry_run = sync.dry_run.unwrap_or(false);
-    let fail = |phase: OperationPhase, message: String, revision: String| Finished {
-        state: json!({
-            "operation": op, "phase": phase.as_str(), "message": message,
-            "startedAt": started_at, "finishedAt": now(),
-        }),
-        history: None,
-        phase,
-        revision,
-    };
-
     let cmp_opts = CompareOptions {
         revision: sync.revision.clone().filter(|r| !r.is_empty()),
         refresh: Refresh::Normal,
         attribution: false,
-        fresh_reads: false,
+        fresh_reads: true,
+        source: sync.source.clone(),
     };
-    let cmp = match compare(app, engines, cluster, renderer, &cmp_opts).await {
+    let cmp = match compare(app, &engines, cluster, &shared.renderer, &cmp_opts).await {
         Ok(c) => c,
         Err(e) => {
-            return fail(
-                OperationPhase::Error,
-                format!("ComparisonError: {}", crate::error::chain(&e)),
-                String::new(),
+            return (
+                SyncOutcome {
+                    phase: OperationPhase::Error,
+                    message: format!("ComparisonError: {}", chain(&e)),
+                    results: Vec::new(),
+                    terminated: false,
+                },
+                None,
             );
         }
     };
+    let request = request(app, &cmp, &engines, started_at);
 
+    // Progress goes through a watch channel to one writer: the engine never waits for the API
+    // server, and a burst of changes becomes one status write.
+    let (tx, mut rx) = watch::channel::<Option<Progress>>(None);
+    let writer = {
+        let shared = shared.clone();
+        let app = app.clone();
+        let result_base = sync_result(
+            &cmp,
+            &SyncOutcome {
+                phase: OperationPhase::Running,
+                message: String::new(),
+                results: Vec::new(),
+                terminated: false,
+            },
+        );
+        tokio::spawn(async move {
+            while rx.changed().await.is_ok() {
+                let Some(p) = rx.borrow_and_update().clone() else {
+                    continue;
+                };
+                let mut result = result_base.clone();
+                result["resources"] = json!(p.results);
+                // No `phase`: `Terminating`, written by terminate-op, must not be overwritten.
+                let mut fields = Map::new();
+                fields.insert(
+                    "operationState".into(),
+                    json!({"message": p.message, "syncResult": result}),
+                );
+                if let Err(e) = crate::reconcile::write_status(&shared, &app, fields).await {
+                    tracing::debug!(app = %app.name(), "writing progress: {}", chain(&e));
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    };
+    let progress = move |p: &Progress| {
+        let _ = tx.send(Some(p.clone()));
+    };
+    let ctx = SyncContext {
+        applier: &cluster.applier,
+        assessor: &engines.assessor,
+        progress: &progress,
+        control: control.clone(),
+        poll: POLL,
+        wave_delay: shared.config.sync_wave_delay,
+    };
+    let outcome = plumb_sync::run(&ctx, request).await;
+    drop(ctx);
+    drop(progress);
+    let _ = writer.await;
+    (outcome, Some(cmp))
+}
+
+/// The engine's request from the comparison, the Application and the operation.
+fn request(
+    app: &Application,
+    cmp: &Comparison,
+    engines: &crate::context::Engines,
+    started_at: &str,
+) -> SyncRequest {
+    let op = app.operation.clone().unwrap_or_default();
+    let sync = op.sync.clone().unwrap_or_default();
     let mut options = SyncOptions::parse(
         app.spec
             .sync_policy
@@ -116,81 +288,212 @@ pub async fn run_sync(
             }
         })
         .filter(|ns| !ns.name.is_empty());
-
     let tasks: Vec<SyncTask> = cmp
         .resources
         .iter()
-        .filter(|r| !r.hook)
         .filter(|r| r.desired.is_some() || r.requires_pruning)
-        .map(|r| SyncTask {
-            key: r.key.clone(),
-            version: r.version.clone(),
-            desired: r.desired.clone(),
-            live: r.live.clone(),
-            out_of_sync: r.status == Some(plumb_model::application::SyncStatusCode::OutOfSync),
+        .map(|r| {
+            let mut desired = r.desired.clone();
+            if let (Some(d), Some(l)) = (desired.as_mut(), r.live.as_ref())
+                && !r.hook
+                && options
+                    .merged(&SyncOptions::of_object(d))
+                    .is_true("RespectIgnoreDifferences")
+            {
+                cmp.ignore.respect_live(&r.key, d, l);
+            }
+            SyncTask {
+                key: r.key.clone(),
+                version: r.version.clone(),
+                desired,
+                live: r.live.clone(),
+                out_of_sync: r.status == Some(SyncStatusCode::OutOfSync),
+                shared_with: r.shared_with.clone(),
+            }
         })
         .collect();
     let selection: Vec<SyncOperationResource> = sync.resources.clone().unwrap_or_default();
-    let selective = !selection.is_empty();
-    let request = SyncRequest {
+    let strategy = sync.sync_strategy.as_ref();
+    let hooks = strategy.is_none_or(|s| s.apply.is_none());
+    let force = strategy.is_some_and(|s| {
+        s.apply.as_ref().and_then(|a| a.force).unwrap_or(false)
+            || s.hook.as_ref().and_then(|h| h.force).unwrap_or(false)
+    });
+    let health_gate = HealthGate::from_setting(
+        engines
+            .settings
+            .get(plumb_model::settings::SYNC_HEALTH_GATE),
+    )
+    .unwrap_or_else(|e| {
+        tracing::warn!("{e}; using plumb");
+        HealthGate::Plumb
+    });
+    SyncRequest {
         tasks,
         selection: TaskSelection::new(selection),
-        dry_run,
+        dry_run: sync.dry_run.unwrap_or(false),
         prune: sync.prune.unwrap_or(false),
         options,
         create_namespace,
-    };
-    let outcome = plumb_sync::run(&cluster.applier, request).await;
+        hooks,
+        force,
+        revision: cmp.revision.clone(),
+        started_unix: started_at
+            .parse::<jiff::Timestamp>()
+            .map(|t| t.as_second())
+            .unwrap_or_default(),
+        health_gate,
+        permitted: None,
+        app_name: format!("{}/{}", engines.control_namespace, app.name()),
+    }
+}
 
-    let source = cmp.sources.first().cloned();
-    let mut sync_result = json!({
+fn sync_result(cmp: &Comparison, outcome: &SyncOutcome) -> Value {
+    let mut result = json!({
         "resources": outcome.results,
         "revision": cmp.revision,
     });
     if cmp.sources.len() > 1 {
-        sync_result["sources"] = json!(cmp.sources);
-        sync_result["revisions"] = json!(cmp.revisions);
-    } else if let Some(s) = &source {
-        sync_result["source"] = json!(s);
+        result["sources"] = json!(cmp.sources);
+        result["revisions"] = json!(cmp.revisions);
+    } else if let Some(s) = cmp.sources.first() {
+        result["source"] = json!(s);
     }
+    result
+}
+
+/// How the operation ended.
+struct End {
+    outcome: SyncOutcome,
+    message: String,
+    retries: u64,
+    cmp: Option<Comparison>,
+}
+
+/// Records the end: the request is cleared first (a crash in between leaves a Running state,
+/// failed as interrupted, never a request that runs again), then the result is written with a
+/// fresh comparison, so whoever waits for the operation sees the status it produced.
+async fn finish(
+    shared: &Arc<Shared>,
+    app: &Application,
+    project: &plumb_model::application::AppProject,
+    cluster: &crate::context::Cluster,
+    started_at: &str,
+    end: End,
+) {
+    let End {
+        outcome,
+        message,
+        retries,
+        cmp,
+    } = end;
+    let name = app.name();
+    let op = app.operation.clone().unwrap_or_default();
+    let sync = op.sync.clone().unwrap_or_default();
+    let dry_run = sync.dry_run.unwrap_or(false);
+    let selective = sync.resources.as_ref().is_some_and(|r| !r.is_empty());
+    if let Err(e) = crate::reconcile::clear_operation(shared, name).await {
+        tracing::warn!(app = %name, "clearing the operation: {}", chain(&e));
+    }
+    let engines = shared.engines();
     let finished_at = now();
-    let state = json!({
+    let mut state = json!({
         "operation": op,
         "phase": outcome.phase.as_str(),
-        "message": outcome.message,
-        "syncResult": sync_result,
+        "message": message,
         "startedAt": started_at,
         "finishedAt": finished_at,
+        "retryCount": (retries > 0).then_some(retries),
     });
-    // Argo records a deployment in history only for a successful, full, real sync.
-    let history =
-        (outcome.phase == OperationPhase::Succeeded && !dry_run && !selective).then(|| {
-            let next_id = app
-                .status
-                .as_ref()
-                .and_then(|s| s.history.as_ref())
-                .and_then(|h| h.iter().map(|e| e.id).max())
-                .map_or(0, |m| m + 1);
-            RevisionHistory {
-                revision: Some(cmp.revision.clone()),
-                deployed_at: finished_at.clone(),
-                id: next_id,
-                source: if cmp.sources.len() > 1 {
-                    None
-                } else {
-                    source.clone()
-                },
-                deploy_started_at: Some(started_at.to_string()),
-                sources: (cmp.sources.len() > 1).then(|| cmp.sources.clone()),
-                revisions: (cmp.revisions.len() > 1).then(|| cmp.revisions.clone()),
-                initiated_by: op.initiated_by.clone(),
+    let revision = cmp.as_ref().map(|c| c.revision.clone()).unwrap_or_default();
+    if let Some(c) = &cmp {
+        state["syncResult"] = sync_result(c, &outcome);
+    }
+    let opts = CompareOptions {
+        revision: None,
+        refresh: Refresh::Normal,
+        attribution: true,
+        fresh_reads: true,
+        source: None,
+    };
+    let now = status::now();
+    let mut fields = match compare(app, &engines, cluster, &shared.renderer, &opts).await {
+        Ok(mut c) => {
+            if let Some(w) = crate::orphans::warning(app, project, cluster, &engines) {
+                c.warnings.push(w);
             }
-        });
-    Finished {
-        state,
-        history,
-        phase: outcome.phase,
-        revision: cmp.revision,
+            status::from_comparison(app, &c, &now)
+        }
+        Err(e) => status::from_failure(
+            app,
+            condition::COMPARISON_ERROR,
+            &format!(
+                "Failed to compare desired state to live state: {}",
+                chain(&e)
+            ),
+            &now,
+        ),
+    };
+    fields.insert("operationState".into(), state);
+    // Argo records a deployment in history only for a successful, full, real sync.
+    if outcome.phase == OperationPhase::Succeeded
+        && !dry_run
+        && !selective
+        && let Some(c) = &cmp
+    {
+        let entry = history_entry(app, c, started_at, &finished_at);
+        fields.insert("history".into(), json!(history_with(app, entry)));
+    }
+    if let Err(e) = crate::reconcile::write_status(shared, app, fields).await {
+        tracing::warn!(app = %name, "recording the operation result: {}", chain(&e));
+    }
+    if outcome.phase == OperationPhase::Succeeded {
+        shared
+            .events
+            .normal(
+                app,
+                "OperationCompleted",
+                format!("Sync operation to {revision} succeeded"),
+            )
+            .await;
+    } else {
+        shared
+            .events
+            .warning(
+                app,
+                "OperationCompleted",
+                format!("Sync operation to {revision} failed: {message}"),
+            )
+            .await;
+    }
+}
+
+fn history_entry(
+    app: &Application,
+    cmp: &Comparison,
+    started_at: &str,
+    finished_at: &str,
+) -> RevisionHistory {
+    let next_id = app
+        .status
+        .as_ref()
+        .and_then(|s| s.history.as_ref())
+        .and_then(|h| h.iter().map(|e| e.id).max())
+        .map_or(0, |m| m + 1);
+    let multi = cmp.sources.len() > 1;
+    RevisionHistory {
+        revision: Some(cmp.revision.clone()),
+        deployed_at: finished_at.to_string(),
+        id: next_id,
+        source: if multi {
+            None
+        } else {
+            cmp.sources.first().cloned()
+        },
+        deploy_started_at: Some(started_at.to_string()),
+        sources: multi.then(|| cmp.sources.clone()),
+        revisions: (cmp.revisions.len() > 1).then(|| cmp.revisions.clone()),
+        initiated_by: app.operation.as_ref().and_then(|o| o.initiated_by.clone()),
     }
 }
 
@@ -207,4 +510,29 @@ pub fn history_with(app: &Application, entry: RevisionHistory) -> Vec<RevisionHi
         h.drain(..h.len() - limit);
     }
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terminate_and_deletion_approval_come_from_the_application() {
+        let app = json!({
+            "metadata": {"annotations": {DELETION_APPROVED: "2026-11-30T10:00:05Z"}},
+            "status": {"operationState": {"phase": "Terminating", "startedAt": "2026-11-30T10:00:00Z"}}
+        });
+        assert_eq!(
+            control_of(&app),
+            Control {
+                terminate: true,
+                prune_confirmed: true
+            }
+        );
+        let stale = json!({
+            "metadata": {"annotations": {DELETION_APPROVED: "2026-11-30T09:00:00Z"}},
+            "status": {"operationState": {"phase": "Running", "startedAt": "2026-11-30T10:00:00Z"}}
+        });
+        assert_eq!(control_of(&stale), Control::default());
+    }
 }

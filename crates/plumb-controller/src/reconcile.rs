@@ -6,9 +6,7 @@ use std::time::Instant;
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use plumb_model::annotations::REFRESH;
-use plumb_model::application::{
-    Application, OperationPhase, RESOURCES_FINALIZER, SyncStatusCode, condition,
-};
+use plumb_model::application::{Application, RESOURCES_FINALIZER, SyncStatusCode, condition};
 use serde_json::{Map, Value, json};
 
 use crate::compare::{CompareOptions, Refresh, compare};
@@ -105,8 +103,6 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         write_status(shared, &app, fields).await?;
         operated = true;
     } else if app.operation.as_ref().is_some_and(|o| o.sync.is_some()) && !ours {
-        let op_started = Instant::now();
-        shared.set_running(name, true);
         let started_at = status::now();
         // A merge patch would blend the new operation into the previous one's record: drop the
         // old record first, then write the new one.
@@ -117,10 +113,8 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
             "operationState".into(),
             operation::started(&app, &started_at),
         );
-        let started_write = match write_status(shared, &app, clear).await {
-            Ok(()) => write_status(shared, &app, fields).await,
-            Err(e) => Err(e),
-        };
+        write_status(shared, &app, clear).await?;
+        write_status(shared, &app, fields).await?;
         let rev = app
             .operation
             .as_ref()
@@ -131,90 +125,22 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
                 .first()
                 .and_then(|s| s.target_revision.clone()))
             .unwrap_or_else(|| "HEAD".into());
-        if started_write.is_ok() {
-            shared
-                .events
-                .normal(&app, "OperationStarted", format!("Initiated sync to {rev}"))
-                .await;
-            let finished =
-                operation::run_sync(&app, &engines, &cluster, &shared.renderer, &started_at).await;
-            // Clear the request before recording the result, so a crash in between can only leave
-            // a Running state behind (failed as interrupted), never a request that runs again.
-            let cleared = clear_operation(shared, name).await;
-            // The result is written together with a fresh comparison, so whoever waits for the
-            // operation sees the sync and health status it produced, never the one before it.
-            let opts = CompareOptions {
-                revision: None,
-                refresh: Refresh::Normal,
-                attribution: true,
-                fresh_reads: true,
-            };
-            let now = status::now();
-            let mut fields = match compare(&app, &engines, &cluster, &shared.renderer, &opts).await
-            {
-                Ok(mut cmp) => {
-                    if let Some(w) = crate::orphans::warning(&app, &project, &cluster, &engines) {
-                        cmp.warnings.push(w);
-                    }
-                    status::from_comparison(&app, &cmp, &now)
-                }
-                Err(e) => status::from_failure(
-                    &app,
-                    condition::COMPARISON_ERROR,
-                    &format!(
-                        "Failed to compare desired state to live state: {}",
-                        chain(&e)
-                    ),
-                    &now,
-                ),
-            };
-            fields.insert("operationState".into(), finished.state.clone());
-            if let Some(entry) = finished.history.clone() {
-                fields.insert(
-                    "history".into(),
-                    json!(operation::history_with(&app, entry)),
-                );
-            }
-            let recorded = write_status(shared, &app, fields).await;
-            let msg = finished
-                .state
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            if finished.phase == OperationPhase::Succeeded {
-                shared
-                    .events
-                    .normal(
-                        &app,
-                        "OperationCompleted",
-                        format!("Sync operation to {} succeeded", finished.revision),
-                    )
-                    .await;
-            } else {
-                shared
-                    .events
-                    .warning(
-                        &app,
-                        "OperationCompleted",
-                        format!("Sync operation to {} failed: {msg}", finished.revision),
-                    )
-                    .await;
-            }
-            shared.metrics.observe(metrics::APPLY, op_started.elapsed());
-            shared.set_running(name, false);
-            cleared?;
-            recorded?;
-            // The result went out with a fresh comparison; clearing `.operation` re-queues the
-            // Application, and that reconcile does the rest (refresh annotation, metrics).
-            shared
-                .metrics
-                .observe(metrics::RECONCILE, started.elapsed());
-            return Ok(true);
-        } else {
-            shared.set_running(name, false);
-            started_write?;
-        }
-        operated = true;
+        shared
+            .events
+            .normal(&app, "OperationStarted", format!("Initiated sync to {rev}"))
+            .await;
+        let control = shared.start_operation(name);
+        tokio::spawn(operation::drive(
+            shared.clone(),
+            app.clone(),
+            project.clone(),
+            started_at,
+            control,
+        ));
+        shared
+            .metrics
+            .observe(metrics::RECONCILE, started.elapsed());
+        return Ok(true);
     }
 
     // Re-read after an operation so the comparison starts from the recorded state.
@@ -252,6 +178,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         refresh,
         attribution: true,
         fresh_reads: false,
+        source: None,
     };
     let now = status::now();
     let (fields, sync_code, health_code) =
@@ -381,7 +308,7 @@ fn shared_code(app: &Application) -> String {
         .unwrap_or_default()
 }
 
-async fn write_status(
+pub(crate) async fn write_status(
     shared: &Shared,
     app: &Application,
     fields: Map<String, Value>,
@@ -398,7 +325,7 @@ async fn write_status(
     Ok(())
 }
 
-async fn clear_operation(shared: &Shared, name: &str) -> Result<()> {
+pub(crate) async fn clear_operation(shared: &Shared, name: &str) -> Result<()> {
     let patch = json!({"operation": null});
     shared
         .apps_api()

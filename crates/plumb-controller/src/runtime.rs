@@ -18,7 +18,9 @@ use plumb_model::Settings;
 use plumb_model::application::Application;
 use plumb_model::settings::{RECONCILIATION_JITTER, RECONCILIATION_TIMEOUT};
 use plumb_source::Renderer;
-use tokio::sync::mpsc;
+use plumb_sync::Control;
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
 
 use crate::context::{Cluster, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
 use crate::error::{Error, Result, chain};
@@ -42,6 +44,8 @@ pub struct ControllerConfig {
     pub metrics_addr: Option<SocketAddr>,
     /// Source tools (helm, kustomize) and limits.
     pub source: plumb_source::Config,
+    /// Pause between sync waves (Argo CD's `ARGOCD_SYNC_WAVE_DELAY`, 2 s).
+    pub sync_wave_delay: Duration,
 }
 
 impl ControllerConfig {
@@ -56,6 +60,7 @@ impl ControllerConfig {
             customizations: Vec::new(),
             workers: 4,
             metrics_addr: Some(SocketAddr::from(([127, 0, 0, 1], 8082))),
+            sync_wave_delay: Duration::from_secs(2),
         }
     }
 }
@@ -100,7 +105,8 @@ pub(crate) struct Shared {
     in_cluster: Arc<Cluster>,
     /// Clusters from Argo cluster Secrets, with the task driving each one's live cache.
     remote: RwLock<Vec<RemoteCluster>>,
-    running_ops: Mutex<HashSet<String>>,
+    /// Operations running in this process, with the channel that tells each one to stop.
+    running_ops: Mutex<HashMap<String, watch::Sender<Control>>>,
     /// Names of the Applications in the control namespace, kept by the Application watcher.
     known_apps: Mutex<std::collections::BTreeSet<String>>,
     queue: Queue,
@@ -140,16 +146,45 @@ impl Shared {
         self.running_ops
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .contains(name)
+            .contains_key(name)
     }
 
-    pub(crate) fn set_running(&self, name: &str, on: bool) {
-        let mut set = self.running_ops.lock().unwrap_or_else(|e| e.into_inner());
-        if on {
-            set.insert(name.to_string());
-        } else {
-            set.remove(name);
+    /// Registers a starting operation; its control follows the Application from now on.
+    pub(crate) fn start_operation(&self, name: &str) -> watch::Receiver<Control> {
+        let (tx, rx) = watch::channel(Control::default());
+        self.running_ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string(), tx);
+        rx
+    }
+
+    pub(crate) fn end_operation(&self, name: &str) {
+        self.running_ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+    }
+
+    /// Passes terminate requests and deletion approvals to a running operation.
+    fn update_control(&self, name: &str, app: &Value) {
+        if let Some(tx) = self
+            .running_ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+        {
+            let c = crate::operation::control_of(app);
+            tx.send_if_modified(|cur| {
+                let changed = *cur != c;
+                *cur = c;
+                changed
+            });
         }
+    }
+
+    pub(crate) fn requeue(&self, name: &str) {
+        self.queue.push(name);
     }
 
     pub(crate) fn poll_interval(&self) -> Duration {
@@ -249,7 +284,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         engines: RwLock::new(engines),
         in_cluster: Arc::new(cluster),
         remote: RwLock::new(Vec::new()),
-        running_ops: Mutex::new(HashSet::new()),
+        running_ops: Mutex::new(HashMap::new()),
         known_apps: Mutex::new(Default::default()),
         queue: Queue {
             tx,
@@ -420,6 +455,11 @@ fn spawn_app_watcher(shared: Arc<Shared>) {
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .insert(name.clone());
+                    if shared.is_running(&name)
+                        && let Ok(v) = serde_json::to_value(&obj)
+                    {
+                        shared.update_control(&name, &v);
+                    }
                     let t = trigger_of(&obj);
                     tracing::debug!(app = %name, generation = t.generation, operation = t.operation, "application event");
                     if last.get(&name) != Some(&t) {

@@ -138,6 +138,12 @@ impl Assessor {
         self.scripts.find(group, kind)
     }
 
+    /// Whether a kind has a health rule of its own (a Lua script or a built-in rule), as opposed
+    /// to the generic rule or none. Argo CD lets objects without one through sync waves at once.
+    pub fn has_own_rule(&self, group: &str, kind: &str) -> bool {
+        self.scripts.find(group, kind).is_some() || rules::rule_for(group, kind).is_some()
+    }
+
     /// The health of one live object, or `None` when no rule gives it health.
     pub fn assess(&self, obj: &Value) -> Option<HealthStatus> {
         if pending_deletion(obj) {

@@ -5,7 +5,10 @@
 
 use std::sync::Arc;
 
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PropagationPolicy};
+use kube::api::{
+    Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, PropagationPolicy,
+    ValidationDirective,
+};
 use plumb_model::{FIELD_MANAGER, GroupKind, ResourceKey};
 use serde_json::Value;
 
@@ -23,6 +26,25 @@ pub enum Deleted {
     Pending(Box<Value>),
     /// There was nothing to delete.
     NotFound,
+}
+
+/// How a sync writes one object (Argo CD's per-object sync options).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Reject unknown or duplicate fields (`fieldValidation=Strict`, as `kubectl apply` does);
+    /// `Validate=false` turns it off (`Ignore`).
+    pub validate: bool,
+    /// Only ask the API server what it would store (`dryRun=All`).
+    pub dry_run: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        Self {
+            validate: true,
+            dry_run: false,
+        }
+    }
 }
 
 /// Applies, dry-runs, reads and deletes objects with one field manager (`plumb-controller` by
@@ -86,6 +108,104 @@ impl Applier {
         to_value(&key, predicted)
     }
 
+    /// Server-side apply for a sync, with its validation and dry-run choice.
+    pub async fn apply_with(
+        &self,
+        desired: &Value,
+        live: Option<&Value>,
+        opts: WriteOptions,
+    ) -> Result<Value> {
+        let (key, api) = self.target(desired).await?;
+        if !opts.dry_run
+            && let Some(fields) = live.and_then(|l| migrated_managed_fields(l, &self.field_manager))
+        {
+            let patch = migration_patch(live.unwrap_or(desired), fields);
+            api.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+                .map_err(request_error(&key, "field manager migration"))?;
+        }
+        let mut params = PatchParams::apply(&self.field_manager).force();
+        if opts.dry_run {
+            params = params.dry_run();
+        }
+        params.field_validation = Some(if opts.validate {
+            ValidationDirective::Strict
+        } else {
+            ValidationDirective::Ignore
+        });
+        let action = if opts.dry_run {
+            "server-side dry-run apply"
+        } else {
+            "server-side apply"
+        };
+        let stored = api
+            .patch(&key.name, &params, &Patch::Apply(&apply_body(desired)))
+            .await
+            .map_err(request_error(&key, action))?;
+        to_value(&key, stored)
+    }
+
+    /// Creates an object (`POST`): hooks with `metadata.generateName`, and the second half of a
+    /// forced replacement. Returns the object as stored (with its generated name).
+    pub async fn create(&self, desired: &Value, dry_run: bool) -> Result<Value> {
+        let (key, api) = self.target_allowing_generate_name(desired).await?;
+        let params = PostParams {
+            dry_run,
+            field_manager: Some(self.field_manager.clone()),
+        };
+        let mut body = apply_body(desired);
+        if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.remove("managedFields");
+        }
+        let obj: DynamicObject = serde_json::from_value(body).map_err(|e| Error::Request {
+            key: key.clone(),
+            action: "create",
+            source: Box::new(kube::Error::SerdeError(e)),
+        })?;
+        let stored = api
+            .create(&params, &obj)
+            .await
+            .map_err(request_error(&key, "create"))?;
+        to_value(&key, stored)
+    }
+
+    /// Replaces an object (`PUT`, kubectl's `replace`): every field not in `desired` is dropped,
+    /// whoever owned it. `live` gives the resourceVersion the replacement is based on.
+    pub async fn replace(&self, desired: &Value, live: &Value, dry_run: bool) -> Result<Value> {
+        let (key, api) = self.target(desired).await?;
+        let mut body = apply_body(desired);
+        if let (Some(meta), Some(rv)) = (
+            body.get_mut("metadata").and_then(Value::as_object_mut),
+            live.pointer("/metadata/resourceVersion"),
+        ) {
+            meta.insert("resourceVersion".into(), rv.clone());
+        }
+        let obj: DynamicObject = serde_json::from_value(body).map_err(|e| Error::Request {
+            key: key.clone(),
+            action: "replace",
+            source: Box::new(kube::Error::SerdeError(e)),
+        })?;
+        let params = PostParams {
+            dry_run,
+            field_manager: Some(self.field_manager.clone()),
+        };
+        let stored = api
+            .replace(&key.name, &params, &obj)
+            .await
+            .map_err(request_error(&key, "replace"))?;
+        to_value(&key, stored)
+    }
+
+    /// A JSON merge patch on an existing object (finalizer bookkeeping of hooks).
+    pub async fn merge_patch(&self, key: &ResourceKey, patch: &Value) -> Result<Value> {
+        let api = self.api_for_key(key).await?;
+        let stored = api
+            .patch(&key.name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .map_err(request_error(key, "merge patch"))?;
+        to_value(key, stored)
+    }
+
     /// Reads an object; `None` when it does not exist.
     pub async fn get(&self, key: &ResourceKey) -> Result<Option<Value>> {
         let api = self.api_for_key(key).await?;
@@ -138,6 +258,26 @@ impl Applier {
             .resolve(&key.group_kind(), Some(version))
             .await?;
         let api = scoped_api(&self.discovery, &kind, &key)?;
+        Ok((key, api))
+    }
+
+    async fn target_allowing_generate_name(
+        &self,
+        obj: &Value,
+    ) -> Result<(ResourceKey, Api<DynamicObject>)> {
+        let has_generate_name = obj
+            .pointer("/metadata/generateName")
+            .and_then(Value::as_str)
+            .is_some_and(|g| !g.is_empty());
+        if !has_generate_name {
+            return self.target(obj).await;
+        }
+        let mut named = obj.clone();
+        if let Some(meta) = named.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("name".into(), Value::String("generated".into()));
+        }
+        let (mut key, api) = self.target(&named).await?;
+        key.name = String::new();
         Ok((key, api))
     }
 

@@ -29,7 +29,7 @@ mod error;
 mod live;
 mod migrate;
 
-pub use apply::{Applier, Deleted, is_not_found};
+pub use apply::{Applier, Deleted, WriteOptions, is_not_found};
 pub use body::{apply_body, strip_nulls, strip_server_fields};
 pub use client::{KubeconfigSource, client_from, connect, install_crypto_provider, load_config};
 pub use discovery::{ApiCatalog, ApiDiscovery, ApiKind};

@@ -30,3 +30,6 @@ pub const HELM_HOOK_WEIGHT: &str = "helm.sh/hook-weight";
 pub const HELM_HOOK_DELETE_POLICY: &str = "helm.sh/hook-delete-policy";
 /// kubectl's client-side-apply record of the last applied object.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+/// On an Application: an RFC 3339 time approving `Prune=confirm` deletions of operations that
+/// started no later than it (`argocd app confirm-deletion`).
+pub const DELETION_APPROVED: &str = "argocd.argoproj.io/deletion-approved";

@@ -1,13 +1,15 @@
-//! One unit of sync work: apply a desired object or prune an extra live one.
+//! The input of a sync (one [`SyncTask`] per compared resource) and the selection of a selective
+//! sync.
 
 use plumb_model::ResourceKey;
 use plumb_model::application::SyncOperationResource;
 use serde_json::Value;
 
-/// An object the sync may touch.
-#[derive(Debug, Clone, PartialEq)]
+/// A compared resource the sync may touch: a desired object to apply (an ordinary object or a
+/// hook), or a tracked live object Git no longer declares (to prune).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SyncTask {
-    /// Identity.
+    /// Identity (the name is empty for a `generateName` hook).
     pub key: ResourceKey,
     /// API version (for the result record).
     pub version: String,
@@ -17,6 +19,8 @@ pub struct SyncTask {
     pub live: Option<Value>,
     /// Whether the comparison found it out of sync (used by `ApplyOutOfSyncOnly`).
     pub out_of_sync: bool,
+    /// Another Application that tracks the live object (used by `FailOnSharedResource`).
+    pub shared_with: Option<String>,
 }
 
 impl SyncTask {

@@ -26,6 +26,55 @@ pub(crate) enum Step {
     Index(i64),
 }
 
+/// The value at `path`, if any.
+pub(crate) fn get_path<'a>(root: &'a Value, path: &[Step]) -> Option<&'a Value> {
+    let mut v = root;
+    for step in path {
+        v = match (v, step) {
+            (Value::Object(m), Step::Token(k)) => m.get(k)?,
+            (Value::Array(a), step) => a.get(index(a.len(), step)?)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+/// Sets the value at `path`, creating missing objects on the way (list elements must exist);
+/// returns whether it was set.
+pub(crate) fn set_path(root: &mut Value, path: &[Step], value: Value) -> bool {
+    let Some((last, parents)) = path.split_last() else {
+        *root = value;
+        return true;
+    };
+    let mut v = root;
+    for step in parents {
+        v = match (v, step) {
+            (Value::Object(m), Step::Token(k)) => m
+                .entry(k.clone())
+                .or_insert_with(|| Value::Object(Default::default())),
+            (Value::Array(a), step) => match index(a.len(), step) {
+                Some(i) => &mut a[i],
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    match (v, last) {
+        (Value::Object(m), Step::Token(k)) => {
+            m.insert(k.clone(), value);
+            true
+        }
+        (Value::Array(a), step) => match index(a.len(), step) {
+            Some(i) => {
+                a[i] = value;
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    }
+}
+
 /// Removes the value at `path`; returns whether something was removed. Containers left empty
 /// by the removal are removed too, up the path (Argo removes empty maps and lists after its
 /// ignore patches; doing it only along the removed path keeps `{}` vs missing visible

@@ -140,6 +140,48 @@ impl IgnoreRules {
         })
     }
 
+    /// `RespectIgnoreDifferences=true`: the object to apply keeps the live values of ignored
+    /// fields (and leaves out ignored fields the live object does not have), so a sync does not
+    /// overwrite what the rules say to ignore. `managedFieldsManagers` rules are not applied
+    /// here: what another manager owns is left to server-side apply's ownership.
+    pub fn respect_live(&self, key: &ResourceKey, desired: &mut Value, live: &Value) {
+        for rule in self.matching(key) {
+            let mut paths: Vec<Vec<Step>> = rule
+                .json_pointers
+                .iter()
+                .map(|p| {
+                    json_pointer::tokens(p)
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(Step::Token)
+                        .collect()
+                })
+                .collect();
+            for e in &rule.jq_path_expressions {
+                for obj in [&*live, &*desired] {
+                    if let Ok(found) = jq::paths(e, obj, self.opts.jq_timeout) {
+                        paths.extend(found);
+                    }
+                }
+            }
+            paths.sort_by(|a, b| cmp_steps(a, b));
+            paths.dedup();
+            for p in paths.iter().rev() {
+                if p.is_empty() {
+                    continue;
+                }
+                match json_pointer::get_path(live, p) {
+                    Some(v) => {
+                        json_pointer::set_path(desired, p, v.clone());
+                    }
+                    None => {
+                        json_pointer::remove_path(desired, p);
+                    }
+                }
+            }
+        }
+    }
+
     /// Removes ignored fields from every object in `objects` (desired, live, base...), using
     /// `managed` (the live object's managedFields) for `managedFieldsManagers`. Returns notes
     /// about skipped expressions (timeouts, run-time errors) and guard-rail refusals.
@@ -375,5 +417,40 @@ mod tests {
             vec![],
             "select() condition is not hidden"
         );
+    }
+
+    #[test]
+    fn respect_live_keeps_live_values_of_ignored_fields_only() {
+        let rules = IgnoreRules::compile(
+            vec![rule(json!({"group": "apps", "kind": "Deployment",
+                "jsonPointers": ["/spec/replicas", "/metadata/annotations/owner"],
+                "jqPathExpressions": [".spec.template.spec.containers[] | select(.name == \"sidecar\") | .resources"]}))],
+            IgnoreOptions::default(),
+        )
+        .unwrap();
+        let key = ResourceKey::new("apps", "Deployment", "shop", "api");
+        let mut desired = json!({"metadata": {"name": "api", "annotations": {"owner": "git"}},
+            "spec": {"replicas": 2, "template": {"spec": {"containers": [
+                {"name": "api", "image": "api:2"},
+                {"name": "sidecar", "image": "proxy:1", "resources": {"limits": {"cpu": "1"}}}]}}}});
+        let live = json!({"metadata": {"name": "api"},
+            "spec": {"replicas": 7, "template": {"spec": {"containers": [
+                {"name": "api", "image": "api:1"},
+                {"name": "sidecar", "image": "proxy:1", "resources": {"limits": {"cpu": "3"}}}]}}}});
+        rules.respect_live(&key, &mut desired, &live);
+        assert_eq!(desired["spec"]["replicas"], 7, "the HPA's replicas stay");
+        assert_eq!(desired["metadata"]["annotations"].get("owner"), None);
+        assert_eq!(
+            desired["spec"]["template"]["spec"]["containers"][0]["image"],
+            "api:2"
+        );
+        assert_eq!(
+            desired["spec"]["template"]["spec"]["containers"][1]["resources"]["limits"]["cpu"],
+            "3"
+        );
+        let other = ResourceKey::new("", "Service", "shop", "api");
+        let mut svc = json!({"spec": {"replicas": 1}});
+        rules.respect_live(&other, &mut svc, &json!({}));
+        assert_eq!(svc["spec"]["replicas"], 1);
     }
 }

@@ -199,6 +199,14 @@ pub struct ResourceResult {
     /// Container images of the object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images: Option<Vec<String>>,
+    /// When the task was applied (RFC 3339, milliseconds). Plumb's addition: Argo CD records
+    /// no per-resource times, so waves and hooks could not be told apart in time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// When the task completed: applied (last wave), healthy (a gated wave), or the hook finished.
+    /// Plumb's addition, like `startedAt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
 }
 
 /// One finished sync in `status.history`.

@@ -53,6 +53,7 @@ pub(crate) async fn compare_app(
         },
         attribution,
         fresh_reads: true,
+        source: None,
     };
     plumb_controller::compare(app, &engines, &cluster, &renderer, &opts)
         .await

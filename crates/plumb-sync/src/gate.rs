@@ -1,0 +1,167 @@
+//! Judging a running task from its live object: whether a hook finished, whether a wave's
+//! objects are healthy enough for the next wave to start.
+
+use plumb_health::{Assessor, HealthCode};
+use serde_json::Value;
+
+/// Which objects hold the next wave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HealthGate {
+    /// Every object with health, including custom resources judged by the generic rule,
+    /// must be Healthy.
+    #[default]
+    Plumb,
+    /// Argo CD's behaviour (`plumb.sync.healthGate: argo`): objects without a health rule of
+    /// their own (built-in or Lua) pass at once.
+    Argo,
+}
+
+impl HealthGate {
+    /// Reads the `plumb.sync.healthGate` setting (`plumb` or `argo`; absent means `plumb`).
+    pub fn from_setting(value: Option<&str>) -> Result<Self, String> {
+        match value.map(str::trim) {
+            None | Some("") | Some("plumb") => Ok(Self::Plumb),
+            Some("argo") => Ok(Self::Argo),
+            Some(other) => Err(format!(
+                "plumb.sync.healthGate: {other:?} is not valid (expected plumb or argo)"
+            )),
+        }
+    }
+}
+
+/// Where a running task stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Still running; the message says why.
+    Running(String),
+    /// Done.
+    Succeeded(String),
+    /// Done, unsuccessfully.
+    Failed(String),
+}
+
+/// A hook's phase from its health, as Argo CD judges it: Healthy succeeded, Progressing or
+/// Suspended still running, Degraded or Unknown failed, no health at all succeeded. The hook
+/// finalizer keeps a finished Job alive after its TTL deleted it, so a deletion in progress is
+/// not taken for progress.
+pub fn judge_hook(assessor: &Assessor, name: &str, live: Option<&Value>) -> Verdict {
+    let Some(live) = live else {
+        return Verdict::Failed(format!("{name} was deleted before its result was recorded"));
+    };
+    let mut obj = live.clone();
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("deletionTimestamp");
+    }
+    match assessor.assess(&obj) {
+        None => Verdict::Succeeded(format!("{name} created")),
+        Some(h) => match h.code {
+            HealthCode::Healthy => Verdict::Succeeded(h.message),
+            HealthCode::Progressing | HealthCode::Suspended => Verdict::Running(h.message),
+            _ => Verdict::Failed(h.message),
+        },
+    }
+}
+
+/// Whether an applied object of a wave that has more work after it may let that work start:
+/// Healthy passes, Degraded fails the sync, anything else waits.
+pub fn judge_resource(
+    assessor: &Assessor,
+    gate: HealthGate,
+    group: &str,
+    kind: &str,
+    live: Option<&Value>,
+) -> Verdict {
+    let Some(live) = live else {
+        return Verdict::Running("the object does not exist yet".into());
+    };
+    if gate == HealthGate::Argo && !assessor.has_own_rule(group, kind) {
+        return Verdict::Succeeded(String::new());
+    }
+    match assessor.assess(live) {
+        None => Verdict::Succeeded(String::new()),
+        Some(h) => match h.code {
+            HealthCode::Healthy => Verdict::Succeeded(h.message),
+            HealthCode::Degraded => Verdict::Failed(h.message),
+            _ => Verdict::Running(h.message),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn job(conditions: Value, deleting: bool) -> Value {
+        let mut j = json!({
+            "apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "migrate", "namespace": "shop", "finalizers": ["argocd.argoproj.io/hook-finalizer"]},
+            "spec": {"completions": 1, "parallelism": 1, "backoffLimit": 6},
+            "status": {"conditions": conditions}
+        });
+        if deleting {
+            j["metadata"]["deletionTimestamp"] = json!("2026-11-30T10:00:00Z");
+        }
+        j
+    }
+
+    #[test]
+    fn hooks_follow_their_health_even_while_a_ttl_deletes_them() {
+        let a = Assessor::default();
+        let complete = job(
+            json!([{"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}]),
+            true,
+        );
+        assert!(matches!(
+            judge_hook(&a, "migrate", Some(&complete)),
+            Verdict::Succeeded(_)
+        ));
+        let failed = job(
+            json!([{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}]),
+            false,
+        );
+        assert_eq!(
+            judge_hook(&a, "migrate", Some(&failed)),
+            Verdict::Failed("Job has reached the specified backoff limit".into())
+        );
+        let running = job(json!([]), false);
+        assert!(matches!(
+            judge_hook(&a, "migrate", Some(&running)),
+            Verdict::Running(_)
+        ));
+        assert!(matches!(
+            judge_hook(&a, "migrate", None),
+            Verdict::Failed(_)
+        ));
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "marker"}});
+        assert_eq!(
+            judge_hook(&a, "marker", Some(&cm)),
+            Verdict::Succeeded("marker created".into())
+        );
+    }
+
+    #[test]
+    fn custom_resources_gate_unless_argo_mode() {
+        let a = Assessor::default();
+        let db = json!({
+            "apiVersion": "example.com/v1", "kind": "Database",
+            "metadata": {"name": "orders", "namespace": "shop", "generation": 1},
+            "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Provisioning", "message": "creating volume"}]}
+        });
+        assert!(matches!(
+            judge_resource(&a, HealthGate::Plumb, "example.com", "Database", Some(&db)),
+            Verdict::Running(_)
+        ));
+        assert!(matches!(
+            judge_resource(&a, HealthGate::Argo, "example.com", "Database", Some(&db)),
+            Verdict::Succeeded(_)
+        ));
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        assert!(matches!(
+            judge_resource(&a, HealthGate::Plumb, "", "ConfigMap", Some(&cm)),
+            Verdict::Succeeded(_)
+        ));
+        assert_eq!(HealthGate::from_setting(Some("argo")), Ok(HealthGate::Argo));
+        assert!(HealthGate::from_setting(Some("strict")).is_err());
+    }
+}
