@@ -158,7 +158,7 @@ impl IgnoreRules {
                 })
                 .collect();
             for e in &rule.jq_path_expressions {
-                for obj in [&*live, &*desired] {
+                for obj in [live, &*desired] {
                     if let Ok(found) = jq::paths(e, obj, self.opts.jq_timeout) {
                         paths.extend(found);
                     }
