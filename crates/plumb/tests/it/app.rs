@@ -525,3 +525,158 @@ fn sync_async_writes_the_operation_and_terminate_op_marks_it() {
         "the pending operation is refused before waiting"
     );
 }
+
+/// `plumb app ...` with `input` on stdin and a cache of its own (the comparison renders Git).
+fn plumb_with_stdin(ns: &str, cache: &std::path::Path, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .arg("app")
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(env().kubeconfig())
+        .args(["-N", ns])
+        .env("TZ", "UTC")
+        .env("PLUMB_CACHE_DIR", cache)
+        .env_remove("PLUMB_NAMESPACE")
+        .env_remove("KUBECTL_EXTERNAL_DIFF")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `--preview-changes` prints exactly what `app diff` prints, between Argo's heading and
+/// question, and requests nothing unless the answer is yes (no controller runs here: the
+/// comparison is the CLI's own).
+#[test]
+fn sync_preview_changes_asks_before_requesting() {
+    let ns = control_namespace("app-preview");
+    let ns = ns.name();
+    let dest = env().namespace("app-preview-dest");
+    let cache = tempfile::tempdir().unwrap();
+    let repo = plumb_testenv::git::GitRepo::named("payments");
+    repo.commit(
+        &[
+            (
+                "k8s/configmap.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: payments-api\ndata:\n  LOG_LEVEL: info\n  CURRENCY: EUR\n",
+            ),
+            (
+                "k8s/service.yaml",
+                "apiVersion: v1\nkind: Service\nmetadata:\n  name: payments-api\nspec:\n  selector:\n    app: payments-api\n  ports:\n  - name: http\n    port: 80\n    targetPort: 8080\n",
+            ),
+        ],
+        "payments-api",
+    );
+    let run = |args: &[&str], input: &str| plumb_with_stdin(ns, cache.path(), args, input);
+    let out = run(
+        &[
+            "create",
+            "payments-api",
+            "--repo",
+            &repo.url(),
+            "--path",
+            "k8s",
+            "--dest-server",
+            "https://kubernetes.default.svc",
+            "--dest-namespace",
+            dest.name(),
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let diff = run(&["diff", "payments-api"], "");
+    assert_eq!(diff.status.code(), Some(1), "{}", text(&diff.stderr));
+    let diff = text(&diff.stdout);
+    assert!(
+        diff.contains(&format!(
+            "\n===== /ConfigMap {}/payments-api ======\n",
+            dest.name()
+        )) && diff.contains(&format!(
+            "\n===== /Service {}/payments-api ======\n",
+            dest.name()
+        )),
+        "{diff}"
+    );
+    let heading = format!(
+        "====== Previewing differences between live and desired state of application {ns}/payments-api ======\n"
+    );
+    let question = format!(
+        "Please review changes to application {ns}/payments-api shown above. Do you want to continue the sync process? (y/n): "
+    );
+
+    // No: exit 0, nothing requested.
+    let out = run(&["sync", "payments-api", "--preview-changes"], "n\n");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), format!("{heading}{diff}{question}"));
+    assert_eq!(text(&out.stderr), "");
+    assert!(app_json(ns, "payments-api").unwrap()["operation"].is_null());
+
+    // No answer at all is an error, not a yes.
+    let out = run(&["sync", "payments-api", "--preview-changes"], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no answer to the question (end of input)"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(app_json(ns, "payments-api").unwrap()["operation"].is_null());
+
+    // Anything but yes or no asks again; yes requests the sync.
+    let out = run(
+        &[
+            "sync",
+            "payments-api",
+            "--preview-changes",
+            "--async",
+            "--prune",
+        ],
+        "maybe\nYes\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("{heading}{diff}{question}{question}")
+    );
+    let app = app_json(ns, "payments-api").unwrap();
+    assert_eq!(
+        app["operation"]["sync"]["prune"], true,
+        "{:#}",
+        app["operation"]
+    );
+
+    // --assumeYes does not ask.
+    let out = kubectl(&[
+        "-n",
+        ns,
+        "patch",
+        "applications.argoproj.io",
+        "payments-api",
+        "--type=json",
+        "-p",
+        r#"[{"op": "remove", "path": "/operation"}]"#,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run(
+        &[
+            "sync",
+            "payments-api",
+            "--preview-changes",
+            "--assumeYes",
+            "--async",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), format!("{heading}{diff}"));
+    assert!(!app_json(ns, "payments-api").unwrap()["operation"].is_null());
+}

@@ -47,12 +47,64 @@ pub struct DiffArgs {
 /// Runs `app diff`.
 pub async fn run(client: &AppClient, args: DiffArgs) -> Result<Outcome> {
     let app = client.get(&args.name).await?;
-    let cmp = super::compare::compare_app(
+    let shown = print_diff(
         client,
         &app,
-        args.revision.clone(),
-        args.hard_refresh,
-        args.attribution,
+        &DiffView {
+            revision: args.revision.clone(),
+            hard_refresh: args.hard_refresh,
+            attribution: args.attribution,
+            format: args.diff_format,
+        },
+        &mut std::io::stdout(),
+    )
+    .await?;
+    Ok(if shown > 0 && args.exit_code {
+        Outcome::Negative
+    } else {
+        Outcome::Success
+    })
+}
+
+/// What `app diff` compares and how it prints it; `app sync --preview-changes` passes the
+/// defaults of `app diff` (with the sync's `--revision`).
+#[derive(Debug, Clone)]
+pub(crate) struct DiffView {
+    /// Compare against this revision instead of the Application's target.
+    pub revision: Option<String>,
+    /// Render again, bypassing the manifest cache.
+    pub hard_refresh: bool,
+    /// Print the field-manager lines.
+    pub attribution: bool,
+    /// Text format of each object's diff.
+    pub format: DiffFormatArg,
+}
+
+impl Default for DiffView {
+    fn default() -> Self {
+        Self {
+            revision: None,
+            hard_refresh: false,
+            attribution: true,
+            format: DiffFormatArg::Normal,
+        }
+    }
+}
+
+/// Compares `app` with the cluster and writes the `app diff` text of every differing object
+/// (hooks left out, Secrets masked) to `out`; returns how many objects differ.
+pub(crate) async fn print_diff(
+    client: &AppClient,
+    app: &plumb_model::application::Application,
+    view: &DiffView,
+    out: &mut impl Write,
+) -> Result<usize> {
+    let cmp = super::compare::compare_app(
+        client,
+        app,
+        view.revision.clone(),
+        view.hard_refresh,
+        view.attribution,
     )
     .await?;
     let shown: Vec<plumb_diff::MaskedDiff> = cmp
@@ -63,16 +115,10 @@ pub async fn run(client: &AppClient, args: DiffArgs) -> Result<Outcome> {
         .filter(|d| d.modified)
         .map(plumb_diff::mask)
         .collect();
-    let opts = render_options(args.diff_format.format(), args.attribution);
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    plumb_diff::render(&shown, &opts, &mut out).context("writing the diff")?;
+    let opts = render_options(view.format.format(), view.attribution);
+    plumb_diff::render(&shown, &opts, out).context("writing the diff")?;
     out.flush().context("writing the diff")?;
-    Ok(if !shown.is_empty() && args.exit_code {
-        Outcome::Negative
-    } else {
-        Outcome::Success
-    })
+    Ok(shown.len())
 }
 
 #[cfg(test)]

@@ -6,10 +6,12 @@
 
 mod client;
 mod compare;
+mod confirm;
 mod create;
 mod delete;
 mod diff;
 mod get;
+mod go_duration;
 mod list;
 mod manifests;
 mod resource_filter;

@@ -227,3 +227,185 @@ fn progress_rows_of_a_rollout() {
     );
     check("progress-rows-payments.txt", &out);
 }
+
+const REVISION: &str = "9f3c1adf5c2b7e1a0d4c9b8e6f3a2d1c0b9a8f7e";
+
+fn result(group: &str, kind: &str, name: &str, phase: &str, message: &str) -> serde_json::Value {
+    json!({"group": group, "version": "v1", "kind": kind, "namespace": "payments", "name": name,
+           "status": "Synced", "message": message, "hookPhase": phase, "syncPhase": "Sync"})
+}
+
+fn hook(name: &str, hook_type: &str, phase: &str, message: &str) -> serde_json::Value {
+    json!({"group": "batch", "version": "v1", "kind": "Job", "namespace": "payments", "name": name,
+           "status": "Synced", "message": message, "hookType": hook_type, "hookPhase": phase,
+           "syncPhase": hook_type})
+}
+
+/// payments-api synced with a PreSync migration Job and a PostSync smoke-test Job, as the
+/// controller writes it at each `stage`: 0 requested, 1 PreSync hook running, 2 applied and
+/// waiting for the Deployment, 3 PostSync hook running, 4 finished (no reconcile since), 5
+/// compared again.
+fn hook_rollout(stage: u8) -> Application {
+    let deploy_health = match stage {
+        0 | 1 => json!({"status": "Healthy"}),
+        2 => {
+            json!({"status": "Progressing", "message": "Waiting for rollout to finish: 1 of 3 updated replicas are available..."})
+        }
+        _ => json!({"status": "Healthy"}),
+    };
+    let deploy_sync = if stage < 2 { "OutOfSync" } else { "Synced" };
+    let reconciled = [
+        "2026-07-20T10:15:20Z",
+        "2026-07-20T10:15:20Z",
+        "2026-07-20T10:15:38Z",
+        "2026-07-20T10:15:52Z",
+        "2026-07-20T10:15:52Z",
+        "2026-07-20T10:16:03Z",
+    ][usize::from(stage)];
+    let mut status = json!({
+        "sync": {"status": deploy_sync, "revision": REVISION,
+                 "comparedTo": {"destination": {"namespace": "payments", "server": "https://kubernetes.default.svc"},
+                                "source": {"path": "k8s/overlays/prod", "repoURL": "https://git.acme.internal/apps/payments.git", "targetRevision": "v1.4.0"}}},
+        "health": {"status": deploy_health["status"].clone()},
+        "reconciledAt": reconciled,
+        "resources": [
+            {"kind": "ConfigMap", "name": "payments-api", "namespace": "payments", "status": "Synced", "version": "v1"},
+            {"health": {"status": "Healthy"}, "kind": "Service", "name": "payments-api", "namespace": "payments", "status": "Synced", "version": "v1"},
+            {"group": "apps", "health": deploy_health, "kind": "Deployment", "name": "payments-api", "namespace": "payments", "status": deploy_sync, "version": "v1"}
+        ],
+        "sourceType": "Kustomize"
+    });
+    let migrate = match stage {
+        1 => hook(
+            "payments-db-migrate",
+            "PreSync",
+            "Running",
+            "job.batch/payments-db-migrate created",
+        ),
+        _ => hook(
+            "payments-db-migrate",
+            "PreSync",
+            "Succeeded",
+            "Reached expected number of succeeded pods",
+        ),
+    };
+    let mut results = vec![migrate];
+    if stage >= 2 {
+        results.extend([
+            result(
+                "",
+                "ConfigMap",
+                "payments-api",
+                "Running",
+                "configmap/payments-api serverside-applied",
+            ),
+            result(
+                "",
+                "Service",
+                "payments-api",
+                "Running",
+                "service/payments-api serverside-applied",
+            ),
+            result(
+                "apps",
+                "Deployment",
+                "payments-api",
+                "Running",
+                "deployment.apps/payments-api serverside-applied",
+            ),
+        ]);
+    }
+    if stage == 3 {
+        results.push(hook(
+            "payments-smoke-test",
+            "PostSync",
+            "Running",
+            "job.batch/payments-smoke-test created",
+        ));
+    } else if stage >= 4 {
+        results.push(hook(
+            "payments-smoke-test",
+            "PostSync",
+            "Succeeded",
+            "Reached expected number of succeeded pods",
+        ));
+    }
+    let operation = json!({"initiatedBy": {"username": "alice"}, "retry": {},
+                           "sync": {"prune": false, "dryRun": false, "syncStrategy": {"hook": {}}}});
+    if stage >= 1 {
+        let (phase, message) = match stage {
+            1 => (
+                "Running",
+                "waiting for completion of hook batch/Job/payments-db-migrate",
+            ),
+            2 => (
+                "Running",
+                "waiting for healthy state of apps/Deployment/payments-api",
+            ),
+            3 => (
+                "Running",
+                "waiting for completion of hook batch/Job/payments-smoke-test",
+            ),
+            _ => ("Succeeded", "successfully synced (all tasks run)"),
+        };
+        status["operationState"] = json!({
+            "operation": operation, "phase": phase, "message": message,
+            "startedAt": "2026-07-20T10:15:32Z",
+            "syncResult": {"resources": results, "revision": REVISION,
+                           "source": {"path": "k8s/overlays/prod", "repoURL": "https://git.acme.internal/apps/payments.git", "targetRevision": "v1.4.0"}}
+        });
+        if stage >= 4 {
+            status["operationState"]["finishedAt"] = json!("2026-07-20T10:16:02Z");
+        }
+    }
+    let mut app = json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"creationTimestamp": "2026-07-18T09:02:11Z", "generation": 16, "name": "payments-api",
+                     "namespace": "argocd", "resourceVersion": (48390 + u32::from(stage)).to_string(),
+                     "uid": "0b6f7d8e-3c2a-4f51-9e4d-7a1c2b3d4e5f"},
+        "spec": {"destination": {"namespace": "payments", "server": "https://kubernetes.default.svc"}, "project": "default",
+                 "source": {"path": "k8s/overlays/prod", "repoURL": "https://git.acme.internal/apps/payments.git", "targetRevision": "v1.4.0"}},
+        "status": status
+    });
+    // `.operation` stays until the operation completes.
+    if stage < 4 {
+        app["operation"] = operation;
+    }
+    serde_json::from_value(app).unwrap()
+}
+
+/// What `app sync` prints while a sync with hooks runs: a row each time a resource changes,
+/// hooks with their type and phase, then the final state with the hooks in the table.
+#[test]
+fn progress_rows_and_final_table_of_a_sync_with_hooks() {
+    let mut tracker = Tracker::new(
+        WatchFor {
+            operation: true,
+            ..Default::default()
+        },
+        "payments-api",
+        vec![],
+    );
+    let mut out = String::new();
+    let mut pending = vec![wide::progress_header()];
+    for stage in 0..=5 {
+        let ts = format!("2026-07-20T10:15:{:02}+00:00", 30 + 6 * u32::from(stage));
+        match tracker.step(&hook_rollout(stage)) {
+            Step::Progress(rows) => {
+                pending.extend(rows.iter().map(|r| wide::progress_line(&ts, r)));
+                out.push_str(&wide::progress_block(&pending));
+                pending.clear();
+            }
+            Step::Done => {
+                out.push_str(&wait::final_wide(
+                    &hook_rollout(stage),
+                    true,
+                    &HeaderContext::default(),
+                    &clock(),
+                ));
+            }
+            other => panic!("stage {stage}: {other:?}"),
+        }
+    }
+    check("sync-hooks-payments.txt", &out);
+}

@@ -3,9 +3,16 @@
 //! `--async`, follows it until the controller finished it and compared once more, printing
 //! progress rows, the summary, the Operation block and the resources.
 //!
-//! Exit codes: 0 the operation succeeded; 1 it did not (`Operation has completed with phase:
-//! <phase>`), resources still need pruning, or `--timeout` passed; 2 errors (another operation is
-//! in progress, bad flags, cluster unreachable).
+//! With `--preview-changes` it first prints the diff as `app diff` does and asks whether to go on
+//! (Argo's `NewApplicationSyncCommand`); no, or no difference at all, ends it with nothing
+//! requested.
+//!
+//! Exit codes: 0 the operation succeeded (or the preview was declined or found nothing); 1 it did
+//! not (`Operation has completed with phase: <phase>`), resources still need pruning, or
+//! `--timeout` passed; 2 errors (another operation is in progress, bad flags, no answer to the
+//! preview question, cluster unreachable).
+
+use std::io::Write;
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
@@ -15,6 +22,9 @@ use plumb_model::application::{
 };
 
 use super::client::AppClient;
+use super::confirm::ask_to_proceed;
+use super::diff::{DiffView, print_diff};
+use super::go_duration::GoDuration;
 use super::resource_filter::{ResourceSelector, select};
 use super::spinner::Spinner;
 use super::wait::{WaitEnd, final_status, print_timeout, wait_for};
@@ -55,7 +65,10 @@ pub struct SyncArgs {
     /// Give up waiting after this many seconds (0: wait forever); the operation goes on.
     #[arg(long, default_value_t = 0, value_name = "SECONDS")]
     pub timeout: u64,
-    /// Retry a failed sync this many times (0: no retry, negative: unlimited).
+    /// Retry a failed sync up to N times.
+    ///
+    /// 0 or less writes no retry of its own, as argocd: the Application's
+    /// spec.syncPolicy.retry applies then, if it has one.
     #[arg(
         long,
         default_value_t = 0,
@@ -63,15 +76,15 @@ pub struct SyncArgs {
         value_name = "N"
     )]
     pub retry_limit: i64,
-    /// Refresh the target revision before each retry.
+    /// Refresh the target revision before each retry (with --retry-limit).
     #[arg(long)]
     pub retry_refresh: bool,
-    /// First wait between retries.
+    /// First wait between retries, a Go duration (e.g. 2m, 1h).
     #[arg(long, default_value = "5s", value_name = "DURATION")]
-    pub retry_backoff_duration: String,
-    /// Longest wait between retries.
+    pub retry_backoff_duration: GoDuration,
+    /// Longest wait between retries, a Go duration (e.g. 2m, 1h).
     #[arg(long, default_value = "3m0s", value_name = "DURATION")]
-    pub retry_backoff_max_duration: String,
+    pub retry_backoff_max_duration: GoDuration,
     /// Multiplier of the wait per retry.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub retry_backoff_factor: i64,
@@ -90,6 +103,16 @@ pub struct SyncArgs {
     /// Apply only the resources that are out of sync (`ApplyOutOfSyncOnly=true`).
     #[arg(long)]
     pub apply_out_of_sync_only: bool,
+    /// Show the diff between Git and the cluster first and ask before syncing.
+    ///
+    /// Prints what `plumb app diff NAME` prints (against --revision when given), then asks
+    /// whether to continue: answering no exits 0 without syncing, and so does finding no
+    /// difference (`====== No Differences found ======`). A closed stdin is an error.
+    #[arg(long)]
+    pub preview_changes: bool,
+    /// Answer yes to the question of --preview-changes.
+    #[arg(long = "assumeYes")]
+    pub assume_yes: bool,
     /// Output format of the final state.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Wide)]
     pub output: OutputFormat,
@@ -97,33 +120,6 @@ pub struct SyncArgs {
 
 /// Argo's `another operation is already in progress`.
 pub const OPERATION_IN_PROGRESS: &str = "another operation is already in progress";
-
-fn duration_ok(text: &str) -> bool {
-    // Go's ParseDuration forms Argo accepts (`5s`, `3m0s`, `1h30m`), or plain seconds.
-    if text.parse::<u64>().is_ok() {
-        return true;
-    }
-    let mut rest = text;
-    let mut any = false;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .unwrap_or(rest.len());
-        if digits == 0 {
-            return false;
-        }
-        rest = &rest[digits..];
-        let unit = ["ms", "h", "m", "s"]
-            .into_iter()
-            .find(|u| rest.starts_with(u));
-        match unit {
-            Some(u) => rest = &rest[u.len()..],
-            None => return false,
-        }
-        any = true;
-    }
-    any
-}
 
 /// The operation these flags request on `app`.
 pub fn operation(args: &SyncArgs, app: &Application, username: &str) -> Result<Operation> {
@@ -189,26 +185,20 @@ pub fn operation(args: &SyncArgs, app: &Application, username: &str) -> Result<O
             hook: Some(SyncStrategyForce { force }),
         },
     };
-    let retry = if args.retry_limit != 0 {
-        for d in [
-            &args.retry_backoff_duration,
-            &args.retry_backoff_max_duration,
-        ] {
-            if !duration_ok(d) {
-                bail!("invalid duration {d:?} (examples: 5s, 3m0s, 1h)");
-            }
-        }
+    // argocd sends a retry strategy only for a positive limit; the API server then falls back
+    // to the Application's own (`server/application/application.go: Sync`).
+    let retry = if args.retry_limit > 0 {
         Some(RetryStrategy {
             limit: Some(args.retry_limit),
             backoff: Some(Backoff {
-                duration: Some(args.retry_backoff_duration.clone()),
+                duration: Some(args.retry_backoff_duration.to_string()),
                 factor: Some(args.retry_backoff_factor),
-                max_duration: Some(args.retry_backoff_max_duration.clone()),
+                max_duration: Some(args.retry_backoff_max_duration.to_string()),
             }),
             refresh: args.retry_refresh.then_some(true),
         })
     } else {
-        None
+        app.spec.sync_policy.as_ref().and_then(|p| p.retry.clone())
     };
     Ok(Operation {
         sync: Some(SyncOperation {
@@ -285,8 +275,59 @@ pub async fn request(client: &AppClient, args: &SyncArgs) -> Result<Application>
     )
 }
 
+/// The control namespace `plumb app` uses unless `-N` says otherwise.
+const DEFAULT_APP_NAMESPACE: &str = "argocd";
+
+/// The name Argo's preview messages give the Application: as typed, qualified with the
+/// namespace when `-N` names one (here: when it is not the default control namespace).
+fn preview_name(namespace: &str, name: &str) -> String {
+    if namespace == DEFAULT_APP_NAMESPACE || name.contains('/') {
+        name.to_string()
+    } else {
+        format!("{namespace}/{name}")
+    }
+}
+
+/// Argo's `--preview-changes` (`NewApplicationSyncCommand`): the heading, the diff as `app
+/// diff` prints it, then the question unless `--assumeYes`. Returns whether to sync: not when
+/// nothing differs, nor when the answer is no.
+async fn preview(client: &AppClient, args: &SyncArgs) -> Result<bool> {
+    let app = client.get(&args.name).await?;
+    // Everything that would refuse the request is checked before the diff, so that a yes is
+    // never answered with a flag error.
+    refuse(args, &app)?;
+    operation(args, &app, "")?;
+    let shown = preview_name(client.namespace(), &args.name);
+    let mut out = std::io::stdout();
+    writeln!(
+        out,
+        "====== Previewing differences between live and desired state of application {shown} ======"
+    )?;
+    let view = DiffView {
+        revision: args.revision.clone(),
+        ..DiffView::default()
+    };
+    if print_diff(client, &app, &view, &mut out).await? == 0 {
+        writeln!(out, "====== No Differences found ======")?;
+        return Ok(false);
+    }
+    if args.assume_yes {
+        return Ok(true);
+    }
+    ask_to_proceed(
+        &format!(
+            "Please review changes to application {shown} shown above. Do you want to continue the sync process? (y/n): "
+        ),
+        &mut std::io::stdin().lock(),
+        &mut out,
+    )
+}
+
 /// Runs `plumb app sync`.
 pub async fn run(client: &AppClient, args: SyncArgs) -> Result<Outcome> {
+    if args.preview_changes && !preview(client, &args).await? {
+        return Ok(Outcome::Success);
+    }
     request(client, &args).await?;
     if args.async_ {
         return Ok(Outcome::Success);
@@ -377,7 +418,7 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use clap::Parser;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 
@@ -413,12 +454,13 @@ mod tests {
         );
         assert_eq!(
             (
-                a.retry_backoff_duration.as_str(),
-                a.retry_backoff_max_duration.as_str()
+                a.retry_backoff_duration.to_string(),
+                a.retry_backoff_max_duration.to_string()
             ),
-            ("5s", "3m0s")
+            ("5s".to_string(), "3m0s".to_string())
         );
         assert_eq!(a.strategy, Strategy::Hook);
+        assert!(!a.preview_changes && !a.assume_yes);
         let cli = Cli::try_parse_from([
             "sync",
             "payments-api",
@@ -442,11 +484,14 @@ mod tests {
             "--server-side",
             "--replace",
             "--apply-out-of-sync-only",
+            "--preview-changes",
+            "--assumeYes",
             "-o",
             "yaml",
         ])
         .unwrap();
         let a = &cli.args;
+        assert!(a.preview_changes && a.assume_yes);
         assert!(
             a.dry_run
                 && a.prune
@@ -512,16 +557,131 @@ mod tests {
             err.to_string(),
             "No matching resources found for filter: batch:Job:*"
         );
-        let cli = Cli::try_parse_from([
-            "sync",
-            "payments-api",
-            "--retry-limit",
-            "2",
-            "--retry-backoff-duration",
-            "soon",
-        ])
-        .unwrap();
-        assert!(operation(&cli.args, &app(), "alice").is_err());
+    }
+
+    /// Argo declares the backoff flags with `DurationVar`: Go parses them when the command line
+    /// is read and the request carries `Duration.String()`.
+    #[test]
+    fn retry_flags_write_argo_retry_strategy() {
+        let retry = |flags: &[&str], app: &Application| {
+            let mut argv = vec!["sync", "payments-api"];
+            argv.extend_from_slice(flags);
+            let cli = Cli::try_parse_from(argv).unwrap();
+            serde_json::to_value(operation(&cli.args, app, "alice").unwrap()).unwrap()["retry"]
+                .clone()
+        };
+        assert_eq!(
+            retry(
+                &[
+                    "--retry-limit",
+                    "4",
+                    "--retry-backoff-duration",
+                    "90s",
+                    "--retry-backoff-factor",
+                    "3",
+                    "--retry-backoff-max-duration",
+                    "1h",
+                    "--retry-refresh",
+                ],
+                &app()
+            ),
+            json!({"limit": 4, "backoff": {"duration": "1m30s", "factor": 3, "maxDuration": "1h0m0s"}, "refresh": true})
+        );
+        assert_eq!(
+            retry(
+                &["--retry-limit", "1", "--retry-backoff-duration", "2m"],
+                &app()
+            ),
+            json!({"limit": 1, "backoff": {"duration": "2m0s", "factor": 2, "maxDuration": "3m0s"}})
+        );
+        // 0 or a negative limit sends no retry strategy: the Application's own applies.
+        for none in [&["--retry-limit", "0"][..], &["--retry-limit", "-1"], &[]] {
+            assert_eq!(retry(none, &app()), Value::Null, "{none:?}");
+        }
+        let mut own = app();
+        own.spec.sync_policy.as_mut().unwrap().retry = Some(
+            serde_json::from_value(
+                json!({"limit": -1, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "5m"}}),
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            retry(&["--retry-limit", "0"], &own),
+            json!({"limit": -1, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "5m"}})
+        );
+        assert_eq!(retry(&["--retry-limit", "2"], &own)["limit"], 2);
+
+        let err = |flag: &str, value: &str| {
+            Cli::try_parse_from(["sync", "payments-api", flag, value])
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            err("--retry-backoff-duration", "soon")
+                .contains("invalid value 'soon' for '--retry-backoff-duration <DURATION>': time: invalid duration \"soon\""),
+            "{}",
+            err("--retry-backoff-duration", "soon")
+        );
+        assert!(
+            err("--retry-backoff-max-duration", "90")
+                .contains("time: missing unit in duration \"90\"")
+        );
+        assert!(
+            err("--retry-backoff-duration", "1d")
+                .contains("time: unknown unit \"d\" in duration \"1d\"")
+        );
+        assert!(
+            err("--retry-limit", "two").contains("invalid value 'two' for '--retry-limit <N>'")
+        );
+    }
+
+    /// `--force` goes to the strategy's `force`; `--replace`, `--server-side` and
+    /// `--apply-out-of-sync-only` become sync options in argocd's order and replace the
+    /// Application's own.
+    #[test]
+    fn force_and_sync_option_flags() {
+        let op = |flags: &[&str]| {
+            let mut argv = vec!["sync", "payments-api"];
+            argv.extend_from_slice(flags);
+            let cli = Cli::try_parse_from(argv).unwrap();
+            serde_json::to_value(operation(&cli.args, &app(), "alice").unwrap()).unwrap()["sync"]
+                .clone()
+        };
+        assert_eq!(
+            op(&["--force"])["syncStrategy"],
+            json!({"hook": {"force": true}})
+        );
+        assert_eq!(
+            op(&["--force", "--strategy", "apply"])["syncStrategy"],
+            json!({"apply": {"force": true}})
+        );
+        assert_eq!(
+            op(&["--strategy", "apply"])["syncStrategy"],
+            json!({"apply": {}})
+        );
+        assert_eq!(op(&["--replace"])["syncOptions"], json!(["Replace=true"]));
+        assert_eq!(
+            op(&["--apply-out-of-sync-only"])["syncOptions"],
+            json!(["ApplyOutOfSyncOnly=true"])
+        );
+        assert_eq!(
+            op(&["--apply-out-of-sync-only", "--server-side", "--replace"])["syncOptions"],
+            json!([
+                "Replace=true",
+                "ServerSideApply=true",
+                "ApplyOutOfSyncOnly=true"
+            ])
+        );
+        assert_eq!(op(&[])["syncOptions"], json!(["CreateNamespace=true"]));
+    }
+
+    #[test]
+    fn preview_names_follow_argo() {
+        assert_eq!(preview_name("argocd", "payments-api"), "payments-api");
+        assert_eq!(
+            preview_name("team-a", "payments-api"),
+            "team-a/payments-api"
+        );
     }
 
     #[test]
@@ -541,7 +701,6 @@ mod tests {
             "Cannot sync to v1.3.2: auto-sync currently set to v1.4.0"
         );
         assert!(refuse(&cli.args, &app()).is_ok());
-        assert!(duration_ok("1h30m") && duration_ok("90") && !duration_ok("m5"));
     }
 
     #[test]

@@ -85,6 +85,9 @@ pub enum WaitEnd {
     Deleted(String),
 }
 
+/// The spinner's line: the Application's state and, while an operation runs, its message
+/// (`waiting for completion of hook batch/Job/migrate`). Argo prints no such line: the
+/// operation message stays off stdout, whose rows keep Argo's layout.
 fn state_text(app: &Application) -> String {
     let sync = app
         .status
@@ -93,15 +96,19 @@ fn state_text(app: &Application) -> String {
         .map(|s| s.status.to_string())
         .unwrap_or_else(|| "Unknown".to_string());
     let health = wide::health_code(app);
-    let op = app
-        .status
-        .as_ref()
-        .and_then(|s| s.operation_state.as_ref())
-        .map(|o| o.phase.to_string());
+    let state = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
+    let op = state.map(|o| o.phase.to_string());
     let op = if app.operation.is_some() && op.as_deref() != Some("Running") {
         "Requested".to_string()
     } else if operation_in_progress(app) {
-        op.unwrap_or_else(|| "Running".to_string())
+        let phase = op.unwrap_or_else(|| "Running".to_string());
+        match state
+            .and_then(|o| o.message.as_deref())
+            .filter(|m| !m.is_empty())
+        {
+            Some(message) if phase == "Running" => format!("{phase} ({message})"),
+            _ => phase,
+        }
     } else {
         "none".to_string()
     };
@@ -362,6 +369,38 @@ mod tests {
     struct Cli {
         #[command(flatten)]
         args: WaitArgs,
+    }
+
+    #[test]
+    fn spinner_line_carries_the_operation_message() {
+        let app = |phase: &str, finished: bool| -> Application {
+            let mut state = serde_json::json!({"operation": {"sync": {}}, "phase": phase,
+                "message": "waiting for completion of hook batch/Job/payments-db-migrate",
+                "startedAt": "2026-07-20T10:15:32Z"});
+            if finished {
+                state["finishedAt"] = "2026-07-20T10:16:02Z".into();
+            }
+            let mut app = serde_json::json!({
+                "metadata": {"name": "payments-api", "namespace": "argocd"},
+                "spec": {"project": "default", "destination": {"namespace": "payments"},
+                         "source": {"repoURL": "https://git.acme.internal/apps/payments.git"}},
+                "status": {"sync": {"status": "OutOfSync"}, "health": {"status": "Healthy"},
+                           "reconciledAt": "2026-07-20T10:15:20Z", "operationState": state}
+            });
+            // `.operation` stays set until the operation completes.
+            if !finished {
+                app["operation"] = serde_json::json!({"sync": {}});
+            }
+            serde_json::from_value(app).unwrap()
+        };
+        assert_eq!(
+            state_text(&app("Running", false)),
+            "argocd/payments-api: sync OutOfSync, health Healthy, operation Running (waiting for completion of hook batch/Job/payments-db-migrate)"
+        );
+        assert_eq!(
+            state_text(&app("Failed", true)),
+            "argocd/payments-api: sync OutOfSync, health Healthy, operation Failed"
+        );
     }
 
     #[test]

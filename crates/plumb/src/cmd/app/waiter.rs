@@ -166,13 +166,32 @@ impl Tracker {
         ready && (!self.watch.operation || !operation_in_progress(app))
     }
 
+    /// Argo's `groupResourceStates`: one row per resource key, in the order of the rows, a
+    /// resource listed twice (a hook run in two phases) merged into its first row.
+    fn grouped(&self, app: &Application) -> Vec<ResourceRow> {
+        let mut rows: Vec<ResourceRow> = Vec::new();
+        let mut index = BTreeMap::new();
+        for row in self.rows(app) {
+            match index.get(&row.key()) {
+                Some(&i) => {
+                    fill(&mut rows[i], &row);
+                }
+                None => {
+                    index.insert(row.key(), rows.len());
+                    rows.push(row);
+                }
+            }
+        }
+        rows
+    }
+
     /// Observes one version of the Application.
     pub fn step(&mut self, app: &Application) -> Step {
         if self.satisfied(app) {
             return Step::Done;
         }
         let mut changed = Vec::new();
-        for row in self.rows(app) {
+        for row in self.grouped(app) {
             let key = row.key();
             match self.seen.get_mut(&key) {
                 Some(prev) => {
@@ -197,6 +216,21 @@ impl Tracker {
             }
         }
         Step::Progress(changed)
+    }
+}
+
+// Argo's `resourceState.Merge` as `groupResourceStates` uses it: every field only ever changes
+// to a non-blank value.
+fn fill(prev: &mut ResourceRow, new: &ResourceRow) {
+    for (cur, next) in [
+        (&mut prev.status, &new.status),
+        (&mut prev.health, &new.health),
+        (&mut prev.hook, &new.hook),
+        (&mut prev.message, &new.message),
+    ] {
+        if !next.is_empty() {
+            cur.clone_from(next);
+        }
     }
 }
 
@@ -355,6 +389,92 @@ mod tests {
         };
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].health, "Degraded");
+    }
+
+    fn rows_of(step: Step) -> Vec<[String; 5]> {
+        let Step::Progress(rows) = step else {
+            panic!("{step:?}")
+        };
+        rows.into_iter()
+            .map(|r| [r.kind, r.name, r.status, r.hook, r.message])
+            .collect()
+    }
+
+    fn row(kind: &str, name: &str, status: &str, hook: &str, message: &str) -> [String; 5] {
+        [kind, name, status, hook, message].map(str::to_string)
+    }
+
+    /// A named hook run in two phases has two results with one key: Argo's
+    /// `groupResourceStates` merges them into one row (the later result's fields win), printed
+    /// once per change.
+    #[test]
+    fn a_hook_in_two_phases_is_one_row() {
+        let mut st = status("OutOfSync", "Healthy", "Healthy");
+        let job = |hook_type: &str, phase: &str, message: &str| {
+            json!({"group": "batch", "version": "v1", "kind": "Job", "namespace": "payments", "name": "payments-notify",
+                   "status": "Synced", "message": message, "hookType": hook_type, "hookPhase": phase, "syncPhase": hook_type})
+        };
+        st["operationState"] = json!({"operation": {"sync": {}}, "phase": "Running", "startedAt": "2026-07-20T10:15:32Z",
+            "message": "waiting for completion of hook batch/Job/payments-notify",
+            "syncResult": {"revision": "9f3c1adf5c2b7e1a0d4c9b8e6f3a2d1c0b9a8f7e", "resources": [
+                job("PreSync", "Running", "job.batch/payments-notify created")]}});
+        let mut t = Tracker::new(
+            WatchFor {
+                operation: true,
+                ..Default::default()
+            },
+            "payments-api",
+            vec![],
+        );
+        assert_eq!(
+            rows_of(t.step(&app(json!({"status": st.clone()})))),
+            [
+                row(
+                    "Job",
+                    "payments-notify",
+                    "Running",
+                    "PreSync",
+                    "job.batch/payments-notify created"
+                ),
+                row("Service", "payments-api", "Synced", "", ""),
+                row("Deployment", "payments-api", "OutOfSync", "", ""),
+            ]
+        );
+        st["operationState"]["syncResult"]["resources"] = json!([
+            job(
+                "PreSync",
+                "Succeeded",
+                "Reached expected number of succeeded pods"
+            ),
+            job("PostSync", "Running", "job.batch/payments-notify created"),
+        ]);
+        assert_eq!(
+            rows_of(t.step(&app(json!({"status": st.clone()})))),
+            [row(
+                "Job",
+                "payments-notify",
+                "Running",
+                "PostSync",
+                "job.batch/payments-notify created"
+            )]
+        );
+        // The same results again print nothing; the second run finishing prints the row once.
+        assert!(rows_of(t.step(&app(json!({"status": st.clone()})))).is_empty());
+        st["operationState"]["syncResult"]["resources"][1] = job(
+            "PostSync",
+            "Succeeded",
+            "Reached expected number of succeeded pods",
+        );
+        assert_eq!(
+            rows_of(t.step(&app(json!({"status": st})))),
+            [row(
+                "Job",
+                "payments-notify",
+                "Succeeded",
+                "PostSync",
+                "Reached expected number of succeeded pods"
+            )]
+        );
     }
 
     #[test]
