@@ -18,7 +18,7 @@ pub(crate) fn env() -> &'static TestEnv {
 }
 
 /// A namespace with the `default` AppProject in it.
-fn control_namespace(prefix: &str) -> TestNamespace {
+pub(crate) fn control_namespace(prefix: &str) -> TestNamespace {
     let ns = env().namespace(prefix);
     kubectl_apply(&json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
@@ -29,7 +29,7 @@ fn control_namespace(prefix: &str) -> TestNamespace {
     ns
 }
 
-fn kubectl_apply(obj: &Value) {
+pub(crate) fn kubectl_apply(obj: &Value) {
     let mut child = env()
         .kubectl()
         .args(["apply", "-f", "-"])
@@ -53,11 +53,11 @@ fn kubectl_apply(obj: &Value) {
     );
 }
 
-fn kubectl(args: &[&str]) -> Output {
+pub(crate) fn kubectl(args: &[&str]) -> Output {
     env().kubectl().args(args).output().unwrap()
 }
 
-fn app_json(ns: &str, name: &str) -> Option<Value> {
+pub(crate) fn app_json(ns: &str, name: &str) -> Option<Value> {
     let out = kubectl(&[
         "-n",
         ns,
@@ -81,7 +81,7 @@ fn app_json(ns: &str, name: &str) -> Option<Value> {
     }
 }
 
-fn patch_status(ns: &str, name: &str, patch: &Value) {
+pub(crate) fn patch_status(ns: &str, name: &str, patch: &Value) {
     let out = kubectl(&[
         "-n",
         ns,
@@ -100,7 +100,7 @@ fn patch_status(ns: &str, name: &str, patch: &Value) {
     );
 }
 
-fn plumb(ns: &str, args: &[&str]) -> Output {
+pub(crate) fn plumb(ns: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_plumb"))
         .arg("app")
         .args(args)
@@ -114,11 +114,11 @@ fn plumb(ns: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn text(b: &[u8]) -> String {
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-fn create_payments(ns: &str) {
+pub(crate) fn create_payments(ns: &str) {
     let out = plumb(
         ns,
         &[

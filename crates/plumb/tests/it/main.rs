@@ -5,6 +5,7 @@
 
 mod admin_health;
 mod app;
+mod app_history;
 mod diff;
 mod payments_api;
 mod render;

@@ -9,13 +9,17 @@ mod compare;
 mod confirm;
 mod create;
 mod delete;
+mod destination;
 mod diff;
 mod get;
 mod go_duration;
+mod history;
 mod list;
 mod manifests;
 mod resource_filter;
 mod resources;
+mod rollback;
+mod set;
 #[cfg(test)]
 mod snapshot_tests;
 mod spinner;
@@ -83,6 +87,12 @@ enum AppCommand {
     Diff(diff::DiffArgs),
     /// Print the manifests of an Application, from Git or from the cluster.
     Manifests(manifests::ManifestsArgs),
+    /// Change an Application's source, destination, project or sync policy.
+    Set(set::SetArgs),
+    /// Show the deployments recorded in an Application's history.
+    History(history::HistoryArgs),
+    /// Sync back to a deployment from the history (default: the previous one).
+    Rollback(rollback::RollbackArgs),
 }
 
 /// Runs one `plumb app` subcommand on a Tokio runtime.
@@ -104,6 +114,9 @@ pub fn run(args: AppArgs) -> Result<Outcome> {
             AppCommand::TerminateOp(a) => terminate_op::run(&client, a).await,
             AppCommand::Diff(a) => diff::run(&client, a).await,
             AppCommand::Manifests(a) => manifests::run(&client, a).await,
+            AppCommand::Set(a) => set::run(&client, a).await,
+            AppCommand::History(a) => history::run(&client, a).await,
+            AppCommand::Rollback(a) => rollback::run(&client, a).await,
         }
     })
 }

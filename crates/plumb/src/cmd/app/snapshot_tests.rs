@@ -10,7 +10,7 @@ use plumb_model::application::Application;
 use serde_json::json;
 
 use super::waiter::{Step, Tracker, WatchFor};
-use super::{get, list, resources, wait, windows};
+use super::{get, history, list, resources, wait, windows};
 use crate::output::wide::{self, HeaderContext};
 use crate::output::{Clock, json as json_out, yaml as yaml_out};
 
@@ -408,4 +408,36 @@ fn progress_rows_and_final_table_of_a_sync_with_hooks() {
         }
     }
     check("sync-hooks-payments.txt", &out);
+}
+
+#[test]
+fn history_single_source() {
+    let app = fixture("payments-api-synced-progressing.json");
+    let history = app.status.as_ref().unwrap().history.as_deref().unwrap();
+    check(
+        "history-payments.txt",
+        &history::table(history, &clock().tz),
+    );
+    assert_eq!(history::ids(history), "0\n1\n");
+}
+
+#[test]
+fn history_in_the_local_zone() {
+    let app = fixture("payments-api-synced-progressing.json");
+    let history = app.status.as_ref().unwrap().history.as_deref().unwrap();
+    let paris = TimeZone::get("Europe/Paris").unwrap();
+    check(
+        "history-payments-paris.txt",
+        &history::table(history, &paris),
+    );
+}
+
+#[test]
+fn history_grouped_by_source_repository() {
+    let app = fixture("billing-multisource-history.json");
+    let history = app.status.as_ref().unwrap().history.as_deref().unwrap();
+    check(
+        "history-billing-multisource.txt",
+        &history::table(history, &clock().tz),
+    );
 }

@@ -1,1 +1,0 @@
-//! AppProject permissions (filled in by the project guard-rails work).

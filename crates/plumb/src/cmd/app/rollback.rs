@@ -1,0 +1,400 @@
+//! `plumb app rollback NAME [ID]`: syncs the Application back to a deployment recorded in
+//! `status.history`, as Argo's `Rollback` does: a sync operation to that entry's commit and
+//! source with the apply strategy (no hooks) and the Application's sync options. Without ID, the
+//! previous deployment (the second to last entry). Then, unless `--async`, follows the
+//! operation exactly like `plumb app sync`.
+//!
+//! Refused (exit 2) when the history has fewer than two entries (no ID) or lacks the ID, when
+//! the Application is being deleted, while automated sync is on (it would sync forward again at
+//! once), and while another operation is in progress. Exit codes otherwise as `app sync`.
+
+use anyhow::{Result, bail};
+use clap::Args;
+use plumb_model::application::{
+    Application, Operation, OperationInitiator, RevisionHistory, SyncOperation, SyncStrategy,
+    SyncStrategyForce,
+};
+use serde_json::Value;
+
+use super::client::AppClient;
+use super::spinner::Spinner;
+use super::sync::{OPERATION_IN_PROGRESS, judge};
+use super::wait::{WaitEnd, final_status, print_timeout, wait_for};
+use super::waiter::{Tracker, WatchFor};
+use super::{OutputFormat, header_context};
+use crate::exit::Outcome;
+use crate::output::Clock;
+
+/// `plumb app rollback`.
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// Application name.
+    pub name: String,
+    /// History id to roll back to (default: the previous deployment).
+    #[arg(allow_negative_numbers = true)]
+    pub id: Option<i64>,
+    /// Delete tracked objects the old revision does not declare.
+    #[arg(long)]
+    pub prune: bool,
+    /// Server-side dry run only; nothing changes.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Return once the operation is requested.
+    #[arg(long = "async")]
+    pub async_: bool,
+    /// Give up waiting after this many seconds (0: wait forever); the operation goes on.
+    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Output format of the final state.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Wide)]
+    pub output: OutputFormat,
+}
+
+/// The history entry to roll back to (Argo's `findRevisionHistory`).
+pub fn find_revision_history(app: &Application, id: Option<i64>) -> Result<RevisionHistory> {
+    let history = app
+        .status
+        .as_ref()
+        .and_then(|s| s.history.as_deref())
+        .unwrap_or_default();
+    match id {
+        None => match history.len() {
+            n if n >= 2 => Ok(history[n - 2].clone()),
+            _ => bail!(
+                "Application '{}' should have at least two successful deployments",
+                app.name()
+            ),
+        },
+        Some(id) => match history.iter().find(|h| h.id == id) {
+            Some(h) => Ok(h.clone()),
+            None => bail!(
+                "Application '{}' does not have deployment id '{id}' in history",
+                app.name()
+            ),
+        },
+    }
+}
+
+// What Argo's API server refuses before writing the operation.
+fn refuse(app: &Application, entry: &RevisionHistory) -> Result<()> {
+    if app
+        .metadata
+        .other
+        .get("deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+    {
+        bail!("application is deleting");
+    }
+    if app
+        .spec
+        .sync_policy
+        .as_ref()
+        .is_some_and(|p| p.is_automated())
+    {
+        bail!("rollback cannot be initiated when auto-sync is enabled");
+    }
+    let no_source = entry.source.as_ref().is_none_or(|s| s.repo_url.is_empty())
+        && entry.sources.as_ref().is_none_or(Vec::is_empty);
+    if no_source {
+        bail!(
+            "cannot rollback to revision deployed with Argo CD v0.11 or lower. sync to revision instead."
+        );
+    }
+    if app.operation.is_some() {
+        bail!(OPERATION_IN_PROGRESS);
+    }
+    Ok(())
+}
+
+/// The operation Argo's `Rollback` writes for this history entry.
+pub fn operation(
+    args: &RollbackArgs,
+    app: &Application,
+    entry: &RevisionHistory,
+    username: &str,
+) -> Operation {
+    let multi = entry.sources.as_ref().is_some_and(|s| !s.is_empty());
+    Operation {
+        sync: Some(SyncOperation {
+            revision: if multi { None } else { entry.revision.clone() },
+            revisions: if multi { entry.revisions.clone() } else { None },
+            source: if multi { None } else { entry.source.clone() },
+            sources: if multi { entry.sources.clone() } else { None },
+            prune: Some(args.prune),
+            dry_run: Some(args.dry_run),
+            sync_strategy: Some(SyncStrategy {
+                apply: Some(SyncStrategyForce::default()),
+                hook: None,
+            }),
+            sync_options: app
+                .spec
+                .sync_policy
+                .as_ref()
+                .and_then(|p| p.sync_options.clone())
+                .filter(|o| !o.is_empty()),
+            ..Default::default()
+        }),
+        initiated_by: Some(OperationInitiator {
+            username: Some(username.to_string()),
+            automated: None,
+        }),
+        info: None,
+        retry: None,
+    }
+}
+
+/// Writes the rollback operation unless refused, retrying on write conflicts.
+pub async fn request(client: &AppClient, args: &RollbackArgs) -> Result<Application> {
+    let username = client.username();
+    for _ in 0..10 {
+        let app = client.get(&args.name).await?;
+        let entry = find_revision_history(&app, args.id)?;
+        refuse(&app, &entry)?;
+        let op = operation(args, &app, &entry, &username);
+        let rv = app
+            .metadata
+            .other
+            .get("resourceVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let patch = serde_json::json!({"operation": serde_json::to_value(&op)?});
+        if let Some(updated) = client.merge_patch_at(&args.name, &rv, patch).await? {
+            return Ok(updated);
+        }
+        tracing::debug!(
+            "Application {} changed while requesting the rollback; retrying",
+            args.name
+        );
+    }
+    bail!(
+        "could not request the rollback of application '{}': it keeps changing",
+        args.name
+    )
+}
+
+/// Runs `plumb app rollback`.
+pub async fn run(client: &AppClient, args: RollbackArgs) -> Result<Outcome> {
+    request(client, &args).await?;
+    if args.async_ {
+        return Ok(Outcome::Success);
+    }
+    // Followed as `app sync` follows its operation.
+    let clock = Clock::system();
+    let watch = WatchFor {
+        operation: true,
+        ..Default::default()
+    };
+    let mut tracker = Tracker::new(watch, &args.name, Vec::new());
+    let spinner = Spinner::start();
+    let end = wait_for(
+        client,
+        &args.name,
+        &mut tracker,
+        args.timeout,
+        false,
+        &clock,
+        &spinner,
+    )
+    .await;
+    spinner.stop();
+    match end? {
+        WaitEnd::Met { app, operation } => {
+            let header = header_context(client, &app, false).await?;
+            print!(
+                "{}",
+                final_status(client, &app, true, args.output, &header, &clock.tick()).await?
+            );
+            if args.dry_run {
+                return Ok(Outcome::Success);
+            }
+            judge(&app, operation.as_deref(), true)
+        }
+        WaitEnd::TimedOut(app) => {
+            print_timeout(
+                client,
+                &app,
+                true,
+                args.output,
+                &clock,
+                args.timeout,
+                &args.name,
+            )
+            .await?;
+            Ok(Outcome::Negative)
+        }
+        WaitEnd::Degraded(_, message) | WaitEnd::Deleted(message) => bail!(message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use serde_json::json;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: RollbackArgs,
+    }
+
+    fn parse(args: &[&str]) -> RollbackArgs {
+        Cli::try_parse_from(std::iter::once("rollback").chain(args.iter().copied()))
+            .unwrap()
+            .args
+    }
+
+    fn payments() -> Application {
+        serde_json::from_value(json!({
+            "metadata": {"name": "payments-api", "namespace": "argocd", "resourceVersion": "48213"},
+            "spec": {"project": "default",
+                     "source": {"repoURL": "https://git.acme.internal/apps/payments.git", "path": "k8s/overlays/prod", "targetRevision": "v1.5.0"},
+                     "destination": {"server": "https://kubernetes.default.svc", "namespace": "payments"},
+                     "syncPolicy": {"syncOptions": ["CreateNamespace=true"]}},
+            "status": {"history": [
+                {"id": 0, "revision": "2b7e4c1f9a0d3e5b6c8f7a1d2e3b4c5d6e7f8a9b", "deployedAt": "2026-07-18T09:12:40Z",
+                 "deployStartedAt": "2026-07-18T09:12:31Z",
+                 "source": {"repoURL": "https://git.acme.internal/apps/payments.git", "path": "k8s/overlays/prod", "targetRevision": "v1.3.2"},
+                 "initiatedBy": {"username": "alice"}},
+                {"id": 1, "revision": "5d8a3f6e1c2b4a7d9e0f1b3c5a7e9d2f4b6c8e0a", "deployedAt": "2026-07-19T14:03:05Z",
+                 "source": {"repoURL": "https://git.acme.internal/apps/payments.git", "path": "k8s/overlays/prod", "targetRevision": "v1.4.0"},
+                 "initiatedBy": {"automated": true}},
+                {"id": 2, "revision": "9f3c1ad7e2b84c6a0d5f1e3b7c9a2d4e6f8b0c1d", "deployedAt": "2026-07-20T10:15:32Z",
+                 "source": {"repoURL": "https://git.acme.internal/apps/payments.git", "path": "k8s/overlays/prod", "targetRevision": "v1.5.0"},
+                 "initiatedBy": {"username": "bob"}}
+            ]}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn flags_parse() {
+        let a = parse(&["payments-api"]);
+        assert!(a.id.is_none() && !a.prune && !a.dry_run && !a.async_);
+        assert_eq!((a.timeout, a.output), (0, OutputFormat::Wide));
+        let a = parse(&[
+            "payments-api",
+            "1",
+            "--prune",
+            "--dry-run",
+            "--async",
+            "--timeout",
+            "30",
+            "-o",
+            "json",
+        ]);
+        assert_eq!(a.id, Some(1));
+        assert!(a.prune && a.dry_run && a.async_);
+        assert_eq!((a.timeout, a.output), (30, OutputFormat::Json));
+        assert!(Cli::try_parse_from(["rollback", "x", "one"]).is_err());
+    }
+
+    #[test]
+    fn the_default_target_is_the_previous_deployment() {
+        let app = payments();
+        assert_eq!(find_revision_history(&app, None).unwrap().id, 1);
+        assert_eq!(find_revision_history(&app, Some(0)).unwrap().id, 0);
+        assert_eq!(
+            find_revision_history(&app, Some(7))
+                .unwrap_err()
+                .to_string(),
+            "Application 'payments-api' does not have deployment id '7' in history"
+        );
+        let mut once = app.clone();
+        once.status
+            .as_mut()
+            .unwrap()
+            .history
+            .as_mut()
+            .unwrap()
+            .truncate(1);
+        assert_eq!(
+            find_revision_history(&once, None).unwrap_err().to_string(),
+            "Application 'payments-api' should have at least two successful deployments"
+        );
+        // An explicit id needs only that entry.
+        assert_eq!(find_revision_history(&once, Some(0)).unwrap().id, 0);
+    }
+
+    #[test]
+    fn the_operation_syncs_to_the_recorded_commit_and_source() {
+        let app = payments();
+        let entry = find_revision_history(&app, None).unwrap();
+        let op = operation(&parse(&["payments-api", "--prune"]), &app, &entry, "carol");
+        assert_eq!(
+            serde_json::to_value(&op).unwrap(),
+            json!({"sync": {"revision": "5d8a3f6e1c2b4a7d9e0f1b3c5a7e9d2f4b6c8e0a",
+                            "prune": true, "dryRun": false,
+                            "syncStrategy": {"apply": {}},
+                            "source": {"repoURL": "https://git.acme.internal/apps/payments.git", "path": "k8s/overlays/prod", "targetRevision": "v1.4.0"},
+                            "syncOptions": ["CreateNamespace=true"]},
+                   "initiatedBy": {"username": "carol"}})
+        );
+    }
+
+    #[test]
+    fn multi_source_entries_roll_back_every_source() {
+        let app = payments();
+        let entry: RevisionHistory = serde_json::from_value(json!({
+            "id": 4, "deployedAt": "2026-07-20T10:15:32Z",
+            "revisions": ["5d8a3f6e1c2b4a7d9e0f1b3c5a7e9d2f4b6c8e0a", "2.3.1"],
+            "sources": [{"repoURL": "https://git.acme.internal/apps/payments-values.git", "targetRevision": "main", "ref": "values"},
+                        {"repoURL": "https://charts.acme.internal", "chart": "payments", "targetRevision": "2.3.1"}]
+        }))
+        .unwrap();
+        let op = serde_json::to_value(operation(&parse(&["payments-api"]), &app, &entry, "carol"))
+            .unwrap();
+        assert_eq!(
+            op["sync"]["revisions"],
+            json!(["5d8a3f6e1c2b4a7d9e0f1b3c5a7e9d2f4b6c8e0a", "2.3.1"])
+        );
+        assert_eq!(op["sync"]["sources"][1]["chart"], json!("payments"));
+        assert!(op["sync"].get("revision").is_none() && op["sync"].get("source").is_none());
+    }
+
+    #[test]
+    fn refusals() {
+        let app = payments();
+        let entry = find_revision_history(&app, None).unwrap();
+        assert!(refuse(&app, &entry).is_ok());
+        let mut auto = app.clone();
+        auto.spec.sync_policy.as_mut().unwrap().automated = Some(Default::default());
+        assert_eq!(
+            refuse(&auto, &entry).unwrap_err().to_string(),
+            "rollback cannot be initiated when auto-sync is enabled"
+        );
+        // Automation switched off with `enabled: false` does not block.
+        auto.spec
+            .sync_policy
+            .as_mut()
+            .unwrap()
+            .automated
+            .as_mut()
+            .unwrap()
+            .enabled = Some(false);
+        assert!(refuse(&auto, &entry).is_ok());
+        let mut busy = app.clone();
+        busy.operation = Some(Operation::default());
+        assert_eq!(
+            refuse(&busy, &entry).unwrap_err().to_string(),
+            OPERATION_IN_PROGRESS
+        );
+        let mut deleting = app.clone();
+        deleting
+            .metadata
+            .other
+            .insert("deletionTimestamp".into(), json!("2026-07-20T11:00:00Z"));
+        assert_eq!(
+            refuse(&deleting, &entry).unwrap_err().to_string(),
+            "application is deleting"
+        );
+        let mut old = entry.clone();
+        old.source = None;
+        assert_eq!(
+            refuse(&app, &old).unwrap_err().to_string(),
+            "cannot rollback to revision deployed with Argo CD v0.11 or lower. sync to revision instead."
+        );
+    }
+}
