@@ -315,14 +315,7 @@ pub async fn compare(
         r.health = if r.hook { None } else { h };
     }
 
-    let sync = if resources.iter().any(|r| {
-        r.status == Some(SyncStatusCode::OutOfSync)
-            && !(r.requires_pruning && r.live.as_ref().is_some_and(ignores_extraneous))
-    }) {
-        SyncStatusCode::OutOfSync
-    } else {
-        SyncStatusCode::Synced
-    };
+    let sync = app_sync(&resources);
     let images = images(resources.iter().filter_map(|r| r.live.as_ref()));
     Ok(Comparison {
         revision: rendered
@@ -509,6 +502,19 @@ fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
     obj.pointer("/metadata/annotations")
         .and_then(|a| a.get(key))
         .and_then(Value::as_str)
+}
+
+/// The Application's sync status from its resources: OutOfSync when any is, except extraneous
+/// objects marked `IgnoreExtraneous`.
+pub(crate) fn app_sync(resources: &[ComparedResource]) -> SyncStatusCode {
+    if resources.iter().any(|r| {
+        r.status == Some(SyncStatusCode::OutOfSync)
+            && !(r.requires_pruning && r.live.as_ref().is_some_and(ignores_extraneous))
+    }) {
+        SyncStatusCode::OutOfSync
+    } else {
+        SyncStatusCode::Synced
+    }
 }
 
 fn ignores_extraneous(obj: &Value) -> bool {

@@ -12,6 +12,7 @@ mod compare;
 mod context;
 mod error;
 mod events;
+mod guard;
 mod metrics;
 mod operation;
 mod orphans;

@@ -93,7 +93,7 @@ pub(crate) async fn drive(
         .or_else(|| app.spec.sync_policy.as_ref().and_then(|p| p.retry.clone()));
     let mut retries: u64 = 0;
     let (outcome, cmp) = loop {
-        let (outcome, cmp) = attempt(&shared, &app, &cluster, &started_at, &control).await;
+        let (outcome, cmp) = attempt(&shared, &app, &project, &cluster, &started_at, &control).await;
         let failed = matches!(
             outcome.phase,
             OperationPhase::Failed | OperationPhase::Error
@@ -166,6 +166,7 @@ pub(crate) async fn drive(
 async fn attempt(
     shared: &Arc<Shared>,
     app: &Application,
+    project: &plumb_model::application::AppProject,
     cluster: &crate::context::Cluster,
     started_at: &str,
     control: &watch::Receiver<Control>,
@@ -194,7 +195,8 @@ async fn attempt(
             );
         }
     };
-    let request = request(app, &cmp, &engines, started_at);
+    let mut request = request(app, &cmp, &engines, started_at);
+    request.permitted = Some(crate::guard::permission_check(project, app, cluster));
 
     // Progress goes through a watch channel to one writer: the engine never waits for the API
     // server, and a burst of changes becomes one status write.
@@ -419,6 +421,7 @@ async fn finish(
     let now = status::now();
     let mut fields = match compare(app, &engines, cluster, &shared.renderer, &opts).await {
         Ok(mut c) => {
+            crate::guard::mark_forbidden(&mut c, project, app, cluster);
             if let Some(w) = crate::orphans::warning(app, project, cluster, &engines) {
                 c.warnings.push(w);
             }

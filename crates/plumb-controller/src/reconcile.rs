@@ -60,26 +60,26 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         let msg = format!(
             "application destination cluster {dest:?} is not configured: use https://kubernetes.default.svc (or name in-cluster), or add an Argo CD cluster Secret"
         );
-        write_status(
-            shared,
-            &app,
-            status::from_failure(&app, condition::INVALID_SPEC_ERROR, &msg, &status::now()),
-        )
-        .await?;
+        invalid_spec(shared, &app, &msg).await?;
         return Ok(true);
     };
     let project = match project_of(shared, &app).await? {
         Ok(p) => p,
         Err(msg) => {
-            write_status(
-                shared,
-                &app,
-                status::from_failure(&app, condition::INVALID_SPEC_ERROR, &msg, &status::now()),
-            )
-            .await?;
+            invalid_spec(shared, &app, &msg).await?;
             return Ok(true);
         }
     };
+    let violations = crate::guard::application_violations(
+        &project,
+        &app,
+        &shared.config.control_namespace,
+        &cluster,
+    );
+    if !violations.is_empty() {
+        invalid_spec(shared, &app, &violations.join("; ")).await?;
+        return Ok(true);
+    }
 
     // The requested operation first; its result is then visible in the comparison below.
     let mut operated = false;
@@ -187,6 +187,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
                 shared
                     .metrics
                     .observe(metrics::RENDER, render_started.elapsed());
+                crate::guard::mark_forbidden(&mut cmp, &project, &app, &cluster);
                 if let Some(w) = crate::orphans::warning(&app, &project, &cluster, &engines) {
                     cmp.warnings.push(w);
                 }
@@ -306,6 +307,21 @@ fn shared_code(app: &Application) -> String {
         .and_then(|s| s.sync.as_ref())
         .map(|s| s.status.to_string())
         .unwrap_or_default()
+}
+
+/// The Application cannot be compared or synced as specified: status says why, and a requested
+/// operation fails with the same message instead of waiting forever.
+async fn invalid_spec(shared: &Arc<Shared>, app: &Application, msg: &str) -> Result<()> {
+    let now = status::now();
+    let mut fields = status::from_failure(app, condition::INVALID_SPEC_ERROR, msg, &now);
+    if let Some(op) = app.operation.as_ref().filter(|_| !shared.is_running(app.name())) {
+        fields.insert(
+            "operationState".into(),
+            json!({"operation": op, "phase": "Error", "message": msg, "startedAt": now, "finishedAt": now}),
+        );
+        clear_operation(shared, app.name()).await?;
+    }
+    write_status(shared, app, fields).await
 }
 
 pub(crate) async fn write_status(

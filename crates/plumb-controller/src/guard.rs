@@ -1,0 +1,104 @@
+//! Enforcing the AppProject (plumb-policy's checks) in the controller: an Application the
+//! project does not permit is not compared or synced (InvalidSpecError); an object the project
+//! does not permit is shown `Unknown` with the rule that refused it, and the sync engine refuses
+//! to apply or prune it.
+
+use std::sync::Arc;
+
+use plumb_health::{HealthCode, HealthStatus};
+use plumb_model::application::{AppProject, Application, SyncStatusCode, condition};
+use plumb_policy::project::{Destination, check_application, check_resource};
+use plumb_sync::PermissionCheck;
+
+use crate::compare::{Comparison, app_sync};
+use crate::context::Cluster;
+
+/// What the Application's project refuses about the Application itself, one message each.
+pub(crate) fn application_violations(
+    project: &AppProject,
+    app: &Application,
+    control_namespace: &str,
+    cluster: &Cluster,
+) -> Vec<String> {
+    let dest = Destination {
+        server: &cluster.server,
+        name: &cluster.name,
+        namespace: app.spec.destination.namespace.as_deref().unwrap_or_default(),
+    };
+    check_application(project, app, control_namespace, &dest)
+        .into_iter()
+        .map(|v| v.to_string())
+        .collect()
+}
+
+/// Marks the compared objects the project forbids: sync and health `Unknown`, the health message
+/// naming the rule, and one InvalidSpecError condition listing them. They no longer count for
+/// the Application's sync status (they can never be synced).
+pub(crate) fn mark_forbidden(
+    cmp: &mut Comparison,
+    project: &AppProject,
+    app: &Application,
+    cluster: &Cluster,
+) {
+    let catalog = cluster.discovery.catalog();
+    let dest = Destination {
+        server: &cluster.server,
+        name: &cluster.name,
+        namespace: app.spec.destination.namespace.as_deref().unwrap_or_default(),
+    };
+    let mut refused = Vec::new();
+    for r in &mut cmp.resources {
+        let namespaced = catalog
+            .is_namespaced(&r.key.group_kind())
+            .unwrap_or(!r.key.namespace.is_empty());
+        if let Err(v) = check_resource(
+            project,
+            &r.key.group,
+            &r.key.kind,
+            namespaced,
+            &r.key.namespace,
+            &dest,
+        ) {
+            r.status = Some(SyncStatusCode::Unknown);
+            r.health = Some(HealthStatus::new(HealthCode::Unknown, v.to_string()));
+            refused.push(v.to_string());
+        }
+    }
+    if !refused.is_empty() {
+        refused.sort();
+        refused.dedup();
+        cmp.warnings.push((
+            condition::INVALID_SPEC_ERROR.to_string(),
+            refused.join("; "),
+        ));
+        cmp.sync = app_sync(&cmp.resources);
+    }
+}
+
+/// The sync engine's per-object check for this project and destination.
+pub(crate) fn permission_check(
+    project: &AppProject,
+    app: &Application,
+    cluster: &Cluster,
+) -> PermissionCheck {
+    let project = project.clone();
+    let server = cluster.server.clone();
+    let name = cluster.name.clone();
+    let namespace = app.spec.destination.namespace.clone().unwrap_or_default();
+    Arc::new(move |key, namespaced| {
+        let dest = Destination {
+            server: &server,
+            name: &name,
+            namespace: &namespace,
+        };
+        check_resource(
+            &project,
+            &key.group,
+            &key.kind,
+            namespaced.unwrap_or(!key.namespace.is_empty()),
+            &key.namespace,
+            &dest,
+        )
+        .map_err(|v| v.to_string())
+    })
+}
