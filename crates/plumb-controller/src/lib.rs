@@ -7,6 +7,7 @@
 //! metrics. [`compare`] is also what `plumb app diff` and `plumb app manifests` use, so the CLI
 //! and the controller cannot disagree.
 
+mod automation;
 mod clusters;
 mod compare;
 mod context;
@@ -20,6 +21,7 @@ mod reconcile;
 mod runtime;
 mod server;
 mod status;
+mod windows;
 
 pub use clusters::{CLUSTER_SECRET_LABEL, ClusterSecret};
 pub use compare::{CompareOptions, ComparedResource, Comparison, Refresh, compare, images};

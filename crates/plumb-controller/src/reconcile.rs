@@ -103,6 +103,34 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         write_status(shared, &app, fields).await?;
         operated = true;
     } else if app.operation.as_ref().is_some_and(|o| o.sync.is_some()) && !ours {
+        let manual = !app
+            .operation
+            .as_ref()
+            .and_then(|o| o.initiated_by.as_ref())
+            .and_then(|i| i.automated)
+            .unwrap_or(false);
+        if let Err(reason) = crate::windows::allows(&project, &app, manual) {
+            // Refused before it starts, as Argo CD's API server refuses the request: nothing
+            // waits silently for a window to open.
+            let now = status::now();
+            let mut fields = Map::new();
+            fields.insert("operationState".into(), Value::Null);
+            write_status(shared, &app, fields).await?;
+            let mut fields = Map::new();
+            fields.insert(
+                "operationState".into(),
+                json!({"operation": app.operation, "phase": "Failed",
+                       "message": format!("Sync operation blocked by sync window: {reason}"),
+                       "startedAt": now, "finishedAt": now}),
+            );
+            clear_operation(shared, name).await?;
+            write_status(shared, &app, fields).await?;
+            shared
+                .events
+                .warning(&app, "OperationCompleted", format!("Sync operation blocked by sync window: {reason}"))
+                .await;
+            return Ok(true);
+        }
         let started_at = status::now();
         // A merge patch would blend the new operation into the previous one's record: drop the
         // old record first, then write the new one.
@@ -181,6 +209,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         source: None,
     };
     let now = status::now();
+    let mut decision = None;
     let (fields, sync_code, health_code) =
         match compare(&app, &engines, &cluster, &shared.renderer, &opts).await {
             Ok(mut cmp) => {
@@ -191,6 +220,9 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
                 if let Some(w) = crate::orphans::warning(&app, &project, &cluster, &engines) {
                     cmp.warnings.push(w);
                 }
+                let d = automate(shared, &app, &project, &cmp);
+                cmp.warnings.extend(d.conditions.iter().cloned());
+                decision = Some(d);
                 let fields = status::from_comparison(&app, &cmp, &now);
                 (
                     fields,
@@ -228,6 +260,9 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         });
     if operated || refresh_req.is_some() || stale || status::changes_anything(&app, &fields) {
         write_status(shared, &app, fields).await?;
+    }
+    if let Some(d) = decision {
+        act_on(shared, &app, d).await?;
     }
     if refresh_req.is_some() {
         let patch = json!({"metadata": {"annotations": {REFRESH: null}}});
@@ -307,6 +342,71 @@ fn shared_code(app: &Application) -> String {
         .and_then(|s| s.sync.as_ref())
         .map(|s| s.status.to_string())
         .unwrap_or_default()
+}
+
+/// Asks automation what to do after this comparison.
+fn automate(
+    shared: &Arc<Shared>,
+    app: &Application,
+    project: &plumb_model::application::AppProject,
+    cmp: &crate::compare::Comparison,
+) -> crate::automation::Decision {
+    let state = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
+    let in_progress = app.operation.is_some()
+        || shared.is_running(app.name())
+        || state.is_some_and(|s| !s.phase.is_completed());
+    let since_finished = state
+        .and_then(|s| s.finished_at.as_deref())
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+        .map(|t| {
+            let secs = jiff::Timestamp::now().duration_since(t).as_secs_f64().max(0.0);
+            std::time::Duration::from_secs_f64(secs)
+        });
+    let ctx = crate::automation::Context {
+        operation_in_progress: in_progress,
+        windows_allow: crate::windows::allows(project, app, false).is_ok(),
+        failed_retries: shared.auto_failures(app.name(), &cmp.revision),
+        since_finished,
+    };
+    crate::automation::decide(app, cmp, ctx)
+}
+
+/// Carries out an automation decision: the operation, the events, a later look.
+async fn act_on(
+    shared: &Arc<Shared>,
+    app: &Application,
+    d: crate::automation::Decision,
+) -> Result<()> {
+    let name = app.name();
+    for (reason, message, warning) in &d.events {
+        // Skips are re-decided on every reconcile; say each once.
+        if reason == "AutoSyncSkipped" && !shared.note_skip(name, message) {
+            continue;
+        }
+        if *warning {
+            shared.events.warning(app, reason, message.clone()).await;
+        } else {
+            shared.events.normal(app, reason, message.clone()).await;
+        }
+    }
+    if let Some(after) = d.recheck_after {
+        shared.requeue_after(name, after);
+    }
+    if let Some(op) = d.operation {
+        if d.retrying_failure {
+            shared.count_auto_failure(name);
+        }
+        let patch = json!({"operation": op});
+        shared
+            .apps_api()
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| Error::Api {
+                what: format!("requesting the automated sync of {name}"),
+                source: Box::new(source),
+            })?;
+    }
+    Ok(())
 }
 
 /// The Application cannot be compared or synced as specified: status says why, and a requested

@@ -107,6 +107,10 @@ pub(crate) struct Shared {
     remote: RwLock<Vec<RemoteCluster>>,
     /// Operations running in this process, with the channel that tells each one to stop.
     running_ops: Mutex<HashMap<String, watch::Sender<Control>>>,
+    /// Automated attempts started again after a failure: Application → (revision, count).
+    auto_failures: Mutex<HashMap<String, (String, u32)>>,
+    /// The last automation skip reported per Application (so each is said once).
+    last_skip: Mutex<HashMap<String, String>>,
     /// Names of the Applications in the control namespace, kept by the Application watcher.
     known_apps: Mutex<std::collections::BTreeSet<String>>,
     queue: Queue,
@@ -185,6 +189,49 @@ impl Shared {
 
     pub(crate) fn requeue(&self, name: &str) {
         self.queue.push(name);
+    }
+
+    /// Reconciles the Application again after `after`.
+    pub(crate) fn requeue_after(&self, name: &str, after: Duration) {
+        let queue = self.queue.clone();
+        let name = name.to_string();
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            queue.push(&name);
+        });
+    }
+
+    /// Failed automated attempts started again for `revision` (0 after a revision change).
+    pub(crate) fn auto_failures(&self, name: &str, revision: &str) -> u32 {
+        let mut m = self.auto_failures.lock().unwrap_or_else(|e| e.into_inner());
+        match m.get(name) {
+            Some((rev, n)) if rev == revision => *n,
+            _ => {
+                m.insert(name.to_string(), (revision.to_string(), 0));
+                0
+            }
+        }
+    }
+
+    pub(crate) fn count_auto_failure(&self, name: &str) {
+        if let Some((_, n)) = self
+            .auto_failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(name)
+        {
+            *n += 1;
+        }
+    }
+
+    /// Records a skip message; returns whether it is new for this Application.
+    pub(crate) fn note_skip(&self, name: &str, message: &str) -> bool {
+        let mut m = self.last_skip.lock().unwrap_or_else(|e| e.into_inner());
+        if m.get(name).map(String::as_str) == Some(message) {
+            return false;
+        }
+        m.insert(name.to_string(), message.to_string());
+        true
     }
 
     pub(crate) fn poll_interval(&self) -> Duration {
@@ -285,6 +332,8 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         in_cluster: Arc::new(cluster),
         remote: RwLock::new(Vec::new()),
         running_ops: Mutex::new(HashMap::new()),
+        auto_failures: Mutex::new(HashMap::new()),
+        last_skip: Mutex::new(HashMap::new()),
         known_apps: Mutex::new(Default::default()),
         queue: Queue {
             tx,

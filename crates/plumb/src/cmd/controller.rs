@@ -44,6 +44,9 @@ pub struct ControllerArgs {
     /// The kustomize binary.
     #[arg(long, env = "PLUMB_KUSTOMIZE", default_value = "kustomize")]
     kustomize: PathBuf,
+    /// Pause between sync waves, in seconds (Argo CD's ARGOCD_SYNC_WAVE_DELAY).
+    #[arg(long, env = "ARGOCD_SYNC_WAVE_DELAY", default_value_t = 2.0, value_name = "SECONDS")]
+    sync_wave_delay: f64,
 }
 
 /// Runs the controller until it fails or is interrupted.
@@ -57,6 +60,12 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
     config.settings_name = args.settings_configmap;
     config.customizations = args.customizations;
     config.workers = args.workers;
+    anyhow::ensure!(
+        args.sync_wave_delay.is_finite() && args.sync_wave_delay >= 0.0,
+        "--sync-wave-delay {} is not a number of seconds",
+        args.sync_wave_delay
+    );
+    config.sync_wave_delay = std::time::Duration::from_secs_f64(args.sync_wave_delay);
     config.metrics_addr =
         if args.metrics_addr == "off" {
             None
