@@ -4,6 +4,8 @@
 mod cmd;
 mod exit;
 mod output;
+#[cfg(test)]
+mod snapshot;
 
 use std::process::ExitCode;
 
