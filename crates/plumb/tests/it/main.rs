@@ -7,4 +7,5 @@ mod admin_health;
 mod app;
 mod diff;
 mod payments_api;
+mod proj;
 mod render;
