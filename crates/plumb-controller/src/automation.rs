@@ -148,9 +148,7 @@ pub fn decide(app: &Application, cmp: &Comparison, ctx: Context) -> Decision {
     };
 
     if same_target && last_phase != Some(OperationPhase::Succeeded) {
-        let msg = state
-            .and_then(|s| s.message.clone())
-            .unwrap_or_default();
+        let msg = state.and_then(|s| s.message.clone()).unwrap_or_default();
         let mut text = format!("Failed last sync attempt to {rev}: {msg}");
         if ctx.failed_retries >= FAILED_RETRIES {
             text.push_str(&format!(
@@ -180,7 +178,10 @@ pub fn decide(app: &Application, cmp: &Comparison, ctx: Context) -> Decision {
         return d;
     }
     if same_target && !self_heal {
-        tracing::debug!(app = app.name(), "Skipping auto-sync: most recent sync already to {rev}");
+        tracing::debug!(
+            app = app.name(),
+            "Skipping auto-sync: most recent sync already to {rev}"
+        );
         return d;
     }
     if same_target {
@@ -216,7 +217,10 @@ pub fn decide(app: &Application, cmp: &Comparison, ctx: Context) -> Decision {
         let what: Vec<String> = drifted.iter().map(|r| describe_drift(r)).collect();
         d.events.push((
             "SelfHeal".into(),
-            format!("Self-healing drift from {rev}: reverting {}", what.join("; ")),
+            format!(
+                "Self-healing drift from {rev}: reverting {}",
+                what.join("; ")
+            ),
             true,
         ));
         d.operation = Some(op);

@@ -23,7 +23,12 @@ pub(crate) fn application_violations(
     let dest = Destination {
         server: &cluster.server,
         name: &cluster.name,
-        namespace: app.spec.destination.namespace.as_deref().unwrap_or_default(),
+        namespace: app
+            .spec
+            .destination
+            .namespace
+            .as_deref()
+            .unwrap_or_default(),
     };
     check_application(project, app, control_namespace, &dest)
         .into_iter()
@@ -44,7 +49,12 @@ pub(crate) fn mark_forbidden(
     let dest = Destination {
         server: &cluster.server,
         name: &cluster.name,
-        namespace: app.spec.destination.namespace.as_deref().unwrap_or_default(),
+        namespace: app
+            .spec
+            .destination
+            .namespace
+            .as_deref()
+            .unwrap_or_default(),
     };
     let mut refused = Vec::new();
     for r in &mut cmp.resources {

@@ -93,7 +93,8 @@ pub(crate) async fn drive(
         .or_else(|| app.spec.sync_policy.as_ref().and_then(|p| p.retry.clone()));
     let mut retries: u64 = 0;
     let (outcome, cmp) = loop {
-        let (outcome, cmp) = attempt(&shared, &app, &project, &cluster, &started_at, &control).await;
+        let (outcome, cmp) =
+            attempt(&shared, &app, &project, &cluster, &started_at, &control).await;
         let failed = matches!(
             outcome.phase,
             OperationPhase::Failed | OperationPhase::Error

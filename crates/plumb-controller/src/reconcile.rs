@@ -127,7 +127,11 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
             write_status(shared, &app, fields).await?;
             shared
                 .events
-                .warning(&app, "OperationCompleted", format!("Sync operation blocked by sync window: {reason}"))
+                .warning(
+                    &app,
+                    "OperationCompleted",
+                    format!("Sync operation blocked by sync window: {reason}"),
+                )
                 .await;
             return Ok(true);
         }
@@ -359,7 +363,10 @@ fn automate(
         .and_then(|s| s.finished_at.as_deref())
         .and_then(|t| t.parse::<jiff::Timestamp>().ok())
         .map(|t| {
-            let secs = jiff::Timestamp::now().duration_since(t).as_secs_f64().max(0.0);
+            let secs = jiff::Timestamp::now()
+                .duration_since(t)
+                .as_secs_f64()
+                .max(0.0);
             std::time::Duration::from_secs_f64(secs)
         });
     let ctx = crate::automation::Context {
@@ -414,7 +421,11 @@ async fn act_on(
 async fn invalid_spec(shared: &Arc<Shared>, app: &Application, msg: &str) -> Result<()> {
     let now = status::now();
     let mut fields = status::from_failure(app, condition::INVALID_SPEC_ERROR, msg, &now);
-    if let Some(op) = app.operation.as_ref().filter(|_| !shared.is_running(app.name())) {
+    if let Some(op) = app
+        .operation
+        .as_ref()
+        .filter(|_| !shared.is_running(app.name()))
+    {
         fields.insert(
             "operationState".into(),
             json!({"operation": op, "phase": "Error", "message": msg, "startedAt": now, "finishedAt": now}),

@@ -15,10 +15,13 @@ pub(crate) fn allows(project: &AppProject, app: &Application, manual: bool) -> R
             None => Ok(()),
             Some(msg) => Err(msg),
         },
-        Err(e) => Err(format!("sync windows of project {}: {e}", project_name(project))),
+        Err(e) => Err(format!(
+            "sync windows of project {}: {e}",
+            project_name(project)
+        )),
     }
 }
 
 fn project_name(p: &AppProject) -> &str {
-    &p.metadata.name
+    p.metadata.name.as_deref().unwrap_or_default()
 }

@@ -4,6 +4,8 @@
 mod cmd;
 mod exit;
 mod output;
+#[cfg(test)]
+mod snapshot;
 
 use std::process::ExitCode;
 
@@ -32,6 +34,8 @@ enum Command {
     Controller(cmd::controller::ControllerArgs),
     /// Compare desired objects with live objects offline, in `argocd app diff` format.
     Diff(cmd::diff::DiffArgs),
+    /// Argo CD's `argocd proj` commands: list, show and create AppProjects, list sync windows.
+    Proj(cmd::proj::ProjArgs),
     /// Render the manifests of a Git source or an Application offline.
     Render(cmd::render::RenderArgs),
 }
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
         Command::App(args) => cmd::app::run(args),
         Command::Controller(args) => cmd::controller::run(args),
         Command::Diff(args) => cmd::diff::run(args),
+        Command::Proj(args) => cmd::proj::run(args),
         Command::Render(args) => cmd::render::run(args),
     };
     match outcome {

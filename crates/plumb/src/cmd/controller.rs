@@ -45,7 +45,12 @@ pub struct ControllerArgs {
     #[arg(long, env = "PLUMB_KUSTOMIZE", default_value = "kustomize")]
     kustomize: PathBuf,
     /// Pause between sync waves, in seconds (Argo CD's ARGOCD_SYNC_WAVE_DELAY).
-    #[arg(long, env = "ARGOCD_SYNC_WAVE_DELAY", default_value_t = 2.0, value_name = "SECONDS")]
+    #[arg(
+        long,
+        env = "ARGOCD_SYNC_WAVE_DELAY",
+        default_value_t = 2.0,
+        value_name = "SECONDS"
+    )]
     sync_wave_delay: f64,
 }
 

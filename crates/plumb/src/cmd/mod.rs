@@ -7,6 +7,7 @@ pub mod admin_lint_ignores;
 pub mod app;
 pub mod controller;
 pub mod diff;
+pub mod proj;
 pub mod render;
 
 use clap::{Args, Subcommand};

@@ -1,7 +1,7 @@
-//! Output of the `plumb app` commands: one model (the [`Application`] as the API server returned
-//! it, plus [`rows::ResourceRow`]s derived from it) and one renderer per format: [`wide`] (Argo's
-//! default text layouts), [`json`] and [`yaml`] (the object itself), [`tree`] (resources with the
-//! objects they own).
+//! Output of the `plumb app` and `plumb proj` commands: one model (the [`Application`] or
+//! AppProject as the API server returned it, plus [`rows::ResourceRow`]s derived from it) and one
+//! renderer per format: [`wide`] and [`project`] (Argo's default text layouts), [`json`] and
+//! [`yaml`] (the object itself), [`tree`] (resources with the objects they own).
 //!
 //! Renderers are pure functions returning text; the commands decide where it goes (results to
 //! stdout, diagnostics to stderr).
@@ -9,6 +9,7 @@
 //! [`Application`]: plumb_model::application::Application
 
 pub mod json;
+pub mod project;
 pub mod rows;
 pub mod tabwriter;
 pub mod timefmt;

@@ -8,4 +8,5 @@ mod app;
 mod app_history;
 mod diff;
 mod payments_api;
+mod proj;
 mod render;

@@ -38,7 +38,9 @@ pub struct ConnArgs {
     pub app_namespace: String,
 }
 
-fn resource(kind: &str, plural: &str) -> ApiResource {
+/// The API resource of an `argoproj.io/v1alpha1` kind (`Application`/`applications`,
+/// `AppProject`/`appprojects`).
+pub(crate) fn resource(kind: &str, plural: &str) -> ApiResource {
     ApiResource {
         group: plumb_model::application::GROUP.to_string(),
         version: plumb_model::application::VERSION.to_string(),
@@ -76,7 +78,7 @@ pub fn to_application(obj: DynamicObject) -> Result<Application> {
     serde_json::from_value(value).with_context(|| format!("reading Application {namespace}/{name}"))
 }
 
-fn is_not_found(err: &kube::Error) -> bool {
+pub(crate) fn is_not_found(err: &kube::Error) -> bool {
     matches!(err, kube::Error::Api(status) if status.code == 404)
 }
 

@@ -39,6 +39,7 @@ use plumb_model::annotations::REFRESH;
 use plumb_model::application::Application;
 
 pub use client::{AppClient, ConnArgs};
+pub(crate) use client::{is_not_found, resource};
 
 use crate::exit::Outcome;
 use crate::output::wide::HeaderContext;

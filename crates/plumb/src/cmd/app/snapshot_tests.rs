@@ -1,9 +1,6 @@
 //! Snapshot tests of every `plumb app` layout, rendered from Application objects as the
 //! controller writes them (`tests/fixtures/*.json`) and compared byte for byte with
-//! `tests/snapshots/*` (trailing spaces included: Argo's tabwriter pads empty cells).
-//! `PLUMB_UPDATE_SNAPSHOTS=1 cargo test -p plumb` rewrites the snapshots; review the diff.
-
-use std::path::PathBuf;
+//! `tests/snapshots/*` with [`crate::snapshot::check`].
 
 use jiff::tz::TimeZone;
 use plumb_model::application::Application;
@@ -13,15 +10,10 @@ use super::waiter::{Step, Tracker, WatchFor};
 use super::{get, history, list, resources, wait, windows};
 use crate::output::wide::{self, HeaderContext};
 use crate::output::{Clock, json as json_out, yaml as yaml_out};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests")
-}
+use crate::snapshot::check;
 
 fn fixture(name: &str) -> Application {
-    let path = root().join("fixtures").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    crate::snapshot::fixture(name)
 }
 
 fn clock() -> Clock {
@@ -29,24 +21,6 @@ fn clock() -> Clock {
         tz: TimeZone::UTC,
         now: "2026-07-20T10:16:00Z".parse().unwrap(),
     }
-}
-
-fn check(name: &str, actual: &str) {
-    let path = root().join("snapshots").join(name);
-    if std::env::var_os("PLUMB_UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (PLUMB_UPDATE_SNAPSHOTS=1 writes it)",
-            path.display()
-        )
-    });
-    assert!(
-        expected == actual,
-        "snapshot {name} differs\n--- expected ---\n{expected}--- actual ---\n{actual}----------------"
-    );
 }
 
 #[test]
@@ -81,12 +55,46 @@ fn get_with_conditions_hooks_prunes_and_windows() {
     .unwrap();
     let ctx = HeaderContext {
         url: None,
-        windows: windows::window_summary(&app, Some(&project)),
+        windows: windows::window_summary_at(&app, Some(&project), clock().now),
     };
     check(
         "get-guestbook-failed.txt",
         &get::wide_text(&app, &ctx, true, &clock()),
     );
+}
+
+/// The header while project windows stand in the way: an open deny window (10:00-11:00 UTC
+/// around the clock's 10:16), then the same window letting manual syncs through, then closed
+/// allow windows only (in New York, 06:16 local).
+#[test]
+fn get_header_while_windows_block_syncs() {
+    let app = fixture("payments-api-outofsync.json");
+    let header = |windows: serde_json::Value| {
+        let project = serde_json::from_value(json!({
+            "metadata": {"name": "default", "namespace": "argocd"},
+            "spec": {"syncWindows": windows}
+        }))
+        .unwrap();
+        let ctx = HeaderContext {
+            url: None,
+            windows: windows::window_summary_at(&app, Some(&project), clock().now),
+        };
+        get::header_text(&app, &ctx, false, &clock())
+    };
+    let mut out = header(json!([
+        {"kind": "deny", "schedule": "0 10 * * *", "duration": "1h", "namespaces": ["payments"]},
+        {"kind": "allow", "schedule": "0 8 * * 1-5", "duration": "10h", "namespaces": ["payments"]}
+    ]));
+    out.push_str("---\n");
+    out.push_str(&header(json!([
+        {"kind": "deny", "schedule": "0 10 * * *", "duration": "1h", "namespaces": ["payments"], "manualSync": true}
+    ])));
+    out.push_str("---\n");
+    out.push_str(&header(json!([
+        {"kind": "allow", "schedule": "0 9 * * 1-5", "duration": "8h", "timeZone": "America/New_York", "applications": ["payments-*"]},
+        {"kind": "allow", "schedule": "0 22 * * *", "duration": "1h", "clusters": ["in-cluster", "https://kubernetes.default.svc"]}
+    ])));
+    check("get-payments-windows.txt", &out);
 }
 
 #[test]

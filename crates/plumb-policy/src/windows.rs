@@ -1,1 +1,0 @@
-//! Sync windows (filled in by the sync-windows work).

@@ -1,0 +1,68 @@
+//! `plumb proj ...`: Argo CD's `argocd proj` commands over the user's kubeconfig (like
+//! `argocd --core`). AppProjects live in the control namespace (`-N`, default `argocd`). One file
+//! per subcommand; layouts live in [`crate::output::project`].
+
+mod client;
+mod create;
+mod get;
+mod list;
+#[cfg(test)]
+mod snapshot_tests;
+mod windows;
+
+use anyhow::Result;
+use clap::{Args, Subcommand, ValueEnum};
+
+pub use client::ProjClient;
+
+use crate::cmd::app::ConnArgs;
+use crate::exit::Outcome;
+
+/// `-o` of `proj get` and `proj windows list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DetailFormat {
+    /// Argo's text layout.
+    Wide,
+    /// JSON.
+    Json,
+    /// YAML.
+    Yaml,
+}
+
+/// `plumb proj ...`.
+#[derive(Debug, Args)]
+pub struct ProjArgs {
+    #[command(flatten)]
+    conn: ConnArgs,
+    #[command(subcommand)]
+    command: ProjCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ProjCommand {
+    /// List projects.
+    List(list::ListArgs),
+    /// Show a project: destinations, sources, kinds, scoped repositories.
+    Get(get::GetArgs),
+    /// Create a project from flags or a file.
+    Create(Box<create::CreateArgs>),
+    /// A project's sync windows.
+    Windows(windows::WindowsArgs),
+}
+
+/// Runs one `plumb proj` subcommand on a Tokio runtime.
+pub fn run(args: ProjArgs) -> Result<Outcome> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let client = ProjClient::connect(&args.conn).await?;
+        match args.command {
+            ProjCommand::List(a) => list::run(&client, a).await,
+            ProjCommand::Get(a) => get::run(&client, a).await,
+            ProjCommand::Create(a) => create::run(&client, *a).await,
+            ProjCommand::Windows(a) => windows::run(&client, a).await,
+        }
+    })
+}
