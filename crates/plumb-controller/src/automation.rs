@@ -121,10 +121,14 @@ pub fn decide(app: &Application, cmp: &Comparison, ctx: Context) -> Decision {
 
     let state = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
     let last_sync = state.and_then(|s| s.sync_result.as_ref());
+    let spec_sources: Vec<_> = app.sources().into_iter().cloned().collect();
     let same_target = last_sync.is_some_and(|r| {
         r.revision == cmp.revision
-            && (cmp.sources.len() > 1 || r.source.as_ref() == cmp.sources.first())
-            && (cmp.sources.len() <= 1 || r.sources.as_deref() == Some(cmp.sources.as_slice()))
+            && if spec_sources.len() > 1 {
+                r.sources.as_deref() == Some(spec_sources.as_slice())
+            } else {
+                r.source.as_ref() == spec_sources.first()
+            }
     });
     let last_phase = state.map(|s| s.phase);
     let self_heal = automated.self_heal.unwrap_or(false);
@@ -260,12 +264,25 @@ fn describe_drift(r: &crate::compare::ComparedResource) -> String {
         .iter()
         .flat_map(|d| d.changes.iter())
         .take(3)
-        .map(|c| match &c.attribution {
-            Some(a) => format!(
-                "{} changed by {} ({}) at {}",
-                c.path, a.manager, a.operation, a.time
-            ),
-            None => format!("{} changed (no field manager recorded the change)", c.path),
+        .map(|c| {
+            let what = match c.op {
+                plumb_diff::ChangeOp::Added => "removed from the cluster",
+                plumb_diff::ChangeOp::Removed => "added in the cluster",
+                _ => "changed",
+            };
+            match &c.attribution {
+                Some(a) if a.exact => format!(
+                    "{} {what} by {} ({}) at {}",
+                    c.path, a.manager, a.operation, a.time
+                ),
+                // The API server records no manager for a removal: say who last wrote the
+                // parent, never claim they made this change.
+                Some(a) => format!(
+                    "{} {what}, not recorded by any field manager; parent last written by {} ({}) at {}",
+                    c.path, a.manager, a.operation, a.time
+                ),
+                None => format!("{} {what}, not recorded by any field manager", c.path),
+            }
         })
         .collect();
     if changes.is_empty() {

@@ -123,7 +123,7 @@ pub(crate) async fn drive(
         state.insert("message".into(), json!(message));
         state.insert("retryCount".into(), json!(retries));
         if let Some(c) = &cmp {
-            state.insert("syncResult".into(), sync_result(c, &outcome));
+            state.insert("syncResult".into(), sync_result(&app, c, &outcome));
         }
         let mut fields = Map::new();
         fields.insert("operationState".into(), Value::Object(state));
@@ -206,6 +206,7 @@ async fn attempt(
         let shared = shared.clone();
         let app = app.clone();
         let result_base = sync_result(
+            &app,
             &cmp,
             &SyncOutcome {
                 phase: OperationPhase::Running,
@@ -351,15 +352,27 @@ fn request(
     }
 }
 
-fn sync_result(cmp: &Comparison, outcome: &SyncOutcome) -> Value {
+/// The sources an operation records: the rollback's source, else the Application's own, as
+/// written in its spec (not with the revision resolved), so that automation can tell whether
+/// the last sync already targeted the same source.
+fn recorded_sources(app: &Application) -> Vec<plumb_model::application::ApplicationSource> {
+    let sync = app.operation.as_ref().and_then(|o| o.sync.as_ref());
+    match sync.and_then(|s| s.source.clone()) {
+        Some(s) => vec![s],
+        None => app.sources().into_iter().cloned().collect(),
+    }
+}
+
+fn sync_result(app: &Application, cmp: &Comparison, outcome: &SyncOutcome) -> Value {
+    let sources = recorded_sources(app);
     let mut result = json!({
         "resources": outcome.results,
         "revision": cmp.revision,
     });
-    if cmp.sources.len() > 1 {
-        result["sources"] = json!(cmp.sources);
+    if sources.len() > 1 {
+        result["sources"] = json!(sources);
         result["revisions"] = json!(cmp.revisions);
-    } else if let Some(s) = cmp.sources.first() {
+    } else if let Some(s) = sources.first() {
         result["source"] = json!(s);
     }
     result
@@ -410,7 +423,7 @@ async fn finish(
     });
     let revision = cmp.as_ref().map(|c| c.revision.clone()).unwrap_or_default();
     if let Some(c) = &cmp {
-        state["syncResult"] = sync_result(c, &outcome);
+        state["syncResult"] = sync_result(app, c, &outcome);
     }
     let opts = CompareOptions {
         revision: None,

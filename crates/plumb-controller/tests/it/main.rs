@@ -1,5 +1,6 @@
 //! The controller against a real control plane and real Git repositories.
 
+mod automation;
 mod diff_e2e;
 mod multi_cluster;
 mod reconcile;
