@@ -56,6 +56,8 @@ pub struct Context {
     pub operation_in_progress: bool,
     /// Sync windows allow an automated sync now.
     pub windows_allow: bool,
+    /// When windows deny it: how long until a window opens or closes.
+    pub windows_change_in: Option<Duration>,
     /// Failed automated attempts already started again for the current revision.
     pub failed_retries: u32,
     /// Seconds since the last operation finished (`None`: none finished).
@@ -116,6 +118,7 @@ pub fn decide(app: &Application, cmp: &Comparison, ctx: Context) -> Decision {
             format!("Skipping auto-sync to {rev}: blocked by sync window"),
             false,
         ));
+        d.recheck_after = ctx.windows_change_in;
         return d;
     }
 
@@ -302,5 +305,229 @@ mod tests {
         assert_eq!(heal, [2, 6, 18, 54, 162, 300, 300]);
         let failed: Vec<u64> = (0..4).map(|n| failed_backoff(n).as_secs()).collect();
         assert_eq!(failed, [10, 30, 90, 270]);
+    }
+
+    use crate::compare::ComparedResource;
+    use plumb_health::{HealthCode, HealthStatus};
+    use plumb_model::ResourceKey;
+    use serde_json::{Value, json};
+
+    const REV: &str = "4f3c2a1b9e8d7c6b5a4f3c2a1b9e8d7c6b5a4f3c";
+
+    fn app(policy: Value, operation_state: Value) -> Application {
+        serde_json::from_value(json!({
+            "metadata": {"name": "payments-api", "namespace": "argocd"},
+            "spec": {"project": "default",
+                     "source": {"repoURL": "https://git.acme.internal/apps/payments.git", "path": "k8s", "targetRevision": "main"},
+                     "destination": {"server": "https://kubernetes.default.svc", "namespace": "payments"},
+                     "syncPolicy": policy},
+            "status": {"operationState": operation_state}
+        }))
+        .unwrap()
+    }
+
+    fn last_op(phase: &str, message: &str, heal_attempts: i64) -> Value {
+        json!({
+            "operation": {"sync": {"revision": REV, "autoHealAttemptsCount": heal_attempts}, "initiatedBy": {"automated": true}},
+            "phase": phase, "message": message,
+            "startedAt": "2026-11-30T10:00:00Z", "finishedAt": "2026-11-30T10:00:05Z",
+            "syncResult": {"revision": REV, "source": {"repoURL": "https://git.acme.internal/apps/payments.git", "path": "k8s", "targetRevision": "main"}}
+        })
+    }
+
+    fn resource(kind: &str, name: &str, status: SyncStatusCode, prune: bool) -> ComparedResource {
+        let obj = json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "namespace": "payments"}});
+        ComparedResource {
+            key: ResourceKey::new("", kind, "payments", name),
+            version: "v1".into(),
+            desired: (!prune).then(|| obj.clone()),
+            source: None,
+            live: Some(obj),
+            diff: None,
+            status: Some(status),
+            health: None,
+            requires_pruning: prune,
+            sync_wave: 0,
+            hook: false,
+            shared_with: None,
+        }
+    }
+
+    fn cmp(resources: Vec<ComparedResource>) -> Comparison {
+        Comparison {
+            revision: REV.into(),
+            revisions: vec![REV.into()],
+            sources: vec![],
+            source_types: vec!["Directory".into()],
+            sync: crate::compare::app_sync(&resources),
+            resources,
+            health: HealthStatus::new(HealthCode::Healthy, ""),
+            warnings: vec![],
+            images: vec![],
+            ignore: Default::default(),
+        }
+    }
+
+    fn ctx(failed_retries: u32, since: u64) -> Context {
+        Context {
+            operation_in_progress: false,
+            windows_allow: true,
+            windows_change_in: None,
+            failed_retries,
+            since_finished: Some(Duration::from_secs(since)),
+        }
+    }
+
+    fn drifted() -> Comparison {
+        cmp(vec![
+            resource("ConfigMap", "settings", SyncStatusCode::OutOfSync, false),
+            resource("Service", "api", SyncStatusCode::Synced, false),
+        ])
+    }
+
+    #[test]
+    fn a_new_revision_is_synced_with_argos_default_retry() {
+        let d = decide(
+            &app(json!({"automated": {"prune": true}}), Value::Null),
+            &drifted(),
+            ctx(0, 100),
+        );
+        let op = d.operation.expect("operation");
+        assert_eq!(op.initiated_by.and_then(|i| i.automated), Some(true));
+        assert_eq!(op.retry.and_then(|r| r.limit), Some(5));
+        let sync = op.sync.expect("sync");
+        assert_eq!(sync.revision.as_deref(), Some(REV));
+        assert_eq!(sync.prune, Some(true));
+        assert_eq!(sync.resources, None, "a full sync");
+        assert_eq!(
+            d.events[0].1,
+            format!("Initiated automated sync to '{REV}'")
+        );
+        assert!(d.conditions.is_empty());
+    }
+
+    #[test]
+    fn a_failed_attempt_is_retried_after_a_pause_and_then_given_up() {
+        let a = app(
+            json!({"automated": {}}),
+            last_op("Failed", "one or more objects failed to apply", 0),
+        );
+        let waiting = decide(&a, &drifted(), ctx(0, 4));
+        assert!(waiting.operation.is_none());
+        assert_eq!(waiting.recheck_after, Some(Duration::from_secs(6)));
+        assert_eq!(
+            waiting.conditions,
+            [(
+                "SyncError".to_string(),
+                format!("Failed last sync attempt to {REV}: one or more objects failed to apply")
+            )]
+        );
+        let again = decide(&a, &drifted(), ctx(1, 31));
+        assert!(again.operation.is_some() && again.retrying_failure);
+        let given_up = decide(&a, &drifted(), ctx(FAILED_RETRIES, 1000));
+        assert!(given_up.operation.is_none() && given_up.recheck_after.is_none());
+        assert!(
+            given_up.conditions[0]
+                .1
+                .ends_with("(automated sync tried 4 times; push a new commit or sync manually)")
+        );
+    }
+
+    #[test]
+    fn drift_after_a_successful_sync_heals_only_with_self_heal_and_after_the_backoff() {
+        let plain = app(
+            json!({"automated": {}}),
+            last_op("Succeeded", "successfully synced (all tasks run)", 0),
+        );
+        let d = decide(&plain, &drifted(), ctx(0, 100));
+        assert!(d.operation.is_none() && d.events.is_empty() && d.conditions.is_empty());
+
+        let healing = app(
+            json!({"automated": {"selfHeal": true}}),
+            last_op("Succeeded", "successfully synced (all tasks run)", 2),
+        );
+        let early = decide(&healing, &drifted(), ctx(0, 5));
+        assert_eq!(
+            early.recheck_after,
+            Some(Duration::from_secs(13)),
+            "2 s × 3² = 18 s after the last one"
+        );
+        let d = decide(&healing, &drifted(), ctx(0, 18));
+        let sync = d.operation.expect("operation").sync.expect("sync");
+        assert_eq!(sync.auto_heal_attempts_count, Some(3));
+        let kinds: Vec<_> = sync
+            .resources
+            .unwrap_or_default()
+            .into_iter()
+            .map(|r| r.kind)
+            .collect();
+        assert_eq!(kinds, ["ConfigMap"], "only the drifted object");
+        assert_eq!(d.events[0].0, "SelfHeal");
+    }
+
+    #[test]
+    fn prune_only_drift_and_emptying_the_application_are_skipped() {
+        let prune_only = cmp(vec![
+            resource("ConfigMap", "old", SyncStatusCode::OutOfSync, true),
+            resource("Service", "api", SyncStatusCode::Synced, false),
+        ]);
+        let d = decide(
+            &app(json!({"automated": {}}), Value::Null),
+            &prune_only,
+            ctx(0, 100),
+        );
+        assert!(d.operation.is_none());
+        assert_eq!(
+            d.events[0].1,
+            "Skipping auto-sync: need to prune extra resources only but automated prune is disabled"
+        );
+        let all_gone = cmp(vec![resource(
+            "ConfigMap",
+            "old",
+            SyncStatusCode::OutOfSync,
+            true,
+        )]);
+        let d = decide(
+            &app(json!({"automated": {"prune": true}}), Value::Null),
+            &all_gone,
+            ctx(0, 100),
+        );
+        assert!(d.operation.is_none());
+        assert_eq!(
+            d.conditions[0].1,
+            format!("Skipping sync attempt to {REV}: auto-sync will wipe out all resources")
+        );
+        let allowed = decide(
+            &app(
+                json!({"automated": {"prune": true, "allowEmpty": true}}),
+                Value::Null,
+            ),
+            &all_gone,
+            ctx(0, 100),
+        );
+        assert!(allowed.operation.is_some());
+    }
+
+    #[test]
+    fn nothing_without_automation_during_an_operation_or_outside_windows() {
+        assert!(
+            decide(&app(json!({}), Value::Null), &drifted(), ctx(0, 100))
+                .operation
+                .is_none()
+        );
+        let off = app(json!({"automated": {"enabled": false}}), Value::Null);
+        assert!(decide(&off, &drifted(), ctx(0, 100)).operation.is_none());
+        let on = app(json!({"automated": {}}), Value::Null);
+        let mut busy = ctx(0, 100);
+        busy.operation_in_progress = true;
+        assert!(decide(&on, &drifted(), busy).operation.is_none());
+        let mut closed = ctx(0, 100);
+        closed.windows_allow = false;
+        let d = decide(&on, &drifted(), closed);
+        assert!(d.operation.is_none());
+        assert_eq!(
+            d.events[0].1,
+            format!("Skipping auto-sync to {REV}: blocked by sync window")
+        );
     }
 }

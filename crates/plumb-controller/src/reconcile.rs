@@ -369,9 +369,13 @@ fn automate(
                 .max(0.0);
             std::time::Duration::from_secs_f64(secs)
         });
+    let windows_allow = crate::windows::allows(project, app, false).is_ok();
     let ctx = crate::automation::Context {
         operation_in_progress: in_progress,
-        windows_allow: crate::windows::allows(project, app, false).is_ok(),
+        windows_allow,
+        windows_change_in: (!windows_allow)
+            .then(|| crate::windows::next_change(project, app))
+            .flatten(),
         failed_retries: shared.auto_failures(app.name(), &cmp.revision),
         since_finished,
     };

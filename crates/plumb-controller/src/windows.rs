@@ -25,3 +25,14 @@ pub(crate) fn allows(project: &AppProject, app: &Application, manual: bool) -> R
 fn project_name(p: &AppProject) -> &str {
     p.metadata.name.as_deref().unwrap_or_default()
 }
+
+/// How long until a window of the project opens or closes for this Application (a blocked
+/// automated sync is looked at again then).
+pub(crate) fn next_change(project: &AppProject, app: &Application) -> Option<std::time::Duration> {
+    let windows = plumb_policy::windows::assigned(project, app);
+    let now = jiff::Timestamp::now();
+    let state = plumb_policy::windows::evaluate(&windows, now).ok()?;
+    let next = state.next_change()?;
+    let secs = next.duration_since(now).as_secs_f64();
+    (secs > 0.0).then(|| std::time::Duration::from_secs_f64(secs + 1.0))
+}
