@@ -480,6 +480,74 @@ fn payments_api_release_and_tamper() {
         "{reasons:?}"
     );
 
+    // Self-heal: switched on with `plumb app set`, the controller reverts the tamper by itself
+    // and says in an Event what it reverted and why no field manager is named for a removal.
+    let out = plumb(
+        env,
+        ctl_ns.name(),
+        &[
+            "set",
+            "payments-api",
+            "--sync-policy",
+            "automated",
+            "--self-heal",
+        ],
+    );
+    assert!(out.status.success(), "set: {}", text(&out));
+    let healing = Instant::now();
+    wait_for(env, ctl_ns.name(), "Synced after self-heal", |a| {
+        a["status"]["sync"]["status"] == "Synced"
+            && a["status"]["operationState"]["phase"] == "Succeeded"
+            && a["status"]["operationState"]["operation"]["initiatedBy"]["automated"] == true
+    });
+    eprintln!("self-heal done after {:?}", healing.elapsed());
+    let live = kubectl(
+        env,
+        &[
+            "-n",
+            payments.name(),
+            "get",
+            "deploy",
+            "payments-api",
+            "-o",
+            "json",
+        ],
+        None,
+    );
+    let live: Value = serde_json::from_slice(&live.stdout).unwrap();
+    assert_eq!(
+        live["spec"]["template"]["spec"]["containers"][0]["securityContext"]["runAsNonRoot"],
+        true
+    );
+    let out = kubectl(
+        env,
+        &[
+            "-n",
+            ctl_ns.name(),
+            "get",
+            "events.events.k8s.io",
+            "-o",
+            "json",
+        ],
+        None,
+    );
+    let events: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let heal = events["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["regarding"]["name"] == "payments-api" && e["reason"] == "SelfHeal")
+        .filter_map(|e| e["note"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        heal.contains(&format!(
+            "apps/Deployment {}/payments-api (spec.template.spec.containers[name=payments-api].securityContext.runAsNonRoot removed from the cluster, not recorded by any field manager; parent last written by plumb-controller (Apply) at ",
+            payments.name()
+        )),
+        "{heal}"
+    );
+
     // Cascading delete: the controller deletes what the Application tracked, then lets it go.
     let out = plumb(
         env,
