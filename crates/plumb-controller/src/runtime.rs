@@ -109,6 +109,8 @@ pub(crate) struct Shared {
     running_ops: Mutex<HashMap<String, watch::Sender<Control>>>,
     /// Automated attempts started again after a failure: Application → (revision, count).
     auto_failures: Mutex<HashMap<String, (String, u32)>>,
+    /// The pending delayed reconcile of each Application.
+    wakes: Mutex<HashMap<String, Instant>>,
     /// The last automation skip reported per Application (so each is said once).
     last_skip: Mutex<HashMap<String, String>>,
     /// Names of the Applications in the control namespace, kept by the Application watcher.
@@ -191,8 +193,20 @@ impl Shared {
         self.queue.push(name);
     }
 
-    /// Reconciles the Application again after `after`.
+    /// Reconciles the Application again after `after`. One wake-up per Application is kept
+    /// (the earliest): a blocked Application reconciled often does not pile up sleeping tasks.
     pub(crate) fn requeue_after(&self, name: &str, after: Duration) {
+        let at = Instant::now() + after;
+        {
+            let mut wakes = self.wakes.lock().unwrap_or_else(|e| e.into_inner());
+            if wakes
+                .get(name)
+                .is_some_and(|t| *t <= at && *t > Instant::now())
+            {
+                return;
+            }
+            wakes.insert(name.to_string(), at);
+        }
         let queue = self.queue.clone();
         let name = name.to_string();
         tokio::spawn(async move {
@@ -334,6 +348,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         running_ops: Mutex::new(HashMap::new()),
         auto_failures: Mutex::new(HashMap::new()),
         last_skip: Mutex::new(HashMap::new()),
+        wakes: Mutex::new(HashMap::new()),
         known_apps: Mutex::new(Default::default()),
         queue: Queue {
             tx,
