@@ -60,7 +60,15 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         let msg = format!(
             "application destination cluster {dest:?} is not configured: use https://kubernetes.default.svc (or name in-cluster), or add an Argo CD cluster Secret"
         );
-        invalid_spec(shared, &app, &msg).await?;
+        // The cluster may still be connecting (a Secret just added, a controller starting): the
+        // condition says why nothing happens, a requested operation waits for it.
+        let now = status::now();
+        write_status(
+            shared,
+            &app,
+            status::from_failure(&app, condition::INVALID_SPEC_ERROR, &msg, &now),
+        )
+        .await?;
         return Ok(true);
     };
     let project = match project_of(shared, &app).await? {

@@ -634,32 +634,40 @@ fn spawn_cluster_watcher(shared: Arc<Shared>) {
             if !changed {
                 continue;
             }
-            // Drop clusters whose Secret changed or went away, then attach the new ones.
+            // Attach the new clusters first, then swap: Applications on clusters that stay never
+            // see their cluster missing while another one connects.
             let wanted: Vec<crate::clusters::ClusterSecret> = known.values().cloned().collect();
-            let mut attached =
-                std::mem::take(&mut *shared.remote.write().unwrap_or_else(|e| e.into_inner()));
-            attached.retain(|(s, _, task)| {
-                let keep = wanted.contains(s);
-                if !keep {
-                    task.abort();
-                }
-                keep
-            });
-            for s in wanted {
-                if attached.iter().any(|(a, _, _)| *a == s) {
-                    continue;
-                }
+            let to_attach: Vec<crate::clusters::ClusterSecret> = {
+                let attached = shared.remote.read().unwrap_or_else(|e| e.into_inner());
+                wanted
+                    .iter()
+                    .filter(|s| !attached.iter().any(|(a, _, _)| a == *s))
+                    .cloned()
+                    .collect()
+            };
+            let mut fresh = Vec::new();
+            for s in to_attach {
                 match attach(&shared, &s).await {
                     Ok((cluster, task)) => {
                         tracing::info!(cluster = %s.server, name = %s.name, "destination cluster added");
-                        attached.push((s, cluster, task));
+                        fresh.push((s, cluster, task));
                     }
                     Err(e) => {
                         tracing::warn!(cluster = %s.server, "cannot use cluster: {}", chain(&e))
                     }
                 }
             }
-            *shared.remote.write().unwrap_or_else(|e| e.into_inner()) = attached;
+            {
+                let mut attached = shared.remote.write().unwrap_or_else(|e| e.into_inner());
+                attached.retain(|(s, _, task)| {
+                    let keep = wanted.contains(s);
+                    if !keep {
+                        task.abort();
+                    }
+                    keep
+                });
+                attached.extend(fresh);
+            }
             for app in all_apps(&shared) {
                 shared.queue.push(&app);
             }
