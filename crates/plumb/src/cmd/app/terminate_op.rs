@@ -44,6 +44,8 @@ pub async fn run(client: &AppClient, args: TerminateOpArgs) -> Result<Outcome> {
                     "conflict terminating the operation of {}; retrying",
                     args.name
                 );
+                // The controller writes progress while an operation runs; let it land.
+                tokio::time::sleep(std::time::Duration::from_millis(150)).await;
             }
             Err(e) => return Err(e),
         }
