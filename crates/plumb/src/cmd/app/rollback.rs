@@ -16,14 +16,10 @@ use plumb_model::application::{
 };
 use serde_json::Value;
 
+use super::OutputFormat;
 use super::client::AppClient;
-use super::spinner::Spinner;
-use super::sync::{OPERATION_IN_PROGRESS, judge};
-use super::wait::{WaitEnd, final_status, print_timeout, wait_for};
-use super::waiter::{Tracker, WatchFor};
-use super::{OutputFormat, header_context};
+use super::sync::OPERATION_IN_PROGRESS;
 use crate::exit::Outcome;
-use crate::output::Clock;
 
 /// `plumb app rollback`.
 #[derive(Debug, Args)]
@@ -180,51 +176,15 @@ pub async fn run(client: &AppClient, args: RollbackArgs) -> Result<Outcome> {
         return Ok(Outcome::Success);
     }
     // Followed as `app sync` follows its operation.
-    let clock = Clock::system();
-    let watch = WatchFor {
-        operation: true,
-        ..Default::default()
-    };
-    let mut tracker = Tracker::new(watch, &args.name, Vec::new());
-    let spinner = Spinner::start();
-    let end = wait_for(
+    super::sync::follow_operation(
         client,
         &args.name,
-        &mut tracker,
+        Vec::new(),
         args.timeout,
-        false,
-        &clock,
-        &spinner,
+        args.output,
+        args.dry_run,
     )
-    .await;
-    spinner.stop();
-    match end? {
-        WaitEnd::Met { app, operation } => {
-            let header = header_context(client, &app, false).await?;
-            print!(
-                "{}",
-                final_status(client, &app, true, args.output, &header, &clock.tick()).await?
-            );
-            if args.dry_run {
-                return Ok(Outcome::Success);
-            }
-            judge(&app, operation.as_deref(), true)
-        }
-        WaitEnd::TimedOut(app) => {
-            print_timeout(
-                client,
-                &app,
-                true,
-                args.output,
-                &clock,
-                args.timeout,
-                &args.name,
-            )
-            .await?;
-            Ok(Outcome::Negative)
-        }
-        WaitEnd::Degraded(_, message) | WaitEnd::Deleted(message) => bail!(message),
-    }
+    .await
 }
 
 #[cfg(test)]

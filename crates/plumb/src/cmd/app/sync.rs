@@ -332,47 +332,51 @@ pub async fn run(client: &AppClient, args: SyncArgs) -> Result<Outcome> {
     if args.async_ {
         return Ok(Outcome::Success);
     }
+    follow_operation(
+        client,
+        &args.name,
+        args.resources.clone(),
+        args.timeout,
+        args.output,
+        args.dry_run,
+    )
+    .await
+}
+
+/// Follows a requested operation to its end as `app sync` does (progress rows, the final
+/// status, Argo's verdict and exit code); `app rollback` shares it.
+pub(crate) async fn follow_operation(
+    client: &AppClient,
+    name: &str,
+    selected: Vec<ResourceSelector>,
+    timeout: u64,
+    output: OutputFormat,
+    dry_run: bool,
+) -> Result<Outcome> {
+    let app_wide = selected.is_empty();
     let clock = Clock::system();
     let watch = WatchFor {
         operation: true,
         ..Default::default()
     };
-    let mut tracker = Tracker::new(watch, &args.name, args.resources.clone());
+    let mut tracker = Tracker::new(watch, name, selected);
     let spinner = Spinner::start();
-    let end = wait_for(
-        client,
-        &args.name,
-        &mut tracker,
-        args.timeout,
-        false,
-        &clock,
-        &spinner,
-    )
-    .await;
+    let end = wait_for(client, name, &mut tracker, timeout, false, &clock, &spinner).await;
     spinner.stop();
     match end? {
         WaitEnd::Met { app, operation } => {
             let header = header_context(client, &app, false).await?;
             print!(
                 "{}",
-                final_status(client, &app, true, args.output, &header, &clock.tick()).await?
+                final_status(client, &app, true, output, &header, &clock.tick()).await?
             );
-            if args.dry_run {
+            if dry_run {
                 return Ok(Outcome::Success);
             }
-            judge(&app, operation.as_deref(), args.resources.is_empty())
+            judge(&app, operation.as_deref(), app_wide)
         }
         WaitEnd::TimedOut(app) => {
-            print_timeout(
-                client,
-                &app,
-                true,
-                args.output,
-                &clock,
-                args.timeout,
-                &args.name,
-            )
-            .await?;
+            print_timeout(client, &app, true, output, &clock, timeout, name).await?;
             Ok(Outcome::Negative)
         }
         WaitEnd::Degraded(_, message) | WaitEnd::Deleted(message) => bail!(message),
