@@ -21,6 +21,10 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
     let started = Instant::now();
     tracing::debug!(app = name, "reconcile");
     let api = shared.apps_api();
+    // Whether this process runs the Application's operation, taken before the read: an operation
+    // that ends between the read and the check would otherwise look Running and not ours, and be
+    // failed as interrupted.
+    let ours = shared.is_running(name);
     let Some(obj) = api.get_opt(name).await.map_err(|source| Error::Api {
         what: format!("reading Application {name}"),
         source: Box::new(source),
@@ -96,7 +100,6 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         .as_ref()
         .and_then(|s| s.operation_state.as_ref())
         .filter(|s| !s.phase.is_completed());
-    let ours = shared.is_running(name);
     if running_state.is_some() && !ours {
         // Interrupted by a restart: never run twice, fail it visibly.
         if app.operation.is_some() {
