@@ -1,0 +1,459 @@
+//! The sync engine end to end: hooks, waves and health gates, SyncFail, CRDs, sync options,
+//! retries, terminate, dry runs and strategies, on the real control plane (kwok: Job pods
+//! complete, other pods become Ready) through the controller's operations.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::runtime::watcher;
+use plumb_testenv::git::GitRepo;
+use plumb_testenv::{TestEnv, TestNamespace};
+use serde_json::{Value, json};
+
+use crate::support::Controlled;
+
+/// Short pauses between waves keep the file fast; the order is what is checked.
+const WAVE_DELAY: Duration = Duration::from_millis(200);
+
+async fn controller(env: &'static TestEnv, prefix: &str) -> Controlled {
+    Controlled::start_with(env, prefix, |c| c.sync_wave_delay = WAVE_DELAY).await
+}
+
+/// A controller whose settings ConfigMap (`argocd-cm`) holds `data` from the start.
+async fn controller_with_settings(env: &'static TestEnv, prefix: &str, data: Value) -> Controlled {
+    crate::support::install_crds(env);
+    let ns = env.namespace(prefix);
+    kubectl_apply(
+        env,
+        ns.name(),
+        &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "argocd-cm"}, "data": data}),
+    );
+    Controlled::start_in_with(env, ns, |c| c.sync_wave_delay = WAVE_DELAY).await
+}
+
+/// A unique Application name (tracking ids of earlier runs' objects must not collide).
+fn app_name(prefix: &str) -> String {
+    format!("{prefix}-{}", std::process::id())
+}
+
+fn kubectl(env: &TestEnv, args: &[&str]) -> String {
+    let out = env.kubectl().args(args).output().expect("kubectl");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn kubectl_apply(env: &TestEnv, ns: &str, obj: &Value) {
+    let file = tempfile::NamedTempFile::new().expect("tempfile");
+    std::fs::write(file.path(), obj.to_string()).expect("write manifest");
+    let path = file.path().to_string_lossy().into_owned();
+    kubectl(env, &["-n", ns, "apply", "-f", &path]);
+}
+
+/// The live object, or `None` when it does not exist.
+fn live(env: &TestEnv, ns: &str, resource: &str, name: &str) -> Option<Value> {
+    let out = env
+        .kubectl()
+        .args(["-n", ns, "get", resource, name, "-o", "json", "--ignore-not-found"])
+        .output()
+        .expect("kubectl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    (!text.trim().is_empty()).then(|| serde_json::from_str(&text).expect("json"))
+}
+
+fn uid(obj: &Value) -> String {
+    obj["metadata"]["uid"].as_str().expect("uid").to_string()
+}
+
+fn state(app: &Value) -> &Value {
+    &app["status"]["operationState"]
+}
+
+fn results(app: &Value) -> Vec<Value> {
+    state(app)["syncResult"]["resources"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// One line per result, in the order the work started:
+/// `<syncPhase> <Kind>/<name> <status> [<hookType>/<hookPhase>] <message>`.
+fn rows(app: &Value) -> Vec<String> {
+    results(app)
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or("-").to_string();
+            let hook = if r["hookType"].is_null() {
+                String::new()
+            } else {
+                format!(" [{}/{}]", s("hookType"), s("hookPhase"))
+            };
+            format!(
+                "{} {}/{} {}{hook} {}",
+                s("syncPhase"),
+                s("kind"),
+                s("name"),
+                s("status"),
+                s("message")
+            )
+        })
+        .collect()
+}
+
+fn result<'a>(results: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    results
+        .iter()
+        .find(|r| r["kind"] == kind && r["name"] == name)
+        .unwrap_or_else(|| panic!("no result for {kind}/{name} in {results:#?}"))
+}
+
+fn at(r: &Value, field: &str) -> jiff::Timestamp {
+    r[field]
+        .as_str()
+        .unwrap_or_else(|| panic!("{field} missing in {r:#}"))
+        .parse()
+        .expect("RFC 3339 time")
+}
+
+/// Every `operationState.message` the Application shows, in order (consecutive repeats once),
+/// seen through a watch so short-lived messages are not missed.
+struct Messages {
+    seen: Arc<Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Messages {
+    fn record(ctl: &Controlled, name: &str) -> Self {
+        let api: Api<DynamicObject> = ctl.apps();
+        let cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let task = tokio::spawn(async move {
+            let mut stream = std::pin::pin!(watcher::watcher(api, cfg));
+            while let Some(ev) = stream.next().await {
+                let (Ok(watcher::Event::Apply(o)) | Ok(watcher::Event::InitApply(o))) = ev else {
+                    continue;
+                };
+                let v = serde_json::to_value(&o).expect("json");
+                if let Some(m) = v
+                    .pointer("/status/operationState/message")
+                    .and_then(Value::as_str)
+                {
+                    let mut seen = sink.lock().expect("lock");
+                    if seen.last().map(String::as_str) != Some(m) {
+                        seen.push(m.to_string());
+                    }
+                }
+            }
+        });
+        Self { seen, task }
+    }
+
+    fn all(&self) -> Vec<String> {
+        self.seen.lock().expect("lock").clone()
+    }
+
+    /// Waits until `message` was seen.
+    async fn wait_for(&self, what: &str, cond: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        while start.elapsed() < crate::support::DEADLINE {
+            if let Some(m) = self.all().into_iter().find(|m| cond(m)) {
+                return m;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("{what} not seen; messages: {:#?}", self.all());
+    }
+}
+
+impl Drop for Messages {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn deployment(name: &str, annotations: Value) -> String {
+    format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+  annotations: {annotations}
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: {name}
+  template:
+    metadata:
+      labels:
+        app: {name}
+    spec:
+      containers:
+      - name: web
+        image: registry.example/{name}:v1
+"#
+    )
+}
+
+fn job(name: &str, annotations: Value, image: &str) -> String {
+    format!(
+        r#"apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  annotations: {annotations}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: run
+        image: {image}
+"#
+    )
+}
+
+fn configmap(name: &str, annotations: Value) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations: {annotations}\ndata:\n  key: value\n"
+    )
+}
+
+fn service(name: &str, annotations: Value) -> String {
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  annotations: {annotations}\nspec:\n  selector:\n    app: {name}\n  ports:\n  - port: 80\n    targetPort: 8080\n"
+    )
+}
+
+fn wave(n: i64) -> Value {
+    json!({"argocd.argoproj.io/sync-wave": n.to_string()})
+}
+
+/// A namespaced custom resource kind installed for one test, removed when dropped. Its CRD has
+/// no status subresource, so the status written in Git is what the API server stores (and what
+/// health is judged from).
+struct TestKind {
+    env: &'static TestEnv,
+    group: String,
+    kind: &'static str,
+    plural: &'static str,
+}
+
+impl TestKind {
+    fn crd(group: &str, kind: &str, plural: &str) -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"kind": kind, "plural": plural, "singular": kind.to_ascii_lowercase(), "listKind": format!("{kind}List")},
+                     "versions": [{"name": "v1", "served": true, "storage": true,
+                                   "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+        })
+    }
+
+    /// Installs the kind `kind` in a group unique to this process and test.
+    fn install(env: &'static TestEnv, test: &str, kind: &'static str, plural: &'static str) -> Self {
+        let group = format!("{test}.p{}.plumb.test", std::process::id());
+        kubectl_apply(env, "default", &Self::crd(&group, kind, plural));
+        let name = format!("crd/{plural}.{group}");
+        kubectl(
+            env,
+            &["wait", "--for=condition=Established", "--timeout=60s", &name],
+        );
+        // The controller's discovery learns the new kind when it refreshes; give it a kind it can
+        // already see by waiting until the API server serves it.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !kubectl(env, &["api-resources", "--api-group", &group, "-o", "name"])
+            .contains(plural)
+        {
+            assert!(Instant::now() < deadline, "{plural}.{group} not served");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Self {
+            env,
+            group,
+            kind,
+            plural,
+        }
+    }
+
+    fn resource(&self) -> String {
+        format!("{}.{}", self.plural, self.group)
+    }
+
+    /// A custom resource whose stored status has the given `Ready` condition.
+    fn object(&self, name: &str, annotations: Value, ready: &str, reason: &str) -> String {
+        let obj = json!({
+            "apiVersion": format!("{}/v1", self.group), "kind": self.kind,
+            "metadata": {"name": name, "annotations": annotations},
+            "spec": {"size": 1},
+            "status": {"conditions": [{"type": "Ready", "status": ready, "reason": reason,
+                                       "message": format!("{reason} for the test")}]}
+        });
+        serde_json::to_string_pretty(&obj).expect("json")
+    }
+}
+
+impl Drop for TestKind {
+    fn drop(&mut self) {
+        let _ = self
+            .env
+            .kubectl()
+            .args([
+                "delete",
+                "crd",
+                &format!("{}.{}", self.plural, self.group),
+                "--wait=false",
+                "--ignore-not-found",
+            ])
+            .output();
+    }
+}
+
+/// An Application of `repo`'s `app` directory deploying to `dest`, with extra spec fields.
+async fn create_app(ctl: &Controlled, name: &str, repo: &GitRepo, dest: &str, extra: Value) {
+    let mut spec = json!({"project": "default",
+        "source": {"repoURL": repo.url(), "path": "app"},
+        "destination": {"server": "https://kubernetes.default.svc", "namespace": dest}});
+    if let (Some(spec), Some(extra)) = (spec.as_object_mut(), extra.as_object()) {
+        for (k, v) in extra {
+            spec.insert(k.clone(), v.clone());
+        }
+    }
+    ctl.create_app(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": name}, "spec": spec
+    }))
+    .await;
+    // The first comparison is done: the sync starts from a known state.
+    ctl.wait_app(name, "compared", |a| !a["status"]["sync"]["status"].is_null())
+        .await;
+}
+
+#[tokio::test]
+async fn presync_hook_completes_before_the_sync_phase_and_is_recreated_next_time() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-presync").await;
+    let dest = env.namespace("dest-presync");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            (
+                "app/migrate.yaml",
+                job(
+                    "migrate",
+                    json!({"argocd.argoproj.io/hook": "PreSync"}),
+                    "registry.example/migrate:v1",
+                ),
+            ),
+            ("app/web.yaml", deployment("web", json!({}))),
+        ],
+        "hook and deployment",
+    );
+    let name = app_name("presync");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(state(&app)["message"], "successfully synced (all tasks run)");
+    assert_eq!(
+        rows(&app),
+        [
+            "PreSync Job/migrate Synced [PreSync/Succeeded] Reached expected number of succeeded pods",
+            "Sync Deployment/web Synced deployment.apps/web created",
+        ]
+    );
+    let rs = results(&app);
+    let hook = result(&rs, "Job", "migrate");
+    let web = result(&rs, "Deployment", "web");
+    assert!(at(hook, "startedAt") <= at(hook, "finishedAt"));
+    assert!(
+        at(hook, "finishedAt") <= at(web, "startedAt"),
+        "the Deployment was applied before the hook completed: {rs:#?}"
+    );
+    let job1 = live(env, dest.name(), "job", "migrate").expect("the hook Job stays");
+    assert_eq!(
+        job1["metadata"]["finalizers"],
+        Value::Null,
+        "the hook finalizer is removed once the result is recorded"
+    );
+    assert_eq!(job1["status"]["succeeded"], 1);
+
+    // BeforeHookCreation (the default policy): the next sync deletes the old Job first.
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        [
+            "PreSync Job/migrate Synced [PreSync/Succeeded] Reached expected number of succeeded pods",
+            "Sync Deployment/web Synced deployment.apps/web unchanged",
+        ]
+    );
+    let job2 = live(env, dest.name(), "job", "migrate").expect("the hook Job again");
+    assert_ne!(uid(&job1), uid(&job2), "the hook was recreated");
+    assert_eq!(job2["metadata"]["finalizers"], Value::Null);
+}
+
+#[tokio::test]
+async fn waves_run_in_order_and_a_deployment_holds_the_next_wave_until_healthy() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-waves").await;
+    let dest = env.namespace("dest-waves");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            ("app/config.yaml", configmap("config", wave(-1))),
+            ("app/web.yaml", deployment("web", wave(0))),
+            ("app/front.yaml", service("front", wave(1))),
+        ],
+        "three waves",
+    );
+    let name = app_name("waves");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+    let messages = Messages::record(&ctl, &name);
+
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        [
+            "Sync ConfigMap/config Synced configmap/config created",
+            "Sync Deployment/web Synced deployment.apps/web created",
+            "Sync Service/front Synced service/front created",
+        ]
+    );
+    let rs = results(&app);
+    let (config, web, front) = (
+        result(&rs, "ConfigMap", "config"),
+        result(&rs, "Deployment", "web"),
+        result(&rs, "Service", "front"),
+    );
+    assert!(at(config, "finishedAt") <= at(web, "startedAt"), "{rs:#?}");
+    assert!(at(web, "startedAt") < at(web, "finishedAt"), "{rs:#?}");
+    assert!(at(web, "finishedAt") <= at(front, "startedAt"), "{rs:#?}");
+    // The wave pause separates the waves.
+    let gap = at(front, "startedAt").duration_since(at(web, "finishedAt"));
+    assert!(gap >= jiff::SignedDuration::try_from(WAVE_DELAY).expect("duration"));
+    let seen = messages.all();
+    assert!(
+        seen.iter()
+            .any(|m| m == "waiting for healthy state of apps/Deployment/web"),
+        "{seen:#?}"
+    );
+    // When wave 0 was released the Deployment was available.
+    let web_live = live(env, dest.name(), "deployment", "web").expect("deployment");
+    assert_eq!(web_live["status"]["availableReplicas"], 1);
+}
