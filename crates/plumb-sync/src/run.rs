@@ -598,7 +598,6 @@ impl<'a, 'b> Run<'a, 'b> {
                 apply_failed = true;
             }
         }
-        let mut crds = Vec::new();
         for &i in in_step {
             let e = &mut execs[i];
             if e.task.is_prune() || e.state != State::Pending {
@@ -640,8 +639,24 @@ impl<'a, 'b> Run<'a, 'b> {
                     } else {
                         e.state = State::Running;
                     }
-                    if task.key.kind == "CustomResourceDefinition" {
-                        crds.push(task.key.clone());
+                    if is_crd(&task.key) {
+                        // Its custom resources may follow in this very step (a CRD adopts
+                        // the wave of its first resource): they need the kind served first.
+                        self.report();
+                        if let Err(msg) = self.wait_established(&task.key).await {
+                            let r = &mut self.results[idx];
+                            r.status = Some(ResultCode::SyncFailed);
+                            r.message = Some(msg);
+                            r.finished_at = Some(now());
+                            execs[i].state = State::Failed;
+                            self.report();
+                            return Some(
+                                "one or more synchronization tasks completed unsuccessfully",
+                            );
+                        }
+                        if last {
+                            self.results[idx].finished_at = Some(now());
+                        }
                     }
                 }
                 Err(msg) => {
@@ -660,12 +675,6 @@ impl<'a, 'b> Run<'a, 'b> {
         }
         if apply_failed {
             return Some("one or more objects failed to apply");
-        }
-        for crd in crds {
-            if let Err(msg) = self.wait_established(&crd).await {
-                self.set_message(msg);
-                return Some("one or more synchronization tasks completed unsuccessfully");
-            }
         }
         self.wait_for_step(execs, in_step).await
     }
@@ -866,8 +875,8 @@ impl<'a, 'b> Run<'a, 'b> {
         ok
     }
 
-    /// A CRD applied in this step is Established, and discovery knows its kind, before any
-    /// later wave uses it.
+    /// A CRD just applied is Established, and discovery knows its kind, before anything after
+    /// it (its custom resources in the same wave, or later waves) is applied.
     async fn wait_established(&mut self, crd: &ResourceKey) -> Result<(), String> {
         self.set_message(format!(
             "waiting for {} to be established",
@@ -985,6 +994,10 @@ impl<'a, 'b> Run<'a, 'b> {
         out.terminated = true;
         out
     }
+}
+
+fn is_crd(key: &ResourceKey) -> bool {
+    key.group == "apiextensions.k8s.io" && key.kind == "CustomResourceDefinition"
 }
 
 fn propagation(options: &SyncOptions) -> PropagationPolicy {
