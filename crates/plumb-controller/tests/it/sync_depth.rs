@@ -60,7 +60,16 @@ fn kubectl_apply(env: &TestEnv, ns: &str, obj: &Value) {
 fn live(env: &TestEnv, ns: &str, resource: &str, name: &str) -> Option<Value> {
     let out = env
         .kubectl()
-        .args(["-n", ns, "get", resource, name, "-o", "json", "--ignore-not-found"])
+        .args([
+            "-n",
+            ns,
+            "get",
+            resource,
+            name,
+            "-o",
+            "json",
+            "--ignore-not-found",
+        ])
         .output()
         .expect("kubectl");
     assert!(
@@ -265,13 +274,23 @@ impl TestKind {
     }
 
     /// Installs the kind `kind` in a group unique to this process and test.
-    fn install(env: &'static TestEnv, test: &str, kind: &'static str, plural: &'static str) -> Self {
+    fn install(
+        env: &'static TestEnv,
+        test: &str,
+        kind: &'static str,
+        plural: &'static str,
+    ) -> Self {
         let group = format!("{test}.p{}.plumb.test", std::process::id());
         kubectl_apply(env, "default", &Self::crd(&group, kind, plural));
         let name = format!("crd/{plural}.{group}");
         kubectl(
             env,
-            &["wait", "--for=condition=Established", "--timeout=60s", &name],
+            &[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                &name,
+            ],
         );
         // The controller's discovery learns the new kind when it refreshes; give it a kind it can
         // already see by waiting until the API server serves it.
@@ -294,16 +313,32 @@ impl TestKind {
         format!("{}.{}", self.plural, self.group)
     }
 
-    /// A custom resource whose stored status has the given `Ready` condition.
-    fn object(&self, name: &str, annotations: Value, ready: &str, reason: &str) -> String {
+    /// A custom resource as Git declares it (no status: its controller writes that).
+    fn object(&self, name: &str, annotations: Value) -> String {
         let obj = json!({
             "apiVersion": format!("{}/v1", self.group), "kind": self.kind,
             "metadata": {"name": name, "annotations": annotations},
+            "spec": {"size": 1}
+        });
+        serde_json::to_string_pretty(&obj).expect("json")
+    }
+
+    /// Creates the custom resource in `ns` as its controller would leave it: with a `Ready`
+    /// condition. (Plumb never applies `status`, so a status in Git would not be stored.)
+    fn create_with_status(&self, ns: &str, name: &str, ready: &str, reason: &str) {
+        let obj = json!({
+            "apiVersion": format!("{}/v1", self.group), "kind": self.kind,
+            "metadata": {"name": name, "namespace": ns},
             "spec": {"size": 1},
             "status": {"conditions": [{"type": "Ready", "status": ready, "reason": reason,
                                        "message": format!("{reason} for the test")}]}
         });
-        serde_json::to_string_pretty(&obj).expect("json")
+        let file = tempfile::NamedTempFile::new().expect("tempfile");
+        std::fs::write(file.path(), obj.to_string()).expect("write manifest");
+        let path = file.path().to_string_lossy().into_owned();
+        // `create`, not `apply`: fields of kubectl-client-side-apply are taken over by Plumb's
+        // apply (and the status would go with them).
+        kubectl(self.env, &["create", "-f", &path]);
     }
 }
 
@@ -339,8 +374,10 @@ async fn create_app(ctl: &Controlled, name: &str, repo: &GitRepo, dest: &str, ex
     }))
     .await;
     // The first comparison is done: the sync starts from a known state.
-    ctl.wait_app(name, "compared", |a| !a["status"]["sync"]["status"].is_null())
-        .await;
+    ctl.wait_app(name, "compared", |a| {
+        !a["status"]["sync"]["status"].is_null()
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -368,7 +405,10 @@ async fn presync_hook_completes_before_the_sync_phase_and_is_recreated_next_time
 
     let app = ctl.sync(&name, json!({})).await;
     assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
-    assert_eq!(state(&app)["message"], "successfully synced (all tasks run)");
+    assert_eq!(
+        state(&app)["message"],
+        "successfully synced (all tasks run)"
+    );
     assert_eq!(
         rows(&app),
         [
@@ -456,4 +496,255 @@ async fn waves_run_in_order_and_a_deployment_holds_the_next_wave_until_healthy()
     // When wave 0 was released the Deployment was available.
     let web_live = live(env, dest.name(), "deployment", "web").expect("deployment");
     assert_eq!(web_live["status"]["availableReplicas"], 1);
+}
+
+#[tokio::test]
+async fn a_degraded_wave_fails_the_sync_runs_syncfail_hooks_and_stops_later_waves() {
+    let env = TestEnv::shared();
+    let widgets = TestKind::install(env, "syncfail", "Widget", "widgets");
+    let ctl = controller(env, "ctl-syncfail").await;
+    let dest = env.namespace("dest-syncfail");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            ("app/first.yaml", configmap("first", wave(-1))),
+            ("app/broken.yaml", widgets.object("broken", wave(0))),
+            ("app/later.yaml", configmap("later", wave(1))),
+            (
+                "app/on-fail.yaml",
+                job(
+                    "on-fail",
+                    json!({"argocd.argoproj.io/hook": "SyncFail"}),
+                    "registry.example/notify:v1",
+                ),
+            ),
+        ],
+        "a wave that fails",
+    );
+    widgets.create_with_status(dest.name(), "broken", "False", "Failed");
+    let name = app_name("syncfail");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Failed", "{:#}", state(&app));
+    assert_eq!(
+        state(&app)["message"],
+        "one or more synchronization tasks completed unsuccessfully"
+    );
+    assert_eq!(
+        rows(&app),
+        [
+            "Sync ConfigMap/first Synced configmap/first created",
+            "Sync Widget/broken SyncFailed generic: condition Ready=False (Failed): Failed for the test",
+            "SyncFail Job/on-fail Synced [SyncFail/Succeeded] Reached expected number of succeeded pods",
+        ]
+    );
+    let rs = results(&app);
+    assert!(
+        at(result(&rs, "Widget", "broken"), "finishedAt")
+            <= at(result(&rs, "Job", "on-fail"), "startedAt")
+    );
+    assert!(live(env, dest.name(), "job", "on-fail").is_some());
+    assert_eq!(
+        live(env, dest.name(), "configmap", "later"),
+        None,
+        "the wave after the failure is not applied"
+    );
+    assert!(live(env, dest.name(), &widgets.resource(), "broken").is_some());
+}
+
+/// Deletes a cluster-scoped CRD created by a sync when the test ends.
+struct DeleteCrd(&'static TestEnv, String);
+
+impl Drop for DeleteCrd {
+    fn drop(&mut self) {
+        let _ = self
+            .0
+            .kubectl()
+            .args([
+                "delete",
+                "crd",
+                &self.1,
+                "--wait=false",
+                "--ignore-not-found",
+            ])
+            .output();
+    }
+}
+
+#[tokio::test]
+async fn a_crd_and_its_custom_resource_sync_together_and_a_second_sync_changes_nothing() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-crd").await;
+    let dest = env.namespace("dest-crd");
+    let group = format!("crd.p{}.plumb.test", std::process::id());
+    let crd_name = format!("gadgets.{group}");
+    let _cleanup = DeleteCrd(env, crd_name.clone());
+    let crd =
+        serde_json::to_string_pretty(&TestKind::crd(&group, "Gadget", "gadgets")).expect("json");
+    let gadget = serde_json::to_string_pretty(&json!({
+        "apiVersion": format!("{group}/v1"), "kind": "Gadget",
+        "metadata": {"name": "one"}, "spec": {"size": 1}
+    }))
+    .expect("json");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[("app/crd.yaml", crd), ("app/gadget.yaml", gadget)],
+        "crd and resource",
+    );
+    let name = app_name("crd");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        [
+            format!(
+                "Sync CustomResourceDefinition/{crd_name} Synced customresourcedefinition.apiextensions.k8s.io/{crd_name} created"
+            ),
+            format!("Sync Gadget/one Synced gadget.{group}/one created"),
+        ]
+    );
+    let rs = results(&app);
+    assert!(
+        at(
+            result(&rs, "CustomResourceDefinition", &crd_name),
+            "finishedAt"
+        ) <= at(result(&rs, "Gadget", "one"), "startedAt")
+    );
+    let before = live(env, dest.name(), &format!("gadgets.{group}"), "one").expect("gadget");
+    let app = ctl
+        .wait_app(&name, "Synced", |a| {
+            a["status"]["sync"]["status"] == "Synced"
+        })
+        .await;
+    assert_eq!(app["status"]["resources"].as_array().map(Vec::len), Some(2));
+
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        [
+            format!(
+                "Sync CustomResourceDefinition/{crd_name} Synced customresourcedefinition.apiextensions.k8s.io/{crd_name} unchanged"
+            ),
+            format!("Sync Gadget/one Synced gadget.{group}/one unchanged"),
+        ]
+    );
+    let after = live(env, dest.name(), &format!("gadgets.{group}"), "one").expect("gadget");
+    assert_eq!(
+        after["metadata"]["resourceVersion"],
+        before["metadata"]["resourceVersion"]
+    );
+}
+
+/// Git for the health-gate tests: a custom resource in wave 0 that is not Ready, a ConfigMap in
+/// wave 1.
+fn gated_repo(widgets: &TestKind) -> GitRepo {
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            ("app/slow.yaml", widgets.object("slow", wave(0))),
+            ("app/after.yaml", configmap("after", wave(1))),
+        ],
+        "a custom resource that is not ready",
+    );
+    repo
+}
+
+#[tokio::test]
+async fn a_custom_resource_that_is_not_ready_holds_the_next_wave_until_it_is() {
+    let env = TestEnv::shared();
+    let widgets = TestKind::install(env, "gate", "Widget", "widgets");
+    let ctl = controller(env, "ctl-gate").await;
+    let dest = env.namespace("dest-gate");
+    let repo = gated_repo(&widgets);
+    widgets.create_with_status(dest.name(), "slow", "False", "Provisioning");
+    let name = app_name("gate");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+    let messages = Messages::record(&ctl, &name);
+
+    let who = ctl.request_op(&name, json!({"sync": {}})).await;
+    let waiting = format!("waiting for healthy state of {}/Widget/slow", widgets.group);
+    messages.wait_for(&waiting, |m| m == waiting).await;
+    // Held: several polls and wave pauses later, still Running and wave 1 not applied.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let app = serde_json::to_value(ctl.apps().get(&name).await.expect("get")).expect("json");
+    assert_eq!(state(&app)["phase"], "Running", "{:#}", state(&app));
+    assert_eq!(state(&app)["message"], waiting.as_str());
+    assert_eq!(
+        rows(&app),
+        [format!(
+            "Sync Widget/slow Synced widget.{}/slow configured",
+            widgets.group
+        )]
+    );
+    assert_eq!(live(env, dest.name(), "configmap", "after"), None);
+
+    // The resource becomes Ready: the next wave goes.
+    kubectl(
+        env,
+        &[
+            "-n",
+            dest.name(),
+            "patch",
+            &widgets.resource(),
+            "slow",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"conditions":[{"type":"Ready","status":"True","reason":"Provisioned","message":"ready"}]}}"#,
+        ],
+    );
+    let app = ctl.wait_op(&name, &who).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        [
+            format!(
+                "Sync Widget/slow Synced widget.{}/slow configured",
+                widgets.group
+            ),
+            "Sync ConfigMap/after Synced configmap/after created".to_string(),
+        ]
+    );
+    let rs = results(&app);
+    assert!(
+        at(result(&rs, "Widget", "slow"), "finishedAt")
+            <= at(result(&rs, "ConfigMap", "after"), "startedAt")
+    );
+    assert!(live(env, dest.name(), "configmap", "after").is_some());
+}
+
+#[tokio::test]
+async fn with_the_argo_health_gate_a_custom_resource_without_a_rule_does_not_hold_waves() {
+    let env = TestEnv::shared();
+    let widgets = TestKind::install(env, "argogate", "Widget", "widgets");
+    let ctl = controller_with_settings(
+        env,
+        "ctl-argogate",
+        json!({"plumb.sync.healthGate": "argo"}),
+    )
+    .await;
+    let dest = env.namespace("dest-argogate");
+    let repo = gated_repo(&widgets);
+    widgets.create_with_status(dest.name(), "slow", "False", "Provisioning");
+    let name = app_name("argogate");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        [
+            format!(
+                "Sync Widget/slow Synced widget.{}/slow configured",
+                widgets.group
+            ),
+            "Sync ConfigMap/after Synced configmap/after created".to_string(),
+        ]
+    );
+    let slow = live(env, dest.name(), &widgets.resource(), "slow").expect("widget");
+    assert_eq!(slow["status"]["conditions"][0]["status"], "False");
+    assert!(live(env, dest.name(), "configmap", "after").is_some());
 }
