@@ -159,10 +159,12 @@ fn chain(e: &plumb_kube::Error) -> String {
     msg
 }
 
-/// The full error chain on one line (the API server's message is what users act on), with the
-/// way out when a field cannot be changed in place.
+/// The API server's message (else the full error chain on one line), with the way out when a
+/// field cannot be changed in place.
 pub(crate) fn error_text(e: &plumb_kube::Error) -> String {
-    let msg = chain(e);
+    // The API server's message is what kubectl, and so Argo CD, shows; the request context
+    // around it would repeat it (and the object is named by the result already).
+    let msg = e.api_message().map_or_else(|| chain(e), str::to_string);
     if is_immutable(e) {
         format!(
             "{msg} (the field is immutable: the sync option Force=true, with Replace=true or alone, deletes and recreates the object; set it in the object's argocd.argoproj.io/sync-options annotation)"
