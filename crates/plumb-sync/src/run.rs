@@ -348,7 +348,7 @@ impl<'a, 'b> Run<'a, 'b> {
                 && t.options.is_true("FailOnSharedResource")
             {
                 let msg = format!(
-                    "Shared resource found: {}/{} is part of applications {other} and {}",
+                    "Shared resource found: {}/{} is part of applications {} and {other}",
                     t.key.kind, t.key.name, self.req.app_name
                 );
                 return Some(self.fail_tasks(vec![(t.clone(), msg.clone())], &msg));
@@ -480,6 +480,10 @@ impl<'a, 'b> Run<'a, 'b> {
             };
             let i = self.record(t, Some(status), message);
             self.results[i].finished_at = Some(now());
+            if t.is_hook() {
+                // Argo CD: a hook that passed its dry run has done all a dry run does.
+                self.results[i].hook_phase = Some(OperationPhase::Succeeded);
+            }
         }
         self.outcome(
             OperationPhase::Succeeded,
