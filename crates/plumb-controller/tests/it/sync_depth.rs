@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::watcher;
+use plumb_testenv::TestEnv;
 use plumb_testenv::git::GitRepo;
-use plumb_testenv::{TestEnv, TestNamespace};
 use serde_json::{Value, json};
 
 use crate::support::Controlled;
@@ -747,4 +747,538 @@ async fn with_the_argo_health_gate_a_custom_resource_without_a_rule_does_not_hol
     let slow = live(env, dest.name(), &widgets.resource(), "slow").expect("widget");
     assert_eq!(slow["status"]["conditions"][0]["status"], "False");
     assert!(live(env, dest.name(), "configmap", "after").is_some());
+}
+
+#[tokio::test]
+async fn prune_false_keeps_an_object_and_prune_last_prunes_after_the_last_wave() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-prune").await;
+    let dest = env.namespace("dest-prune");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            ("app/main.yaml", configmap("main", json!({}))),
+            (
+                "app/keep.yaml",
+                configmap(
+                    "keep",
+                    json!({"argocd.argoproj.io/sync-options": "Prune=false"}),
+                ),
+            ),
+            (
+                "app/last.yaml",
+                configmap(
+                    "last",
+                    json!({"argocd.argoproj.io/sync-options": "PruneLast=true"}),
+                ),
+            ),
+            ("app/front.yaml", service("front", wave(1))),
+        ],
+        "v1",
+    );
+    let name = app_name("prune");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+
+    repo.remove(&["app/keep.yaml", "app/last.yaml"], "v2: drop two");
+    let app = ctl
+        .sync(&name, json!({"prune": true, "revision": repo.head()}))
+        .await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        state(&app)["message"],
+        "successfully synced (all tasks run)"
+    );
+    assert_eq!(
+        rows(&app),
+        [
+            "Sync ConfigMap/keep PruneSkipped ignored (no prune)",
+            "Sync ConfigMap/main Synced configmap/main unchanged",
+            "Sync Service/front Synced service/front unchanged",
+            "Sync ConfigMap/last Pruned pruned",
+        ]
+    );
+    let rs = results(&app);
+    let last = at(result(&rs, "ConfigMap", "last"), "startedAt");
+    for r in rs.iter().filter(|r| r["name"] != "last") {
+        assert!(at(r, "finishedAt") <= last, "{rs:#?}");
+    }
+    assert!(live(env, dest.name(), "configmap", "keep").is_some());
+    assert_eq!(live(env, dest.name(), "configmap", "last"), None);
+}
+
+#[tokio::test]
+async fn an_immutable_change_fails_with_the_way_out_and_replace_force_recreates() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-replace").await;
+    let dest = env.namespace("dest-replace");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[(
+            "app/batch.yaml",
+            job("batch", json!({}), "registry.example/batch:v1"),
+        )],
+        "v1",
+    );
+    let name = app_name("replace");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(
+        rows(&app),
+        ["Sync Job/batch Synced job.batch/batch created"]
+    );
+    let before = live(env, dest.name(), "job", "batch").expect("job");
+
+    // A Job's pod template cannot change in place: the dry run refuses, nothing changes.
+    repo.commit(
+        &[(
+            "app/batch.yaml",
+            job("batch", json!({}), "registry.example/batch:v2"),
+        )],
+        "v2",
+    );
+    let app = ctl.sync(&name, json!({"revision": repo.head()})).await;
+    assert_eq!(state(&app)["phase"], "Failed", "{:#}", state(&app));
+    assert_eq!(
+        state(&app)["message"],
+        "one or more objects failed to apply (dry run)"
+    );
+    let rs = results(&app);
+    assert_eq!(rs.len(), 1, "{rs:#?}");
+    assert_eq!(rs[0]["status"], "SyncFailed");
+    // The API server's message verbatim (it dumps the whole new template), then the way out.
+    let message = rs[0]["message"].as_str().expect("message");
+    let head = format!(
+        r#"Job.batch "batch" is invalid: spec.template: Invalid value: {{"labels":{{"batch.kubernetes.io/controller-uid":"{}","batch.kubernetes.io/job-name":"batch","#,
+        uid(&before)
+    );
+    let tail = r#""Image":"registry.example/batch:v2","#;
+    let end = r#"}}: field is immutable (the field is immutable: the sync option Force=true, with Replace=true or alone, deletes and recreates the object; set it in the object's argocd.argoproj.io/sync-options annotation)"#;
+    assert!(
+        message.starts_with(&head) && message.contains(tail) && message.ends_with(end),
+        "{message}"
+    );
+    assert_eq!(
+        uid(&live(env, dest.name(), "job", "batch").expect("job")),
+        uid(&before)
+    );
+
+    // With Replace=true,Force=true the Job is deleted and created again.
+    repo.commit(
+        &[(
+            "app/batch.yaml",
+            job(
+                "batch",
+                json!({"argocd.argoproj.io/sync-options": "Replace=true,Force=true"}),
+                "registry.example/batch:v2",
+            ),
+        )],
+        "v3",
+    );
+    let app = ctl.sync(&name, json!({"revision": repo.head()})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        ["Sync Job/batch Synced job.batch/batch replaced"]
+    );
+    let after = live(env, dest.name(), "job", "batch").expect("job");
+    assert_ne!(uid(&after), uid(&before));
+    assert_eq!(
+        after["spec"]["template"]["spec"]["containers"][0]["image"],
+        "registry.example/batch:v2"
+    );
+}
+
+/// `<message>. Retrying attempt #<n> at 3:04PM.`: the attempt number, with the format checked.
+fn retry_attempt(message: &str, failure: &str) -> Option<u64> {
+    let rest = message.strip_prefix(&format!("{failure}. Retrying attempt #"))?;
+    let (n, time) = rest.split_once(" at ")?;
+    let time = time.strip_suffix('.')?;
+    let (clock, meridiem) = time.split_at(time.len().checked_sub(2)?);
+    let (h, m) = clock.split_once(':')?;
+    let valid = matches!(meridiem, "AM" | "PM")
+        && h.parse::<u8>().is_ok_and(|h| (1..=12).contains(&h))
+        && m.len() == 2
+        && m.parse::<u8>().is_ok_and(|m| m < 60);
+    valid.then(|| n.parse().ok()).flatten()
+}
+
+#[tokio::test]
+async fn a_failed_sync_is_retried_with_backoff_until_the_namespace_appears() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-retry").await;
+    let missing = format!("retry-missing-{}", std::process::id());
+    struct DeleteNs(&'static TestEnv, String);
+    impl Drop for DeleteNs {
+        fn drop(&mut self) {
+            let _ = self
+                .0
+                .kubectl()
+                .args([
+                    "delete",
+                    "namespace",
+                    &self.1,
+                    "--wait=false",
+                    "--ignore-not-found",
+                ])
+                .output();
+        }
+    }
+    let _cleanup = DeleteNs(env, missing.clone());
+    let repo = GitRepo::new();
+    repo.commit(&[("app/cfg.yaml", configmap("cfg", json!({})))], "v1");
+    let name = app_name("retry");
+    create_app(&ctl, &name, &repo, &missing, json!({})).await;
+    let messages = Messages::record(&ctl, &name);
+
+    let failure = "one or more objects failed to apply (dry run)";
+    let who = ctl
+        .request_op(
+            &name,
+            json!({"sync": {}, "retry": {"limit": 5, "backoff": {"duration": "1s", "factor": 2, "maxDuration": "4s"}}}),
+        )
+        .await;
+    let app = ctl
+        .wait_app(&name, "a retry scheduled", |a| {
+            state(a)["retryCount"].as_u64().is_some_and(|n| n >= 1)
+        })
+        .await;
+    assert_eq!(state(&app)["phase"], "Running", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        [format!(
+            "Sync ConfigMap/cfg SyncFailed namespaces \"{missing}\" not found"
+        )]
+    );
+    messages
+        .wait_for("the first retry message", |m| {
+            retry_attempt(m, failure) == Some(1)
+        })
+        .await;
+
+    kubectl(env, &["create", "namespace", &missing]);
+    let app = ctl.wait_op(&name, &who).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        state(&app)["message"],
+        "successfully synced (all tasks run)"
+    );
+    assert_eq!(
+        rows(&app),
+        ["Sync ConfigMap/cfg Synced configmap/cfg created"]
+    );
+    // Every retry announced itself, numbered from 1, and the count recorded is the last one.
+    let attempts: Vec<u64> = messages
+        .all()
+        .iter()
+        .filter_map(|m| retry_attempt(m, failure))
+        .collect();
+    let expected: Vec<u64> = (1..=attempts.len() as u64).collect();
+    assert_eq!(attempts, expected, "{:#?}", messages.all());
+    assert_eq!(state(&app)["retryCount"], json!(attempts.len()));
+    assert!(live(env, &missing, "configmap", "cfg").is_some());
+}
+
+/// A Job hook whose pod can never be scheduled: it runs until stopped.
+fn stuck_job(name: &str, annotations: Value) -> String {
+    format!(
+        r#"apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  annotations: {annotations}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector:
+        plumb.test/no-such-node: "true"
+      containers:
+      - name: run
+        image: registry.example/wait:v1
+"#
+    )
+}
+
+#[tokio::test]
+async fn terminate_stops_a_sync_held_by_a_running_hook_and_deletes_the_hook() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-terminate").await;
+    let dest = env.namespace("dest-terminate");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            (
+                "app/hold.yaml",
+                stuck_job("hold", json!({"argocd.argoproj.io/hook": "PreSync"})),
+            ),
+            ("app/cfg.yaml", configmap("cfg", json!({}))),
+        ],
+        "a hook that never ends",
+    );
+    let name = app_name("terminate");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+    let messages = Messages::record(&ctl, &name);
+
+    let who = ctl.request_op(&name, json!({"sync": {}})).await;
+    let waiting = "waiting for completion of hook batch/Job/hold";
+    messages.wait_for(waiting, |m| m == waiting).await;
+    let hook = live(env, dest.name(), "job", "hold").expect("the running hook");
+    assert_eq!(
+        hook["metadata"]["finalizers"],
+        json!(["argocd.argoproj.io/hook-finalizer"])
+    );
+
+    // What `plumb app terminate-op` writes.
+    let requested = Instant::now();
+    ctl.apps()
+        .patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"operationState": {"phase": "Terminating"}}})),
+        )
+        .await
+        .expect("request termination");
+    let app = ctl.wait_op(&name, &who).await;
+    assert!(
+        requested.elapsed() < Duration::from_secs(5),
+        "terminated after {:?}",
+        requested.elapsed()
+    );
+    assert_eq!(state(&app)["phase"], "Failed", "{:#}", state(&app));
+    assert_eq!(state(&app)["message"], "Operation terminated");
+    assert_eq!(
+        rows(&app),
+        ["PreSync Job/hold Synced [PreSync/Failed] Terminated"]
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while live(env, dest.name(), "job", "hold").is_some() {
+        assert!(
+            Instant::now() < deadline,
+            "the running hook was not deleted"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(live(env, dest.name(), "configmap", "cfg"), None);
+}
+
+#[tokio::test]
+async fn a_dry_run_changes_nothing_and_the_apply_strategy_runs_no_hooks() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-dryrun").await;
+    let dest = env.namespace("dest-dryrun");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            (
+                "app/migrate.yaml",
+                job(
+                    "migrate",
+                    json!({"argocd.argoproj.io/hook": "PreSync"}),
+                    "registry.example/migrate:v1",
+                ),
+            ),
+            ("app/cfg.yaml", configmap("cfg", json!({}))),
+        ],
+        "hook and configmap",
+    );
+    let name = app_name("dryrun");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+
+    let app = ctl.sync(&name, json!({"dryRun": true})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        state(&app)["message"],
+        "successfully synced (all tasks run)"
+    );
+    assert_eq!(
+        rows(&app),
+        [
+            "PreSync Job/migrate Synced [PreSync/Succeeded] job.batch/migrate created (dry run)",
+            "Sync ConfigMap/cfg Synced configmap/cfg created (dry run)",
+        ]
+    );
+    assert_eq!(live(env, dest.name(), "job", "migrate"), None);
+    assert_eq!(live(env, dest.name(), "configmap", "cfg"), None);
+    assert_eq!(
+        app["status"]["history"],
+        Value::Null,
+        "a dry run is no deployment"
+    );
+
+    let app = ctl
+        .sync(&name, json!({"syncStrategy": {"apply": {}}}))
+        .await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        ["Sync ConfigMap/cfg Synced configmap/cfg created"]
+    );
+    assert_eq!(live(env, dest.name(), "job", "migrate"), None);
+    assert!(live(env, dest.name(), "configmap", "cfg").is_some());
+}
+
+#[tokio::test]
+async fn fail_on_shared_resource_fails_before_any_change() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-shared").await;
+    let dest = env.namespace("dest-shared");
+    let first_repo = GitRepo::new();
+    first_repo.commit(&[("app/shared.yaml", configmap("shared", json!({})))], "v1");
+    let first = app_name("shared-a");
+    create_app(&ctl, &first, &first_repo, dest.name(), json!({})).await;
+    let app = ctl.sync(&first, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+
+    let second_repo = GitRepo::new();
+    second_repo.commit(
+        &[
+            ("app/shared.yaml", configmap("shared", json!({}))),
+            ("app/own.yaml", configmap("own", json!({}))),
+        ],
+        "v1",
+    );
+    let second = app_name("shared-b");
+    create_app(
+        &ctl,
+        &second,
+        &second_repo,
+        dest.name(),
+        json!({"syncPolicy": {"syncOptions": ["FailOnSharedResource=true"]}}),
+    )
+    .await;
+    let app = ctl.sync(&second, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Failed", "{:#}", state(&app));
+    let expected = format!(
+        "Shared resource found: ConfigMap/shared is part of applications {second} and {first}"
+    );
+    assert_eq!(state(&app)["message"], expected.as_str());
+    assert_eq!(live(env, dest.name(), "configmap", "own"), None);
+    let shared = live(env, dest.name(), "configmap", "shared").expect("shared");
+    assert_eq!(
+        shared["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"],
+        format!("{first}:/ConfigMap:{}/shared", dest.name())
+    );
+}
+
+#[tokio::test]
+async fn respect_ignore_differences_keeps_the_live_value_of_an_ignored_field() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-respect").await;
+    let dest = env.namespace("dest-respect");
+    let repo = GitRepo::new();
+    repo.commit(&[("app/web.yaml", deployment("web", json!({})))], "v1");
+    let name = app_name("respect");
+    create_app(
+        &ctl,
+        &name,
+        &repo,
+        dest.name(),
+        json!({
+            "ignoreDifferences": [{"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}],
+            "syncPolicy": {"syncOptions": ["RespectIgnoreDifferences=true"]}
+        }),
+    )
+    .await;
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    kubectl(
+        env,
+        &[
+            "-n",
+            dest.name(),
+            "scale",
+            "deployment",
+            "web",
+            "--replicas=3",
+        ],
+    );
+
+    // A change in Git is applied; the ignored field keeps its live value.
+    repo.commit(
+        &[(
+            "app/web.yaml",
+            deployment("web", json!({"team": "payments"})),
+        )],
+        "v2",
+    );
+    let app = ctl.sync(&name, json!({"revision": repo.head()})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        ["Sync Deployment/web Synced deployment.apps/web configured"]
+    );
+    let web = live(env, dest.name(), "deployment", "web").expect("deployment");
+    assert_eq!(web["metadata"]["annotations"]["team"], "payments");
+    assert_eq!(web["spec"]["replicas"], 3);
+
+    // Without the option, Git's value wins.
+    ctl.patch_app(&name, json!({"spec": {"syncPolicy": {"syncOptions": []}}}))
+        .await;
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    let web = live(env, dest.name(), "deployment", "web").expect("deployment");
+    assert_eq!(web["spec"]["replicas"], 1);
+}
+
+#[tokio::test]
+async fn prune_confirm_waits_for_the_deletion_approval() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-confirm").await;
+    let dest = env.namespace("dest-confirm");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            ("app/keep.yaml", configmap("keep", json!({}))),
+            (
+                "app/guarded.yaml",
+                configmap(
+                    "guarded",
+                    json!({"argocd.argoproj.io/sync-options": "Prune=confirm"}),
+                ),
+            ),
+        ],
+        "v1",
+    );
+    let name = app_name("confirm");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    repo.remove(&["app/guarded.yaml"], "v2");
+    let messages = Messages::record(&ctl, &name);
+
+    let who = ctl
+        .request_op(
+            &name,
+            json!({"sync": {"prune": true, "revision": repo.head()}}),
+        )
+        .await;
+    let waiting = "waiting for pruning confirmation of /ConfigMap/guarded";
+    messages.wait_for(waiting, |m| m == waiting).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let app = serde_json::to_value(ctl.apps().get(&name).await.expect("get")).expect("json");
+    assert_eq!(state(&app)["phase"], "Running", "{:#}", state(&app));
+    assert_eq!(state(&app)["message"], waiting);
+    assert!(live(env, dest.name(), "configmap", "guarded").is_some());
+
+    let now = jiff::Timestamp::now()
+        .round(jiff::Unit::Second)
+        .expect("round");
+    ctl.patch_app(
+        &name,
+        json!({"metadata": {"annotations": {"argocd.argoproj.io/deletion-approved": now.to_string()}}}),
+    )
+    .await;
+    let app = ctl.wait_op(&name, &who).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        [
+            "Sync ConfigMap/guarded Pruned pruned",
+            "Sync ConfigMap/keep Synced configmap/keep unchanged",
+        ]
+    );
+    assert_eq!(live(env, dest.name(), "configmap", "guarded"), None);
 }
