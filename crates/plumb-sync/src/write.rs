@@ -1,7 +1,7 @@
 //! Writing one object the way its sync options ask: server-side apply (the default), `Replace=true`
 //! (kubectl's replace), `Force=true` (delete and recreate when the change cannot be applied in
-//! place), `Validate=false`. Errors name the object and, for immutable fields, the option that
-//! would fix them.
+//! place; never for CRDs and Namespaces), `Validate=false`. Errors name the object and, for
+//! immutable fields, the option that would fix them.
 
 use std::time::Duration;
 
@@ -30,26 +30,29 @@ pub(crate) async fn write(
     dry_run: bool,
 ) -> Result<Written, String> {
     let key = ResourceKey::of(desired);
-    let force = options.is_true("Force");
+    // Deleting a CRD deletes every resource of its kind, deleting a Namespace everything in it:
+    // whatever the options say, they are changed in place or not at all.
+    let force = options.is_true("Force") && recreatable(&key);
     let opts = WriteOptions {
         validate: !options
             .get("Validate")
             .is_some_and(|v| v.eq_ignore_ascii_case("false")),
         dry_run,
     };
+    let fail = |e: plumb_kube::Error| describe(&e, &key);
     if options.is_true("Replace") {
         return match live {
             None => applier
                 .create(desired, dry_run)
                 .await
                 .map(|_| Written { verb: "created" })
-                .map_err(|e| error_text(&e)),
+                .map_err(fail),
             Some(_) if force && !dry_run => recreate(applier, &key, desired).await,
             Some(live) => match applier.replace(desired, live, dry_run).await {
                 Ok(_) => Ok(Written { verb: "replaced" }),
                 // A dry run cannot show that deleting first would succeed; the real run will.
                 Err(e) if force && is_immutable(&e) => Ok(Written { verb: "replaced" }),
-                Err(e) => Err(error_text(&e)),
+                Err(e) => Err(fail(e)),
             },
         };
     }
@@ -69,8 +72,17 @@ pub(crate) async fn write(
             Some(_) if dry_run => Ok(Written { verb: "replaced" }),
             _ => recreate(applier, &key, desired).await,
         },
-        Err(e) => Err(error_text(&e)),
+        Err(e) => Err(fail(e)),
     }
+}
+
+/// Whether `Force=true` may delete the object to create it again: never a CRD (its resources
+/// would go with it) nor a Namespace (its contents would).
+fn recreatable(key: &ResourceKey) -> bool {
+    !matches!(
+        (key.group.as_str(), key.kind.as_str()),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") | ("", "Namespace")
+    )
 }
 
 /// Deletes the object, waits until it is gone, and creates it again (`kubectl replace --force`).
@@ -166,12 +178,29 @@ pub(crate) fn error_text(e: &plumb_kube::Error) -> String {
     // around it would repeat it (and the object is named by the result already).
     let msg = e.api_message().map_or_else(|| chain(e), str::to_string);
     if is_immutable(e) {
-        format!(
-            "{msg} (the field is immutable: the sync option Force=true, with Replace=true or alone, deletes and recreates the object; set it in the object's argocd.argoproj.io/sync-options annotation)"
-        )
+        format!("{msg} ({FORCE_HINT})")
     } else {
         msg
     }
+}
+
+const FORCE_HINT: &str = "the field is immutable: the sync option Force=true, with Replace=true or alone, deletes and recreates the object; set it in the object's argocd.argoproj.io/sync-options annotation";
+
+/// [`error_text`] for a write of `key`: an object Plumb never recreates gets no advice to force.
+fn describe(e: &plumb_kube::Error, key: &ResourceKey) -> String {
+    if recreatable(key) || !is_immutable(e) {
+        return error_text(e);
+    }
+    let msg = e.api_message().map_or_else(|| chain(e), str::to_string);
+    let lost = if key.kind == "Namespace" {
+        "everything in it"
+    } else {
+        "every resource of its kind"
+    };
+    format!(
+        "{msg} (the field is immutable, and Plumb never deletes a {} to recreate it: that would delete {lost})",
+        key.kind
+    )
 }
 
 #[cfg(test)]
@@ -188,5 +217,19 @@ mod tests {
             kubectl_name(&ResourceKey::new("", "Service", "n", "api")),
             "service/api"
         );
+    }
+
+    #[test]
+    fn crds_and_namespaces_are_never_recreated() {
+        assert!(recreatable(&ResourceKey::new(
+            "batch", "Job", "n", "migrate"
+        )));
+        assert!(!recreatable(&ResourceKey::new(
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition",
+            "",
+            "widgets.example.com"
+        )));
+        assert!(!recreatable(&ResourceKey::new("", "Namespace", "", "shop")));
     }
 }
