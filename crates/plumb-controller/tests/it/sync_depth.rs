@@ -1282,3 +1282,59 @@ async fn prune_confirm_waits_for_the_deletion_approval() {
     );
     assert_eq!(live(env, dest.name(), "configmap", "guarded"), None);
 }
+
+#[tokio::test]
+async fn replace_and_force_update_a_crd_in_place_and_keep_its_resources() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-crdreplace").await;
+    let dest = env.namespace("dest-crdreplace");
+    let group = format!("crdreplace.p{}.plumb.test", std::process::id());
+    let crd_name = format!("gizmos.{group}");
+    let _cleanup = DeleteCrd(env, crd_name.clone());
+    let crd = |column: &str| {
+        let mut crd = TestKind::crd(&group, "Gizmo", "gizmos");
+        crd["metadata"]["annotations"] =
+            json!({"argocd.argoproj.io/sync-options": "Replace=true,Force=true"});
+        crd["spec"]["versions"][0]["additionalPrinterColumns"] =
+            json!([{"name": column, "type": "integer", "jsonPath": ".spec.size"}]);
+        serde_json::to_string_pretty(&crd).expect("json")
+    };
+    let gizmo = serde_json::to_string_pretty(&json!({
+        "apiVersion": format!("{group}/v1"), "kind": "Gizmo",
+        "metadata": {"name": "one"}, "spec": {"size": 1}
+    }))
+    .expect("json");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[("app/crd.yaml", crd("Size")), ("app/gizmo.yaml", gizmo)],
+        "v1",
+    );
+    let name = app_name("crdreplace");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    let crd_before = live(env, "", "crd", &crd_name).expect("crd");
+    let gizmo_before = live(env, dest.name(), &crd_name, "one").expect("gizmo");
+
+    // Replacing a CRD by deleting it would delete every resource of its kind: it is updated.
+    repo.commit(&[("app/crd.yaml", crd("Capacity"))], "v2");
+    let app = ctl.sync(&name, json!({"revision": repo.head()})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        [
+            format!(
+                "Sync CustomResourceDefinition/{crd_name} Synced customresourcedefinition.apiextensions.k8s.io/{crd_name} replaced"
+            ),
+            format!("Sync Gizmo/one Synced gizmo.{group}/one unchanged"),
+        ]
+    );
+    let crd_after = live(env, "", "crd", &crd_name).expect("crd");
+    assert_eq!(uid(&crd_after), uid(&crd_before));
+    assert_eq!(
+        crd_after["spec"]["versions"][0]["additionalPrinterColumns"][0]["name"],
+        "Capacity"
+    );
+    let gizmo_after = live(env, dest.name(), &crd_name, "one").expect("gizmo");
+    assert_eq!(uid(&gizmo_after), uid(&gizmo_before));
+}
