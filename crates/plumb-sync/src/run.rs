@@ -961,30 +961,31 @@ impl<'a, 'b> Run<'a, 'b> {
     /// Argo CD's `Operation terminated`.
     async fn terminate(&mut self, execs: &mut [Exec]) -> SyncOutcome {
         let mut errors = false;
-        for e in execs.iter_mut() {
-            if e.state != State::Running {
-                continue;
+        // Running hooks are stopped; applied objects waiting to be healthy keep their result
+        // (they were applied, and nothing stops them), as in Argo CD.
+        for e in execs
+            .iter_mut()
+            .filter(|e| e.state == State::Running && e.task.is_hook())
+        {
+            if let Err(msg) = remove_hook_finalizer(self.ctx.applier, &e.task.key).await {
+                tracing::warn!(key = %e.task.key, "terminating a hook: {msg}");
             }
-            if e.task.is_hook() {
-                if let Err(msg) = remove_hook_finalizer(self.ctx.applier, &e.task.key).await {
-                    tracing::warn!(key = %e.task.key, "terminating a hook: {msg}");
-                }
-                if let Err(err) = self
-                    .ctx
-                    .applier
-                    .delete(&e.task.key, PropagationPolicy::Background)
-                    .await
-                {
+            let message = match self
+                .ctx
+                .applier
+                .delete(&e.task.key, PropagationPolicy::Background)
+                .await
+            {
+                Ok(_) => "Terminated".to_string(),
+                Err(err) => {
                     errors = true;
-                    tracing::warn!(key = %e.task.key, "terminating a hook: {}", error_text(&err));
+                    format!("Failed to delete: {}", error_text(&err))
                 }
-            }
+            };
             if let Some(idx) = e.result {
                 let r = &mut self.results[idx];
-                if e.task.is_hook() {
-                    r.hook_phase = Some(OperationPhase::Failed);
-                }
-                r.message = Some("Terminated".into());
+                r.hook_phase = Some(OperationPhase::Failed);
+                r.message = Some(message);
                 r.finished_at = Some(now());
             }
             e.state = State::Failed;
