@@ -1338,3 +1338,48 @@ async fn replace_and_force_update_a_crd_in_place_and_keep_its_resources() {
     let gizmo_after = live(env, dest.name(), &crd_name, "one").expect("gizmo");
     assert_eq!(uid(&gizmo_after), uid(&gizmo_before));
 }
+
+#[tokio::test]
+async fn terminate_stops_a_sync_held_by_a_resource_that_never_becomes_healthy() {
+    let env = TestEnv::shared();
+    let widgets = TestKind::install(env, "termgate", "Widget", "widgets");
+    let ctl = controller(env, "ctl-termgate").await;
+    let dest = env.namespace("dest-termgate");
+    let repo = gated_repo(&widgets);
+    widgets.create_with_status(dest.name(), "slow", "False", "Provisioning");
+    let name = app_name("termgate");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+    let messages = Messages::record(&ctl, &name);
+
+    let who = ctl.request_op(&name, json!({"sync": {}})).await;
+    let waiting = format!("waiting for healthy state of {}/Widget/slow", widgets.group);
+    messages.wait_for(&waiting, |m| m == waiting).await;
+    let requested = Instant::now();
+    ctl.apps()
+        .patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"operationState": {"phase": "Terminating"}}})),
+        )
+        .await
+        .expect("request termination");
+    let app = ctl.wait_op(&name, &who).await;
+    assert!(
+        requested.elapsed() < Duration::from_secs(5),
+        "terminated after {:?}",
+        requested.elapsed()
+    );
+    assert_eq!(state(&app)["phase"], "Failed", "{:#}", state(&app));
+    assert_eq!(state(&app)["message"], "Operation terminated");
+    // The resource was applied and stays so; it never finished.
+    assert_eq!(
+        rows(&app),
+        [format!(
+            "Sync Widget/slow Synced widget.{}/slow configured",
+            widgets.group
+        )]
+    );
+    assert_eq!(results(&app)[0]["finishedAt"], Value::Null);
+    assert!(live(env, dest.name(), &widgets.resource(), "slow").is_some());
+    assert_eq!(live(env, dest.name(), "configmap", "after"), None);
+}
