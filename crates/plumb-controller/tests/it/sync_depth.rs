@@ -381,7 +381,7 @@ async fn create_app(ctl: &Controlled, name: &str, repo: &GitRepo, dest: &str, ex
 }
 
 #[tokio::test]
-async fn presync_hook_completes_before_the_sync_phase_and_is_recreated_next_time() {
+async fn presync_and_postsync_hooks_run_around_a_healthy_sync_phase_and_are_recreated() {
     let env = TestEnv::shared();
     let ctl = controller(env, "ctl-presync").await;
     let dest = env.namespace("dest-presync");
@@ -397,8 +397,17 @@ async fn presync_hook_completes_before_the_sync_phase_and_is_recreated_next_time
                 ),
             ),
             ("app/web.yaml", deployment("web", json!({}))),
+            (
+                "app/smoke.yaml",
+                job(
+                    "smoke",
+                    json!({"argocd.argoproj.io/hook": "PostSync",
+                           "argocd.argoproj.io/hook-delete-policy": "HookSucceeded"}),
+                    "registry.example/smoke:v1",
+                ),
+            ),
         ],
-        "hook and deployment",
+        "hooks around a deployment",
     );
     let name = app_name("presync");
     create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
@@ -414,15 +423,25 @@ async fn presync_hook_completes_before_the_sync_phase_and_is_recreated_next_time
         [
             "PreSync Job/migrate Synced [PreSync/Succeeded] Reached expected number of succeeded pods",
             "Sync Deployment/web Synced deployment.apps/web created",
+            "PostSync Job/smoke Synced [PostSync/Succeeded] Reached expected number of succeeded pods",
         ]
     );
     let rs = results(&app);
     let hook = result(&rs, "Job", "migrate");
     let web = result(&rs, "Deployment", "web");
+    let smoke = result(&rs, "Job", "smoke");
     assert!(at(hook, "startedAt") <= at(hook, "finishedAt"));
     assert!(
         at(hook, "finishedAt") <= at(web, "startedAt"),
         "the Deployment was applied before the hook completed: {rs:#?}"
+    );
+    // A PostSync hook waits for the Sync phase to be healthy.
+    assert!(at(web, "startedAt") < at(web, "finishedAt"), "{rs:#?}");
+    assert!(at(web, "finishedAt") <= at(smoke, "startedAt"), "{rs:#?}");
+    assert_eq!(
+        live(env, dest.name(), "job", "smoke"),
+        None,
+        "HookSucceeded deletes the hook once it succeeded"
     );
     let job1 = live(env, dest.name(), "job", "migrate").expect("the hook Job stays");
     assert_eq!(
@@ -440,6 +459,7 @@ async fn presync_hook_completes_before_the_sync_phase_and_is_recreated_next_time
         [
             "PreSync Job/migrate Synced [PreSync/Succeeded] Reached expected number of succeeded pods",
             "Sync Deployment/web Synced deployment.apps/web unchanged",
+            "PostSync Job/smoke Synced [PostSync/Succeeded] Reached expected number of succeeded pods",
         ]
     );
     let job2 = live(env, dest.name(), "job", "migrate").expect("the hook Job again");
