@@ -143,16 +143,26 @@ struct Messages {
 }
 
 impl Messages {
-    fn record(ctl: &Controlled, name: &str) -> Self {
+    /// Starts watching; returns once the watch has its initial state, so nothing later is missed.
+    async fn record(ctl: &Controlled, name: &str) -> Self {
         let api: Api<DynamicObject> = ctl.apps();
         let cfg = watcher::Config::default().fields(&format!("metadata.name={name}"));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
         let task = tokio::spawn(async move {
+            let mut ready = Some(ready_tx);
             let mut stream = std::pin::pin!(watcher::watcher(api, cfg));
             while let Some(ev) = stream.next().await {
-                let (Ok(watcher::Event::Apply(o)) | Ok(watcher::Event::InitApply(o))) = ev else {
-                    continue;
+                let o = match ev {
+                    Ok(watcher::Event::InitDone) => {
+                        if let Some(tx) = ready.take() {
+                            let _ = tx.send(());
+                        }
+                        continue;
+                    }
+                    Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => o,
+                    _ => continue,
                 };
                 let v = serde_json::to_value(&o).expect("json");
                 if let Some(m) = v
@@ -166,6 +176,10 @@ impl Messages {
                 }
             }
         });
+        tokio::time::timeout(Duration::from_secs(30), ready_rx)
+            .await
+            .expect("the watch started")
+            .expect("the watch started");
         Self { seen, task }
     }
 
@@ -483,7 +497,7 @@ async fn waves_run_in_order_and_a_deployment_holds_the_next_wave_until_healthy()
     );
     let name = app_name("waves");
     create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
-    let messages = Messages::record(&ctl, &name);
+    let messages = Messages::record(&ctl, &name).await;
 
     let app = ctl.sync(&name, json!({})).await;
     assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
@@ -683,7 +697,7 @@ async fn a_custom_resource_that_is_not_ready_holds_the_next_wave_until_it_is() {
     widgets.create_with_status(dest.name(), "slow", "False", "Provisioning");
     let name = app_name("gate");
     create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
-    let messages = Messages::record(&ctl, &name);
+    let messages = Messages::record(&ctl, &name).await;
 
     let who = ctl.request_op(&name, json!({"sync": {}})).await;
     let waiting = format!("waiting for healthy state of {}/Widget/slow", widgets.group);
@@ -950,7 +964,7 @@ async fn a_failed_sync_is_retried_with_backoff_until_the_namespace_appears() {
     repo.commit(&[("app/cfg.yaml", configmap("cfg", json!({})))], "v1");
     let name = app_name("retry");
     create_app(&ctl, &name, &repo, &missing, json!({})).await;
-    let messages = Messages::record(&ctl, &name);
+    let messages = Messages::record(&ctl, &name).await;
 
     let failure = "one or more objects failed to apply (dry run)";
     let who = ctl
@@ -960,8 +974,11 @@ async fn a_failed_sync_is_retried_with_backoff_until_the_namespace_appears() {
         )
         .await;
     let app = ctl
-        .wait_app(&name, "a retry scheduled", |a| {
+        .wait_app(&name, "waiting to retry", |a| {
             state(a)["retryCount"].as_u64().is_some_and(|n| n >= 1)
+                && state(a)["message"]
+                    .as_str()
+                    .is_some_and(|m| retry_attempt(m, failure).is_some())
         })
         .await;
     assert_eq!(state(&app)["phase"], "Running", "{:#}", state(&app));
@@ -1040,7 +1057,7 @@ async fn terminate_stops_a_sync_held_by_a_running_hook_and_deletes_the_hook() {
     );
     let name = app_name("terminate");
     create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
-    let messages = Messages::record(&ctl, &name);
+    let messages = Messages::record(&ctl, &name).await;
 
     let who = ctl.request_op(&name, json!({"sync": {}})).await;
     let waiting = "waiting for completion of hook batch/Job/hold";
@@ -1267,7 +1284,7 @@ async fn prune_confirm_waits_for_the_deletion_approval() {
     let app = ctl.sync(&name, json!({})).await;
     assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
     repo.remove(&["app/guarded.yaml"], "v2");
-    let messages = Messages::record(&ctl, &name);
+    let messages = Messages::record(&ctl, &name).await;
 
     let who = ctl
         .request_op(
@@ -1369,7 +1386,7 @@ async fn terminate_stops_a_sync_held_by_a_resource_that_never_becomes_healthy() 
     widgets.create_with_status(dest.name(), "slow", "False", "Provisioning");
     let name = app_name("termgate");
     create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
-    let messages = Messages::record(&ctl, &name);
+    let messages = Messages::record(&ctl, &name).await;
 
     let who = ctl.request_op(&name, json!({"sync": {}})).await;
     let waiting = format!("waiting for healthy state of {}/Widget/slow", widgets.group);
