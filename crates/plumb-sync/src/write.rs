@@ -18,6 +18,9 @@ pub(crate) struct Written {
     pub verb: &'static str,
 }
 
+/// How often a replacement is based anew on the live object after a conflict.
+const REPLACE_CONFLICTS: u32 = 3;
+
 /// How long a forced replacement waits for the old object to go.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -41,19 +44,36 @@ pub(crate) async fn write(
     };
     let fail = |e: plumb_kube::Error| describe(&e, &key);
     if options.is_true("Replace") {
-        return match live {
-            None => applier
+        if live.is_none() {
+            return applier
                 .create(desired, dry_run)
                 .await
                 .map(|_| Written { verb: "created" })
-                .map_err(fail),
-            Some(_) if force && !dry_run => recreate(applier, &key, desired).await,
-            Some(live) => match applier.replace(desired, live, dry_run).await {
-                Ok(_) => Ok(Written { verb: "replaced" }),
+                .map_err(fail);
+        }
+        if force && !dry_run {
+            return recreate(applier, &key, desired).await;
+        }
+        // As kubectl's replace: based on the object as it is now, not as it was compared, and
+        // tried again when a controller wrote it in between (its status, typically).
+        let mut conflicts = 0;
+        return loop {
+            let Some(current) = applier.get(&key).await.map_err(fail)? else {
+                break applier
+                    .create(desired, dry_run)
+                    .await
+                    .map(|_| Written { verb: "created" })
+                    .map_err(fail);
+            };
+            match applier.replace(desired, &current, dry_run).await {
+                Ok(_) => break Ok(Written { verb: "replaced" }),
+                Err(e) if e.status_code() == Some(409) && conflicts < REPLACE_CONFLICTS => {
+                    conflicts += 1;
+                }
                 // A dry run cannot show that deleting first would succeed; the real run will.
-                Err(e) if force && is_immutable(&e) => Ok(Written { verb: "replaced" }),
-                Err(e) => Err(fail(e)),
-            },
+                Err(e) if force && is_immutable(&e) => break Ok(Written { verb: "replaced" }),
+                Err(e) => break Err(fail(e)),
+            }
         };
     }
     match applier.apply_with(desired, live, opts).await {
