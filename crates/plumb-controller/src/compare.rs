@@ -61,7 +61,8 @@ pub struct ComparedResource {
     pub sync_wave: i64,
     /// Whether the object is a sync hook.
     pub hook: bool,
-    /// Another Application (`namespace/name`) whose tracking annotation the live object carries.
+    /// Another Application (its instance name, as Argo CD names it in messages) whose tracking
+    /// annotation the live object carries.
     pub shared_with: Option<String>,
 }
 
@@ -254,18 +255,19 @@ pub async fn compare(
             && t.app != instance
             && t.self_referencing
         {
-            shared_with = Some(format!("{}/{}", engines.control_namespace, t.app));
+            // Argo CD's wording: this Application first, then the other by its instance name
+            // (`ns_name` for an Application outside the control namespace reads `ns/name`).
+            let other = t.app.replace('_', "/");
             warnings.push((
                 "SharedResourceWarning".to_string(),
                 format!(
-                    "{}/{} is part of applications {}/{} and {}",
+                    "{}/{} is part of applications {} and {other}",
                     p.key.kind,
                     p.key.name,
-                    engines.control_namespace,
-                    t.app,
                     app.name()
                 ),
             ));
+            shared_with = Some(other);
         }
         let diff = if hook {
             None

@@ -348,7 +348,7 @@ fn request(
             .unwrap_or_default(),
         health_gate,
         permitted: None,
-        app_name: format!("{}/{}", engines.control_namespace, app.name()),
+        app_name: app.name().to_string(),
     }
 }
 

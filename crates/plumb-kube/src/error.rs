@@ -87,4 +87,44 @@ impl Error {
             _ => None,
         }
     }
+
+    /// The API server's own message (`namespaces "shop" not found`), when the failure was an
+    /// API response: what kubectl prints, without the request context around it.
+    pub fn api_message(&self) -> Option<&str> {
+        match self {
+            Self::Request { source, .. } => match source.as_ref() {
+                kube::Error::Api(status) if !status.message.is_empty() => {
+                    Some(status.message.as_str())
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_responses_expose_code_and_message() {
+        let status: kube::core::Status = serde_json::from_value(serde_json::json!({
+            "status": "Failure", "code": 404, "reason": "NotFound",
+            "message": "namespaces \"shop\" not found"
+        }))
+        .expect("status");
+        let e = Error::Request {
+            key: ResourceKey::new("", "ConfigMap", "shop", "cfg"),
+            action: "server-side apply",
+            source: Box::new(kube::Error::Api(Box::new(status))),
+        };
+        assert_eq!(e.status_code(), Some(404));
+        assert_eq!(e.api_message(), Some("namespaces \"shop\" not found"));
+        let other = Error::UnknownKind {
+            gk: GroupKind::new("example.com", "Widget"),
+            version: None,
+        };
+        assert_eq!(other.api_message(), None);
+    }
 }

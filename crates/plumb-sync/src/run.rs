@@ -348,7 +348,7 @@ impl<'a, 'b> Run<'a, 'b> {
                 && t.options.is_true("FailOnSharedResource")
             {
                 let msg = format!(
-                    "Shared resource found: {}/{} is part of applications {other} and {}",
+                    "Shared resource found: {}/{} is part of applications {} and {other}",
                     t.key.kind, t.key.name, self.req.app_name
                 );
                 return Some(self.fail_tasks(vec![(t.clone(), msg.clone())], &msg));
@@ -480,6 +480,10 @@ impl<'a, 'b> Run<'a, 'b> {
             };
             let i = self.record(t, Some(status), message);
             self.results[i].finished_at = Some(now());
+            if t.is_hook() {
+                // Argo CD: a hook that passed its dry run has done all a dry run does.
+                self.results[i].hook_phase = Some(OperationPhase::Succeeded);
+            }
         }
         self.outcome(
             OperationPhase::Succeeded,
@@ -598,7 +602,6 @@ impl<'a, 'b> Run<'a, 'b> {
                 apply_failed = true;
             }
         }
-        let mut crds = Vec::new();
         for &i in in_step {
             let e = &mut execs[i];
             if e.task.is_prune() || e.state != State::Pending {
@@ -640,8 +643,24 @@ impl<'a, 'b> Run<'a, 'b> {
                     } else {
                         e.state = State::Running;
                     }
-                    if task.key.kind == "CustomResourceDefinition" {
-                        crds.push(task.key.clone());
+                    if is_crd(&task.key) {
+                        // Its custom resources may follow in this very step (a CRD adopts
+                        // the wave of its first resource): they need the kind served first.
+                        self.report();
+                        if let Err(msg) = self.wait_established(&task.key).await {
+                            let r = &mut self.results[idx];
+                            r.status = Some(ResultCode::SyncFailed);
+                            r.message = Some(msg);
+                            r.finished_at = Some(now());
+                            execs[i].state = State::Failed;
+                            self.report();
+                            return Some(
+                                "one or more synchronization tasks completed unsuccessfully",
+                            );
+                        }
+                        if last {
+                            self.results[idx].finished_at = Some(now());
+                        }
                     }
                 }
                 Err(msg) => {
@@ -660,12 +679,6 @@ impl<'a, 'b> Run<'a, 'b> {
         }
         if apply_failed {
             return Some("one or more objects failed to apply");
-        }
-        for crd in crds {
-            if let Err(msg) = self.wait_established(&crd).await {
-                self.set_message(msg);
-                return Some("one or more synchronization tasks completed unsuccessfully");
-            }
         }
         self.wait_for_step(execs, in_step).await
     }
@@ -866,8 +879,8 @@ impl<'a, 'b> Run<'a, 'b> {
         ok
     }
 
-    /// A CRD applied in this step is Established, and discovery knows its kind, before any
-    /// later wave uses it.
+    /// A CRD just applied is Established, and discovery knows its kind, before anything after
+    /// it (its custom resources in the same wave, or later waves) is applied.
     async fn wait_established(&mut self, crd: &ResourceKey) -> Result<(), String> {
         self.set_message(format!(
             "waiting for {} to be established",
@@ -948,30 +961,31 @@ impl<'a, 'b> Run<'a, 'b> {
     /// Argo CD's `Operation terminated`.
     async fn terminate(&mut self, execs: &mut [Exec]) -> SyncOutcome {
         let mut errors = false;
-        for e in execs.iter_mut() {
-            if e.state != State::Running {
-                continue;
+        // Running hooks are stopped; applied objects waiting to be healthy keep their result
+        // (they were applied, and nothing stops them), as in Argo CD.
+        for e in execs
+            .iter_mut()
+            .filter(|e| e.state == State::Running && e.task.is_hook())
+        {
+            if let Err(msg) = remove_hook_finalizer(self.ctx.applier, &e.task.key).await {
+                tracing::warn!(key = %e.task.key, "terminating a hook: {msg}");
             }
-            if e.task.is_hook() {
-                if let Err(msg) = remove_hook_finalizer(self.ctx.applier, &e.task.key).await {
-                    tracing::warn!(key = %e.task.key, "terminating a hook: {msg}");
-                }
-                if let Err(err) = self
-                    .ctx
-                    .applier
-                    .delete(&e.task.key, PropagationPolicy::Background)
-                    .await
-                {
+            let message = match self
+                .ctx
+                .applier
+                .delete(&e.task.key, PropagationPolicy::Background)
+                .await
+            {
+                Ok(_) => "Terminated".to_string(),
+                Err(err) => {
                     errors = true;
-                    tracing::warn!(key = %e.task.key, "terminating a hook: {}", error_text(&err));
+                    format!("Failed to delete: {}", error_text(&err))
                 }
-            }
+            };
             if let Some(idx) = e.result {
                 let r = &mut self.results[idx];
-                if e.task.is_hook() {
-                    r.hook_phase = Some(OperationPhase::Failed);
-                }
-                r.message = Some("Terminated".into());
+                r.hook_phase = Some(OperationPhase::Failed);
+                r.message = Some(message);
                 r.finished_at = Some(now());
             }
             e.state = State::Failed;
@@ -985,6 +999,10 @@ impl<'a, 'b> Run<'a, 'b> {
         out.terminated = true;
         out
     }
+}
+
+fn is_crd(key: &ResourceKey) -> bool {
+    key.group == "apiextensions.k8s.io" && key.kind == "CustomResourceDefinition"
 }
 
 fn propagation(options: &SyncOptions) -> PropagationPolicy {

@@ -1,7 +1,7 @@
 //! Writing one object the way its sync options ask: server-side apply (the default), `Replace=true`
 //! (kubectl's replace), `Force=true` (delete and recreate when the change cannot be applied in
-//! place), `Validate=false`. Errors name the object and, for immutable fields, the option that
-//! would fix them.
+//! place; never for CRDs and Namespaces), `Validate=false`. Errors name the object and, for
+//! immutable fields, the option that would fix them.
 
 use std::time::Duration;
 
@@ -18,6 +18,9 @@ pub(crate) struct Written {
     pub verb: &'static str,
 }
 
+/// How often a replacement is based anew on the live object after a conflict.
+const REPLACE_CONFLICTS: u32 = 3;
+
 /// How long a forced replacement waits for the old object to go.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -30,27 +33,47 @@ pub(crate) async fn write(
     dry_run: bool,
 ) -> Result<Written, String> {
     let key = ResourceKey::of(desired);
-    let force = options.is_true("Force");
+    // Deleting a CRD deletes every resource of its kind, deleting a Namespace everything in it:
+    // whatever the options say, they are changed in place or not at all.
+    let force = options.is_true("Force") && recreatable(&key);
     let opts = WriteOptions {
         validate: !options
             .get("Validate")
             .is_some_and(|v| v.eq_ignore_ascii_case("false")),
         dry_run,
     };
+    let fail = |e: plumb_kube::Error| describe(&e, &key);
     if options.is_true("Replace") {
-        return match live {
-            None => applier
+        if live.is_none() {
+            return applier
                 .create(desired, dry_run)
                 .await
                 .map(|_| Written { verb: "created" })
-                .map_err(|e| error_text(&e)),
-            Some(_) if force && !dry_run => recreate(applier, &key, desired).await,
-            Some(live) => match applier.replace(desired, live, dry_run).await {
-                Ok(_) => Ok(Written { verb: "replaced" }),
+                .map_err(fail);
+        }
+        if force && !dry_run {
+            return recreate(applier, &key, desired).await;
+        }
+        // As kubectl's replace: based on the object as it is now, not as it was compared, and
+        // tried again when a controller wrote it in between (its status, typically).
+        let mut conflicts = 0;
+        return loop {
+            let Some(current) = applier.get(&key).await.map_err(fail)? else {
+                break applier
+                    .create(desired, dry_run)
+                    .await
+                    .map(|_| Written { verb: "created" })
+                    .map_err(fail);
+            };
+            match applier.replace(desired, &current, dry_run).await {
+                Ok(_) => break Ok(Written { verb: "replaced" }),
+                Err(e) if e.status_code() == Some(409) && conflicts < REPLACE_CONFLICTS => {
+                    conflicts += 1;
+                }
                 // A dry run cannot show that deleting first would succeed; the real run will.
-                Err(e) if force && is_immutable(&e) => Ok(Written { verb: "replaced" }),
-                Err(e) => Err(error_text(&e)),
-            },
+                Err(e) if force && is_immutable(&e) => break Ok(Written { verb: "replaced" }),
+                Err(e) => break Err(fail(e)),
+            }
         };
     }
     match applier.apply_with(desired, live, opts).await {
@@ -69,8 +92,17 @@ pub(crate) async fn write(
             Some(_) if dry_run => Ok(Written { verb: "replaced" }),
             _ => recreate(applier, &key, desired).await,
         },
-        Err(e) => Err(error_text(&e)),
+        Err(e) => Err(fail(e)),
     }
+}
+
+/// Whether `Force=true` may delete the object to create it again: never a CRD (its resources
+/// would go with it) nor a Namespace (its contents would).
+fn recreatable(key: &ResourceKey) -> bool {
+    !matches!(
+        (key.group.as_str(), key.kind.as_str()),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") | ("", "Namespace")
+    )
 }
 
 /// Deletes the object, waits until it is gone, and creates it again (`kubectl replace --force`).
@@ -159,17 +191,36 @@ fn chain(e: &plumb_kube::Error) -> String {
     msg
 }
 
-/// The full error chain on one line (the API server's message is what users act on), with the
-/// way out when a field cannot be changed in place.
+/// The API server's message (else the full error chain on one line), with the way out when a
+/// field cannot be changed in place.
 pub(crate) fn error_text(e: &plumb_kube::Error) -> String {
-    let msg = chain(e);
+    // The API server's message is what kubectl, and so Argo CD, shows; the request context
+    // around it would repeat it (and the object is named by the result already).
+    let msg = e.api_message().map_or_else(|| chain(e), str::to_string);
     if is_immutable(e) {
-        format!(
-            "{msg} (the field is immutable: the sync option Force=true, with Replace=true or alone, deletes and recreates the object; set it in the object's argocd.argoproj.io/sync-options annotation)"
-        )
+        format!("{msg} ({FORCE_HINT})")
     } else {
         msg
     }
+}
+
+const FORCE_HINT: &str = "the field is immutable: the sync option Force=true, with Replace=true or alone, deletes and recreates the object; set it in the object's argocd.argoproj.io/sync-options annotation";
+
+/// [`error_text`] for a write of `key`: an object Plumb never recreates gets no advice to force.
+fn describe(e: &plumb_kube::Error, key: &ResourceKey) -> String {
+    if recreatable(key) || !is_immutable(e) {
+        return error_text(e);
+    }
+    let msg = e.api_message().map_or_else(|| chain(e), str::to_string);
+    let lost = if key.kind == "Namespace" {
+        "everything in it"
+    } else {
+        "every resource of its kind"
+    };
+    format!(
+        "{msg} (the field is immutable, and Plumb never deletes a {} to recreate it: that would delete {lost})",
+        key.kind
+    )
 }
 
 #[cfg(test)]
@@ -186,5 +237,19 @@ mod tests {
             kubectl_name(&ResourceKey::new("", "Service", "n", "api")),
             "service/api"
         );
+    }
+
+    #[test]
+    fn crds_and_namespaces_are_never_recreated() {
+        assert!(recreatable(&ResourceKey::new(
+            "batch", "Job", "n", "migrate"
+        )));
+        assert!(!recreatable(&ResourceKey::new(
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition",
+            "",
+            "widgets.example.com"
+        )));
+        assert!(!recreatable(&ResourceKey::new("", "Namespace", "", "shop")));
     }
 }

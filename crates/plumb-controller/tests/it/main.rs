@@ -6,3 +6,4 @@ mod multi_cluster;
 mod reconcile;
 mod restart;
 mod support;
+mod sync_depth;

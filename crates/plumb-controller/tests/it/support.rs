@@ -40,6 +40,26 @@ impl Controlled {
 
     /// A controller watching `ns` (which gets the default AppProject).
     pub async fn start_in(env: &'static TestEnv, ns: TestNamespace) -> Self {
+        Self::start_in_with(env, ns, |_| {}).await
+    }
+
+    /// A controller whose configuration `tweak` adjusts (e.g. a short `sync_wave_delay`).
+    pub async fn start_with(
+        env: &'static TestEnv,
+        prefix: &str,
+        tweak: impl FnOnce(&mut ControllerConfig),
+    ) -> Self {
+        install_crds(env);
+        let ns = env.namespace(prefix);
+        Self::start_in_with(env, ns, tweak).await
+    }
+
+    /// [`Controlled::start_in`] with a configuration tweak.
+    pub async fn start_in_with(
+        env: &'static TestEnv,
+        ns: TestNamespace,
+        tweak: impl FnOnce(&mut ControllerConfig),
+    ) -> Self {
         // PLUMB_LOG=plumb_controller=debug shows what the controller does during a test.
         if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("PLUMB_LOG") {
             let _ = tracing_subscriber::fmt()
@@ -68,6 +88,7 @@ impl Controlled {
         config.metrics_addr = None;
         config.source.tools.helm = plumb_testenv::tools::helm();
         config.source.tools.kustomize = plumb_testenv::tools::kustomize();
+        tweak(&mut config);
         let c = client.clone();
         let task = tokio::spawn(async move {
             match plumb_controller::run(c, config).await {
@@ -131,21 +152,29 @@ impl Controlled {
 
     /// Requests a sync and waits for it to finish; returns the Application afterwards.
     pub async fn sync(&self, name: &str, sync: Value) -> Value {
-        // A unique initiator tells this operation's result from the previous one's.
+        let who = self.request_op(name, json!({"sync": sync})).await;
+        self.wait_op(name, &who).await
+    }
+
+    /// Writes `operation` (a unique `initiatedBy` added) and returns the initiator, which tells
+    /// this operation's result from the previous one's.
+    pub async fn request_op(&self, name: &str, mut operation: Value) -> String {
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let who = format!(
             "test-{}",
             N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
-        self.patch_app(
-            name,
-            json!({"operation": {"sync": sync, "initiatedBy": {"username": who}}}),
-        )
-        .await;
+        operation["initiatedBy"] = json!({"username": who});
+        self.patch_app(name, json!({"operation": operation})).await;
+        who
+    }
+
+    /// Waits until the operation initiated by `who` finished; returns the Application.
+    pub async fn wait_op(&self, name: &str, who: &str) -> Value {
         self.wait_app(name, "operation finished", |a| {
             let st = &a["status"]["operationState"];
             a["operation"].is_null()
-                && st["operation"]["initiatedBy"]["username"] == who.as_str()
+                && st["operation"]["initiatedBy"]["username"] == who
                 && matches!(st["phase"].as_str(), Some("Succeeded" | "Failed" | "Error"))
         })
         .await
