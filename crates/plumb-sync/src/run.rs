@@ -547,6 +547,9 @@ impl<'a, 'b> Run<'a, 'b> {
                 .filter(|&i| execs[i].task.step() == *step)
                 .collect();
             if let Some(f) = self.run_step(&mut execs, &in_step, last).await {
+                if self.terminating() {
+                    return self.terminate(&mut execs).await;
+                }
                 failure = Some(f);
                 break;
             }
@@ -833,7 +836,12 @@ impl<'a, 'b> Run<'a, 'b> {
             group_kind_name(&e.task.key)
         ));
         remove_hook_finalizer(self.ctx.applier, &e.task.key).await?;
-        let r = delete_and_wait(self.ctx.applier, &e.task.key, PropagationPolicy::Foreground).await;
+        // A terminate request does not wait for the old hook to go.
+        let mut control = self.ctx.control.clone();
+        let r = tokio::select! {
+            r = delete_and_wait(self.ctx.applier, &e.task.key, PropagationPolicy::Foreground) => r,
+            _ = control.wait_for(|c| c.terminate) => Err("terminated while the previous hook was being deleted".to_string()),
+        };
         e.deleting = false;
         r
     }
