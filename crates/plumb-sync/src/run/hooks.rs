@@ -1,0 +1,139 @@
+//! Hooks: the previous object deleted before a hook is created (`BeforeHookCreation`), the hook
+//! finalizer that keeps a finished hook until its result is recorded, delete policies once it
+//! finished, and the SyncFail hooks run after a failure.
+
+use super::*;
+
+impl Run<'_, '_> {
+    /// A finished hook: its result is recorded, so the finalizer goes, and the hook is deleted
+    /// when its policy says so.
+    pub(super) async fn finish_hook(&mut self, e: &Exec) {
+        let Some(desired) = &e.task.desired else {
+            return;
+        };
+        if let Err(msg) = remove_hook_finalizer(self.ctx.applier, &e.task.key).await {
+            tracing::warn!(key = %e.task.key, "removing the hook finalizer: {msg}");
+        }
+        let policies = delete_policies(desired);
+        let delete = (e.state == State::Succeeded
+            && policies.contains(&DeletePolicy::HookSucceeded))
+            || (e.state == State::Failed && policies.contains(&DeletePolicy::HookFailed));
+        if delete
+            && let Err(err) = self
+                .ctx
+                .applier
+                .delete(&e.task.key, PropagationPolicy::Background)
+                .await
+        {
+            tracing::warn!(key = %e.task.key, "deleting a finished hook: {}", error_text(&err));
+        }
+    }
+
+    /// Deletes the object a hook left behind last time (`BeforeHookCreation`, the default)
+    /// and waits until it is gone.
+    pub(super) async fn remove_previous_hook(&mut self, e: &mut Exec) -> Result<(), String> {
+        let Some(desired) = &e.task.desired else {
+            return Ok(());
+        };
+        if !delete_policies(desired).contains(&DeletePolicy::BeforeHookCreation) {
+            return Ok(());
+        }
+        let live = self
+            .ctx
+            .applier
+            .get(&e.task.key)
+            .await
+            .map_err(|err| error_text(&err))?;
+        if live.is_none() {
+            return Ok(());
+        }
+        e.deleting = true;
+        self.set_message(format!(
+            "waiting for deletion of hook {}",
+            group_kind_name(&e.task.key)
+        ));
+        remove_hook_finalizer(self.ctx.applier, &e.task.key).await?;
+        // A terminate request does not wait for the old hook to go.
+        let mut control = self.ctx.control.clone();
+        let r = tokio::select! {
+            r = delete_and_wait(self.ctx.applier, &e.task.key, PropagationPolicy::Foreground) => r,
+            _ = control.wait_for(|c| c.terminate) => Err("terminated while the previous hook was being deleted".to_string()),
+        };
+        e.deleting = false;
+        r
+    }
+
+    /// Runs the SyncFail hooks after a failure, then fails the operation with `message`.
+    pub(super) async fn run_fail_hooks(
+        &mut self,
+        hooks: Vec<PlannedTask>,
+        message: &'static str,
+    ) -> SyncOutcome {
+        if !hooks.is_empty() && !self.terminating() {
+            let mut execs: Vec<Exec> = hooks
+                .into_iter()
+                .map(|task| Exec {
+                    task,
+                    state: State::Pending,
+                    result: None,
+                    deleting: false,
+                })
+                .collect();
+            let steps: Vec<(i32, i64)> = {
+                let mut s: Vec<(i32, i64)> = execs.iter().map(|e| e.task.step()).collect();
+                s.dedup();
+                s
+            };
+            for step in steps {
+                let in_step: Vec<usize> = (0..execs.len())
+                    .filter(|&i| execs[i].task.step() == step)
+                    .collect();
+                if self.run_step(&mut execs, &in_step, false).await.is_some() || self.terminating()
+                {
+                    break;
+                }
+            }
+        }
+        self.outcome(OperationPhase::Failed, message)
+    }
+}
+
+pub(super) fn add_hook_finalizer(obj: &mut Value) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        let list = meta.entry("finalizers").or_insert_with(|| json!([]));
+        if let Some(list) = list.as_array_mut()
+            && !list.iter().any(|f| f == HOOK_FINALIZER)
+        {
+            list.push(Value::String(HOOK_FINALIZER.into()));
+        }
+    }
+}
+
+pub(super) async fn remove_hook_finalizer(
+    applier: &Applier,
+    key: &ResourceKey,
+) -> Result<(), String> {
+    let Some(live) = applier.get(key).await.map_err(|e| error_text(&e))? else {
+        return Ok(());
+    };
+    let finalizers: Vec<Value> = live
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if !finalizers.iter().any(|f| f == HOOK_FINALIZER) {
+        return Ok(());
+    }
+    let kept: Vec<Value> = finalizers
+        .into_iter()
+        .filter(|f| f != HOOK_FINALIZER)
+        .collect();
+    // The resourceVersion makes this a compare-and-swap: a finalizer another controller added
+    // in between is never dropped.
+    let patch = json!({"metadata": {"finalizers": kept, "resourceVersion": live.pointer("/metadata/resourceVersion")}});
+    applier
+        .merge_patch(key, &patch)
+        .await
+        .map(|_| ())
+        .map_err(|e| error_text(&e))
+}

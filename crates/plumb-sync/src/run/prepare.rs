@@ -1,0 +1,228 @@
+//! Before any change: the namespace (`CreateNamespace=true`), the validity of every task (project
+//! rules, `FailOnSharedResource`), and the dry run of every task; a dry-run sync ends here.
+
+use super::*;
+
+impl Run<'_, '_> {
+    pub(super) async fn create_namespace(&mut self) -> Option<SyncOutcome> {
+        let ns = self.req.create_namespace.clone()?;
+        let key = ResourceKey::new("", "Namespace", "", &ns.name);
+        let live = self.ctx.applier.get(&key).await.ok().flatten();
+        if live.is_some() && ns.labels.is_empty() && ns.annotations.is_empty() {
+            return None;
+        }
+        let body = json!({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": ns.name, "labels": ns.labels, "annotations": ns.annotations},
+        });
+        let r = if self.req.dry_run {
+            self.ctx.applier.dry_run_apply(&body).await.map(|_| ())
+        } else {
+            self.ctx
+                .applier
+                .apply(&body, live.as_ref())
+                .await
+                .map(|_| ())
+        };
+        let task = PlannedTask {
+            key: key.clone(),
+            version: "v1".into(),
+            desired: Some(body),
+            live: None,
+            phase: SyncPhase::PreSync,
+            wave: 0,
+            hook: None,
+            options: SyncOptions::default(),
+            shared_with: None,
+        };
+        let (status, message, failed) = match r {
+            Ok(()) => {
+                let verb = if live.is_none() {
+                    "created"
+                } else {
+                    "configured"
+                };
+                let dry = if self.req.dry_run { " (dry run)" } else { "" };
+                (
+                    ResultCode::Synced,
+                    format!("namespace/{} {verb}{dry}", ns.name),
+                    false,
+                )
+            }
+            Err(e) => (ResultCode::SyncFailed, error_text(&e), true),
+        };
+        let i = self.record(&task, Some(status), message);
+        self.results[i].finished_at = Some(now());
+        self.report();
+        failed.then(|| {
+            self.outcome(
+                OperationPhase::Failed,
+                "one or more objects failed to apply",
+            )
+        })
+    }
+
+    /// Tasks that must not run at all: forbidden by the project, or shared with another
+    /// Application under `FailOnSharedResource=true`.
+    pub(super) fn validate(&mut self, tasks: &[PlannedTask]) -> Option<SyncOutcome> {
+        let catalog = self.ctx.applier.discovery().catalog();
+        let mut invalid = Vec::new();
+        for t in tasks {
+            if let Some(check) = &self.req.permitted {
+                let namespaced = catalog.is_namespaced(&t.key.group_kind());
+                if let Err(msg) = check(&t.key, namespaced) {
+                    invalid.push((t.clone(), msg));
+                    continue;
+                }
+            }
+            if let Some(other) = &t.shared_with
+                && t.options.is_true("FailOnSharedResource")
+            {
+                let msg = format!(
+                    "Shared resource found: {}/{} is part of applications {} and {other}",
+                    t.key.kind, t.key.name, self.req.app_name
+                );
+                return Some(self.fail_tasks(vec![(t.clone(), msg.clone())], &msg));
+            }
+        }
+        if invalid.is_empty() {
+            return None;
+        }
+        let summary = invalid
+            .iter()
+            .map(|(_, m)| m.as_str())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+            .join(", ");
+        Some(self.fail_tasks(
+            invalid,
+            &format!("one or more synchronization tasks are not valid: {summary}"),
+        ))
+    }
+
+    pub(super) fn fail_tasks(
+        &mut self,
+        failed: Vec<(PlannedTask, String)>,
+        message: &str,
+    ) -> SyncOutcome {
+        for (t, msg) in failed {
+            let i = self.record(&t, Some(ResultCode::SyncFailed), msg);
+            self.results[i].finished_at = Some(now());
+        }
+        self.outcome(OperationPhase::Failed, message)
+    }
+
+    /// Every object is dry-run before anything changes; one failure fails the sync. Custom
+    /// resources whose CRD is part of this sync (or `SkipDryRunOnMissingResource=true`) skip
+    /// the dry run when their kind is not served yet.
+    pub(super) async fn dry_run_all(&mut self, tasks: &mut [PlannedTask]) -> Option<SyncOutcome> {
+        let crd_kinds: BTreeSet<(String, String)> = tasks
+            .iter()
+            .filter(|t| t.key.kind == "CustomResourceDefinition" && !t.is_prune())
+            .filter_map(|t| t.desired.as_ref())
+            .map(|d| {
+                (
+                    d.pointer("/spec/group")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    d.pointer("/spec/names/kind")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                )
+            })
+            .collect();
+        let mut failed = Vec::new();
+        for t in tasks.iter_mut() {
+            let Some(desired) = t.desired.clone() else {
+                continue;
+            };
+            let r = if t.is_hook() {
+                self.dry_run_hook(&desired).await
+            } else {
+                match write(
+                    self.ctx.applier,
+                    &desired,
+                    t.live.as_ref(),
+                    &t.options,
+                    true,
+                )
+                .await
+                {
+                    Ok(w) => {
+                        self.dry_verbs.push((t.key.clone(), w.verb));
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            };
+            if let Err(msg) = r {
+                let missing_kind = msg.contains("kind not served by the API server");
+                let crd_here = crd_kinds.contains(&(t.key.group.clone(), t.key.kind.clone()));
+                if missing_kind && (crd_here || t.options.is_true("SkipDryRunOnMissingResource")) {
+                    continue;
+                }
+                failed.push((t.clone(), msg));
+            }
+        }
+        if failed.is_empty() {
+            None
+        } else {
+            Some(self.fail_tasks(failed, "one or more objects failed to apply (dry run)"))
+        }
+    }
+
+    /// A hook is created anew each time; its dry run must not collide with the previous run's
+    /// object, which is deleted before the hook is created.
+    pub(super) async fn dry_run_hook(&self, desired: &Value) -> Result<(), String> {
+        let mut probe = desired.clone();
+        if let Some(meta) = probe.get_mut("metadata").and_then(Value::as_object_mut)
+            && let Some(name) = meta
+                .remove("name")
+                .and_then(|n| n.as_str().map(str::to_string))
+        {
+            let prefix: String = name.chars().take(50).collect();
+            meta.insert("generateName".into(), Value::String(format!("{prefix}-")));
+        }
+        self.ctx
+            .applier
+            .create(&probe, true)
+            .await
+            .map(|_| ())
+            .map_err(|e| error_text(&e))
+    }
+
+    pub(super) fn finish_dry_run(&mut self, tasks: &[PlannedTask]) -> SyncOutcome {
+        for t in tasks {
+            if t.phase == SyncPhase::SyncFail {
+                continue;
+            }
+            let (status, message) = if t.is_prune() {
+                self.prune_verdict(t)
+                    .unwrap_or((ResultCode::Pruned, "pruned (dry run)".into()))
+            } else {
+                let verb = self
+                    .dry_verbs
+                    .iter()
+                    .find(|(k, _)| *k == t.key)
+                    .map_or("created", |(_, v)| *v);
+                (
+                    ResultCode::Synced,
+                    format!("{} {verb} (dry run)", kubectl_name(&t.key)),
+                )
+            };
+            let i = self.record(t, Some(status), message);
+            self.results[i].finished_at = Some(now());
+            if t.is_hook() {
+                // Argo CD: a hook that passed its dry run has done all a dry run does.
+                self.results[i].hook_phase = Some(OperationPhase::Succeeded);
+            }
+        }
+        self.outcome(
+            OperationPhase::Succeeded,
+            "successfully synced (all tasks run)",
+        )
+    }
+}
