@@ -8,7 +8,9 @@ use serde_json::Value;
 /// An API group and kind; the core group is the empty string.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 pub struct GroupKind {
-    /// API group (`apps`, `networking.k8s.io`, or `""` for core).
+    /// API group (`apps`, `networking.k8s.io`, or `""` for core; may be left out when written,
+    /// as in an AppProject's `{kind: Namespace}`).
+    #[serde(default)]
     pub group: String,
     /// Kind (`Deployment`).
     pub kind: String,

@@ -8,6 +8,6 @@
 //! The controller enforces both before any apply and on every reconcile; the CLI uses the same
 //! functions to show what the controller will decide.
 
-pub mod glob;
+mod pattern;
 pub mod project;
 pub mod windows;

@@ -27,6 +27,7 @@
 //!
 //! ```
 //! use plumb_model::application::{AppProject, Application};
+
 //! use plumb_policy::project::{Destination, Rule, check_application, check_resource};
 //!
 //! let project: AppProject = serde_json::from_value(serde_json::json!({
@@ -52,13 +53,14 @@
 //! the `name` of newer Argo's cluster resource restrictions, and repositories or clusters that
 //! Argo adds to a project from project-scoped repository and cluster Secrets.
 
-mod pattern;
 pub mod repo_url;
 
 use std::fmt;
 
 use plumb_model::GroupKind;
 use plumb_model::application::{AppProject, Application, ApplicationDestination};
+
+use crate::pattern;
 
 /// A destination as the caller resolved it: both the cluster's server URL and its name (from
 /// the Application's `destination` plus the cluster list), and a namespace.

@@ -2,7 +2,12 @@
 
 use plumb_model::application::{AppProject, Application, SyncWindow};
 
-use crate::glob::glob;
+use crate::pattern;
+
+/// Argo CD matches window selectors with `util/glob.Match` (gobwas/glob, no separators).
+fn glob(pattern: &str, text: &str) -> bool {
+    pattern::glob(pattern, text, &[])
+}
 
 fn set(list: &Option<Vec<String>>) -> Option<&[String]> {
     list.as_deref().filter(|l| !l.is_empty())
@@ -150,5 +155,20 @@ mod tests {
             .map(|w| w.schedule.clone().unwrap())
             .collect();
         assert_eq!(got, ["0 2 * * *", "0 9 * * 1-5"]);
+    }
+
+    #[test]
+    fn selectors_use_argos_full_glob_syntax() {
+        let a = app(json!({"name": "in-cluster", "namespace": "payments"}));
+        assert!(matches(&window(json!({"namespaces": ["pay?ents"]})), &a));
+        assert!(matches(
+            &window(json!({"namespaces": ["{billing,payments}"]})),
+            &a
+        ));
+        assert!(matches(&window(json!({"namespaces": ["[op]ayments"]})), &a));
+        assert!(!matches(
+            &window(json!({"namespaces": ["[!p]ayments"]})),
+            &a
+        ));
     }
 }
