@@ -1,0 +1,327 @@
+//! The watchers that feed the work queue: Applications (changes that need a reconcile, and the
+//! control of a running operation), cluster Secrets (remote clusters attached and detached),
+//! AppProjects, the settings ConfigMap, and the poller (`timeout.reconciliation` + jitter).
+
+use super::*;
+
+/// What about an Application makes a reconcile necessary (status writes alone do not).
+#[derive(PartialEq, Eq, Clone)]
+struct AppTrigger {
+    generation: i64,
+    refresh: Option<String>,
+    operation: bool,
+    deleting: bool,
+}
+
+fn trigger_of(obj: &DynamicObject) -> AppTrigger {
+    AppTrigger {
+        generation: obj.metadata.generation.unwrap_or_default(),
+        refresh: obj
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(plumb_model::annotations::REFRESH))
+            .cloned(),
+        operation: obj.data.get("operation").is_some_and(|o| !o.is_null()),
+        deleting: obj.metadata.deletion_timestamp.is_some(),
+    }
+}
+
+pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
+    tokio::spawn(async move {
+        let mut last: HashMap<String, AppTrigger> = HashMap::new();
+        let stream = watcher::watcher(shared.apps_api(), watcher::Config::default());
+        let mut stream = std::pin::pin!(stream);
+        loop {
+            match stream.try_next().await {
+                Ok(Some(watcher::Event::Init)) => {
+                    // A (re)list: the names that follow are the whole set.
+                    shared
+                        .known_apps
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .clear();
+                }
+                Ok(Some(watcher::Event::Apply(obj) | watcher::Event::InitApply(obj))) => {
+                    let name = obj.metadata.name.clone().unwrap_or_default();
+                    shared
+                        .known_apps
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(name.clone());
+                    if shared.is_running(&name)
+                        && let Ok(v) = serde_json::to_value(&obj)
+                    {
+                        shared.update_control(&name, &v);
+                    }
+                    let t = trigger_of(&obj);
+                    tracing::debug!(app = %name, generation = t.generation, operation = t.operation, "application event");
+                    if last.get(&name) != Some(&t) {
+                        last.insert(name.clone(), t);
+                        shared.queue.push(&name);
+                    }
+                }
+                Ok(Some(watcher::Event::Delete(obj))) => {
+                    let name = obj.metadata.name.clone().unwrap_or_default();
+                    last.remove(&name);
+                    shared
+                        .known_apps
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&name);
+                    shared
+                        .metrics
+                        .remove_app(&shared.config.control_namespace, &name);
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!("watching Applications: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    });
+}
+
+/// Every Application the watcher knows of, from memory (no API request).
+fn all_apps(shared: &Shared) -> Vec<String> {
+    shared
+        .known_apps
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .cloned()
+        .collect()
+}
+
+/// Connects to a cluster named by a cluster Secret and starts its live cache.
+async fn attach(
+    shared: &Arc<Shared>,
+    secret: &crate::clusters::ClusterSecret,
+) -> Result<(Arc<Cluster>, tokio::task::JoinHandle<()>)> {
+    let client = secret.client().await?;
+    let mut cluster = Cluster::connect(&secret.server, &secret.name, client.clone()).await?;
+    let engines = shared.engines();
+    let cfg = LiveCacheConfig::default()
+        .tracking(engines.tracking.clone())
+        .exclusions(engines.exclusions.clone())
+        .cluster(secret.server.clone());
+    let (reader, events) = plumb_kube::live_cache(client, &cluster.discovery.catalog(), cfg);
+    cluster.live = Some(reader);
+    let task = {
+        let shared = shared.clone();
+        let server = secret.server.clone();
+        tokio::spawn(async move {
+            let mut events = std::pin::pin!(events);
+            while let Some(ev) = events.next().await {
+                match ev {
+                    Ok(LiveEvent::Changed(change)) => {
+                        for app in change.managed {
+                            shared.queue.push(&app);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(cluster = %server, "live cache: {}", chain(&e)),
+                }
+            }
+        })
+    };
+    Ok((Arc::new(cluster), task))
+}
+
+pub(super) fn spawn_cluster_watcher(shared: Arc<Shared>) {
+    tokio::spawn(async move {
+        let api: Api<k8s_openapi::api::core::v1::Secret> =
+            Api::namespaced(shared.client.clone(), &shared.config.control_namespace);
+        let cfg = watcher::Config::default().labels(crate::clusters::CLUSTER_SECRET_LABEL);
+        let mut stream = std::pin::pin!(watcher::watcher(api, cfg));
+        let mut known: HashMap<String, crate::clusters::ClusterSecret> = HashMap::new();
+        loop {
+            let changed = match stream.try_next().await {
+                Ok(Some(watcher::Event::Apply(s) | watcher::Event::InitApply(s))) => {
+                    let key = s.metadata.name.clone().unwrap_or_default();
+                    match crate::clusters::ClusterSecret::from_secret(&s) {
+                        Some(c) if known.get(&key) != Some(&c) => {
+                            known.insert(key, c);
+                            true
+                        }
+                        Some(_) => false,
+                        None => known.remove(&key).is_some(),
+                    }
+                }
+                Ok(Some(watcher::Event::Delete(s))) => known
+                    .remove(&s.metadata.name.clone().unwrap_or_default())
+                    .is_some(),
+                Ok(Some(_)) => false,
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!("watching cluster Secrets: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    false
+                }
+            };
+            if !changed {
+                continue;
+            }
+            // Attach the new clusters first, then swap: Applications on clusters that stay never
+            // see their cluster missing while another one connects.
+            let wanted: Vec<crate::clusters::ClusterSecret> = known.values().cloned().collect();
+            let to_attach: Vec<crate::clusters::ClusterSecret> = {
+                let attached = shared.remote.read().unwrap_or_else(|e| e.into_inner());
+                wanted
+                    .iter()
+                    .filter(|s| !attached.iter().any(|(a, _, _)| a == *s))
+                    .cloned()
+                    .collect()
+            };
+            let mut fresh = Vec::new();
+            for s in to_attach {
+                match attach(&shared, &s).await {
+                    Ok((cluster, task)) => {
+                        tracing::info!(cluster = %s.server, name = %s.name, "destination cluster added");
+                        fresh.push((s, cluster, task));
+                    }
+                    Err(e) => {
+                        tracing::warn!(cluster = %s.server, "cannot use cluster: {}", chain(&e))
+                    }
+                }
+            }
+            {
+                let mut attached = shared.remote.write().unwrap_or_else(|e| e.into_inner());
+                attached.retain(|(s, _, task)| {
+                    let keep = wanted.contains(s);
+                    if !keep {
+                        task.abort();
+                    }
+                    keep
+                });
+                attached.extend(fresh);
+            }
+            for app in all_apps(&shared) {
+                shared.queue.push(&app);
+            }
+        }
+    });
+}
+
+pub(super) fn spawn_project_watcher(shared: Arc<Shared>) {
+    tokio::spawn(async move {
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            shared.client.clone(),
+            &shared.config.control_namespace,
+            &appproject_resource(),
+        );
+        let mut stream = std::pin::pin!(watcher::watcher(api, watcher::Config::default()));
+        let mut seen: HashMap<String, i64> = HashMap::new();
+        loop {
+            match stream.try_next().await {
+                Ok(Some(
+                    watcher::Event::Apply(p)
+                    | watcher::Event::InitApply(p)
+                    | watcher::Event::Delete(p),
+                )) => {
+                    let name = p.metadata.name.clone().unwrap_or_default();
+                    let generation = p.metadata.generation.unwrap_or_default();
+                    if seen.insert(name, generation) == Some(generation) {
+                        continue;
+                    }
+                    for app in all_apps(&shared) {
+                        shared.queue.push(&app);
+                    }
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!("watching AppProjects: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    });
+}
+
+pub(super) fn spawn_settings_watcher(shared: Arc<Shared>) {
+    tokio::spawn(async move {
+        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(shared.client.clone(), &shared.config.control_namespace);
+        let cfg = watcher::Config::default()
+            .fields(&format!("metadata.name={}", shared.config.settings_name));
+        let mut stream = std::pin::pin!(watcher::watcher(api, cfg));
+        let mut current = shared.engines().settings.clone();
+        loop {
+            let data = match stream.try_next().await {
+                Ok(Some(watcher::Event::Apply(cm) | watcher::Event::InitApply(cm))) => {
+                    Settings::from_data(cm.data.unwrap_or_default().into_iter().collect())
+                }
+                Ok(Some(watcher::Event::Delete(_))) => Settings::default(),
+                Ok(Some(_)) => continue,
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!("watching settings: {e}");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            if data == current {
+                continue;
+            }
+            match Engines::new(
+                data.clone(),
+                &shared.config.control_namespace,
+                &shared.config.customizations,
+            ) {
+                Ok(e) => {
+                    *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
+                    current = data;
+                    tracing::info!("settings reloaded");
+                    for app in all_apps(&shared) {
+                        shared.queue.push(&app);
+                    }
+                }
+                Err(e) => tracing::error!(
+                    "settings ConfigMap rejected, keeping the previous settings: {}",
+                    chain(&e)
+                ),
+            }
+        }
+    });
+}
+
+pub(super) fn spawn_poller(shared: Arc<Shared>) {
+    tokio::spawn(async move {
+        let mut next: HashMap<String, Instant> = HashMap::new();
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let interval = shared.poll_interval();
+            if interval.is_zero() {
+                continue;
+            }
+            let now = Instant::now();
+            let apps = all_apps(&shared);
+            next.retain(|k, _| apps.contains(k));
+            for app in apps {
+                let due = next
+                    .entry(app.clone())
+                    .or_insert_with(|| now + interval + jitter_for(&app, shared.jitter()));
+                if *due <= now {
+                    *due = now + interval + jitter_for(&app, shared.jitter());
+                    shared.queue.push(&app);
+                }
+            }
+        }
+    });
+}
+
+/// A per-Application offset in `[0, jitter)` so polls spread out instead of arriving together.
+pub(super) fn jitter_for(app: &str, jitter: Duration) -> Duration {
+    if jitter.is_zero() {
+        return Duration::ZERO;
+    }
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in app.bytes().chain(std::process::id().to_le_bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    Duration::from_millis(h % (jitter.as_millis().max(1) as u64))
+}
