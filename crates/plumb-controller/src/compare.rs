@@ -157,6 +157,21 @@ pub async fn compare(
         {
             meta.insert("namespace".into(), Value::String(dest_ns.clone()));
         }
+        // A `generateName` object (usually a hook) has no name until the sync names it; it is
+        // known by its prefix meanwhile, so two such hooks of one kind stay apart.
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+            && meta
+                .get("name")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            && let Some(prefix) = meta
+                .get("generateName")
+                .and_then(Value::as_str)
+                .filter(|g| !g.is_empty())
+                .map(str::to_string)
+        {
+            meta.insert("name".into(), Value::String(prefix));
+        }
         let key = ResourceKey::of(&obj);
         set_annotation(
             &mut obj,

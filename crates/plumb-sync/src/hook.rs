@@ -130,10 +130,6 @@ pub fn name_generated_hook(obj: &mut Value, revision: &str, phase: &str, started
     let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
         return;
     };
-    let has_name = meta
-        .get("name")
-        .and_then(Value::as_str)
-        .is_some_and(|n| !n.is_empty());
     let Some(prefix) = meta
         .get("generateName")
         .and_then(Value::as_str)
@@ -142,7 +138,13 @@ pub fn name_generated_hook(obj: &mut Value, revision: &str, phase: &str, started
     else {
         return;
     };
-    if has_name {
+    // The comparison knows such an object by its prefix; any other name is the user's own.
+    let old = meta
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if !old.is_empty() && old != prefix {
         return;
     }
     let rev: String = revision.chars().take(7).collect();
@@ -158,9 +160,10 @@ pub fn name_generated_hook(obj: &mut Value, revision: &str, phase: &str, started
         .get_mut("annotations")
         .and_then(|a| a.get_mut(TRACKING_ID))
         && let Some(s) = id.as_str()
-        && s.ends_with('/')
+        && let Some(base) = s.strip_suffix(old.as_str())
+        && base.ends_with('/')
     {
-        *id = Value::String(format!("{s}{name}"));
+        *id = Value::String(format!("{base}{name}"));
     }
 }
 
@@ -223,5 +226,14 @@ mod tests {
         let mut named = json!({"metadata": {"name": "fixed", "generateName": "x-"}});
         name_generated_hook(&mut named, "abc", "Sync", 1);
         assert_eq!(named["metadata"]["name"], "fixed");
+        // As the comparison hands it over: known by its prefix.
+        let mut compared = json!({"metadata": {"name": "seed-", "generateName": "seed-",
+            "annotations": {"argocd.argoproj.io/tracking-id": "shop:batch/Job:shop/seed-"}}});
+        name_generated_hook(&mut compared, "4f3c2a1b9e", "PostSync", 7);
+        assert_eq!(compared["metadata"]["name"], "seed-4f3c2a1-postsync-7");
+        assert_eq!(
+            compared["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"],
+            "shop:batch/Job:shop/seed-4f3c2a1-postsync-7"
+        );
     }
 }

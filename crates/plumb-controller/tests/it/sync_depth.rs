@@ -1420,3 +1420,84 @@ async fn terminate_stops_a_sync_held_by_a_resource_that_never_becomes_healthy() 
     assert!(live(env, dest.name(), &widgets.resource(), "slow").is_some());
     assert_eq!(live(env, dest.name(), "configmap", "after"), None);
 }
+
+#[tokio::test]
+async fn generate_name_hooks_get_a_name_per_operation_and_stay_apart() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-genname").await;
+    let dest = env.namespace("dest-genname");
+    let hook = |prefix: &str, phase: &str| {
+        job(
+            "PLACEHOLDER",
+            json!({"argocd.argoproj.io/hook": phase}),
+            "registry.example/tool:v1",
+        )
+        .replace(
+            "  name: PLACEHOLDER\n",
+            &format!("  generateName: {prefix}\n"),
+        )
+    };
+    let repo = GitRepo::new();
+    let head = repo.commit(
+        &[
+            ("app/migrate.yaml", hook("migrate-", "PreSync")),
+            ("app/seed.yaml", hook("seed-", "PreSync")),
+            ("app/settings.yaml", configmap("settings", json!({}))),
+        ],
+        "two generateName hooks",
+    );
+    let name = app_name("genname");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+    let app = ctl
+        .wait_app(&name, "compared", |a| {
+            a["status"]["sync"]["status"] == "OutOfSync"
+        })
+        .await;
+    assert!(
+        app["status"]["conditions"].is_null(),
+        "two generateName hooks of one kind compare without a conflict: {:#}",
+        app["status"]["conditions"]
+    );
+
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    let started: jiff::Timestamp = state(&app)["startedAt"]
+        .as_str()
+        .expect("startedAt")
+        .parse()
+        .expect("time");
+    let suffix = format!("{}-presync-{}", &head[..7], started.as_second());
+    let migrate = format!("migrate-{suffix}");
+    let seed = format!("seed-{suffix}");
+    assert_eq!(
+        rows(&app),
+        [
+            format!(
+                "PreSync Job/{migrate} Synced [PreSync/Succeeded] Reached expected number of succeeded pods"
+            ),
+            format!(
+                "PreSync Job/{seed} Synced [PreSync/Succeeded] Reached expected number of succeeded pods"
+            ),
+            "Sync ConfigMap/settings Synced configmap/settings created".to_string(),
+        ]
+    );
+    let job = live(env, dest.name(), "job", &migrate).expect("the generated hook");
+    assert_eq!(
+        job["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"],
+        format!("{name}:batch/Job:{}/{migrate}", dest.name())
+    );
+    assert!(live(env, dest.name(), "job", &seed).is_some());
+
+    // The next operation creates new hooks; the earlier ones stay (no BeforeHookCreation match).
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    let jobs = kubectl(env, &["-n", dest.name(), "get", "jobs", "-o", "name"]);
+    assert_eq!(
+        jobs.lines()
+            .filter(|l| l.starts_with("job.batch/migrate-"))
+            .count(),
+        2,
+        "{jobs}"
+    );
+}
