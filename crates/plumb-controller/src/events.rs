@@ -1,5 +1,6 @@
 //! Kubernetes Events on Applications (`kubectl describe application` shows them), with Argo CD's
-//! reasons: `OperationStarted`, `OperationCompleted`, `ResourceUpdated`.
+//! reasons (`OperationStarted`, `OperationCompleted`, `ResourceUpdated`) and Plumb's own for
+//! automation (`SelfHeal`, naming what was reverted and who changed it; `AutoSyncSkipped`).
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
