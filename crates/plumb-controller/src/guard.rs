@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use plumb_health::{HealthCode, HealthStatus};
+use plumb_model::ResourceKey;
 use plumb_model::application::{AppProject, Application, SyncStatusCode, condition};
-use plumb_policy::project::{Destination, check_application, check_resource};
+use plumb_policy::project::{Destination, Violation, check_application, check_resource};
 use plumb_sync::PermissionCheck;
 
 use crate::compare::{Comparison, app_sync};
@@ -20,16 +21,7 @@ pub(crate) fn application_violations(
     control_namespace: &str,
     cluster: &Cluster,
 ) -> Vec<String> {
-    let dest = Destination {
-        server: &cluster.server,
-        name: &cluster.name,
-        namespace: app
-            .spec
-            .destination
-            .namespace
-            .as_deref()
-            .unwrap_or_default(),
-    };
+    let dest = destination(app, cluster);
     check_application(project, app, control_namespace, &dest)
         .into_iter()
         .map(|v| v.to_string())
@@ -46,29 +38,11 @@ pub(crate) fn mark_forbidden(
     cluster: &Cluster,
 ) {
     let catalog = cluster.discovery.catalog();
-    let dest = Destination {
-        server: &cluster.server,
-        name: &cluster.name,
-        namespace: app
-            .spec
-            .destination
-            .namespace
-            .as_deref()
-            .unwrap_or_default(),
-    };
+    let dest = destination(app, cluster);
     let mut refused = Vec::new();
     for r in &mut cmp.resources {
-        let namespaced = catalog
-            .is_namespaced(&r.key.group_kind())
-            .unwrap_or(!r.key.namespace.is_empty());
-        if let Err(v) = check_resource(
-            project,
-            &r.key.group,
-            &r.key.kind,
-            namespaced,
-            &r.key.namespace,
-            &dest,
-        ) {
+        let namespaced = catalog.is_namespaced(&r.key.group_kind());
+        if let Err(v) = check_object(project, &r.key, namespaced, &dest) {
             r.status = Some(SyncStatusCode::Unknown);
             r.health = Some(HealthStatus::new(HealthCode::Unknown, v.to_string()));
             refused.push(v.to_string());
@@ -101,14 +75,38 @@ pub(crate) fn permission_check(
             name: &name,
             namespace: &namespace,
         };
-        check_resource(
-            &project,
-            &key.group,
-            &key.kind,
-            namespaced.unwrap_or(!key.namespace.is_empty()),
-            &key.namespace,
-            &dest,
-        )
-        .map_err(|v| v.to_string())
+        check_object(&project, key, namespaced, &dest).map_err(|v| v.to_string())
     })
+}
+
+/// The Application's destination as the project rules see it: the cluster's server and name.
+fn destination<'a>(app: &'a Application, cluster: &'a Cluster) -> Destination<'a> {
+    Destination {
+        server: &cluster.server,
+        name: &cluster.name,
+        namespace: app
+            .spec
+            .destination
+            .namespace
+            .as_deref()
+            .unwrap_or_default(),
+    }
+}
+
+/// One object against the project; a kind discovery does not know is judged by whether the
+/// object names a namespace.
+fn check_object(
+    project: &AppProject,
+    key: &ResourceKey,
+    namespaced: Option<bool>,
+    dest: &Destination,
+) -> Result<(), Violation> {
+    check_resource(
+        project,
+        &key.group,
+        &key.kind,
+        namespaced.unwrap_or(!key.namespace.is_empty()),
+        &key.namespace,
+        dest,
+    )
 }

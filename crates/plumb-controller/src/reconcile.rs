@@ -366,6 +366,14 @@ fn automate(
     project: &plumb_model::application::AppProject,
     cmp: &crate::compare::Comparison,
 ) -> crate::automation::Decision {
+    if !app
+        .spec
+        .sync_policy
+        .as_ref()
+        .is_some_and(|p| p.is_automated())
+    {
+        return crate::automation::Decision::default();
+    }
     let state = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
     let in_progress = app.operation.is_some()
         || shared.is_running(app.name())

@@ -243,6 +243,22 @@ impl Shared {
         }
     }
 
+    /// Drops what automation remembers of a deleted Application.
+    pub(crate) fn forget_automation(&self, name: &str) {
+        self.auto_failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        self.last_skip
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        self.wakes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+    }
+
     /// Records a skip message; returns whether it is new for this Application.
     pub(crate) fn note_skip(&self, name: &str, message: &str) -> bool {
         let mut m = self.last_skip.lock().unwrap_or_else(|e| e.into_inner());

@@ -72,6 +72,7 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                     shared
                         .metrics
                         .remove_app(&shared.config.control_namespace, &name);
+                    shared.forget_automation(&name);
                 }
                 Ok(Some(_)) => {}
                 Ok(None) => return,

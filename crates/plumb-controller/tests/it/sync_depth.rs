@@ -127,6 +127,29 @@ fn result<'a>(results: &'a [Value], kind: &str, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no result for {kind}/{name} in {results:#?}"))
 }
 
+/// Requests termination as `plumb app terminate-op` does and waits for the operation to end,
+/// promptly and as `Failed` / `Operation terminated`; returns the Application.
+async fn terminate(ctl: &Controlled, name: &str, who: &str) -> Value {
+    let requested = Instant::now();
+    ctl.apps()
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"operationState": {"phase": "Terminating"}}})),
+        )
+        .await
+        .expect("request termination");
+    let app = ctl.wait_op(name, who).await;
+    assert!(
+        requested.elapsed() < Duration::from_secs(5),
+        "terminated after {:?}",
+        requested.elapsed()
+    );
+    assert_eq!(state(&app)["phase"], "Failed", "{:#}", state(&app));
+    assert_eq!(state(&app)["message"], "Operation terminated");
+    app
+}
+
 fn at(r: &Value, field: &str) -> jiff::Timestamp {
     r[field]
         .as_str()
@@ -1069,23 +1092,7 @@ async fn terminate_stops_a_sync_held_by_a_running_hook_and_deletes_the_hook() {
     );
 
     // What `plumb app terminate-op` writes.
-    let requested = Instant::now();
-    ctl.apps()
-        .patch_status(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"operationState": {"phase": "Terminating"}}})),
-        )
-        .await
-        .expect("request termination");
-    let app = ctl.wait_op(&name, &who).await;
-    assert!(
-        requested.elapsed() < Duration::from_secs(5),
-        "terminated after {:?}",
-        requested.elapsed()
-    );
-    assert_eq!(state(&app)["phase"], "Failed", "{:#}", state(&app));
-    assert_eq!(state(&app)["message"], "Operation terminated");
+    let app = terminate(&ctl, &name, &who).await;
     assert_eq!(
         rows(&app),
         ["PreSync Job/hold Synced [PreSync/Failed] Terminated"]
@@ -1391,23 +1398,7 @@ async fn terminate_stops_a_sync_held_by_a_resource_that_never_becomes_healthy() 
     let who = ctl.request_op(&name, json!({"sync": {}})).await;
     let waiting = format!("waiting for healthy state of {}/Widget/slow", widgets.group);
     messages.wait_for(&waiting, |m| m == waiting).await;
-    let requested = Instant::now();
-    ctl.apps()
-        .patch_status(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"status": {"operationState": {"phase": "Terminating"}}})),
-        )
-        .await
-        .expect("request termination");
-    let app = ctl.wait_op(&name, &who).await;
-    assert!(
-        requested.elapsed() < Duration::from_secs(5),
-        "terminated after {:?}",
-        requested.elapsed()
-    );
-    assert_eq!(state(&app)["phase"], "Failed", "{:#}", state(&app));
-    assert_eq!(state(&app)["message"], "Operation terminated");
+    let app = terminate(&ctl, &name, &who).await;
     // The resource was applied and stays so; it never finished.
     assert_eq!(
         rows(&app),

@@ -31,7 +31,7 @@ impl Run<'_, '_> {
 
     /// Deletes the object a hook left behind last time (`BeforeHookCreation`, the default)
     /// and waits until it is gone.
-    pub(super) async fn remove_previous_hook(&mut self, e: &mut Exec) -> Result<(), String> {
+    pub(super) async fn remove_previous_hook(&mut self, e: &Exec) -> Result<(), String> {
         let Some(desired) = &e.task.desired else {
             return Ok(());
         };
@@ -47,7 +47,6 @@ impl Run<'_, '_> {
         if live.is_none() {
             return Ok(());
         }
-        e.deleting = true;
         self.set_message(format!(
             "waiting for deletion of hook {}",
             group_kind_name(&e.task.key)
@@ -55,12 +54,10 @@ impl Run<'_, '_> {
         remove_hook_finalizer(self.ctx.applier, &e.task.key).await?;
         // A terminate request does not wait for the old hook to go.
         let mut control = self.ctx.control.clone();
-        let r = tokio::select! {
+        tokio::select! {
             r = delete_and_wait(self.ctx.applier, &e.task.key, PropagationPolicy::Foreground) => r,
             _ = control.wait_for(|c| c.terminate) => Err("terminated while the previous hook was being deleted".to_string()),
-        };
-        e.deleting = false;
-        r
+        }
     }
 
     /// Runs the SyncFail hooks after a failure, then fails the operation with `message`.
@@ -70,26 +67,9 @@ impl Run<'_, '_> {
         message: &'static str,
     ) -> SyncOutcome {
         if !hooks.is_empty() && !self.terminating() {
-            let mut execs: Vec<Exec> = hooks
-                .into_iter()
-                .map(|task| Exec {
-                    task,
-                    state: State::Pending,
-                    result: None,
-                    deleting: false,
-                })
-                .collect();
-            let steps: Vec<(i32, i64)> = {
-                let mut s: Vec<(i32, i64)> = execs.iter().map(|e| e.task.step()).collect();
-                s.dedup();
-                s
-            };
-            for step in steps {
-                let in_step: Vec<usize> = (0..execs.len())
-                    .filter(|&i| execs[i].task.step() == step)
-                    .collect();
-                if self.run_step(&mut execs, &in_step, false).await.is_some() || self.terminating()
-                {
+            let (mut execs, steps) = schedule(hooks);
+            for in_step in &steps {
+                if self.run_step(&mut execs, in_step, false).await.is_some() || self.terminating() {
                     break;
                 }
             }

@@ -152,8 +152,27 @@ struct Exec {
     state: State,
     /// Index into the results, once started.
     result: Option<usize>,
-    /// Waiting for deletion of the previous hook object.
-    deleting: bool,
+}
+
+/// The tasks as pending executions, and the indexes of each step's tasks in order (the tasks
+/// come sorted by step from the plan).
+fn schedule(tasks: Vec<PlannedTask>) -> (Vec<Exec>, Vec<Vec<usize>>) {
+    let execs: Vec<Exec> = tasks
+        .into_iter()
+        .map(|task| Exec {
+            task,
+            state: State::Pending,
+            result: None,
+        })
+        .collect();
+    let mut steps: Vec<Vec<usize>> = Vec::new();
+    for (i, e) in execs.iter().enumerate() {
+        match steps.last_mut() {
+            Some(step) if execs[step[0]].task.step() == e.task.step() => step.push(i),
+            _ => steps.push(vec![i]),
+        }
+    }
+    (execs, steps)
 }
 
 struct Run<'a, 'b> {
@@ -288,22 +307,9 @@ impl<'a, 'b> Run<'a, 'b> {
         let (fail_hooks, main): (Vec<PlannedTask>, Vec<PlannedTask>) = tasks
             .into_iter()
             .partition(|t| t.phase == SyncPhase::SyncFail);
-        let mut execs: Vec<Exec> = main
-            .into_iter()
-            .map(|task| Exec {
-                task,
-                state: State::Pending,
-                result: None,
-                deleting: false,
-            })
-            .collect();
-        let steps: Vec<(i32, i64)> = {
-            let mut s: Vec<(i32, i64)> = execs.iter().map(|e| e.task.step()).collect();
-            s.dedup();
-            s
-        };
+        let (mut execs, steps) = schedule(main);
         let mut failure: Option<&'static str> = None;
-        for (n, step) in steps.iter().enumerate() {
+        for (n, in_step) in steps.iter().enumerate() {
             if self.terminating() {
                 return self.terminate(&mut execs).await;
             }
@@ -314,10 +320,7 @@ impl<'a, 'b> Run<'a, 'b> {
                 }
             }
             let last = n + 1 == steps.len();
-            let in_step: Vec<usize> = (0..execs.len())
-                .filter(|&i| execs[i].task.step() == *step)
-                .collect();
-            if let Some(f) = self.run_step(&mut execs, &in_step, last).await {
+            if let Some(f) = self.run_step(&mut execs, in_step, last).await {
                 if self.terminating() {
                     return self.terminate(&mut execs).await;
                 }
@@ -366,7 +369,7 @@ impl<'a, 'b> Run<'a, 'b> {
             .filter(|&i| execs[i].task.is_hook())
             .collect();
         for i in hooks {
-            if let Err(msg) = self.remove_previous_hook(&mut execs[i]).await {
+            if let Err(msg) = self.remove_previous_hook(&execs[i]).await {
                 let t = execs[i].task.clone();
                 let idx = self.record(&t, Some(ResultCode::SyncFailed), msg);
                 self.results[idx].hook_phase = Some(OperationPhase::Failed);
