@@ -1,0 +1,1 @@
+//! Attacks: evaluation (filled in by the trust-boundary work).

@@ -1,0 +1,1 @@
+//! Attacks: guards (filled in by the trust-boundary work).

@@ -1,0 +1,1 @@
+//! Attacks: limits (filled in by the trust-boundary work).

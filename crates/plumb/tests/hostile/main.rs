@@ -1,0 +1,16 @@
+//! The hostile-input suite: one test per attack on Plumb's trust boundary (docs/security.md).
+//!
+//! Whoever can push to a repository, edit an Application or write an ignore rule or health script
+//! is untrusted. Each module holds the attacks of one class and checks that Plumb refuses them with
+//! a clear error, stays bounded, and leaks nothing.
+
+// Test helpers outside #[test] functions panic on bad fixtures, which is what a test wants.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod evaluation;
+mod guards;
+mod limits;
+mod project;
+mod renders;
+mod repo_reads;
+mod secrets;

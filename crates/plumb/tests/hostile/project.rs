@@ -1,0 +1,1 @@
+//! Attacks: project (filled in by the trust-boundary work).

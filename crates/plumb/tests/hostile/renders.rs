@@ -1,0 +1,1 @@
+//! Attacks: renders (filled in by the trust-boundary work).

@@ -1,0 +1,1 @@
+//! Attacks: repo_reads (filled in by the trust-boundary work).

@@ -1,0 +1,1 @@
+//! Attacks: secrets (filled in by the trust-boundary work).
