@@ -8,8 +8,10 @@
 //!   counted in `operation.sync.autoHealAttemptsCount`, and an Event names each reverted object
 //!   and the field manager that changed it (from the diff's attribution).
 //!
-//! Nothing is pruned when everything would be (`allowEmpty`), and a sync window that denies
-//! automated syncs holds the attempt.
+//! Nothing is pruned when everything would be (`allowEmpty`), nor when the brake on mass
+//! deletion holds (more than `PruneMaxDeletions` objects and more than `PruneMaxFraction` of the
+//! Application, `plumb_policy::brake`), and a sync window that denies automated syncs holds the
+//! attempt.
 
 use std::time::Duration;
 
@@ -62,6 +64,31 @@ pub struct Context {
     pub failed_retries: u32,
     /// Seconds since the last operation finished (`None`: none finished).
     pub since_finished: Option<Duration>,
+    /// The brake on mass deletion for this Application.
+    pub prune_brake: plumb_policy::brake::Brake,
+}
+
+/// Live objects the Application manages (hooks not counted): the brake's denominator.
+pub fn live_objects(cmp: &Comparison) -> usize {
+    cmp.resources
+        .iter()
+        .filter(|r| !r.hook && r.live.is_some())
+        .count()
+}
+
+/// Objects an automated prune of this comparison would delete: tracked, live, not in Git, and
+/// not marked `Prune=false`.
+pub fn would_prune(cmp: &Comparison) -> usize {
+    cmp.resources
+        .iter()
+        .filter(|r| !r.hook && r.requires_pruning)
+        .filter_map(|r| r.live.as_ref())
+        .filter(|live| {
+            !plumb_sync::SyncOptions::of_object(live)
+                .get("Prune")
+                .is_some_and(|v| v.eq_ignore_ascii_case("false"))
+        })
+        .count()
 }
 
 fn revision_label(cmp: &Comparison) -> String {
@@ -121,6 +148,19 @@ pub fn decide(app: &Application, cmp: &Comparison, ctx: Context) -> Decision {
         d.recheck_after = ctx.windows_change_in;
         return d;
     }
+    let braked = prune
+        .then(|| {
+            ctx.prune_brake
+                .check(would_prune(cmp), live_objects(cmp))
+                .err()
+        })
+        .flatten()
+        .map(|stopped| {
+            format!(
+                "Skipping automated sync to {rev}: {}",
+                stopped.message(app.name())
+            )
+        });
 
     let state = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
     let last_sync = state.and_then(|s| s.sync_result.as_ref());
@@ -154,6 +194,21 @@ pub fn decide(app: &Application, cmp: &Comparison, ctx: Context) -> Decision {
         ..Operation::default()
     };
 
+    if let Some(text) = braked {
+        // The first attempt at a target runs, and the engine stops it before any write, so the
+        // operation records the count too; after that the condition stands until Git, the
+        // limits or a manual sync change the picture.
+        d.conditions.push((condition::SYNC_ERROR.into(), text));
+        if !same_target {
+            d.events.push((
+                "OperationStarted".into(),
+                format!("Initiated automated sync to '{rev}'"),
+                false,
+            ));
+            d.operation = Some(op);
+        }
+        return d;
+    }
     if same_target && last_phase != Some(OperationPhase::Succeeded) {
         let msg = state.and_then(|s| s.message.clone()).unwrap_or_default();
         let mut text = format!("Failed last sync attempt to {rev}: {msg}");
@@ -375,7 +430,66 @@ mod tests {
             windows_change_in: None,
             failed_retries,
             since_finished: Some(Duration::from_secs(since)),
+            prune_brake: plumb_policy::brake::Brake::default(),
         }
+    }
+
+    fn mostly_gone(kept: usize, dropped: usize) -> Comparison {
+        let mut rs: Vec<ComparedResource> = (0..kept)
+            .map(|i| resource("ConfigMap", &format!("kept-{i}"), SyncStatusCode::Synced, false))
+            .collect();
+        rs.extend((0..dropped).map(|i| {
+            resource("ConfigMap", &format!("gone-{i:02}"), SyncStatusCode::OutOfSync, true)
+        }));
+        cmp(rs)
+    }
+
+    #[test]
+    fn the_brake_holds_an_automated_prune_of_most_of_the_application() {
+        let policy = json!({"automated": {"prune": true}});
+        // First attempt at the revision: requested (the engine stops it before any write and
+        // records the count), with the condition.
+        let d = decide(&app(policy.clone(), Value::Null), &mostly_gone(1, 12), ctx(0, 100));
+        assert!(d.operation.is_some());
+        assert_eq!(d.conditions.len(), 1);
+        assert_eq!(
+            d.conditions[0].1,
+            format!(
+                "Skipping automated sync to {REV}: Mass-deletion brake: pruning 12 of 13 objects (92.3%) exceeds both limits: \
+                 10 objects (default) and 50% (default). Nothing was applied or deleted. If Git is right, sync once by hand \
+                 (plumb app sync payments-api --prune, which asks for confirmation) or raise the limits for this Application \
+                 (sync options PruneMaxDeletions=N, PruneMaxFraction=F)"
+            )
+        );
+        // Once tried at this target: the condition only, no retries.
+        let braked = decide(
+            &app(policy.clone(), last_op("Failed", "Mass-deletion brake: ...", 0)),
+            &mostly_gone(1, 12),
+            ctx(0, 1000),
+        );
+        assert!(braked.operation.is_none());
+        assert_eq!(braked.conditions, d.conditions);
+        // Objects marked Prune=false are not counted; without prune nothing is deleted at all.
+        let mut c = mostly_gone(1, 12);
+        for r in c.resources.iter_mut().skip(1).take(3) {
+            r.live.as_mut().unwrap()["metadata"]["annotations"] =
+                json!({"argocd.argoproj.io/sync-options": "Prune=false"});
+        }
+        assert_eq!(would_prune(&c), 9);
+        assert!(decide(&app(policy, Value::Null), &c, ctx(0, 100)).conditions.is_empty());
+        assert!(decide(
+            &app(json!({"automated": {}}), Value::Null),
+            &mostly_gone(2, 12),
+            ctx(0, 100)
+        )
+        .conditions
+        .is_empty());
+        // Raised limits let it through.
+        let mut raised = ctx(0, 100);
+        raised.prune_brake.max_fraction = 1.0;
+        let d = decide(&app(json!({"automated": {"prune": true}}), Value::Null), &mostly_gone(1, 12), raised);
+        assert!(d.conditions.is_empty());
+        assert!(d.operation.is_some());
     }
 
     fn drifted() -> Comparison {

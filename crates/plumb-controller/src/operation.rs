@@ -106,7 +106,12 @@ pub(crate) async fn drive(
                 Some(limit) => retries < limit,
             })
             && retry.as_ref().is_some_and(|r| r.limit.unwrap_or(0) != 0);
-        if !failed || outcome.terminated || !allowed || control.borrow().terminate {
+        if !failed
+            || outcome.terminated
+            || outcome.braked
+            || !allowed
+            || control.borrow().terminate
+        {
             break (outcome, cmp);
         }
         let Some(strategy) = retry.as_ref() else {
@@ -141,6 +146,7 @@ pub(crate) async fn drive(
                 message: "Operation terminated".into(),
                 results: outcome.results,
                 terminated: true,
+                braked: false,
             };
             break (outcome, cmp);
         }
@@ -191,6 +197,7 @@ async fn attempt(
                     message: format!("ComparisonError: {}", chain(&e)),
                     results: Vec::new(),
                     terminated: false,
+                    braked: false,
                 },
                 None,
             );
@@ -213,6 +220,7 @@ async fn attempt(
                 message: String::new(),
                 results: Vec::new(),
                 terminated: false,
+                braked: false,
             },
         );
         tokio::spawn(async move {
@@ -349,7 +357,50 @@ fn request(
         health_gate,
         permitted: None,
         app_name: app.name().to_string(),
+        prune_brake: prune_brake(app, cmp, engines),
     }
+}
+
+/// The brake on mass deletion for an automated operation (a manual one was confirmed by whoever
+/// requested it: `plumb app sync --prune` asks when the brake would stop it).
+fn prune_brake(
+    app: &Application,
+    cmp: &Comparison,
+    engines: &crate::context::Engines,
+) -> Option<plumb_sync::PruneBrake> {
+    let op = app.operation.as_ref()?;
+    if op.initiated_by.as_ref().and_then(|i| i.automated) != Some(true) {
+        return None;
+    }
+    let sync = op.sync.clone().unwrap_or_default();
+    Some(plumb_sync::PruneBrake {
+        brake: brake_of(app, sync.sync_options.as_deref().unwrap_or_default(), engines),
+        live_objects: crate::automation::live_objects(cmp),
+    })
+}
+
+/// The limits of the brake on mass deletion for `app`: its sync options then `extra` (an
+/// operation's), over `argocd-cm`, over the defaults. Values that do not parse are logged.
+pub(crate) fn brake_of(
+    app: &Application,
+    extra: &[String],
+    engines: &crate::context::Engines,
+) -> plumb_policy::brake::Brake {
+    let options: Vec<&str> = app
+        .spec
+        .sync_policy
+        .as_ref()
+        .and_then(|p| p.sync_options.as_ref())
+        .into_iter()
+        .flatten()
+        .chain(extra)
+        .map(String::as_str)
+        .collect();
+    let resolved = plumb_policy::brake::Brake::resolve(|k| engines.settings.get(k), &options);
+    for problem in &resolved.invalid {
+        tracing::warn!(app = %app.name(), "{problem}");
+    }
+    resolved.brake
 }
 
 /// The sources an operation records: the rollback's source, else the Application's own, as

@@ -3,11 +3,13 @@
 //! - [`project`]: what an AppProject permits (source repositories, destinations, cluster- and
 //!   namespace-scoped kinds, source namespaces), with messages that name the rule;
 //! - [`windows`]: sync windows (cron schedule, duration, time zone, selectors) and whether an
-//!   automated or manual sync may run now.
+//!   automated or manual sync may run now;
+//! - [`brake`]: the brake on mass deletion (how many objects an automated prune may delete).
 //!
 //! The controller enforces both before any apply and on every reconcile; the CLI uses the same
 //! functions to show what the controller will decide.
 
+pub mod brake;
 mod pattern;
 pub mod project;
 pub mod windows;

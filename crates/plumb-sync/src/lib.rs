@@ -26,8 +26,8 @@ pub use gate::HealthGate;
 pub use options::SyncOptions;
 pub use order::kind_rank;
 pub use run::{
-    Control, NamespaceToCreate, PermissionCheck, Progress, SyncContext, SyncOutcome, SyncRequest,
-    run,
+    Control, NamespaceToCreate, PermissionCheck, Progress, PruneBrake, SyncContext, SyncOutcome,
+    SyncRequest, run,
 };
 pub use task::{SyncTask, TaskSelection};
 pub use write::kubectl_name;

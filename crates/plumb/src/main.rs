@@ -3,6 +3,7 @@
 
 mod cmd;
 mod exit;
+mod logging;
 mod output;
 #[cfg(test)]
 mod snapshot;
@@ -41,13 +42,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("PLUMB_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    logging::init();
     let cli = Cli::parse();
     let outcome: anyhow::Result<Outcome> = match cli.command {
         Command::Admin(args) => cmd::run_admin(args),

@@ -3,6 +3,8 @@
 mod automation;
 mod diff_e2e;
 mod multi_cluster;
+mod project;
+mod prune_brake;
 mod reconcile;
 mod restart;
 mod support;

@@ -310,9 +310,26 @@ fn in_list(entry: &GroupKind, group: &str, kind: &str) -> bool {
     pattern::filepath(&entry.kind, kind) && pattern::filepath(&entry.group, group)
 }
 
-/// Checks an Application against its project: the repository of every source (or of the
-/// source hydrator's dry source), the destination (`dest`, resolved by the caller), and the
-/// namespace the Application lives in. Returns every violation, in that order.
+/// The repository of every source a sync of `app` may render: the spec's sources (or the
+/// source hydrator's dry source), then the sources a requested operation overrides them with
+/// (`operation.sync.source` and `operation.sync.sources`, written by a rollback or by anyone who
+/// may edit the Application). Each is rendered and applied, so each must be permitted.
+pub fn source_repos(app: &Application) -> Vec<&str> {
+    let mut repos: Vec<&str> = match &app.spec.source_hydrator {
+        Some(hydrator) => vec![hydrator.dry_source.repo_url.as_str()],
+        None => app.sources().iter().map(|s| s.repo_url.as_str()).collect(),
+    };
+    if let Some(sync) = app.operation.as_ref().and_then(|o| o.sync.as_ref()) {
+        repos.extend(sync.source.iter().map(|s| s.repo_url.as_str()));
+        repos.extend(sync.sources.iter().flatten().map(|s| s.repo_url.as_str()));
+    }
+    repos
+}
+
+/// Checks an Application against its project: the repository of every source (of the spec, or
+/// of the source hydrator's dry source, and of a requested operation: [`source_repos`]), the
+/// destination (`dest`, resolved by the caller), and the namespace the Application lives in.
+/// Returns every violation, in that order.
 pub fn check_application(
     project: &AppProject,
     app: &Application,
@@ -321,10 +338,7 @@ pub fn check_application(
 ) -> Vec<Violation> {
     let name = project_name(project);
     let mut violations = Vec::new();
-    let repos: Vec<&str> = match &app.spec.source_hydrator {
-        Some(hydrator) => vec![hydrator.dry_source.repo_url.as_str()],
-        None => app.sources().iter().map(|s| s.repo_url.as_str()).collect(),
-    };
+    let repos = source_repos(app);
     for (i, repo) in repos.iter().enumerate() {
         // One violation per repository, however many sources use it.
         if repos[..i].contains(repo) {

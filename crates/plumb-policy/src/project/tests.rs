@@ -156,6 +156,57 @@ fn every_source_of_a_multi_source_application_is_checked() {
 }
 
 #[test]
+fn the_sources_of_a_requested_operation_are_checked_too() {
+    // A rollback (or anyone who may edit the Application) writes `operation.sync.source(s)`:
+    // the controller renders and applies those instead of the spec's, so they are checked.
+    let payments = project("payments");
+    let mut app = payments_api();
+    let mut op_source = app.spec.source.clone().unwrap();
+    op_source.repo_url = "https://github.com/evil/payload.git".into();
+    let mut other = op_source.clone();
+    other.repo_url = "https://github.com/evil/values.git".into();
+    app.operation = Some(plumb_model::application::Operation {
+        sync: Some(plumb_model::application::SyncOperation {
+            source: Some(op_source),
+            sources: Some(vec![other]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    assert_eq!(
+        source_repos(&app)[1..],
+        [
+            "https://github.com/evil/payload.git",
+            "https://github.com/evil/values.git"
+        ]
+    );
+    assert_eq!(
+        messages(&check_application(
+            &payments,
+            &app,
+            "argocd",
+            &prod_eu("payments")
+        )),
+        [
+            "application repo https://github.com/evil/payload.git is not permitted in project 'payments' (sourceRepos)",
+            "application repo https://github.com/evil/values.git is not permitted in project 'payments' (sourceRepos)"
+        ]
+    );
+    // The spec's own repository used again by the operation is reported at most once.
+    app.operation = Some(plumb_model::application::Operation {
+        sync: Some(plumb_model::application::SyncOperation {
+            source: app.spec.source.clone(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    assert_eq!(
+        check_application(&payments, &app, "argocd", &prod_eu("payments")),
+        vec![]
+    );
+}
+
+#[test]
 fn destinations_match_by_server_or_by_name() {
     let payments = project("payments");
     let app = payments_api();

@@ -1,5 +1,6 @@
 //! Running one sync operation to its end, step by step as Argo CD's sync engine does:
-//! create the namespace, check and dry-run every task, then for each phase and wave in order
+//! check every task (and the namespace to create) against the project, create the namespace,
+//! dry-run every task, then for each phase and wave in order
 //! prune, (re)create hooks, apply, wait for CRDs to be served, and wait for the wave to work
 //! (hooks completed, objects healthy) before the next starts. A failure runs the SyncFail hooks.
 //! Progress is reported after every change; a terminate request stops the work between steps
@@ -77,8 +78,20 @@ pub struct SyncRequest {
     pub health_gate: HealthGate,
     /// The AppProject's check of each object (none: everything permitted).
     pub permitted: Option<PermissionCheck>,
-    /// The Application's name, for shared-resource messages.
+    /// The Application's name, for shared-resource and brake messages.
     pub app_name: String,
+    /// The brake on mass deletion (automated operations; none: no limit).
+    pub prune_brake: Option<PruneBrake>,
+}
+
+/// The brake on mass deletion for one operation: the limits, and how many live objects the
+/// Application has (the fraction's denominator).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PruneBrake {
+    /// The limits in force.
+    pub brake: plumb_policy::brake::Brake,
+    /// Live objects the Application manages (hooks not counted).
+    pub live_objects: usize,
 }
 
 impl std::fmt::Debug for SyncRequest {
@@ -137,6 +150,9 @@ pub struct SyncOutcome {
     pub results: Vec<ResourceResult>,
     /// Whether the operation was stopped by a terminate request (never retried).
     pub terminated: bool,
+    /// Whether the brake on mass deletion stopped it before any write (never retried: the
+    /// same comparison would stop it again).
+    pub braked: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,6 +249,7 @@ impl<'a, 'b> Run<'a, 'b> {
             message: message.to_string(),
             results: self.results.clone(),
             terminated: false,
+            braked: false,
         }
     }
 
@@ -265,9 +282,6 @@ impl<'a, 'b> Run<'a, 'b> {
     }
 
     async fn execute(&mut self) -> SyncOutcome {
-        if let Some(failed) = self.create_namespace().await {
-            return failed;
-        }
         let tasks = plan(PlanInput {
             tasks: std::mem::take(&mut self.req.tasks),
             selection: self.req.selection.clone(),
@@ -285,7 +299,15 @@ impl<'a, 'b> Run<'a, 'b> {
                 t
             })
             .collect();
+        // Every object the sync writes (the namespace it creates, hooks, objects to prune) is
+        // checked against the project before the first write.
         if let Some(failed) = self.validate(&tasks) {
+            return failed;
+        }
+        if let Some(stopped) = self.brake(&tasks) {
+            return stopped;
+        }
+        if let Some(failed) = self.create_namespace().await {
             return failed;
         }
         if let Some(failed) = self.dry_run_all(&mut tasks).await {

@@ -1,20 +1,19 @@
-//! Before any change: the namespace (`CreateNamespace=true`), the validity of every task (project
-//! rules, `FailOnSharedResource`), and the dry run of every task; a dry-run sync ends here.
+//! Before any change: the validity of every task (project rules, the namespace to create
+//! included; `FailOnSharedResource`), the namespace (`CreateNamespace=true`), and the dry run of
+//! every task; a dry-run sync ends here.
 
 use super::*;
 
 impl Run<'_, '_> {
     pub(super) async fn create_namespace(&mut self) -> Option<SyncOutcome> {
         let ns = self.req.create_namespace.clone()?;
-        let key = ResourceKey::new("", "Namespace", "", &ns.name);
+        let task = namespace_task(&ns);
+        let key = task.key.clone();
         let live = self.ctx.applier.get(&key).await.ok().flatten();
         if live.is_some() && ns.labels.is_empty() && ns.annotations.is_empty() {
             return None;
         }
-        let body = json!({
-            "apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": ns.name, "labels": ns.labels, "annotations": ns.annotations},
-        });
+        let body = task.desired.clone().unwrap_or(Value::Null);
         let r = if self.req.dry_run {
             self.ctx.applier.dry_run_apply(&body).await.map(|_| ())
         } else {
@@ -23,17 +22,6 @@ impl Run<'_, '_> {
                 .apply(&body, live.as_ref())
                 .await
                 .map(|_| ())
-        };
-        let task = PlannedTask {
-            key: key.clone(),
-            version: "v1".into(),
-            desired: Some(body),
-            live: None,
-            phase: SyncPhase::PreSync,
-            wave: 0,
-            hook: None,
-            options: SyncOptions::default(),
-            shared_with: None,
         };
         let (status, message, failed) = match r {
             Ok(()) => {
@@ -62,12 +50,14 @@ impl Run<'_, '_> {
         })
     }
 
-    /// Tasks that must not run at all: forbidden by the project, or shared with another
-    /// Application under `FailOnSharedResource=true`.
+    /// Tasks that must not run at all: forbidden by the project (the namespace of
+    /// `CreateNamespace=true` included, with its `managedNamespaceMetadata`), or shared with
+    /// another Application under `FailOnSharedResource=true`.
     pub(super) fn validate(&mut self, tasks: &[PlannedTask]) -> Option<SyncOutcome> {
         let catalog = self.ctx.applier.discovery().catalog();
         let mut invalid = Vec::new();
-        for t in tasks {
+        let namespace = self.req.create_namespace.as_ref().map(namespace_task);
+        for t in namespace.iter().chain(tasks) {
             if let Some(check) = &self.req.permitted {
                 let namespaced = catalog.is_namespaced(&t.key.group_kind());
                 if let Err(msg) = check(&t.key, namespaced) {
@@ -224,5 +214,25 @@ impl Run<'_, '_> {
             OperationPhase::Succeeded,
             "successfully synced (all tasks run)",
         )
+    }
+}
+
+/// The Namespace `CreateNamespace=true` writes, with `managedNamespaceMetadata`, as a task (so
+/// that the project judges it like any other object).
+fn namespace_task(ns: &NamespaceToCreate) -> PlannedTask {
+    let body = json!({
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": ns.name, "labels": ns.labels, "annotations": ns.annotations},
+    });
+    PlannedTask {
+        key: ResourceKey::new("", "Namespace", "", &ns.name),
+        version: "v1".into(),
+        desired: Some(body),
+        live: None,
+        phase: SyncPhase::PreSync,
+        wave: 0,
+        hook: None,
+        options: SyncOptions::default(),
+        shared_with: None,
     }
 }

@@ -1,5 +1,5 @@
-//! Pruning: whether an extra object may be deleted (`Prune=false`, `prune`, `Prune=confirm`) and
-//! with which propagation policy.
+//! Pruning: the brake on mass deletion, whether an extra object may be deleted (`Prune=false`,
+//! `prune`, `Prune=confirm`) and with which propagation policy.
 
 use super::*;
 
@@ -24,6 +24,35 @@ impl Run<'_, '_> {
         } else {
             None
         }
+    }
+
+    /// The brake on mass deletion, before any write: when the prunes this operation would
+    /// carry out exceed it, every one is recorded as skipped and the operation fails with the
+    /// count and how to proceed.
+    pub(super) fn brake(&mut self, tasks: &[PlannedTask]) -> Option<SyncOutcome> {
+        let brake = self.req.prune_brake.clone()?;
+        if self.req.dry_run {
+            return None;
+        }
+        let prunes: Vec<PlannedTask> = tasks
+            .iter()
+            .filter(|t| t.is_prune() && self.prune_verdict(t).is_none())
+            .cloned()
+            .collect();
+        let stopped = brake.brake.check(prunes.len(), brake.live_objects).err()?;
+        for t in &prunes {
+            let i = self.record(
+                t,
+                Some(ResultCode::PruneSkipped),
+                "not pruned: the mass-deletion brake stopped the operation".into(),
+            );
+            self.results[i].finished_at = Some(now());
+        }
+        let message = stopped.message(&self.req.app_name);
+        tracing::warn!(app = %self.req.app_name, "{message}");
+        let mut out = self.outcome(OperationPhase::Failed, &message);
+        out.braked = true;
+        Some(out)
     }
 
     /// Prunes one object; returns false when the deletion failed.

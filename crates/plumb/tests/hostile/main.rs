@@ -10,7 +10,9 @@
 mod evaluation;
 mod guards;
 mod limits;
+mod mass_deletion;
 mod project;
 mod renders;
 mod repo_reads;
+mod running;
 mod secrets;

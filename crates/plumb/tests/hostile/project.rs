@@ -1,1 +1,170 @@
-//! Attacks: project (filled in by the trust-boundary work).
+//! Attacks: project bypass. Someone who may edit an Application (or push to its repository)
+//! tries to deploy what the AppProject forbids through a door the project checks missed: the
+//! operation's own source, a rollback to a source the project no longer permits, the Namespace
+//! of `CreateNamespace` (and `managedNamespaceMetadata` on an existing namespace), and a hook.
+//! The real `plumb controller` and `plumb app` run against the real control plane; each attack
+//! must be refused with the rule named, before anything is written.
+
+use serde_json::json;
+
+use crate::running::{Running, env, get_json, text, unique};
+
+fn config_map(name: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  value: one\n")
+}
+
+#[test]
+fn an_operation_source_outside_source_repos_is_refused() {
+    let ctl = Running::start("hostile-opsrc", &[]);
+    let dest = env().namespace("hostile-opsrc-dest");
+    let allowed = plumb_testenv::git::GitRepo::new();
+    allowed.commit(&[("app/cm.yaml", config_map("settings"))], "allowed");
+    let evil = plumb_testenv::git::GitRepo::new();
+    evil.commit(&[("app/cm.yaml", config_map("payload"))], "the attacker's repository");
+    ctl.create_project(
+        "teams",
+        json!({"sourceRepos": [allowed.url()], "destinations": [{"server": "*", "namespace": "*"}]}),
+    );
+    let name = unique("opsrc");
+    ctl.create_app(
+        &name,
+        json!({"project": "teams", "source": {"repoURL": allowed.url(), "path": "app"},
+               "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}),
+    );
+    // Before the fix the controller rendered and applied `operation.sync.source` unchecked.
+    let app = ctl.sync(&name, json!({"source": {"repoURL": evil.url(), "path": "app"}}));
+    let st = &app["status"]["operationState"];
+    assert_eq!(st["phase"], "Error", "{st:#}");
+    assert_eq!(
+        st["message"],
+        format!(
+            "application repo {} is not permitted in project 'teams' (sourceRepos)",
+            evil.url()
+        )
+    );
+    assert!(get_json(dest.name(), "configmap", "payload").is_none());
+    assert!(get_json(dest.name(), "configmap", "settings").is_none());
+}
+
+#[test]
+fn a_rollback_to_a_source_the_project_no_longer_permits_is_refused() {
+    let ctl = Running::start("hostile-rollback", &[]);
+    let dest = env().namespace("hostile-rollback-dest");
+    let old = plumb_testenv::git::GitRepo::new();
+    old.commit(&[("app/cm.yaml", config_map("legacy"))], "legacy repository");
+    let current = plumb_testenv::git::GitRepo::new();
+    current.commit(&[("app/cm.yaml", config_map("settings"))], "current repository");
+    ctl.create_project(
+        "teams",
+        json!({"sourceRepos": [old.url(), current.url()], "destinations": [{"server": "*", "namespace": "*"}]}),
+    );
+    let name = unique("rollback");
+    let spec = |repo: &plumb_testenv::git::GitRepo| {
+        json!({"project": "teams", "source": {"repoURL": repo.url(), "path": "app"},
+               "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}})
+    };
+    ctl.create_app(&name, spec(&old));
+    assert_eq!(ctl.sync(&name, json!({}))["status"]["operationState"]["phase"], "Succeeded");
+    ctl.patch_app(&name, &json!({"spec": spec(&current)}));
+    assert_eq!(ctl.sync(&name, json!({}))["status"]["operationState"]["phase"], "Succeeded");
+    // The legacy repository is withdrawn from the project (it was compromised, say).
+    ctl.create_project(
+        "teams",
+        json!({"sourceRepos": [current.url()], "destinations": [{"server": "*", "namespace": "*"}]}),
+    );
+    let out = ctl.plumb_app(&["rollback", &name, "0"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "plumb: application spec for {name} is invalid: InvalidSpecError: application repo {} is not permitted in project 'teams' (sourceRepos)\n",
+            old.url()
+        )
+    );
+    let app = ctl.app(&name).unwrap();
+    assert!(app["operation"].is_null(), "nothing requested");
+}
+
+#[test]
+fn create_namespace_cannot_write_a_namespace_the_project_forbids() {
+    let ctl = Running::start("hostile-createns", &[]);
+    let repo = plumb_testenv::git::GitRepo::new();
+    repo.commit(&[("app/cm.yaml", config_map("settings"))], "one");
+    // Any namespace is a destination, but no cluster-scoped kind may be written.
+    ctl.create_project(
+        "teams",
+        json!({"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}]}),
+    );
+    let fresh = unique("hostile-made-ns");
+    let name = unique("createns");
+    ctl.create_app(
+        &name,
+        json!({"project": "teams", "source": {"repoURL": repo.url(), "path": "app"},
+               "destination": {"server": "https://kubernetes.default.svc", "namespace": fresh},
+               "syncPolicy": {"syncOptions": ["CreateNamespace=true"]}}),
+    );
+    let app = ctl.sync(&name, json!({}));
+    let st = &app["status"]["operationState"];
+    assert_eq!(st["phase"], "Failed", "{st:#}");
+    assert_eq!(
+        st["message"],
+        "one or more synchronization tasks are not valid: resource :Namespace is not permitted in project teams (clusterResourceWhitelist)"
+    );
+    assert!(get_json("", "namespace", &fresh).is_none(), "created before the check");
+
+    // managedNamespaceMetadata relabelling an existing namespace (here: lifting Pod Security).
+    let victim = env().namespace("hostile-victim");
+    let relabel = unique("relabel");
+    ctl.create_app(
+        &relabel,
+        json!({"project": "teams", "source": {"repoURL": repo.url(), "path": "app"},
+               "destination": {"server": "https://kubernetes.default.svc", "namespace": victim.name()},
+               "syncPolicy": {"syncOptions": ["CreateNamespace=true"],
+                              "managedNamespaceMetadata": {"labels": {"pod-security.kubernetes.io/enforce": "privileged"}}}}),
+    );
+    let app = ctl.sync(&relabel, json!({}));
+    assert_eq!(app["status"]["operationState"]["phase"], "Failed");
+    let ns = get_json("", "namespace", victim.name()).unwrap();
+    assert!(
+        ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"].is_null(),
+        "{:#}",
+        ns["metadata"]
+    );
+}
+
+#[test]
+fn a_hook_of_a_forbidden_kind_is_not_created() {
+    let ctl = Running::start("hostile-hook", &[]);
+    let dest = env().namespace("hostile-hook-dest");
+    let repo = plumb_testenv::git::GitRepo::new();
+    repo.commit(
+        &[
+            ("app/cm.yaml", config_map("settings")),
+            (
+                "app/hook.yaml",
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: grab\n  annotations:\n    argocd.argoproj.io/hook: PreSync\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: admin\nsubjects:\n- kind: ServiceAccount\n  name: default\n".to_string(),
+            ),
+        ],
+        "a hook that grants admin",
+    );
+    ctl.create_project(
+        "teams",
+        json!({"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
+               "namespaceResourceBlacklist": [{"group": "rbac.authorization.k8s.io", "kind": "*"}]}),
+    );
+    let name = unique("hook");
+    ctl.create_app(
+        &name,
+        json!({"project": "teams", "source": {"repoURL": repo.url(), "path": "app"},
+               "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}),
+    );
+    let app = ctl.sync(&name, json!({}));
+    let st = &app["status"]["operationState"];
+    assert_eq!(st["phase"], "Failed", "{st:#}");
+    assert_eq!(
+        st["message"],
+        "one or more synchronization tasks are not valid: resource rbac.authorization.k8s.io:RoleBinding is not permitted in project teams (namespaceResourceBlacklist: denied by 'rbac.authorization.k8s.io:*')"
+    );
+    assert!(get_json(dest.name(), "rolebinding", "grab").is_none());
+    assert!(get_json(dest.name(), "configmap", "settings").is_none());
+}

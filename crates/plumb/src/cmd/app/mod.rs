@@ -16,6 +16,7 @@ mod go_duration;
 mod history;
 mod list;
 mod manifests;
+mod prune_brake;
 mod resource_filter;
 mod resources;
 mod rollback;

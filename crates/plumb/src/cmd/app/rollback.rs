@@ -5,7 +5,8 @@
 //! operation exactly like `plumb app sync`.
 //!
 //! Refused (exit 2) when the history has fewer than two entries (no ID) or lacks the ID, when
-//! the Application is being deleted, while automated sync is on (it would sync forward again at
+//! the project no longer permits the entry's source repository, when the Application is being
+//! deleted, while automated sync is on (it would sync forward again at
 //! once), and while another operation is in progress. Exit codes otherwise as `app sync`.
 
 use anyhow::{Result, bail};
@@ -147,6 +148,11 @@ pub async fn request(client: &AppClient, args: &RollbackArgs) -> Result<Applicat
         let entry = find_revision_history(&app, args.id)?;
         refuse(&app, &entry)?;
         let op = operation(args, &app, &entry, &username);
+        // The history entry's source is rendered and applied: the project must still permit
+        // it (the controller checks it again before the sync).
+        let mut requested = app.clone();
+        requested.operation = Some(op.clone());
+        super::set::check_project(client, &requested).await?;
         let rv = app
             .metadata
             .other

@@ -292,7 +292,9 @@ pub fn merge_patch(old: &Value, new: &Value) -> Option<Value> {
 
 /// What Argo's API server refuses before storing a spec: the project must exist and permit the
 /// Application (`application spec for NAME is invalid: InvalidSpecError: ...`).
-async fn check_project(client: &AppClient, app: &Application) -> Result<()> {
+/// Refuses what the Application's project does not permit (`check_application`): its sources,
+/// those of a requested operation, its destination and namespace.
+pub(crate) async fn check_project(client: &AppClient, app: &Application) -> Result<()> {
     let invalid = |messages: Vec<String>| {
         anyhow::anyhow!(
             "application spec for {} is invalid: {}",

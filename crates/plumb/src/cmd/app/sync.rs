@@ -7,10 +7,16 @@
 //! (Argo's `NewApplicationSyncCommand`); no, or no difference at all, ends it with nothing
 //! requested.
 //!
-//! Exit codes: 0 the operation succeeded (or the preview was declined or found nothing); 1 it did
-//! not (`Operation has completed with phase: <phase>`), resources still need pruning, or
-//! `--timeout` passed; 2 errors (another operation is in progress, bad flags, no answer to the
-//! preview question, cluster unreachable).
+//! With `--prune`, a sync that would delete more objects than the brake on mass deletion lets an
+//! automated sync delete (`plumb.sync.prune.maxDeletions` and `maxFraction`, or the
+//! Application's `PruneMaxDeletions`/`PruneMaxFraction` sync options) asks first, unless
+//! `--assumeYes`; without a terminal it is refused.
+//!
+//! Exit codes: 0 the operation succeeded (or the preview or the brake's question was declined,
+//! or the preview found nothing); 1 it did not (`Operation has completed with phase: <phase>`),
+//! resources still need pruning, or `--timeout` passed; 2 errors (another operation is in
+//! progress, bad flags, no answer to a question, a mass prune without a terminal or
+//! `--assumeYes`, cluster unreachable).
 
 use std::io::Write;
 
@@ -110,7 +116,8 @@ pub struct SyncArgs {
     /// difference (`====== No Differences found ======`). A closed stdin is an error.
     #[arg(long)]
     pub preview_changes: bool,
-    /// Answer yes to the question of --preview-changes.
+    /// Answer yes to the question of --preview-changes, and to the mass-deletion brake's
+    /// question (--prune deleting more objects than an automated sync may).
     #[arg(long = "assumeYes")]
     pub assume_yes: bool,
     /// Output format of the final state.
@@ -327,6 +334,19 @@ async fn preview(client: &AppClient, args: &SyncArgs) -> Result<bool> {
 pub async fn run(client: &AppClient, args: SyncArgs) -> Result<Outcome> {
     if args.preview_changes && !preview(client, &args).await? {
         return Ok(Outcome::Success);
+    }
+    if args.prune && !args.dry_run {
+        let app = client.get(&args.name).await?;
+        refuse(&args, &app)?;
+        let op = operation(&args, &app, "")?;
+        let selected = op.sync.as_ref().and_then(|s| s.resources.as_deref());
+        if !super::prune_brake::confirm(client, &app, selected, args.assume_yes).await? {
+            println!(
+                "Sync of application '{}' cancelled: nothing was requested.",
+                args.name
+            );
+            return Ok(Outcome::Success);
+        }
     }
     request(client, &args).await?;
     if args.async_ {
