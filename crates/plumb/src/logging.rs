@@ -2,6 +2,8 @@
 //! `warn`), with the targets of libraries that can log HTTP bodies or headers capped whatever the
 //! directives ask, because a body may be a Secret and a header a bearer token.
 
+use std::io::IsTerminal;
+
 use tracing::Level;
 use tracing_subscriber::filter::{EnvFilter, FilterExt, Targets};
 use tracing_subscriber::layer::SubscriberExt;
@@ -36,6 +38,7 @@ pub fn init() {
         .unwrap_or_else(|_| EnvFilter::new("warn"));
     let layer = fmt::layer()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_filter(directives.and(caps()));
     let _ = tracing_subscriber::registry().with(layer).try_init();
 }

@@ -94,11 +94,7 @@ fn no_secret_value_reaches_any_output_at_trace_level() {
         ctl.create_app(name, spec);
     };
     let drift = unique("drift");
-    app(
-        &drift,
-        "drift",
-        json!({"ignoreDifferences": [{"kind": "Secret", "jqPathExpressions": [".data.password | tonumber", ".data | error"]}]}),
-    );
+    app(&drift, "drift", json!({}));
     let broken = unique("broken");
     app(&broken, "broken", json!({}));
     let rejected_app = unique("rejected");
@@ -113,11 +109,17 @@ fn no_secret_value_reaches_any_output_at_trace_level() {
     let patch = json!({"data": {"password": b64(&drifted)}}).to_string();
     let out = kubectl(&["-n", dest.name(), "patch", "secret", "db", "--type=merge", "-p", &patch]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    ctl.patch_app(&drift, &json!({"metadata": {"annotations": {"argocd.argoproj.io/refresh": "hard"}}}));
-    ctl.wait_app(&drift, "drift seen", |a| {
-        a["status"]["sync"]["status"] == "OutOfSync"
-            && a["metadata"]["annotations"]["argocd.argoproj.io/refresh"].is_null()
+    ctl.wait_app(&drift, "drift seen", |a| a["status"]["sync"]["status"] == "OutOfSync");
+    // Ignore rules whose jq fails on the Secret's data (with the value in jq's error text).
+    ctl.patch_app(
+        &drift,
+        &json!({"spec": {"ignoreDifferences": [{"kind": "Secret", "jqPathExpressions": [".data.password | tonumber", ".data | error"]}]},
+                "metadata": {"annotations": {"argocd.argoproj.io/refresh": "hard"}}}),
+    );
+    ctl.wait_app(&drift, "compared with the rules", |a| {
+        a["metadata"]["annotations"]["argocd.argoproj.io/refresh"].is_null()
     });
+    let _ = ctl.sync(&drift, json!({}));
     // 2. The failing render.
     ctl.wait_app(&broken, "ComparisonError", |a| {
         crate::running::condition(a, "ComparisonError").is_some()
