@@ -436,10 +436,22 @@ mod tests {
 
     fn mostly_gone(kept: usize, dropped: usize) -> Comparison {
         let mut rs: Vec<ComparedResource> = (0..kept)
-            .map(|i| resource("ConfigMap", &format!("kept-{i}"), SyncStatusCode::Synced, false))
+            .map(|i| {
+                resource(
+                    "ConfigMap",
+                    &format!("kept-{i}"),
+                    SyncStatusCode::Synced,
+                    false,
+                )
+            })
             .collect();
         rs.extend((0..dropped).map(|i| {
-            resource("ConfigMap", &format!("gone-{i:02}"), SyncStatusCode::OutOfSync, true)
+            resource(
+                "ConfigMap",
+                &format!("gone-{i:02}"),
+                SyncStatusCode::OutOfSync,
+                true,
+            )
         }));
         cmp(rs)
     }
@@ -449,7 +461,11 @@ mod tests {
         let policy = json!({"automated": {"prune": true}});
         // First attempt at the revision: requested (the engine stops it before any write and
         // records the count), with the condition.
-        let d = decide(&app(policy.clone(), Value::Null), &mostly_gone(1, 12), ctx(0, 100));
+        let d = decide(
+            &app(policy.clone(), Value::Null),
+            &mostly_gone(1, 12),
+            ctx(0, 100),
+        );
         assert!(d.operation.is_some());
         assert_eq!(d.conditions.len(), 1);
         assert_eq!(
@@ -463,7 +479,10 @@ mod tests {
         );
         // Once tried at this target: the condition only, no retries.
         let braked = decide(
-            &app(policy.clone(), last_op("Failed", "Mass-deletion brake: ...", 0)),
+            &app(
+                policy.clone(),
+                last_op("Failed", "Mass-deletion brake: ...", 0),
+            ),
             &mostly_gone(1, 12),
             ctx(0, 1000),
         );
@@ -476,18 +495,28 @@ mod tests {
                 json!({"argocd.argoproj.io/sync-options": "Prune=false"});
         }
         assert_eq!(would_prune(&c), 9);
-        assert!(decide(&app(policy, Value::Null), &c, ctx(0, 100)).conditions.is_empty());
-        assert!(decide(
-            &app(json!({"automated": {}}), Value::Null),
-            &mostly_gone(2, 12),
-            ctx(0, 100)
-        )
-        .conditions
-        .is_empty());
+        assert!(
+            decide(&app(policy, Value::Null), &c, ctx(0, 100))
+                .conditions
+                .is_empty()
+        );
+        assert!(
+            decide(
+                &app(json!({"automated": {}}), Value::Null),
+                &mostly_gone(2, 12),
+                ctx(0, 100)
+            )
+            .conditions
+            .is_empty()
+        );
         // Raised limits let it through.
         let mut raised = ctx(0, 100);
         raised.prune_brake.max_fraction = 1.0;
-        let d = decide(&app(json!({"automated": {"prune": true}}), Value::Null), &mostly_gone(1, 12), raised);
+        let d = decide(
+            &app(json!({"automated": {"prune": true}}), Value::Null),
+            &mostly_gone(1, 12),
+            raised,
+        );
         assert!(d.conditions.is_empty());
         assert!(d.operation.is_some());
     }

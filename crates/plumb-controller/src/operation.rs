@@ -106,11 +106,7 @@ pub(crate) async fn drive(
                 Some(limit) => retries < limit,
             })
             && retry.as_ref().is_some_and(|r| r.limit.unwrap_or(0) != 0);
-        if !failed
-            || outcome.terminated
-            || outcome.braked
-            || !allowed
-            || control.borrow().terminate
+        if !failed || outcome.terminated || outcome.braked || !allowed || control.borrow().terminate
         {
             break (outcome, cmp);
         }
@@ -374,7 +370,11 @@ fn prune_brake(
     }
     let sync = op.sync.clone().unwrap_or_default();
     Some(plumb_sync::PruneBrake {
-        brake: brake_of(app, sync.sync_options.as_deref().unwrap_or_default(), engines),
+        brake: brake_of(
+            app,
+            sync.sync_options.as_deref().unwrap_or_default(),
+            engines,
+        ),
         live_objects: crate::automation::live_objects(cmp),
     })
 }

@@ -397,11 +397,7 @@ fn automate(
             .flatten(),
         failed_retries: shared.auto_failures(app.name(), &cmp.revision),
         since_finished,
-        prune_brake: crate::operation::brake_of(
-            app,
-            &[],
-            &shared.engines(),
-        ),
+        prune_brake: crate::operation::brake_of(app, &[], &shared.engines()),
     };
     crate::automation::decide(app, cmp, ctx)
 }

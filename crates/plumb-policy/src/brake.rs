@@ -178,7 +178,10 @@ pub fn parse_count(text: &str) -> Option<usize> {
 impl Brake {
     /// The limits for one operation: `setting` looks up an `argocd-cm` key; `sync_options` are
     /// the Application's then the operation's `Name=value` options (later ones win).
-    pub fn resolve<'a>(setting: impl Fn(&str) -> Option<&'a str>, sync_options: &[&str]) -> Resolved {
+    pub fn resolve<'a>(
+        setting: impl Fn(&str) -> Option<&'a str>,
+        sync_options: &[&str],
+    ) -> Resolved {
         let mut brake = Brake::default();
         let mut invalid = Vec::new();
         if let Some(v) = setting(MAX_DELETIONS_SETTING) {
@@ -264,7 +267,10 @@ mod tests {
     fn both_limits_must_be_exceeded() {
         let b = Brake::default();
         assert!(b.check(0, 0).is_ok());
-        assert!(b.check(3, 3).is_ok(), "a small application may lose everything but");
+        assert!(
+            b.check(3, 3).is_ok(),
+            "a small application may lose everything but"
+        );
         assert!(b.check(10, 10).is_ok(), "10 is not more than 10");
         assert!(b.check(11, 22).is_ok(), "half is not more than half");
         assert!(b.check(40, 100).is_ok(), "40% of a large application");
@@ -296,11 +302,20 @@ mod tests {
         );
         let r = Brake::resolve(
             settings(&cm),
-            &["CreateNamespace=true,PruneMaxDeletions=5", "PruneMaxFraction=1"],
+            &[
+                "CreateNamespace=true,PruneMaxDeletions=5",
+                "PruneMaxFraction=1",
+            ],
         );
         assert_eq!(r.brake.max_deletions, 5);
-        assert_eq!(r.brake.max_deletions_origin, Origin::SyncOption(MAX_DELETIONS_OPTION));
-        assert!(r.brake.check(1000, 1000).is_ok(), "a fraction of 1 turns it off");
+        assert_eq!(
+            r.brake.max_deletions_origin,
+            Origin::SyncOption(MAX_DELETIONS_OPTION)
+        );
+        assert!(
+            r.brake.check(1000, 1000).is_ok(),
+            "a fraction of 1 turns it off"
+        );
         // The operation's options come last and win.
         let r = Brake::resolve(
             settings(&[]),
@@ -311,8 +326,14 @@ mod tests {
 
     #[test]
     fn a_value_that_does_not_parse_never_releases_the_brake() {
-        let cm = [(MAX_DELETIONS_SETTING, "lots"), (MAX_FRACTION_SETTING, "1.5")];
-        let r = Brake::resolve(settings(&cm), &["PruneMaxFraction=all", "PruneMaxDeletions=-1"]);
+        let cm = [
+            (MAX_DELETIONS_SETTING, "lots"),
+            (MAX_FRACTION_SETTING, "1.5"),
+        ];
+        let r = Brake::resolve(
+            settings(&cm),
+            &["PruneMaxFraction=all", "PruneMaxDeletions=-1"],
+        );
         assert_eq!(r.brake, Brake::default());
         assert_eq!(
             r.invalid,

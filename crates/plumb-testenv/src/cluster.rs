@@ -134,12 +134,24 @@ impl TestEnv {
     /// # Panics
     /// When they cannot be applied or are not Established within 60 s.
     pub fn install_plumb_crds(&self) {
+        // Tests of one process install them concurrently; on a fresh control plane two creates
+        // of the same CRD race (`AlreadyExists`). One at a time, and once more after a conflict
+        // with another process.
+        static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _guard = ONE_AT_A_TIME
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let dir = repo_root().join("deploy/crds");
-        let out = self
-            .kubectl()
-            .args(["apply", "-o", "name", "-f"])
-            .arg(&dir)
-            .output();
+        let apply = || {
+            self.kubectl()
+                .args(["apply", "-o", "name", "-f"])
+                .arg(&dir)
+                .output()
+        };
+        let out = match apply() {
+            Ok(o) if o.status.success() => Ok(o),
+            _ => apply(),
+        };
         let out = match out {
             Ok(o) if o.status.success() => o,
             Ok(o) => panic!(

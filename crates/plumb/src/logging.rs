@@ -24,11 +24,10 @@ pub const CAPPED: &[(&str, Level)] = &[
 
 /// The caps as a filter: every other target at any level.
 pub fn caps() -> Targets {
-    CAPPED
-        .iter()
-        .fold(Targets::new().with_default(Level::TRACE), |t, (target, level)| {
-            t.with_target(*target, *level)
-        })
+    CAPPED.iter().fold(
+        Targets::new().with_default(Level::TRACE),
+        |t, (target, level)| t.with_target(*target, *level),
+    )
 }
 
 /// Installs the subscriber (stderr).

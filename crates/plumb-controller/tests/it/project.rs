@@ -41,7 +41,14 @@ async fn create_project(ctl: &Controlled, name: &str, spec: Value) {
         .expect("create project");
 }
 
-async fn create_app(ctl: &Controlled, name: &str, project: &str, source: Value, dest: &str, policy: Value) {
+async fn create_app(
+    ctl: &Controlled,
+    name: &str,
+    project: &str,
+    source: Value,
+    dest: &str,
+    policy: Value,
+) {
     let mut spec = json!({"project": project,
         "destination": {"server": "https://kubernetes.default.svc", "namespace": dest},
         "syncPolicy": policy});
@@ -80,9 +87,8 @@ fn namespace() -> kube::api::ApiResource {
 
 fn has_condition(app: &Value, kind: &str, text: &str) -> bool {
     app["status"]["conditions"].as_array().is_some_and(|cs| {
-        cs.iter().any(|c| {
-            c["type"] == kind && c["message"].as_str().unwrap_or_default().contains(text)
-        })
+        cs.iter()
+            .any(|c| c["type"] == kind && c["message"].as_str().unwrap_or_default().contains(text))
     })
 }
 
@@ -101,7 +107,10 @@ async fn source_repos_hold_the_operation_source_and_a_rollback_history_source() 
     let allowed = GitRepo::new();
     allowed.commit(&[("app/cm.yaml", config_map("settings"))], "allowed");
     let other = GitRepo::new();
-    other.commit(&[("app/cm.yaml", config_map("payload"))], "not in the project");
+    other.commit(
+        &[("app/cm.yaml", config_map("payload"))],
+        "not in the project",
+    );
     create_project(
         &ctl,
         "teams",
@@ -109,7 +118,15 @@ async fn source_repos_hold_the_operation_source_and_a_rollback_history_source() 
     )
     .await;
     let name = unique("opsrc");
-    create_app(&ctl, &name, "teams", json!({"repoURL": allowed.url(), "path": "app"}), dest.name(), json!({})).await;
+    create_app(
+        &ctl,
+        &name,
+        "teams",
+        json!({"repoURL": allowed.url(), "path": "app"}),
+        dest.name(),
+        json!({}),
+    )
+    .await;
     let app = ctl.sync(&name, json!({})).await;
     assert_eq!(app["status"]["operationState"]["phase"], "Succeeded");
 
@@ -120,14 +137,27 @@ async fn source_repos_hold_the_operation_source_and_a_rollback_history_source() 
         other.url()
     );
     let app = ctl
-        .sync(&name, json!({"source": {"repoURL": other.url(), "path": "app"}}))
+        .sync(
+            &name,
+            json!({"source": {"repoURL": other.url(), "path": "app"}}),
+        )
         .await;
-    assert_eq!(app["status"]["operationState"]["phase"], "Error", "{:#}", app["status"]["operationState"]);
+    assert_eq!(
+        app["status"]["operationState"]["phase"], "Error",
+        "{:#}",
+        app["status"]["operationState"]
+    );
     assert_eq!(op_message(&app), refused);
-    assert!(get(&ctl, cm(), dest.name(), "payload").await.is_none(), "nothing from the other repository");
+    assert!(
+        get(&ctl, cm(), dest.name(), "payload").await.is_none(),
+        "nothing from the other repository"
+    );
     // The same through `operation.sync.sources`.
     let app = ctl
-        .sync(&name, json!({"sources": [{"repoURL": other.url(), "path": "app"}]}))
+        .sync(
+            &name,
+            json!({"sources": [{"repoURL": other.url(), "path": "app"}]}),
+        )
         .await;
     assert_eq!(app["status"]["operationState"]["phase"], "Error");
     assert_eq!(op_message(&app), refused);
@@ -148,12 +178,25 @@ async fn source_repos_hold_the_operation_source_and_a_rollback_history_source() 
         json!({"sourceRepos": [allowed.url(), other.url()], "destinations": [{"server": "*", "namespace": "*"}]}),
     )
     .await;
-    create_app(&ctl, &moving, wide, json!({"repoURL": other.url(), "path": "app"}), dest.name(), json!({})).await;
+    create_app(
+        &ctl,
+        &moving,
+        wide,
+        json!({"repoURL": other.url(), "path": "app"}),
+        dest.name(),
+        json!({}),
+    )
+    .await;
     let app = ctl.sync(&moving, json!({})).await;
     assert_eq!(app["status"]["operationState"]["phase"], "Succeeded");
     let old = app["status"]["history"][0].clone();
-    ctl.patch_app(&moving, json!({"spec": {"source": {"repoURL": allowed.url(), "path": "app"}}})).await;
-    ctl.patch_app(&moving, json!({"spec": {"project": "teams"}})).await;
+    ctl.patch_app(
+        &moving,
+        json!({"spec": {"source": {"repoURL": allowed.url(), "path": "app"}}}),
+    )
+    .await;
+    ctl.patch_app(&moving, json!({"spec": {"project": "teams"}}))
+        .await;
     let app = ctl
         .sync(
             &moving,
@@ -193,8 +236,10 @@ async fn source_repos_hold_every_spec_source() {
         "application repo {} is not permitted in project 'teams' (sourceRepos)",
         other.url()
     );
-    ctl.wait_app(&name, "InvalidSpecError", |a| has_condition(a, "InvalidSpecError", &refused))
-        .await;
+    ctl.wait_app(&name, "InvalidSpecError", |a| {
+        has_condition(a, "InvalidSpecError", &refused)
+    })
+    .await;
     let app = ctl.sync(&name, json!({})).await;
     assert_eq!(app["status"]["operationState"]["phase"], "Error");
     assert_eq!(op_message(&app), refused);
@@ -233,7 +278,10 @@ async fn cluster_resource_lists_hold_the_namespace_of_create_namespace() {
         st["message"],
         "one or more synchronization tasks are not valid: resource :Namespace is not permitted in project teams (clusterResourceWhitelist)"
     );
-    assert!(get(&ctl, namespace(), "", &fresh).await.is_none(), "the namespace was not created");
+    assert!(
+        get(&ctl, namespace(), "", &fresh).await.is_none(),
+        "the namespace was not created"
+    );
 
     // managedNamespaceMetadata on a namespace that exists: not labelled either.
     let existing = env.namespace("labelled");
@@ -250,9 +298,17 @@ async fn cluster_resource_lists_hold_the_namespace_of_create_namespace() {
     .await;
     let app = ctl.sync(&labelled, json!({})).await;
     assert_eq!(app["status"]["operationState"]["phase"], "Failed");
-    let ns = get(&ctl, namespace(), "", existing.name()).await.expect("namespace");
-    assert!(ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"].is_null(), "{ns:#}");
-    assert!(get(&ctl, cm(), existing.name(), "settings").await.is_none(), "nothing applied");
+    let ns = get(&ctl, namespace(), "", existing.name())
+        .await
+        .expect("namespace");
+    assert!(
+        ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"].is_null(),
+        "{ns:#}"
+    );
+    assert!(
+        get(&ctl, cm(), existing.name(), "settings").await.is_none(),
+        "nothing applied"
+    );
 
     // A blacklist entry refuses it even under a wildcard whitelist.
     create_project(
@@ -263,7 +319,8 @@ async fn cluster_resource_lists_hold_the_namespace_of_create_namespace() {
                "clusterResourceBlacklist": [{"group": "", "kind": "Namespace"}]}),
     )
     .await;
-    ctl.patch_app(&name, json!({"spec": {"project": "blacklisted"}})).await;
+    ctl.patch_app(&name, json!({"spec": {"project": "blacklisted"}}))
+        .await;
     let app = ctl.sync(&name, json!({})).await;
     assert_eq!(
         op_message(&app),
@@ -282,11 +339,15 @@ async fn resource_lists_and_destinations_hold_hooks() {
     let job = |name: &str, ns: Option<&str>| {
         format!(
             "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n{}  annotations:\n    argocd.argoproj.io/hook: PreSync\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: run\n        image: busybox\n",
-            ns.map(|n| format!("  namespace: {n}\n")).unwrap_or_default()
+            ns.map(|n| format!("  namespace: {n}\n"))
+                .unwrap_or_default()
         )
     };
     repo.commit(
-        &[("app/cm.yaml", config_map("settings")), ("app/hook.yaml", job("migrate", None))],
+        &[
+            ("app/cm.yaml", config_map("settings")),
+            ("app/hook.yaml", job("migrate", None)),
+        ],
         "a hook",
     );
     create_project(
@@ -297,7 +358,15 @@ async fn resource_lists_and_destinations_hold_hooks() {
     )
     .await;
     let name = unique("hooks");
-    create_app(&ctl, &name, "teams", json!({"repoURL": repo.url(), "path": "app"}), dest.name(), json!({})).await;
+    create_app(
+        &ctl,
+        &name,
+        "teams",
+        json!({"repoURL": repo.url(), "path": "app"}),
+        dest.name(),
+        json!({}),
+    )
+    .await;
     let app = ctl.sync(&name, json!({})).await;
     assert_eq!(app["status"]["operationState"]["phase"], "Failed");
     assert_eq!(
@@ -305,11 +374,18 @@ async fn resource_lists_and_destinations_hold_hooks() {
         "one or more synchronization tasks are not valid: resource batch:Job is not permitted in project teams (namespaceResourceBlacklist: denied by 'batch:Job')"
     );
     let jobs = kube::api::ApiResource::erase::<k8s_openapi::api::batch::v1::Job>(&());
-    assert!(get(&ctl, jobs.clone(), dest.name(), "migrate").await.is_none());
+    assert!(
+        get(&ctl, jobs.clone(), dest.name(), "migrate")
+            .await
+            .is_none()
+    );
     assert!(get(&ctl, cm(), dest.name(), "settings").await.is_none());
 
     // A hook that names a namespace outside the destinations.
-    repo.commit(&[("app/hook.yaml", job("escape", Some(other.name())))], "hook elsewhere");
+    repo.commit(
+        &[("app/hook.yaml", job("escape", Some(other.name())))],
+        "hook elsewhere",
+    );
     let open = "open";
     create_project(
         &ctl,
@@ -317,7 +393,8 @@ async fn resource_lists_and_destinations_hold_hooks() {
         json!({"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "team-*"}]}),
     )
     .await;
-    ctl.patch_app(&name, json!({"spec": {"project": open}})).await;
+    ctl.patch_app(&name, json!({"spec": {"project": open}}))
+        .await;
     let app = ctl.sync(&name, json!({})).await;
     assert_eq!(
         op_message(&app),
@@ -341,7 +418,8 @@ async fn namespace_resource_whitelist_and_object_namespaces_hold_every_object() 
             ("app/cm.yaml", config_map("settings")),
             (
                 "app/secret.yaml",
-                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  token: t\n".to_string(),
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  token: t\n"
+                    .to_string(),
             ),
         ],
         "cm and secret",
@@ -354,9 +432,19 @@ async fn namespace_resource_whitelist_and_object_namespaces_hold_every_object() 
     )
     .await;
     let name = unique("nslist");
-    create_app(&ctl, &name, "teams", json!({"repoURL": repo.url(), "path": "app"}), dest.name(), json!({})).await;
+    create_app(
+        &ctl,
+        &name,
+        "teams",
+        json!({"repoURL": repo.url(), "path": "app"}),
+        dest.name(),
+        json!({}),
+    )
+    .await;
     let app = ctl
-        .wait_app(&name, "compared", |a| resource(a, "Secret")["status"] == "Unknown")
+        .wait_app(&name, "compared", |a| {
+            resource(a, "Secret")["status"] == "Unknown"
+        })
         .await;
     assert_eq!(
         resource(&app, "Secret")["health"]["message"],
@@ -374,7 +462,10 @@ async fn namespace_resource_whitelist_and_object_namespaces_hold_every_object() 
     repo.commit(
         &[(
             "app/cm.yaml",
-            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: {}\n", other.name()),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: {}\n",
+                other.name()
+            ),
         )],
         "elsewhere",
     );
@@ -415,11 +506,24 @@ async fn applications_outside_the_control_namespace_are_not_reconciled() {
         "operation": {"sync": {}}
     }))
     .expect("application");
-    api.create(&PostParams::default(), &obj).await.expect("create");
+    api.create(&PostParams::default(), &obj)
+        .await
+        .expect("create");
     // A witness in the control namespace proves the controller is working meanwhile.
     let witness = unique("witness");
-    create_app(&ctl, &witness, "default", json!({"repoURL": repo.url(), "path": "app"}), dest.name(), json!({})).await;
-    ctl.wait_app(&witness, "compared", |a| a["status"]["sync"]["status"] == "OutOfSync").await;
+    create_app(
+        &ctl,
+        &witness,
+        "default",
+        json!({"repoURL": repo.url(), "path": "app"}),
+        dest.name(),
+        json!({}),
+    )
+    .await;
+    ctl.wait_app(&witness, "compared", |a| {
+        a["status"]["sync"]["status"] == "OutOfSync"
+    })
+    .await;
     let stray = serde_json::to_value(api.get(&name).await.expect("get")).expect("json");
     assert!(stray["status"].is_null(), "{:#}", stray["status"]);
     assert!(get(&ctl, cm(), dest.name(), "settings").await.is_none());

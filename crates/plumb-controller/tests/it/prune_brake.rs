@@ -59,7 +59,9 @@ async fn the_brake_stops_an_automated_prune_of_most_of_an_application_until_the_
         "data": {"plumb.sync.prune.maxDeletions": "3", "plumb.sync.prune.maxFraction": "40%"}
     }))
     .expect("cm");
-    cms.create(&PostParams::default(), &settings).await.expect("argocd-cm");
+    cms.create(&PostParams::default(), &settings)
+        .await
+        .expect("argocd-cm");
     let ctl = Controlled::start_in(env, ns).await;
     let dest = env.namespace("dest-brake");
     let repo = GitRepo::new();
@@ -87,11 +89,19 @@ async fn the_brake_stops_an_automated_prune_of_most_of_an_application_until_the_
 
     // Git drops four of the seven (57%).
     let head = repo.remove(
-        &["app/cm-0.yaml", "app/cm-1.yaml", "app/cm-2.yaml", "app/cm-3.yaml"],
+        &[
+            "app/cm-0.yaml",
+            "app/cm-1.yaml",
+            "app/cm-2.yaml",
+            "app/cm-3.yaml",
+        ],
         "most of it gone",
     );
-    ctl.patch_app(name, json!({"metadata": {"annotations": {"argocd.argoproj.io/refresh": "normal"}}}))
-        .await;
+    ctl.patch_app(
+        name,
+        json!({"metadata": {"annotations": {"argocd.argoproj.io/refresh": "normal"}}}),
+    )
+    .await;
     let expected = format!(
         "Mass-deletion brake: pruning 4 of 7 objects (57.1%) exceeds both limits: 3 objects (argocd-cm plumb.sync.prune.maxDeletions) \
          and 40% (argocd-cm plumb.sync.prune.maxFraction). Nothing was applied or deleted. If Git is right, sync once by hand \
@@ -113,16 +123,29 @@ async fn the_brake_stops_an_automated_prune_of_most_of_an_application_until_the_
     );
     let results = st["syncResult"]["resources"].as_array().expect("results");
     assert_eq!(results.len(), 4, "{results:#?}");
-    assert!(results.iter().all(|r| r["status"] == "PruneSkipped"), "{results:#?}");
+    assert!(
+        results.iter().all(|r| r["status"] == "PruneSkipped"),
+        "{results:#?}"
+    );
     // Nothing deleted, and nothing is retried while the picture stays the same.
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(live_names(&ctl, dest.name()).await.len(), 7);
-    let again = ctl.wait_app(name, "compared", |a| a["status"]["sync"]["status"] == "OutOfSync").await;
-    assert_eq!(again["status"]["operationState"]["startedAt"], st["startedAt"], "not retried");
+    let again = ctl
+        .wait_app(name, "compared", |a| {
+            a["status"]["sync"]["status"] == "OutOfSync"
+        })
+        .await;
+    assert_eq!(
+        again["status"]["operationState"]["startedAt"], st["startedAt"],
+        "not retried"
+    );
 
     // Raising the limit for this Application lets the prune through.
-    ctl.patch_app(name, json!({"spec": {"syncPolicy": {"syncOptions": ["PruneMaxDeletions=4"]}}}))
-        .await;
+    ctl.patch_app(
+        name,
+        json!({"spec": {"syncPolicy": {"syncOptions": ["PruneMaxDeletions=4"]}}}),
+    )
+    .await;
     let start = Instant::now();
     while live_names(&ctl, dest.name()).await.len() != 3 {
         assert!(start.elapsed() < DEADLINE, "the raised limit did not prune");
@@ -135,6 +158,12 @@ async fn the_brake_stops_an_automated_prune_of_most_of_an_application_until_the_
                 && sync_error(a).is_none()
         })
         .await;
-    assert_eq!(app["status"]["operationState"]["syncResult"]["revision"], head.as_str());
-    assert_eq!(live_names(&ctl, dest.name()).await, ["cm-4", "cm-5", "cm-6"]);
+    assert_eq!(
+        app["status"]["operationState"]["syncResult"]["revision"],
+        head.as_str()
+    );
+    assert_eq!(
+        live_names(&ctl, dest.name()).await,
+        ["cm-4", "cm-5", "cm-6"]
+    );
 }

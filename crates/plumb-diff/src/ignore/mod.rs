@@ -227,7 +227,13 @@ impl IgnoreRules {
                             rule.origin, self.opts.jq_timeout
                         )),
                         Err(failure) => {
-                            tracing::debug!(origin = %rule.origin, expr = %e, object = %key, ?failure, "jq ignore expression failed; no-op");
+                            // jq's run-time error text quotes the value it failed on (a
+                            // Secret's data): it is never logged.
+                            let why = match &failure {
+                                jq::JqFailure::Invalid(message) => message.as_str(),
+                                _ => "failed at run time",
+                            };
+                            tracing::debug!(origin = %rule.origin, expr = %e, object = %key, why, "jq ignore expression failed; no-op");
                         }
                     }
                 }

@@ -26,7 +26,12 @@ fn a_manual_mass_prune_needs_confirmation() {
     let dest = env().namespace("hostile-mass-dest");
     let repo = plumb_testenv::git::GitRepo::new();
     let files: Vec<(String, String)> = (0..13)
-        .map(|i| (format!("app/cm-{i:02}.yaml"), config_map(&format!("cm-{i:02}"))))
+        .map(|i| {
+            (
+                format!("app/cm-{i:02}.yaml"),
+                config_map(&format!("cm-{i:02}")),
+            )
+        })
         .collect();
     let refs: Vec<(&str, String)> = files.iter().map(|(p, c)| (p.as_str(), c.clone())).collect();
     repo.commit(&refs, "thirteen objects");
@@ -36,14 +41,20 @@ fn a_manual_mass_prune_needs_confirmation() {
         json!({"project": "default", "source": {"repoURL": repo.url(), "path": "app"},
                "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}),
     );
-    assert_eq!(ctl.sync(&name, json!({}))["status"]["operationState"]["phase"], "Succeeded");
+    assert_eq!(
+        ctl.sync(&name, json!({}))["status"]["operationState"]["phase"],
+        "Succeeded"
+    );
     assert_eq!(live_count(dest.name()), 13);
 
     // The push drops twelve of them.
     let gone: Vec<String> = (1..13).map(|i| format!("app/cm-{i:02}.yaml")).collect();
     let gone: Vec<&str> = gone.iter().map(String::as_str).collect();
     repo.remove(&gone, "oops");
-    ctl.patch_app(&name, &json!({"metadata": {"annotations": {"argocd.argoproj.io/refresh": "normal"}}}));
+    ctl.patch_app(
+        &name,
+        &json!({"metadata": {"annotations": {"argocd.argoproj.io/refresh": "normal"}}}),
+    );
     ctl.wait_app(&name, "twelve to prune", |a| {
         a["status"]["resources"]
             .as_array()
@@ -69,12 +80,26 @@ fn a_manual_mass_prune_needs_confirmation() {
 
     // Without --prune nothing is deleted, so nothing is asked.
     let out = ctl.plumb_app(&["sync", &name, "--timeout", "120"], None);
-    assert_eq!(out.status.code(), Some(1), "prunes skipped: {}", text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "prunes skipped: {}",
+        text(&out.stderr)
+    );
     assert_eq!(live_count(dest.name()), 13);
 
     // --assumeYes: the sync runs and prunes.
-    let out = ctl.plumb_app(&["sync", &name, "--prune", "--assumeYes", "--timeout", "120"], None);
-    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    let out = ctl.plumb_app(
+        &["sync", &name, "--prune", "--assumeYes", "--timeout", "120"],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     assert!(
         text(&out.stderr).contains("pruning 12 of 13 objects (92.3%) exceeds both limits"),
         "{}",

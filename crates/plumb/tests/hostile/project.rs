@@ -20,7 +20,10 @@ fn an_operation_source_outside_source_repos_is_refused() {
     let allowed = plumb_testenv::git::GitRepo::new();
     allowed.commit(&[("app/cm.yaml", config_map("settings"))], "allowed");
     let evil = plumb_testenv::git::GitRepo::new();
-    evil.commit(&[("app/cm.yaml", config_map("payload"))], "the attacker's repository");
+    evil.commit(
+        &[("app/cm.yaml", config_map("payload"))],
+        "the attacker's repository",
+    );
     ctl.create_project(
         "teams",
         json!({"sourceRepos": [allowed.url()], "destinations": [{"server": "*", "namespace": "*"}]}),
@@ -32,7 +35,10 @@ fn an_operation_source_outside_source_repos_is_refused() {
                "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}),
     );
     // Before the fix the controller rendered and applied `operation.sync.source` unchecked.
-    let app = ctl.sync(&name, json!({"source": {"repoURL": evil.url(), "path": "app"}}));
+    let app = ctl.sync(
+        &name,
+        json!({"source": {"repoURL": evil.url(), "path": "app"}}),
+    );
     let st = &app["status"]["operationState"];
     assert_eq!(st["phase"], "Error", "{st:#}");
     assert_eq!(
@@ -51,9 +57,15 @@ fn a_rollback_to_a_source_the_project_no_longer_permits_is_refused() {
     let ctl = Running::start("hostile-rollback", &[]);
     let dest = env().namespace("hostile-rollback-dest");
     let old = plumb_testenv::git::GitRepo::new();
-    old.commit(&[("app/cm.yaml", config_map("legacy"))], "legacy repository");
+    old.commit(
+        &[("app/cm.yaml", config_map("legacy"))],
+        "legacy repository",
+    );
     let current = plumb_testenv::git::GitRepo::new();
-    current.commit(&[("app/cm.yaml", config_map("settings"))], "current repository");
+    current.commit(
+        &[("app/cm.yaml", config_map("settings"))],
+        "current repository",
+    );
     ctl.create_project(
         "teams",
         json!({"sourceRepos": [old.url(), current.url()], "destinations": [{"server": "*", "namespace": "*"}]}),
@@ -64,9 +76,15 @@ fn a_rollback_to_a_source_the_project_no_longer_permits_is_refused() {
                "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}})
     };
     ctl.create_app(&name, spec(&old));
-    assert_eq!(ctl.sync(&name, json!({}))["status"]["operationState"]["phase"], "Succeeded");
+    assert_eq!(
+        ctl.sync(&name, json!({}))["status"]["operationState"]["phase"],
+        "Succeeded"
+    );
     ctl.patch_app(&name, &json!({"spec": spec(&current)}));
-    assert_eq!(ctl.sync(&name, json!({}))["status"]["operationState"]["phase"], "Succeeded");
+    assert_eq!(
+        ctl.sync(&name, json!({}))["status"]["operationState"]["phase"],
+        "Succeeded"
+    );
     // The legacy repository is withdrawn from the project (it was compromised, say).
     ctl.create_project(
         "teams",
@@ -110,7 +128,10 @@ fn create_namespace_cannot_write_a_namespace_the_project_forbids() {
         st["message"],
         "one or more synchronization tasks are not valid: resource :Namespace is not permitted in project teams (clusterResourceWhitelist)"
     );
-    assert!(get_json("", "namespace", &fresh).is_none(), "created before the check");
+    assert!(
+        get_json("", "namespace", &fresh).is_none(),
+        "created before the check"
+    );
 
     // managedNamespaceMetadata relabelling an existing namespace (here: lifting Pod Security).
     let victim = env().namespace("hostile-victim");

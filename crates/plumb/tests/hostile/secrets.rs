@@ -36,7 +36,11 @@ fn forms(value: &str) -> Vec<String> {
     for pad in ["x", "xx"] {
         let enc = b64(&format!("{pad}{value}"));
         // Drop the characters that mix the padding in, and the last group.
-        let core: String = enc.chars().skip(4).take(enc.len().saturating_sub(8)).collect();
+        let core: String = enc
+            .chars()
+            .skip(4)
+            .take(enc.len().saturating_sub(8))
+            .collect();
         if core.len() >= 12 {
             forms.push(core);
         }
@@ -107,9 +111,20 @@ fn no_secret_value_reaches_any_output_at_trace_level() {
         synced["status"]["operationState"]
     );
     let patch = json!({"data": {"password": b64(&drifted)}}).to_string();
-    let out = kubectl(&["-n", dest.name(), "patch", "secret", "db", "--type=merge", "-p", &patch]);
+    let out = kubectl(&[
+        "-n",
+        dest.name(),
+        "patch",
+        "secret",
+        "db",
+        "--type=merge",
+        "-p",
+        &patch,
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    ctl.wait_app(&drift, "drift seen", |a| a["status"]["sync"]["status"] == "OutOfSync");
+    ctl.wait_app(&drift, "drift seen", |a| {
+        a["status"]["sync"]["status"] == "OutOfSync"
+    });
     // Ignore rules whose jq fails on the Secret's data (with the value in jq's error text).
     ctl.patch_app(
         &drift,
@@ -132,7 +147,10 @@ fn no_secret_value_reaches_any_output_at_trace_level() {
     kubectl_apply(&json!({"apiVersion": "v1", "kind": "Secret",
         "metadata": {"name": "db", "namespace": dest.name()},
         "data": {"password": b64(&drifted)}}));
-    ctl.patch_app(&drift, &json!({"metadata": {"annotations": {"argocd.argoproj.io/refresh": "normal"}}}));
+    ctl.patch_app(
+        &drift,
+        &json!({"metadata": {"annotations": {"argocd.argoproj.io/refresh": "normal"}}}),
+    );
     ctl.wait_app(&drift, "compared again", |a| {
         a["metadata"]["annotations"]["argocd.argoproj.io/refresh"].is_null()
     });
@@ -177,13 +195,23 @@ fn no_secret_value_reaches_any_output_at_trace_level() {
         for v in values {
             for form in forms(v) {
                 if let Some(at) = output.find(&form) {
-                    let start = output[..at].char_indices().rev().nth(200).map_or(0, |(i, _)| i);
+                    let start = output[..at]
+                        .char_indices()
+                        .rev()
+                        .nth(200)
+                        .map_or(0, |(i, _)| i);
                     let end = (at + form.len() + 200).min(output.len());
-                    let end = (end..=output.len()).find(|&i| output.is_char_boundary(i)).unwrap_or(output.len());
+                    let end = (end..=output.len())
+                        .find(|&i| output.is_char_boundary(i))
+                        .unwrap_or(output.len());
                     leaks.push(format!("{what} shows {form}:\n…{}…", &output[start..end]));
                 }
             }
         }
     }
-    assert!(leaks.is_empty(), "Secret values leaked:\n\n{}", leaks.join("\n\n"));
+    assert!(
+        leaks.is_empty(),
+        "Secret values leaked:\n\n{}",
+        leaks.join("\n\n")
+    );
 }

@@ -76,9 +76,7 @@ pub async fn confirm(
     };
     let name = app.name();
     if assume_yes {
-        eprintln!(
-            "plumb: application '{name}': {stopped}; going on (--assumeYes)"
-        );
+        eprintln!("plumb: application '{name}': {stopped}; going on (--assumeYes)");
         return Ok(true);
     }
     if !std::io::stdin().is_terminal() {
