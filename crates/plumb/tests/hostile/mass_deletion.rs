@@ -78,6 +78,26 @@ fn a_manual_mass_prune_needs_confirmation() {
     assert!(ctl.app(&name).unwrap()["operation"].is_null());
     assert_eq!(live_count(dest.name()), 13);
 
+    // On a terminal it asks; no cancels with nothing requested.
+    let on_tty = on_a_terminal(&ctl, &["sync", &name, "--prune"], "n\n");
+    let shown = text(&on_tty.stdout);
+    assert_eq!(on_tty.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "Application '{name}': pruning 12 of 13 objects (92.3%) exceeds both limits: 10 objects (default) and 50% (default) \
+             (the mass-deletion brake). Check `plumb app diff {name}`. Do you want to delete them? (y/n): "
+        )),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!(
+            "Sync of application '{name}' cancelled: nothing was requested."
+        )),
+        "{shown}"
+    );
+    assert!(ctl.app(&name).unwrap()["operation"].is_null());
+    assert_eq!(live_count(dest.name()), 13);
+
     // Without --prune nothing is deleted, so nothing is asked.
     let out = ctl.plumb_app(&["sync", &name, "--timeout", "120"], None);
     assert_eq!(
@@ -110,4 +130,32 @@ fn a_manual_mass_prune_needs_confirmation() {
         assert!(start.elapsed() < crate::running::DEADLINE, "not pruned");
         std::thread::sleep(std::time::Duration::from_millis(300));
     }
+}
+
+/// `plumb app ARGS` on a pseudo-terminal (util-linux `script`), typing `input`.
+fn on_a_terminal(ctl: &Running, args: &[&str], input: &str) -> std::process::Output {
+    let command = format!(
+        "{} app {} --kubeconfig {} -N {}",
+        env!("CARGO_BIN_EXE_plumb"),
+        args.join(" "),
+        env().kubeconfig().display(),
+        ctl.ns.name()
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("TZ", "UTC")
+        .env_remove("PLUMB_NAMESPACE")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("script (util-linux)");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
 }
