@@ -32,8 +32,9 @@ pub struct CompareOptions {
     /// Read every live object from the API server instead of the live cache (right after a
     /// sync, when the cache may not have seen the writes yet).
     pub fresh_reads: bool,
-    /// Compare against this source instead of the Application's (a rollback's `sync.source`).
-    pub source: Option<ApplicationSource>,
+    /// Compare against these sources instead of the Application's (an operation's
+    /// `sync.source`, or `sync.sources` of a multi-source rollback, with its revisions applied).
+    pub sources: Option<Vec<ApplicationSource>>,
 }
 
 /// One compared object.
@@ -101,9 +102,9 @@ pub async fn compare(
 ) -> Result<Comparison> {
     let dest_ns = app.spec.destination.namespace.clone().unwrap_or_default();
     let instance = app.instance_name(&engines.control_namespace);
-    let mut sources: Vec<ApplicationSource> = match &opts.source {
-        Some(s) => vec![s.clone()],
-        None => app.sources().into_iter().cloned().collect(),
+    let mut sources: Vec<ApplicationSource> = match &opts.sources {
+        Some(s) if !s.is_empty() => s.clone(),
+        _ => app.sources().into_iter().cloned().collect(),
     };
     if let (Some(rev), Some(first)) = (&opts.revision, sources.first_mut()) {
         first.target_revision = Some(rev.clone());

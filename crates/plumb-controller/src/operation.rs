@@ -182,7 +182,7 @@ async fn attempt(
         refresh: Refresh::Normal,
         attribution: false,
         fresh_reads: true,
-        source: sync.source.clone(),
+        sources: operation_sources(&sync),
     };
     let cmp = match compare(app, &engines, cluster, &shared.renderer, &cmp_opts).await {
         Ok(c) => c,
@@ -403,13 +403,37 @@ pub(crate) fn brake_of(
     resolved.brake
 }
 
-/// The sources an operation records: the rollback's source, else the Application's own, as
+/// The sources an operation renders instead of the Application's: `sync.source`, or
+/// `sync.sources` (a multi-source rollback) each at its entry of `sync.revisions`. The project
+/// has permitted them before the operation started (`plumb_policy::project::source_repos`).
+fn operation_sources(
+    sync: &plumb_model::application::SyncOperation,
+) -> Option<Vec<plumb_model::application::ApplicationSource>> {
+    if let Some(s) = &sync.source {
+        return Some(vec![s.clone()]);
+    }
+    let mut sources = sync.sources.clone().filter(|s| !s.is_empty())?;
+    if let Some(revisions) = sync.revisions.as_ref().filter(|r| r.len() == sources.len()) {
+        for (s, r) in sources.iter_mut().zip(revisions) {
+            s.target_revision = Some(r.clone());
+        }
+    }
+    Some(sources)
+}
+
+/// The sources an operation records: the rollback's source(s), else the Application's own, as
 /// written in its spec (not with the revision resolved), so that automation can tell whether
 /// the last sync already targeted the same source.
 fn recorded_sources(app: &Application) -> Vec<plumb_model::application::ApplicationSource> {
     let sync = app.operation.as_ref().and_then(|o| o.sync.as_ref());
-    match sync.and_then(|s| s.source.clone()) {
-        Some(s) => vec![s],
+    if let Some(s) = sync.and_then(|s| s.source.clone()) {
+        return vec![s];
+    }
+    match sync
+        .and_then(|s| s.sources.clone())
+        .filter(|s| !s.is_empty())
+    {
+        Some(sources) => sources,
         None => app.sources().into_iter().cloned().collect(),
     }
 }
@@ -481,7 +505,7 @@ async fn finish(
         refresh: Refresh::Normal,
         attribution: true,
         fresh_reads: true,
-        source: None,
+        sources: None,
     };
     let now = status::now();
     let mut fields = match compare(app, &engines, cluster, &shared.renderer, &opts).await {

@@ -221,7 +221,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         refresh,
         attribution: true,
         fresh_reads: false,
-        source: None,
+        sources: None,
     };
     let now = status::now();
     let mut decision = None;

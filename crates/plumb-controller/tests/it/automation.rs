@@ -564,6 +564,49 @@ async fn rollback_to_a_previous_history_id() {
 }
 
 #[tokio::test]
+async fn rollback_of_a_multi_source_application_renders_the_recorded_sources() {
+    let env = TestEnv::shared();
+    let ctl = Controlled::start(env, "ctl-rollback-multi").await;
+    let dest = env.namespace("dest-rollback-multi");
+    let name = unique("rollback-multi");
+    let app_repo = GitRepo::new();
+    let first = app_repo.commit(&[("app/cm.yaml", config_map("settings", "one"))], "one");
+    let extra = GitRepo::new();
+    extra.commit(&[("app/cm.yaml", config_map("extra", "one"))], "extra");
+    ctl.create_app(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {"project": "default",
+                 "sources": [{"repoURL": app_repo.url(), "path": "app", "targetRevision": "HEAD"},
+                             {"repoURL": extra.url(), "path": "app", "targetRevision": "HEAD"}],
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    }))
+    .await;
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(app["status"]["operationState"]["phase"], "Succeeded");
+    app_repo.commit(&[("app/cm.yaml", config_map("settings", "two"))], "two");
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(app["status"]["operationState"]["phase"], "Succeeded");
+    let cm = get(&ctl, CM, dest.name(), "settings").await.expect("cm");
+    assert_eq!(cm["data"]["value"], "two");
+    let entry = app["status"]["history"][0].clone();
+    assert_eq!(entry["revisions"][0], first.as_str(), "{entry:#}");
+
+    // What `plumb app rollback NAME 0` writes for a multi-source entry.
+    let app = ctl
+        .sync(
+            &name,
+            json!({"sources": entry["sources"], "revisions": entry["revisions"], "syncStrategy": {"apply": {}}}),
+        )
+        .await;
+    let st = &app["status"]["operationState"];
+    assert_eq!(st["phase"], "Succeeded", "{st:#}");
+    assert_eq!(st["syncResult"]["revisions"][0], first.as_str());
+    let cm = get(&ctl, CM, dest.name(), "settings").await.expect("cm");
+    assert_eq!(cm["data"]["value"], "one", "the recorded commit was synced");
+}
+
+#[tokio::test]
 async fn a_project_forbids_a_namespace_and_a_cluster_scoped_kind() {
     let env = TestEnv::shared();
     let ctl = Controlled::start(env, "ctl-guard").await;

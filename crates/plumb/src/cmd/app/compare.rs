@@ -53,7 +53,7 @@ pub(crate) async fn compare_app(
         },
         attribution,
         fresh_reads: true,
-        source: None,
+        sources: None,
     };
     plumb_controller::compare(app, &engines, &cluster, &renderer, &opts)
         .await
