@@ -36,6 +36,12 @@ pub const UNKNOWN_KIND_HEALTH: &str = "plumb.health.unknownKinds";
 pub const ALLOW_SENSITIVE_IGNORES: &str = "plumb.ignoreDifferences.allowSensitive";
 /// Plumb: `argo` lets objects with only generic health through sync waves at once.
 pub const SYNC_HEALTH_GATE: &str = "plumb.sync.healthGate";
+/// Plumb: the brake on mass deletion, the count (default 10): an automated operation stops when
+/// it would prune more objects than this and more than [`PRUNE_MAX_FRACTION`] of them.
+pub const PRUNE_MAX_DELETIONS: &str = "plumb.sync.prune.maxDeletions";
+/// Plumb: the brake on mass deletion, the fraction of the Application's live objects (`0.5`,
+/// `50%`; default 0.5).
+pub const PRUNE_MAX_FRACTION: &str = "plumb.sync.prune.maxFraction";
 
 /// The data of a settings ConfigMap.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

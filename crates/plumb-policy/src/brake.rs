@@ -34,10 +34,10 @@
 use std::fmt;
 
 /// `argocd-cm` key: the deletions an automated operation may make regardless of the fraction.
-pub const MAX_DELETIONS_SETTING: &str = "plumb.sync.prune.maxDeletions";
+pub const MAX_DELETIONS_SETTING: &str = plumb_model::settings::PRUNE_MAX_DELETIONS;
 /// `argocd-cm` key: the fraction of the Application an automated operation may delete
 /// regardless of the count.
-pub const MAX_FRACTION_SETTING: &str = "plumb.sync.prune.maxFraction";
+pub const MAX_FRACTION_SETTING: &str = plumb_model::settings::PRUNE_MAX_FRACTION;
 /// Sync option overriding [`MAX_DELETIONS_SETTING`] for one Application or operation.
 pub const MAX_DELETIONS_OPTION: &str = "PruneMaxDeletions";
 /// Sync option overriding [`MAX_FRACTION_SETTING`] for one Application or operation.
