@@ -245,6 +245,29 @@ async fn source_repos_hold_every_spec_source() {
     assert_eq!(op_message(&app), refused);
     assert!(get(&ctl, cm(), dest.name(), "settings").await.is_none());
     assert!(get(&ctl, cm(), dest.name(), "payload").await.is_none());
+
+    // A single `spec.source`.
+    let single = unique("single");
+    create_app(
+        &ctl,
+        &single,
+        "teams",
+        json!({"repoURL": other.url(), "path": "app"}),
+        dest.name(),
+        json!({"automated": {}}),
+    )
+    .await;
+    let app = ctl
+        .wait_app(&single, "InvalidSpecError", |a| {
+            has_condition(a, "InvalidSpecError", &refused)
+        })
+        .await;
+    assert_eq!(app["status"]["sync"]["status"], "Unknown");
+    assert!(
+        app["status"]["operationState"].is_null(),
+        "no automated sync"
+    );
+    assert!(get(&ctl, cm(), dest.name(), "payload").await.is_none());
 }
 
 #[tokio::test]
