@@ -10,6 +10,9 @@
 //! field counts. Such rules are refused unless `plumb.ignoreDifferences.allowSensitive: "true"`
 //! or `--allow-sensitive-ignores`; `plumb admin lint-ignores` lists them.
 
+use serde_json::{Value, json};
+
+use super::json_pointer::Step;
 use super::matches_glob;
 
 /// Path step names that are sensitive wherever they appear.
@@ -123,6 +126,135 @@ pub(crate) fn check_path(group: &str, kind: &str, tokens: &[String]) -> Option<H
         });
     }
     None
+}
+
+/// Whether `group`/`kind` is a kind whose sensitive fields Plumb knows by place.
+fn known_kind(group: &str, kind: &str) -> bool {
+    POD_SPEC_AT
+        .iter()
+        .chain(OTHER_SENSITIVE.iter())
+        .any(|(gk, _)| gk.split_once('/').unwrap_or(("", gk)) == (group, kind))
+}
+
+/// Checks one concrete removal from one object of `group`/`kind` (not a glob): the path, and
+/// for kinds Plumb does not know, every field name inside what would be removed (`/spec` of a
+/// custom resource hides its `spec.image`).
+pub(crate) fn check_removal(group: &str, kind: &str, path: &[Step], obj: &Value) -> Option<Hit> {
+    let tokens: Vec<String> = path
+        .iter()
+        .map(|s| match s {
+            // Any list element: a negative index counts from the end.
+            Step::Index(_) => "*".to_string(),
+            Step::Token(t) => t.clone(),
+        })
+        .collect();
+    if let Some(hit) = check_path(group, kind, &tokens) {
+        return Some(hit);
+    }
+    if known_kind(group, kind) {
+        return None;
+    }
+    let removed = super::json_pointer::get_path(obj, path)?;
+    sensitive_name_inside(removed).map(|name| Hit {
+        kind: format!("{group}/{kind}"),
+        field: format!("{}.{name}", tokens.join(".")),
+    })
+}
+
+fn sensitive_name_inside(v: &Value) -> Option<String> {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                for (k, child) in m {
+                    if SENSITIVE_NAMES.contains(&k.as_str()) {
+                        return Some(k.clone());
+                    }
+                    stack.push(child);
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Objects with every sensitive field present, one per kind a rule matching `group`/`kind`
+/// globs can apply to (and one for kinds Plumb does not know): a jq rule is evaluated on them
+/// when it is loaded, so a rule that selects a sensitive field of such an object is refused
+/// before any object of that kind exists.
+pub(crate) fn synthetic_objects(group: &str, kind: &str) -> Vec<(String, String, Value)> {
+    let mut out = Vec::new();
+    let mut known_matched = false;
+    let mut seen = std::collections::BTreeSet::new();
+    for (gk, _) in POD_SPEC_AT.iter().chain(OTHER_SENSITIVE.iter()) {
+        let (g, k) = gk.split_once('/').unwrap_or(("", gk));
+        if !matches_glob(g, group) || !matches_glob(k, kind) || !seen.insert(*gk) {
+            continue;
+        }
+        known_matched = true;
+        out.push((g.to_string(), k.to_string(), synthetic(g, k)));
+    }
+    let is_glob = group.contains(['*', '?']) || kind.contains(['*', '?']);
+    if !known_matched || is_glob {
+        let (g, k) = if is_glob {
+            ("plumb.invalid".to_string(), "Unknown".to_string())
+        } else {
+            (group.to_string(), kind.to_string())
+        };
+        let mut obj = json!({"metadata": {"name": "x", "namespace": "x"}});
+        let mut spec = serde_json::Map::new();
+        for name in SENSITIVE_NAMES {
+            spec.insert((*name).to_string(), json!("x"));
+        }
+        spec.insert("template".into(), json!({"spec": pod_spec()}));
+        obj["spec"] = Value::Object(spec);
+        out.push((g, k, obj));
+    }
+    out
+}
+
+fn synthetic(group: &str, kind: &str) -> Value {
+    let api_version = if group.is_empty() {
+        "v1".to_string()
+    } else {
+        format!("{group}/v1")
+    };
+    let mut obj = json!({"apiVersion": api_version, "kind": kind,
+        "metadata": {"name": "x", "namespace": "x", "labels": {"app": "x"}, "annotations": {"a": "x"}}});
+    let gk = format!("{group}/{kind}");
+    if let Some((_, at)) = POD_SPEC_AT.iter().find(|(k, _)| *k == gk) {
+        let pointer: Vec<Step> = at.split('.').map(|t| Step::Token(t.to_string())).collect();
+        super::json_pointer::set_path(&mut obj, &pointer, pod_spec());
+    }
+    for (k, field) in OTHER_SENSITIVE {
+        if *k == gk {
+            obj[*field] = match *field {
+                "roleRef" => {
+                    json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "x"})
+                }
+                "aggregationRule" => json!({"clusterRoleSelectors": [{"matchLabels": {"a": "x"}}]}),
+                "subjects" => json!([{"kind": "ServiceAccount", "name": "x", "namespace": "x"}]),
+                "rules" => json!([{"apiGroups": [""], "resources": ["x"], "verbs": ["get"]}]),
+                _ => {
+                    json!([{"name": "x", "clientConfig": {"caBundle": "x", "service": {"name": "x", "namespace": "x"}}, "rules": [{"operations": ["CREATE"]}]}])
+                }
+            };
+        }
+    }
+    obj
+}
+
+fn pod_spec() -> Value {
+    let security = json!({"privileged": true, "runAsUser": 0, "runAsGroup": 0, "runAsNonRoot": false,
+        "allowPrivilegeEscalation": true, "capabilities": {"add": ["x"]}});
+    let container = json!({"name": "x", "image": "x", "securityContext": security, "env": [{"name": "x", "value": "x"}], "resources": {}});
+    json!({"containers": [container.clone()], "initContainers": [container.clone()],
+        "ephemeralContainers": [container],
+        "securityContext": {"runAsUser": 0, "runAsNonRoot": false},
+        "hostNetwork": true, "hostPID": true, "hostIPC": true,
+        "volumes": [{"name": "x", "hostPath": {"path": "/"}}]})
 }
 
 /// One path lies inside the other (token-wise; `*` and numbers match any list element).

@@ -54,6 +54,8 @@ pub struct IgnoreRule {
 pub struct IgnoreOptions {
     /// Time limit for one jq expression on one object (Argo's default: 1 s).
     pub jq_timeout: Duration,
+    /// Evaluation steps one jq expression may take on one object.
+    pub jq_fuel: u64,
     /// Let rules hide sensitive fields (`plumb.ignoreDifferences.allowSensitive`).
     pub allow_sensitive: bool,
 }
@@ -62,7 +64,21 @@ impl Default for IgnoreOptions {
     fn default() -> Self {
         Self {
             jq_timeout: Duration::from_secs(1),
+            jq_fuel: 1_000_000,
             allow_sensitive: false,
+        }
+    }
+}
+
+/// Stack a jq evaluation leaves free on its thread; recursion deeper than that stops.
+const JQ_STACK_RESERVE: usize = 256 * 1024;
+
+impl IgnoreOptions {
+    fn jq_limits(&self) -> jq::Limits {
+        jq::Limits {
+            timeout: self.jq_timeout,
+            fuel: self.jq_fuel,
+            stack_reserve: JQ_STACK_RESERVE,
         }
     }
 }
@@ -114,7 +130,15 @@ impl IgnoreRules {
                 if let Err(failure) = jq::check(e) {
                     return Err(Error::BadIgnoreRule {
                         origin: rule.origin.clone(),
-                        reason: format!("jq expression {e:?} is invalid: {failure:?}"),
+                        reason: format!("jq expression {e:?} {failure}"),
+                    });
+                }
+                // An expression that cannot finish on a made-up object of its kinds would stop
+                // at its limits on every comparison: refused now, with the reason.
+                if let Some(failure) = synthetic_run(rule, e, &opts).1 {
+                    return Err(Error::BadIgnoreRule {
+                        origin: rule.origin.clone(),
+                        reason: format!("jq expression {e:?} {failure}"),
                     });
                 }
             }
@@ -159,7 +183,7 @@ impl IgnoreRules {
                 .collect();
             for e in &rule.jq_path_expressions {
                 for obj in [live, &*desired] {
-                    if let Ok(found) = jq::paths(e, obj, self.opts.jq_timeout) {
+                    if let Ok(found) = jq::paths(e, obj, self.opts.jq_limits(), false) {
                         paths.extend(found);
                     }
                 }
@@ -168,6 +192,14 @@ impl IgnoreRules {
             paths.dedup();
             for p in paths.iter().rev() {
                 if p.is_empty() {
+                    continue;
+                }
+                // A sensitive field keeps the value from Git, whatever the rule says.
+                if !self.opts.allow_sensitive
+                    && [live, &*desired]
+                        .iter()
+                        .any(|o| guard::check_removal(&key.group, &key.kind, p, o).is_some())
+                {
                     continue;
                 }
                 match json_pointer::get_path(live, p) {
@@ -209,38 +241,120 @@ impl IgnoreRules {
                     .map(Step::Token)
                     .collect();
                 for obj in objects.iter_mut() {
-                    json_pointer::remove_path(obj, &steps);
+                    if self.may_remove(
+                        rule,
+                        &format!("jsonPointer {p}"),
+                        key,
+                        &steps,
+                        obj,
+                        &mut notes,
+                    ) {
+                        json_pointer::remove_path(obj, &steps);
+                    }
                 }
             }
             for e in &rule.jq_path_expressions {
                 for obj in objects.iter_mut() {
-                    match jq::paths(e, obj, self.opts.jq_timeout) {
+                    match jq::paths(e, obj, self.opts.jq_limits(), false) {
                         Ok(mut paths) => {
                             // Remove from the last path backwards so list indices stay valid.
                             paths.sort_by(|a, b| cmp_steps(a, b));
+                            paths.dedup();
+                            let label = format!("jqPathExpression {e}");
                             for p in paths.iter().rev() {
-                                json_pointer::remove_path(obj, p);
+                                if self.may_remove(rule, &label, key, p, obj, &mut notes) {
+                                    json_pointer::remove_path(obj, p);
+                                }
                             }
                         }
-                        Err(jq::JqFailure::Timeout) => notes.push(format!(
-                            "{}: jq expression {e:?} took longer than {:?} on {key}; nothing ignored",
-                            rule.origin, self.opts.jq_timeout
+                        Err(failure) if failure.is_unbounded() => notes.push(format!(
+                            "{}: jq expression {e:?} {failure} on {key}; nothing ignored",
+                            rule.origin
                         )),
                         Err(failure) => {
-                            // jq's run-time error text quotes the value it failed on (a
-                            // Secret's data): it is never logged.
-                            let why = match &failure {
-                                jq::JqFailure::Invalid(message) => message.as_str(),
-                                _ => "failed at run time",
-                            };
-                            tracing::debug!(origin = %rule.origin, expr = %e, object = %key, why, "jq ignore expression failed; no-op");
+                            // jq's own error text quotes the value it failed on (a Secret's
+                            // data); `jq::paths` never puts it into the failure, so the failure
+                            // may be logged.
+                            tracing::debug!(origin = %rule.origin, expr = %e, object = %key, %failure, "jq ignore expression failed; no-op");
                         }
                     }
                 }
             }
         }
+        notes.dedup();
         notes
     }
+
+    /// The guard on what a rule actually removes: a path into a sensitive field of this
+    /// object's kind stays compared (with a note) unless sensitive ignores are allowed. This
+    /// judges the concrete path, however the rule spelled it.
+    fn may_remove(
+        &self,
+        rule: &IgnoreRule,
+        expression: &str,
+        key: &ResourceKey,
+        path: &[Step],
+        obj: &Value,
+        notes: &mut Vec<String>,
+    ) -> bool {
+        if self.opts.allow_sensitive {
+            return true;
+        }
+        match guard::check_removal(&key.group, &key.kind, path, obj) {
+            None => true,
+            Some(hit) => {
+                notes.push(format!(
+                    "{}: {expression} selects {} on {key}, a sensitive field ({}); it is still compared",
+                    rule.origin,
+                    path_text(path),
+                    hit.field
+                ));
+                false
+            }
+        }
+    }
+}
+
+fn path_text(path: &[Step]) -> String {
+    path.iter()
+        .map(|s| match s {
+            Step::Token(t) => t.clone(),
+            Step::Index(i) => i.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Runs a jq rule expression on made-up objects of every kind the rule matches: the sensitive
+/// fields it selects there, and the failure if it cannot finish on one of them.
+fn synthetic_run(
+    rule: &IgnoreRule,
+    expr: &str,
+    opts: &IgnoreOptions,
+) -> (Vec<SensitiveFinding>, Option<jq::JqFailure>) {
+    let mut findings = Vec::new();
+    for (group, kind, obj) in guard::synthetic_objects(&rule.group, &rule.kind) {
+        match jq::paths(expr, &obj, opts.jq_limits(), true) {
+            Ok(paths) => {
+                if let Some(hit) = paths
+                    .iter()
+                    .find_map(|p| guard::check_removal(&group, &kind, p, &obj))
+                {
+                    findings.push(SensitiveFinding {
+                        origin: rule.origin.clone(),
+                        expression: format!("jqPathExpression {expr}"),
+                        kind: hit.kind,
+                        field: hit.field,
+                    });
+                }
+            }
+            Err(failure) if failure.is_unbounded() => return (findings, Some(failure)),
+            // Fails on this shape (a select on a field it lacks): the per-object guard in
+            // `apply` still judges every path it selects on real objects.
+            Err(_) => {}
+        }
+    }
+    (findings, None)
 }
 
 fn cmp_steps(a: &[Step], b: &[Step]) -> std::cmp::Ordering {
@@ -275,6 +389,14 @@ pub fn sensitive_findings(rules: &[IgnoreRule]) -> Vec<SensitiveFinding> {
             }
         }
         for e in &rule.jq_path_expressions {
+            // What the expression selects on objects with every sensitive field present.
+            let (found, _) = synthetic_run(rule, e, &IgnoreOptions::default());
+            if let Some(first) = found.into_iter().next() {
+                out.push(first);
+                continue;
+            }
+            // And, more cautious, what its text says it deletes (a `select` that does not match
+            // the made-up object still names the field it would hide on a real one).
             let (path, names) = guard::jq_tokens(e);
             let hit = guard::check_path(&rule.group, &rule.kind, &path).or_else(|| {
                 // Names used inside filters (`select(.image == ..)` does not hide an image, but
@@ -458,5 +580,48 @@ mod tests {
         let mut svc = json!({"spec": {"replicas": 1}});
         rules.respect_live(&other, &mut svc, &json!({}));
         assert_eq!(svc["spec"]["replicas"], 1);
+    }
+
+    fn deployment(image: &str) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "payments-api", "namespace": "payments"},
+            "spec": {"replicas": 2, "template": {"spec": {"containers": [
+                {"name": "api", "image": image, "env": [{"name": "MODE", "value": "live"}]}]}}}})
+    }
+
+    #[test]
+    fn jq_guard_judges_selected_paths_not_spelling() {
+        let spelled = rule(json!({"group": "apps", "kind": "Deployment",
+            "jqPathExpressions": [".spec.template.spec.containers[] | .[\"ima\" + \"ge\"]"]}));
+        let err = IgnoreRules::compile(vec![spelled.clone()], IgnoreOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("containers.*.image"), "{err}");
+        // Allowed through compile (say, by a rule list compiled elsewhere): the per-object guard
+        // still keeps the image compared.
+        let rules = IgnoreRules {
+            rules: vec![spelled],
+            opts: IgnoreOptions::default(),
+        };
+        let mut desired = deployment("registry.example.com/api:1.4.2");
+        let mut live = deployment("evil.example.net/api:1.4.2");
+        let notes = rules.apply(&key(), &[], &mut [&mut desired, &mut live]);
+        assert_ne!(desired, live, "the image change stays visible");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("spec.template.spec.containers.0.image")),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn unbounded_jq_rules_are_refused_when_loaded() {
+        let r = rule(json!({"group": "apps", "kind": "Deployment",
+            "jqPathExpressions": [".spec | select(def f: 1 + f; f)"]}));
+        let err = IgnoreRules::compile(vec![r], IgnoreOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("test") && err.contains("stopped"), "{err}");
     }
 }

@@ -151,6 +151,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
     let opts = IgnoreOptions {
         jq_timeout: args.ignore_normalizer_jq_execution_timeout,
         allow_sensitive: args.allow_sensitive_ignores || diff_settings.allow_sensitive,
+        ..IgnoreOptions::default()
     };
     let ignore = IgnoreRules::compile(rules, opts)?;
     let config = DiffConfig::default()
