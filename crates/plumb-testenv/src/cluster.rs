@@ -1,5 +1,6 @@
 //! The control plane a test process talks to: attached from `PLUMB_TEST_KUBECONFIG`, or started
-//! once per process with `scripts/testenv up` and torn down when the process exits.
+//! once per process with `scripts/testenv up` and torn down when the process exits. Fault tests
+//! get a private one ([`TestEnv::private`]) whose components they may stop, start and restart.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,6 +20,30 @@ pub enum Error {
     /// The kubeconfig named by `PLUMB_TEST_KUBECONFIG` is missing.
     #[error("PLUMB_TEST_KUBECONFIG names {0}, which does not exist")]
     MissingKubeconfig(PathBuf),
+    /// A component of a private control plane could not be stopped or started.
+    #[error("scripts/testenv {action} {component} failed: {stderr}")]
+    Component {
+        /// `stop`, `start` or `restart`.
+        action: &'static str,
+        /// The component.
+        component: Component,
+        /// What the script printed on stderr.
+        stderr: String,
+    },
+    /// The control plane is the shared one named by `PLUMB_TEST_KUBECONFIG`: its components belong
+    /// to every test running against it and cannot be stopped by one.
+    #[error(
+        "the control plane from PLUMB_TEST_KUBECONFIG is shared; only TestEnv::private() control planes can be faulted"
+    )]
+    NotPrivate,
+    /// etcd's compaction through its HTTP gateway failed.
+    #[error("compacting etcd at {url}: {message}")]
+    Compact {
+        /// The etcd client URL.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The kube client could not be configured from the kubeconfig.
     #[error("building a Kubernetes client from {path}")]
     Client {
@@ -30,10 +55,49 @@ pub enum Error {
     },
 }
 
+/// One process of the control plane, as `scripts/testenv` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Component {
+    /// etcd (the API server's storage).
+    Etcd,
+    /// kube-apiserver.
+    KubeApiserver,
+    /// kube-controller-manager.
+    KubeControllerManager,
+    /// kube-scheduler.
+    KubeScheduler,
+    /// kwok (fake nodes and pods).
+    Kwok,
+}
+
+impl Component {
+    /// The name `scripts/testenv` uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Component::Etcd => "etcd",
+            Component::KubeApiserver => "kube-apiserver",
+            Component::KubeControllerManager => "kube-controller-manager",
+            Component::KubeScheduler => "kube-scheduler",
+            Component::Kwok => "kwok",
+        }
+    }
+}
+
+impl std::fmt::Display for Component {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A running control plane and how to reach it.
 #[derive(Debug)]
 pub struct TestEnv {
     kubeconfig: PathBuf,
+    /// The state directory of a control plane this process started (`None` when attached to
+    /// `PLUMB_TEST_KUBECONFIG`).
+    state: Option<PathBuf>,
+    /// Whether this value owns the control plane and stops it when dropped.
+    private: bool,
 }
 
 static SHARED: OnceLock<TestEnv> = OnceLock::new();
@@ -50,22 +114,44 @@ impl TestEnv {
         })
     }
 
+    /// A control plane of its own, never the shared one of `PLUMB_TEST_KUBECONFIG`: for tests that
+    /// stop or restart components (fault tests). Stopped when dropped, and in any case when the
+    /// process exits. Starting one costs seconds: keep one per test binary and run the tests that
+    /// use it one after another.
+    pub fn private() -> Result<Self, Error> {
+        let mut env = Self::up()?;
+        env.private = true;
+        Ok(env)
+    }
+
     fn start() -> Result<Self, Error> {
         if let Some(path) = std::env::var_os("PLUMB_TEST_KUBECONFIG") {
             let path = PathBuf::from(path);
             if !path.is_file() {
                 return Err(Error::MissingKubeconfig(path));
             }
-            return Ok(Self { kubeconfig: path });
+            return Ok(Self {
+                kubeconfig: path,
+                state: None,
+                private: false,
+            });
         }
-        // A fresh path per process; `scripts/testenv` creates it, and the reaper it starts with
+        Self::up()
+    }
+
+    fn up() -> Result<Self, Error> {
+        // A fresh path per call; `scripts/testenv` creates it, and the reaper it starts with
         // --owner-pid stops the processes and removes the directory when this process exits.
+        static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or_default();
-        let dir =
-            std::env::temp_dir().join(format!("plumb-testenv-{}-{nanos}", std::process::id()));
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "plumb-testenv-{}-{nanos}-{seq}",
+            std::process::id()
+        ));
         let script = repo_root().join("scripts/testenv");
         let out = Command::new(&script)
             .arg("up")
@@ -87,7 +173,111 @@ impl TestEnv {
         }
         Ok(Self {
             kubeconfig: dir.join("kubeconfig"),
+            state: Some(dir),
+            private: false,
         })
+    }
+
+    fn private_state(&self) -> Result<&Path, Error> {
+        match (&self.state, self.private) {
+            (Some(dir), true) => Ok(dir),
+            _ => Err(Error::NotPrivate),
+        }
+    }
+
+    fn component(&self, action: &'static str, component: Component) -> Result<(), Error> {
+        let dir = self.private_state()?;
+        let script = repo_root().join("scripts/testenv");
+        let out = Command::new(&script)
+            .arg(action)
+            .arg(component.name())
+            .arg("--state")
+            .arg(dir)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| Error::Component {
+                action,
+                component,
+                stderr: e.to_string(),
+            })?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(Error::Component {
+                action,
+                component,
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            })
+        }
+    }
+
+    /// Stops one component of a private control plane (SIGTERM, SIGKILL after 5 s).
+    pub fn stop(&self, component: Component) -> Result<(), Error> {
+        self.component("stop", component)
+    }
+
+    /// Starts a stopped component again with the same flags, ports and data, and waits until it
+    /// is ready (etcd healthy, kube-apiserver `/readyz`).
+    pub fn start_component(&self, component: Component) -> Result<(), Error> {
+        self.component("start", component)
+    }
+
+    /// Stops and starts one component of a private control plane.
+    pub fn restart(&self, component: Component) -> Result<(), Error> {
+        self.component("restart", component)
+    }
+
+    /// etcd's client URL (`http://127.0.0.1:PORT`) of a private control plane.
+    pub fn etcd_url(&self) -> Result<String, Error> {
+        let dir = self.private_state()?;
+        std::fs::read_to_string(dir.join("etcd-url"))
+            .map(|s| s.trim().to_string())
+            .map_err(|e| Error::Compact {
+                url: dir.join("etcd-url").display().to_string(),
+                message: e.to_string(),
+            })
+    }
+
+    /// Compacts etcd's whole history up to its current revision (physically), through etcd's
+    /// HTTP gateway: every watch resumed from an older resourceVersion then ends with 410 Gone.
+    /// Returns the revision compacted to.
+    pub fn compact_etcd(&self) -> Result<i64, Error> {
+        let url = self.etcd_url()?;
+        let fail = |message: String| Error::Compact {
+            url: url.clone(),
+            message,
+        };
+        let post = |path: &str, body: &str| -> Result<serde_json::Value, Error> {
+            let out = Command::new("curl")
+                .args(["-fsS", "--max-time", "10", "-X", "POST", "-d", body])
+                .arg(format!("{url}{path}"))
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| fail(format!("running curl: {e}")))?;
+            if !out.status.success() {
+                return Err(fail(format!(
+                    "{path}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )));
+            }
+            serde_json::from_slice(&out.stdout).map_err(|e| fail(format!("{path}: {e}")))
+        };
+        // Any read returns the store's current revision in its header ("AA==" is the key "\0").
+        let range = post("/v3/kv/range", r#"{"key":"AA=="}"#)?;
+        let revision = range["header"]["revision"]
+            .as_str()
+            .and_then(|r| r.parse::<i64>().ok())
+            .ok_or_else(|| fail(format!("no revision in the range answer: {range}")))?;
+        post(
+            "/v3/kv/compaction",
+            &format!(r#"{{"revision":"{revision}","physical":true}}"#),
+        )?;
+        Ok(revision)
+    }
+
+    /// The state directory of a control plane this process started (logs are in `logs/`).
+    pub fn state_dir(&self) -> Option<&Path> {
+        self.state.as_deref()
     }
 
     /// The kubeconfig file (admin credentials).
@@ -189,6 +379,23 @@ impl TestEnv {
     /// When the namespace cannot be created.
     pub fn namespace(&self, prefix: &str) -> crate::TestNamespace {
         crate::TestNamespace::create(self, prefix)
+    }
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        // Only private control planes are owned by a value; the shared one lives until the process
+        // exits and its reaper stops it.
+        if let (Some(dir), true) = (&self.state, self.private) {
+            let _ = Command::new(repo_root().join("scripts/testenv"))
+                .arg("down")
+                .arg("--state")
+                .arg(dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
     }
 }
 

@@ -34,6 +34,13 @@ impl GitHttpServer {
     /// Serves `repo` (read-only, every ref) at `http://127.0.0.1:PORT/<repo dir name>`. With
     /// `auth`, requests without exactly that Basic user and password get 401.
     pub fn serve(repo: &GitRepo, auth: Option<(&str, &str)>) -> Self {
+        Self::serve_on(repo, auth, 0)
+    }
+
+    /// [`GitHttpServer::serve`] on a given port (0: a free one). Fault tests stop a server by
+    /// dropping it and start it again on the same [`GitHttpServer::port`], so that the URL
+    /// Applications use stays the same.
+    pub fn serve_on(repo: &GitRepo, auth: Option<(&str, &str)>, port: u16) -> Self {
         let root = repo
             .path()
             .parent()
@@ -45,7 +52,8 @@ impl GitHttpServer {
             .expect("repository has a name")
             .to_string_lossy()
             .into_owned();
-        let listener = TcpListener::bind("127.0.0.1:0").expect("binding 127.0.0.1:0");
+        let listener = TcpListener::bind(("127.0.0.1", port))
+            .unwrap_or_else(|e| panic!("binding 127.0.0.1:{port}: {e}"));
         let addr = listener.local_addr().expect("local address");
         let stop = Arc::new(AtomicBool::new(false));
         let requests = Arc::new(AtomicUsize::new(0));
@@ -92,6 +100,11 @@ impl GitHttpServer {
     /// The same URL with credentials embedded (`http://user:pass@127.0.0.1:PORT/<name>`).
     pub fn url_with_credentials(&self, user: &str, password: &str) -> String {
         format!("http://{user}:{password}@{}/{}", self.addr, self.name)
+    }
+
+    /// The port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
     }
 
     /// HTTP requests received so far.

@@ -4,6 +4,8 @@
 //!   kube-scheduler, kwok) per test process, started through `scripts/testenv up`, or the one named
 //!   by `PLUMB_TEST_KUBECONFIG` (what `./scripts/test` and CI use so that every test binary shares
 //!   one). There is no fake API server: a test that needs a cluster and cannot get one fails.
+//! - [`TestEnv::private`]: a control plane of the caller's own, for fault tests that stop, start
+//!   or restart one [`Component`] (etcd, kube-apiserver, ...) or compact etcd.
 //! - [`TestNamespace`]: an isolated namespace per test, deleted when dropped.
 //!
 //! ```no_run
@@ -22,5 +24,5 @@ pub mod git_ssh;
 mod namespace;
 pub mod tools;
 
-pub use cluster::{Error, TestEnv};
+pub use cluster::{Component, Error, TestEnv};
 pub use namespace::TestNamespace;
