@@ -188,6 +188,8 @@ pub async fn compare(
     // Live objects: the desired ones (wherever they are) and those tracked by this Application.
     let desired_keys: BTreeSet<ResourceKey> =
         desired.iter().map(|d| ResourceKey::of(&d.value)).collect();
+    let tracked = tracked_keys(app, cluster, &instance);
+    check_available(cluster, desired_keys.iter().chain(&tracked)).await?;
     let mut live = Vec::new();
     let mut seen = BTreeSet::new();
     for key in &desired_keys {
@@ -196,7 +198,7 @@ pub async fn compare(
             live.push(obj);
         }
     }
-    for key in tracked_keys(app, cluster, &instance) {
+    for key in tracked {
         if seen.contains(&key) || desired_keys.contains(&key) {
             continue;
         }
@@ -439,15 +441,16 @@ async fn read_live(cluster: &Cluster, key: &ResourceKey, fresh: bool) -> Result<
                     return Ok(Some(full));
                 }
             }
-            // The cache watches every listable kind: absence there means absence in the cluster,
-            // unless the kind is new (a CRD applied since the cache started).
+            // The cache watches every listable kind: absence there means absence in the cluster
+            // once the kind's list is complete; not for a kind new since the cache started (a
+            // CRD just applied) or one whose list has not succeeded (yet): ask the API server.
             None => {
                 if cluster
                     .discovery
                     .catalog()
                     .resolve(&key.group_kind(), None)
                     .is_some()
-                    && reader.watched_kinds().contains(&key.group_kind())
+                    && reader.is_synced(&key.group_kind())
                 {
                     return Ok(None);
                 }
@@ -460,6 +463,44 @@ async fn read_live(cluster: &Cluster, key: &ResourceKey, fresh: bool) -> Result<
         Err(plumb_kube::Error::UnknownKind { .. }) => Ok(None),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Fails when an object's kind belongs to an API group version the server lists but cannot serve
+/// (an aggregated API whose backend is down): such an object can be neither read nor written, and
+/// taking it for missing would have automation apply and prune on a false picture.
+async fn check_available<'a>(
+    cluster: &Cluster,
+    keys: impl Iterator<Item = &'a ResourceKey>,
+) -> Result<()> {
+    let catalog = cluster.discovery.catalog();
+    let unknown: Vec<&ResourceKey> = keys
+        .filter(|k| catalog.resolve(&k.group_kind(), None).is_none())
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    // Unknown to the catalog: new since the last discovery (a CRD just applied), gone, or in a
+    // group version that stopped answering. Discovery again tells which.
+    let catalog = cluster.discovery.refresh().await?;
+    let mut group_versions = BTreeSet::new();
+    let mut objects = BTreeSet::new();
+    for key in unknown {
+        if catalog.resolve(&key.group_kind(), None).is_some() {
+            continue;
+        }
+        let gvs = catalog.unavailable_in(&key.group);
+        if !gvs.is_empty() {
+            group_versions.extend(gvs.into_iter().map(str::to_string));
+            objects.insert(key.to_string());
+        }
+    }
+    if objects.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Unavailable {
+        group_versions: group_versions.into_iter().collect::<Vec<_>>().join(", "),
+        objects: objects.into_iter().collect::<Vec<_>>().join(", "),
+    })
 }
 
 /// Keys of live objects that may belong to this Application: from the live cache's index, or

@@ -47,6 +47,17 @@ pub enum Error {
     /// Pairing desired and live objects failed (for example a duplicate in Git).
     #[error("pairing desired and live objects failed")]
     Pair(#[source] Box<plumb_diff::Error>),
+    /// Objects of the Application belong to an API group version the server lists but does not
+    /// serve now (an aggregated API whose backend does not answer).
+    #[error(
+        "API group version {group_versions} is unavailable (the API server lists it as Stale: the aggregated API server behind its APIService does not answer), so {objects} cannot be compared; nothing is synced or pruned for this Application until it is served again"
+    )]
+    Unavailable {
+        /// The group versions (`group/version`), comma-separated.
+        group_versions: String,
+        /// The objects of those groups this Application has, comma-separated.
+        objects: String,
+    },
     /// A background task died.
     #[error("a worker task failed: {0}")]
     Task(String),

@@ -3,11 +3,19 @@
 //!
 //! `ApiResource::from_gvk` guesses plurals and is wrong for irregular CRDs, so every request
 //! plumb-kube makes resolves its kind here first.
+//!
+//! Discovery reads the aggregated document itself (instead of kube's `Discovery`) because it
+//! needs each group version's `freshness`: an aggregated API whose backend is down (an
+//! APIService whose Service is gone, as when metrics-server is down) is served `Stale`. Such a
+//! group version is recorded as unavailable, its kinds are neither listed nor watched, and the
+//! controller reports it on the Applications that use it instead of taking its objects for
+//! missing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, RwLock};
 
 use kube::Client;
+use kube::core::discovery::v2::APIGroupDiscoveryList;
 use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope, verbs};
 use plumb_model::{GroupKind, group_of};
 
@@ -55,6 +63,9 @@ impl ApiKind {
 #[derive(Debug, Clone, Default)]
 pub struct ApiCatalog {
     kinds: BTreeMap<GroupKind, Vec<ApiKind>>,
+    /// Group versions (`group/version`) the server lists but cannot serve now (`Stale` in
+    /// aggregated discovery: the aggregated API server behind them does not answer).
+    unavailable: BTreeSet<String>,
 }
 
 impl ApiCatalog {
@@ -70,7 +81,82 @@ impl ApiCatalog {
                 versions.push(entry);
             }
         }
-        Self { kinds }
+        Self {
+            kinds,
+            unavailable: BTreeSet::new(),
+        }
+    }
+
+    /// Marks group versions (`group/version`) as unavailable; their kinds are then not listed.
+    pub fn with_unavailable(mut self, group_versions: impl IntoIterator<Item = String>) -> Self {
+        self.unavailable.extend(group_versions);
+        self
+    }
+
+    /// A catalog from an aggregated discovery document (`/api` and `/apis`, `apidiscovery.k8s.io/v2`):
+    /// versions in the server's preference order, `Stale` group versions recorded as unavailable
+    /// and their (possibly outdated) resources left out.
+    pub fn from_aggregated(lists: &[APIGroupDiscoveryList]) -> Self {
+        let mut entries = Vec::new();
+        let mut unavailable = BTreeSet::new();
+        for group in lists.iter().flat_map(|l| &l.items) {
+            let name = group
+                .metadata
+                .as_ref()
+                .and_then(|m| m.name.clone())
+                .unwrap_or_default();
+            for version in &group.versions {
+                let Some(v) = version.version.as_deref() else {
+                    continue;
+                };
+                let api_version = if name.is_empty() {
+                    v.to_string()
+                } else {
+                    format!("{name}/{v}")
+                };
+                if version.freshness.as_deref() == Some("Stale") {
+                    unavailable.insert(api_version);
+                    continue;
+                }
+                for r in &version.resources {
+                    let (Some(plural), Some(kind)) = (
+                        &r.resource,
+                        r.response_kind.as_ref().and_then(|k| k.kind.as_ref()),
+                    ) else {
+                        continue;
+                    };
+                    entries.push(ApiKind {
+                        resource: ApiResource {
+                            group: name.clone(),
+                            version: v.to_string(),
+                            api_version: api_version.clone(),
+                            kind: kind.clone(),
+                            plural: plural.clone(),
+                        },
+                        namespaced: r.scope.as_deref() == Some("Namespaced"),
+                        verbs: r.verbs.clone(),
+                    });
+                }
+            }
+        }
+        Self::from_entries(entries).with_unavailable(unavailable)
+    }
+
+    /// Group versions (`group/version`) listed by the server but not served now, sorted.
+    pub fn unavailable(&self) -> impl Iterator<Item = &str> {
+        self.unavailable.iter().map(String::as_str)
+    }
+
+    /// The unavailable group versions of `group` (empty when the group is served).
+    pub fn unavailable_in(&self, group: &str) -> Vec<&str> {
+        self.unavailable
+            .iter()
+            .filter(|gv| match gv.rsplit_once('/') {
+                Some((g, _)) => g == group,
+                None => group.is_empty(),
+            })
+            .map(String::as_str)
+            .collect()
     }
 
     fn from_discovery(discovery: &Discovery) -> Self {
@@ -110,7 +196,8 @@ impl ApiCatalog {
         self.kinds.values().filter_map(|v| v.first())
     }
 
-    /// Preferred versions of the kinds that can be listed and watched.
+    /// Preferred versions of the kinds that can be listed and watched (unavailable group
+    /// versions have no kinds here: [`ApiCatalog::from_aggregated`] leaves them out).
     pub fn listable(&self) -> impl Iterator<Item = &ApiKind> {
         self.preferred().filter(|k| k.is_listable())
     }
@@ -187,17 +274,36 @@ impl ApiDiscovery {
 
 async fn run(client: &Client) -> Result<ApiCatalog> {
     // Aggregated discovery is two requests instead of one per group; older servers lack it.
-    let discovery = match Discovery::new(client.clone()).run_aggregated().await {
-        Ok(d) => d,
-        Err(error) => {
-            tracing::debug!(%error, "aggregated discovery unavailable, using per-group discovery");
-            Discovery::new(client.clone())
+    let aggregated = async {
+        let core = client.list_core_api_versions_aggregated().await?;
+        let apis = client.list_api_groups_aggregated().await?;
+        Ok::<_, kube::Error>([core, apis])
+    };
+    let catalog = match aggregated.await {
+        // A server without aggregated discovery answers /apis with a plain APIGroupList, which
+        // reads as an empty list: fall back then too.
+        Ok(lists) if lists.iter().any(|l| !l.items.is_empty()) => {
+            ApiCatalog::from_aggregated(&lists)
+        }
+        other => {
+            if let Err(error) = other {
+                tracing::debug!(%error, "aggregated discovery unavailable, using per-group discovery");
+            }
+            let discovery = Discovery::new(client.clone())
                 .run()
                 .await
-                .map_err(Error::Discovery)?
+                .map_err(Error::Discovery)?;
+            ApiCatalog::from_discovery(&discovery)
         }
     };
-    Ok(ApiCatalog::from_discovery(&discovery))
+    let unavailable: Vec<&str> = catalog.unavailable().collect();
+    if !unavailable.is_empty() {
+        tracing::warn!(
+            "API group versions listed but not served (their aggregated API server does not answer; objects of their kinds cannot be compared): {}",
+            unavailable.join(", ")
+        );
+    }
+    Ok(catalog)
 }
 
 #[cfg(test)]
@@ -288,6 +394,80 @@ mod tests {
         );
         assert!(c.resolve_api_version("v1", "Namespace").is_some());
         assert_eq!(c.is_namespaced(&GroupKind::new("", "Nope")), None);
+    }
+
+    #[test]
+    fn stale_group_versions_are_unavailable_not_served() {
+        use kube::core::discovery::v2::{
+            APIGroupDiscovery, APIResourceDiscovery, APIVersionDiscovery, GroupVersionKind,
+        };
+        let resource =
+            |group: &str, version: &str, kind: &str, plural: &str| APIResourceDiscovery {
+                resource: Some(plural.into()),
+                response_kind: Some(GroupVersionKind {
+                    group: Some(group.into()),
+                    version: Some(version.into()),
+                    kind: Some(kind.into()),
+                }),
+                scope: Some("Namespaced".into()),
+                verbs: ALL.iter().map(|v| v.to_string()).collect(),
+                ..Default::default()
+            };
+        let group = |name: &str, versions: Vec<APIVersionDiscovery>| APIGroupDiscovery {
+            metadata: Some(kube::api::ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            }),
+            versions,
+        };
+        let lists = [APIGroupDiscoveryList {
+            metadata: None,
+            items: vec![
+                group(
+                    "apps",
+                    vec![APIVersionDiscovery {
+                        version: Some("v1".into()),
+                        resources: vec![resource("apps", "v1", "Deployment", "deployments")],
+                        freshness: Some("Current".into()),
+                    }],
+                ),
+                // What kube-apiserver serves for an APIService whose Service is gone.
+                group(
+                    "metrics.k8s.io",
+                    vec![APIVersionDiscovery {
+                        version: Some("v1beta1".into()),
+                        resources: vec![resource(
+                            "metrics.k8s.io",
+                            "v1beta1",
+                            "PodMetrics",
+                            "pods",
+                        )],
+                        freshness: Some("Stale".into()),
+                    }],
+                ),
+            ],
+        }];
+        let c = ApiCatalog::from_aggregated(&lists);
+        assert!(c.resolve_api_version("apps/v1", "Deployment").is_some());
+        assert!(
+            c.resolve_api_version("metrics.k8s.io/v1beta1", "PodMetrics")
+                .is_none()
+        );
+        assert_eq!(
+            c.unavailable().collect::<Vec<_>>(),
+            ["metrics.k8s.io/v1beta1"]
+        );
+        assert_eq!(
+            c.unavailable_in("metrics.k8s.io"),
+            ["metrics.k8s.io/v1beta1"]
+        );
+        assert!(c.unavailable_in("apps").is_empty());
+        assert_eq!(
+            c.listable()
+                .map(|k| k.group_kind().to_string())
+                .collect::<Vec<_>>(),
+            ["apps/Deployment"]
+        );
     }
 
     #[test]

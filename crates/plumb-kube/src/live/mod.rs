@@ -166,6 +166,8 @@ impl LiveCacheConfig {
 pub struct LiveCacheReader {
     store: Arc<RwLock<Store>>,
     kinds: Arc<RwLock<BTreeSet<GroupKind>>>,
+    /// Watched kinds whose initial list has not finished (shared with the writer).
+    pending: Arc<RwLock<HashSet<GroupKind>>>,
 }
 
 impl LiveCacheReader {
@@ -202,6 +204,22 @@ impl LiveCacheReader {
     /// Whether the cache holds no object.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Whether the cache holds the complete list of a kind: it is watched and its initial list
+    /// finished. Only then does an object's absence from the cache mean absence in the cluster
+    /// (a kind whose list keeps failing, as for an aggregated API that does not answer, is
+    /// watched but never synced).
+    pub fn is_synced(&self, gk: &GroupKind) -> bool {
+        self.kinds
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(gk)
+            && !self
+                .pending
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(gk)
     }
 
     /// The kinds being watched, including kinds whose CRDs appeared since the cache started.
@@ -246,9 +264,11 @@ pub fn live_cache(
         .collect();
     let store = Arc::new(RwLock::new(Store::default()));
     let watched = Arc::new(RwLock::new(kinds.iter().map(|k| k.group_kind()).collect()));
+    let pending = Arc::new(RwLock::new(kinds.iter().map(|k| k.group_kind()).collect()));
     let reader = LiveCacheReader {
         store: store.clone(),
         kinds: watched.clone(),
+        pending: pending.clone(),
     };
     let mut state = State {
         store,
@@ -256,7 +276,7 @@ pub fn live_cache(
         config,
         watched,
         stops: HashMap::new(),
-        pending: kinds.iter().map(|k| k.group_kind()).collect(),
+        pending,
         relisting: HashMap::new(),
         ready_sent: false,
         out: VecDeque::new(),
@@ -301,8 +321,8 @@ struct State {
     /// Stop flags of the watches, per kind.
     stops: HashMap<GroupKind, Arc<AtomicBool>>,
     watches: SelectAll<BoxStream<'static, KindEvent>>,
-    /// Kinds whose initial list has not finished.
-    pending: HashSet<GroupKind>,
+    /// Kinds whose initial list has not finished (shared with readers).
+    pending: Arc<RwLock<HashSet<GroupKind>>>,
     /// Keys seen during a (re)list in progress, per kind.
     relisting: HashMap<GroupKind, HashSet<ResourceKey>>,
     ready_sent: bool,
@@ -312,6 +332,14 @@ struct State {
 impl State {
     fn write(&self) -> RwLockWriteGuard<'_, Store> {
         self.store.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn pending(&self) -> RwLockReadGuard<'_, HashSet<GroupKind>> {
+        self.pending.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn pending_mut(&self) -> RwLockWriteGuard<'_, HashSet<GroupKind>> {
+        self.pending.write().unwrap_or_else(|e| e.into_inner())
     }
 
     fn step(&mut self, kind: &ApiKind, event: Result<WatchEvent<DynamicObject>, watcher::Error>) {
@@ -326,7 +354,7 @@ impl State {
                 return;
             }
         };
-        let initial = self.pending.contains(&gk);
+        let initial = self.pending().contains(&gk);
         if crds::is_crd_kind(kind) {
             self.crd_event(&event);
         }
@@ -362,10 +390,14 @@ impl State {
                     let change = self.write().remove(&key);
                     self.notify(change);
                 }
-                if self.pending.remove(&gk) {
+                let (synced, all) = {
+                    let mut pending = self.pending_mut();
+                    (pending.remove(&gk), pending.is_empty())
+                };
+                if synced {
                     self.out.push_back(Ok(LiveEvent::KindSynced(gk)));
                 }
-                if self.pending.is_empty() && !self.ready_sent {
+                if all && !self.ready_sent {
                     self.ready_sent = true;
                     self.out.push_back(Ok(LiveEvent::Ready));
                 }
@@ -398,7 +430,7 @@ impl State {
                     .write()
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(gk.clone());
-                self.pending.insert(gk);
+                self.pending_mut().insert(gk);
                 self.start_watch(Arc::new(kind));
             }
             WatchEvent::Delete(crd) => {
@@ -414,7 +446,7 @@ impl State {
                     .write()
                     .unwrap_or_else(|e| e.into_inner())
                     .remove(&gk);
-                self.pending.remove(&gk);
+                self.pending_mut().remove(&gk);
                 for key in self.read_kind_keys(&gk) {
                     let change = self.write().remove(&key);
                     self.notify(change);
