@@ -18,6 +18,7 @@ mod metrics;
 mod operation;
 mod orphans;
 mod reconcile;
+pub mod request;
 mod runtime;
 mod server;
 mod status;

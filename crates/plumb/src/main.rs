@@ -39,6 +39,8 @@ enum Command {
     Proj(cmd::proj::ProjArgs),
     /// Render the manifests of a Git source or an Application offline.
     Render(cmd::render::RenderArgs),
+    /// Run the API server: Argo CD's REST API over the Application API.
+    Server(cmd::server::ServerArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
         Command::Diff(args) => cmd::diff::run(args),
         Command::Proj(args) => cmd::proj::run(args),
         Command::Render(args) => cmd::render::run(args),
+        Command::Server(args) => cmd::server::run(args),
     };
     match outcome {
         Ok(o) => o.into(),

@@ -9,6 +9,7 @@ pub mod controller;
 pub mod diff;
 pub mod proj;
 pub mod render;
+pub mod server;
 
 use clap::{Args, Subcommand};
 

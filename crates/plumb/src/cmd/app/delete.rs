@@ -6,7 +6,6 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Result, bail};
 use clap::{ArgAction, Args, ValueEnum};
-use plumb_model::application::RESOURCES_FINALIZER;
 use serde_json::json;
 
 use super::client::AppClient;
@@ -39,28 +38,10 @@ pub struct DeleteArgs {
     pub yes: bool,
 }
 
-fn finalizer(p: Propagation) -> String {
-    match p {
-        Propagation::Foreground => RESOURCES_FINALIZER.to_string(),
-        Propagation::Background => format!("{RESOURCES_FINALIZER}/background"),
-    }
-}
-
-/// The finalizers after choosing cascade or not.
+/// The finalizers after choosing cascade or not (the controller crate's `delete_finalizers`,
+/// the same function `plumb server` uses).
 pub fn finalizers(current: &[String], cascade: bool, p: Propagation) -> Vec<String> {
-    let mut out: Vec<String> = current
-        .iter()
-        .filter(|f| !f.starts_with(RESOURCES_FINALIZER))
-        .cloned()
-        .collect();
-    if cascade {
-        // An existing resources finalizer (any variant) already asks for cascading deletion.
-        match current.iter().find(|f| f.starts_with(RESOURCES_FINALIZER)) {
-            Some(existing) => out.push(existing.clone()),
-            None => out.push(finalizer(p)),
-        }
-    }
-    out
+    plumb_controller::request::delete_finalizers(current, cascade, p == Propagation::Background)
 }
 
 fn confirm(name: &str, cascade: bool) -> Result<bool> {
@@ -112,6 +93,7 @@ pub async fn run(client: &AppClient, args: DeleteArgs) -> Result<Outcome> {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+    use plumb_model::application::RESOURCES_FINALIZER;
 
     use super::*;
 

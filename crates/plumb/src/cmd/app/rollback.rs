@@ -11,15 +11,12 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use plumb_model::application::{
-    Application, Operation, OperationInitiator, RevisionHistory, SyncOperation, SyncStrategy,
-    SyncStrategyForce,
-};
+use plumb_controller::request;
+use plumb_model::application::{Application, Operation, RevisionHistory};
 use serde_json::Value;
 
 use super::OutputFormat;
 use super::client::AppClient;
-use super::sync::OPERATION_IN_PROGRESS;
 use crate::exit::Outcome;
 
 /// `plumb app rollback`.
@@ -49,95 +46,23 @@ pub struct RollbackArgs {
 
 /// The history entry to roll back to (Argo's `findRevisionHistory`).
 pub fn find_revision_history(app: &Application, id: Option<i64>) -> Result<RevisionHistory> {
-    let history = app
-        .status
-        .as_ref()
-        .and_then(|s| s.history.as_deref())
-        .unwrap_or_default();
-    match id {
-        None => match history.len() {
-            n if n >= 2 => Ok(history[n - 2].clone()),
-            _ => bail!(
-                "Application '{}' should have at least two successful deployments",
-                app.name()
-            ),
-        },
-        Some(id) => match history.iter().find(|h| h.id == id) {
-            Some(h) => Ok(h.clone()),
-            None => bail!(
-                "Application '{}' does not have deployment id '{id}' in history",
-                app.name()
-            ),
-        },
-    }
+    Ok(request::find_revision_history(app, id)?)
 }
 
 // What Argo's API server refuses before writing the operation.
 fn refuse(app: &Application, entry: &RevisionHistory) -> Result<()> {
-    if app
-        .metadata
-        .other
-        .get("deletionTimestamp")
-        .is_some_and(|v| !v.is_null())
-    {
-        bail!("application is deleting");
-    }
-    if app
-        .spec
-        .sync_policy
-        .as_ref()
-        .is_some_and(|p| p.is_automated())
-    {
-        bail!("rollback cannot be initiated when auto-sync is enabled");
-    }
-    let no_source = entry.source.as_ref().is_none_or(|s| s.repo_url.is_empty())
-        && entry.sources.as_ref().is_none_or(Vec::is_empty);
-    if no_source {
-        bail!(
-            "cannot rollback to revision deployed with Argo CD v0.11 or lower. sync to revision instead."
-        );
-    }
-    if app.operation.is_some() {
-        bail!(OPERATION_IN_PROGRESS);
-    }
-    Ok(())
+    Ok(request::refuse_rollback(app, entry)?)
 }
 
-/// The operation Argo's `Rollback` writes for this history entry.
+/// The operation Argo's `Rollback` writes for this history entry (the controller crate's
+/// `rollback_operation`, the same function `plumb server` uses).
 pub fn operation(
     args: &RollbackArgs,
     app: &Application,
     entry: &RevisionHistory,
     username: &str,
 ) -> Operation {
-    let multi = entry.sources.as_ref().is_some_and(|s| !s.is_empty());
-    Operation {
-        sync: Some(SyncOperation {
-            revision: if multi { None } else { entry.revision.clone() },
-            revisions: if multi { entry.revisions.clone() } else { None },
-            source: if multi { None } else { entry.source.clone() },
-            sources: if multi { entry.sources.clone() } else { None },
-            prune: Some(args.prune),
-            dry_run: Some(args.dry_run),
-            sync_strategy: Some(SyncStrategy {
-                apply: Some(SyncStrategyForce::default()),
-                hook: None,
-            }),
-            sync_options: app
-                .spec
-                .sync_policy
-                .as_ref()
-                .and_then(|p| p.sync_options.clone())
-                .filter(|o| !o.is_empty()),
-            ..Default::default()
-        }),
-        initiated_by: Some(OperationInitiator {
-            username: Some(username.to_string()),
-            automated: None,
-        }),
-        info: None,
-        retry: None,
-    }
+    request::rollback_operation(args.prune, args.dry_run, app, entry, username)
 }
 
 /// Writes the rollback operation unless refused, retrying on write conflicts.
@@ -196,6 +121,7 @@ pub async fn run(client: &AppClient, args: RollbackArgs) -> Result<Outcome> {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+    use plumb_controller::request::OPERATION_IN_PROGRESS;
     use serde_json::json;
 
     use super::*;

@@ -22,9 +22,10 @@ use std::io::Write;
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
+use plumb_controller::request::{SyncRequest, refuse_sync, sync_operation};
 use plumb_model::application::{
-    Application, Backoff, Operation, OperationInitiator, ResultCode, RetryStrategy, SyncOperation,
-    SyncStatusCode, SyncStrategy, SyncStrategyForce,
+    Application, Backoff, Operation, ResultCode, RetryStrategy, SyncStatusCode, SyncStrategy,
+    SyncStrategyForce,
 };
 
 use super::client::AppClient;
@@ -125,11 +126,8 @@ pub struct SyncArgs {
     pub output: OutputFormat,
 }
 
-/// Argo's `another operation is already in progress`.
-pub const OPERATION_IN_PROGRESS: &str = "another operation is already in progress";
-
-/// The operation these flags request on `app`.
-pub fn operation(args: &SyncArgs, app: &Application, username: &str) -> Result<Operation> {
+/// The request these flags make of `app` (resource filters resolved against its resources).
+fn sync_request(args: &SyncArgs, app: &Application) -> Result<SyncRequest> {
     let mut options = Vec::new();
     if args.replace {
         options.push("Replace=true".to_string());
@@ -140,16 +138,6 @@ pub fn operation(args: &SyncArgs, app: &Application, username: &str) -> Result<O
     if args.apply_out_of_sync_only {
         options.push("ApplyOutOfSyncOnly=true".to_string());
     }
-    // The API server takes the Application's own sync options unless the request names some.
-    let sync_options = if options.is_empty() {
-        app.spec
-            .sync_policy
-            .as_ref()
-            .and_then(|p| p.sync_options.clone())
-            .filter(|o| !o.is_empty())
-    } else {
-        Some(options)
-    };
     let resources = if args.resources.is_empty() {
         None
     } else {
@@ -194,63 +182,45 @@ pub fn operation(args: &SyncArgs, app: &Application, username: &str) -> Result<O
     };
     // argocd sends a retry strategy only for a positive limit; the API server then falls back
     // to the Application's own (`server/application/application.go: Sync`).
-    let retry = if args.retry_limit > 0 {
-        Some(RetryStrategy {
-            limit: Some(args.retry_limit),
-            backoff: Some(Backoff {
-                duration: Some(args.retry_backoff_duration.to_string()),
-                factor: Some(args.retry_backoff_factor),
-                max_duration: Some(args.retry_backoff_max_duration.to_string()),
-            }),
-            refresh: args.retry_refresh.then_some(true),
-        })
-    } else {
-        app.spec.sync_policy.as_ref().and_then(|p| p.retry.clone())
-    };
-    Ok(Operation {
-        sync: Some(SyncOperation {
-            revision: args.revision.clone(),
-            prune: Some(args.prune),
-            dry_run: Some(args.dry_run),
-            sync_strategy: Some(strategy),
-            resources,
-            sync_options,
-            ..Default::default()
+    let retry = (args.retry_limit > 0).then(|| RetryStrategy {
+        limit: Some(args.retry_limit),
+        backoff: Some(Backoff {
+            duration: Some(args.retry_backoff_duration.to_string()),
+            factor: Some(args.retry_backoff_factor),
+            max_duration: Some(args.retry_backoff_max_duration.to_string()),
         }),
-        initiated_by: Some(OperationInitiator {
-            username: Some(username.to_string()),
-            automated: None,
-        }),
-        info: None,
+        refresh: args.retry_refresh.then_some(true),
+    });
+    Ok(SyncRequest {
+        revision: args.revision.clone(),
+        prune: args.prune,
+        dry_run: args.dry_run,
+        strategy: Some(strategy),
+        resources,
+        sync_options: (!options.is_empty()).then_some(options),
         retry,
     })
 }
 
+/// The operation these flags request on `app` (written by the controller crate's
+/// `sync_operation`, the same function `plumb server` uses).
+pub fn operation(args: &SyncArgs, app: &Application, username: &str) -> Result<Operation> {
+    Ok(sync_operation(&sync_request(args, app)?, app, username))
+}
+
 fn refuse(args: &SyncArgs, app: &Application) -> Result<()> {
-    if app.operation.is_some() {
-        bail!(OPERATION_IN_PROGRESS);
-    }
-    let automated = app
-        .spec
-        .sync_policy
-        .as_ref()
-        .is_some_and(|p| p.is_automated());
-    let target = app
-        .sources()
-        .first()
-        .and_then(|s| s.target_revision.clone())
-        .unwrap_or_default();
-    if let Some(rev) = &args.revision
-        && automated
-        && !args.dry_run
-        && rev != &target
-    {
-        bail!("Cannot sync to {rev}: auto-sync currently set to {target}");
-    }
-    if args.revision.is_some() && app.spec.sources.as_ref().is_some_and(|s| !s.is_empty()) {
-        bail!("--revision cannot be used with a multi-source application");
-    }
+    refuse_sync(&sync_request_unresolved(args), app)?;
     Ok(())
+}
+
+/// The request's revision and dry-run flag, what the refusals look at (resource filters are
+/// resolved later).
+fn sync_request_unresolved(args: &SyncArgs) -> SyncRequest {
+    SyncRequest {
+        revision: args.revision.clone(),
+        dry_run: args.dry_run,
+        ..SyncRequest::default()
+    }
 }
 
 /// Writes `.operation` unless one is already there, retrying on write conflicts.
@@ -442,6 +412,7 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+    use plumb_controller::request::OPERATION_IN_PROGRESS;
     use serde_json::{Value, json};
 
     use super::*;

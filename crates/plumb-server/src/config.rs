@@ -1,0 +1,75 @@
+//! What `plumb server` is configured with.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How the server speaks TLS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TlsMode {
+    /// A certificate generated at start for `localhost` and the given names (Argo CD's default).
+    SelfSigned {
+        /// Extra DNS names or IP addresses the certificate names.
+        names: Vec<String>,
+    },
+    /// A PEM certificate chain and its private key.
+    Files {
+        /// Certificate chain (PEM).
+        cert: PathBuf,
+        /// Private key (PEM: PKCS#8, PKCS#1 or SEC1).
+        key: PathBuf,
+    },
+    /// Plain HTTP (`--insecure`: TLS terminated in front of the server, as Argo's `--insecure`).
+    Plaintext,
+}
+
+/// Request limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest request body accepted (413 above it).
+    pub max_body_bytes: usize,
+    /// Time one request may take (408 after it); watch streams are exempt.
+    pub request_timeout: Duration,
+    /// Requests served at once; more wait for a free slot.
+    pub max_concurrent: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 2 * 1024 * 1024,
+            request_timeout: Duration::from_secs(60),
+            max_concurrent: 128,
+        }
+    }
+}
+
+/// The server's configuration.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Address to listen on (Argo's default port is 8080).
+    pub listen: SocketAddr,
+    /// TLS.
+    pub tls: TlsMode,
+    /// The namespace holding Applications, AppProjects and the settings ConfigMap.
+    pub control_namespace: String,
+    /// Limits per request.
+    pub limits: Limits,
+    /// Source rendering (cache directory, helm and kustomize paths) for managed resources and
+    /// manifests: give it the controller's tool paths so the two render alike.
+    pub source: plumb_source::Config,
+}
+
+impl ServerConfig {
+    /// Defaults: 0.0.0.0:8080, a self-signed certificate, the `argocd` namespace, the source
+    /// cache under `cache_dir`.
+    pub fn new(cache_dir: PathBuf) -> Self {
+        Self {
+            listen: SocketAddr::from(([0, 0, 0, 0], 8080)),
+            tls: TlsMode::SelfSigned { names: Vec::new() },
+            control_namespace: plumb_controller::DEFAULT_CONTROL_NAMESPACE.to_string(),
+            limits: Limits::default(),
+            source: plumb_source::Config::new(cache_dir),
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! Plumb's API server: the front door to the Application API.
+//!
+//! [`serve`] answers Argo CD's REST gateway paths with Argo CD's JSON shapes, so scripts written
+//! against Argo CD's REST API work: Applications (list with `projects`/`selector`/`name`
+//! filters, get, create, update, delete), their resource tree, managed resources (live, target,
+//! normalized, diff; Secrets masked), manifests and events, sync, rollback and terminate
+//! requests, AppProjects, settings, the version, and the watch stream of Applications as
+//! newline-delimited JSON or server-sent events.
+//!
+//! It reads and writes the same objects the controller and the core-mode CLI do (Applications in
+//! the control namespace, the settings ConfigMap), writes operations through
+//! `plumb_controller::request` (as `plumb app sync/rollback` do) and compares through
+//! `plumb_controller::compare` (as the controller and `plumb app diff` do), so none of them can
+//! disagree.
+//!
+//! The stack is axum on hyper 1 with rustls (ring): TLS with a generated self-signed certificate
+//! unless a certificate and key are given, graceful shutdown, and limits on body size, time per
+//! request and concurrent requests.
+
+mod config;
+mod error;
+mod gateway;
+mod routes;
+mod serve;
+mod state;
+mod tls;
+mod tree;
+
+pub use config::{Limits, ServerConfig, TlsMode};
+pub use error::{Error, Result};
+pub use serve::{Running, serve};
+pub use tls::self_signed;

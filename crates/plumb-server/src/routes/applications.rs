@@ -1,0 +1,312 @@
+//! `/api/v1/applications[/{name}]`: list, get (with `refresh`), create (with `upsert`), update,
+//! delete (with `cascade` and `propagationPolicy`), as Argo's `ApplicationService`.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use futures::StreamExt;
+use kube::ResourceExt;
+use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use plumb_model::annotations::REFRESH;
+use plumb_model::application::Application;
+use serde_json::{Value, json};
+
+use crate::error::{Error, Result};
+use crate::gateway::{self, Query};
+use crate::state::{AppState, to_application, to_value};
+
+/// How long `GET ...?refresh=` waits for the controller to take the refresh request.
+const REFRESH_WAIT: Duration = Duration::from_secs(45);
+
+/// `GET /api/v1/applications`: `name`, `projects` (repeated; `project` too), `selector`.
+pub(crate) async fn list(
+    State(s): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>> {
+    let q = Query::parse(raw.as_deref());
+    let mut params = ListParams::default();
+    if let Some(sel) = q.get("selector") {
+        params = params.labels(sel);
+    }
+    let list = s.apps().list(&params).await.map_err(|e| {
+        Error::kube(
+            format!("listing Applications in namespace {}", s.namespace),
+            e,
+        )
+    })?;
+    let name = q.get("name");
+    let mut projects = q.all("projects");
+    projects.extend(q.all("project"));
+    let mut items = Vec::new();
+    for obj in list.items {
+        let value = with_type(to_value(&obj)?);
+        if name.is_some_and(|n| value.pointer("/metadata/name").and_then(Value::as_str) != Some(n))
+        {
+            continue;
+        }
+        let project = value
+            .pointer("/spec/project")
+            .and_then(Value::as_str)
+            .unwrap_or("default");
+        if !projects.is_empty() && !projects.iter().any(|p| p == project) {
+            continue;
+        }
+        items.push(value);
+    }
+    items.sort_by(|a, b| name_of(a).cmp(name_of(b)));
+    Ok(Json(gateway::list(list.metadata.resource_version, items)))
+}
+
+fn name_of(v: &Value) -> &str {
+    v.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// The object with its type, which list items from some API servers lack.
+fn with_type(mut v: Value) -> Value {
+    if let Some(map) = v.as_object_mut() {
+        map.entry("apiVersion")
+            .or_insert_with(|| json!(plumb_model::application::API_VERSION));
+        map.entry("kind")
+            .or_insert_with(|| json!(Application::KIND));
+    }
+    v
+}
+
+/// `GET /api/v1/applications/{name}`; `refresh=normal|hard` asks the controller to compare
+/// again and waits until it took the request (Argo's `Get` with `refresh`).
+pub(crate) async fn get(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>> {
+    let q = Query::parse(raw.as_deref());
+    if let Some(kind) = q.get("refresh") {
+        if kind != "normal" && kind != "hard" {
+            return Err(Error::InvalidArgument(format!(
+                "refresh: expected normal or hard, got {kind:?}"
+            )));
+        }
+        s.app_object(&name).await?;
+        let patch = json!({"metadata": {"annotations": {REFRESH: kind}}});
+        s.apps()
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|e| {
+                Error::kube(
+                    format!("requesting a refresh of Application {}/{name}", s.namespace),
+                    e,
+                )
+            })?;
+        return Ok(Json(with_type(to_value(
+            &wait_refreshed(&s, &name).await?,
+        )?)));
+    }
+    Ok(Json(with_type(to_value(&s.app_object(&name).await?)?)))
+}
+
+/// Waits until the controller removed the refresh annotation (or the wait ends), returning the
+/// Application as it then is.
+async fn wait_refreshed(s: &AppState, name: &str) -> Result<DynamicObject> {
+    let mut events = kube::runtime::watcher::watch_object(s.apps(), name).boxed();
+    let taken = tokio::time::timeout(REFRESH_WAIT, async {
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(Some(obj)) if !obj.annotations().contains_key(REFRESH) => return Some(obj),
+                Ok(None) => return None,
+                Ok(Some(_)) => {}
+                Err(e) => tracing::debug!("watching Application {name}: {e}"),
+            }
+        }
+        None
+    })
+    .await;
+    match taken {
+        Ok(Some(obj)) => Ok(obj),
+        // Deleted meanwhile, or the controller did not answer in time: the object as it is.
+        Ok(None) | Err(_) => s.app_object(name).await,
+    }
+}
+
+/// `POST /api/v1/applications?upsert=`: creates the Application; an existing one with the same
+/// spec is returned as is, a different one is refused unless `upsert` (then its spec, labels,
+/// annotations and finalizers are replaced).
+pub(crate) async fn create(
+    State(s): State<AppState>,
+    RawQuery(raw): RawQuery,
+    Json(body): Json<Value>,
+) -> Result<Json<Value>> {
+    let q = Query::parse(raw.as_deref());
+    let upsert = q.bool("upsert", false).map_err(Error::InvalidArgument)?;
+    let mut app: Application = serde_json::from_value(body)
+        .map_err(|e| Error::InvalidArgument(format!("reading the Application: {e}")))?;
+    let name = app.name().to_string();
+    if name.is_empty() {
+        return Err(Error::InvalidArgument("metadata.name: required".into()));
+    }
+    check_namespace(&s, &app)?;
+    app.metadata.namespace = Some(s.namespace.clone());
+    app.status = None;
+    app.operation = None;
+    match s
+        .apps()
+        .get_opt(&name)
+        .await
+        .map_err(|e| Error::kube(format!("reading Application {}/{name}", s.namespace), e))?
+    {
+        None => {
+            let obj: DynamicObject = serde_json::from_value(to_value(&app)?)
+                .map_err(|e| Error::Internal(format!("encoding Application {name}: {e}")))?;
+            let created = s
+                .apps()
+                .create(&PostParams::default(), &obj)
+                .await
+                .map_err(|e| {
+                    Error::kube(format!("creating Application {}/{name}", s.namespace), e)
+                })?;
+            Ok(Json(with_type(to_value(&created)?)))
+        }
+        Some(existing_obj) => {
+            let existing = to_application(&existing_obj)?;
+            let same = existing.spec == app.spec
+                && (app.metadata.labels.is_none()
+                    || existing.metadata.labels == app.metadata.labels);
+            if same {
+                return Ok(Json(with_type(to_value(&existing_obj)?)));
+            }
+            if !upsert {
+                return Err(Error::InvalidArgument(
+                    "existing application spec is different, use upsert flag to force update"
+                        .into(),
+                ));
+            }
+            Ok(Json(with_type(to_value(
+                &replace_spec(&s, &name, &app).await?,
+            )?)))
+        }
+    }
+}
+
+/// `PUT /api/v1/applications/{name}`: replaces spec, labels, annotations and finalizers (Argo's
+/// `Update`), guarded by resourceVersion and retried when the controller wrote in between.
+pub(crate) async fn update(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+    Json(body): Json<Value>,
+) -> Result<Json<Value>> {
+    let app: Application = serde_json::from_value(body)
+        .map_err(|e| Error::InvalidArgument(format!("reading the Application: {e}")))?;
+    if app.name() != name {
+        return Err(Error::InvalidArgument(format!(
+            "metadata.name {:?} does not match the path's {name:?}",
+            app.name()
+        )));
+    }
+    check_namespace(&s, &app)?;
+    Ok(Json(with_type(to_value(
+        &replace_spec(&s, &name, &app).await?,
+    )?)))
+}
+
+fn check_namespace(s: &AppState, app: &Application) -> Result<()> {
+    match app.metadata.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() && ns != s.namespace => Err(Error::InvalidArgument(format!(
+            "metadata.namespace: this server serves Applications of namespace {}, not {ns}",
+            s.namespace
+        ))),
+        _ => Ok(()),
+    }
+}
+
+async fn replace_spec(s: &AppState, name: &str, app: &Application) -> Result<DynamicObject> {
+    for _ in 0..10 {
+        let current = s.app_object(name).await?;
+        let mut value = to_value(&current)?;
+        value["spec"] = to_value(&app.spec)?;
+        let meta = &app.metadata;
+        for (field, v) in [
+            ("labels", to_value(&meta.labels)?),
+            ("annotations", to_value(&meta.annotations)?),
+            ("finalizers", to_value(&meta.finalizers)?),
+        ] {
+            match v {
+                Value::Null => {
+                    if let Some(m) = value["metadata"].as_object_mut() {
+                        m.remove(field);
+                    }
+                }
+                v => value["metadata"][field] = v,
+            }
+        }
+        let obj: DynamicObject = serde_json::from_value(value)
+            .map_err(|e| Error::Internal(format!("encoding Application {name}: {e}")))?;
+        match s.apps().replace(name, &PostParams::default(), &obj).await {
+            Ok(updated) => return Ok(updated),
+            Err(kube::Error::Api(st)) if st.code == 409 => {
+                tracing::debug!("Application {name} changed while updating; retrying");
+            }
+            Err(e) => {
+                return Err(Error::kube(
+                    format!("updating Application {}/{name}", s.namespace),
+                    e,
+                ));
+            }
+        }
+    }
+    Err(Error::FailedPrecondition(format!(
+        "could not update application '{name}': it keeps changing"
+    )))
+}
+
+/// `DELETE /api/v1/applications/{name}?cascade=&propagationPolicy=`: the finalizers decide
+/// what happens to the resources (`plumb_controller::request::delete_finalizers`, as `plumb app
+/// delete`).
+pub(crate) async fn delete(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>> {
+    let q = Query::parse(raw.as_deref());
+    let cascade = q.bool("cascade", true).map_err(Error::InvalidArgument)?;
+    let background = match q
+        .get("propagationPolicy")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None | Some("foreground") => false,
+        Some("background") => true,
+        Some(other) => {
+            return Err(Error::InvalidArgument(format!(
+                "propagationPolicy: expected foreground or background, got {other:?}"
+            )));
+        }
+    };
+    let (_, app) = s.app(&name).await?;
+    let current = app.metadata.finalizers.clone().unwrap_or_default();
+    let wanted = plumb_controller::request::delete_finalizers(&current, cascade, background);
+    if wanted != current {
+        s.apps()
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(&json!({"metadata": {"finalizers": wanted}})),
+            )
+            .await
+            .map_err(|e| {
+                Error::kube(
+                    format!(
+                        "setting the finalizers of Application {}/{name}",
+                        s.namespace
+                    ),
+                    e,
+                )
+            })?;
+    }
+    s.apps()
+        .delete(&name, &DeleteParams::default())
+        .await
+        .map_err(|e| Error::kube(format!("deleting Application {}/{name}", s.namespace), e))?;
+    Ok(Json(json!({})))
+}

@@ -1,0 +1,62 @@
+//! The routes: Argo CD's REST gateway paths, each handled in the module of its service.
+
+mod applications;
+mod events;
+mod meta;
+mod operations;
+mod projects;
+mod resources;
+mod stream;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use axum::routing::{delete, get, post};
+use tower::limit::GlobalConcurrencyLimitLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::timeout::TimeoutLayer;
+
+use crate::config::Limits;
+use crate::error::Error;
+use crate::state::AppState;
+
+/// Every route, with the limits: body size and concurrency everywhere, the request deadline on
+/// everything but watch streams.
+pub(crate) fn router(state: AppState, limits: &Limits) -> Router {
+    let app = "/api/v1/applications/{name}";
+    let timed = Router::new()
+        .route("/api/version", get(meta::version))
+        .route("/api/v1/settings", get(meta::settings))
+        .route(
+            "/api/v1/applications",
+            get(applications::list).post(applications::create),
+        )
+        .route(
+            app,
+            get(applications::get)
+                .put(applications::update)
+                .delete(applications::delete),
+        )
+        .route(&format!("{app}/resource-tree"), get(resources::tree))
+        .route(&format!("{app}/managed-resources"), get(resources::managed))
+        .route(&format!("{app}/manifests"), get(resources::manifests))
+        .route(&format!("{app}/events"), get(events::list))
+        .route(&format!("{app}/sync"), post(operations::sync))
+        .route(&format!("{app}/rollback"), post(operations::rollback))
+        .route(&format!("{app}/operation"), delete(operations::terminate))
+        .route("/api/v1/projects", get(projects::list))
+        .route("/api/v1/projects/{name}", get(projects::get))
+        .route("/healthz", get(|| async { "ok" }))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            limits.request_timeout,
+        ));
+    let streams = Router::new().route("/api/v1/stream/applications", get(stream::applications));
+    timed
+        .merge(streams)
+        .fallback(|| async { Error::NotFound("Not Found".into()) })
+        .layer(DefaultBodyLimit::max(limits.max_body_bytes))
+        .layer(RequestBodyLimitLayer::new(limits.max_body_bytes))
+        .layer(GlobalConcurrencyLimitLayer::new(limits.max_concurrent))
+        .with_state(state)
+}

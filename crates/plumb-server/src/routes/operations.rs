@@ -1,0 +1,163 @@
+//! `POST .../sync`, `POST .../rollback`, `DELETE .../operation`: the operation is written on the
+//! Application exactly as `plumb app sync/rollback/terminate-op` write it (the operation comes
+//! from `plumb_controller::request`), and the controller runs it.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use kube::api::{Patch, PatchParams};
+use plumb_controller::request;
+use plumb_model::application::{Application, Operation};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::error::{Error, Result};
+use crate::gateway::{RollbackRequestBody, SyncRequestBody};
+use crate::state::{AppState, to_value};
+
+/// Attempts at writing when the controller keeps writing the Application in between.
+const ATTEMPTS: usize = 10;
+
+fn body<T: DeserializeOwned + Default>(bytes: &Bytes, what: &str) -> Result<T> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(bytes)
+        .map_err(|e| Error::InvalidArgument(format!("reading the {what}: {e}")))
+}
+
+/// The user the operation is initiated by. Without authentication there is none (Argo with
+/// `--disable-auth`): the field stays empty.
+fn username() -> &'static str {
+    ""
+}
+
+/// Writes `.operation` (built by `make` from the current Application) guarded by its
+/// resourceVersion; re-reads and decides again after a conflict.
+async fn request_operation(
+    s: &AppState,
+    name: &str,
+    what: &str,
+    make: impl Fn(&Application) -> Result<Operation>,
+) -> Result<Json<Value>> {
+    for _ in 0..ATTEMPTS {
+        let (obj, app) = s.app(name).await?;
+        let op = make(&app)?;
+        let rv = obj.metadata.resource_version.clone().unwrap_or_default();
+        let patch = json!({"metadata": {"resourceVersion": rv}, "operation": to_value(&op)?});
+        match s
+            .apps()
+            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(updated) => return Ok(Json(to_value(&updated)?)),
+            Err(kube::Error::Api(st)) if st.code == 409 => {
+                tracing::debug!("Application {name} changed while requesting the {what}; retrying");
+            }
+            Err(e) => {
+                return Err(Error::kube(
+                    format!(
+                        "requesting the {what} of Application {}/{name}",
+                        s.namespace
+                    ),
+                    e,
+                ));
+            }
+        }
+    }
+    Err(Error::FailedPrecondition(format!(
+        "could not request the {what} of application '{name}': it keeps changing"
+    )))
+}
+
+/// `POST /api/v1/applications/{name}/sync` with an `ApplicationSyncRequest`.
+pub(crate) async fn sync(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+    bytes: Bytes,
+) -> Result<Json<Value>> {
+    let body: SyncRequestBody = body(&bytes, "sync request")?;
+    if body.manifests.as_ref().is_some_and(|m| !m.is_empty()) {
+        return Err(Error::InvalidArgument(
+            "manifests: syncing local manifests is not supported; Plumb syncs what Git declares"
+                .into(),
+        ));
+    }
+    let req = body.request();
+    request_operation(&s, &name, "sync", |app| {
+        request::refuse_sync(&req, app)?;
+        Ok(request::sync_operation(&req, app, username()))
+    })
+    .await
+}
+
+/// `POST /api/v1/applications/{name}/rollback` with an `ApplicationRollbackRequest`.
+pub(crate) async fn rollback(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+    bytes: Bytes,
+) -> Result<Json<Value>> {
+    let body: RollbackRequestBody = body(&bytes, "rollback request")?;
+    let id = body.id.filter(|id| *id != -1);
+    request_operation(&s, &name, "rollback", |app| {
+        let entry = request::find_revision_history(app, id)?;
+        request::refuse_rollback(app, &entry)?;
+        Ok(request::rollback_operation(
+            body.prune,
+            body.dry_run,
+            app,
+            &entry,
+            username(),
+        ))
+    })
+    .await
+}
+
+/// `DELETE /api/v1/applications/{name}/operation`: asks the controller to stop the running
+/// operation (`status.operationState.phase: Terminating` through the status subresource, as
+/// Argo's `TerminateOperation` and `plumb app terminate-op`).
+pub(crate) async fn terminate(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>> {
+    for _ in 0..ATTEMPTS {
+        let (obj, app) = s.app(&name).await?;
+        let running = app
+            .status
+            .as_ref()
+            .and_then(|st| st.operation_state.as_ref());
+        if app.operation.is_none() || running.is_none() {
+            return Err(Error::FailedPrecondition(
+                "Unable to terminate operation. No operation is in progress".into(),
+            ));
+        }
+        let rv = obj.metadata.resource_version.clone().unwrap_or_default();
+        let patch = json!({
+            "metadata": {"resourceVersion": rv},
+            "status": {"operationState": {"phase": "Terminating"}},
+        });
+        match s
+            .apps()
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => return Ok(Json(json!({}))),
+            Err(kube::Error::Api(st)) if st.code == 409 => {
+                // The controller writes progress while an operation runs; let it land.
+                tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+            }
+            Err(e) => {
+                return Err(Error::kube(
+                    format!(
+                        "terminating the operation of Application {}/{name}",
+                        s.namespace
+                    ),
+                    e,
+                ));
+            }
+        }
+    }
+    Err(Error::FailedPrecondition(format!(
+        "could not terminate the operation of application '{name}': it keeps changing"
+    )))
+}

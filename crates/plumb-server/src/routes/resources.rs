@@ -1,0 +1,259 @@
+//! What an Application consists of: `resource-tree` (live objects with parent references and
+//! health), `managed-resources` (live, target, normalized and predicted state per object) and
+//! `manifests` (what Git renders to). Comparison and rendering are
+//! `plumb_controller::compare`, the function the controller and `plumb app diff` use.
+
+use std::collections::BTreeSet;
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::discovery::ApiResource;
+use plumb_controller::{CompareOptions, ComparedResource, Comparison, Refresh};
+use plumb_model::ResourceKey;
+use plumb_model::annotations::LAST_APPLIED;
+use plumb_model::application::Application;
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, Result};
+use crate::gateway::Query;
+use crate::state::{AppState, to_value};
+
+/// Compares the Application with its destination through the controller's comparison.
+async fn compare_app(
+    s: &AppState,
+    app: &Application,
+    revision: Option<String>,
+) -> Result<Comparison> {
+    let engines = s.engines().await?;
+    let cluster = s.cluster().await?;
+    let d = &app.spec.destination;
+    if !cluster.is_destination(d.server.as_deref(), d.name.as_deref()) {
+        return Err(Error::FailedPrecondition(format!(
+            "Application {} targets {:?}: this server compares Applications of its own cluster ({}) only",
+            app.name(),
+            d.server.clone().or(d.name.clone()).unwrap_or_default(),
+            cluster.server
+        )));
+    }
+    let opts = CompareOptions {
+        revision,
+        refresh: Refresh::Normal,
+        attribution: false,
+        fresh_reads: true,
+        source: None,
+    };
+    plumb_controller::compare(app, &engines, &cluster, &s.renderer, &opts)
+        .await
+        .map_err(|e| {
+            Error::Compare(format!(
+                "comparing Application {}: {}",
+                app.name(),
+                plumb_controller::chain(&e)
+            ))
+        })
+}
+
+/// The mask Argo shows for a Secret value.
+const MASK: &str = "++++++++";
+
+/// A core Secret with every value of `data`/`stringData` and its last-applied copy masked;
+/// other objects unchanged.
+pub(crate) fn mask_secret(mut obj: Value) -> Value {
+    let is_secret = obj.get("kind").and_then(Value::as_str) == Some("Secret")
+        && obj.get("apiVersion").and_then(Value::as_str) == Some("v1");
+    if !is_secret {
+        return obj;
+    }
+    for field in ["data", "stringData"] {
+        if let Some(map) = obj.get_mut(field).and_then(Value::as_object_mut) {
+            for v in map.values_mut() {
+                *v = json!(MASK);
+            }
+        }
+    }
+    if let Some(ann) = obj
+        .pointer_mut("/metadata/annotations")
+        .and_then(Value::as_object_mut)
+        && ann.contains_key(LAST_APPLIED)
+    {
+        ann.insert(LAST_APPLIED.into(), json!(MASK));
+    }
+    obj
+}
+
+/// A state as Argo's `ResourceDiff` carries it: JSON text, `null` when absent.
+fn state_text(v: Option<&Value>) -> String {
+    v.map_or_else(|| "null".to_string(), Value::to_string)
+}
+
+/// One `ResourceDiff`.
+fn resource_diff(r: &ComparedResource) -> Value {
+    let masked = r.diff.as_ref().map(plumb_diff::mask);
+    let mut d = Map::new();
+    d.insert("group".into(), json!(r.key.group));
+    d.insert("kind".into(), json!(r.key.kind));
+    d.insert("namespace".into(), json!(r.key.namespace));
+    d.insert("name".into(), json!(r.key.name));
+    d.insert(
+        "targetState".into(),
+        json!(state_text(r.desired.clone().map(mask_secret).as_ref())),
+    );
+    d.insert(
+        "liveState".into(),
+        json!(state_text(r.live.clone().map(mask_secret).as_ref())),
+    );
+    if let Some(m) = &masked {
+        d.insert("normalizedLiveState".into(), json!(state_text(m.live())));
+        d.insert(
+            "predictedLiveState".into(),
+            json!(state_text(m.predicted())),
+        );
+        if m.modified() {
+            d.insert("modified".into(), json!(true));
+            d.insert(
+                "diff".into(),
+                json!(plumb_diff::render_json(std::slice::from_ref(m))),
+            );
+        }
+    }
+    if r.hook {
+        d.insert("hook".into(), json!(true));
+    }
+    if let Some(rv) = r
+        .live
+        .as_ref()
+        .and_then(|l| l.pointer("/metadata/resourceVersion"))
+    {
+        d.insert("resourceVersion".into(), rv.clone());
+    }
+    Value::Object(d)
+}
+
+/// `GET /api/v1/applications/{name}/managed-resources`: `{"items": [ResourceDiff...]}`.
+pub(crate) async fn managed(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>> {
+    let (_, app) = s.app(&name).await?;
+    let cmp = compare_app(&s, &app, None).await?;
+    let items: Vec<Value> = cmp.resources.iter().map(resource_diff).collect();
+    Ok(Json(json!({"items": items})))
+}
+
+/// `GET /api/v1/applications/{name}/manifests?revision=`: Argo's `ManifestResponse`, each
+/// manifest a JSON text, Secrets masked.
+pub(crate) async fn manifests(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>> {
+    let q = Query::parse(raw.as_deref());
+    let (_, app) = s.app(&name).await?;
+    let cmp = compare_app(&s, &app, q.get("revision").map(str::to_string)).await?;
+    let manifests: Vec<String> = cmp
+        .resources
+        .iter()
+        .filter_map(|r| r.desired.clone())
+        .map(|d| mask_secret(d).to_string())
+        .collect();
+    Ok(Json(json!({
+        "manifests": manifests,
+        "namespace": app.spec.destination.namespace.clone().unwrap_or_default(),
+        "server": app.spec.destination.server.clone().unwrap_or_default(),
+        "revision": cmp.revision,
+        "sourceType": cmp.source_types.first().cloned().unwrap_or_default(),
+    })))
+}
+
+/// Kinds whose objects are owned by managed objects and make up the tree below them.
+fn child_kinds() -> [ApiResource; 5] {
+    [
+        ApiResource::erase::<k8s_openapi::api::apps::v1::ReplicaSet>(&()),
+        ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&()),
+        ApiResource::erase::<k8s_openapi::api::batch::v1::Job>(&()),
+        ApiResource::erase::<k8s_openapi::api::apps::v1::ControllerRevision>(&()),
+        ApiResource::erase::<k8s_openapi::api::discovery::v1::EndpointSlice>(&()),
+    ]
+}
+
+/// `GET /api/v1/applications/{name}/resource-tree`: Argo's `ApplicationTree` (`nodes`), read
+/// from the API server: the managed objects of `status.resources` and their descendants among
+/// the ReplicaSets, Pods, Jobs, ControllerRevisions and EndpointSlices of their namespaces.
+pub(crate) async fn tree(
+    State(s): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>> {
+    let (_, app) = s.app(&name).await?;
+    let cluster = s.cluster().await?;
+    let d = &app.spec.destination;
+    if !cluster.is_destination(d.server.as_deref(), d.name.as_deref()) {
+        return Ok(Json(json!({"nodes": []})));
+    }
+    let engines = s.engines().await?;
+    let resources = app
+        .status
+        .as_ref()
+        .and_then(|st| st.resources.clone())
+        .unwrap_or_default();
+    let mut managed = Vec::new();
+    let mut namespaces = BTreeSet::new();
+    for r in &resources {
+        let key = ResourceKey::new(
+            r.group.as_deref().unwrap_or_default(),
+            r.kind.as_deref().unwrap_or_default(),
+            r.namespace.as_deref().unwrap_or_default(),
+            r.name.as_deref().unwrap_or_default(),
+        );
+        match cluster.applier.get(&key).await {
+            Ok(Some(obj)) => managed.push(obj),
+            Ok(None) => {}
+            // A kind the API server no longer serves has no live object to show.
+            Err(e) => tracing::debug!("reading {key} for the tree of {name}: {e}"),
+        }
+        if !key.namespace.is_empty() {
+            namespaces.insert(key.namespace.clone());
+        }
+    }
+    let mut candidates = Vec::new();
+    for ns in &namespaces {
+        for ar in &child_kinds() {
+            let api: Api<DynamicObject> = Api::namespaced_with(s.client.clone(), ns, ar);
+            let list = api
+                .list(&ListParams::default())
+                .await
+                .map_err(|e| Error::kube(format!("listing {} in namespace {ns}", ar.plural), e))?;
+            for mut obj in list.items {
+                obj.types = Some(kube::api::TypeMeta {
+                    api_version: ar.api_version.clone(),
+                    kind: ar.kind.clone(),
+                });
+                candidates.push(to_value(&obj)?);
+            }
+        }
+    }
+    Ok(Json(crate::tree::build(
+        &managed,
+        &candidates,
+        &engines.assessor,
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_masked_and_other_kinds_untouched() {
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db",
+            "annotations": {LAST_APPLIED: "{\"data\":{\"password\":\"aHVudGVyMg==\"}}"}},
+            "data": {"password": "aHVudGVyMg=="}, "stringData": {"user": "app"}});
+        let masked = mask_secret(secret);
+        assert_eq!(masked["data"]["password"], MASK);
+        assert_eq!(masked["stringData"]["user"], MASK);
+        assert_eq!(masked["metadata"]["annotations"][LAST_APPLIED], MASK);
+        assert!(!masked.to_string().contains("aHVudGVyMg"));
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}});
+        assert_eq!(mask_secret(cm.clone()), cm);
+    }
+}

@@ -1,0 +1,147 @@
+//! The listener: TCP accept, TLS handshake per connection (off the accept loop, with a deadline),
+//! HTTP/1.1 and HTTP/2 through hyper-util, graceful shutdown (stop accepting, let requests
+//! finish, end watch streams, then give up after a grace period).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use plumb_source::Renderer;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::config::ServerConfig;
+use crate::error::{Error, Result};
+use crate::state::AppState;
+
+/// How long a client may take to finish the TLS handshake.
+const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(10);
+/// How long shutdown waits for open requests.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
+
+/// A running server.
+pub struct Running {
+    /// The address it listens on (the real port when configured with port 0).
+    pub addr: SocketAddr,
+    /// The serving certificate (PEM), `None` in plaintext mode.
+    pub certificate_pem: Option<String>,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl Running {
+    /// Stops accepting, lets open requests finish (ending watch streams), and returns when all
+    /// connections closed or the grace period passed.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+
+    /// Waits until the server stops (it only stops through [`Running::shutdown`]).
+    pub async fn wait(&mut self) {
+        let _ = (&mut self.task).await;
+    }
+}
+
+/// Binds and starts serving in the background.
+pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running> {
+    let tls = crate::tls::server_config(&config.tls)?;
+    let renderer = Arc::new(
+        Renderer::new(config.source.clone())
+            .map_err(|e| Error::Internal(format!("preparing the source cache: {e}")))?,
+    );
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| Error::Io {
+            context: format!("listening on {}", config.listen),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| Error::Io {
+        context: "reading the listening address".into(),
+        source,
+    })?;
+    let (stop, stop_rx) = watch::channel(false);
+    let state = AppState::new(
+        client,
+        config.control_namespace.clone(),
+        renderer,
+        stop_rx.clone(),
+    );
+    let app = crate::routes::router(state, &config.limits);
+    let certificate_pem = tls.as_ref().map(|(_, pem)| pem.clone());
+    let acceptor = tls.map(|(cfg, _)| tokio_rustls::TlsAcceptor::from(cfg));
+    tracing::info!(%addr, tls = acceptor.is_some(), "plumb server listening");
+    let task = tokio::spawn(accept_loop(listener, acceptor, app, stop_rx));
+    Ok(Running {
+        addr,
+        certificate_pem,
+        stop,
+        task,
+    })
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    app: axum::Router,
+    mut stop: watch::Receiver<bool>,
+) {
+    let graceful = GracefulShutdown::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (tcp, peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off instead of spinning.
+                        tracing::warn!("accepting a connection: {e}");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                };
+                let watcher = graceful.watcher();
+                let app = app.clone();
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    match acceptor {
+                        None => serve_connection(tcp, app, watcher).await,
+                        Some(acceptor) => match tokio::time::timeout(HANDSHAKE_DEADLINE, acceptor.accept(tcp)).await {
+                            Ok(Ok(tls)) => serve_connection(tls, app, watcher).await,
+                            Ok(Err(e)) => tracing::debug!(%peer, "TLS handshake failed: {e}"),
+                            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                        },
+                    }
+                });
+            }
+            _ = stop.changed() => break,
+        }
+    }
+    drop(listener);
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after the shutdown grace period; closing them");
+    }
+}
+
+async fn serve_connection<I>(
+    io: I,
+    app: axum::Router,
+    watcher: hyper_util::server::graceful::Watcher,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = TowerToHyperService::new(app);
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
+    if let Err(e) = watcher.watch(conn.into_owned()).await {
+        tracing::debug!("connection ended: {e}");
+    }
+}

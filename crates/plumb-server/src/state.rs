@@ -1,0 +1,161 @@
+//! What every request handler shares: the Kubernetes client, the control namespace, the source
+//! renderer, the connection to the in-cluster destination (discovered on first use), and the
+//! shutdown signal that ends watch streams.
+
+use std::sync::Arc;
+
+use kube::api::{Api, DynamicObject};
+use kube::discovery::ApiResource;
+use plumb_controller::{
+    Cluster, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER, application_resource, appproject_resource,
+};
+use plumb_model::Settings;
+use plumb_model::application::Application;
+use plumb_source::Renderer;
+use tokio::sync::{OnceCell, watch};
+
+use crate::error::{Error, Result};
+
+/// The settings ConfigMap of the control namespace.
+pub(crate) const SETTINGS_CONFIGMAP: &str = "argocd-cm";
+
+/// Shared by every handler.
+#[derive(Clone)]
+pub(crate) struct AppState(pub(crate) Arc<Inner>);
+
+pub(crate) struct Inner {
+    pub(crate) client: kube::Client,
+    pub(crate) namespace: String,
+    pub(crate) renderer: Arc<Renderer>,
+    cluster: OnceCell<Arc<Cluster>>,
+    pub(crate) shutdown: watch::Receiver<bool>,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub(crate) fn new(
+        client: kube::Client,
+        namespace: String,
+        renderer: Arc<Renderer>,
+        shutdown: watch::Receiver<bool>,
+    ) -> Self {
+        Self(Arc::new(Inner {
+            client,
+            namespace,
+            renderer,
+            cluster: OnceCell::new(),
+            shutdown,
+        }))
+    }
+}
+
+impl Inner {
+    /// Applications of the control namespace.
+    pub(crate) fn apps(&self) -> Api<DynamicObject> {
+        Api::namespaced_with(
+            self.client.clone(),
+            &self.namespace,
+            &application_resource(),
+        )
+    }
+
+    /// AppProjects of the control namespace.
+    pub(crate) fn projects(&self) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), &self.namespace, &appproject_resource())
+    }
+
+    /// The raw Application object, as the API server returns it.
+    pub(crate) async fn app_object(&self, name: &str) -> Result<DynamicObject> {
+        self.apps().get(name).await.map_err(|e| {
+            not_found_or(
+                e,
+                &format!("applications.argoproj.io \"{name}\" not found"),
+                || format!("reading Application {}/{name}", self.namespace),
+            )
+        })
+    }
+
+    /// The typed Application.
+    pub(crate) async fn app(&self, name: &str) -> Result<(DynamicObject, Application)> {
+        let obj = self.app_object(name).await?;
+        let app = to_application(&obj)?;
+        Ok((obj, app))
+    }
+
+    /// The settings ConfigMap's data; empty settings when it does not exist.
+    pub(crate) async fn settings(&self) -> Result<Settings> {
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            self.client.clone(),
+            &self.namespace,
+            &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
+        );
+        match api.get_opt(SETTINGS_CONFIGMAP).await {
+            Ok(Some(cm)) => Ok(Settings::from_config_map(&to_value(&cm)?)),
+            Ok(None) => Ok(Settings::default()),
+            Err(e) => Err(Error::kube(
+                format!("reading ConfigMap {}/{SETTINGS_CONFIGMAP}", self.namespace),
+                e,
+            )),
+        }
+    }
+
+    /// The engines (health, diff, tracking) of the current settings.
+    pub(crate) async fn engines(&self) -> Result<Engines> {
+        let settings = self.settings().await?;
+        Engines::new(settings, &self.namespace, &[]).map_err(|e| {
+            Error::Internal(format!(
+                "reading ConfigMap {}/{SETTINGS_CONFIGMAP}: {}",
+                self.namespace,
+                plumb_controller::chain(&e)
+            ))
+        })
+    }
+
+    /// The in-cluster destination, discovered once.
+    pub(crate) async fn cluster(&self) -> Result<Arc<Cluster>> {
+        self.cluster
+            .get_or_try_init(|| async {
+                Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, self.client.clone())
+                    .await
+                    .map(Arc::new)
+                    .map_err(|e| {
+                        Error::Internal(format!(
+                            "discovering the cluster's API: {}",
+                            plumb_controller::chain(&e)
+                        ))
+                    })
+            })
+            .await
+            .cloned()
+    }
+}
+
+/// A 404 as NotFound with Argo's message, anything else as a Kubernetes error with `context`.
+pub(crate) fn not_found_or(
+    e: kube::Error,
+    not_found: &str,
+    context: impl FnOnce() -> String,
+) -> Error {
+    match &e {
+        kube::Error::Api(s) if s.code == 404 => Error::NotFound(not_found.to_string()),
+        _ => Error::kube(context(), e),
+    }
+}
+
+/// Any serializable object as JSON.
+pub(crate) fn to_value(obj: &impl serde::Serialize) -> Result<serde_json::Value> {
+    serde_json::to_value(obj).map_err(|e| Error::Internal(format!("encoding an object: {e}")))
+}
+
+/// The typed Application of an API object.
+pub(crate) fn to_application(obj: &DynamicObject) -> Result<Application> {
+    let name = obj.metadata.name.clone().unwrap_or_default();
+    serde_json::from_value(to_value(obj)?)
+        .map_err(|e| Error::Internal(format!("reading Application {name}: {e}")))
+}

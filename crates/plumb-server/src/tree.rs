@@ -1,0 +1,204 @@
+//! Argo CD's `ApplicationTree` from live objects: the Application's managed objects, and every
+//! object owned by one of them, transitively, with `parentRefs` from owner references and each
+//! node's health. A pure function of the objects, so it is tested without a cluster.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use plumb_health::Assessor;
+use serde_json::{Map, Value, json};
+
+fn s<'a>(obj: &'a Value, ptr: &str) -> &'a str {
+    obj.pointer(ptr).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn group_version(api_version: &str) -> (&str, &str) {
+    match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    }
+}
+
+/// The tree of `managed` (live objects the Application tracks) and the descendants among
+/// `candidates` (live objects of the same namespaces that may be owned by them).
+pub(crate) fn build(managed: &[Value], candidates: &[Value], assessor: &Assessor) -> Value {
+    let mut in_tree: BTreeSet<String> = BTreeSet::new();
+    let mut nodes: Vec<&Value> = Vec::new();
+    for obj in managed {
+        let uid = s(obj, "/metadata/uid");
+        if !uid.is_empty() && in_tree.insert(uid.to_string()) {
+            nodes.push(obj);
+        }
+    }
+    // Owners first: repeat until no candidate joins (a Pod of a ReplicaSet of a Deployment).
+    loop {
+        let mut added = false;
+        for obj in candidates {
+            let uid = s(obj, "/metadata/uid");
+            if uid.is_empty() || in_tree.contains(uid) {
+                continue;
+            }
+            let owned = owner_refs(obj)
+                .iter()
+                .any(|r| in_tree.contains(s(r, "/uid")));
+            if owned {
+                in_tree.insert(uid.to_string());
+                nodes.push(obj);
+                added = true;
+            }
+        }
+        if !added {
+            break;
+        }
+    }
+    let mut by_key: BTreeMap<(String, String, String, String), Value> = BTreeMap::new();
+    for obj in nodes {
+        let node = node(obj, &in_tree, assessor);
+        let key = (
+            s(&node, "/group").to_string(),
+            s(&node, "/kind").to_string(),
+            s(&node, "/namespace").to_string(),
+            s(&node, "/name").to_string(),
+        );
+        by_key.insert(key, node);
+    }
+    json!({"nodes": by_key.into_values().collect::<Vec<_>>()})
+}
+
+fn owner_refs(obj: &Value) -> &[Value] {
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// One `ResourceNode`.
+fn node(obj: &Value, in_tree: &BTreeSet<String>, assessor: &Assessor) -> Value {
+    let (group, version) = group_version(s(obj, "/apiVersion"));
+    let namespace = s(obj, "/metadata/namespace");
+    let mut n = Map::new();
+    for (k, v) in [
+        ("group", group),
+        ("version", version),
+        ("kind", s(obj, "/kind")),
+        ("namespace", namespace),
+        ("name", s(obj, "/metadata/name")),
+        ("uid", s(obj, "/metadata/uid")),
+        ("resourceVersion", s(obj, "/metadata/resourceVersion")),
+        ("createdAt", s(obj, "/metadata/creationTimestamp")),
+    ] {
+        if !v.is_empty() {
+            n.insert(k.into(), json!(v));
+        }
+    }
+    let parents: Vec<Value> = owner_refs(obj)
+        .iter()
+        .filter(|r| in_tree.contains(s(r, "/uid")))
+        .map(|r| {
+            let (g, _) = group_version(s(r, "/apiVersion"));
+            json!({"group": g, "kind": s(r, "/kind"), "namespace": namespace,
+                   "name": s(r, "/name"), "uid": s(r, "/uid")})
+        })
+        .collect();
+    if !parents.is_empty() {
+        n.insert("parentRefs".into(), Value::Array(parents));
+    }
+    if let Some(h) = assessor.assess(obj) {
+        let mut health = Map::new();
+        health.insert("status".into(), json!(h.code.as_str()));
+        if !h.message.is_empty() {
+            health.insert("message".into(), json!(h.message));
+        }
+        n.insert("health".into(), Value::Object(health));
+    }
+    if s(obj, "/kind") == "Pod" {
+        let images: Vec<Value> = ["/spec/initContainers", "/spec/containers"]
+            .iter()
+            .filter_map(|p| obj.pointer(p).and_then(Value::as_array))
+            .flatten()
+            .filter_map(|c| c.get("image").cloned())
+            .collect();
+        if !images.is_empty() {
+            n.insert("images".into(), Value::Array(images));
+        }
+    }
+    Value::Object(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(
+        api: &str,
+        kind: &str,
+        name: &str,
+        uid: &str,
+        owner: Option<(&str, &str, &str, &str)>,
+    ) -> Value {
+        let mut o = json!({"apiVersion": api, "kind": kind,
+            "metadata": {"name": name, "namespace": "payments", "uid": uid, "resourceVersion": "7"}});
+        if let Some((a, k, n, u)) = owner {
+            o["metadata"]["ownerReferences"] =
+                json!([{"apiVersion": a, "kind": k, "name": n, "uid": u, "controller": true}]);
+        }
+        o
+    }
+
+    #[test]
+    fn descendants_follow_owner_references_and_strangers_stay_out() {
+        let assessor = Assessor::new(plumb_health::Config::default()).unwrap();
+        let deploy = obj("apps/v1", "Deployment", "payments-api", "d1", None);
+        let svc = obj("v1", "Service", "payments-api", "s1", None);
+        let rs = obj(
+            "apps/v1",
+            "ReplicaSet",
+            "payments-api-5d9",
+            "r1",
+            Some(("apps/v1", "Deployment", "payments-api", "d1")),
+        );
+        let mut pod = obj(
+            "v1",
+            "Pod",
+            "payments-api-5d9-x",
+            "p1",
+            Some(("apps/v1", "ReplicaSet", "payments-api-5d9", "r1")),
+        );
+        pod["spec"] = json!({"containers": [{"name": "a", "image": "registry.acme.internal/payments-api:v1.3.2"}]});
+        let stranger = obj(
+            "v1",
+            "Pod",
+            "other",
+            "p2",
+            Some(("apps/v1", "ReplicaSet", "other", "r9")),
+        );
+        // The Pod comes before its ReplicaSet: order of the candidates does not matter.
+        let tree = build(&[deploy, svc], &[pod, stranger, rs], &assessor);
+        let nodes = tree["nodes"].as_array().unwrap();
+        let names: Vec<(&str, &str)> = nodes
+            .iter()
+            .map(|n| (s(n, "/kind"), s(n, "/name")))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("Pod", "payments-api-5d9-x"),
+                ("Service", "payments-api"),
+                ("Deployment", "payments-api"),
+                ("ReplicaSet", "payments-api-5d9")
+            ]
+        );
+        let pod = &nodes[0];
+        assert_eq!(
+            pod["parentRefs"],
+            json!([{"group": "apps", "kind": "ReplicaSet", "namespace": "payments", "name": "payments-api-5d9", "uid": "r1"}])
+        );
+        assert_eq!(
+            pod["images"],
+            json!(["registry.acme.internal/payments-api:v1.3.2"])
+        );
+        assert_eq!(pod["version"], "v1");
+        assert_eq!(pod["group"], Value::Null);
+        assert!(nodes[2].get("parentRefs").is_none());
+        assert_eq!(nodes[1]["health"]["status"], "Healthy");
+    }
+}

@@ -1,0 +1,6 @@
+//! The API server against a real control plane, a real controller and real Git repositories,
+//! through a real HTTPS client.
+
+mod api;
+mod listener;
+mod support;

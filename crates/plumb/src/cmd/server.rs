@@ -1,0 +1,126 @@
+//! `plumb server`: run the API server (Argo CD's argocd-server REST API over the same objects
+//! the controller and the core-mode CLI use).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use clap::Args;
+use plumb_server::{Limits, ServerConfig, TlsMode};
+
+use crate::exit::Outcome;
+
+/// Flags of `plumb server`.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// Namespace holding Applications, AppProjects and the settings ConfigMap.
+    #[arg(
+        short = 'n',
+        long = "namespace",
+        env = "PLUMB_NAMESPACE",
+        default_value = "argocd"
+    )]
+    namespace: String,
+    /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the in-cluster account).
+    #[arg(long, env = "PLUMB_KUBECONFIG")]
+    kubeconfig: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0:8080", value_name = "HOST:PORT")]
+    listen: SocketAddr,
+    /// Serve plain HTTP (TLS terminated in front of the server), as argocd-server's --insecure.
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
+    insecure: bool,
+    /// TLS certificate chain (PEM); without it a self-signed certificate is generated.
+    #[arg(long, requires = "tls_key", value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, requires = "tls_cert", value_name = "FILE")]
+    tls_key: Option<PathBuf>,
+    /// Extra DNS name or IP address of the generated certificate (repeatable).
+    #[arg(long = "tls-name", value_name = "NAME")]
+    tls_names: Vec<String>,
+    /// Serve without authentication: every caller may do everything. Required: authentication
+    /// is not built yet (docs/server.md), so the server only runs when you say so.
+    #[arg(long)]
+    disable_auth: bool,
+    /// Largest request body, in bytes.
+    #[arg(long, default_value_t = 2 * 1024 * 1024, value_name = "BYTES")]
+    max_body_bytes: usize,
+    /// Time one request may take, in seconds (watch streams are exempt).
+    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    request_timeout: u64,
+    /// Requests served at once.
+    #[arg(long, default_value_t = 128)]
+    max_concurrent: usize,
+    /// Directory for the Git and manifest caches (default: $XDG_CACHE_HOME/plumb or ~/.cache/plumb).
+    #[arg(long, env = "PLUMB_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+    /// The helm binary (use the controller's, so both render alike).
+    #[arg(long, env = "PLUMB_HELM", default_value = "helm")]
+    helm: PathBuf,
+    /// The kustomize binary (use the controller's, so both render alike).
+    #[arg(long, env = "PLUMB_KUSTOMIZE", default_value = "kustomize")]
+    kustomize: PathBuf,
+}
+
+/// Runs the server until SIGINT or SIGTERM, then shuts down gracefully.
+pub fn run(args: ServerArgs) -> anyhow::Result<Outcome> {
+    if !args.disable_auth {
+        bail!(
+            "plumb server has no authentication yet: start it with --disable-auth (every caller may read and write every Application) and restrict who can reach it"
+        );
+    }
+    anyhow::ensure!(
+        args.request_timeout > 0,
+        "--request-timeout must be at least 1 second"
+    );
+    anyhow::ensure!(
+        args.max_concurrent > 0,
+        "--max-concurrent must be at least 1"
+    );
+    let cache_dir = match args.cache_dir {
+        Some(d) => d,
+        None => super::cache_root()?,
+    };
+    let mut config = ServerConfig::new(cache_dir.join("server"));
+    config.listen = args.listen;
+    config.control_namespace = args.namespace;
+    config.tls = match (args.insecure, args.tls_cert, args.tls_key) {
+        (true, _, _) => TlsMode::Plaintext,
+        (false, Some(cert), Some(key)) => TlsMode::Files { cert, key },
+        _ => TlsMode::SelfSigned {
+            names: args.tls_names,
+        },
+    };
+    config.limits = Limits {
+        max_body_bytes: args.max_body_bytes,
+        request_timeout: Duration::from_secs(args.request_timeout),
+        max_concurrent: args.max_concurrent,
+    };
+    config.source.tools.helm = args.helm;
+    config.source.tools.kustomize = args.kustomize;
+    let source = match args.kubeconfig {
+        Some(p) => plumb_kube::KubeconfigSource::Path(p),
+        None => plumb_kube::KubeconfigSource::Infer,
+    };
+    let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    rt.block_on(async move {
+        let client = plumb_kube::connect(&source)
+            .await
+            .context("connecting to the cluster")?;
+        let server = plumb_server::serve(client, config)
+            .await
+            .context("starting the server")?;
+        eprintln!("plumb server listening on {}", server.addr);
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .context("listening for SIGTERM")?;
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        server.shutdown().await;
+        anyhow::Ok(())
+    })?;
+    Ok(Outcome::Success)
+}
