@@ -94,7 +94,7 @@ pub fn sync_operation(req: &SyncRequest, app: &Application, username: &str) -> O
             ..Default::default()
         }),
         initiated_by: Some(OperationInitiator {
-            username: Some(username.to_string()),
+            username: (!username.is_empty()).then(|| username.to_string()),
             automated: None,
         }),
         info: None,
@@ -192,7 +192,7 @@ pub fn rollback_operation(
             ..Default::default()
         }),
         initiated_by: Some(OperationInitiator {
-            username: Some(username.to_string()),
+            username: (!username.is_empty()).then(|| username.to_string()),
             automated: None,
         }),
         info: None,

@@ -27,7 +27,7 @@ fn body<T: DeserializeOwned + Default>(bytes: &Bytes, what: &str) -> Result<T> {
 }
 
 /// The user the operation is initiated by. Without authentication there is none (Argo with
-/// `--disable-auth`): the field stays empty.
+/// `--disable-auth`): `initiatedBy.username` is left out, as Argo omits an empty one.
 fn username() -> &'static str {
     ""
 }

@@ -41,6 +41,7 @@ fn scrub(v: &mut Value, replace: &[(&str, &str)]) {
             map.remove("managedFields");
             for (k, val) in map.iter_mut() {
                 let volatile = k.ends_with("At")
+                    || k.ends_with("Time")
                     || k == "creationTimestamp"
                     || k == "uid"
                     || k == "resourceVersion"
