@@ -41,7 +41,7 @@ async fn compare_app(
         refresh: Refresh::Normal,
         attribution: false,
         fresh_reads: true,
-        source: None,
+        sources: None,
     };
     plumb_controller::compare(app, &engines, &cluster, &s.renderer, &opts)
         .await
