@@ -461,6 +461,46 @@ struct End {
     cmp: Option<Comparison>,
 }
 
+/// How long the end of an operation is retried while the API server does not answer.
+const PERSIST_FOR: Duration = Duration::from_secs(120);
+
+/// Runs an API write of an operation's end, retrying while the failure is transient (the API
+/// server or etcd restarting, 5xx, 429, no connection). Giving up at once would leave the
+/// operation `Running`, which the next reconcile fails as interrupted: the outcome of a sync that
+/// did apply its objects would be lost.
+async fn persist<F, Fut>(name: &str, what: &str, mut write: F) -> crate::error::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = crate::error::Result<()>>,
+{
+    let deadline = std::time::Instant::now() + PERSIST_FOR;
+    let mut delay = Duration::from_millis(500);
+    loop {
+        match write().await {
+            Ok(()) => return Ok(()),
+            Err(e) if is_transient(&e) && std::time::Instant::now() + delay < deadline => {
+                tracing::warn!(app = %name, "{what} (retrying in {delay:?}): {}", chain(&e));
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(10));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Whether a failed API write may succeed when tried again unchanged.
+fn is_transient(e: &crate::error::Error) -> bool {
+    match e {
+        crate::error::Error::Api { source, .. } => match source.as_ref() {
+            kube::Error::Api(status) => status.code >= 500 || status.code == 429,
+            // No answer at all: connection refused or reset, TLS, timeouts.
+            kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// Records the end: the request is cleared first (a crash in between leaves a Running state,
 /// failed as interrupted, never a request that runs again), then the result is written with a
 /// fresh comparison, so whoever waits for the operation sees the status it produced.
@@ -483,7 +523,11 @@ async fn finish(
     let sync = op.sync.clone().unwrap_or_default();
     let dry_run = sync.dry_run.unwrap_or(false);
     let selective = sync.resources.as_ref().is_some_and(|r| !r.is_empty());
-    if let Err(e) = crate::reconcile::clear_operation(shared, name).await {
+    let cleared = persist(name, "clearing the operation", || {
+        crate::reconcile::clear_operation(shared, name)
+    })
+    .await;
+    if let Err(e) = cleared {
         tracing::warn!(app = %name, "clearing the operation: {}", chain(&e));
     }
     let engines = shared.engines();
@@ -536,7 +580,11 @@ async fn finish(
         let entry = history_entry(app, c, started_at, &finished_at);
         fields.insert("history".into(), json!(history_with(app, entry)));
     }
-    if let Err(e) = crate::reconcile::write_status(shared, app, fields).await {
+    let written = persist(name, "recording the operation result", || {
+        crate::reconcile::write_status(shared, app, fields.clone())
+    })
+    .await;
+    if let Err(e) = written {
         tracing::warn!(app = %name, "recording the operation result: {}", chain(&e));
     }
     if outcome.phase == OperationPhase::Succeeded {
@@ -607,6 +655,53 @@ pub fn history_with(app: &Application, entry: RevisionHistory) -> Vec<RevisionHi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn api_error(code: u16) -> crate::error::Error {
+        crate::error::Error::Api {
+            what: "writing status".into(),
+            source: Box::new(kube::Error::Api(Box::new(kube::core::Status {
+                code,
+                ..Default::default()
+            }))),
+        }
+    }
+
+    #[test]
+    fn only_unanswered_and_server_side_failures_are_retried() {
+        assert!(is_transient(&api_error(503)));
+        assert!(is_transient(&api_error(500)));
+        assert!(is_transient(&api_error(429)));
+        assert!(
+            !is_transient(&api_error(422)),
+            "an invalid write fails the same again"
+        );
+        assert!(!is_transient(&api_error(404)));
+        assert!(!is_transient(&crate::error::Error::Task("x".into())));
+    }
+
+    #[tokio::test]
+    async fn persist_retries_a_transient_failure_until_it_lands() {
+        let tries = std::sync::atomic::AtomicU32::new(0);
+        let r = persist("app", "writing", || {
+            let n = tries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            async move { if n < 3 { Err(api_error(503)) } else { Ok(()) } }
+        })
+        .await;
+        assert!(r.is_ok());
+        assert_eq!(tries.load(std::sync::atomic::Ordering::Relaxed), 4);
+        let tries = std::sync::atomic::AtomicU32::new(0);
+        let r = persist("app", "writing", || {
+            tries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            async { Err(api_error(422)) }
+        })
+        .await;
+        assert!(r.is_err());
+        assert_eq!(
+            tries.load(std::sync::atomic::Ordering::Relaxed),
+            1,
+            "not retried"
+        );
+    }
 
     #[test]
     fn terminate_and_deletion_approval_come_from_the_application() {
