@@ -330,7 +330,8 @@ pub async fn compare(
             live: r.live.as_ref(),
         })
         .collect();
-    let app_health = engines.assessor.app_health(&app_key, &inputs);
+    let facts = cluster.health_facts();
+    let app_health = engines.assessor.app_health_in(&app_key, &inputs, &facts);
     for (r, h) in resources.iter_mut().zip(app_health.resources) {
         r.health = if r.hook { None } else { h };
     }

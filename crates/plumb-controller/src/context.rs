@@ -6,11 +6,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use plumb_diff::{DiffSettings, ServerSideCache};
-use plumb_health::{Assessor, Config as HealthConfig, UnknownKindHealth};
-use plumb_kube::{ApiDiscovery, Applier, ExclusionRule, LiveCacheReader, Tracking, TrackingMethod};
-use plumb_model::Settings;
+use plumb_health::{Assessor, ClusterFacts, Config as HealthConfig, UnknownKindHealth};
+use plumb_kube::{
+    ApiCatalog, ApiDiscovery, Applier, ExclusionRule, LiveCacheReader, Tracking, TrackingMethod,
+};
 use plumb_model::annotations::DEFAULT_INSTANCE_LABEL;
 use plumb_model::settings::{EXCLUSIONS, INSTANCE_LABEL_KEY, TRACKING_METHOD, UNKNOWN_KIND_HEALTH};
+use plumb_model::{GroupKind, Settings};
 
 use crate::error::{Error, Result};
 
@@ -110,7 +112,28 @@ pub struct Cluster {
     pub diff_cache: Mutex<HashMap<u64, ServerSideCache>>,
 }
 
+/// What the health engine learns about a cluster from its discovery: which kinds have a status
+/// subresource (for custom resources whose controller never wrote a status).
+pub struct HealthFacts {
+    catalog: Arc<ApiCatalog>,
+}
+
+impl ClusterFacts for HealthFacts {
+    fn status_subresource(&self, group: &str, kind: &str) -> Option<bool> {
+        self.catalog
+            .resolve(&GroupKind::new(group, kind), None)
+            .map(|k| k.status_subresource)
+    }
+}
+
 impl Cluster {
+    /// The facts health assessment needs, from the current discovery catalog.
+    pub fn health_facts(&self) -> HealthFacts {
+        HealthFacts {
+            catalog: self.discovery.catalog(),
+        }
+    }
+
     /// A cluster reached through `client`, without a live cache.
     pub async fn connect(server: &str, name: &str, client: kube::Client) -> Result<Self> {
         let discovery = Arc::new(ApiDiscovery::new(client).await?);

@@ -12,6 +12,7 @@ use plumb_model::{ResourceKey, annotations};
 use serde_json::Value;
 
 use crate::assess::Assessor;
+use crate::missing_status::ClusterFacts;
 use crate::rules::is_hook;
 use crate::status::{HealthCode, HealthStatus};
 
@@ -43,6 +44,26 @@ impl Assessor {
     /// Aggregates the health of an application's resources. `app` is the application's own key,
     /// so an application that manages itself does not judge itself.
     pub fn app_health(&self, app: &ResourceKey, resources: &[AppResource<'_>]) -> AppHealth {
+        self.app_health_with(app, resources, None)
+    }
+
+    /// [`Assessor::app_health`] for resources of a cluster described by `facts` (see
+    /// [`Assessor::assess_in`]).
+    pub fn app_health_in(
+        &self,
+        app: &ResourceKey,
+        resources: &[AppResource<'_>],
+        facts: &dyn ClusterFacts,
+    ) -> AppHealth {
+        self.app_health_with(app, resources, Some(facts))
+    }
+
+    fn app_health_with(
+        &self,
+        app: &ResourceKey,
+        resources: &[AppResource<'_>],
+        facts: Option<&dyn ClusterFacts>,
+    ) -> AppHealth {
         let mut code = HealthCode::Healthy;
         let mut counted: Vec<(HealthCode, &ResourceKey)> = Vec::new();
         let mut missing: Vec<&ResourceKey> = Vec::new();
@@ -66,7 +87,7 @@ impl Assessor {
             if annotation(live, annotations::IGNORE_HEALTHCHECK) == Some("true") || res.key == app {
                 continue;
             }
-            let Some(health) = self.assess(live) else {
+            let Some(health) = self.assess_with(live, facts) else {
                 continue;
             };
             let child_app = res.key.group == "argoproj.io" && res.key.kind == "Application";

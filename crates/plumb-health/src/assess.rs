@@ -1,5 +1,6 @@
 //! The order in which rules decide an object's health:
-//! pending deletion → Lua script (settings, then directories) → built-in rule → generic rule → none.
+//! pending deletion → Lua script (settings, then directories, then Plumb's own) → built-in rule →
+//! generic rule → none.
 //!
 //! Ported from gitops-engine `pkg/health/health.go: GetResourceHealth`; the generic step is Plumb's
 //! and can be switched off to get Argo's behaviour exactly.
@@ -14,6 +15,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::lua::scripts::ScriptSources;
 use crate::lua::{LuaLimits, LuaScript};
+use crate::missing_status::{ClusterFacts, MissingStatusRule};
 use crate::status::{HealthCode, HealthStatus};
 use crate::{generic, rules};
 
@@ -64,8 +66,9 @@ pub struct Config {
 }
 
 impl Config {
-    /// Takes health scripts (`resource.customizations.health.*`, legacy `resource.customizations`)
-    /// and `plumb.health.unknownKinds` from a settings ConfigMap.
+    /// Takes health scripts (`resource.customizations.health.*`, legacy `resource.customizations`),
+    /// `plumb.health.unknownKinds`, `plumb.health.missingStatus` and
+    /// `plumb.health.missingStatusGracePeriod` from a settings ConfigMap.
     pub fn settings(mut self, settings: Settings) -> Self {
         self.settings = settings;
         self
@@ -96,15 +99,17 @@ impl Config {
 pub struct Assessor {
     scripts: ScriptSources,
     unknown_kinds: UnknownKindHealth,
+    missing_status: MissingStatusRule,
     limits: LuaLimits,
 }
 
 impl Default for Assessor {
-    /// Built-in rules and the generic rule, no Lua scripts.
+    /// Built-in rules, Plumb's own Lua scripts and the generic rule; no settings.
     fn default() -> Self {
         Assessor {
             scripts: ScriptSources::default(),
             unknown_kinds: UnknownKindHealth::Generic,
+            missing_status: MissingStatusRule::default(),
             limits: LuaLimits::default(),
         }
     }
@@ -121,9 +126,11 @@ impl Assessor {
             },
         };
         let scripts = ScriptSources::load(&config.settings, &config.customization_dirs)?;
+        let missing_status = MissingStatusRule::from_settings(&config.settings)?;
         Ok(Assessor {
             scripts,
             unknown_kinds,
+            missing_status,
             limits: config.limits,
         })
     }
@@ -145,7 +152,24 @@ impl Assessor {
     }
 
     /// The health of one live object, or `None` when no rule gives it health.
+    ///
+    /// Without [`ClusterFacts`] the rule for custom resources that never got a status cannot
+    /// tell whether the kind has a status subresource, so it stays silent; the controller uses
+    /// [`Assessor::assess_in`].
     pub fn assess(&self, obj: &Value) -> Option<HealthStatus> {
+        self.assess_with(obj, None)
+    }
+
+    /// The health of one live object of a cluster described by `facts`.
+    pub fn assess_in(&self, obj: &Value, facts: &dyn ClusterFacts) -> Option<HealthStatus> {
+        self.assess_with(obj, Some(facts))
+    }
+
+    pub(crate) fn assess_with(
+        &self,
+        obj: &Value,
+        facts: Option<&dyn ClusterFacts>,
+    ) -> Option<HealthStatus> {
         if pending_deletion(obj) {
             return Some(HealthStatus::new(
                 HealthCode::Progressing,
@@ -161,25 +185,18 @@ impl Assessor {
             return Some(rule(obj));
         }
         match self.unknown_kinds {
-            UnknownKindHealth::Generic => generic::health(obj),
+            UnknownKindHealth::Generic => generic::health(obj)
+                .or_else(|| facts.and_then(|f| self.missing_status.health(obj, group, kind, f))),
             UnknownKindHealth::None => None,
         }
     }
 }
 
-/// Health with built-in rules and the generic rule only (no settings, no Lua).
+/// Health with Plumb's defaults: built-in rules, Plumb's own Lua scripts and the generic rule
+/// (no settings, no user scripts).
 pub fn assess(obj: &Value) -> Option<HealthStatus> {
-    if pending_deletion(obj) {
-        return Some(HealthStatus::new(
-            HealthCode::Progressing,
-            "Pending deletion",
-        ));
-    }
-    let (group, kind) = group_kind(obj);
-    match rules::rule_for(group, kind) {
-        Some(rule) => Some(rule(obj)),
-        None => generic::health(obj),
-    }
+    static DEFAULT: std::sync::OnceLock<Assessor> = std::sync::OnceLock::new();
+    DEFAULT.get_or_init(Assessor::default).assess(obj)
 }
 
 /// The object's group and kind, borrowed (this runs for every object, so no allocation).

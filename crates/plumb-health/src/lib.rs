@@ -30,6 +30,7 @@ mod assess;
 mod error;
 mod generic;
 mod lua;
+mod missing_status;
 mod rules;
 mod status;
 
@@ -37,4 +38,5 @@ pub use aggregate::{AppHealth, AppResource};
 pub use assess::{Assessor, Config, UnknownKindHealth, assess};
 pub use error::{Error, Result};
 pub use lua::{LuaLimits, LuaScript};
+pub use missing_status::{ClusterFacts, DEFAULT_MISSING_STATUS_GRACE, MissingStatus};
 pub use status::{HealthCode, HealthStatus, InvalidHealthCode};

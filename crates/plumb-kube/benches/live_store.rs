@@ -33,6 +33,7 @@ fn kind(group: &str, kind: &str, plural: &str) -> ApiKind {
         },
         namespaced: true,
         verbs: vec!["list".into(), "watch".into()],
+        status_subresource: false,
     }
 }
 

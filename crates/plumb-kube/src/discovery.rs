@@ -30,6 +30,9 @@ pub struct ApiKind {
     pub namespaced: bool,
     /// Verbs the resource supports (`get`, `list`, `watch`, `patch`, ...).
     pub verbs: Vec<String>,
+    /// Whether the kind has a `status` subresource (its controller writes `status` through it,
+    /// and the API server drops `status` from creates and updates of the main resource).
+    pub status_subresource: bool,
 }
 
 impl ApiKind {
@@ -39,6 +42,7 @@ impl ApiKind {
             resource,
             namespaced: caps.scope == Scope::Namespaced,
             verbs: caps.operations.clone(),
+            status_subresource: caps.subresources.iter().any(|(r, _)| r.plural == "status"),
         }
     }
 
@@ -333,6 +337,7 @@ mod tests {
             },
             namespaced,
             verbs: verbs.iter().map(|v| v.to_string()).collect(),
+            status_subresource: false,
         }
     }
 

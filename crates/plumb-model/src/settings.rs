@@ -32,6 +32,11 @@ pub const RECONCILIATION_TIMEOUT: &str = "timeout.reconciliation";
 pub const RECONCILIATION_JITTER: &str = "timeout.reconciliation.jitter";
 /// Plumb: `generic` (default) or `none` (Argo's behaviour) for kinds without a health rule.
 pub const UNKNOWN_KIND_HEALTH: &str = "plumb.health.unknownKinds";
+/// Plumb: `progressing` (default) or `none` for custom resources whose controller never wrote a
+/// status (kinds without a health rule whose CRD has a status subresource).
+pub const MISSING_STATUS: &str = "plumb.health.missingStatus";
+/// Plumb: how long such a custom resource may go without a status (default `2m`).
+pub const MISSING_STATUS_GRACE_PERIOD: &str = "plumb.health.missingStatusGracePeriod";
 /// Plumb: `"true"` lets ignore rules hide images, securityContext, RBAC and webhooks.
 pub const ALLOW_SENSITIVE_IGNORES: &str = "plumb.ignoreDifferences.allowSensitive";
 /// Plumb: `argo` lets objects with only generic health through sync waves at once.

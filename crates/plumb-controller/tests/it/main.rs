@@ -2,6 +2,7 @@
 
 mod automation;
 mod diff_e2e;
+mod missing_status;
 mod multi_cluster;
 mod project;
 mod prune_brake;

@@ -7,6 +7,7 @@
 //! evaluations without one script seeing another's globals. Lookup of which script applies to an
 //! object lives in [`scripts`], the per-thread interpreters and compiled chunks in [`cache`].
 
+mod builtin;
 mod cache;
 mod convert;
 mod sandbox;

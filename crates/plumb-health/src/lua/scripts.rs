@@ -7,7 +7,8 @@
 //! 3. `<dir>/<group>/<kind>/health.lua` in a directory laid out like Argo's
 //!    `resource_customizations` (core kinds: `<dir>/<kind>/health.lua`), directories in the order
 //!    given, open libraries on as for Argo's bundled scripts;
-//! 4. a wildcard directory of those (`_` stands for `*`: `_.crossplane.io/_`), first in path order.
+//! 4. a wildcard directory of those (`_` stands for `*`: `_.crossplane.io/_`), first in path order;
+//! 5. Plumb's own scripts ([`super::builtin`]), last, so every user source wins over them.
 //!
 //! Argo iterates a Go map at step 2, so its pick among several matching globs is random; Plumb
 //! takes the first in key order.
@@ -47,6 +48,47 @@ pub(crate) struct ScriptSources {
     exact: BTreeMap<String, LuaScript>,
     globs: Vec<(String, LuaScript)>,
     dirs: Vec<Directory>,
+    builtin: Builtin,
+}
+
+/// Plumb's own scripts, indexed once per process.
+#[derive(Debug)]
+struct Builtin {
+    exact: BTreeMap<String, LuaScript>,
+    /// Scripts for every kind of a group.
+    groups: BTreeMap<String, LuaScript>,
+}
+
+impl Default for Builtin {
+    fn default() -> Self {
+        static INDEX: std::sync::OnceLock<(
+            BTreeMap<String, LuaScript>,
+            BTreeMap<String, LuaScript>,
+        )> = std::sync::OnceLock::new();
+        let (exact, groups) = INDEX.get_or_init(|| {
+            let (mut exact, mut groups) = (BTreeMap::new(), BTreeMap::new());
+            for (group, kind, source) in super::builtin::SCRIPTS {
+                let key = override_key(group, kind);
+                let script = LuaScript::new(*source, false, format!("plumb built-in {key}"));
+                if *kind == "*" {
+                    groups.insert(group.to_string(), script);
+                } else {
+                    exact.insert(key, script);
+                }
+            }
+            (exact, groups)
+        });
+        Builtin {
+            exact: exact.clone(),
+            groups: groups.clone(),
+        }
+    }
+}
+
+impl Builtin {
+    fn find(&self, group: &str, key: &str) -> Option<&LuaScript> {
+        self.exact.get(key).or_else(|| self.groups.get(group))
+    }
 }
 
 /// Argo's override key: `<group>/<kind>`, or just `<kind>` for the core group.
@@ -102,9 +144,6 @@ impl ScriptSources {
 
     /// The script for an object's group and kind, if any source has one.
     pub(crate) fn find(&self, group: &str, kind: &str) -> Option<&LuaScript> {
-        if self.exact.is_empty() && self.globs.is_empty() && self.dirs.is_empty() {
-            return None;
-        }
         let key = override_key(group, kind);
         if let Some(script) = self.exact.get(&key) {
             return Some(script);
@@ -120,14 +159,17 @@ impl ScriptSources {
             return Some(script);
         }
         if group.is_empty() {
-            return None;
+            return self.builtin.find(group, &key);
         }
-        self.dirs.iter().find_map(|d| {
-            d.wildcards
-                .iter()
-                .find(|(g, k, _)| glob_match(g, group) && glob_match(k, kind))
-                .map(|(_, _, script)| script)
-        })
+        self.dirs
+            .iter()
+            .find_map(|d| {
+                d.wildcards
+                    .iter()
+                    .find(|(g, k, _)| glob_match(g, group) && glob_match(k, kind))
+                    .map(|(_, _, script)| script)
+            })
+            .or_else(|| self.builtin.find(group, &key))
     }
 }
 

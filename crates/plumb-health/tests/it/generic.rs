@@ -3,7 +3,25 @@
 use plumb_health::{Assessor, Config, HealthCode, UnknownKindHealth, assess};
 use plumb_model::Settings;
 
-use crate::support::fixture;
+use crate::support::fixture as read_fixture;
+
+/// Certificates, Kustomizations and HelmReleases have Plumb's own scripts now; the generic rule is
+/// tested on the same status shapes under a group that no rule knows.
+fn fixture(name: &str) -> serde_json::Value {
+    let mut obj = read_fixture(name);
+    let api_version = obj["apiVersion"].as_str().unwrap_or_default().to_string();
+    if let Some((group, version)) = api_version.split_once('/')
+        && [
+            "cert-manager.io",
+            "kustomize.toolkit.fluxcd.io",
+            "helm.toolkit.fluxcd.io",
+        ]
+        .contains(&group)
+    {
+        obj["apiVersion"] = format!("unruled.{group}.example.com/{version}").into();
+    }
+    obj
+}
 
 use HealthCode::*;
 

@@ -9,4 +9,5 @@ mod generic;
 mod library;
 mod lookup;
 mod lua_sandbox;
+mod operators;
 mod support;

@@ -42,13 +42,15 @@ pub(crate) fn served_kind(crd: &DynamicObject) -> Option<ApiKind> {
     }
     let spec = crd.data.get("spec")?;
     let group = spec.get("group")?.as_str()?;
-    let version = spec
+    let preferred = spec
         .get("versions")?
         .as_array()?
         .iter()
         .filter(|v| v["served"] == true)
-        .filter_map(|v| v["name"].as_str())
-        .max_by_key(|v| Version::parse(v).priority())?;
+        .filter_map(|v| Some((v["name"].as_str()?, v)))
+        .max_by_key(|(name, _)| Version::parse(name).priority())?;
+    let (version, served) = preferred;
+    let status_subresource = served.pointer("/subresources/status").is_some();
     Some(ApiKind {
         resource: ApiResource {
             group: group.to_string(),
@@ -71,6 +73,7 @@ pub(crate) fn served_kind(crd: &DynamicObject) -> Option<ApiKind> {
         ]
         .map(String::from)
         .to_vec(),
+        status_subresource,
     })
 }
 
@@ -88,7 +91,7 @@ mod tests {
                 "names": {"kind": "Octopus", "plural": "octopodes", "singular": "octopus", "listKind": "OctopusList"},
                 "versions": [
                     {"name": "v1beta1", "served": true, "storage": false},
-                    {"name": "v1", "served": true, "storage": true},
+                    {"name": "v1", "served": true, "storage": true, "subresources": {"status": {}}},
                     {"name": "v2alpha1", "served": true, "storage": false},
                     {"name": "v3", "served": false, "storage": false}
                 ]
@@ -107,6 +110,7 @@ mod tests {
         assert_eq!(kind.resource.api_version, "example.com/v1");
         assert_eq!(kind.resource.plural, "octopodes");
         assert!(kind.namespaced && kind.is_listable());
+        assert!(kind.status_subresource, "v1 declares subresources.status");
         assert_eq!(
             defined_group_kind(&crd("False")),
             Some(GroupKind::new("example.com", "Octopus"))

@@ -264,6 +264,7 @@ mod tests {
             },
             namespaced: true,
             verbs: vec!["list".into(), "watch".into()],
+            status_subresource: false,
         }
     }
 

@@ -62,8 +62,9 @@ enum HealthCommand {
     /// Run every health_test.yaml below DIR against the health.lua beside it.
     ///
     /// Uses Argo CD's format: `tests[]` of `healthStatus{status,message}` and `inputPath`
-    /// (relative to the test file; the first document of the input is used). Prints a table of
-    /// failures and exits 1 when any test fails.
+    /// (relative to the test file; the first document of the input is used). A suite with no
+    /// health.lua beside it is run against Plumb's own rules. Prints a table of failures and
+    /// exits 1 when any test fails.
     Test(TestArgs),
 }
 
@@ -274,10 +275,20 @@ fn find_test_files(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
 fn run_suite(suite: &Path, limits: &LuaLimits) -> anyhow::Result<Vec<(String, String, String)>> {
     let base = suite.parent().unwrap_or(Path::new("."));
     let script_path = base.join("health.lua");
-    let source = std::fs::read_to_string(&script_path)
-        .with_context(|| format!("reading {}", script_path.display()))?;
-    // Argo's runner gives every library script the open libraries.
-    let script = LuaScript::new(source, true, script_path.display().to_string());
+    // A suite with no health.lua beside it tests Plumb's own rules for its kinds (the built-in
+    // Rust rules, Plumb's scripts, the generic rule), as the controller applies them.
+    let script = if script_path.exists() {
+        let source = std::fs::read_to_string(&script_path)
+            .with_context(|| format!("reading {}", script_path.display()))?;
+        // Argo's runner gives every library script the open libraries.
+        Some(LuaScript::new(
+            source,
+            true,
+            script_path.display().to_string(),
+        ))
+    } else {
+        None
+    };
     let spec = read_objects(suite)?;
     let tests = spec
         .first()
@@ -307,7 +318,11 @@ fn run_suite(suite: &Path, limits: &LuaLimits) -> anyhow::Result<Vec<(String, St
         let Some(obj) = objects.first() else {
             bail!("{}: tests[{i}]: {input} has no object", suite.display());
         };
-        let actual = match script.evaluate(obj, limits) {
+        let health = match &script {
+            Some(script) => script.evaluate(obj, limits),
+            None => plumb_health::assess(obj),
+        };
+        let actual = match health {
             Some(h) => shown(h.code.as_str(), &h.message),
             None => shown("", ""),
         };

@@ -45,7 +45,7 @@ const MIXED: &[&str] = &[
     "deployment-progressing.yaml",
     "configmap.yaml",
     "pod-crashloop.yaml",
-    "kustomization-stalled.yaml",
+    "bucket-stalled.yaml",
     "customizations/platform.acme.io/Database/testdata/starting.yaml",
 ];
 
@@ -63,7 +63,7 @@ fn json_one_line_per_document_in_order() {
             "\n",
             r#"{"status":"Degraded","message":"back-off 2m40s restarting failed container=checkout pod=checkout-6f9c7d8b5d-x7k2p_shop(2b1d0c9e-8f7a-4e6d-5c4b-3a291807f6e5)"}"#,
             "\n",
-            r#"{"status":"Degraded","message":"generic: condition Stalled=True (ArtifactFailed): kustomization path not found: stat /tmp/kustomization-1422/platform: no such file or directory"}"#,
+            r#"{"status":"Degraded","message":"generic: condition Stalled=True (InvalidBucketConfiguration): invalid 'minio-credentials' secret data: required fields 'accesskey' and 'secretkey'"}"#,
             "\n",
             r#"{"status":"Progressing","message":"generic: condition Ready=False (Starting): waiting for replicas"}"#,
             "\n",
@@ -246,4 +246,57 @@ fn health_test_reports_failures_with_expected_and_actual() {
     let out = plumb(&["admin", "health", "test", tmp.path().to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("suspended.yaml"), "{}", stderr(&out));
+}
+
+/// Plumb's own operator rules: every suite under crates/plumb-health/resource_customizations
+/// through the runner (Workflow's suite has no health.lua and runs against the built-in rule).
+#[test]
+fn health_test_passes_on_plumbs_own_operator_rules() {
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plumb-health/resource_customizations");
+    let mut expected = 0;
+    let mut stack = vec![lib.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "health_test.yaml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                expected += text.matches("inputPath:").count();
+            }
+        }
+    }
+    assert!(expected >= 150, "{expected} cases");
+    let out = plumb(&["admin", "health", "test", lib.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_text(&format!("{expected} passed, 0 failed\n"), &stdout(&out));
+}
+
+/// A suite without a health.lua beside it tests Plumb's own rules, and fails like any other.
+#[test]
+fn health_test_without_a_script_uses_plumbs_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kind = tmp.path().join("argoproj.io").join("Workflow");
+    std::fs::create_dir_all(kind.join("testdata")).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../plumb-health/resource_customizations/argoproj.io/Workflow/testdata/failed.yaml");
+    std::fs::copy(src, kind.join("testdata/failed.yaml")).unwrap();
+    std::fs::write(
+        kind.join("health_test.yaml"),
+        "tests:\n- healthStatus:\n    status: Healthy\n    message: \"\"\n  inputPath: testdata/failed.yaml\n",
+    )
+    .unwrap();
+    let out = plumb(&["admin", "health", "test", tmp.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(r#"Healthy ""  Degraded "Error (exit code 1)""#),
+        "{}",
+        stdout(&out)
+    );
 }
