@@ -139,6 +139,10 @@ impl ApiCatalog {
                         },
                         namespaced: r.scope.as_deref() == Some("Namespaced"),
                         verbs: r.verbs.clone(),
+                        status_subresource: r
+                            .subresources
+                            .iter()
+                            .any(|s| s.subresource.as_deref() == Some("status")),
                     });
                 }
             }
@@ -452,8 +456,19 @@ mod tests {
                 ),
             ],
         }];
+        let mut lists = lists;
+        lists[0].items[0].versions[0].resources[0].subresources =
+            vec![kube::core::discovery::v2::APISubresourceDiscovery {
+                subresource: Some("status".into()),
+                ..Default::default()
+            }];
         let c = ApiCatalog::from_aggregated(&lists);
         assert!(c.resolve_api_version("apps/v1", "Deployment").is_some());
+        assert!(
+            c.resolve_api_version("apps/v1", "Deployment")
+                .is_some_and(|k| k.status_subresource),
+            "the status subresource is read from aggregated discovery"
+        );
         assert!(
             c.resolve_api_version("metrics.k8s.io/v1beta1", "PodMetrics")
                 .is_none()
