@@ -58,6 +58,11 @@ impl Engines {
             health = health.unknown_kinds(mode);
         }
         let assessor = Assessor::new(health).map_err(|e| Error::Settings(Box::new(e)))?;
+        // The render limits apply to the renderer (`Shared::apply_render_limits`); a bad value
+        // rejects the ConfigMap like any other.
+        plumb_source::Limits::default()
+            .with_settings(&settings)
+            .map_err(|e| Error::Settings(Box::new(e)))?;
         let diff =
             DiffSettings::from_settings(&settings).map_err(|e| Error::Settings(Box::new(e)))?;
         let method = settings

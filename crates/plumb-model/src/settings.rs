@@ -47,6 +47,11 @@ pub const PRUNE_MAX_DELETIONS: &str = "plumb.sync.prune.maxDeletions";
 /// Plumb: the brake on mass deletion, the fraction of the Application's live objects (`0.5`,
 /// `50%`; default 0.5).
 pub const PRUNE_MAX_FRACTION: &str = "plumb.sync.prune.maxFraction";
+/// Plumb: time allowed for one render (a Jsonnet evaluation, `helm template`, `kustomize build`),
+/// as a duration (`90s`, `2m`; default `90s`).
+pub const RENDER_TIMEOUT: &str = "plumb.render.timeout";
+/// Plumb: memory one render may use, as a Kubernetes quantity (`1Gi`, `512Mi`; default `1Gi`).
+pub const RENDER_MEMORY_LIMIT: &str = "plumb.render.memoryLimit";
 
 /// The data of a settings ConfigMap.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

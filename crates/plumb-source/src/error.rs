@@ -136,13 +136,48 @@ pub enum Error {
         /// The tool's standard error (credentials removed, truncated).
         stderr: String,
     },
-    /// A rendering tool did not finish in time and was killed.
-    #[error("{tool} did not finish within {limit:?}")]
+    /// A render (Jsonnet evaluation, helm, kustomize) did not finish in time; its processes were
+    /// killed.
+    #[error("{tool} did not finish within {limit:?} and was stopped (limit: plumb.render.timeout)")]
     RenderTimeout {
-        /// `helm` or `kustomize`.
+        /// What ran: `jsonnet app/main.jsonnet`, `helm template charts/api`.
         tool: String,
         /// The limit that was hit.
         limit: Duration,
+    },
+    /// A render ran into a resource limit other than time (memory, CPU time, stack) and stopped.
+    #[error("{what} was stopped: it exceeded {limit}")]
+    RenderLimit {
+        /// What ran: `jsonnet app/main.jsonnet`, `helm template charts/api`.
+        what: String,
+        /// The limit, with its value and the setting that controls it.
+        limit: String,
+    },
+    /// A render process died without finishing (killed by a signal it did not ask for).
+    #[error("{what} crashed: {detail}")]
+    RenderCrashed {
+        /// What ran.
+        what: String,
+        /// How it ended, and the first lines it printed (credentials removed).
+        detail: String,
+    },
+    /// The render worker (the program that runs renders under limits) cannot be used.
+    #[error("render worker {program} cannot run renders: {detail}")]
+    RenderWorker {
+        /// The configured worker program ([`crate::Tools::worker`]).
+        program: PathBuf,
+        /// What went wrong.
+        detail: String,
+    },
+    /// A value in the settings ConfigMap cannot be used.
+    #[error("setting {key}: {value:?} is not {expected}")]
+    InvalidSetting {
+        /// The key (`plumb.render.timeout`).
+        key: &'static str,
+        /// The value as written.
+        value: String,
+        /// What the key takes.
+        expected: &'static str,
     },
     /// The source combines options of more than one renderer, or names none that Plumb runs.
     #[error("unsupported source: {detail}")]

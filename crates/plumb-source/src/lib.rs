@@ -5,9 +5,10 @@
 //!   objects out ([`Rendered`], one [`Manifest`] per object with its file and document index).
 //! - [`GitCache`] fetches with gix into a cache shared per repository URL, resolves revisions and
 //!   writes read-only per-commit trees; [`RepoCredentials`] reads Argo CD repository Secrets.
-//! - [`detect`] picks the renderer as Argo CD does; directories and Jsonnet render in-process,
-//!   Kustomize and Helm through the real binaries ([`Tools`]).
-//! - [`Limits`] bounds sizes and times; [`Error`] says what failed, where.
+//! - [`detect`] picks the renderer as Argo CD does; directories are read in-process, Jsonnet is
+//!   evaluated and Kustomize and Helm (the real binaries, [`Tools`]) run in a render [`worker`]
+//!   process under the render limits.
+//! - [`Limits`] bounds sizes, times and render memory; [`Error`] says what failed, where.
 //!
 //! ```no_run
 //! use plumb_source::{Config, Renderer, RenderRequest};
@@ -37,13 +38,15 @@ mod redact;
 mod render;
 mod renderer;
 mod spec;
+pub mod worker;
 
 pub use credentials::{RepoCredentials, SECRET_TYPE_LABEL};
 pub use detect::{KUSTOMIZATION_FILES, SourceType, detect};
 pub use error::{Error, Result};
 pub use git::{Checkout, GitCache, RemoteRef};
-pub use limits::Limits;
+pub use limits::{Limits, parse_duration, parse_quantity};
 pub use manifest::Manifest;
 pub use redact::{Redactor, strip_url_credentials};
 pub use render::Tools;
 pub use renderer::{Config, Refresh, RenderRequest, Rendered, Renderer, SourceOutcome};
+pub use worker::Worker;

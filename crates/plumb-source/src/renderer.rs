@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use plumb_model::application::ApplicationSource;
 use serde::{Deserialize, Serialize};
@@ -134,6 +134,8 @@ pub struct Renderer {
     renders: AtomicU64,
     tool_versions: Mutex<HashMap<SourceType, String>>,
     redactor: Redactor,
+    /// The limits renders use; [`Renderer::set_limits`] changes them while running.
+    limits: RwLock<Limits>,
 }
 
 impl std::fmt::Debug for Renderer {
@@ -154,6 +156,7 @@ impl Renderer {
             .then(|| config.cache_dir.join("manifests"));
         let cache = ManifestCache::new(dir, config.memory_cache_bytes);
         Ok(Self {
+            limits: RwLock::new(config.limits.clone()),
             config,
             git,
             cache,
@@ -173,6 +176,20 @@ impl Renderer {
     /// The Git cache, for ref checks ([`GitCache::ls_remote`]) and counters.
     pub fn git(&self) -> &GitCache {
         &self.git
+    }
+
+    /// Uses `limits` for renders from now on (the controller calls this when the settings
+    /// ConfigMap changes). The Git cache keeps the fetch and tree limits it was created with.
+    pub fn set_limits(&self, limits: Limits) {
+        *self.limits.write().unwrap_or_else(|p| p.into_inner()) = limits;
+    }
+
+    /// The limits renders use now.
+    pub fn limits(&self) -> Limits {
+        self.limits
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// How many sources were actually rendered (cache misses) since creation.
@@ -243,7 +260,8 @@ impl Renderer {
                 .checkout(&source.repo_url, source.target_revision_or_head(), commit)?;
         let app = app_path(&checkout.dir, text(&source.path))?;
         let kind = detect(source, &checkout.dir.join(&app))?;
-        let tool_version = self.tool_version(kind)?;
+        let limits = self.limits();
+        let tool_version = self.tool_version(kind, &limits)?;
         let key = cache_key(req, source, commit, &app, kind, &tool_version, ref_commits);
         if req.refresh == Refresh::Normal
             && let Some(hit) = self.cache.get(&key)
@@ -260,7 +278,7 @@ impl Renderer {
             api_versions: &req.api_versions,
             refs,
             tools: &self.config.tools,
-            limits: &self.config.limits,
+            limits: &limits,
             redactor: &self.redactor,
         };
         let manifests = Arc::new(render::render(&ctx, source, kind)?);
@@ -268,13 +286,13 @@ impl Renderer {
         Ok((manifests, kind, false))
     }
 
-    fn tool_version(&self, kind: SourceType) -> Result<String> {
+    fn tool_version(&self, kind: SourceType, limits: &Limits) -> Result<String> {
         if let Ok(map) = self.tool_versions.lock()
             && let Some(v) = map.get(&kind)
         {
             return Ok(v.clone());
         }
-        let v = render::tool_version(&self.config.tools, kind)?;
+        let v = render::tool_version(&self.config.tools, limits, kind)?;
         if let Ok(mut map) = self.tool_versions.lock() {
             map.insert(kind, v.clone());
         }

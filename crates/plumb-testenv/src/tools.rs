@@ -52,3 +52,52 @@ fn locate(tool: &str, var: &str) -> PathBuf {
         ),
     }
 }
+
+/// Path to plumb-source's `plumb-render-worker` binary, for tests outside plumb-source that render
+/// Jsonnet, Helm or Kustomize (every render runs in that worker). `PLUMB_RENDER_WORKER` names it
+/// explicitly; otherwise it is built once with the cargo that builds the tests (in the same target
+/// directory, so it is usually already there).
+pub fn render_worker() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        if let Some(p) = std::env::var_os("PLUMB_RENDER_WORKER") {
+            let p = PathBuf::from(p);
+            assert!(
+                p.is_file(),
+                "PLUMB_RENDER_WORKER={} does not exist",
+                p.display()
+            );
+            return p;
+        }
+        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let out = Command::new(env!("CARGO"))
+            .current_dir(&workspace)
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "plumb-source",
+                "--bin",
+                "plumb-render-worker",
+                "--message-format=json",
+            ])
+            .output()
+            .expect("running cargo to build plumb-render-worker");
+        assert!(
+            out.status.success(),
+            "building plumb-render-worker failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find_map(|m| {
+                m.get("executable")
+                    .and_then(|e| e.as_str())
+                    .filter(|e| e.ends_with("plumb-render-worker"))
+                    .map(PathBuf::from)
+            })
+            .expect("cargo did not report the plumb-render-worker executable")
+    })
+    .clone()
+}

@@ -44,6 +44,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `plumb render-worker ...`: Plumb's own render worker process (plumb_source::worker), started
+    // by the renderer for every Jsonnet, helm and kustomize render. Internal, so not a clap
+    // subcommand: it must print nothing of its own and start before anything else is set up.
+    let mut args = std::env::args_os();
+    if args.nth(1).as_deref() == Some(std::ffi::OsStr::new(plumb_source::worker::SUBCOMMAND)) {
+        return plumb_source::worker::main(args);
+    }
     logging::init();
     let cli = Cli::parse();
     let outcome: anyhow::Result<Outcome> = match cli.command {

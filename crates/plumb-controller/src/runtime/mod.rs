@@ -340,6 +340,16 @@ async fn load_settings(client: &kube::Client, config: &ControllerConfig) -> Resu
         .unwrap_or_default())
 }
 
+/// The limits renders run with: the configured ones, with the settings' `plumb.render.*` keys
+/// (checked when the settings were accepted; a value that fails here keeps the configured limit).
+pub(crate) fn render_limits(
+    config: &ControllerConfig,
+    settings: &Settings,
+) -> plumb_source::Limits {
+    let base = config.source.limits.clone();
+    base.clone().with_settings(settings).unwrap_or(base)
+}
+
 /// Runs the controller until an unrecoverable error.
 pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     let settings = load_settings(&client, &config).await?;
@@ -349,6 +359,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         &config.customizations,
     )?);
     let renderer = Arc::new(Renderer::new(config.source.clone())?);
+    renderer.set_limits(render_limits(&config, &engines.settings));
     let mut cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.clone()).await?;
     let cache_cfg = LiveCacheConfig::default()
         .tracking(engines.tracking.clone())

@@ -273,6 +273,9 @@ pub(super) fn spawn_settings_watcher(shared: Arc<Shared>) {
                 &shared.config.customizations,
             ) {
                 Ok(e) => {
+                    shared
+                        .renderer
+                        .set_limits(super::render_limits(&shared.config, &e.settings));
                     *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
                     current = data;
                     tracing::info!("settings reloaded");

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::manifest::{self, Manifest};
 use crate::spec::{b, s};
+use crate::worker::Worker;
 
 /// Renders the directory `app` (relative to `root`).
 pub(crate) fn render(
@@ -22,6 +23,7 @@ pub(crate) fn render(
     app: &Path,
     opts: &DirectorySource,
     limits: &Limits,
+    worker: &Worker,
 ) -> Result<Vec<Manifest>> {
     let include = glob(s(&opts.include), "spec.source.directory.include")?;
     let exclude = glob(s(&opts.exclude), "spec.source.directory.exclude")?;
@@ -50,13 +52,7 @@ pub(crate) fn render(
         let path = root.join(&repo_rel);
         if rel.extension().is_some_and(|e| e == "jsonnet") {
             let jsonnet_opts = opts.jsonnet.clone().unwrap_or_default();
-            let value = jsonnet::evaluate(
-                root,
-                &repo_rel,
-                &jsonnet_opts,
-                limits.render_timeout,
-                limits.max_render_bytes,
-            )?;
+            let value = jsonnet::evaluate(root, &repo_rel, &jsonnet_opts, limits, worker)?;
             let items = match value {
                 serde_json::Value::Array(items) => items,
                 other => vec![other],

@@ -142,7 +142,8 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
         "helm",
         &label,
         cmd,
-        ctx.limits.render_timeout,
+        &ctx.tools.worker,
+        ctx.limits,
         ctx.limits.max_render_bytes,
         ctx.redactor,
     )?;

@@ -1,4 +1,6 @@
-//! Jsonnet evaluation in-process with rsjsonnet-lang.
+//! Jsonnet evaluation with rsjsonnet-lang, in a render worker process ([`crate::worker`]): the
+//! evaluator has no memory bound and cannot be interrupted, so it runs where the kernel bounds its
+//! memory and where a timeout can kill it.
 //!
 //! Why rsjsonnet-lang: it has stable semver releases and targets Jsonnet 0.20 (the language of
 //! go-jsonnet, which Argo CD embeds), while jrsonnet-evaluator only publishes pre-releases with API
@@ -11,8 +13,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::Duration;
 
 use plumb_model::application::JsonnetSource;
 use rsjsonnet_lang::arena::Arena;
@@ -23,46 +23,69 @@ use rsjsonnet_lang::span::{SpanContextId, SpanId};
 
 use crate::error::{Error, Result};
 use crate::git::normalize_within;
+use crate::limits::Limits;
+use crate::redact::Redactor;
 use crate::spec::{b, v};
+use crate::worker::supervise::{self, Bounds, Task};
+use crate::worker::{JSONNET_ERROR, JSONNET_OK, JsonnetRequest, Worker};
 
-/// Evaluates `file` (relative to `root`) and returns its JSON output, refusing output larger
-/// than `max_bytes`.
+/// Evaluates `file` (relative to `root`) in a render worker, under the render limits, and
+/// returns its JSON output, refusing output larger than `limits.max_render_bytes`.
 pub(crate) fn evaluate(
     root: &Path,
     file: &Path,
     opts: &JsonnetSource,
-    timeout: Duration,
-    max_bytes: u64,
+    limits: &Limits,
+    worker: &Worker,
 ) -> Result<serde_json::Value> {
     let display = file.display().to_string();
-    let (tx, rx) = mpsc::sync_channel(1);
-    let (root_owned, file_owned, opts_owned) =
-        (root.to_path_buf(), file.to_path_buf(), opts.clone());
-    std::thread::Builder::new()
-        .name("plumb-jsonnet".into())
-        .spawn(move || {
-            let _ = tx.send(run(&root_owned, &file_owned, &opts_owned));
-        })
-        .map_err(Error::io("spawning a Jsonnet worker for", root.join(file)))?;
-    // A runaway program cannot be stopped in-process; the caller stops waiting and reports it.
-    let out = rx
-        .recv_timeout(timeout)
-        .map_err(|_| Error::Jsonnet {
-            file: display.clone(),
-            detail: format!("evaluation did not finish within {timeout:?}"),
-        })?
-        .map_err(|detail| Error::Jsonnet {
-            file: display.clone(),
-            detail,
-        })?;
-    if out.len() as u64 > max_bytes {
+    let what = format!("jsonnet {display}");
+    let request = serde_json::to_vec(&JsonnetRequest {
+        root: root.to_path_buf(),
+        file: file.to_path_buf(),
+        opts: opts.clone(),
+        max_stack: limits.jsonnet_max_stack,
+    })
+    .map_err(|e| Error::Jsonnet {
+        file: display.clone(),
+        detail: format!("encoding the request for the render worker: {e}"),
+    })?;
+    let bounds = Bounds {
+        timeout: limits.render_timeout,
+        memory_bytes: limits.render_memory_bytes,
+        max_stdout: limits.max_render_bytes + JSONNET_OK.len() as u64,
+    };
+    let done = supervise::run(
+        worker,
+        &what,
+        Task::Jsonnet(request),
+        &bounds,
+        &Redactor::default(),
+    )?;
+    let out = match (done.status.success(), done.stdout) {
+        (true, out) if out.starts_with(JSONNET_OK.as_bytes()) => out,
+        (true, out) if out.starts_with(JSONNET_ERROR.as_bytes()) => {
+            return Err(Error::Jsonnet {
+                file: display,
+                detail: String::from_utf8_lossy(&out[JSONNET_ERROR.len()..]).into_owned(),
+            });
+        }
+        _ => {
+            return Err(Error::RenderCrashed {
+                what,
+                detail: format!("the worker ended ({}): {}", done.status, done.stderr),
+            });
+        }
+    };
+    let json = &out[JSONNET_OK.len()..];
+    if json.len() as u64 > limits.max_render_bytes {
         return Err(Error::TooLarge {
             what: "rendered output",
-            limit: format!("{max_bytes} bytes"),
+            limit: format!("{} bytes", limits.max_render_bytes),
             context: display,
         });
     }
-    serde_json::from_str(&out).map_err(|e| Error::Jsonnet {
+    serde_json::from_slice(json).map_err(|e| Error::Jsonnet {
         file: display,
         detail: format!("output is not JSON: {e}"),
     })
@@ -74,6 +97,7 @@ struct Files {
     /// Span context of each loaded file → (path relative to the root, its text).
     contexts: HashMap<SpanContextId, (PathBuf, Vec<u8>)>,
     last_import_error: Option<String>,
+    max_stack: usize,
 }
 
 struct Hooks<'p> {
@@ -81,7 +105,13 @@ struct Hooks<'p> {
     thunks: HashMap<PathBuf, Thunk<'p>>,
 }
 
-fn run(root: &Path, file: &Path, opts: &JsonnetSource) -> std::result::Result<String, String> {
+/// Evaluates `file` in this process: the render worker's side of [`evaluate`].
+pub(crate) fn run(
+    root: &Path,
+    file: &Path,
+    opts: &JsonnetSource,
+    max_stack: usize,
+) -> std::result::Result<String, String> {
     let mut libs = Vec::new();
     for lib in v(&opts.libs) {
         let rel = normalize_within(Path::new(lib.trim_start_matches("./"))).ok_or_else(|| {
@@ -93,12 +123,14 @@ fn run(root: &Path, file: &Path, opts: &JsonnetSource) -> std::result::Result<St
     }
     let arena = Arena::new();
     let mut program = Program::new(&arena);
+    program.set_max_stack(max_stack);
     let mut hooks = Hooks {
         files: Files {
             root: root.to_path_buf(),
             libs,
             contexts: HashMap::new(),
             last_import_error: None,
+            max_stack,
         },
         thunks: HashMap::new(),
     };
@@ -286,6 +318,10 @@ impl Files {
                 .last_import_error
                 .clone()
                 .unwrap_or_else(|| format!("import {path:?} failed")),
+            rsjsonnet_lang::program::EvalErrorKind::StackOverflow => format!(
+                "the call stack exceeded {} frames (infinite recursion?)",
+                self.max_stack
+            ),
             other => format!("{other:?}"),
         };
         use rsjsonnet_lang::program::EvalErrorKind as K;

@@ -65,7 +65,8 @@ pub(crate) fn render(ctx: &Context<'_>, opts: Option<&KustomizeSource>) -> Resul
         "kustomize",
         &label,
         cmd,
-        ctx.limits.render_timeout,
+        &ctx.tools.worker,
+        ctx.limits,
         ctx.limits.max_render_bytes,
         ctx.redactor,
     )?;
@@ -96,7 +97,8 @@ fn apply_options(ctx: &Context<'_>, dir: &Path, file: &Path, o: &KustomizeSource
             "kustomize",
             &label,
             cmd,
-            ctx.limits.render_timeout,
+            &ctx.tools.worker,
+            ctx.limits,
             1 << 20,
             ctx.redactor,
         )

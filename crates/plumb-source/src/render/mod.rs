@@ -2,7 +2,7 @@
 
 mod directory;
 mod helm;
-mod jsonnet;
+pub(crate) mod jsonnet;
 mod kustomize;
 mod tool;
 
@@ -55,18 +55,21 @@ pub(crate) fn render(
     match kind {
         SourceType::Directory => {
             let opts = source.directory.clone().unwrap_or_default();
-            directory::render(ctx.root, ctx.app, &opts, ctx.limits)
+            directory::render(ctx.root, ctx.app, &opts, ctx.limits, &ctx.tools.worker)
         }
         SourceType::Helm => helm::render(ctx, &source.helm.clone().unwrap_or_default()),
         SourceType::Kustomize => kustomize::render(ctx, source.kustomize.as_ref()),
     }
 }
 
-/// The version string of the tool `kind` runs (part of the cache key), or empty for in-process.
-pub(crate) fn tool_version(tools: &Tools, kind: SourceType) -> Result<String> {
+/// The version string of the tool `kind` runs (part of the cache key), or empty for Plumb's own.
+pub(crate) fn tool_version(tools: &Tools, limits: &Limits, kind: SourceType) -> Result<String> {
+    let w = &tools.worker;
     match kind {
         SourceType::Directory => Ok(String::new()),
-        SourceType::Helm => tool::version("helm", &tools.helm, &["version", "--short"]),
-        SourceType::Kustomize => tool::version("kustomize", &tools.kustomize, &["version"]),
+        SourceType::Helm => tool::version("helm", &tools.helm, &["version", "--short"], w, limits),
+        SourceType::Kustomize => {
+            tool::version("kustomize", &tools.kustomize, &["version"], w, limits)
+        }
     }
 }

@@ -1,17 +1,14 @@
-//! Running an external renderer (helm, kustomize) with a time limit and an output limit.
+//! Running an external renderer (helm, kustomize) in a render worker, with the render's limits.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-use wait_timeout::ChildExt;
-
 use crate::error::{Error, Result};
+use crate::limits::Limits;
 use crate::redact::Redactor;
-
-/// Standard error kept for error messages.
-const MAX_STDERR: usize = 16 << 10;
+use crate::worker::supervise::{self, Bounds, Task};
+use crate::worker::{EXEC_FAILED, EXIT_NOT_FOUND, Worker};
 
 /// The binaries Plumb runs; configurable because installations differ.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +17,9 @@ pub struct Tools {
     pub helm: PathBuf,
     /// The `kustomize` binary (default: `kustomize` on `PATH`).
     pub kustomize: PathBuf,
+    /// The program every render runs in, under the render limits (default: the current
+    /// executable's `render-worker` subcommand, which the `plumb` binary has).
+    pub worker: Worker,
 }
 
 impl Default for Tools {
@@ -27,6 +27,7 @@ impl Default for Tools {
         Self {
             helm: PathBuf::from("helm"),
             kustomize: PathBuf::from("kustomize"),
+            worker: Worker::default(),
         }
     }
 }
@@ -36,97 +37,63 @@ pub(crate) struct Output {
     pub stdout: String,
 }
 
-/// Runs `cmd` (already given its arguments and directory) for `tool`.
+/// Runs `cmd` (already given its arguments and directory) for `tool` in the render worker, with
+/// the render limits and at most `max_stdout` bytes of output.
 pub(crate) fn run(
     tool: &'static str,
     label: &str,
-    mut cmd: Command,
-    timeout: Duration,
+    cmd: Command,
+    worker: &Worker,
+    limits: &Limits,
     max_stdout: u64,
     redactor: &Redactor,
 ) -> Result<Output> {
-    let program = PathBuf::from(cmd.get_program());
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::ToolMissing {
-                tool,
-                path: program.clone(),
-            }
-        } else {
-            Error::io("running", program.clone())(e)
-        }
-    })?;
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let out_reader = std::thread::spawn(move || -> (Vec<u8>, bool) {
-        let Some(pipe) = stdout else {
-            return (Vec::new(), false);
-        };
-        let mut buf = Vec::new();
-        // Reading one byte past the limit tells "exactly at the limit" from "over it"; dropping
-        // the pipe then makes the tool die of SIGPIPE instead of writing on.
-        let read = pipe.take(max_stdout + 1).read_to_end(&mut buf);
-        let over = read.is_ok() && buf.len() as u64 > max_stdout;
-        (buf, over)
-    });
-    let err_reader = std::thread::spawn(move || -> Vec<u8> {
-        let Some(pipe) = stderr else {
-            return Vec::new();
-        };
-        let mut buf = Vec::new();
-        let _ = pipe.take(MAX_STDERR as u64).read_to_end(&mut buf);
-        buf
-    });
-    let status = match child
-        .wait_timeout(timeout)
-        .map_err(Error::io("waiting for", program.clone()))?
-    {
-        Some(status) => status,
-        None => {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(Error::RenderTimeout {
-                tool: label.to_owned(),
-                limit: timeout,
-            });
-        }
+    let bounds = Bounds {
+        timeout: limits.render_timeout,
+        memory_bytes: limits.render_memory_bytes,
+        max_stdout,
     };
-    let (stdout, over) = out_reader.join().unwrap_or_default();
-    let stderr = err_reader.join().unwrap_or_default();
-    if over {
-        return Err(Error::TooLarge {
-            what: "rendered output",
-            limit: format!("{max_stdout} bytes"),
-            context: label.to_owned(),
+    let done = supervise::run(worker, label, Task::Exec(&cmd), &bounds, redactor)?;
+    if done.status.code() == Some(i32::from(EXIT_NOT_FOUND)) && done.stderr.starts_with(EXEC_FAILED)
+    {
+        return Err(Error::ToolMissing {
+            tool,
+            path: PathBuf::from(cmd.get_program()),
         });
     }
-    if !status.success() {
+    if !done.status.success() {
         return Err(Error::RenderFailed {
             tool: label.to_owned(),
-            status: status.to_string(),
-            stderr: redactor.clean(String::from_utf8_lossy(&stderr).trim()),
+            status: done.status.to_string(),
+            stderr: done.stderr,
         });
     }
-    let stdout = String::from_utf8(stdout).map_err(|_| Error::RenderFailed {
+    let stdout = String::from_utf8(done.stdout).map_err(|_| Error::RenderFailed {
         tool: label.to_owned(),
-        status: status.to_string(),
+        status: done.status.to_string(),
         stderr: "output is not UTF-8".into(),
     })?;
     Ok(Output { stdout })
 }
 
 /// `<tool> <args>` printed version, trimmed (`v4.3.1`).
-pub(crate) fn version(tool: &'static str, program: &Path, args: &[&str]) -> Result<String> {
+pub(crate) fn version(
+    tool: &'static str,
+    program: &Path,
+    args: &[&str],
+    worker: &Worker,
+    limits: &Limits,
+) -> Result<String> {
     let mut cmd = Command::new(program);
     cmd.args(args);
+    // Plumb's own question to a trusted binary: a fixed time, whatever renders are allowed.
+    let limits = limits.clone().render_timeout(Duration::from_secs(30));
     let out = run(
         tool,
         &format!("{tool} version"),
         cmd,
-        Duration::from_secs(30),
+        worker,
+        &limits,
         1 << 16,
         &Redactor::default(),
     )?;

@@ -284,6 +284,7 @@ fn a_missing_binary_and_a_huge_output_are_clear_errors() {
     let tools = Tools {
         helm: "/nonexistent/bin/helm".into(),
         kustomize: "kustomize".into(),
+        worker: worker(),
     };
     let r = Renderer::new(Config::new(dir.path()).tools(tools)).unwrap();
     let err = r

@@ -10,5 +10,6 @@ mod git;
 mod helm;
 mod jsonnet;
 mod kustomize;
+mod render_limits;
 mod security;
 mod support;

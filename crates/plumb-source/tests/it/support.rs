@@ -1,7 +1,20 @@
 //! Shared setup for the integration tests.
 
 use plumb_model::application::ApplicationSource;
-use plumb_source::{Config, Limits, RenderRequest, Renderer, Tools};
+use plumb_source::{Config, Limits, RenderRequest, Renderer, Tools, Worker};
+
+/// This crate's render worker binary (the `plumb` binary's `render-worker` is not built here).
+pub fn worker() -> Worker {
+    Worker::program(env!("CARGO_BIN_EXE_plumb-render-worker"))
+}
+
+/// Default tools, with this crate's render worker.
+pub fn tools() -> Tools {
+    Tools {
+        worker: worker(),
+        ..Tools::default()
+    }
+}
 
 /// A renderer with its own cache directory (kept alive by the returned guard).
 pub fn renderer() -> (Renderer, tempfile::TempDir) {
@@ -10,7 +23,7 @@ pub fn renderer() -> (Renderer, tempfile::TempDir) {
 
 pub fn renderer_with(limits: Limits) -> (Renderer, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let r = Renderer::new(Config::new(dir.path()).limits(limits)).unwrap();
+    let r = Renderer::new(Config::new(dir.path()).tools(tools()).limits(limits)).unwrap();
     (r, dir)
 }
 
@@ -24,6 +37,7 @@ pub fn renderer_with_tools_and(limits: Limits) -> (Renderer, tempfile::TempDir) 
     let tools = Tools {
         helm: plumb_testenv::tools::helm(),
         kustomize: plumb_testenv::tools::kustomize(),
+        worker: worker(),
     };
     let r = Renderer::new(Config::new(dir.path()).tools(tools).limits(limits)).unwrap();
     (r, dir)

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use plumb_model::application::{ApplicationSource, HelmParameter, HelmSource, KustomizeSource};
-use plumb_source::{Config, Refresh, RenderRequest, Renderer, RepoCredentials, Tools};
+use plumb_source::{Config, Limits, Refresh, RenderRequest, Renderer, RepoCredentials, Tools};
 use serde_json::Value;
 
 use crate::exit::Outcome;
@@ -68,6 +68,29 @@ pub struct RenderArgs {
     /// Render again even when the manifest cache has the result.
     #[arg(long)]
     pub hard_refresh: bool,
+    /// Settings ConfigMap YAML (argocd-cm): its `plumb.render.timeout` and
+    /// `plumb.render.memoryLimit` bound the render as they do in the controller.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// Time allowed for one render (e.g. 90s, 2m) [default: the settings', else 90s].
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub render_timeout: Option<std::time::Duration>,
+    /// Memory one render may use (e.g. 512Mi, 2Gi) [default: the settings', else 1Gi].
+    #[arg(long, value_name = "QUANTITY", value_parser = quantity)]
+    pub render_memory_limit: Option<u64>,
+}
+
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    plumb_source::parse_duration(text)
+        .ok_or_else(|| format!("{text:?} is not a positive duration such as 90s or 2m"))
+}
+
+fn quantity(text: &str) -> Result<u64, String> {
+    plumb_source::parse_quantity(text)
+        .filter(|n| *n >= 128 << 20)
+        .ok_or_else(|| {
+            format!("{text:?} is not a quantity of at least 128Mi, such as 512Mi or 2Gi")
+        })
 }
 
 /// The work `plumb render` does once its arguments are read (files loaded, sources built).
@@ -164,10 +187,30 @@ impl Plan {
             kustomize: args
                 .kustomize
                 .unwrap_or_else(|| env_path("PLUMB_KUSTOMIZE", "kustomize")),
+            ..Tools::default()
         };
+        let mut limits = Limits::default();
+        if let Some(file) = &args.settings {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            let docs = plumb_yaml::read_documents(&text, &file.display().to_string())?;
+            let cm = docs
+                .into_iter()
+                .next()
+                .with_context(|| format!("{}: no settings ConfigMap", file.display()))?;
+            limits = limits
+                .with_settings(&plumb_model::Settings::from_config_map(&cm.value))
+                .with_context(|| format!("{}", file.display()))?;
+        }
+        if let Some(t) = args.render_timeout {
+            limits = limits.render_timeout(t);
+        }
+        if let Some(m) = args.render_memory_limit {
+            limits = limits.render_memory_bytes(m);
+        }
         Ok(Self {
             request,
-            config: Config::new(cache_dir).tools(tools),
+            config: Config::new(cache_dir).tools(tools).limits(limits),
             credentials,
             output: args.output,
         })

@@ -23,6 +23,10 @@ pub(crate) async fn compare_app(
     attribution: bool,
 ) -> Result<Comparison> {
     let settings = client.settings().await?;
+    // The controller's render limits, from the same settings.
+    let limits = plumb_source::Limits::default()
+        .with_settings(&settings)
+        .context("reading the settings ConfigMap")?;
     let engines = Engines::new(settings, client.namespace(), &[])
         .context("reading the settings ConfigMap")?;
     let cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.kube().clone())
@@ -36,7 +40,8 @@ pub(crate) async fn compare_app(
             d.server.clone().or(d.name.clone()).unwrap_or_default()
         );
     }
-    let mut config = plumb_source::Config::new(crate::cmd::cache_root()?.join("cli"));
+    let mut config =
+        plumb_source::Config::new(crate::cmd::cache_root()?.join("cli")).limits(limits);
     if let Some(helm) = std::env::var_os("PLUMB_HELM") {
         config.tools.helm = PathBuf::from(helm);
     }

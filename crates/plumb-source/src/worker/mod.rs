@@ -1,0 +1,266 @@
+//! Renders run in a worker process, never in the caller's threads.
+//!
+//! Jsonnet has no memory bound and cannot be cancelled in-process, and helm and kustomize are
+//! programs that may loop or grow without end on a hostile chart or kustomization. So every render
+//! is a child process that the kernel bounds and that can be killed whole:
+//!
+//! - the caller ([`supervise`]) starts the worker in a new process group, waits with a deadline,
+//!   and kills the whole group (SIGKILL) when the deadline passes, and again when the worker ends,
+//!   so that nothing it started (helm's or kustomize's own children, e.g. `git` for a remote base)
+//!   keeps running;
+//! - the worker ([`main`]) first lowers its own resource limits ([`rlimits`]: memory, CPU time, no
+//!   core dumps) and asks to die with its parent, then either evaluates Jsonnet itself or replaces
+//!   itself with the tool (`exec`), which inherits the limits and cannot raise them again.
+//!
+//! The worker is a program that calls [`main`]: the `plumb` binary runs it as its hidden
+//! `render-worker` subcommand (the default, [`Worker::default`]: the current executable), and
+//! plumb-source's own `plumb-render-worker` binary serves its tests. The worker and its caller are
+//! always the same build, so the arguments between them are not a stable interface.
+
+mod rlimits;
+pub(crate) mod supervise;
+
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use plumb_model::application::JsonnetSource;
+use serde::{Deserialize, Serialize};
+
+/// The subcommand of the `plumb` binary that runs [`main`].
+pub const SUBCOMMAND: &str = "render-worker";
+
+/// The first line a worker writes to standard error once its limits are in place; a program that
+/// does not write it is not a render worker (or failed before it was bounded).
+pub(crate) const READY: &str = "plumb-render-worker: limits set";
+/// How the worker reports that the tool it was to run could not be started.
+pub(crate) const EXEC_FAILED: &str = "plumb-render-worker: cannot run";
+/// Exit code of a worker whose tool does not exist (as a shell's).
+pub(crate) const EXIT_NOT_FOUND: u8 = 127;
+/// Exit code of a worker that could not set itself up.
+const EXIT_SETUP: u8 = 125;
+
+/// The program that runs renders under limits: a binary whose `main` calls [`main`] with the
+/// arguments that follow `args`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Worker {
+    /// The executable.
+    pub program: PathBuf,
+    /// Arguments before the worker's own (`render-worker` for the `plumb` binary).
+    pub args: Vec<OsString>,
+}
+
+impl Worker {
+    /// A dedicated worker binary that takes the worker arguments directly.
+    pub fn program(program: impl Into<PathBuf>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// The running executable's `render-worker` subcommand (what the `plumb` binary provides).
+    pub fn current_exe() -> Self {
+        // /proc/self/exe names the running binary even if its file was replaced since.
+        let program = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
+        Self {
+            program,
+            args: vec![OsString::from(SUBCOMMAND)],
+        }
+    }
+}
+
+impl Default for Worker {
+    fn default() -> Self {
+        Self::current_exe()
+    }
+}
+
+/// What the caller asks a Jsonnet worker to evaluate (sent on its standard input).
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct JsonnetRequest {
+    /// The commit's tree.
+    pub root: PathBuf,
+    /// The `.jsonnet` file, relative to `root`.
+    pub file: PathBuf,
+    pub opts: JsonnetSource,
+    pub max_stack: usize,
+}
+
+/// How a Jsonnet worker answers on standard output: this line, then the JSON output or the error.
+pub(crate) const JSONNET_OK: &str = "ok\n";
+pub(crate) const JSONNET_ERROR: &str = "error\n";
+
+/// The worker's entry point: `args` are what follows the worker's own command (see [`Worker`]).
+///
+/// `--memory BYTES --cpu SECONDS --parent PID` then `jsonnet` (request on standard input, answer
+/// on standard output) or `exec PROGRAM ARGS...`.
+pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let parsed = match parse(&args) {
+        Ok(p) => p,
+        Err(e) => return setup_failed(&e),
+    };
+    if let Err(e) = rlimits::apply(&parsed.limits) {
+        return setup_failed(&format!("setting resource limits: {e}"));
+    }
+    if let Err(e) = rlimits::die_with_parent(parsed.parent) {
+        return setup_failed(&e);
+    }
+    let mut stderr = std::io::stderr().lock();
+    if writeln!(stderr, "{READY}").is_err() {
+        return ExitCode::from(EXIT_SETUP);
+    }
+    drop(stderr);
+    match parsed.mode {
+        Mode::Jsonnet => jsonnet(),
+        Mode::Exec(argv) => exec(&argv),
+    }
+}
+
+enum Mode {
+    Jsonnet,
+    Exec(Vec<OsString>),
+}
+
+struct Parsed {
+    limits: rlimits::Limits,
+    parent: Option<u32>,
+    mode: Mode,
+}
+
+fn parse(args: &[OsString]) -> Result<Parsed, String> {
+    let mut limits = rlimits::Limits::default();
+    let mut parent = None;
+    let mut it = args.iter();
+    let number = |flag: &str, v: Option<&OsString>| -> Result<u64, String> {
+        v.and_then(|v| v.to_str())
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("{flag} needs a number"))
+    };
+    while let Some(arg) = it.next() {
+        match arg.to_str() {
+            Some("--memory") => limits.memory_bytes = Some(number("--memory", it.next())?),
+            Some("--cpu") => limits.cpu_seconds = Some(number("--cpu", it.next())?),
+            Some("--parent") => {
+                parent = Some(
+                    u32::try_from(number("--parent", it.next())?)
+                        .map_err(|_| "--parent is not a process id".to_owned())?,
+                );
+            }
+            Some("jsonnet") => {
+                return Ok(Parsed {
+                    limits,
+                    parent,
+                    mode: Mode::Jsonnet,
+                });
+            }
+            Some("exec") => {
+                let argv: Vec<OsString> = it.cloned().collect();
+                if argv.is_empty() {
+                    return Err("exec needs a program".into());
+                }
+                return Ok(Parsed {
+                    limits,
+                    parent,
+                    mode: Mode::Exec(argv),
+                });
+            }
+            _ => {
+                return Err(format!(
+                    "unexpected argument {:?} (this is Plumb's internal render worker)",
+                    arg
+                ));
+            }
+        }
+    }
+    Err("no mode given (jsonnet or exec)".into())
+}
+
+fn setup_failed(msg: &str) -> ExitCode {
+    eprintln!("plumb-render-worker: {msg}");
+    ExitCode::from(EXIT_SETUP)
+}
+
+/// Evaluates the request on standard input and answers on standard output.
+fn jsonnet() -> ExitCode {
+    let mut input = Vec::new();
+    if let Err(e) = std::io::stdin().lock().read_to_end(&mut input) {
+        return setup_failed(&format!("reading the request: {e}"));
+    }
+    let req: JsonnetRequest = match serde_json::from_slice(&input) {
+        Ok(r) => r,
+        Err(e) => return setup_failed(&format!("reading the request: {e}")),
+    };
+    drop(input);
+    let answer = crate::render::jsonnet::run(&req.root, &req.file, &req.opts, req.max_stack);
+    let mut out = std::io::stdout().lock();
+    let written = match answer {
+        Ok(json) => out
+            .write_all(JSONNET_OK.as_bytes())
+            .and_then(|()| out.write_all(json.as_bytes())),
+        Err(detail) => out
+            .write_all(JSONNET_ERROR.as_bytes())
+            .and_then(|()| out.write_all(detail.as_bytes())),
+    };
+    // A closed pipe means the caller stopped reading (output over its limit): nothing to add.
+    match written.and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::FAILURE,
+    }
+}
+
+/// Replaces the worker with the tool, which keeps the worker's limits, process group and streams.
+fn exec(argv: &[OsString]) -> ExitCode {
+    use std::os::unix::process::CommandExt as _;
+    let (program, args) = match argv.split_first() {
+        Some(split) => split,
+        None => return setup_failed("exec needs a program"),
+    };
+    let err = std::process::Command::new(program).args(args).exec();
+    eprintln!("{EXEC_FAILED} {}: {err}", OsStr::to_string_lossy(program));
+    if err.kind() == std::io::ErrorKind::NotFound {
+        ExitCode::from(EXIT_NOT_FOUND)
+    } else {
+        ExitCode::from(126)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn arguments_carry_limits_parent_and_mode() {
+        let p = parse(&os(&[
+            "--memory", "1024", "--cpu", "9", "--parent", "42", "exec", "helm", "template", ".",
+        ]))
+        .unwrap();
+        assert_eq!(p.limits.memory_bytes, Some(1024));
+        assert_eq!(p.limits.cpu_seconds, Some(9));
+        assert_eq!(p.parent, Some(42));
+        assert!(matches!(p.mode, Mode::Exec(ref a) if a == &os(&["helm", "template", "."])));
+        assert!(matches!(
+            parse(&os(&["jsonnet"])).unwrap().mode,
+            Mode::Jsonnet
+        ));
+    }
+
+    #[test]
+    fn anything_else_is_refused() {
+        for bad in [
+            &["--memory"][..],
+            &["--memory", "lots", "jsonnet"],
+            &["exec"],
+            &["--verbose", "jsonnet"],
+            &[],
+        ] {
+            assert!(parse(&os(bad)).is_err(), "{bad:?}");
+        }
+    }
+}
