@@ -188,7 +188,7 @@ pub fn parse_quantity(text: &str) -> Option<u64> {
 /// `1 GiB`, `256 MiB`, `1000 bytes`: a byte count as people write it, for messages.
 pub(crate) fn human_bytes(n: u64) -> String {
     for (unit, size) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if n >= size && n % size == 0 {
+        if n >= size && n.is_multiple_of(size) {
             return format!("{} {unit}", n / size);
         }
     }
