@@ -10,8 +10,10 @@
 mod builtin;
 mod cache;
 mod convert;
+mod patterns;
 mod sandbox;
 pub(crate) mod scripts;
+mod strings;
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -87,8 +89,9 @@ impl fmt::Debug for LuaScript {
 /// the limit; it never hangs the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LuaLimits {
-    /// Wall-clock time (Argo: 1 s). Checked every 1,000 Lua instructions, so a single long call
-    /// into a C library function is only stopped when it returns.
+    /// Wall-clock time (Argo: 1 s). Checked every 1,000 Lua instructions and every 1,000 steps
+    /// of the pattern functions (`string.find`, `match`, `gmatch`, `gsub`, which are Plumb's own
+    /// for that reason); the other C library functions do bounded work per call.
     pub wall_time: Duration,
     /// Lua VM instructions.
     pub instructions: u64,

@@ -14,7 +14,7 @@ use mlua::chunk::ChunkMode;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, VmState};
 use serde_json::Value;
 
-use super::{LuaLimits, LuaScript, convert};
+use super::{LuaLimits, LuaScript, convert, strings};
 use crate::status::{HealthCode, HealthStatus};
 
 /// Instructions between two checks of the budget and the clock.
@@ -61,14 +61,14 @@ const OPEN_BASE: [&str; 6] = [
 
 /// Which limit stopped a script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum LimitHit {
+pub(crate) enum LimitHit {
     Time(Duration),
     Instructions(u64),
     Memory(usize),
 }
 
 impl LimitHit {
-    fn message(self) -> String {
+    pub(super) fn message(self) -> String {
         match self {
             LimitHit::Time(d) => {
                 format!("Lua health script stopped: it ran longer than its time limit of {d:?}")
@@ -84,9 +84,10 @@ impl LimitHit {
     }
 }
 
-/// The per-evaluation budget the hook reads.
-struct Budget {
+/// The per-evaluation budget the hook reads (and the bounded string functions charge).
+pub(crate) struct Budget {
     deadline: Cell<Instant>,
+    memory_bytes: Cell<usize>,
     wall_time: Cell<Duration>,
     budget: Cell<u64>,
     left: Cell<u64>,
@@ -99,10 +100,25 @@ impl Budget {
         self.wall_time.set(limits.wall_time);
         self.budget.set(limits.instructions);
         self.left.set(limits.instructions);
+        self.memory_bytes.set(limits.memory_bytes);
         self.hit.set(None);
     }
 
-    fn tick(&self) -> Option<LimitHit> {
+    /// The memory cap of the running evaluation.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.memory_bytes.get()
+    }
+
+    /// Records that `hit` stopped the evaluation; the error to raise.
+    pub(super) fn stop(&self, hit: LimitHit) -> mlua::Error {
+        if self.hit.get().is_none() {
+            self.hit.set(Some(hit));
+        }
+        mlua::Error::runtime(hit.message())
+    }
+
+    /// Charges [`HOOK_STEP`] instructions and checks the clock: the limit hit, if any.
+    pub(super) fn tick(&self) -> Option<LimitHit> {
         if self.hit.get().is_none() {
             let left = self.left.get().saturating_sub(u64::from(HOOK_STEP));
             self.left.set(left);
@@ -143,6 +159,7 @@ impl Vm {
         let globals = lua.globals();
         let budget = Rc::new(Budget {
             deadline: Cell::new(Instant::now()),
+            memory_bytes: Cell::new(usize::MAX),
             wall_time: Cell::new(Duration::ZERO),
             budget: Cell::new(u64::MAX),
             left: Cell::new(u64::MAX),
@@ -154,7 +171,14 @@ impl Vm {
             base.raw_set(name, globals.raw_get::<mlua::Value>(name)?)?;
         }
         for name in SAFE_LIBS {
-            base.raw_set(name, read_only(&lua, globals.raw_get(name)?)?)?;
+            let lib: Table = globals.raw_get(name)?;
+            let lib = if name == "string" {
+                // The C pattern functions run outside the hook's reach: bounded ones instead.
+                strings::bounded_string_lib(&lua, &lib, &budget)?
+            } else {
+                lib
+            };
+            base.raw_set(name, read_only(&lua, lib)?)?;
         }
         if open_libs {
             for name in OPEN_LIBS.iter().chain(OPEN_BASE.iter()) {

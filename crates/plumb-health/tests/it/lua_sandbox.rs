@@ -291,3 +291,70 @@ fn one_assessor_evaluates_scripts_on_many_threads() {
         }
     });
 }
+
+#[test]
+fn backtracking_pattern_hits_the_limits() {
+    // The C string.find would backtrack for hours here, out of the hook's reach.
+    let script = r#"local s = string.rep("a", 5000)
+        local i = s:find(string.rep("a*", 12) .. "b")
+        return {status = "Healthy", message = tostring(i)}"#;
+    let limits = LuaLimits::default()
+        .instructions(5_000_000)
+        .wall_time(std::time::Duration::from_secs(60));
+    let got = run_with(script, false, &limits).unwrap();
+    assert_eq!(got.code, HealthCode::Unknown);
+    assert!(got.message.contains("instructions"), "{got:?}");
+    let limits = LuaLimits::default()
+        .instructions(u64::MAX)
+        .wall_time(std::time::Duration::from_millis(200));
+    let got = run_with(script, false, &limits).unwrap();
+    assert!(got.message.contains("time limit"), "{got:?}");
+    // pcall does not swallow it.
+    let got = run_with(
+        &script.replace("s:find(", "pcall(string.find, s, "),
+        false,
+        &limits,
+    )
+    .unwrap();
+    assert_eq!(got.code, HealthCode::Unknown, "{got:?}");
+}
+
+#[test]
+fn pattern_functions_keep_lua_semantics() {
+    let got = run(r#"
+        local out = {}
+        local a, b, x, y = string.find("replicas 3/5", "(%d+)/(%d+)")
+        out[#out + 1] = a .. "," .. b .. "," .. x .. "," .. y
+        out[#out + 1] = tostring(("Progressing"):match("^Prog"))
+        out[#out + 1] = tostring(string.find("a.b", ".", 1, true))
+        for k, v in string.gmatch("a=1, b=2", "(%w+)=(%w+)") do out[#out + 1] = k .. v end
+        out[#out + 1] = (string.gsub("hello world", "o", "0"))
+        out[#out + 1] = (string.gsub("hello world", "(%w+)", "<%1>"))
+        out[#out + 1] = (string.gsub("$name is $age", "%$(%w+)", {name = "ann", age = 3}))
+        out[#out + 1] = (string.gsub("abc", "%w", function(c) return c:upper() end, 2))
+        local ok, err = pcall(string.find, "x", "[a")
+        out[#out + 1] = tostring(ok) .. ":" .. err
+        return {status = "Healthy", message = table.concat(out, "|")}"#);
+    assert_eq!(
+        got,
+        status(
+            HealthCode::Healthy,
+            "10,12,3,5|Prog|2|a1|b2|hell0 w0rld|<hello> <world>|ann is 3|ABc|false:malformed pattern (missing ']')"
+        )
+    );
+}
+
+#[test]
+fn gsub_output_counts_against_the_memory_limit() {
+    let limits = LuaLimits::default().memory_bytes(16 * 1024 * 1024);
+    let got = run_with(
+        r#"local s = string.rep("x", 64 * 1024) local t = s:gsub("", string.rep("y", 512)) return {status = "Healthy"}"#,
+        false,
+        &limits,
+    )
+    .unwrap();
+    assert_eq!(
+        got.message,
+        "Lua health script stopped: it exceeded its memory limit of 16 MiB"
+    );
+}
