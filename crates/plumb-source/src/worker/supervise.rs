@@ -115,8 +115,8 @@ pub(crate) fn run(
             let _ = pipe.write_all(&bytes);
         })
     });
-    let stdout = read_bounded(child.stdout.take(), bounds.max_stdout + 1);
-    let stderr = read_bounded(child.stderr.take(), MAX_STDERR);
+    let stdout = read_bounded(child.stdout.take(), bounds.max_stdout + 1, false);
+    let stderr = read_bounded(child.stderr.take(), MAX_STDERR, true);
     let ended = wait_until(pid, Instant::now() + bounds.timeout);
     // The group dies whole: on timeout, and also after a normal end (anything the tool left
     // behind). The leader is not reaped yet, so its process group id cannot have been reused.
@@ -181,14 +181,23 @@ fn cpu_seconds(timeout: Duration) -> u64 {
     timeout.as_secs().saturating_add(1).saturating_mul(2)
 }
 
-/// Reads a pipe to its end (keeping at most `max` bytes) on its own thread.
-fn read_bounded(pipe: Option<impl Read + Send + 'static>, max: u64) -> mpsc::Receiver<Vec<u8>> {
+/// Reads a pipe on its own thread, keeping at most `max` bytes. Past `max`, a `drain`ed pipe is
+/// read on and discarded (standard error: a long error message must not kill the tool with
+/// SIGPIPE); otherwise it is dropped, so a writer still running dies of SIGPIPE (output over its
+/// limit fails the render anyway).
+fn read_bounded(
+    pipe: Option<impl Read + Send + 'static>,
+    max: u64,
+    drain: bool,
+) -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::sync_channel(1);
     std::thread::spawn(move || {
         let mut buf = Vec::new();
-        if let Some(pipe) = pipe {
-            // Past `max` the pipe is dropped: a writer still running dies of SIGPIPE.
-            let _ = pipe.take(max).read_to_end(&mut buf);
+        if let Some(mut pipe) = pipe {
+            let _ = (&mut pipe).take(max).read_to_end(&mut buf);
+            if drain {
+                let _ = std::io::copy(&mut pipe, &mut std::io::sink());
+            }
         }
         let _ = tx.send(buf);
     });

@@ -1,1 +1,270 @@
-//! Attacks: renders (filled in by the trust-boundary work).
+//! Attacks: renders. A repository author writes Jsonnet, a Helm chart or a kustomization that
+//! eats memory, recurses or loops forever; Plumb stops it at the render limits
+//! (`plumb.render.timeout`, `plumb.render.memoryLimit`, Jsonnet's 500-frame stack), reports it for
+//! that source only, and leaves no process running. Limits are small here (3 s, 256 MiB) so the
+//! attacks stay cheap.
+
+use std::process::{Command, Output};
+
+use plumb_testenv::git::GitRepo;
+use serde_json::json;
+
+use crate::running::{DEADLINE, Running, condition, kubectl_apply, text};
+
+/// Processes (not zombies) whose command line or working directory mentions `marker`.
+fn running_under(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        if !pid.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        if stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default();
+        let cwd = std::fs::read_link(entry.path().join("cwd"))
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        if cmdline.contains(marker) || cwd.contains(marker) {
+            found.push(format!("{pid}: {cmdline} (in {cwd})"));
+        }
+    }
+    found
+}
+
+/// `plumb render` of `path` in `repo` with small render limits, run in a fresh directory (which
+/// every process it starts inherits as working directory, or names in its command line); checks
+/// that nothing is left running there and returns the output.
+fn render(repo: &GitRepo, path: &str) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .current_dir(dir.path())
+        .args(["render", "--repo", &repo.url(), "--path", path])
+        .args(["--render-timeout", "3s", "--render-memory-limit", "256Mi"])
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg("--helm")
+        .arg(plumb_testenv::tools::helm())
+        .arg("--kustomize")
+        .arg(plumb_testenv::tools::kustomize())
+        .env_remove("PLUMB_LOG")
+        .output()
+        .unwrap();
+    assert_eq!(
+        running_under(&dir.path().display().to_string()),
+        Vec::<String>::new(),
+        "left running after: {}",
+        text(&out.stderr)
+    );
+    out
+}
+
+fn refused(out: &Output, expected: &str) {
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(expected),
+        "expected {expected:?} in: {}",
+        text(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+}
+
+fn repo(files: &[(&str, &str)]) -> GitRepo {
+    let repo = GitRepo::new();
+    repo.commit(files, "attack");
+    repo
+}
+
+const JSONNET_BOMB: &str = "local big = [{ name: 'cm-%d' % i, data: std.repeat('x', 64) } for i in std.range(1, 5000000)];\n\
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bomb' }, data: { n: std.toString(std.length([x for x in big if x.name != ''])) } }\n";
+
+const JSONNET_SPIN: &str = "local inner(i) = std.foldl(function(acc, j) acc + j, std.range(1, 100000), i);\n\
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'spin' }, data: { n: std.toString(std.foldl(function(acc, i) inner(acc), std.range(1, 100000), 0)) } }\n";
+
+#[test]
+fn a_jsonnet_memory_bomb_stops_at_the_memory_limit() {
+    // A comprehension that would take about 1 GiB (the issue's grew to 22 GiB).
+    let out = render(&repo(&[("app/bomb.jsonnet", JSONNET_BOMB)]), "app");
+    refused(
+        &out,
+        "jsonnet app/bomb.jsonnet was stopped: it exceeded the memory limit of 256 MiB (plumb.render.memoryLimit)",
+    );
+}
+
+#[test]
+fn jsonnet_infinite_recursion_stops_at_the_stack_bound() {
+    let out = render(
+        &repo(&[(
+            "app/rec.jsonnet",
+            "local f(n) = f(n + 1) + 1;\n{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'r' }, data: { n: std.toString(f(0)) } }\n",
+        )]),
+        "app",
+    );
+    refused(
+        &out,
+        "the call stack exceeded 500 frames (infinite recursion?)",
+    );
+}
+
+#[test]
+fn a_jsonnet_loop_is_killed_at_the_time_limit() {
+    let out = render(&repo(&[("app/spin.jsonnet", JSONNET_SPIN)]), "app");
+    refused(
+        &out,
+        "jsonnet app/spin.jsonnet did not finish within 3s and was stopped (limit: plumb.render.timeout)",
+    );
+}
+
+#[test]
+fn a_helm_template_that_loops_forever_is_killed_at_the_time_limit() {
+    let out = render(
+        &repo(&[
+            (
+                "chart/Chart.yaml",
+                "apiVersion: v2\nname: spin\nversion: 0.1.0\n",
+            ),
+            (
+                "chart/templates/cm.yaml",
+                "{{- range until 100000 }}{{- range until 100000 }}{{- end }}{{- end }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: spin\n",
+            ),
+        ]),
+        "chart",
+    );
+    refused(
+        &out,
+        "helm template chart did not finish within 3s and was stopped (limit: plumb.render.timeout)",
+    );
+}
+
+#[test]
+fn a_helm_template_with_recursive_include_is_an_error() {
+    // helm's own bound on include depth answers this one; the render fails, nothing hangs.
+    let out = render(
+        &repo(&[
+            (
+                "chart/Chart.yaml",
+                "apiVersion: v2\nname: rec\nversion: 0.1.0\n",
+            ),
+            (
+                "chart/templates/cm.yaml",
+                "{{- define \"rec\" }}{{ include \"rec\" . }}{{- end }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ include \"rec\" . }}\n",
+            ),
+        ]),
+        "chart",
+    );
+    refused(&out, "helm template chart failed");
+}
+
+#[test]
+fn a_kustomize_build_that_never_ends_is_killed() {
+    // Layer n includes layer n-1 twice under two name suffixes: 2^30 kustomization loads.
+    let mut files = vec![
+        (
+            "l0/cm.yaml".to_owned(),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n".to_owned(),
+        ),
+        (
+            "l0/kustomization.yaml".to_owned(),
+            "resources:\n- cm.yaml\n".to_owned(),
+        ),
+    ];
+    for i in 1..=30 {
+        for half in ["a", "b"] {
+            files.push((
+                format!("l{i}/{half}/kustomization.yaml"),
+                format!("resources:\n- ../../l{}\nnameSuffix: -{half}\n", i - 1),
+            ));
+        }
+        files.push((
+            format!("l{i}/kustomization.yaml"),
+            "resources:\n- a\n- b\n".to_owned(),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let out = render(&repo(&refs), "l30");
+    refused(&out, "kustomize build l30 ");
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("(limit: plumb.render.timeout)") || err.contains("(plumb.render.memoryLimit)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_runaway_jsonnet_app_gets_a_comparison_error_while_another_app_syncs() {
+    let ctl = Running::start("hostile-renders", &[("PLUMB_LOG", "info")]);
+    kubectl_apply(&json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "argocd-cm", "namespace": ctl.ns.name()},
+        "data": {"plumb.render.timeout": "3s", "plumb.render.memoryLimit": "256Mi"}
+    }));
+    let start = std::time::Instant::now();
+    while !ctl.log().contains("settings reloaded") {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "settings never reloaded:\n{}",
+            ctl.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let dest = crate::running::env().namespace("hostile-renders-dest");
+    let bad = repo(&[
+        ("spin/spin.jsonnet", JSONNET_SPIN),
+        ("bomb/bomb.jsonnet", JSONNET_BOMB),
+    ]);
+    let good = repo(&[(
+        "app/cm.jsonnet",
+        "{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fine' }, data: { ok: 'yes' } }\n",
+    )]);
+    let spec = |repo: &GitRepo, path: &str, auto: bool| {
+        let mut s = json!({
+            "project": "default",
+            "source": {"repoURL": repo.url(), "path": path},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}
+        });
+        if auto {
+            s["syncPolicy"] = json!({"automated": {}});
+        }
+        s
+    };
+    ctl.create_app("spin", spec(&bad, "spin", false));
+    ctl.create_app("bomb", spec(&bad, "bomb", false));
+    ctl.create_app("fine", spec(&good, "app", true));
+    for (name, expected) in [
+        (
+            "spin",
+            "jsonnet spin/spin.jsonnet did not finish within 3s and was stopped (limit: plumb.render.timeout)",
+        ),
+        (
+            "bomb",
+            "jsonnet bomb/bomb.jsonnet was stopped: it exceeded the memory limit of 256 MiB (plumb.render.memoryLimit)",
+        ),
+    ] {
+        let app = ctl.wait_app(name, "a ComparisonError", |a| {
+            condition(a, "ComparisonError").is_some()
+        });
+        let message = condition(&app, "ComparisonError").unwrap()["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(message.contains(expected), "{name}: {message}");
+        assert_eq!(app["status"]["sync"]["status"], "Unknown", "{name}");
+    }
+    let app = ctl.wait_app("fine", "Synced", |a| {
+        a["status"]["sync"]["status"] == "Synced"
+    });
+    assert!(condition(&app, "ComparisonError").is_none());
+    assert!(crate::running::get_json(dest.name(), "configmap", "fine").is_some());
+    // The controller is still alive and answering after both attacks.
+    assert!(!ctl.log().contains("CONTROLLER STOPPED"));
+}
