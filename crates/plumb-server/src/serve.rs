@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -22,6 +22,8 @@ use crate::state::AppState;
 
 /// How long a client may take to finish the TLS handshake.
 const HANDSHAKE_DEADLINE: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's headers (slow-loris clients are cut off).
+const HEADER_DEADLINE: Duration = Duration::from_secs(10);
 /// How long shutdown waits for open requests.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(20);
 
@@ -139,7 +141,11 @@ async fn serve_connection<I>(
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let service = TowerToHyperService::new(app);
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_DEADLINE);
     let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
     if let Err(e) = watcher.watch(conn.into_owned()).await {
         tracing::debug!("connection ended: {e}");

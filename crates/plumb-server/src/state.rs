@@ -72,6 +72,7 @@ impl Inner {
 
     /// The raw Application object, as the API server returns it.
     pub(crate) async fn app_object(&self, name: &str) -> Result<DynamicObject> {
+        check_name("Application", name)?;
         self.apps().get(name).await.map_err(|e| {
             not_found_or(
                 e,
@@ -136,6 +137,31 @@ impl Inner {
     }
 }
 
+/// Refuses anything but a Kubernetes object name (a DNS subdomain: lower-case letters, digits,
+/// `-` and `.`, at most 253): a name goes into the API server's URL path, and `../` or `/` in
+/// it would reach other resources with the server's own rights.
+pub(crate) fn check_name(kind: &str, name: &str) -> Result<()> {
+    let ok_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.';
+    let ok_end = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    if !name.is_empty()
+        && name.len() <= 253
+        && name.chars().all(ok_char)
+        && ok_end(name.chars().next())
+        && ok_end(name.chars().last())
+    {
+        return Ok(());
+    }
+    let shown: String = name
+        .chars()
+        .take(64)
+        .collect::<String>()
+        .escape_debug()
+        .to_string();
+    Err(Error::InvalidArgument(format!(
+        "{kind} name \"{shown}\" is not a valid Kubernetes object name (lower-case letters, digits, '-' and '.', at most 253)"
+    )))
+}
+
 /// A 404 as NotFound with Argo's message, anything else as a Kubernetes error with `context`.
 pub(crate) fn not_found_or(
     e: kube::Error,
@@ -158,4 +184,31 @@ pub(crate) fn to_application(obj: &DynamicObject) -> Result<Application> {
     let name = obj.metadata.name.clone().unwrap_or_default();
     serde_json::from_value(to_value(obj)?)
         .map_err(|e| Error::Internal(format!("reading Application {name}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_name;
+
+    #[test]
+    fn names_that_could_leave_the_url_path_are_refused() {
+        for ok in ["payments-api", "a", "app.v2", "x1"] {
+            assert!(check_name("Application", ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "../secrets",
+            "a/b",
+            "..",
+            "A",
+            "-a",
+            "a-",
+            "a b",
+            "a%2Fb",
+            "a?x=1",
+            &"a".repeat(254),
+        ] {
+            assert!(check_name("Application", bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::error::{Error, Result};
 use crate::gateway::{self, Query};
-use crate::state::{AppState, to_application, to_value};
+use crate::state::{AppState, check_name, to_application, to_value};
 
 /// How long `GET ...?refresh=` waits for the controller to take the refresh request.
 const REFRESH_WAIT: Duration = Duration::from_secs(45);
@@ -143,9 +143,7 @@ pub(crate) async fn create(
     let mut app: Application = serde_json::from_value(body)
         .map_err(|e| Error::InvalidArgument(format!("reading the Application: {e}")))?;
     let name = app.name().to_string();
-    if name.is_empty() {
-        return Err(Error::InvalidArgument("metadata.name: required".into()));
-    }
+    check_name("Application", &name)?;
     check_namespace(&s, &app)?;
     app.metadata.namespace = Some(s.namespace.clone());
     app.status = None;

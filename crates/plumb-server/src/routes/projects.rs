@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::gateway;
-use crate::state::{AppState, not_found_or, to_value};
+use crate::state::{AppState, check_name, not_found_or, to_value};
 
 /// `GET /api/v1/projects`: `{"metadata", "items"}`, by name.
 pub(crate) async fn list(State(s): State<AppState>) -> Result<Json<Value>> {
@@ -40,6 +40,7 @@ pub(crate) async fn get(
     State(s): State<AppState>,
     Path(name): Path<String>,
 ) -> Result<Json<Value>> {
+    check_name("AppProject", &name)?;
     let obj = s.projects().get(&name).await.map_err(|e| {
         not_found_or(
             e,

@@ -16,3 +16,4 @@ mod renders;
 mod repo_reads;
 mod running;
 mod secrets;
+mod server;
