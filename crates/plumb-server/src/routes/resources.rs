@@ -26,6 +26,11 @@ async fn compare_app(
     revision: Option<String>,
 ) -> Result<Comparison> {
     let engines = s.engines().await?;
+    // The controller's render limits (plumb.render.*), from the same settings.
+    let limits = plumb_source::Limits::default()
+        .with_settings(&engines.settings)
+        .map_err(|e| Error::Internal(format!("reading ConfigMap argocd-cm: {e}")))?;
+    s.renderer.set_limits(limits);
     let cluster = s.cluster().await?;
     let d = &app.spec.destination;
     if !cluster.is_destination(d.server.as_deref(), d.name.as_deref()) {
