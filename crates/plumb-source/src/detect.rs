@@ -11,6 +11,7 @@ use std::path::Path;
 use plumb_model::application::ApplicationSource;
 use serde::{Deserialize, Serialize};
 
+use crate::beneath::RepoDir;
 use crate::error::{Error, Result};
 
 /// Kustomization file names kustomize accepts, in its own lookup order.
@@ -40,6 +41,19 @@ impl fmt::Display for SourceType {
 
 /// Decides the source type of `source` whose path is `dir` on disk.
 pub fn detect(source: &ApplicationSource, dir: &Path) -> Result<SourceType> {
+    detect_with(source, |name| dir.join(name).is_file())
+}
+
+/// [`detect`] for the source path `app` of a checkout, looking beneath its root only.
+pub(crate) fn detect_in(
+    source: &ApplicationSource,
+    repo: &RepoDir,
+    app: &Path,
+) -> Result<SourceType> {
+    detect_with(source, |name| repo.is_file(&app.join(name)))
+}
+
+fn detect_with(source: &ApplicationSource, has_file: impl Fn(&str) -> bool) -> Result<SourceType> {
     let explicit: Vec<SourceType> = [
         source.helm.as_ref().map(|_| SourceType::Helm),
         source.kustomize.as_ref().map(|_| SourceType::Kustomize),
@@ -70,9 +84,9 @@ pub fn detect(source: &ApplicationSource, dir: &Path) -> Result<SourceType> {
             });
         }
     }
-    if KUSTOMIZATION_FILES.iter().any(|f| dir.join(f).is_file()) {
+    if KUSTOMIZATION_FILES.iter().any(|f| has_file(f)) {
         Ok(SourceType::Kustomize)
-    } else if dir.join("Chart.yaml").is_file() {
+    } else if has_file("Chart.yaml") {
         Ok(SourceType::Helm)
     } else {
         Ok(SourceType::Directory)

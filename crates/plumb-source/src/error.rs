@@ -63,6 +63,20 @@ pub enum Error {
         /// Where it points.
         target: String,
     },
+    /// Reading a path meant following a symbolic link that leaves the repository root (through
+    /// any chain of links), or links that loop. Found when a file is opened beneath the root or
+    /// when the tree is checked before an external tool reads it.
+    #[error("{path}: symlink {link} -> {target} {problem}")]
+    UnsafeSymlink {
+        /// The path being read, relative to the repository root.
+        path: String,
+        /// The link that leads out (or loops), relative to the repository root.
+        link: String,
+        /// Where that link points, as written in the repository.
+        target: String,
+        /// `leads outside the repository root` or what else is wrong.
+        problem: &'static str,
+    },
     /// A path given by the source (path, value file, kustomize resource, Jsonnet lib or import)
     /// resolves outside the repository root.
     #[error("{field}: {path} resolves outside the repository root")]
@@ -72,6 +86,18 @@ pub enum Error {
         field: String,
         /// The offending path as written.
         path: String,
+    },
+    /// A kustomization names a remote base or resource Plumb does not let kustomize fetch:
+    /// `file://`, plain `http://`, another scheme, or a repository outside the project's
+    /// `sourceRepos`.
+    #[error("{field}: remote target {url} is refused: {reason}")]
+    RemoteBaseRefused {
+        /// The kustomization file and field that named it.
+        field: String,
+        /// The target as written (credentials removed).
+        url: String,
+        /// Why it is refused.
+        reason: String,
     },
     /// A path the source needs does not exist in the repository.
     #[error("{field}: {path} does not exist in the repository")]

@@ -27,6 +27,7 @@
 //! # Ok::<(), plumb_source::Error>(())
 //! ```
 
+mod beneath;
 mod cache;
 mod credentials;
 mod detect;

@@ -10,9 +10,10 @@ use plumb_model::application::ApplicationSource;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::beneath::RepoDir;
 use crate::cache::ManifestCache;
 use crate::credentials::{RepoCredentials, normalize_url};
-use crate::detect::{SourceType, detect};
+use crate::detect::{SourceType, detect_in};
 use crate::error::{Error, Result};
 use crate::git::{GitCache, normalize_within};
 use crate::limits::Limits;
@@ -22,7 +23,8 @@ use crate::render::{self, Context, Tools};
 use crate::spec::s as text;
 
 /// Version of the cache key layout and renderer behaviour; bump to invalidate old disk entries.
-const CACHE_FORMAT: u32 = 1;
+/// 2: keys salted per installation, reads beneath the checkout root.
+const CACHE_FORMAT: u32 = 2;
 
 /// How the [`Renderer`] is set up.
 #[derive(Debug, Clone)]
@@ -97,6 +99,10 @@ pub struct RenderRequest {
     pub api_versions: Vec<String>,
     /// Cache use.
     pub refresh: Refresh,
+    /// The project's `spec.sourceRepos`: a kustomize remote base or resource must be an
+    /// https/ssh Git URL one of them permits. `None` when no project applies (`plumb render
+    /// --repo`): any https/ssh Git URL. `file://` and paths outside the checkout are always refused.
+    pub source_repos: Option<Vec<String>>,
 }
 
 /// The outcome of one source.
@@ -150,7 +156,13 @@ impl std::fmt::Debug for Renderer {
 impl Renderer {
     /// A renderer with its caches under `config.cache_dir`.
     pub fn new(config: Config) -> Result<Self> {
-        let git = GitCache::new(config.cache_dir.join("git"), config.limits.clone())?;
+        let git_dir = config.cache_dir.join("git");
+        let fresh = !git_dir.join(crate::git::salt::SALT_FILE).exists();
+        let git = GitCache::new(git_dir, config.limits.clone())?;
+        if fresh {
+            // Entries of an older layout were keyed without the salt: unreachable now.
+            crate::git::salt::remove_legacy(&config.cache_dir, &["manifests"]);
+        }
         let dir = config
             .disk_cache
             .then(|| config.cache_dir.join("manifests"));
@@ -258,11 +270,21 @@ impl Renderer {
         let checkout =
             self.git
                 .checkout(&source.repo_url, source.target_revision_or_head(), commit)?;
-        let app = app_path(&checkout.dir, text(&source.path))?;
-        let kind = detect(source, &checkout.dir.join(&app))?;
+        let repo = RepoDir::open(&checkout.dir)?;
+        let app = app_path(&repo, text(&source.path))?;
+        let kind = detect_in(source, &repo, &app)?;
         let limits = self.limits();
         let tool_version = self.tool_version(kind, &limits)?;
-        let key = cache_key(req, source, commit, &app, kind, &tool_version, ref_commits);
+        let key = cache_key(
+            self.git.salt(),
+            req,
+            source,
+            commit,
+            &app,
+            kind,
+            &tool_version,
+            ref_commits,
+        );
         if req.refresh == Refresh::Normal
             && let Some(hit) = self.cache.get(&key)
         {
@@ -271,12 +293,14 @@ impl Renderer {
         self.renders.fetch_add(1, Ordering::Relaxed);
         let ctx = Context {
             root: &checkout.dir,
+            repo: &repo,
             app: &app,
             app_name: &req.app_name,
             namespace: &req.namespace,
             kube_version: &req.kube_version,
             api_versions: &req.api_versions,
             refs,
+            source_repos: req.source_repos.as_deref(),
             tools: &self.config.tools,
             limits: &limits,
             redactor: &self.redactor,
@@ -300,14 +324,15 @@ impl Renderer {
     }
 }
 
-/// The source path, relative to the tree, refused when it leaves the repository or is missing.
-fn app_path(root: &Path, path: &str) -> Result<PathBuf> {
+/// The source path, relative to the tree, refused when it leaves the repository (lexically, or
+/// physically through links) or is missing.
+fn app_path(repo: &RepoDir, path: &str) -> Result<PathBuf> {
     let rel = normalize_within(Path::new(path)).ok_or_else(|| Error::PathOutsideRepository {
         field: "spec.source.path".into(),
         path: path.to_owned(),
     })?;
-    let dir = root.join(&rel);
-    if !dir.is_dir() {
+    repo.resolve(&rel)?;
+    if !repo.is_dir(&rel) {
         return Err(Error::PathNotFound {
             field: "spec.source.path".into(),
             path: path.to_owned(),
@@ -316,7 +341,9 @@ fn app_path(root: &Path, path: &str) -> Result<PathBuf> {
     Ok(rel)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn cache_key(
+    salt: &str,
     req: &RenderRequest,
     source: &ApplicationSource,
     commit: &str,
@@ -333,6 +360,8 @@ fn cache_key(
     };
     let key = serde_json::json!({
         "format": CACHE_FORMAT,
+        // Salted so a file name in the manifest cache cannot be computed from the source alone.
+        "salt": salt,
         "repo": normalize_url(&source.repo_url),
         "commit": commit,
         "path": app.display().to_string(),
@@ -344,6 +373,7 @@ fn cache_key(
         "refs": ref_commits,
         "type": kind,
         "tool": tool_version,
+        "sourceRepos": req.source_repos,
     });
     let digest = Sha256::digest(key.to_string().as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()

@@ -26,6 +26,17 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// A document nests mappings and sequences deeper than [`crate::MAX_DEPTH`] (the same bound
+    /// for YAML and JSON).
+    #[error("{source_name}:{line}: document nests deeper than {limit} levels")]
+    TooDeep {
+        /// The file (or other source) the text came from.
+        source_name: String,
+        /// 1-based line where the document starts.
+        line: usize,
+        /// The bound.
+        limit: usize,
+    },
 }
 
 /// Result with this crate's [`Error`].

@@ -21,4 +21,4 @@ mod read;
 
 pub use emit::to_yaml_string;
 pub use error::{Error, Result};
-pub use read::{Document, flatten_lists, read_documents};
+pub use read::{Document, MAX_DEPTH, flatten_lists, read_documents};

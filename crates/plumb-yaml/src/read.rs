@@ -25,6 +25,19 @@ pub struct Document {
     pub line: usize,
 }
 
+/// Deepest nesting of mappings and sequences a document may have (the top-level mapping is
+/// level 1), YAML and JSON alike. Real manifests stay well below (a CRD's OpenAPI schema nests
+/// about 2 levels per schema level, so 64 allows some 28 levels of nested fields); the bound is
+/// the YAML reader's own default, which keeps its recursive descent (over 10 KiB of stack per
+/// level in a debug build) far from the end of a 2 MiB thread stack, and keeps recursive code
+/// after the reader (diff, normalisation, masking) away from it too.
+pub const MAX_DEPTH: usize = 64;
+
+/// The YAML reader's structural bound: one level more than [`MAX_DEPTH`], so a document one level
+/// too deep is read and refused by [`check_depth`], and anything deeper stops in the reader
+/// (mapped to the same error). serde_json's own bound is fixed at 127.
+const READER_DEPTH: usize = MAX_DEPTH + 1;
+
 /// Limits against alias bombs ("billion laughs"): generous for real manifests, small enough
 /// that an expansion attack stops in milliseconds.
 fn options() -> serde_saphyr::Options {
@@ -32,6 +45,7 @@ fn options() -> serde_saphyr::Options {
         budget: serde_saphyr::budget! {
             max_aliases: 10_000,
             max_anchors: 10_000,
+            max_depth: READER_DEPTH,
         },
         alias_limits: serde_saphyr::alias_limits! {
             max_total_replayed_events: 200_000,
@@ -59,6 +73,7 @@ pub fn read_documents(text: &str, source: &str) -> Result<Vec<Document>> {
             if value.is_null() {
                 continue;
             }
+            check_depth(&value, source, line)?;
             docs.push(Document {
                 value: integral_floats_to_ints(value),
                 index,
@@ -154,6 +169,12 @@ fn yaml_error(
         _ => doc_line,
     };
     let full = err.to_string();
+    // The reader's depth budget (`budget breached: Depth { depth: 66 }`) or, for flow
+    // collections, its parser's nesting bound (`recursion limit exceeded`): the same error as
+    // check_depth gives one level earlier.
+    if full.contains("budget breached: Depth") || full.contains("recursion limit exceeded") {
+        return too_deep(source, doc_line);
+    }
     // serde-saphyr appends its own position and a source snippet; keep only the first line of
     // the message and put the stream-relative line in front instead.
     let message = full.lines().next().unwrap_or_default();
@@ -176,13 +197,20 @@ fn read_json_stream(text: &str, source: &str) -> Result<Vec<Document>> {
         let before = stream.byte_offset();
         let next = stream.next();
         let Some(next) = next else { break };
-        let value = next.map_err(|e| Error::Json {
-            source_name: source.to_string(),
-            line: e.line(),
-            source: e,
-        })?;
         let skipped = text[before..].len() - text[before..].trim_start().len();
         let line = text[..before + skipped].matches('\n').count() + 1;
+        let value = next.map_err(|e| {
+            if e.to_string().starts_with("recursion limit exceeded") {
+                too_deep(source, line)
+            } else {
+                Error::Json {
+                    source_name: source.to_string(),
+                    line: e.line(),
+                    source: e,
+                }
+            }
+        })?;
+        check_depth(&value.0, source, line)?;
         if !value.0.is_null() {
             docs.push(Document {
                 value: integral_floats_to_ints(value.0),
@@ -193,6 +221,31 @@ fn read_json_stream(text: &str, source: &str) -> Result<Vec<Document>> {
         index += 1;
     }
     Ok(docs)
+}
+
+/// Refuses a document nested deeper than [`MAX_DEPTH`].
+fn check_depth(value: &Value, source: &str, line: usize) -> Result<()> {
+    if depth(value) > MAX_DEPTH {
+        return Err(too_deep(source, line));
+    }
+    Ok(())
+}
+
+/// Levels of mappings and sequences (a scalar is 0). Recursion is bounded by the readers.
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn too_deep(source: &str, line: usize) -> Error {
+    Error::TooDeep {
+        source_name: source.to_string(),
+        line,
+        limit: MAX_DEPTH,
+    }
 }
 
 /// kubectl turns YAML into JSON text before decoding, and Go writes an integral float as an
@@ -288,6 +341,37 @@ impl<'de> Visitor<'de> for StrictVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `{"a": {"a": … 1 …}}` nested `levels` deep, as JSON and as flow YAML and block YAML.
+    fn nested(levels: usize) -> (String, String, String) {
+        let json = format!("{}1{}", "{\"a\": ".repeat(levels), "}".repeat(levels));
+        let flow = format!("x: {}1{}", "[".repeat(levels - 1), "]".repeat(levels - 1));
+        let mut block = String::new();
+        for i in 0..levels {
+            block.push_str(&"  ".repeat(i));
+            block.push_str(if i + 1 == levels { "a: 1\n" } else { "a:\n" });
+        }
+        (json, flow, block)
+    }
+
+    #[test]
+    fn yaml_and_json_share_one_depth_bound() {
+        let (json, flow, block) = nested(MAX_DEPTH);
+        for text in [&json, &flow, &block] {
+            read_documents(text, "ok.yaml").unwrap();
+        }
+        for levels in [MAX_DEPTH + 1, MAX_DEPTH + 2, 130, 2_000] {
+            let (json, flow, block) = nested(levels);
+            for (kind, text) in [("json", &json), ("flow", &flow), ("block", &block)] {
+                let err = read_documents(text, "deep.yaml").unwrap_err();
+                assert!(matches!(err, Error::TooDeep { .. }), "{levels} {kind}: {err}");
+                assert_eq!(
+                    err.to_string(),
+                    format!("deep.yaml:1: document nests deeper than {MAX_DEPTH} levels")
+                );
+            }
+        }
+    }
     use serde_json::json;
 
     fn values(text: &str) -> Vec<Value> {

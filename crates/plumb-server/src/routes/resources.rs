@@ -47,6 +47,7 @@ async fn compare_app(
         attribution: false,
         fresh_reads: true,
         sources: None,
+        source_repos: None,
     };
     plumb_controller::compare(app, &engines, &cluster, &s.renderer, &opts)
         .await

@@ -1,15 +1,24 @@
 //! The Git cache: one bare repository per repository URL, and one read-only tree per commit.
 //!
 //! Layout under the cache root:
-//! - `repos/<key>.git`: a bare mirror of the remote's branches and tags (`<key>` is a hash of the
-//!   normalised URL, so every Application on one repository shares it);
+//! - `salt`: 32 random bytes (hex) made once per installation; every `<key>` below is a hash of
+//!   the salt and the normalised URL, so every Application on one repository shares its entries
+//!   while nobody can tell from a URL alone where its files are on disk (an attacker who can make
+//!   Plumb read a path, or who shares the machine, cannot aim at another tenant's checkout);
+//! - `repos/<key>.git`: a bare mirror of the remote's branches and tags;
 //! - `repos/<key>.lock`: held while fetching, so two fetches of one repository never interleave,
 //!   while readers go on reading (Git writes packs and refs atomically);
 //! - `trees/<key>/<commit>`: the commit's files, written once to a temporary directory and renamed
 //!   into place, then never changed.
+//!
+//! Migration: a cache root without `salt` was written by an older Plumb, whose keys were the bare
+//! URL hash and whose trees were checked only lexically for symlinks. On first use the salt is
+//! made and those entries (`repos/`, `trees/`, `keys/`) are removed, so each repository is fetched
+//! once more; nothing else changes.
 
 mod remote;
 mod revision;
+pub(crate) mod salt;
 mod tree;
 
 use std::path::{Path, PathBuf};
@@ -41,6 +50,7 @@ pub struct Checkout {
 #[derive(Debug)]
 pub struct GitCache {
     root: PathBuf,
+    salt: String,
     limits: Limits,
     credentials: Vec<RepoCredentials>,
     fetches: AtomicU64,
@@ -51,12 +61,18 @@ impl GitCache {
     /// A cache rooted at `root` (created if missing).
     pub fn new(root: impl Into<PathBuf>, limits: Limits) -> Result<Self> {
         let root = root.into();
+        std::fs::create_dir_all(&root).map_err(Error::io("creating", &root))?;
+        let (salt, fresh) = salt::load_or_create(&root)?;
+        if fresh {
+            salt::remove_legacy(&root, &["repos", "trees", "keys"]);
+        }
         for sub in ["repos", "trees", "keys"] {
             let dir = root.join(sub);
             std::fs::create_dir_all(&dir).map_err(Error::io("creating", dir))?;
         }
         Ok(Self {
             root,
+            salt,
             limits,
             credentials: Vec::new(),
             fetches: AtomicU64::new(0),
@@ -68,6 +84,11 @@ impl GitCache {
     pub fn with_credentials(mut self, credentials: Vec<RepoCredentials>) -> Self {
         self.credentials = credentials;
         self
+    }
+
+    /// The per-installation salt of this cache's directory names (hex).
+    pub(crate) fn salt(&self) -> &str {
+        &self.salt
     }
 
     /// The limits in force.
@@ -226,14 +247,21 @@ impl GitCache {
         })
     }
 
+    fn repo_key(&self, url: &str) -> String {
+        repo_key(&self.salt, url)
+    }
+
     fn tree_dir(&self, url: &str, commit: &str) -> PathBuf {
-        self.root.join("trees").join(repo_key(url)).join(commit)
+        self.root
+            .join("trees")
+            .join(self.repo_key(url))
+            .join(commit)
     }
 
     fn repo_dir(&self, url: &str) -> PathBuf {
         self.root
             .join("repos")
-            .join(format!("{}.git", repo_key(url)))
+            .join(format!("{}.git", self.repo_key(url)))
     }
 
     /// The URL without credentials, and the credentials to use for it: those in the URL itself,
@@ -267,7 +295,7 @@ impl GitCache {
 
     fn job(&self, url: &str, op: remote::Op) -> Result<remote::Job> {
         let (clean, credentials) = self.split(url);
-        let key = repo_key(url);
+        let key = self.repo_key(url);
         let ssh_key_path = match credentials
             .as_ref()
             .and_then(|c| c.ssh_private_key.as_ref())
@@ -313,10 +341,19 @@ impl GitCache {
     }
 }
 
-/// A stable directory name for a repository URL (Argo's normalisation, then SHA-256).
-pub(crate) fn repo_key(url: &str) -> String {
-    let digest = Sha256::digest(normalize_url(url).as_bytes());
-    digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
+/// A stable directory name for a repository URL under `salt`: SHA-256 of the salt and the URL
+/// (Argo's normalisation), so it cannot be computed from the URL alone.
+pub(crate) fn repo_key(salt: &str, url: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(salt.as_bytes());
+    hasher.update(b"\n");
+    hasher.update(normalize_url(url).as_bytes());
+    hasher
+        .finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn parse_oid(sha: &str, url: &str) -> Result<gix::ObjectId> {

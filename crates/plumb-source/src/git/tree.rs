@@ -3,7 +3,11 @@
 //! The tree is walked straight from the object database (no index, no worktree). Before anything
 //! is written the walk checks the limits (entries, bytes per file, bytes in total), so a "git bomb"
 //! whose trees expand to millions of files stops with a clear error instead of filling the disk.
-//! Symlinks pointing outside the repository refuse the whole commit (Argo CD CVE-2022-24348).
+//! Symlinks pointing outside the repository refuse the whole commit (Argo CD CVE-2022-24348):
+//! each link's target is checked lexically during the walk, then, once the tree is written and
+//! before it is renamed into place, every link is resolved physically beneath the root, so a
+//! chain of links that each look inside (a directory link that climbs back to the root, and a
+//! file link that climbs through it) refuses the commit too.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -90,6 +94,21 @@ pub(crate) fn materialize(
             }
         }
     }
+    let written = crate::beneath::RepoDir::open(dest)?;
+    written.check_links(Path::new("")).map_err(|e| match e {
+        Error::UnsafeSymlink {
+            link,
+            target,
+            problem: crate::beneath::LEADS_OUTSIDE,
+            ..
+        } => Error::SymlinkOutOfBounds {
+            url: url.to_owned(),
+            commit: commit.to_string(),
+            path: link,
+            target,
+        },
+        other => other,
+    })?;
     // Directories last, deepest first, so they are still writable while being filled.
     for entry in plan.iter().rev() {
         if let Entry::Dir(rel) = entry {

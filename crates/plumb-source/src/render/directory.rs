@@ -3,7 +3,9 @@
 //! Argo CD's rules (`reposerver/repository/repository.go: findManifests`): files ending in `.yaml`,
 //! `.yml`, `.json` or `.jsonnet`; subdirectories only with `recurse`; `include`/`exclude` globs
 //! matched against the path relative to the source directory (`*` crosses `/`, `{a,b}` allowed).
-//! Files are read in path order so the output is deterministic.
+//! Files are read in path order so the output is deterministic. Every file is opened beneath the
+//! checkout root ([`RepoDir`]): a link that leads out through any chain of links is an error
+//! naming it, never a read.
 
 use std::path::{Path, PathBuf};
 
@@ -11,15 +13,16 @@ use globset::{Glob, GlobMatcher};
 use plumb_model::application::DirectorySource;
 
 use super::jsonnet;
+use crate::beneath::{Kind, RepoDir};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::manifest::{self, Manifest};
 use crate::spec::{b, s};
 use crate::worker::Worker;
 
-/// Renders the directory `app` (relative to `root`).
+/// Renders the directory `app` (relative to the root of `repo`).
 pub(crate) fn render(
-    root: &Path,
+    repo: &RepoDir,
     app: &Path,
     opts: &DirectorySource,
     limits: &Limits,
@@ -28,7 +31,7 @@ pub(crate) fn render(
     let include = glob(s(&opts.include), "spec.source.directory.include")?;
     let exclude = glob(s(&opts.exclude), "spec.source.directory.exclude")?;
     let mut files = Vec::new();
-    collect(root, app, Path::new(""), b(opts.recurse), &mut files)?;
+    collect(repo, app, Path::new(""), b(opts.recurse), &mut files)?;
     files.sort();
 
     let mut total = 0u64;
@@ -49,10 +52,9 @@ pub(crate) fn render(
         }
         let repo_rel = app.join(&rel);
         let display = repo_rel.display().to_string();
-        let path = root.join(&repo_rel);
         if rel.extension().is_some_and(|e| e == "jsonnet") {
             let jsonnet_opts = opts.jsonnet.clone().unwrap_or_default();
-            let value = jsonnet::evaluate(root, &repo_rel, &jsonnet_opts, limits, worker)?;
+            let value = jsonnet::evaluate(repo.root(), &repo_rel, &jsonnet_opts, limits, worker)?;
             let items = match value {
                 serde_json::Value::Array(items) => items,
                 other => vec![other],
@@ -62,18 +64,18 @@ pub(crate) fn render(
             }
             continue;
         }
-        let size = std::fs::metadata(&path)
-            .map_err(Error::io("reading", &path))?
-            .len();
-        total += size;
-        if total > limits.max_render_bytes {
-            return Err(Error::TooLarge {
-                what: "manifests of the directory",
-                limit: format!("{} bytes", limits.max_render_bytes),
-                context: format!("{} (reached at {display})", app.display()),
-            });
-        }
-        let bytes = std::fs::read(&path).map_err(Error::io("reading", &path))?;
+        let left = limits.max_render_bytes.saturating_sub(total);
+        let bytes = repo
+            .read(&repo_rel, left.min(limits.max_file_bytes))
+            .map_err(|e| match e {
+                Error::TooLarge { .. } if left < limits.max_file_bytes => Error::TooLarge {
+                    what: "manifests of the directory",
+                    limit: format!("{} bytes", limits.max_render_bytes),
+                    context: format!("{} (reached at {display})", app.display()),
+                },
+                other => other,
+            })?;
+        total += bytes.len() as u64;
         let text = String::from_utf8(bytes).map_err(|_| Error::InvalidManifest {
             file: display.clone(),
             line: 1,
@@ -112,37 +114,30 @@ fn glob(pattern: &str, field: &str) -> Result<Option<GlobMatcher>> {
 }
 
 fn collect(
-    root: &Path,
+    repo: &RepoDir,
     app: &Path,
     rel: &Path,
     recurse: bool,
     out: &mut Vec<PathBuf>,
 ) -> Result<()> {
-    let dir = root.join(app).join(rel);
-    let entries = std::fs::read_dir(&dir).map_err(Error::io("reading", &dir))?;
-    for entry in entries {
-        let entry = entry.map_err(Error::io("reading", &dir))?;
-        let name = PathBuf::from(entry.file_name());
+    for (name, kind) in repo.entries(&app.join(rel))? {
         let child = rel.join(&name);
-        let file_type = entry
-            .file_type()
-            .map_err(Error::io("reading", entry.path()))?;
-        if file_type.is_dir() {
-            if recurse {
-                collect(root, app, &child, recurse, out)?;
-            }
-            continue;
-        }
-        // Symlinks were checked to stay inside the repository when the tree was written; a link
-        // to a directory is not descended into (as filepath.Walk does not).
-        if file_type.is_symlink() && !entry.path().is_file() {
-            continue;
-        }
-        if matches!(
-            name.extension().and_then(|e| e.to_str()),
+        let manifest_file = matches!(
+            Path::new(&name).extension().and_then(|e| e.to_str()),
             Some("yaml" | "yml" | "json" | "jsonnet")
-        ) {
-            out.push(child);
+        );
+        match kind {
+            Kind::Dir if recurse => collect(repo, app, &child, recurse, out)?,
+            // A link to a directory is not descended into (as filepath.Walk does not); a link
+            // is resolved beneath the root, so one that leads out or loops is an error here.
+            Kind::Link if manifest_file => {
+                let target = repo.resolve(&app.join(&child))?;
+                if repo.is_file(&target) {
+                    out.push(child);
+                }
+            }
+            Kind::File if manifest_file => out.push(child),
+            _ => {}
         }
     }
     Ok(())

@@ -6,7 +6,10 @@
 //! `--set`/`--set-string`/`--set-file`, and `--include-crds` unless `skipCrds`. Value files are
 //! relative to the chart; a leading `/` means the repository root; `$ref/…` means another source's
 //! repository. Any of them that leaves its repository is refused (Argo CD CVE-2022-24348 and
-//! GHSA-h6h5-6fmq-rh28); http(s) URLs are passed to helm as they are.
+//! GHSA-h6h5-6fmq-rh28): lexically (`..`, absolute paths) and physically (each is resolved beneath
+//! its repository root, links included, and helm is handed the resolved path); http(s) URLs are
+//! passed to helm as they are. Before helm runs, every symlink of the checkout is resolved and
+//! the render refused if one leads outside it (helm follows links when it loads a chart).
 //!
 //! Dependencies must be vendored in `charts/` (Plumb does not run `helm dependency build`).
 
@@ -18,6 +21,7 @@ use plumb_model::application::HelmSource;
 
 use super::tool;
 use super::{Context, Resolved};
+use crate::beneath::RepoDir;
 use crate::error::{Error, Result};
 use crate::git::normalize_within;
 use crate::manifest::{self, Manifest};
@@ -25,6 +29,7 @@ use crate::spec::{b, s, v};
 
 /// Renders the chart at `ctx.app` with `opts`.
 pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifest>> {
+    ctx.repo.check_links(Path::new(""))?;
     let scratch = tempfile::Builder::new()
         .prefix("plumb-helm-")
         .tempdir()
@@ -75,6 +80,14 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
             }
             Resolved::Path(p) if p.is_file() => {
                 cmd.arg("--values").arg(p);
+            }
+            Resolved::Path(p) if p.exists() => {
+                return Err(Error::UnsupportedSource {
+                    detail: format!(
+                        "spec.source.helm.valueFiles: {file} is not a regular file ({})",
+                        p.display()
+                    ),
+                });
             }
             Resolved::Path(_) if b(opts.ignore_missing_value_files) => {
                 tracing::debug!(file, "skipping missing value file");
@@ -182,7 +195,9 @@ fn escape_commas(value: &str) -> String {
     out
 }
 
-/// Resolves a value file or file parameter to a URL or a path inside its repository.
+/// Resolves a value file or file parameter to a URL or a path inside its repository: lexically
+/// first (no `..` above the root, no absolute path), then physically beneath the root, so the
+/// path handed to helm holds no link and cannot lead out.
 fn resolve_file(ctx: &Context<'_>, file: &str, field: &str) -> Result<Resolved> {
     if file.starts_with("http://") || file.starts_with("https://") {
         return Ok(Resolved::Url(file.to_owned()));
@@ -191,27 +206,41 @@ fn resolve_file(ctx: &Context<'_>, file: &str, field: &str) -> Result<Resolved> 
         field: field.to_owned(),
         path: file.to_owned(),
     };
-    let (root, rel): (&Path, PathBuf) = if let Some(rest) = file.strip_prefix('$') {
+    if file.contains("://") {
+        return Err(Error::UnsupportedSource {
+            detail: format!("{field}: {file}: only http(s) URLs and repository paths are allowed"),
+        });
+    }
+    let ref_repo;
+    let (repo, rel): (&RepoDir, PathBuf) = if let Some(rest) = file.strip_prefix('$') {
         let (name, path) = rest.split_once('/').unwrap_or((rest, ""));
         let root = ctx.refs.get(name).ok_or_else(|| Error::UnsupportedSource {
             detail: format!("{field}: {file} names source ref {name:?}, which no source of the application defines"),
         })?;
-        (root.as_path(), PathBuf::from(path))
+        ref_repo = RepoDir::open(root)?;
+        (&ref_repo, PathBuf::from(path))
     } else if let Some(abs) = file.strip_prefix('/') {
-        (ctx.root, PathBuf::from(abs))
+        (ctx.repo, PathBuf::from(abs))
     } else {
-        (ctx.root, ctx.app.join(file))
+        (ctx.repo, ctx.app.join(file))
     };
     let rel = normalize_within(&rel).ok_or_else(outside)?;
-    let path = root.join(&rel);
-    // A link inside the tree may still point elsewhere inside it; make sure the target stays.
-    if let Ok(real) = path.canonicalize() {
-        let real_root = root.canonicalize().map_err(Error::io("reading", root))?;
-        if !real.starts_with(&real_root) {
-            return Err(outside());
-        }
-    }
-    Ok(Resolved::Path(path))
+    let real = repo.resolve(&rel).map_err(|e| match e {
+        Error::UnsafeSymlink {
+            link,
+            target,
+            problem,
+            ..
+        } => Error::UnsafeSymlink {
+            path: format!("{field} {file}"),
+            link,
+            target,
+            problem,
+        },
+        Error::PathOutsideRepository { .. } => outside(),
+        other => other,
+    })?;
+    Ok(Resolved::Path(repo.root().join(real)))
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 //! Why rsjsonnet-lang: it has stable semver releases and targets Jsonnet 0.20 (the language of
 //! go-jsonnet, which Argo CD embeds), while jrsonnet-evaluator only publishes pre-releases with API
 //! churn between them. Its import hook lets Plumb resolve imports itself, so an `import` or a
-//! library path that leaves the repository is refused (Argo CD checks `libs` the same way).
+//! library path that leaves the repository is refused (Argo CD checks `libs` the same way), and
+//! every file is opened beneath the checkout root ([`RepoDir`]), so a symlink chain cannot lead
+//! an `import` or `importstr` out of it.
 //!
 //! Argo semantics (`reposerver/repository/repository.go: evaluateJsonnet`): `extVars` and `tlas`
 //! are strings or code, `libs` are search paths relative to the repository root, and the output is
@@ -21,6 +23,7 @@ use rsjsonnet_lang::program::{
 };
 use rsjsonnet_lang::span::{SpanContextId, SpanId};
 
+use crate::beneath::RepoDir;
 use crate::error::{Error, Result};
 use crate::git::normalize_within;
 use crate::limits::Limits;
@@ -45,6 +48,7 @@ pub(crate) fn evaluate(
         file: file.to_path_buf(),
         opts: opts.clone(),
         max_stack: limits.jsonnet_max_stack,
+        max_file_bytes: limits.max_file_bytes,
     })
     .map_err(|e| Error::Jsonnet {
         file: display.clone(),
@@ -92,7 +96,9 @@ pub(crate) fn evaluate(
 }
 
 struct Files {
-    root: PathBuf,
+    repo: RepoDir,
+    /// Largest file an import may read.
+    max_file_bytes: u64,
     libs: Vec<PathBuf>,
     /// Span context of each loaded file → (path relative to the root, its text).
     contexts: HashMap<SpanContextId, (PathBuf, Vec<u8>)>,
@@ -111,7 +117,9 @@ pub(crate) fn run(
     file: &Path,
     opts: &JsonnetSource,
     max_stack: usize,
+    max_file_bytes: u64,
 ) -> std::result::Result<String, String> {
+    let repo = RepoDir::open(root).map_err(|e| e.to_string())?;
     let mut libs = Vec::new();
     for lib in v(&opts.libs) {
         let rel = normalize_within(Path::new(lib.trim_start_matches("./"))).ok_or_else(|| {
@@ -126,7 +134,8 @@ pub(crate) fn run(
     program.set_max_stack(max_stack);
     let mut hooks = Hooks {
         files: Files {
-            root: root.to_path_buf(),
+            repo,
+            max_file_bytes,
             libs,
             contexts: HashMap::new(),
             last_import_error: None,
@@ -201,8 +210,11 @@ impl<'p> Hooks<'p> {
         if let Some(t) = self.thunks.get(rel) {
             return Ok(t.clone());
         }
-        let path = self.files.root.join(rel);
-        let data = std::fs::read(&path).map_err(|e| format!("reading {}: {e}", rel.display()))?;
+        let data = self
+            .files
+            .repo
+            .read(rel, self.files.max_file_bytes)
+            .map_err(|e| e.to_string())?;
         let (ctx, _) = program.span_manager_mut().insert_source_context(data.len());
         let name = rel.display().to_string();
         let thunk = program.load_source(ctx, &data, true, &name);
@@ -237,8 +249,12 @@ impl<'p> Hooks<'p> {
         let mut escaped = false;
         for dir in std::iter::once(&base).chain(self.files.libs.iter()) {
             match normalize_within(&dir.join(path)) {
-                Some(rel) if self.files.root.join(&rel).is_file() => return Ok(rel),
-                Some(_) => {}
+                // Resolved beneath the root: a link chain that leads out is named, not followed.
+                Some(rel) => match self.files.repo.resolve(&rel) {
+                    Err(e) => return Err(fail(e.to_string())),
+                    Ok(real) if self.files.repo.is_file(&real) => return Ok(rel),
+                    Ok(_) => {}
+                },
                 None => escaped = true,
             }
         }
@@ -287,10 +303,13 @@ impl<'p> Callbacks<'p> for Hooks<'p> {
         path: &str,
     ) -> std::result::Result<Vec<u8>, ImportError> {
         let rel = self.resolve(program, from, path)?;
-        std::fs::read(self.files.root.join(&rel)).map_err(|e| {
-            self.files.last_import_error = Some(format!("reading {}: {e}", rel.display()));
-            ImportError
-        })
+        self.files
+            .repo
+            .read(&rel, self.files.max_file_bytes)
+            .map_err(|e| {
+                self.files.last_import_error = Some(e.to_string());
+                ImportError
+            })
     }
 
     fn trace(&mut self, _program: &mut Program<'p>, message: &str, _stack: &[EvalStackTraceItem]) {

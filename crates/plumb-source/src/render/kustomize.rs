@@ -8,7 +8,10 @@
 //!
 //! Before running kustomize, every local path a kustomization names (resources, components,
 //! patches, generators' files, ...) is checked to stay inside the repository, following
-//! kustomizations it reaches; kustomize's own load restrictor does not cover directories.
+//! kustomizations it reaches (kustomize's own load restrictor does not cover directories), and
+//! every symlink of the checkout is resolved physically and refused if it leaves the root.
+//! Remote bases are refused unless they are `https://` or `ssh://` (or `git@host:`) Git URLs that
+//! the request's `sourceRepos` allow; `file://` and any other scheme are always refused.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -19,6 +22,7 @@ use serde_json::Value;
 
 use super::Context;
 use super::tool;
+use crate::beneath::RepoDir;
 use crate::detect::KUSTOMIZATION_FILES;
 use crate::error::{Error, Result};
 use crate::git::normalize_within;
@@ -27,7 +31,8 @@ use crate::spec::{b, s as text, v};
 
 /// Renders the kustomization at `ctx.app`.
 pub(crate) fn render(ctx: &Context<'_>, opts: Option<&KustomizeSource>) -> Result<Vec<Manifest>> {
-    check_paths(ctx.root, ctx.app, &mut BTreeSet::new())?;
+    check_paths(ctx, ctx.app, &mut BTreeSet::new())?;
+    ctx.repo.check_links(Path::new(""))?;
     let label = format!("kustomize build {}", ctx.app.display());
     let scratch;
     let dir = match opts.filter(|o| needs_edit(o)) {
@@ -160,7 +165,7 @@ fn apply_options(ctx: &Context<'_>, dir: &Path, file: &Path, o: &KustomizeSource
                     field: "spec.source.kustomize.components".into(),
                     path: c.clone(),
                 })?;
-            if !ctx.root.join(&rel).exists() {
+            if !ctx.repo.exists(&rel) {
                 if b(o.ignore_missing_components) {
                     continue;
                 }
@@ -169,7 +174,7 @@ fn apply_options(ctx: &Context<'_>, dir: &Path, file: &Path, o: &KustomizeSource
                     path: c.clone(),
                 });
             }
-            check_paths(ctx.root, &rel, &mut BTreeSet::new())?;
+            check_paths(ctx, &rel, &mut BTreeSet::new())?;
             args.push(c.clone());
         }
         if args.len() > 2 {
@@ -231,21 +236,21 @@ const PATH_FIELDS: [&str; 11] = [
 ];
 
 /// Refuses any local path named by the kustomization in `dir` (and the ones it reaches) that
-/// leaves the repository root.
-fn check_paths(root: &Path, dir: &Path, seen: &mut BTreeSet<PathBuf>) -> Result<()> {
+/// leaves the repository root, and any remote base the request does not allow.
+fn check_paths(ctx: &Context<'_>, dir: &Path, seen: &mut BTreeSet<PathBuf>) -> Result<()> {
+    let repo: &RepoDir = ctx.repo;
     if !seen.insert(dir.to_path_buf()) {
         return Ok(());
     }
     let Some(file) = KUSTOMIZATION_FILES
         .iter()
         .map(|f| dir.join(f))
-        .find(|p| root.join(p).is_file())
+        .find(|p| repo.is_file(p))
     else {
         return Ok(());
     };
     let display = file.display().to_string();
-    let text = std::fs::read_to_string(root.join(&file))
-        .map_err(Error::io("reading", root.join(&file)))?;
+    let text = repo.read_to_string(&file, ctx.limits.max_file_bytes)?;
     let doc = first_document(&text, &display)?;
     let mut refs: Vec<(String, String)> = Vec::new();
     for field in PATH_FIELDS {
@@ -300,27 +305,166 @@ fn check_paths(root: &Path, dir: &Path, seen: &mut BTreeSet<PathBuf>) -> Result<
         refs.push(("helmGlobals.chartHome".into(), p.to_owned()));
     }
     for (field, path) in refs {
-        if is_remote(&path) {
-            continue;
+        let field = format!("{display}: {field}");
+        match target(&path) {
+            Target::Local => {}
+            Target::Remote(url) => {
+                check_remote(ctx, &field, &path, &url)?;
+                continue;
+            }
+            Target::Refused(why) => {
+                return Err(Error::RemoteBaseRefused {
+                    field,
+                    url: crate::redact::strip_url_credentials(&path),
+                    reason: why.to_owned(),
+                });
+            }
         }
         let outside = || Error::PathOutsideRepository {
-            field: format!("{display}: {field}"),
+            field: field.clone(),
             path: path.clone(),
         };
         if Path::new(&path).is_absolute() {
             return Err(outside());
         }
         let rel = normalize_within(&dir.join(&path)).ok_or_else(outside)?;
-        if root.join(&rel).is_dir() {
-            check_paths(root, &rel, seen)?;
+        repo.resolve(&rel)?;
+        if repo.is_dir(&rel) {
+            check_paths(ctx, &rel, seen)?;
         }
     }
     Ok(())
 }
 
-/// Remote kustomize targets (fetched by kustomize itself) are not local paths.
-fn is_remote(path: &str) -> bool {
-    path.contains("://") || path.starts_with("git@") || path.starts_with("github.com/")
+/// What a kustomization entry names.
+#[derive(Debug, PartialEq, Eq)]
+enum Target {
+    /// A path inside the checkout (checked by the caller).
+    Local,
+    /// A Git repository kustomize would fetch itself, as the URL to match against sourceRepos.
+    Remote(String),
+    /// A remote form that is never allowed, and why.
+    Refused(&'static str),
+}
+
+/// Classifies a resource/base entry the way kustomize would read it: a URL with a scheme, an
+/// scp-like `git@host:path`, a `github.com/…` shorthand, or a local path.
+fn target(entry: &str) -> Target {
+    let entry = entry.strip_prefix("git::").unwrap_or(entry);
+    if let Some((scheme, _)) = entry.split_once("://") {
+        return match scheme.to_ascii_lowercase().as_str() {
+            "https" | "ssh" => Target::Remote(repo_url_of(entry)),
+            "file" => Target::Refused("file:// URLs read the controller's disk"),
+            "http" => Target::Refused("plain http:// is not allowed (use https://)"),
+            _ => Target::Refused("only https:// and ssh:// Git URLs are allowed"),
+        };
+    }
+    if entry.starts_with("file:") {
+        return Target::Refused("file: URLs read the controller's disk");
+    }
+    if let Some(rest) = entry.strip_prefix("git@")
+        && rest.contains(':')
+    {
+        return Target::Remote(repo_url_of(entry));
+    }
+    if entry.starts_with("github.com/") || entry.starts_with("gitlab.com/") {
+        return Target::Remote(repo_url_of(&format!("https://{entry}")));
+    }
+    Target::Local
+}
+
+/// The repository part of a kustomize remote target: the query (`?ref=`) dropped, and the
+/// `//subdir`, the path after `.git`, or (for github.com and gitlab.com, whose repositories are
+/// `owner/name`) the path after the second segment cut off.
+fn repo_url_of(url: &str) -> String {
+    let url = url.split('?').next().unwrap_or(url);
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), url),
+    };
+    let rest = if let Some(i) = rest.find("//") {
+        &rest[..i]
+    } else if let Some(i) = rest.find(".git/") {
+        &rest[..i + 4]
+    } else if rest.starts_with("github.com/") || rest.starts_with("gitlab.com/") {
+        let end = rest
+            .match_indices('/')
+            .nth(2)
+            .map_or(rest.len(), |(i, _)| i);
+        &rest[..end]
+    } else {
+        rest
+    };
+    format!("{scheme}{rest}")
+}
+
+/// Refuses a remote base the request's sourceRepos do not allow (Argo's `sourceRepos` rules).
+fn check_remote(ctx: &Context<'_>, field: &str, entry: &str, url: &str) -> Result<()> {
+    let Some(patterns) = ctx.source_repos else {
+        return Ok(());
+    };
+    let project = plumb_model::application::AppProject {
+        api_version: None,
+        kind: None,
+        metadata: Default::default(),
+        spec: plumb_model::application::AppProjectSpec {
+            source_repos: Some(patterns.to_vec()),
+            ..Default::default()
+        },
+        status: None,
+    };
+    if plumb_policy::project::source_permitted(&project, url) {
+        return Ok(());
+    }
+    Err(Error::RemoteBaseRefused {
+        field: field.to_owned(),
+        url: crate::redact::strip_url_credentials(entry),
+        reason: format!(
+            "repository {} is not permitted by the project's sourceRepos",
+            crate::redact::strip_url_credentials(url)
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_targets_are_classified_and_cut_to_their_repository() {
+        let remote = |s: &str| Target::Remote(s.to_owned());
+        assert_eq!(
+            target("https://github.com/acme/base//deploy/prod?ref=v1"),
+            remote("https://github.com/acme/base")
+        );
+        assert_eq!(
+            target("git::https://git.acme.io/team/base.git/overlays?ref=main"),
+            remote("https://git.acme.io/team/base.git")
+        );
+        assert_eq!(
+            target("ssh://git@git.acme.io/team/base.git//x"),
+            remote("ssh://git@git.acme.io/team/base.git")
+        );
+        assert_eq!(
+            target("git@github.com:acme/base.git/deploy"),
+            remote("git@github.com:acme/base.git")
+        );
+        assert_eq!(
+            target("github.com/acme/base/deploy?ref=v2"),
+            remote("https://github.com/acme/base")
+        );
+        assert!(matches!(target("file:///etc"), Target::Refused(_)));
+        assert!(matches!(target("FILE:///etc"), Target::Refused(_)));
+        assert!(matches!(target("file:../x"), Target::Refused(_)));
+        assert!(matches!(
+            target("git::file:///srv/repo"),
+            Target::Refused(_)
+        ));
+        assert!(matches!(target("http://git.acme.io/x"), Target::Refused(_)));
+        assert!(matches!(target("s3://bucket/x"), Target::Refused(_)));
+        assert_eq!(target("../base"), Target::Local);
+        assert_eq!(target("deployment.yaml"), Target::Local);
+    }
 }
 
 /// Mirrors `src` into `dest` with hard links (copies when linking is impossible).

@@ -13,6 +13,7 @@ use plumb_model::application::ApplicationSource;
 
 pub use tool::Tools;
 
+use crate::beneath::RepoDir;
 use crate::detect::SourceType;
 use crate::error::Result;
 use crate::limits::Limits;
@@ -23,6 +24,8 @@ use crate::redact::Redactor;
 pub(crate) struct Context<'a> {
     /// The commit's tree.
     pub root: &'a Path,
+    /// The same tree, opened for reads beneath its root.
+    pub repo: &'a RepoDir,
     /// The source path, relative to `root` (already checked to stay inside it).
     pub app: &'a Path,
     /// Application name (Helm's default release name).
@@ -35,6 +38,9 @@ pub(crate) struct Context<'a> {
     pub api_versions: &'a [String],
     /// Trees of the application's `ref` sources, by ref name, for `$ref/…` value files.
     pub refs: &'a BTreeMap<String, PathBuf>,
+    /// The project's `sourceRepos`, which kustomize remote bases must match (`None`: no
+    /// project known, any https/ssh Git URL).
+    pub source_repos: Option<&'a [String]>,
     pub tools: &'a Tools,
     pub limits: &'a Limits,
     pub redactor: &'a Redactor,
@@ -55,7 +61,7 @@ pub(crate) fn render(
     match kind {
         SourceType::Directory => {
             let opts = source.directory.clone().unwrap_or_default();
-            directory::render(ctx.root, ctx.app, &opts, ctx.limits, &ctx.tools.worker)
+            directory::render(ctx.repo, ctx.app, &opts, ctx.limits, &ctx.tools.worker)
         }
         SourceType::Helm => helm::render(ctx, &source.helm.clone().unwrap_or_default()),
         SourceType::Kustomize => kustomize::render(ctx, source.kustomize.as_ref()),

@@ -86,6 +86,8 @@ pub(crate) struct JsonnetRequest {
     pub file: PathBuf,
     pub opts: JsonnetSource,
     pub max_stack: usize,
+    /// Largest file an import may read (`Limits::max_file_bytes`).
+    pub max_file_bytes: u64,
 }
 
 /// How a Jsonnet worker answers on standard output: this line, then the JSON output or the error.
@@ -194,7 +196,13 @@ fn jsonnet() -> ExitCode {
         Err(e) => return setup_failed(&format!("reading the request: {e}")),
     };
     drop(input);
-    let answer = crate::render::jsonnet::run(&req.root, &req.file, &req.opts, req.max_stack);
+    let answer = crate::render::jsonnet::run(
+        &req.root,
+        &req.file,
+        &req.opts,
+        req.max_stack,
+        req.max_file_bytes,
+    );
     let mut out = std::io::stdout().lock();
     let written = match answer {
         Ok(json) => out

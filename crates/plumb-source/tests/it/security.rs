@@ -193,3 +193,64 @@ fn a_git_bomb_stops_at_the_entry_limit() {
     );
     assert!(err.to_string().contains("200000 entries"), "{err}");
 }
+
+/// Commits the chained-symlink escape of issue #12: `d0/…/d39/up -> ../…` stays inside on
+/// paper (40 levels up from 40 levels down), and `link -> d0/…/d39/up/../…/<target>` climbs 41
+/// levels from a path 41 levels deep, so each link alone looks inside; on disk `up` is the root
+/// and the climb leaves it.
+fn commit_chained_escape(repo: &GitRepo, link: &str, outside: &std::path::Path) {
+    let depth = 40;
+    let dirs: Vec<String> = (0..depth).map(|i| format!("d{i}")).collect();
+    let up_dir = dirs.join("/");
+    repo.commit_symlink(&format!("{up_dir}/up"), &"../".repeat(depth), "up");
+    let link_dir_depth = std::path::Path::new(link).components().count() - 1;
+    let target = format!(
+        "{}{up_dir}/up/{}{}",
+        "../".repeat(link_dir_depth),
+        "../".repeat(depth + 1 + link_dir_depth),
+        outside.display().to_string().trim_start_matches('/')
+    );
+    repo.commit_symlink(link, &target, "chained escape");
+}
+
+#[test]
+fn chained_symlinks_cannot_read_outside_the_checkout_through_a_directory() {
+    let outside = tempfile::tempdir().unwrap();
+    let stolen = outside.path().join("stolen.yaml");
+    std::fs::write(
+        &stolen,
+        configmap("stolen", "secret: from-the-controller-disk"),
+    )
+    .unwrap();
+    let repo = GitRepo::new();
+    repo.commit(&[("deploy/cm.yaml", configmap("a", "k: v"))], "ok");
+    commit_chained_escape(&repo, "deploy/evil.yaml", &stolen);
+    let (r, _d) = renderer();
+    let err = r
+        .render(&request(vec![source(&repo.url(), "deploy", "main")]))
+        .unwrap_err();
+    let msg = chain(&err);
+    assert!(!msg.contains("from-the-controller-disk"), "{msg}");
+    assert!(matches!(err, Error::SymlinkOutOfBounds { .. }), "{msg}");
+    assert!(msg.contains("deploy/evil.yaml -> "), "{msg}");
+}
+
+#[test]
+fn chained_symlinks_cannot_read_outside_the_checkout_through_jsonnet_importstr() {
+    let repo = GitRepo::new();
+    repo.commit(
+        &[(
+            "app/main.jsonnet",
+            "{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { p: importstr 'passwd.txt' } }\n",
+        )],
+        "jsonnet",
+    );
+    commit_chained_escape(&repo, "app/passwd.txt", std::path::Path::new("/etc/passwd"));
+    let (r, _d) = renderer();
+    let err = r
+        .render(&request(vec![source(&repo.url(), "app", "main")]))
+        .unwrap_err();
+    let msg = chain(&err);
+    assert!(!msg.contains("root:"), "{msg}");
+    assert!(msg.contains("app/passwd.txt -> "), "{msg}");
+}

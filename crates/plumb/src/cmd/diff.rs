@@ -201,8 +201,7 @@ pub fn run(args: DiffArgs) -> anyhow::Result<Outcome> {
 
 /// Reads a settings ConfigMap.
 pub(crate) fn read_settings(path: &Path) -> anyhow::Result<Settings> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = read_capped(path, max_file_bytes())?;
     let docs = plumb_yaml::read_documents(&text, &path.display().to_string())?;
     let Some(doc) = docs.into_iter().next() else {
         bail!("{}: no settings ConfigMap in the file", path.display());
@@ -213,7 +212,7 @@ pub(crate) fn read_settings(path: &Path) -> anyhow::Result<Settings> {
 /// Reads ignore rules: a YAML list of rules, or Application manifests.
 pub(crate) fn read_rules(path: &Path) -> anyhow::Result<Vec<IgnoreRule>> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {name}"))?;
+    let text = read_capped(path, max_file_bytes())?;
     let mut rules = Vec::new();
     for doc in plumb_yaml::read_documents(&text, &name)? {
         match &doc.value {
@@ -233,19 +232,43 @@ pub(crate) fn read_rules(path: &Path) -> anyhow::Result<Vec<IgnoreRule>> {
     Ok(rules)
 }
 
+/// Largest single input file (the largest rendered output Plumb accepts from one source).
+fn max_file_bytes() -> u64 {
+    plumb_source::Limits::default().max_render_bytes
+}
+
+/// Largest total of the files read for one of `--desired` / `--live` (the largest repository
+/// tree Plumb expands).
+fn max_input_bytes() -> u64 {
+    plumb_source::Limits::default().max_repo_bytes
+}
+
 /// Every object in a file, or in the YAML/JSON files under a directory (sorted by path).
 fn read_objects(path: &Path) -> anyhow::Result<Vec<SourcedObject>> {
     let mut files = Vec::new();
     if path.is_dir() {
-        collect_files(path, &mut files)?;
+        let mut visited = std::collections::BTreeSet::new();
+        let real = std::fs::canonicalize(path)
+            .with_context(|| format!("reading directory {}", path.display()))?;
+        visited.insert(real);
+        collect_files(path, &mut visited, &mut files)?;
         files.sort();
     } else {
         files.push(path.to_path_buf());
     }
     let mut out = Vec::new();
+    let mut total = 0u64;
     for file in files {
         let name = file.display().to_string();
-        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {name}"))?;
+        let text = read_capped(&file, max_file_bytes())?;
+        total += text.len() as u64;
+        if total > max_input_bytes() {
+            bail!(
+                "{}: the files read exceed {} bytes in total (reached at {name})",
+                path.display(),
+                max_input_bytes()
+            );
+        }
         let docs = plumb_yaml::flatten_lists(plumb_yaml::read_documents(&text, &name)?);
         for doc in docs {
             out.push(SourcedObject {
@@ -257,13 +280,64 @@ fn read_objects(path: &Path) -> anyhow::Result<Vec<SourcedObject>> {
     Ok(out)
 }
 
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+/// Reads a text file, refusing one larger than `max` bytes without reading past the limit.
+fn read_capped(file: &Path, max: u64) -> anyhow::Result<String> {
+    use std::io::Read;
+    let name = file.display();
+    let handle = std::fs::File::open(file).with_context(|| format!("reading {name}"))?;
+    let mut bytes = Vec::new();
+    handle
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading {name}"))?;
+    if bytes.len() as u64 > max {
+        bail!("{name}: file exceeds the limit of {max} bytes");
+    }
+    String::from_utf8(bytes).with_context(|| format!("{name}: file is not UTF-8"))
+}
+
+/// Collects the YAML/JSON files under `dir`. Links are followed, but a link to a directory
+/// already being read (a loop such as `a/up -> ..`) is an error naming it, and a directory
+/// reached twice through links is read once.
+fn collect_files(
+    dir: &Path,
+    visited: &mut std::collections::BTreeSet<PathBuf>,
+    out: &mut Vec<PathBuf>,
+) -> anyhow::Result<()> {
+    let mut entries = Vec::new();
     for entry in
         std::fs::read_dir(dir).with_context(|| format!("reading directory {}", dir.display()))?
     {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect_files(&path, out)?;
+        entries.push(entry?.path());
+    }
+    entries.sort();
+    for path in entries {
+        let link = std::fs::symlink_metadata(&path)
+            .with_context(|| format!("reading {}", path.display()))?
+            .is_symlink();
+        // Following the link: a link that loops on itself fails here (ELOOP) and is named.
+        let meta = std::fs::metadata(&path).with_context(|| {
+            let target = std::fs::read_link(&path).unwrap_or_default();
+            format!(
+                "reading {} (symlink to {}: a loop, or a missing target)",
+                path.display(),
+                target.display()
+            )
+        })?;
+        if meta.is_dir() {
+            let real = std::fs::canonicalize(&path)
+                .with_context(|| format!("reading directory {}", path.display()))?;
+            if link && dir.canonicalize().is_ok_and(|d| d.starts_with(&real)) {
+                bail!(
+                    "{}: symlink to {} leads back into a directory being read (a loop)",
+                    path.display(),
+                    std::fs::read_link(&path).unwrap_or_default().display()
+                );
+            }
+            if !visited.insert(real) {
+                continue;
+            }
+            collect_files(&path, visited, out)?;
         } else if path
             .extension()
             .and_then(|e| e.to_str())

@@ -49,6 +49,10 @@ pub struct RenderArgs {
     /// Take the source(s), name and destination namespace from an Application manifest.
     #[arg(long, value_name = "FILE")]
     pub app: Option<PathBuf>,
+    /// An AppProject manifest: kustomize remote bases must then be https/ssh Git URLs its
+    /// sourceRepos permit, as in the controller [default: any https/ssh Git URL].
+    #[arg(long, value_name = "FILE")]
+    pub project: Option<PathBuf>,
     /// Argo CD repository Secret manifest(s) with credentials (repeatable).
     #[arg(long = "repo-secret", value_name = "FILE")]
     pub repo_secret: Vec<PathBuf>,
@@ -167,6 +171,9 @@ impl Plan {
                     .extend(args.kustomize_image.iter().cloned());
             }
         }
+        if let Some(file) = &args.project {
+            request.source_repos = Some(load_source_repos(file)?);
+        }
         let mut credentials = Vec::new();
         for file in &args.repo_secret {
             let text = std::fs::read_to_string(file)
@@ -215,6 +222,25 @@ impl Plan {
             output: args.output,
         })
     }
+}
+
+/// `spec.sourceRepos` of the AppProject in `file`.
+fn load_source_repos(file: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    let name = file.display().to_string();
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {name}"))?;
+    let project = plumb_yaml::read_documents(&text, &name)?
+        .into_iter()
+        .map(|d| d.value)
+        .find(|v| v.get("kind").and_then(Value::as_str) == Some("AppProject"))
+        .with_context(|| format!("{name}: no AppProject object"))?;
+    Ok(project
+        .pointer("/spec/sourceRepos")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect())
 }
 
 fn load_app(file: &std::path::Path, request: &mut RenderRequest) -> anyhow::Result<()> {

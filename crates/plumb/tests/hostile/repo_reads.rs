@@ -1,1 +1,380 @@
-//! Attacks: repo_reads (filled in by the trust-boundary work).
+//! Attacks: repository reads. Whoever can push to a repository tries to make Plumb read (and
+//! print, or apply) files outside the checkout: chained symlinks, `..` and absolute paths in
+//! sources and Helm value files (Argo CD CVE-2022-24348, GHSA-h6h5-6fmq-rh28, CVE-2022-24730),
+//! symlinked value files, kustomize `file://` and outside bases. Each test runs the real `plumb`
+//! binary on a real Git repository and checks the refusal names the culprit and nothing outside
+//! leaks into the output.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use plumb_testenv::git::GitRepo;
+
+/// What a `plumb` run printed.
+pub(crate) struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Everything printed, for "nothing leaked" checks.
+    pub fn all(&self) -> String {
+        format!("{}\n{}", self.stdout, self.stderr)
+    }
+}
+
+/// Runs the real `plumb` binary; a run that has not ended after a generous deadline is killed
+/// and fails the test (the attacks here must end with an error, never hang).
+pub(crate) fn plumb(args: &[&str]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(args)
+        .env("PLUMB_HELM", plumb_testenv::tools::helm())
+        .env("PLUMB_KUSTOMIZE", plumb_testenv::tools::kustomize())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let out_pipe = child.stdout.take().unwrap();
+    let err_pipe = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || std::io::read_to_string(out_pipe).unwrap_or_default());
+    let err = std::thread::spawn(move || std::io::read_to_string(err_pipe).unwrap_or_default());
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("plumb {args:?} did not end within 180 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Run {
+        code: status.code(),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// `plumb render --repo <repo> --path <path>` with its own cache directory, plus `extra`.
+fn render(repo: &GitRepo, path: &str, extra: &[&str]) -> Run {
+    let cache = tempfile::tempdir().unwrap();
+    let url = repo.url();
+    let cache_dir = cache.path().display().to_string();
+    let mut args = vec![
+        "render",
+        "--repo",
+        &url,
+        "--path",
+        path,
+        "--cache-dir",
+        &cache_dir,
+    ];
+    args.extend_from_slice(extra);
+    plumb(&args)
+}
+
+fn configmap(name: &str, value: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: {value}\n")
+}
+
+/// Commits the chained-symlink escape of issue #12 at `link`, aimed at the absolute `outside`:
+/// `d0/…/d39/up -> ../…` climbs back exactly to the root (inside, on paper), and `link` walks
+/// through it and climbs once more than the path is deep (inside, on paper); on disk it leaves.
+fn commit_chained_escape(repo: &GitRepo, link: &str, outside: &Path) {
+    let depth = 40;
+    let dirs: Vec<String> = (0..depth).map(|i| format!("d{i}")).collect();
+    let up_dir = dirs.join("/");
+    repo.commit_symlink(&format!("{up_dir}/up"), &"../".repeat(depth), "up");
+    let link_depth = Path::new(link).components().count() - 1;
+    let target = format!(
+        "{}{up_dir}/up/{}{}",
+        "../".repeat(link_depth),
+        "../".repeat(depth + 1 + link_depth),
+        outside.display().to_string().trim_start_matches('/')
+    );
+    repo.commit_symlink(link, &target, "chained escape");
+}
+
+fn refused(run: &Run) {
+    assert_ne!(run.code, Some(0), "plumb succeeded:\n{}", run.all());
+}
+
+#[test]
+fn chained_symlinks_do_not_leak_a_file_through_the_directory_renderer() {
+    let outside = tempfile::tempdir().unwrap();
+    let stolen = outside.path().join("stolen.yaml");
+    std::fs::write(&stolen, configmap("stolen", "controller-disk-secret")).unwrap();
+    let repo = GitRepo::new();
+    repo.commit(&[("deploy/cm.yaml", configmap("a", "v"))], "ok");
+    commit_chained_escape(&repo, "deploy/evil.yaml", &stolen);
+    let run = render(&repo, "deploy", &[]);
+    refused(&run);
+    assert!(
+        !run.all().contains("controller-disk-secret"),
+        "{}",
+        run.all()
+    );
+    assert!(
+        run.stderr.contains("deploy/evil.yaml -> "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("out-of-bounds symlink"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn chained_symlinks_do_not_print_etc_passwd_through_jsonnet_importstr() {
+    let repo = GitRepo::new();
+    repo.commit(
+        &[(
+            "app/main.jsonnet",
+            "{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { p: importstr 'passwd.txt' } }\n",
+        )],
+        "jsonnet",
+    );
+    commit_chained_escape(&repo, "app/passwd.txt", Path::new("/etc/passwd"));
+    let run = render(&repo, "app", &[]);
+    refused(&run);
+    assert!(!run.all().contains("root:"), "{}", run.all());
+    assert!(run.stderr.contains("app/passwd.txt -> "), "{}", run.stderr);
+}
+
+#[test]
+fn jsonnet_imports_that_climb_out_are_refused() {
+    let repo = GitRepo::new();
+    repo.commit(
+        &[(
+            "app/main.jsonnet",
+            "{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { p: importstr '../../../../../../../../etc/passwd' } }\n",
+        )],
+        "climb",
+    );
+    let run = render(&repo, "app", &[]);
+    refused(&run);
+    assert!(!run.all().contains("root:"), "{}", run.all());
+    assert!(
+        run.stderr.contains("resolves outside the repository root"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_source_path_with_dot_dot_or_through_a_link_is_refused() {
+    let repo = GitRepo::new();
+    repo.commit(&[("deploy/cm.yaml", configmap("a", "v"))], "ok");
+    let run = render(&repo, "../../../../etc", &[]);
+    refused(&run);
+    assert!(
+        run.stderr
+            .contains("spec.source.path: ../../../../etc resolves outside the repository root"),
+        "{}",
+        run.stderr
+    );
+    let run = render(&repo, "/etc", &[]);
+    refused(&run);
+    assert!(run.stderr.contains("spec.source.path"), "{}", run.stderr);
+}
+
+/// A chart whose templates print every value, so a value file read from outside would show.
+fn commit_chart(repo: &GitRepo) {
+    repo.commit(
+        &[
+            ("chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n"),
+            (
+                "chart/templates/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: values\ndata:\n  all: {{ toJson .Values | quote }}\n",
+            ),
+            ("chart/values.yaml", "a: 1\n"),
+        ],
+        "chart",
+    );
+}
+
+#[test]
+fn helm_value_files_that_climb_out_are_refused() {
+    let repo = GitRepo::new();
+    commit_chart(&repo);
+    let run = render(
+        &repo,
+        "chart",
+        &["--values", "../../../../../../etc/passwd"],
+    );
+    refused(&run);
+    assert!(!run.all().contains("root:"), "{}", run.all());
+    assert!(
+        run.stderr.contains(
+            "spec.source.helm.valueFiles: ../../../../../../etc/passwd resolves outside the repository root"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_absolute_helm_value_file_means_the_repository_root_not_the_disk() {
+    let repo = GitRepo::new();
+    commit_chart(&repo);
+    let run = render(&repo, "chart", &["--values", "/etc/passwd"]);
+    refused(&run);
+    assert!(!run.all().contains("root:"), "{}", run.all());
+    assert!(
+        run.stderr
+            .contains("spec.source.helm.valueFiles: /etc/passwd does not exist in the repository"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_symlinked_helm_value_file_that_leads_out_is_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    let stolen = outside.path().join("values.yaml");
+    std::fs::write(&stolen, "stolen: controller-disk-secret\n").unwrap();
+    // A plain link out is refused when the commit is checked out…
+    let repo = GitRepo::new();
+    commit_chart(&repo);
+    repo.commit_symlink("chart/prod.yaml", &stolen.display().to_string(), "abs");
+    let run = render(&repo, "chart", &["--values", "prod.yaml"]);
+    refused(&run);
+    assert!(
+        !run.all().contains("controller-disk-secret"),
+        "{}",
+        run.all()
+    );
+    assert!(run.stderr.contains("chart/prod.yaml -> "), "{}", run.stderr);
+    // …and so is a chained one that looks inside link by link.
+    let repo = GitRepo::new();
+    commit_chart(&repo);
+    commit_chained_escape(&repo, "chart/prod.yaml", &stolen);
+    let run = render(&repo, "chart", &["--values", "prod.yaml"]);
+    refused(&run);
+    assert!(
+        !run.all().contains("controller-disk-secret"),
+        "{}",
+        run.all()
+    );
+    assert!(run.stderr.contains("chart/prod.yaml -> "), "{}", run.stderr);
+}
+
+#[test]
+fn a_symlinked_value_file_inside_the_repository_still_works() {
+    let repo = GitRepo::new();
+    commit_chart(&repo);
+    repo.commit(&[("env/prod.yaml", "a: 42\n")], "values");
+    repo.commit_symlink("chart/prod.yaml", "../env/prod.yaml", "link");
+    let run = render(&repo, "chart", &["--values", "prod.yaml"]);
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    assert!(run.stdout.contains(r#"{\"a\":42}"#), "{}", run.stdout);
+}
+
+fn commit_kustomization(repo: &GitRepo, resources: &str) {
+    repo.commit(
+        &[
+            ("k/kustomization.yaml", format!("resources:\n{resources}")),
+            ("k/cm.yaml", configmap("a", "v")),
+        ],
+        "kustomize",
+    );
+}
+
+#[test]
+fn kustomize_file_urls_are_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("kustomization.yaml"),
+        "resources:\n- cm.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(
+        outside.path().join("cm.yaml"),
+        configmap("stolen", "controller-disk-secret"),
+    )
+    .unwrap();
+    for target in [
+        format!("file://{}", outside.path().display()),
+        format!("git::file://{}", outside.path().display()),
+    ] {
+        let repo = GitRepo::new();
+        commit_kustomization(&repo, &format!("- cm.yaml\n- {target}\n"));
+        let run = render(&repo, "k", &[]);
+        refused(&run);
+        assert!(
+            !run.all().contains("controller-disk-secret"),
+            "{}",
+            run.all()
+        );
+        assert!(
+            run.stderr
+                .contains("k/kustomization.yaml: resources: remote target file://"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("is refused"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn kustomize_bases_outside_the_checkout_are_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("kustomization.yaml"), "resources: []\n").unwrap();
+    let abs = outside.path().display().to_string();
+    for target in ["../../../../../../../../tmp", abs.as_str()] {
+        let repo = GitRepo::new();
+        commit_kustomization(&repo, &format!("- cm.yaml\n- {target}\n"));
+        let run = render(&repo, "k", &[]);
+        refused(&run);
+        assert!(
+            run.stderr.contains(&format!(
+                "k/kustomization.yaml: resources: {target} resolves outside the repository root"
+            )),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn kustomize_remote_bases_must_be_allowed_by_the_project() {
+    let repo = GitRepo::new();
+    commit_kustomization(
+        &repo,
+        "- cm.yaml\n- https://git.evil.example/attacker/base//deploy?ref=main\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project.yaml");
+    std::fs::write(
+        &project,
+        "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: payments\nspec:\n  sourceRepos:\n  - https://git.acme.example/*\n",
+    )
+    .unwrap();
+    let project = project.display().to_string();
+    let run = render(&repo, "k", &["--project", &project]);
+    refused(&run);
+    assert!(
+        run.stderr.contains(
+            "remote target https://git.evil.example/attacker/base//deploy?ref=main is refused: repository https://git.evil.example/attacker/base is not permitted by the project's sourceRepos"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Plain http and other schemes are refused with or without a project.
+    let repo = GitRepo::new();
+    commit_kustomization(&repo, "- http://git.acme.example/team/base\n");
+    let run = render(&repo, "k", &[]);
+    refused(&run);
+    assert!(
+        run.stderr.contains("plain http:// is not allowed"),
+        "{}",
+        run.stderr
+    );
+}

@@ -59,6 +59,7 @@ pub(crate) async fn compare_app(
         attribution,
         fresh_reads: true,
         sources: None,
+        source_repos: None,
     };
     plumb_controller::compare(app, &engines, &cluster, &renderer, &opts)
         .await
