@@ -311,7 +311,12 @@ mod tests {
         let deep: PathBuf = (0..40).map(|i| format!("d{i}")).collect();
         std::fs::create_dir_all(root.join(&deep)).unwrap();
         symlink("../".repeat(40), root.join(&deep).join("up")).unwrap();
-        let evil = format!("{}/up/{}secret.txt", deep.display(), "../".repeat(42));
+        let evil = format!(
+            "{}/up/{}{}/secret.txt",
+            deep.display(),
+            "../".repeat(41),
+            tmp.path().display().to_string().trim_start_matches('/')
+        );
         symlink(&evil, root.join("evil.txt")).unwrap();
         symlink("ok.yaml", root.join("alias.yaml")).unwrap();
         symlink("/etc/passwd", root.join("abs.txt")).unwrap();
@@ -323,6 +328,11 @@ mod tests {
     #[test]
     fn chained_links_cannot_be_read_and_are_named() {
         let (_tmp, root) = hostile_tree();
+        // The attack is real: following the links on disk reads the file outside.
+        assert_eq!(
+            std::fs::read_to_string(root.join("evil.txt")).unwrap(),
+            "outside"
+        );
         let repo = RepoDir::open(&root).unwrap();
         let err = repo.read(Path::new("evil.txt"), 1 << 20).unwrap_err();
         let msg = err.to_string();

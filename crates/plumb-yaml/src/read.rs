@@ -364,7 +364,10 @@ mod tests {
             let (json, flow, block) = nested(levels);
             for (kind, text) in [("json", &json), ("flow", &flow), ("block", &block)] {
                 let err = read_documents(text, "deep.yaml").unwrap_err();
-                assert!(matches!(err, Error::TooDeep { .. }), "{levels} {kind}: {err}");
+                assert!(
+                    matches!(err, Error::TooDeep { .. }),
+                    "{levels} {kind}: {err}"
+                );
                 assert_eq!(
                     err.to_string(),
                     format!("deep.yaml:1: document nests deeper than {MAX_DEPTH} levels")

@@ -75,3 +75,91 @@ fn disk_cache_survives_a_restart() {
     assert!(out.sources[0].cache_hit);
     assert_eq!(keys(&out), ["/ConfigMap//a"]);
 }
+
+/// The unsalted key of the layout before issue #12: SHA-256 of the normalised URL, 12 bytes.
+fn legacy_key(url: &str) -> String {
+    use sha2::Digest;
+    let lower = url.trim().to_lowercase();
+    let lower = lower.trim_end_matches('/');
+    let normalized = lower.strip_suffix(".git").unwrap_or(lower);
+    sha2::Sha256::digest(normalized.as_bytes())
+        .iter()
+        .take(12)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn cache_directories_are_salted_per_installation() {
+    let repo = GitRepo::new();
+    repo.commit(&[("deploy/a.yaml", configmap("a", "k: v"))], "one");
+    let req = request(vec![source(&repo.url(), "deploy", "main")]);
+    let (a, dir_a) = renderer();
+    let (b, dir_b) = renderer();
+    a.render(&req).unwrap();
+    b.render(&req).unwrap();
+    let trees_a = names(&dir_a.path().join("git/trees"));
+    let trees_b = names(&dir_b.path().join("git/trees"));
+    assert_eq!((trees_a.len(), trees_b.len()), (1, 1));
+    // Two installations put one repository in different places, neither computable from the URL.
+    assert_ne!(trees_a, trees_b);
+    assert!(!trees_a.contains(&legacy_key(&repo.url())));
+    let salt = std::fs::read_to_string(dir_a.path().join("git/salt")).unwrap();
+    assert_eq!(salt.trim().len(), 64);
+    // Manifest cache files differ too.
+    assert_ne!(
+        names(&dir_a.path().join("manifests")),
+        names(&dir_b.path().join("manifests"))
+    );
+}
+
+#[test]
+fn a_cache_of_the_unsalted_layout_is_emptied_once_and_refilled() {
+    let repo = GitRepo::new();
+    repo.commit(&[("deploy/a.yaml", configmap("a", "k: v"))], "one");
+    let dir = tempfile::tempdir().unwrap();
+    let key = legacy_key(&repo.url());
+    // What an older Plumb left: a mirror, a read-only tree, a key file and a manifest entry.
+    let tree = dir.path().join("git/trees").join(&key).join("0123abcd");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("a.yaml"), "stale").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tree, std::fs::Permissions::from_mode(0o555)).unwrap();
+    std::fs::create_dir_all(dir.path().join("git/repos").join(format!("{key}.git"))).unwrap();
+    std::fs::create_dir_all(dir.path().join("git/keys")).unwrap();
+    std::fs::write(dir.path().join("git/keys").join(format!("{key}.key")), "k").unwrap();
+    std::fs::create_dir_all(dir.path().join("manifests")).unwrap();
+    std::fs::write(dir.path().join("manifests/old.json"), "[]").unwrap();
+
+    let r = Renderer::new(Config::new(dir.path())).unwrap();
+    assert!(names(&dir.path().join("git/trees")).is_empty());
+    assert!(names(&dir.path().join("git/repos")).is_empty());
+    assert!(names(&dir.path().join("git/keys")).is_empty());
+    assert!(names(&dir.path().join("manifests")).is_empty());
+    let out = r
+        .render(&request(vec![source(&repo.url(), "deploy", "main")]))
+        .unwrap();
+    assert_eq!(keys(&out), ["/ConfigMap//a"]);
+
+    // A second start keeps the salted entries.
+    let trees = names(&dir.path().join("git/trees"));
+    drop(r);
+    let r = Renderer::new(Config::new(dir.path())).unwrap();
+    assert_eq!(names(&dir.path().join("git/trees")), trees);
+    let again = r
+        .render(&request(vec![source(&repo.url(), "deploy", "main")]))
+        .unwrap();
+    assert!(again.sources[0].cache_hit);
+}

@@ -207,7 +207,7 @@ fn commit_chained_escape(repo: &GitRepo, link: &str, outside: &std::path::Path) 
     let target = format!(
         "{}{up_dir}/up/{}{}",
         "../".repeat(link_dir_depth),
-        "../".repeat(depth + 1 + link_dir_depth),
+        "../".repeat(depth + 1),
         outside.display().to_string().trim_start_matches('/')
     );
     repo.commit_symlink(link, &target, "chained escape");

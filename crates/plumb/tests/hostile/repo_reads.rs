@@ -94,7 +94,7 @@ fn commit_chained_escape(repo: &GitRepo, link: &str, outside: &Path) {
     let target = format!(
         "{}{up_dir}/up/{}{}",
         "../".repeat(link_depth),
-        "../".repeat(depth + 1 + link_depth),
+        "../".repeat(depth + 1),
         outside.display().to_string().trim_start_matches('/')
     );
     repo.commit_symlink(link, &target, "chained escape");
@@ -274,7 +274,7 @@ fn a_symlinked_value_file_inside_the_repository_still_works() {
     repo.commit_symlink("chart/prod.yaml", "../env/prod.yaml", "link");
     let run = render(&repo, "chart", &["--values", "prod.yaml"]);
     assert_eq!(run.code, Some(0), "{}", run.all());
-    assert!(run.stdout.contains(r#"{\"a\":42}"#), "{}", run.stdout);
+    assert!(run.stdout.contains(r#"all: '{"a":42}'"#), "{}", run.stdout);
 }
 
 fn commit_kustomization(repo: &GitRepo, resources: &str) {
@@ -313,13 +313,10 @@ fn kustomize_file_urls_are_refused() {
             "{}",
             run.all()
         );
-        assert!(
-            run.stderr
-                .contains("k/kustomization.yaml: resources: remote target file://"),
-            "{}",
-            run.stderr
+        let expected = format!(
+            "k/kustomization.yaml: resources: remote target {target} is refused: file:// URLs read the controller's disk"
         );
-        assert!(run.stderr.contains("is refused"), "{}", run.stderr);
+        assert!(run.stderr.contains(&expected), "{}", run.stderr);
     }
 }
 
