@@ -426,6 +426,26 @@ fn check_remote(ctx: &Context<'_>, field: &str, entry: &str, url: &str) -> Resul
     })
 }
 
+/// Mirrors `src` into `dest` with hard links (copies when linking is impossible).
+fn link_tree(src: &Path, dest: &Path) -> Result<()> {
+    std::fs::create_dir_all(dest).map_err(Error::io("creating", dest))?;
+    for entry in std::fs::read_dir(src).map_err(Error::io("reading", src))? {
+        let entry = entry.map_err(Error::io("reading", src))?;
+        let from = entry.path();
+        let to = dest.join(entry.file_name());
+        let ty = entry.file_type().map_err(Error::io("reading", &from))?;
+        if ty.is_dir() {
+            link_tree(&from, &to)?;
+        } else if ty.is_symlink() {
+            let target = std::fs::read_link(&from).map_err(Error::io("reading", &from))?;
+            std::os::unix::fs::symlink(target, &to).map_err(Error::io("writing", &to))?;
+        } else if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to).map_err(Error::io("copying", &from))?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -465,24 +485,4 @@ mod tests {
         assert_eq!(target("../base"), Target::Local);
         assert_eq!(target("deployment.yaml"), Target::Local);
     }
-}
-
-/// Mirrors `src` into `dest` with hard links (copies when linking is impossible).
-fn link_tree(src: &Path, dest: &Path) -> Result<()> {
-    std::fs::create_dir_all(dest).map_err(Error::io("creating", dest))?;
-    for entry in std::fs::read_dir(src).map_err(Error::io("reading", src))? {
-        let entry = entry.map_err(Error::io("reading", src))?;
-        let from = entry.path();
-        let to = dest.join(entry.file_name());
-        let ty = entry.file_type().map_err(Error::io("reading", &from))?;
-        if ty.is_dir() {
-            link_tree(&from, &to)?;
-        } else if ty.is_symlink() {
-            let target = std::fs::read_link(&from).map_err(Error::io("reading", &from))?;
-            std::os::unix::fs::symlink(target, &to).map_err(Error::io("writing", &to))?;
-        } else if std::fs::hard_link(&from, &to).is_err() {
-            std::fs::copy(&from, &to).map_err(Error::io("copying", &from))?;
-        }
-    }
-    Ok(())
 }
