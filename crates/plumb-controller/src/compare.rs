@@ -326,16 +326,24 @@ pub async fn compare(
 
     // Health, per object and for the Application (hooks and ignored objects skipped inside).
     let app_key = ResourceKey::new("argoproj.io", "Application", app.namespace(), app.name());
-    let inputs: Vec<AppResource<'_>> = resources
-        .iter()
-        .map(|r| AppResource {
-            key: &r.key,
-            target: r.desired.as_ref(),
-            live: r.live.as_ref(),
-        })
-        .collect();
+    // Health scripts are CPU work (bounded by their limits, but up to a second each): they run
+    // on the blocking pool, never on a runtime worker.
+    let assessor = engines.assessor.clone();
     let facts = cluster.health_facts();
-    let app_health = engines.assessor.app_health_in(&app_key, &inputs, &facts);
+    let (mut resources, app_health) = tokio::task::spawn_blocking(move || {
+        let inputs: Vec<AppResource<'_>> = resources
+            .iter()
+            .map(|r| AppResource {
+                key: &r.key,
+                target: r.desired.as_ref(),
+                live: r.live.as_ref(),
+            })
+            .collect();
+        let app_health = assessor.app_health_in(&app_key, &inputs, &facts);
+        (resources, app_health)
+    })
+    .await
+    .map_err(|e| Error::Task(e.to_string()))?;
     for (r, h) in resources.iter_mut().zip(app_health.resources) {
         r.health = if r.hook { None } else { h };
     }

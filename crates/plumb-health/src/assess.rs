@@ -94,10 +94,10 @@ impl Config {
 }
 
 /// Assesses the health of objects; built once from settings, then shared (it is `Send + Sync`;
-/// each thread keeps its own Lua interpreters).
-#[derive(Debug)]
+/// each thread keeps its own Lua interpreters). Cloning is cheap: the scripts are shared.
+#[derive(Debug, Clone)]
 pub struct Assessor {
-    scripts: ScriptSources,
+    scripts: std::sync::Arc<ScriptSources>,
     unknown_kinds: UnknownKindHealth,
     missing_status: MissingStatusRule,
     limits: LuaLimits,
@@ -107,7 +107,7 @@ impl Default for Assessor {
     /// Built-in rules, Plumb's own Lua scripts and the generic rule; no settings.
     fn default() -> Self {
         Assessor {
-            scripts: ScriptSources::default(),
+            scripts: Default::default(),
             unknown_kinds: UnknownKindHealth::Generic,
             missing_status: MissingStatusRule::default(),
             limits: LuaLimits::default(),
@@ -125,7 +125,10 @@ impl Assessor {
                 None => UnknownKindHealth::default(),
             },
         };
-        let scripts = ScriptSources::load(&config.settings, &config.customization_dirs)?;
+        let scripts = std::sync::Arc::new(ScriptSources::load(
+            &config.settings,
+            &config.customization_dirs,
+        )?);
         let missing_status = MissingStatusRule::from_settings(&config.settings)?;
         Ok(Assessor {
             scripts,
