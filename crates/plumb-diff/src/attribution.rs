@@ -1,7 +1,8 @@
 //! Drift attribution: for each differing field, the field manager that last wrote it in live
 //! (from `managedFields`), its operation and time. A field gone from live is attributed to the
 //! most recent writer inside its nearest remaining parent, and said to be so: the API server
-//! records no manager for a removal. Printed after each diff block as
+//! records no manager for a removal. A field inside an atomic list or map (recorded as one leaf)
+//! belongs to the manager of that leaf. Printed after each diff block as
 //! `# <path>: last written by <manager> (<Operation>) at <time>`.
 
 use crate::managed_fields::{ManagedEntry, last_writer};
@@ -10,11 +11,17 @@ use crate::result::{Attribution, FieldChange};
 /// Fills `attribution` on each change from the live object's managedFields.
 pub(crate) fn attribute(changes: &mut [FieldChange], managed: &[ManagedEntry]) {
     for change in changes {
-        change.attribution = last_writer(managed, &change.path).map(|(e, exact)| Attribution {
-            manager: e.manager.clone(),
-            operation: e.operation.clone(),
-            time: e.time.clone(),
-            exact,
+        change.attribution = last_writer(managed, &change.path).map(|(e, exact)| {
+            // A field still in live inside a list (or map) its manager owns whole: that manager
+            // wrote it, though managedFields names only the list (`f:containers: {}` in a custom
+            // resource whose schema declares no list keys).
+            let exact = exact || (change.live.is_some() && e.owns_whole_value_around(&change.path));
+            Attribution {
+                manager: e.manager.clone(),
+                operation: e.operation.clone(),
+                time: e.time.clone(),
+                exact,
+            }
         });
     }
 }

@@ -109,14 +109,21 @@ impl Node {
 
     /// Depth of the longest prefix of `path` present in the trie.
     fn matched_depth(&self, path: &FieldPath) -> usize {
+        self.matched(path).0
+    }
+
+    /// Depth of the longest prefix of `path` present in the trie, and whether the trie ends
+    /// there (a leaf: the manager owns that value whole, as for an atomic list, which
+    /// managedFields records as `f:containers: {}` with nothing below).
+    fn matched(&self, path: &FieldPath) -> (usize, bool) {
         let mut node = self;
         for (depth, seg) in path.0.iter().enumerate() {
             match node.child(seg) {
                 Some(next) => node = next,
-                None => return depth,
+                None => return (depth, node.children.is_empty()),
             }
         }
-        path.0.len()
+        (path.0.len(), node.children.is_empty())
     }
 }
 
@@ -124,6 +131,13 @@ impl ManagedEntry {
     /// Whether this entry owns exactly `path` (the field or the list element itself).
     pub fn owns(&self, path: &FieldPath) -> bool {
         self.fields.matched_depth(path) == path.0.len()
+    }
+
+    /// Whether the entry owns a value that contains `path` as a whole: a leaf of its trie on the
+    /// way to `path` (an atomic list or map, whose elements managedFields does not record).
+    pub fn owns_whole_value_around(&self, path: &FieldPath) -> bool {
+        let (depth, leaf) = self.fields.matched(path);
+        depth > 0 && depth < path.0.len() && leaf
     }
 
     /// Every leaf the entry owns, as raw trie keys (used to remove owned fields from objects).

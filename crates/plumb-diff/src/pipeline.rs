@@ -11,7 +11,7 @@ use crate::changes::field_changes;
 use crate::error::{Error, Result};
 use crate::ignore::IgnoreRules;
 use crate::managed_fields::managed_entries;
-use crate::normalize::{NormalizeOptions, align_tracking, normalize};
+use crate::normalize::{NormalizeOptions, align_tracking, normalize, settle_nulls};
 use crate::pair::Pair;
 use crate::path::FieldPath;
 use crate::result::{Action, ChangeOp, DiffResult, DiffStrategy, FieldChange, StrategyUsed};
@@ -126,6 +126,9 @@ pub fn diff(pair: &Pair, strategy: Strategy<'_>, config: &DiffConfig) -> Result<
             )
         }
     };
+    let mut predicted = predicted;
+    settle_nulls(&gk, &mut predicted);
+    settle_nulls(&gk, &mut live_n);
     let modified = predicted != live_n;
     let mut changes = if modified {
         field_changes(&gk, &live_n, &predicted)
@@ -158,6 +161,7 @@ fn create(pair: &Pair, desired: &Value, strategy: Strategy<'_>, config: &DiffCon
     let mut predicted = desired.clone();
     normalize(&mut predicted, &config.normalize);
     let notes = config.ignore.apply(&pair.key, &[], &mut [&mut predicted]);
+    settle_nulls(&GroupKind::of(desired), &mut predicted);
     let used = match strategy {
         Strategy::ThreeWay => StrategyUsed {
             strategy: DiffStrategy::ThreeWay,
@@ -193,6 +197,7 @@ fn extra(pair: &Pair, live: &Value, config: &DiffConfig) -> DiffResult {
     normalize(&mut live_n, &config.normalize);
     let managed = managed_entries(live);
     let notes = config.ignore.apply(&pair.key, &managed, &mut [&mut live_n]);
+    settle_nulls(&GroupKind::of(live), &mut live_n);
     DiffResult {
         key: pair.key.clone(),
         action: Action::Extra,
@@ -201,9 +206,16 @@ fn extra(pair: &Pair, live: &Value, config: &DiffConfig) -> DiffResult {
             strategy: DiffStrategy::ThreeWay,
             fallback_reason: None,
         },
+        // The whole object goes, as the removal of its root (the mirror of a create).
+        changes: vec![FieldChange {
+            path: FieldPath::default(),
+            op: ChangeOp::Removed,
+            live: Some(live_n.clone()),
+            predicted: None,
+            attribution: None,
+        }],
         normalized_live: Some(live_n),
         predicted_live: None,
-        changes: Vec::new(),
         notes,
     }
 }

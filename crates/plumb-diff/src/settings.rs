@@ -1,7 +1,7 @@
 //! The settings keys plumb-diff owns, read from the settings ConfigMap (`argocd-cm`):
 //! `resource.customizations.ignoreDifferences.<group>_<kind>` and `.all`, the legacy
 //! `resource.customizations` map's `ignoreDifferences`, `resource.compareoptions`
-//! (`ignoreResourceStatusField`), `plumb.ignoreDifferences.allowSensitive`, and the tracking
+//! (`ignoreResourceStatusField`, `ignoreAggregatedRoles`), `plumb.ignoreDifferences.allowSensitive`, and the tracking
 //! method and label key (so the tracking label never counts as drift). Also the rules of an
 //! Application's `spec.ignoreDifferences`.
 
@@ -79,6 +79,19 @@ impl DiffSettings {
                         &format!("ignoreResourceStatusField {s:?} is not all, crd or none"),
                     )
                 })?;
+            }
+            if let Some(v) = opts.get("ignoreAggregatedRoles") {
+                normalize.ignore_aggregated_roles = match v {
+                    Value::Bool(b) => *b,
+                    Value::String(s) if s.trim() == "true" => true,
+                    Value::String(s) if s.trim() == "false" => false,
+                    other => {
+                        return Err(bad(
+                            COMPARE_OPTIONS,
+                            &format!("ignoreAggregatedRoles {other} is not true or false"),
+                        ));
+                    }
+                };
             }
         }
         if settings

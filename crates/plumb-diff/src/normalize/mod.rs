@@ -2,11 +2,15 @@
 //!
 //! In order: server-managed metadata is dropped ([`SERVER_FIELDS`]); `status` is dropped per
 //! `resource.compareoptions` `ignoreResourceStatusField`; empty `labels`/`annotations` maps are
-//! dropped (Argo strips them too); Secret `stringData` is folded into `data`; integral floats
-//! become integers so `1` equals `1.0`. Plumb's tracking annotation (and label, with label
+//! dropped (Argo strips them too); Secret `stringData` is folded into `data` and a `null` value
+//! reads as `""`; for built-in kinds an empty list reads as `null` and `null` fields are dropped
+//! just before the comparison ([`settle_nulls`], `empty`), and with
+//! `ignoreAggregatedRoles` an aggregated role's `rules`; integral floats become integers so `1`
+//! equals `1.0`. Plumb's tracking annotation (and label, with label
 //! tracking) is copied from live onto the desired side, as Argo does, so it shows on both sides
 //! and never as a difference. Ignore rules run after this (`ignore`).
 
+mod empty;
 mod secret;
 
 use plumb_model::GroupKind;
@@ -55,6 +59,9 @@ pub struct NormalizeOptions {
     pub status: StatusField,
     /// The label used for tracking, when label tracking is on (`app.kubernetes.io/instance`).
     pub tracking_label: Option<String>,
+    /// `resource.compareoptions` `ignoreAggregatedRoles`: an aggregated Role's or ClusterRole's
+    /// `rules` do not count.
+    pub ignore_aggregated_roles: bool,
 }
 
 /// Normalizes one object in place (used on desired, live, last-applied and predicted objects).
@@ -86,7 +93,24 @@ pub fn normalize(obj: &mut Value, opts: &NormalizeOptions) {
     if gk.group.is_empty() && gk.kind == "Secret" {
         secret::fold_string_data(obj);
     }
+    if opts.ignore_aggregated_roles
+        && gk.group == "rbac.authorization.k8s.io"
+        && (gk.kind == "ClusterRole" || gk.kind == "Role")
+    {
+        empty::drop_aggregated_rules(obj);
+    }
+    if empty::is_builtin_group(&gk.group) {
+        empty::empty_lists_to_null(obj);
+    }
     integral_floats_to_ints(obj);
+}
+
+/// For built-in kinds, drops `null` fields of an object about to be compared (after the merge,
+/// where a `null` in desired has done its work of deleting the field).
+pub fn settle_nulls(gk: &GroupKind, obj: &mut Value) {
+    if empty::is_builtin_group(&gk.group) {
+        empty::drop_null_fields(obj);
+    }
 }
 
 /// Copies the tracking annotation (and label) of `live` onto `desired`, or drops them from

@@ -1,6 +1,7 @@
 //! Secret `stringData` is write-only sugar for `data`: the API server base64-encodes it into
 //! `data` and never returns it, so a desired Secret using `stringData` is compared as the
-//! equivalent `data` (gitops-engine `normalizeSecret`; a null value becomes the empty string).
+//! equivalent `data` (gitops-engine `normalizeSecret`). A `null` value in `data` is the empty
+//! string: the API server returns an empty value as `null` (a nil byte slice).
 
 use base64::Engine;
 use serde_json::{Map, Value};
@@ -9,12 +10,13 @@ pub(super) fn fold_string_data(obj: &mut Value) {
     let Some(map) = obj.as_object_mut() else {
         return;
     };
-    let Some(string_data) = map.remove("stringData") else {
-        return;
+    let string_data = match map.remove("stringData") {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
     };
-    let Value::Object(string_data) = string_data else {
+    if string_data.is_empty() && !map.get("data").is_some_and(Value::is_object) {
         return;
-    };
+    }
     let data = map
         .entry("data")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -46,6 +48,13 @@ pub(super) fn fold_string_data(obj: &mut Value) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn null_data_value_is_the_empty_string_without_string_data() {
+        let mut s = json!({"kind": "Secret", "data": {"a": null, "b": "Yg=="}});
+        fold_string_data(&mut s);
+        assert_eq!(s, json!({"kind": "Secret", "data": {"a": "", "b": "Yg=="}}));
+    }
 
     #[test]
     fn string_data_folds_into_data() {

@@ -3,6 +3,7 @@
 // Helpers outside #[test] functions panic on bad fixtures, which is what a test wants.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod argo_parity;
 mod fixtures;
 mod normal_format;
 mod offline_pairs;
