@@ -51,15 +51,22 @@ pub(super) fn health(obj: &Value) -> HealthStatus {
     }))
 }
 
-/// The first condition that is either degraded or healthy decides, in list order.
+/// A condition that says the autoscaler cannot work makes it Degraded wherever it is in the list
+/// (v1 lists `AbleToScale: True` before a failing `ScalingActive`); otherwise the first
+/// `AbleToScale`/`ScalingLimited` condition that is `True` makes it Healthy.
 fn check<'a>(conditions: impl Iterator<Item = Condition<'a>>) -> HealthStatus {
-    for c in conditions {
-        if DEGRADED.contains(&(c.type_, c.reason)) {
-            return HealthStatus::new(HealthCode::Degraded, c.message);
-        }
-        if matches!(c.type_, "AbleToScale" | "ScalingLimited") && c.status == "True" {
-            return HealthStatus::new(HealthCode::Healthy, c.message);
-        }
+    let conditions: Vec<Condition<'a>> = conditions.collect();
+    if let Some(c) = conditions
+        .iter()
+        .find(|c| DEGRADED.contains(&(c.type_, c.reason)))
+    {
+        return HealthStatus::new(HealthCode::Degraded, c.message);
+    }
+    if let Some(c) = conditions
+        .iter()
+        .find(|c| matches!(c.type_, "AbleToScale" | "ScalingLimited") && c.status == "True")
+    {
+        return HealthStatus::new(HealthCode::Healthy, c.message);
     }
     HealthStatus::new(HealthCode::Progressing, WAITING)
 }

@@ -209,6 +209,11 @@ const CASES: &[(&str, HealthCode, &str)] = &[
         "the HPA controller was unable to get the target's current scale: deployments/scale.apps \"checkout\" not found",
     ),
     (
+        "hpa-v1-degraded-failedgetobjectmetric.yaml",
+        Degraded,
+        "the HPA was unable to compute the replica count: unable to get metric requests-per-second: Ingress on shop checkout/unable to fetch metrics from custom metrics API: the server could not find the metric requests-per-second for ingresses.networking.k8s.io checkout",
+    ),
+    (
         "hpa-v1-no-annotation.yaml",
         Progressing,
         "Waiting to Autoscale",
