@@ -8,9 +8,9 @@
 //! integer `1`; we do the same. Flattening `kind: List` objects is left to callers
 //! ([`flatten_lists`]) because some of them (error messages, counts) want the raw documents.
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
+use crate::duplicates::{DuplicateKey, Tracked};
 use crate::error::{Error, Result};
 
 /// One object read from a stream.
@@ -51,37 +51,78 @@ fn options() -> serde_saphyr::Options {
             max_total_replayed_events: 200_000,
             max_replay_stack_depth: 32,
         },
-        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
         legacy_octal_numbers: true,
     }
 }
 
+/// How many duplicate keys of one stream [`read_documents`] logs one by one.
+const LOGGED_DUPLICATES: usize = 20;
+
 /// Reads every non-empty document of a YAML or JSON stream. `source` names the input in errors.
+/// A mapping with a duplicate key is read as kubectl and Argo CD read it (the last value wins)
+/// and logged as a warning naming the source, line and key; [`read_documents_reporting`]
+/// returns them instead.
 pub fn read_documents(text: &str, source: &str) -> Result<Vec<Document>> {
+    let (docs, duplicates) = read_documents_reporting(text, source)?;
+    for d in duplicates.iter().take(LOGGED_DUPLICATES) {
+        tracing::warn!(source = %d.source_name, line = d.line, key = %d.key, "{d}");
+    }
+    if duplicates.len() > LOGGED_DUPLICATES {
+        // A generated file full of duplicates must not flood the log.
+        tracing::warn!(
+            source,
+            "{source}: {} more duplicate keys not listed",
+            duplicates.len() - LOGGED_DUPLICATES
+        );
+    }
+    Ok(docs)
+}
+
+/// [`read_documents`], returning the duplicate keys it accepted instead of logging them.
+pub fn read_documents_reporting(
+    text: &str,
+    source: &str,
+) -> Result<(Vec<Document>, Vec<DuplicateKey>)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim_start().starts_with('{') {
         return read_json_stream(text, source);
     }
     let mut docs = Vec::new();
+    let mut duplicates = Vec::new();
     for (index, chunk) in split_documents(text).into_iter().enumerate() {
         let Some(line) = first_content_line(chunk.text, chunk.first_line) else {
             continue;
         };
-        let values: Vec<Value> = serde_saphyr::from_multiple_with_options(chunk.text, options())
+        let values: Vec<Tracked> = serde_saphyr::from_multiple_with_options(chunk.text, options())
             .map_err(|e| yaml_error(&e, source, chunk.first_line, line))?;
-        for value in values {
-            if value.is_null() {
+        for tracked in values {
+            duplicates.extend(
+                tracked
+                    .duplicates
+                    .into_iter()
+                    .map(|(key, at)| DuplicateKey {
+                        source_name: source.to_string(),
+                        line: if at == 0 {
+                            line
+                        } else {
+                            chunk.first_line + at - 1
+                        },
+                        key,
+                    }),
+            );
+            if tracked.value.is_null() {
                 continue;
             }
-            check_depth(&value, source, line)?;
+            check_depth(&tracked.value, source, line)?;
             docs.push(Document {
-                value: integral_floats_to_ints(value),
+                value: integral_floats_to_ints(tracked.value),
                 index,
                 line,
             });
         }
     }
-    Ok(docs)
+    Ok((docs, duplicates))
 }
 
 /// Replaces every `kind: List` document (`v1/List`, or any `*List` kind with `items`, as kubectl's
@@ -189,9 +230,10 @@ fn yaml_error(
     }
 }
 
-fn read_json_stream(text: &str, source: &str) -> Result<Vec<Document>> {
+fn read_json_stream(text: &str, source: &str) -> Result<(Vec<Document>, Vec<DuplicateKey>)> {
     let mut docs = Vec::new();
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<StrictValue>();
+    let mut duplicates = Vec::new();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Tracked>();
     let mut index = 0;
     loop {
         let before = stream.byte_offset();
@@ -199,7 +241,7 @@ fn read_json_stream(text: &str, source: &str) -> Result<Vec<Document>> {
         let Some(next) = next else { break };
         let skipped = text[before..].len() - text[before..].trim_start().len();
         let line = text[..before + skipped].matches('\n').count() + 1;
-        let value = next.map_err(|e| {
+        let tracked = next.map_err(|e| {
             if e.to_string().starts_with("recursion limit exceeded") {
                 too_deep(source, line)
             } else {
@@ -210,17 +252,22 @@ fn read_json_stream(text: &str, source: &str) -> Result<Vec<Document>> {
                 }
             }
         })?;
-        check_depth(&value.0, source, line)?;
-        if !value.0.is_null() {
+        check_depth(&tracked.value, source, line)?;
+        duplicates.extend(tracked.duplicates.into_iter().map(|(key, _)| DuplicateKey {
+            source_name: source.to_string(),
+            line,
+            key,
+        }));
+        if !tracked.value.is_null() {
             docs.push(Document {
-                value: integral_floats_to_ints(value.0),
+                value: integral_floats_to_ints(tracked.value),
                 index,
                 line,
             });
         }
         index += 1;
     }
-    Ok(docs)
+    Ok((docs, duplicates))
 }
 
 /// Refuses a document nested deeper than [`MAX_DEPTH`].
@@ -272,69 +319,6 @@ fn integral_floats_to_ints(value: Value) -> Value {
                 .collect(),
         ),
         other => other,
-    }
-}
-
-/// A JSON value that refuses duplicate object keys (serde_json alone keeps the last one).
-struct StrictValue(Value);
-
-impl<'de> Deserialize<'de> for StrictValue {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        d.deserialize_any(StrictVisitor).map(StrictValue)
-    }
-}
-
-struct StrictVisitor;
-
-impl<'de> Visitor<'de> for StrictVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_bool<E>(self, v: bool) -> std::result::Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-    fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-    fn visit_f64<E>(self, v: f64) -> std::result::Result<Value, E> {
-        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-    fn visit_str<E>(self, v: &str) -> std::result::Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-    fn visit_string<E>(self, v: String) -> std::result::Result<Value, E> {
-        Ok(Value::String(v))
-    }
-    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_none<E>(self) -> std::result::Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(StrictValue(v)) = seq.next_element()? {
-            items.push(v);
-        }
-        Ok(Value::Array(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if out.contains_key(&key) {
-                return Err(serde::de::Error::custom(format_args!(
-                    "duplicate key {key:?}"
-                )));
-            }
-            let StrictValue(v) = map.next_value()?;
-            out.insert(key, v);
-        }
-        Ok(Value::Object(out))
     }
 }
 
@@ -434,12 +418,45 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_key_names_source_and_line() {
-        let text = "a: 1\n---\nkind: ConfigMap\ndata:\n  x: \"1\"\n  x: \"2\"\n";
-        let err = read_documents(text, "apps/cm.yaml").unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.starts_with("apps/cm.yaml:6:"), "{msg}");
-        assert!(msg.to_lowercase().contains("duplicate"), "{msg}");
+    fn duplicate_key_last_value_wins_and_is_reported_with_line() {
+        // sigs.k8s.io/yaml (go-yaml v2) and kubectl keep the last value.
+        let text = "a: 1\n---\nkind: ConfigMap\ndata:\n  x: \"1\"\n  y: \"0\"\n  x: \"2\"\n";
+        let (docs, dups) = read_documents_reporting(text, "apps/cm.yaml").unwrap();
+        assert_eq!(docs[1].value["data"], json!({"x": "2", "y": "0"}));
+        assert_eq!(
+            dups,
+            [DuplicateKey {
+                source_name: "apps/cm.yaml".into(),
+                line: 7,
+                key: "x".into()
+            }]
+        );
+        assert_eq!(
+            dups[0].to_string(),
+            "apps/cm.yaml:7: duplicate key \"x\": the last value is used (as kubectl and Argo CD do)"
+        );
+        // read_documents accepts it too (and logs the warning).
+        assert_eq!(read_documents(text, "apps/cm.yaml").unwrap(), docs);
+    }
+
+    #[test]
+    fn duplicates_inside_lists_and_at_top_level() {
+        let text = "kind: A\nkind: B\nitems:\n- name: a\n  name: b\n";
+        let (docs, dups) = read_documents_reporting(text, "t.yaml").unwrap();
+        assert_eq!(
+            docs[0].value,
+            json!({"kind": "B", "items": [{"name": "b"}]})
+        );
+        let found: Vec<(usize, &str)> = dups.iter().map(|d| (d.line, d.key.as_str())).collect();
+        assert_eq!(found, [(2, "kind"), (5, "name")]);
+    }
+
+    #[test]
+    fn merge_keys_overridden_explicitly_are_not_duplicates() {
+        let text = "base: &b\n  cpu: 100m\nlimits:\n  <<: *b\n  cpu: 2\n";
+        let (docs, dups) = read_documents_reporting(text, "t.yaml").unwrap();
+        assert_eq!(docs[0].value["limits"], json!({"cpu": 2}));
+        assert!(dups.is_empty(), "{dups:?}");
     }
 
     #[test]
@@ -473,8 +490,10 @@ mod tests {
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[0].value, json!({"kind": "A", "n": 1}));
         assert_eq!((docs[1].index, docs[1].line), (1, 3));
-        let err = read_documents("{\"a\": 1,\n \"a\": 2}", "x.json").unwrap_err();
-        assert!(err.to_string().starts_with("x.json:2:"), "{err}");
+        // Go's encoding/json keeps the last value too.
+        let (docs, dups) = read_documents_reporting("\n{\"a\": 1,\n \"a\": 2}", "x.json").unwrap();
+        assert_eq!(docs[0].value, json!({"a": 2}));
+        assert_eq!((dups[0].line, dups[0].key.as_str()), (2, "a"));
     }
 
     #[test]
