@@ -292,13 +292,12 @@ fn run_suite(suite: &Path, limits: &LuaLimits) -> anyhow::Result<Vec<(String, St
     let spec = read_objects(suite)?;
     let tests = spec
         .first()
-        .and_then(|s| s.get("tests"))
+        .and_then(|s| go_field(s, "tests"))
         .and_then(Value::as_array)
         .with_context(|| format!("{}: tests: expected a list", suite.display()))?;
     let mut results = Vec::with_capacity(tests.len());
     for (i, test) in tests.iter().enumerate() {
-        let input = test
-            .get("inputPath")
+        let input = go_field(test, "inputPath")
             .and_then(Value::as_str)
             .with_context(|| {
                 format!(
@@ -306,9 +305,9 @@ fn run_suite(suite: &Path, limits: &LuaLimits) -> anyhow::Result<Vec<(String, St
                     suite.display()
                 )
             })?;
-        let want = test.get("healthStatus").unwrap_or(&Value::Null);
+        let want = go_field(test, "healthStatus").unwrap_or(&Value::Null);
         let field = |f: &str| {
-            want.get(f)
+            go_field(want, f)
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string()
@@ -329,6 +328,18 @@ fn run_suite(suite: &Path, limits: &LuaLimits) -> anyhow::Result<Vec<(String, St
         results.push((input.to_string(), expected, actual));
     }
     Ok(results)
+}
+
+/// A field of a test file read as Argo's runner reads it: the file goes through Go's
+/// `encoding/json`, which matches field names case-insensitively (`inputpath` is `inputPath`);
+/// an exact match is preferred.
+fn go_field<'a>(obj: &'a Value, name: &str) -> Option<&'a Value> {
+    let map = obj.as_object()?;
+    map.get(name).or_else(|| {
+        map.iter()
+            .find(|(k, _)| k.to_lowercase() == name.to_lowercase())
+            .map(|(_, v)| v)
+    })
 }
 
 fn shown(status: &str, message: &str) -> String {

@@ -300,3 +300,33 @@ fn health_test_without_a_script_uses_plumbs_rules() {
         stdout(&out)
     );
 }
+
+#[test]
+fn health_test_reads_field_names_case_insensitively_as_go_does() {
+    // Argo's runner decodes health_test.yaml with Go's encoding/json: `inputpath`, `HealthStatus`
+    // and `Status` are the same fields as `inputPath`, `healthStatus` and `status`.
+    let tmp = tempfile::tempdir().unwrap();
+    let kind = tmp.path().join("batch").join("CronJob");
+    std::fs::create_dir_all(kind.join("testdata")).unwrap();
+    let src = health_testdata().join("customizations/batch/CronJob");
+    std::fs::copy(src.join("health.lua"), kind.join("health.lua")).unwrap();
+    std::fs::copy(
+        src.join("testdata/last-run-failed.yaml"),
+        kind.join("testdata/last-run-failed.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        kind.join("health_test.yaml"),
+        "Tests:\n- HealthStatus:\n    Status: Degraded\n    MESSAGE: CronJob has not completed its last execution successfully\n  inputpath: testdata/last-run-failed.yaml\n",
+    )
+    .unwrap();
+    let out = plumb(&["admin", "health", "test", tmp.path().to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_text("1 passed, 0 failed\n", &stdout(&out));
+}
