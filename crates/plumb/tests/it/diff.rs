@@ -350,3 +350,88 @@ fn external_diff_program_gets_two_directories() {
     );
     assert!(stdout.contains("-        image: registry.example.com/payments-api:1.4.2\n+        image: registry.example.com/payments-api:1.5.0\n"), "{stdout}");
 }
+
+#[test]
+fn ignore_aggregated_roles_from_settings() {
+    // Without the option the rules the aggregation controller filled in are drift...
+    let out = diff(
+        "clusterrole-aggregated-config.yaml",
+        "clusterrole-aggregated-live.yaml",
+        &["--attribution=false"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout)
+            .starts_with("\n===== rbac.authorization.k8s.io/ClusterRole /payments-view ======\n"),
+        "{}",
+        text(&out.stdout)
+    );
+    // ...and with `resource.compareoptions` `ignoreAggregatedRoles: true` they are not.
+    let out = diff(
+        "clusterrole-aggregated-config.yaml",
+        "clusterrole-aggregated-live.yaml",
+        &["--settings", &fixture("settings-aggregated-roles.yaml")],
+    );
+    assert_eq!(
+        (out.status.code(), text(&out.stdout).as_str()),
+        (Some(0), ""),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn empty_values_and_lists_read_back_as_null_are_not_drift() {
+    for (desired, live) in [
+        (
+            "secret-empty-value-config.yaml",
+            "secret-empty-value-live.yaml",
+        ),
+        (
+            "clusterrole-empty-rules-config.yaml",
+            "clusterrole-empty-rules-live.yaml",
+        ),
+    ] {
+        let out = diff(desired, live, &[]);
+        assert_eq!(
+            (out.status.code(), text(&out.stdout).as_str()),
+            (Some(0), ""),
+            "{desired}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn duplicate_key_is_read_as_kubectl_reads_it_with_a_warning() {
+    // sigs.k8s.io/yaml and kubectl keep the last value; Plumb does too and says so.
+    let dir = tempfile::tempdir().unwrap();
+    let original = std::fs::read_to_string(testdata("configmap-config.yaml")).unwrap();
+    let desired = original.replace("  retries: \"3\"\n", "  retries: \"5\"\n  retries: \"3\"\n");
+    assert_ne!(desired, original);
+    let path = dir.path().join("cm.yaml");
+    std::fs::write(&path, &desired).unwrap();
+    let live = testdata("configmap-live.yaml");
+    let out = plumb(
+        &["diff", "--desired", path.to_str().unwrap(), "--live", &live],
+        &[],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        (out.status.code(), text(&out.stdout).as_str()),
+        (Some(0), ""),
+        "{stderr}"
+    );
+    let line = desired
+        .lines()
+        .position(|l| l == "  retries: \"3\"")
+        .unwrap()
+        + 1;
+    assert!(
+        stderr.contains(&format!(
+            "{}:{line}: duplicate key \"retries\": the last value is used (as kubectl and Argo CD do)",
+            path.display()
+        )),
+        "{stderr}"
+    );
+}
