@@ -252,16 +252,10 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
                     chain(&e)
                 );
                 tracing::warn!(app = name, "{msg}");
-                let health = app
-                    .status
-                    .as_ref()
-                    .and_then(|s| s.health.as_ref())
-                    .and_then(|h| h.status.clone())
-                    .unwrap_or_else(|| "Unknown".into());
                 (
                     status::from_failure(&app, condition::COMPARISON_ERROR, &msg, &now),
                     "Unknown".into(),
-                    health,
+                    "Unknown".into(),
                 )
             }
         };

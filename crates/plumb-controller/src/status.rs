@@ -7,6 +7,9 @@ use serde_json::{Map, Value, json};
 
 use crate::compare::Comparison;
 
+/// The health written when nothing could be assessed.
+const UNKNOWN_HEALTH: &str = "Unknown";
+
 /// A point in time as Kubernetes writes it (`2026-07-20T10:15:32Z`).
 pub fn now() -> String {
     jiff::Timestamp::now()
@@ -34,9 +37,12 @@ pub fn from_comparison(app: &Application, cmp: &Comparison, now: &str) -> Map<St
     let health = json!({"status": health_code, "message": message, "lastTransitionTime": since});
     status.insert("health".into(), health);
 
+    // As Argo CD, a hook is listed only when it exists: one Git declares but the cluster does not
+    // hold (yet, or under a generated name) would be a row for an object that is not there.
     let resources: Vec<Value> = cmp
         .resources
         .iter()
+        .filter(|r| !(r.hook && r.live.is_none()))
         .map(|r| {
             let mut v = json!({
                 "group": r.key.group, "version": r.version, "kind": r.key.kind,
@@ -90,9 +96,11 @@ pub fn from_comparison(app: &Application, cmp: &Comparison, now: &str) -> Map<St
     status
 }
 
-/// The `status` fields after a failed comparison: sync `Unknown` and a condition saying why.
-/// Resources and health stay as they were: a failed comparison proves nothing about them, and
-/// nothing is ever pruned from it.
+/// The `status` fields after a failed comparison: sync `Unknown`, health `Unknown` with the
+/// reason as its message, and a condition saying why. (Argo CD writes `Healthy` here by design,
+/// argo-cd#10682; Plumb does not claim a health it did not assess: docs/compatibility.md.)
+/// Resources stay as they were: a failed comparison proves nothing about them, and nothing is
+/// ever pruned from it.
 pub fn from_failure(
     app: &Application,
     condition_type: &str,
@@ -114,6 +122,17 @@ pub fn from_failure(
     status.insert(
         "sync".into(),
         json!({"status": SyncStatusCode::Unknown.as_str(), "comparedTo": strip_nulls(compared_to), "revision": revision}),
+    );
+    let since = app
+        .status
+        .as_ref()
+        .and_then(|s| s.health.as_ref())
+        .filter(|h| h.status.as_deref() == Some(UNKNOWN_HEALTH))
+        .and_then(|h| h.last_transition_time.clone())
+        .unwrap_or_else(|| now.to_string());
+    status.insert(
+        "health".into(),
+        json!({"status": UNKNOWN_HEALTH, "message": message, "lastTransitionTime": since}),
     );
     status.insert(
         "conditions".into(),

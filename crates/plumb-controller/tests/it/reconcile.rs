@@ -190,6 +190,10 @@ async fn application_is_compared_synced_pruned_and_reports_comparison_errors() {
             .contains("no-such-tag"),
         "{cond}"
     );
+    // Health is not claimed either: Unknown, with the reason (Argo CD writes Healthy here).
+    let health = &app["status"]["health"];
+    assert_eq!(health["status"], "Unknown", "{health}");
+    assert_eq!(health["message"], cond["message"], "{health}");
     let out = env
         .kubectl()
         .args(["-n", dest.name(), "get", "deployment,service", "-o", "name"])

@@ -1449,6 +1449,25 @@ async fn generate_name_hooks_get_a_name_per_operation_and_stay_apart() {
         "two generateName hooks of one kind compare without a conflict: {:#}",
         app["status"]["conditions"]
     );
+    // As Argo CD: status.resources lists only hooks that exist, never a row named after the
+    // prefix (an object that never exists).
+    let resource_names = |app: &Value| -> Vec<String> {
+        app["status"]["resources"]
+            .as_array()
+            .map(|rs| {
+                rs.iter()
+                    .map(|r| {
+                        format!(
+                            "{}/{}",
+                            r["kind"].as_str().unwrap_or_default(),
+                            r["name"].as_str().unwrap_or_default()
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(resource_names(&app), ["ConfigMap/settings"]);
 
     let app = ctl.sync(&name, json!({})).await;
     assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
@@ -1478,6 +1497,18 @@ async fn generate_name_hooks_get_a_name_per_operation_and_stay_apart() {
         format!("{name}:batch/Job:{}/{migrate}", dest.name())
     );
     assert!(live(env, dest.name(), "job", &seed).is_some());
+    let app = ctl
+        .wait_app(&name, "compared after the sync", |a| {
+            a["status"]["sync"]["status"] == "Synced"
+        })
+        .await;
+    let names = resource_names(&app);
+    assert!(
+        !names
+            .iter()
+            .any(|n| n == "Job/migrate-" || n == "Job/seed-"),
+        "{names:?}"
+    );
 
     // The next operation creates new hooks; the earlier ones stay (no BeforeHookCreation match).
     tokio::time::sleep(Duration::from_millis(1100)).await;
