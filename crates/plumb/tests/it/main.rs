@@ -6,6 +6,7 @@
 mod admin_health;
 mod app;
 mod app_history;
+mod argo_parity;
 mod diff;
 mod payments_api;
 mod proj;

@@ -92,7 +92,8 @@ impl Default for DiffView {
 }
 
 /// Compares `app` with the cluster and writes the `app diff` text of every differing object
-/// (hooks left out, Secrets masked) to `out`; returns how many objects differ.
+/// (hooks left out, Secrets masked, live objects Git no longer declares shown as removed) to
+/// `out`; returns how many objects differ.
 pub(crate) async fn print_diff(
     client: &AppClient,
     app: &plumb_model::application::Application,
@@ -107,12 +108,14 @@ pub(crate) async fn print_diff(
         view.attribution,
     )
     .await?;
+    // As `argocd app diff`: a modified object, and a tracked live object Git no longer
+    // declares (shown as removed, so a gate on the exit code sees deletions).
     let shown: Vec<plumb_diff::MaskedDiff> = cmp
         .resources
         .iter()
         .filter(|r| !r.hook)
         .filter_map(|r| r.diff.as_ref())
-        .filter(|d| d.modified)
+        .filter(|d| d.modified || d.action == plumb_diff::Action::Extra)
         .map(plumb_diff::mask)
         .collect();
     let opts = render_options(view.format.format(), view.attribution);

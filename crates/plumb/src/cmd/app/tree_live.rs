@@ -28,9 +28,17 @@ fn is_local(app: &Application) -> bool {
 async fn list_kind(client: &kube::Client, ar: &ApiResource, namespace: &str) -> Result<Vec<Value>> {
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, ar);
     let list = api.list(&ListParams::default()).await?;
+    // A list's items carry no apiVersion/kind; without them a child would print as `/name` and be
+    // judged by the generic health rule instead of its kind's (a crash-looping Pod as Healthy).
     list.items
         .into_iter()
-        .map(|o| Ok(serde_json::to_value(o)?))
+        .map(|mut o| {
+            o.types = Some(kube::api::TypeMeta {
+                api_version: ar.api_version.clone(),
+                kind: ar.kind.clone(),
+            });
+            Ok(serde_json::to_value(o)?)
+        })
         .collect()
 }
 
