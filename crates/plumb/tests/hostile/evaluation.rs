@@ -178,6 +178,26 @@ fn jq_memory_bombs_are_refused() {
     }
 }
 
+#[test]
+fn jq_values_doubled_in_few_steps_are_stopped() {
+    // Before: a step can copy a whole value, so these took a few dozen steps each and either
+    // ran on past the deadline (the clock was read every 256 steps) or allocated until the
+    // process aborted. The memory check stops them; the time limit backs it up.
+    for expr in [
+        ".spec | select((reduce range(40) as $i ([1]; [.[], .[]])) | length > 0)",
+        ".spec | select(([limit(40; repeat(1))] | reduce .[] as $i ([1]; . + .)) | length > 0)",
+    ] {
+        let out = diff_with_rule(expr);
+        assert_eq!(out.status.code(), Some(2), "{expr}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("spec.ignoreDifferences[0]")
+                && (err.contains("grew memory") || err.contains("ran longer")),
+            "{expr}: {err}"
+        );
+    }
+}
+
 fn lua(script: &str, limits: &LuaLimits) -> plumb_health::HealthStatus {
     LuaScript::new(
         script,

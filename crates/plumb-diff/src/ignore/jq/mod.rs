@@ -42,6 +42,8 @@ pub(crate) enum JqFailure {
     Fuel(u64),
     /// It recursed deeper than the stack allows.
     Stack,
+    /// It grew the process's memory by more than this many bytes.
+    Memory(u64),
     /// The jq engine failed inside (a bug in it); the evaluation was stopped.
     Crashed(String),
     /// It failed at run time (treated as a no-op). The text names no value of the object.
@@ -53,7 +55,11 @@ impl JqFailure {
     pub(crate) fn is_unbounded(&self) -> bool {
         matches!(
             self,
-            JqFailure::Timeout(_) | JqFailure::Fuel(_) | JqFailure::Stack | JqFailure::Crashed(_)
+            JqFailure::Timeout(_)
+                | JqFailure::Fuel(_)
+                | JqFailure::Stack
+                | JqFailure::Memory(_)
+                | JqFailure::Crashed(_)
         )
     }
 }
@@ -69,6 +75,11 @@ impl std::fmt::Display for JqFailure {
                 "was stopped: it did not finish within {n} evaluation steps (endless recursion or loop?)"
             ),
             JqFailure::Stack => write!(f, "was stopped: it recursed too deeply"),
+            JqFailure::Memory(bytes) => write!(
+                f,
+                "was stopped: it grew memory by more than {} MiB",
+                bytes / (1024 * 1024)
+            ),
             JqFailure::Crashed(why) => write!(f, "was stopped: the jq engine failed ({why})"),
             JqFailure::Runtime(why) => write!(f, "failed: {why}"),
         }
@@ -81,6 +92,7 @@ impl From<budget::Stop> for JqFailure {
             budget::Stop::Timeout(d) => JqFailure::Timeout(d),
             budget::Stop::Fuel(n) => JqFailure::Fuel(n),
             budget::Stop::Stack => JqFailure::Stack,
+            budget::Stop::Memory(bytes) => JqFailure::Memory(bytes),
             budget::Stop::Panic(msg) => JqFailure::Crashed(msg),
         }
     }
