@@ -10,6 +10,7 @@
 use std::str::FromStr;
 use std::time::{Duration, SystemTime};
 
+use plumb_model::duration::parse_duration;
 use plumb_model::settings::{MISSING_STATUS, MISSING_STATUS_GRACE_PERIOD, Settings};
 use serde_json::Value;
 
@@ -128,40 +129,6 @@ fn has_status(obj: &Value) -> bool {
         Some(Value::Object(m)) => !m.is_empty(),
         Some(_) => true,
     }
-}
-
-/// A Go-style duration (`90s`, `2m`, `1h30m`, `0s`); a bare number is seconds.
-pub(crate) fn parse_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    if let Ok(seconds) = text.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
-        if digits == 0 {
-            return None;
-        }
-        let value: u64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let unit = match &rest[..unit_len] {
-            "ms" => Duration::from_millis(value),
-            "s" => Duration::from_secs(value),
-            "m" => Duration::from_secs(value.checked_mul(60)?),
-            "h" => Duration::from_secs(value.checked_mul(3600)?),
-            _ => return None,
-        };
-        total = total.checked_add(unit)?;
-        rest = &rest[unit_len..];
-    }
-    Some(total)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod annotations;
 pub mod application;
 #[cfg(feature = "schema")]
 pub mod crd;
+pub mod duration;
 mod key;
 #[cfg(feature = "schema")]
 mod schema;

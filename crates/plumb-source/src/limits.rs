@@ -137,30 +137,7 @@ const MIN_RENDER_MEMORY: u64 = 128 << 20;
 /// `90`, `90s`, `1m30s`, `500ms`, `1h`: Go's duration syntax without fractions, or plain seconds.
 /// Zero is refused (a limit of zero would stop every render).
 pub fn parse_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    if let Ok(secs) = text.parse::<u64>() {
-        return (secs > 0).then(|| Duration::from_secs(secs));
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
-        let n: u64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let unit = match &rest[..unit_len] {
-            "ms" => Duration::from_millis(1),
-            "s" => Duration::from_secs(1),
-            "m" => Duration::from_secs(60),
-            "h" => Duration::from_secs(3600),
-            _ => return None,
-        };
-        total = total.checked_add(unit.checked_mul(u32::try_from(n).ok()?)?)?;
-        rest = &rest[unit_len..];
-    }
-    (!total.is_zero()).then_some(total)
+    plumb_model::duration::parse_duration(text).filter(|d| !d.is_zero())
 }
 
 /// A Kubernetes quantity of bytes: `1073741824`, `512Mi`, `2Gi`, `1G`, `500M`.
