@@ -214,17 +214,25 @@ async fn crd_becomes_established_and_custom_resources_are_found_through_discover
     // Discovery (run after the CRD is Established) finds the new kind with its real plural.
     let start = Instant::now();
     let (ar, caps) = loop {
-        let d = Discovery::new(client.clone())
+        // Discovery is eventually consistent after Established: the group can be listed
+        // under /apis a moment before /apis/<group>/<version> is served (a 404), so a 404
+        // inside the deadline means "not yet", anything else is a failure.
+        match Discovery::new(client.clone())
             .filter(&[group.as_str()])
             .run()
             .await
-            .expect("discovery");
-        if let Some(found) = d
-            .groups()
-            .flat_map(|g| g.recommended_resources())
-            .find(|(ar, _)| ar.kind == "Database")
         {
-            break found;
+            Ok(d) => {
+                if let Some(found) = d
+                    .groups()
+                    .flat_map(|g| g.recommended_resources())
+                    .find(|(ar, _)| ar.kind == "Database")
+                {
+                    break found;
+                }
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(other) => panic!("discovery: {other}"),
         }
         assert!(start.elapsed() < DEADLINE, "Database kind not discovered");
         tokio::time::sleep(Duration::from_millis(200)).await;
