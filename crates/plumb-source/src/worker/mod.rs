@@ -107,6 +107,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     if let Err(e) = rlimits::apply(&parsed.limits) {
         return setup_failed(&format!("setting resource limits: {e}"));
     }
+    rlimits::prefer_oom_kill();
     if let Err(e) = rlimits::die_with_parent(parsed.parent) {
         return setup_failed(&e);
     }

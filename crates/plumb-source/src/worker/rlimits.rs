@@ -46,6 +46,20 @@ fn lower(resource: Resource, soft: u64, hard: u64) -> std::io::Result<()> {
     .map_err(std::io::Error::from)
 }
 
+/// Makes this process (and what it `exec`s) the first one the kernel's OOM killer picks.
+///
+/// The render memory limit is per render, and several renders can run at once: when together
+/// they exhaust the controller's cgroup (its Pod's memory limit), the kernel should end a render
+/// (one Application's `ComparisonError`) rather than the controller (every Application).
+/// Raising one's own `oom_score_adj` needs no privilege; where `/proc` is not writable the
+/// render still runs, only without the preference.
+pub(super) fn prefer_oom_kill() {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let _ = std::fs::write("/proc/self/oom_score_adj", "1000");
+    }
+}
+
 /// Asks the kernel to kill this process (and what it `exec`s) when the thread that started it
 /// ends, so a render never outlives a crashed or killed caller.
 pub(super) fn die_with_parent(parent: Option<u32>) -> Result<(), String> {
@@ -112,5 +126,38 @@ mod tests {
         let cpu = getrlimit(Resource::Cpu);
         assert_eq!((cpu.current, cpu.maximum), (Some(3600), Some(3601)));
         assert_eq!(getrlimit(Resource::Core).maximum, Some(0));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_render_is_the_first_process_the_oom_killer_picks() {
+        // Run in a child process: the score cannot be lowered again without privilege.
+        let exe = std::env::current_exe().unwrap();
+        if std::env::var_os("PLUMB_OOM_PROBE").is_none() {
+            let out = std::process::Command::new(exe)
+                .args([
+                    "--exact",
+                    "worker::rlimits::tests::a_render_is_the_first_process_the_oom_killer_picks",
+                    "--nocapture",
+                ])
+                .env("PLUMB_OOM_PROBE", "1")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            return;
+        }
+        prefer_oom_kill();
+        let score = std::fs::read_to_string("/proc/self/oom_score_adj").unwrap();
+        assert_eq!(score.trim(), "1000");
+        // A child (what the worker execs: helm, kustomize) inherits it.
+        let child = std::process::Command::new("cat")
+            .arg("/proc/self/oom_score_adj")
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&child.stdout).trim(), "1000");
     }
 }
