@@ -70,7 +70,10 @@ pub fn from_comparison(app: &Application, cmp: &Comparison, now: &str) -> Map<St
             if r.hook {
                 m.insert("hook".into(), json!(true));
             }
-            if r.requires_pruning {
+            // Argo CD reconciles hooks apart from the objects Git declares, so a live hook never
+            // has a target there and is always marked `requiresPruning` (it is not pruned: a
+            // sync never prunes hooks).
+            if r.requires_pruning || (r.hook && r.live.is_some()) {
                 m.insert("requiresPruning".into(), json!(true));
             }
             if r.sync_wave != 0 {

@@ -120,6 +120,42 @@ fn rows(app: &Value) -> Vec<String> {
         .collect()
 }
 
+/// `<Kind>/<name> <hookPhase>` per result, in the order the work started. Argo CD gives every
+/// result a phase, hooks or not (gitops-engine `sync_context.go`: applied objects are `Running`
+/// until their health is looked at before the next step, then `Succeeded` or `Failed`; the last
+/// step's objects stay `Running`; prunes are `Succeeded`).
+fn phases(app: &Value) -> Vec<String> {
+    results(app)
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{} {}",
+                r["kind"].as_str().unwrap_or("-"),
+                r["name"].as_str().unwrap_or("-"),
+                r["hookPhase"].as_str().unwrap_or("-")
+            )
+        })
+        .collect()
+}
+
+/// The Application's `status.resources` rows: `<Kind>/<name> hook=<bool> requiresPruning=<bool>`.
+fn resource_rows(app: &Value) -> Vec<String> {
+    app["status"]["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            format!(
+                "{}/{} hook={} requiresPruning={}",
+                r["kind"].as_str().unwrap_or("-"),
+                r["name"].as_str().unwrap_or("-"),
+                r["hook"].as_bool().unwrap_or(false),
+                r["requiresPruning"].as_bool().unwrap_or(false)
+            )
+        })
+        .collect()
+}
+
 fn result<'a>(results: &'a [Value], kind: &str, name: &str) -> &'a Value {
     results
         .iter()
@@ -463,6 +499,24 @@ async fn presync_and_postsync_hooks_run_around_a_healthy_sync_phase_and_are_recr
             "PostSync Job/smoke Synced [PostSync/Succeeded] Reached expected number of succeeded pods",
         ]
     );
+    // The Sync phase is not the last step: the Deployment was looked at before PostSync.
+    assert_eq!(
+        phases(&app),
+        [
+            "Job/migrate Succeeded",
+            "Deployment/web Succeeded",
+            "Job/smoke Succeeded"
+        ]
+    );
+    // As Argo CD: the hook HookSucceeded deleted has no row; the hook still there has one,
+    // marked requiresPruning (Argo reconciles hooks apart from Git's objects).
+    assert_eq!(
+        resource_rows(&app),
+        [
+            "Deployment/web hook=false requiresPruning=false",
+            "Job/migrate hook=true requiresPruning=true",
+        ]
+    );
     let rs = results(&app);
     let hook = result(&rs, "Job", "migrate");
     let web = result(&rs, "Deployment", "web");
@@ -532,6 +586,16 @@ async fn waves_run_in_order_and_a_deployment_holds_the_next_wave_until_healthy()
             "Sync Service/front Synced service/front created",
         ]
     );
+    // Earlier waves were looked at before the next one; the last wave of plain objects ends
+    // the operation once applied and stays Running, as in Argo CD.
+    assert_eq!(
+        phases(&app),
+        [
+            "ConfigMap/config Succeeded",
+            "Deployment/web Succeeded",
+            "Service/front Running"
+        ]
+    );
     let rs = results(&app);
     let (config, web, front) = (
         result(&rs, "ConfigMap", "config"),
@@ -592,8 +656,17 @@ async fn a_degraded_wave_fails_the_sync_runs_syncfail_hooks_and_stops_later_wave
         rows(&app),
         [
             "Sync ConfigMap/first Synced configmap/first created",
-            "Sync Widget/broken SyncFailed generic: condition Ready=False (Failed): Failed for the test",
+            "Sync Widget/broken Synced generic: condition Ready=False (Failed): Failed for the test",
             "SyncFail Job/on-fail Synced [SyncFail/Succeeded] Reached expected number of succeeded pods",
+        ]
+    );
+    // As Argo CD: the Degraded object was applied (`Synced`); its phase is what failed.
+    assert_eq!(
+        phases(&app),
+        [
+            "ConfigMap/first Succeeded",
+            "Widget/broken Failed",
+            "Job/on-fail Succeeded"
         ]
     );
     let rs = results(&app);
@@ -854,6 +927,15 @@ async fn prune_false_keeps_an_object_and_prune_last_prunes_after_the_last_wave()
             "Sync ConfigMap/main Synced configmap/main unchanged",
             "Sync Service/front Synced service/front unchanged",
             "Sync ConfigMap/last Pruned pruned",
+        ]
+    );
+    assert_eq!(
+        phases(&app),
+        [
+            "ConfigMap/keep Succeeded",
+            "ConfigMap/main Succeeded",
+            "Service/front Succeeded",
+            "ConfigMap/last Succeeded",
         ]
     );
     let rs = results(&app);

@@ -198,6 +198,9 @@ struct Run<'a, 'b> {
     message: String,
     /// kubectl verbs of the dry run, by task (a dry-run sync reports them).
     dry_verbs: Vec<(ResourceKey, &'static str)>,
+    /// More than one phase or wave (Argo's `multiStep`): only then do applied objects that are
+    /// not yet healthy hold the operation.
+    multi_step: bool,
 }
 
 fn now() -> String {
@@ -219,6 +222,7 @@ pub async fn run(ctx: &SyncContext<'_>, req: SyncRequest) -> SyncOutcome {
         results: Vec::new(),
         message: "one or more tasks are running".into(),
         dry_verbs: Vec::new(),
+        multi_step: false,
     };
     r.report();
     r.execute().await
@@ -330,6 +334,8 @@ impl<'a, 'b> Run<'a, 'b> {
             .into_iter()
             .partition(|t| t.phase == SyncPhase::SyncFail);
         let (mut execs, steps) = schedule(main);
+        // Argo counts the SyncFail phase too when it decides whether a sync has several steps.
+        self.multi_step = steps.len() > 1 || !fail_hooks.is_empty();
         let mut failure: Option<&'static str> = None;
         for (n, in_step) in steps.iter().enumerate() {
             if self.terminating() {
@@ -390,6 +396,9 @@ impl<'a, 'b> Run<'a, 'b> {
             .copied()
             .filter(|&i| execs[i].task.is_hook())
             .collect();
+        // Argo CD ends the operation right after applying a last step of plain objects; a last
+        // step with hooks goes on until they complete.
+        let ends_when_applied = last && hooks.is_empty();
         for i in hooks {
             if let Err(msg) = self.remove_previous_hook(&execs[i]).await {
                 let t = execs[i].task.clone();
@@ -432,11 +441,10 @@ impl<'a, 'b> Run<'a, 'b> {
                     let idx = self.record(&task, Some(ResultCode::Synced), msg);
                     let e = &mut execs[i];
                     e.result = Some(idx);
-                    if task.is_hook() {
-                        self.results[idx].hook_phase = Some(OperationPhase::Running);
-                        e.state = State::Running;
-                    } else if last {
-                        // Argo CD: the last wave of plain objects succeeds once applied.
+                    // Argo CD: an applied object is `Running` until its health is looked at
+                    // (before the next step); the last step's objects stay `Running`.
+                    self.results[idx].hook_phase = Some(OperationPhase::Running);
+                    if !task.is_hook() && ends_when_applied {
                         self.results[idx].finished_at = Some(now());
                         e.state = State::Succeeded;
                     } else {
@@ -449,6 +457,7 @@ impl<'a, 'b> Run<'a, 'b> {
                         if let Err(msg) = self.wait_established(&task.key).await {
                             let r = &mut self.results[idx];
                             r.status = Some(ResultCode::SyncFailed);
+                            r.hook_phase = Some(OperationPhase::Failed);
                             r.message = Some(msg);
                             r.finished_at = Some(now());
                             execs[i].state = State::Failed;
@@ -465,9 +474,7 @@ impl<'a, 'b> Run<'a, 'b> {
                 Err(msg) => {
                     let idx = self.record(&task, Some(ResultCode::SyncFailed), msg);
                     self.results[idx].finished_at = Some(now());
-                    if task.is_hook() {
-                        self.results[idx].hook_phase = Some(OperationPhase::Failed);
-                    }
+                    self.results[idx].hook_phase = Some(OperationPhase::Failed);
                     let e = &mut execs[i];
                     e.result = Some(idx);
                     e.state = State::Failed;
@@ -496,7 +503,10 @@ impl<'a, 'b> Run<'a, 'b> {
                     continue;
                 }
                 self.refresh(&mut execs[i]).await;
-                if execs[i].state == State::Running {
+                // In a single-step sync only hooks hold the operation (Argo CD); the objects
+                // beside them are still looked at, and succeed once healthy.
+                if execs[i].state == State::Running && (self.multi_step || execs[i].task.is_hook())
+                {
                     running.push(i);
                 }
             }
@@ -505,6 +515,12 @@ impl<'a, 'b> Run<'a, 'b> {
                 return Some("one or more synchronization tasks completed unsuccessfully");
             }
             if running.is_empty() {
+                for &i in in_step {
+                    if execs[i].state == State::Running {
+                        // Done waiting; the result stays `Running`, as Argo CD leaves it.
+                        execs[i].state = State::Succeeded;
+                    }
+                }
                 return None;
             }
             let first = &execs[running[0]].task;
@@ -558,21 +574,17 @@ impl<'a, 'b> Run<'a, 'b> {
             Verdict::Succeeded(msg) => {
                 e.state = State::Succeeded;
                 r.finished_at = Some(now());
-                if e.task.is_hook() {
-                    r.hook_phase = Some(OperationPhase::Succeeded);
-                    if !msg.is_empty() {
-                        r.message = Some(msg.clone());
-                    }
+                r.hook_phase = Some(OperationPhase::Succeeded);
+                if e.task.is_hook() && !msg.is_empty() {
+                    r.message = Some(msg.clone());
                 }
             }
             Verdict::Failed(msg) => {
+                // An applied object that turned Degraded keeps its `Synced` result (the apply
+                // worked); its phase says it failed, as in Argo CD.
                 e.state = State::Failed;
                 r.finished_at = Some(now());
-                if e.task.is_hook() {
-                    r.hook_phase = Some(OperationPhase::Failed);
-                } else {
-                    r.status = Some(ResultCode::SyncFailed);
-                }
+                r.hook_phase = Some(OperationPhase::Failed);
                 r.message = Some(msg.clone());
             }
         }

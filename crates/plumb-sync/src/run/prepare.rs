@@ -41,6 +41,12 @@ impl Run<'_, '_> {
         };
         let i = self.record(&task, Some(status), message);
         self.results[i].finished_at = Some(now());
+        // Argo CD creates the namespace as a task of its own: `Running` once applied.
+        self.results[i].hook_phase = Some(if failed {
+            OperationPhase::Failed
+        } else {
+            OperationPhase::Running
+        });
         self.report();
         failed.then(|| {
             self.outcome(
@@ -72,7 +78,7 @@ impl Run<'_, '_> {
                     "Shared resource found: {}/{} is part of applications {} and {other}",
                     t.key.kind, t.key.name, self.req.app_name
                 );
-                return Some(self.fail_tasks(vec![(t.clone(), msg.clone())], &msg));
+                return Some(self.fail_tasks(vec![(t.clone(), msg.clone())], &msg, None));
             }
         }
         if invalid.is_empty() {
@@ -85,9 +91,11 @@ impl Run<'_, '_> {
             .into_iter()
             .collect::<Vec<_>>()
             .join(", ");
+        // Argo CD records tasks refused before the sync without a phase.
         Some(self.fail_tasks(
             invalid,
             &format!("one or more synchronization tasks are not valid: {summary}"),
+            None,
         ))
     }
 
@@ -95,10 +103,12 @@ impl Run<'_, '_> {
         &mut self,
         failed: Vec<(PlannedTask, String)>,
         message: &str,
+        phase: Option<OperationPhase>,
     ) -> SyncOutcome {
         for (t, msg) in failed {
             let i = self.record(&t, Some(ResultCode::SyncFailed), msg);
             self.results[i].finished_at = Some(now());
+            self.results[i].hook_phase = phase;
         }
         self.outcome(OperationPhase::Failed, message)
     }
@@ -160,7 +170,11 @@ impl Run<'_, '_> {
         if failed.is_empty() {
             None
         } else {
-            Some(self.fail_tasks(failed, "one or more objects failed to apply (dry run)"))
+            Some(self.fail_tasks(
+                failed,
+                "one or more objects failed to apply (dry run)",
+                Some(OperationPhase::Failed),
+            ))
         }
     }
 
@@ -205,10 +219,8 @@ impl Run<'_, '_> {
             };
             let i = self.record(t, Some(status), message);
             self.results[i].finished_at = Some(now());
-            if t.is_hook() {
-                // Argo CD: a hook that passed its dry run has done all a dry run does.
-                self.results[i].hook_phase = Some(OperationPhase::Succeeded);
-            }
+            // Argo CD: in a dry run, whatever passed has done all a dry run does.
+            self.results[i].hook_phase = Some(OperationPhase::Succeeded);
         }
         self.outcome(
             OperationPhase::Succeeded,

@@ -47,6 +47,7 @@ impl Run<'_, '_> {
                 "not pruned: the mass-deletion brake stopped the operation".into(),
             );
             self.results[i].finished_at = Some(now());
+            self.results[i].hook_phase = Some(OperationPhase::Succeeded);
         }
         let message = stopped.message(&self.req.app_name);
         tracing::warn!(app = %self.req.app_name, "{message}");
@@ -61,6 +62,8 @@ impl Run<'_, '_> {
         if let Some((status, message)) = self.prune_verdict(&task) {
             let i = self.record(&task, Some(status), message);
             self.results[i].finished_at = Some(now());
+            // Argo CD: a skipped prune is a finished task.
+            self.results[i].hook_phase = Some(OperationPhase::Succeeded);
             e.result = Some(i);
             e.state = State::Succeeded;
             self.report();
@@ -90,6 +93,11 @@ impl Run<'_, '_> {
         };
         let i = self.record(&task, Some(status), message);
         self.results[i].finished_at = Some(now());
+        self.results[i].hook_phase = Some(if ok {
+            OperationPhase::Succeeded
+        } else {
+            OperationPhase::Failed
+        });
         e.result = Some(i);
         e.state = if ok { State::Succeeded } else { State::Failed };
         self.report();
