@@ -23,7 +23,7 @@ pub enum Error {
     /// A component of a private control plane could not be stopped or started.
     #[error("scripts/testenv {action} {component} failed: {stderr}")]
     Component {
-        /// `stop`, `start` or `restart`.
+        /// `stop`, `start`, `restart`, `pause` or `resume`.
         action: &'static str,
         /// The component.
         component: Component,
@@ -89,6 +89,18 @@ impl std::fmt::Display for Component {
     }
 }
 
+/// Settings of a private control plane ([`TestEnv::private_with`]) that differ from the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct PrivateOptions {
+    /// kube-controller-manager's node monitor grace period in seconds (`scripts/testenv`'s default
+    /// is 180, at least 8): how long the fake node's Lease may go unrenewed before the node is
+    /// marked NotReady. Tests of a NotReady spell make it short.
+    pub node_grace_seconds: Option<u32>,
+    /// The API port to try first, without checking that it is free: a test that holds this port
+    /// makes the first start-up attempt clash, and `up` must start again on other ports.
+    pub try_api_port: Option<u16>,
+}
+
 /// A running control plane and how to reach it.
 #[derive(Debug)]
 pub struct TestEnv {
@@ -119,7 +131,12 @@ impl TestEnv {
     /// process exits. Starting one costs seconds: keep one per test binary and run the tests that
     /// use it one after another.
     pub fn private() -> Result<Self, Error> {
-        let mut env = Self::up()?;
+        Self::private_with(&PrivateOptions::default())
+    }
+
+    /// [`TestEnv::private`] with settings of its own.
+    pub fn private_with(options: &PrivateOptions) -> Result<Self, Error> {
+        let mut env = Self::up(options)?;
         env.private = true;
         Ok(env)
     }
@@ -136,10 +153,10 @@ impl TestEnv {
                 private: false,
             });
         }
-        Self::up()
+        Self::up(&PrivateOptions::default())
     }
 
-    fn up() -> Result<Self, Error> {
+    fn up(options: &PrivateOptions) -> Result<Self, Error> {
         // A fresh path per call; `scripts/testenv` creates it, and the reaper it starts with
         // --owner-pid stops the processes and removes the directory when this process exits.
         static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -153,7 +170,14 @@ impl TestEnv {
             std::process::id()
         ));
         let script = repo_root().join("scripts/testenv");
-        let out = Command::new(&script)
+        let mut cmd = Command::new(&script);
+        if let Some(secs) = options.node_grace_seconds {
+            cmd.env("PLUMB_TESTENV_NODE_GRACE_SECONDS", secs.to_string());
+        }
+        if let Some(port) = options.try_api_port {
+            cmd.env("PLUMB_TESTENV_TRY_API_PORT", port.to_string());
+        }
+        let out = cmd
             .arg("up")
             .arg("--state")
             .arg(&dir)
@@ -220,6 +244,17 @@ impl TestEnv {
     /// is ready (etcd healthy, kube-apiserver `/readyz`).
     pub fn start_component(&self, component: Component) -> Result<(), Error> {
         self.component("start", component)
+    }
+
+    /// Freezes one component of a private control plane (SIGSTOP): it holds its ports and state
+    /// but does nothing, as a process starved by a loaded machine would.
+    pub fn pause(&self, component: Component) -> Result<(), Error> {
+        self.component("pause", component)
+    }
+
+    /// Lets a component frozen by [`TestEnv::pause`] run again (SIGCONT).
+    pub fn resume(&self, component: Component) -> Result<(), Error> {
+        self.component("resume", component)
     }
 
     /// Stops and starts one component of a private control plane.

@@ -5,7 +5,8 @@
 //!   by `PLUMB_TEST_KUBECONFIG` (what `./scripts/test` and CI use so that every test binary shares
 //!   one). There is no fake API server: a test that needs a cluster and cannot get one fails.
 //! - [`TestEnv::private`]: a control plane of the caller's own, for fault tests that stop, start
-//!   or restart one [`Component`] (etcd, kube-apiserver, ...) or compact etcd.
+//!   or restart one [`Component`] (etcd, kube-apiserver, ...), pause it (SIGSTOP) or compact etcd;
+//!   [`TestEnv::private_with`] changes its settings ([`PrivateOptions`]).
 //! - [`TestNamespace`]: an isolated namespace per test, deleted when dropped.
 //!
 //! ```no_run
@@ -24,5 +25,5 @@ pub mod git_ssh;
 mod namespace;
 pub mod tools;
 
-pub use cluster::{Component, Error, TestEnv};
+pub use cluster::{Component, Error, PrivateOptions, TestEnv};
 pub use namespace::TestNamespace;

@@ -1,4 +1,9 @@
 //! Proof that the test control plane is a real one: controllers roll Deployments out onto the kwok
-//! node, CRDs work through discovery, and kubectl works with the written kubeconfig.
+//! node, CRDs work through discovery, and kubectl works with the written kubeconfig; workloads
+//! behave as their testenv annotations say; the node survives a NotReady spell; `up` survives a
+//! port clash.
 
 mod control_plane;
+mod node_spell;
+mod ports;
+mod workloads;
