@@ -35,9 +35,10 @@ pub struct CompareOptions {
     /// Compare against these sources instead of the Application's (an operation's
     /// `sync.source`, or `sync.sources` of a multi-source rollback, with its revisions applied).
     pub sources: Option<Vec<ApplicationSource>>,
-    /// The project's `sourceRepos`, which kustomize remote bases must match (`None`: no project
-    /// at hand, any https/ssh Git URL).
-    pub source_repos: Option<Vec<String>>,
+    /// The project's `sourceRepos`, which kustomize remote bases must match. Not optional: every
+    /// caller (controller, `plumb app diff/manifests`, the API server) loads the Application's
+    /// AppProject first and refuses to render without it.
+    pub source_repos: Vec<String>,
 }
 
 /// One compared object.
@@ -132,7 +133,7 @@ pub async fn compare(
             .into_iter()
             .collect(),
         refresh: opts.refresh,
-        source_repos: opts.source_repos.clone(),
+        source_repos: Some(opts.source_repos.clone()),
     };
     let rendered: Rendered = {
         let renderer = renderer.clone();

@@ -183,7 +183,7 @@ async fn attempt(
         attribution: false,
         fresh_reads: true,
         sources: operation_sources(&sync),
-        source_repos: Some(project.spec.source_repos.clone().unwrap_or_default()),
+        source_repos: project.spec.source_repos.clone().unwrap_or_default(),
     };
     let cmp = match compare(app, &engines, cluster, &shared.renderer, &cmp_opts).await {
         Ok(c) => c,
@@ -551,7 +551,7 @@ async fn finish(
         attribution: true,
         fresh_reads: true,
         sources: None,
-        source_repos: Some(project.spec.source_repos.clone().unwrap_or_default()),
+        source_repos: project.spec.source_repos.clone().unwrap_or_default(),
     };
     let now = status::now();
     let mut fields = match compare(app, &engines, cluster, &shared.renderer, &opts).await {

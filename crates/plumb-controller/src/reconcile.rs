@@ -222,7 +222,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         attribution: true,
         fresh_reads: false,
         sources: None,
-        source_repos: Some(project.spec.source_repos.clone().unwrap_or_default()),
+        source_repos: project.spec.source_repos.clone().unwrap_or_default(),
     };
     let now = status::now();
     let mut decision = None;

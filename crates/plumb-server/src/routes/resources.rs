@@ -12,7 +12,7 @@ use kube::discovery::ApiResource;
 use plumb_controller::{CompareOptions, ComparedResource, Comparison, Refresh};
 use plumb_model::ResourceKey;
 use plumb_model::annotations::LAST_APPLIED;
-use plumb_model::application::Application;
+use plumb_model::application::{AppProject, Application};
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
@@ -41,13 +41,14 @@ async fn compare_app(
             cluster.server
         )));
     }
+    let project = project_of(s, app).await?;
     let opts = CompareOptions {
         revision,
         refresh: Refresh::Normal,
         attribution: false,
         fresh_reads: true,
         sources: None,
-        source_repos: None,
+        source_repos: project.spec.source_repos.unwrap_or_default(),
     };
     plumb_controller::compare(app, &engines, &cluster, &s.renderer, &opts)
         .await
@@ -58,6 +59,38 @@ async fn compare_app(
                 plumb_controller::chain(&e)
             ))
         })
+}
+
+/// The Application's AppProject: its sourceRepos bound the Kustomize remote bases a render may
+/// fetch, as in the controller. A project that cannot be read refuses the render.
+async fn project_of(s: &AppState, app: &Application) -> Result<AppProject> {
+    let name = if app.spec.project.is_empty() {
+        "default"
+    } else {
+        app.spec.project.as_str()
+    };
+    let obj = match s.projects().get(name).await {
+        Ok(obj) => obj,
+        Err(kube::Error::Api(e)) if e.code == 404 => {
+            return Err(Error::FailedPrecondition(format!(
+                "Application {} references AppProject {name}, which does not exist in namespace {}",
+                app.name(),
+                s.namespace
+            )));
+        }
+        Err(e) => {
+            return Err(Error::kube(
+                format!("reading AppProject {}/{name}", s.namespace),
+                e,
+            ));
+        }
+    };
+    serde_json::from_value(to_value(&obj)?).map_err(|e| {
+        Error::FailedPrecondition(format!(
+            "AppProject {}/{name} is not valid: {e}",
+            s.namespace
+        ))
+    })
 }
 
 /// The mask Argo shows for a Secret value.

@@ -1,13 +1,14 @@
 //! Attacks: project bypass. Someone who may edit an Application (or push to its repository)
 //! tries to deploy what the AppProject forbids through a door the project checks missed: the
 //! operation's own source, a rollback to a source the project no longer permits, the Namespace
-//! of `CreateNamespace` (and `managedNamespaceMetadata` on an existing namespace), and a hook.
+//! of `CreateNamespace` (and `managedNamespaceMetadata` on an existing namespace), a hook, and a
+//! Kustomize remote base rendered by `plumb app diff/manifests` or the API server.
 //! The real `plumb controller` and `plumb app` run against the real control plane; each attack
 //! must be refused with the rule named, before anything is written.
 
 use serde_json::json;
 
-use crate::running::{Running, env, get_json, text, unique};
+use crate::running::{Running, env, get_json, kubectl_apply, text, unique};
 
 fn config_map(name: &str) -> String {
     format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  value: one\n")
@@ -188,4 +189,83 @@ fn a_hook_of_a_forbidden_kind_is_not_created() {
     );
     assert!(get_json(dest.name(), "rolebinding", "grab").is_none());
     assert!(get_json(dest.name(), "configmap", "settings").is_none());
+}
+
+/// `plumb app diff`, `plumb app manifests` and the API server's resource routes render with the
+/// Application's AppProject, as the controller does: a Kustomize remote base the project's
+/// sourceRepos do not allow is refused there too (before, they rendered with no sourceRepos and
+/// any https/ssh base passed), and an Application whose project cannot be read is not rendered.
+#[test]
+fn kustomize_remote_bases_are_checked_against_the_project_in_cli_and_server_renders() {
+    let ns = env().namespace("hostile-remote");
+    let repo = plumb_testenv::git::GitRepo::new();
+    repo.commit(
+        &[
+            (
+                "k/kustomization.yaml",
+                "resources:\n- cm.yaml\n- https://git.evil.example/attacker/base//deploy?ref=main\n"
+                    .to_string(),
+            ),
+            ("k/cm.yaml", config_map("settings")),
+        ],
+        "a remote base outside the project",
+    );
+    kubectl_apply(&json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+        "metadata": {"name": "teams", "namespace": ns.name()},
+        "spec": {"sourceRepos": [repo.url(), "https://git.acme.example/*"],
+                 "destinations": [{"server": "*", "namespace": "*"}]}
+    }));
+    let app = |name: &str, project: &str| {
+        kubectl_apply(&json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": name, "namespace": ns.name()},
+            "spec": {"project": project, "source": {"repoURL": repo.url(), "path": "k"},
+                     "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name()}}
+        }));
+    };
+    app("remote", "teams");
+    app("orphan", "gone");
+    let refusal = "remote target https://git.evil.example/attacker/base//deploy?ref=main is refused: repository https://git.evil.example/attacker/base is not permitted by the project's sourceRepos";
+    let missing = "references AppProject gone, which does not exist";
+    let kubeconfig = env().kubeconfig().display().to_string();
+
+    for verb in ["diff", "manifests"] {
+        for (name, expected) in [("remote", refusal), ("orphan", missing)] {
+            let run = crate::repo_reads::plumb(&[
+                "app",
+                verb,
+                name,
+                "--kubeconfig",
+                &kubeconfig,
+                "-N",
+                ns.name(),
+            ]);
+            assert!(
+                !matches!(run.code, Some(0 | 1)),
+                "plumb app {verb} {name} did not fail: {}",
+                run.all()
+            );
+            assert!(
+                run.stderr.contains(expected),
+                "plumb app {verb} {name}: {}",
+                run.all()
+            );
+            assert!(!run.stdout.contains("settings"), "{}", run.all());
+        }
+    }
+
+    let server = crate::server::start_in(ns.name());
+    for route in ["manifests", "managed-resources"] {
+        for (name, expected) in [("remote", refusal), ("orphan", missing)] {
+            let path = format!("/api/v1/applications/{name}/{route}");
+            let r = crate::server::raw(
+                server.addr,
+                format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+            );
+            assert!(crate::server::status(&r) >= 400, "{path}: {r}");
+            assert!(r.contains(expected), "{path}: {r}");
+        }
+    }
+    assert!(get_json(ns.name(), "configmap", "settings").is_none());
 }

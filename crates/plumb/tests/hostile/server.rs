@@ -9,11 +9,11 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    addr: SocketAddr,
+    pub addr: SocketAddr,
     _cache: tempfile::TempDir,
-    _ns: plumb_testenv::TestNamespace,
+    _ns: Option<plumb_testenv::TestNamespace>,
 }
 
 impl Drop for Server {
@@ -24,8 +24,15 @@ impl Drop for Server {
 }
 
 fn start() -> Server {
+    let ns = crate::running::env().namespace("hostile-server");
+    let mut server = start_in(ns.name());
+    server._ns = Some(ns);
+    server
+}
+
+/// A `plumb server` (no auth) over the control namespace `ns`, with the test kustomize.
+pub(crate) fn start_in(ns: &str) -> Server {
     let env = crate::running::env();
-    let ns = env.namespace("hostile-server");
     let cache = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
         .args([
@@ -35,7 +42,9 @@ fn start() -> Server {
             "--listen",
             "127.0.0.1:0",
         ])
-        .args(["--max-body-bytes", "65536", "-n", ns.name()])
+        .args(["--max-body-bytes", "65536", "-n", ns])
+        .env("PLUMB_KUSTOMIZE", plumb_testenv::tools::kustomize())
+        .env("PLUMB_HELM", plumb_testenv::tools::helm())
         .arg("--kubeconfig")
         .arg(env.kubeconfig())
         .arg("--cache-dir")
@@ -61,7 +70,7 @@ fn start() -> Server {
         child,
         addr,
         _cache: cache,
-        _ns: ns,
+        _ns: None,
     }
 }
 
@@ -72,7 +81,7 @@ fn connect(addr: SocketAddr) -> TcpStream {
 }
 
 /// Sends `request` and reads the answer until the server closes the connection.
-fn raw(addr: SocketAddr, request: &[u8]) -> String {
+pub(crate) fn raw(addr: SocketAddr, request: &[u8]) -> String {
     let mut s = connect(addr);
     // The server may answer and close before reading all of a refused body.
     let _ = s.write_all(request);
@@ -81,7 +90,7 @@ fn raw(addr: SocketAddr, request: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn status(response: &str) -> u16 {
+pub(crate) fn status(response: &str) -> u16 {
     response
         .split_whitespace()
         .nth(1)

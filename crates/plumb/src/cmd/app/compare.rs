@@ -49,6 +49,23 @@ pub(crate) async fn compare_app(
         config.tools.kustomize = PathBuf::from(kustomize);
     }
     let renderer = Arc::new(Renderer::new(config).context("preparing the source cache")?);
+    // Kustomize remote bases are checked against the project's sourceRepos, as in the
+    // controller; without the project nothing is rendered.
+    let project_name = if app.spec.project.is_empty() {
+        "default"
+    } else {
+        app.spec.project.as_str()
+    };
+    let project = client
+        .project(project_name)
+        .await?
+        .with_context(|| {
+            format!(
+                "Application {} references AppProject {project_name}, which does not exist in namespace {}",
+                app.name(),
+                client.namespace()
+            )
+        })?;
     let opts = CompareOptions {
         revision,
         refresh: if hard_refresh {
@@ -59,7 +76,7 @@ pub(crate) async fn compare_app(
         attribution,
         fresh_reads: true,
         sources: None,
-        source_repos: None,
+        source_repos: project.spec.source_repos.clone().unwrap_or_default(),
     };
     plumb_controller::compare(app, &engines, &cluster, &renderer, &opts)
         .await
