@@ -25,6 +25,7 @@
 
 #![deny(missing_docs)]
 
+pub mod actions;
 mod aggregate;
 mod assess;
 mod error;

@@ -12,6 +12,9 @@ use serde_json::Value;
 pub const HEALTH_PREFIX: &str = "resource.customizations.health.";
 /// `resource.customizations.useOpenLibs.<group>_<kind>` prefix.
 pub const USE_OPEN_LIBS_PREFIX: &str = "resource.customizations.useOpenLibs.";
+/// `resource.customizations.actions.<group>_<kind>` prefix: YAML with `discovery.lua`,
+/// `definitions: [{name, action.lua}]` and `mergeBuiltinActions`.
+pub const ACTIONS_PREFIX: &str = "resource.customizations.actions.";
 /// `resource.customizations.ignoreDifferences.<group>_<kind>` prefix (`.all` for every kind).
 pub const IGNORE_DIFFERENCES_PREFIX: &str = "resource.customizations.ignoreDifferences.";
 /// The legacy single-key YAML map of customizations keyed by `<group>/<kind>` (globs allowed).

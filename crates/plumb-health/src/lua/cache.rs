@@ -46,3 +46,36 @@ pub(super) fn evaluate(
         run.health
     })
 }
+
+/// Runs a script that is not a health script (resource actions) on this thread's interpreter for
+/// its libraries, with the same limits; `read` converts the last return value. An interpreter
+/// that hit a limit is rebuilt, as after a health script.
+pub(crate) fn run_script<T>(
+    script: &LuaScript,
+    globals: &[(&str, &Value)],
+    limits: &LuaLimits,
+    read: impl FnOnce(mlua::Value) -> Result<T, String>,
+) -> Result<T, String> {
+    POOL.with(|pool| {
+        let mut pool = pool.borrow_mut();
+        let slot = &mut pool[usize::from(script.open_libs())];
+        if slot.is_none() {
+            *slot = Some(
+                Vm::new(script.open_libs())
+                    .map_err(|err| format!("cannot start the Lua interpreter: {err}"))?,
+            );
+        }
+        let Some(vm) = slot.as_mut() else {
+            return Err("cannot start the Lua interpreter".to_string());
+        };
+        let (result, poisoned) = vm.run_with(script, globals, limits, read);
+        if poisoned {
+            tracing::warn!(
+                origin = script.origin(),
+                "Lua script hit a limit; interpreter rebuilt"
+            );
+            *slot = None;
+        }
+        result
+    })
+}

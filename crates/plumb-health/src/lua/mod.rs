@@ -14,6 +14,10 @@ mod patterns;
 mod sandbox;
 pub(crate) mod scripts;
 mod strings;
+mod to_json;
+
+pub(crate) use cache::run_script;
+pub(crate) use to_json::lua_to_json;
 
 use std::fmt;
 use std::hash::{Hash, Hasher};

@@ -141,6 +141,7 @@ pub(super) struct Vm {
     chunks: HashMap<u64, (LuaScript, Function)>,
     open_libs: bool,
     memory_control: bool,
+    safe_require: Function,
 }
 
 /// What one run produced, and whether the interpreter should be thrown away afterwards.
@@ -197,6 +198,13 @@ impl Vm {
             safe_os.raw_set("date", os.raw_get::<mlua::Value>("date")?)?;
             base.raw_set("os", read_only(&lua, safe_os)?)?;
         }
+        // Argo preloads its safe os so that `local os = require("os")` works (Argo's own action
+        // scripts start that way): action scripts get a `require` handing out the libraries
+        // already given. Health scripts keep none.
+        let safe_require: Function = lua
+            .load(SAFE_REQUIRE)
+            .set_name("=plumb-require")
+            .call(&base)?;
 
         let limit_hit = {
             let budget = Rc::clone(&budget);
@@ -238,6 +246,7 @@ impl Vm {
             chunks: HashMap::new(),
             open_libs,
             memory_control,
+            safe_require,
         })
     }
 
@@ -294,10 +303,51 @@ impl Vm {
         obj: &Value,
         limits: &LuaLimits,
     ) -> mlua::Result<Option<HealthStatus>> {
+        let last = self.call(script, &[("obj", obj)], false, limits)?;
+        convert::result_to_health(last).map_err(mlua::Error::runtime)
+    }
+
+    /// Runs a script with `globals` set (each JSON value converted as `obj` is) and hands its last
+    /// return value to `read` while the interpreter still holds it; used by resource actions.
+    /// A limit hit poisons the interpreter as for health scripts.
+    pub(super) fn run_with<T>(
+        &mut self,
+        script: &LuaScript,
+        globals: &[(&str, &Value)],
+        limits: &LuaLimits,
+        read: impl FnOnce(mlua::Value) -> Result<T, String>,
+    ) -> (Result<T, String>, bool) {
+        match self.call(script, globals, true, limits) {
+            Ok(value) => (read(value), false),
+            Err(err) => {
+                let memory = matches!(err, mlua::Error::MemoryError(_))
+                    .then_some(LimitHit::Memory(limits.memory_bytes));
+                let hit = self.budget.hit.get().or(memory);
+                let message = match hit {
+                    Some(hit) => hit.message().replace("health script", "action script"),
+                    None => error_message(&err),
+                };
+                (Err(message), hit.is_some())
+            }
+        }
+    }
+
+    fn call(
+        &mut self,
+        script: &LuaScript,
+        globals: &[(&str, &Value)],
+        with_require: bool,
+        limits: &LuaLimits,
+    ) -> mlua::Result<mlua::Value> {
         let f = self.chunk(script)?;
         let env = self.lua.create_table_with_capacity(0, 4)?;
         env.set_metatable(Some(self.env_meta.clone()))?;
-        env.raw_set("obj", convert::object_to_lua(&self.lua, obj)?)?;
+        for (name, value) in globals {
+            env.raw_set(*name, convert::object_to_lua(&self.lua, value)?)?;
+        }
+        if with_require && !self.open_libs {
+            env.raw_set("require", &self.safe_require)?;
+        }
         env.raw_set("_G", &env)?;
         f.set_environment(env)?;
         if self.memory_control {
@@ -317,8 +367,7 @@ impl Vm {
         if let Some(hit) = self.budget.hit.get() {
             return Err(mlua::Error::runtime(hit.message()));
         }
-        let last = result?.into_iter().last().unwrap_or(mlua::Value::Nil);
-        convert::result_to_health(last).map_err(mlua::Error::runtime)
+        Ok(result?.into_iter().last().unwrap_or(mlua::Value::Nil))
     }
 }
 
@@ -333,6 +382,18 @@ local function pass(...)
 end
 return function(f, ...) return pass(rawpcall(f, ...)) end,
        function(f, handler, ...) return pass(rawxpcall(f, handler, ...)) end
+"#;
+
+/// `require` of the safe interpreter: only the libraries every script already has.
+const SAFE_REQUIRE: &str = r#"
+local base = ...
+local error, tostring = error, tostring
+return function(name)
+  local lib = nil
+  if name == "os" or name == "string" or name == "table" or name == "math" then lib = base[name] end
+  if lib == nil then error("module '" .. tostring(name) .. "' not found", 2) end
+  return lib
+end
 "#;
 
 /// A read-only view of a library table, so one script cannot change `string` for the next.

@@ -3,6 +3,7 @@
 // Test helpers outside #[test] functions panic on bad fixtures, which is what a test wants.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod actions;
 mod aggregate;
 mod builtin;
 mod generic;

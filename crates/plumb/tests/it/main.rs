@@ -6,6 +6,7 @@
 mod admin_health;
 mod app;
 mod app_history;
+mod app_resource_ops;
 mod argo_parity;
 mod diff;
 mod payments_api;

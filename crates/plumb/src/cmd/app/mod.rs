@@ -4,18 +4,22 @@
 //! controller (`plumb controller`) records. One file per subcommand; layouts live in
 //! [`crate::output`].
 
+mod actions;
 mod client;
 mod compare;
 mod confirm;
 mod create;
 mod delete;
+mod delete_resource;
 mod destination;
 mod diff;
 mod get;
 mod go_duration;
 mod history;
 mod list;
+mod managed;
 mod manifests;
+mod patch_resource;
 mod prune_brake;
 mod resource_filter;
 mod resources;
@@ -95,6 +99,12 @@ enum AppCommand {
     History(history::HistoryArgs),
     /// Sync back to a deployment from the history (default: the previous one).
     Rollback(rollback::RollbackArgs),
+    /// Manage resource actions (Lua): list them, run one.
+    Actions(actions::ActionsArgs),
+    /// Patch resource in an application.
+    PatchResource(patch_resource::PatchResourceArgs),
+    /// Delete resource in an application.
+    DeleteResource(delete_resource::DeleteResourceArgs),
 }
 
 /// Runs one `plumb app` subcommand on a Tokio runtime.
@@ -119,6 +129,9 @@ pub fn run(args: AppArgs) -> Result<Outcome> {
             AppCommand::Set(a) => set::run(&client, a).await,
             AppCommand::History(a) => history::run(&client, a).await,
             AppCommand::Rollback(a) => rollback::run(&client, a).await,
+            AppCommand::Actions(a) => actions::run(&client, a).await,
+            AppCommand::PatchResource(a) => patch_resource::run(&client, a).await,
+            AppCommand::DeleteResource(a) => delete_resource::run(&client, a).await,
         }
     })
 }

@@ -1,0 +1,352 @@
+//! `plumb app actions list|run`: Argo CD's resource actions (`cmd/argocd/commands/app_actions.go`)
+//! on an Application's managed resources, with the Lua engine of plumb-health. Running an action
+//! does what Argo's API server does (`RunResourceActionV2`): every object the action returns is
+//! checked against the project first (and creates are dry-run), then patched (a merge patch of
+//! the difference; `status` through the status subresource when the kind has one) or created.
+//! Plumb is stricter than Argo in two places: a patch may only touch the object the action ran on
+//! (the engine refuses others), and a create must stay in that object's namespace.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
+use plumb_health::actions::{Actions, ImpactedResource, Operation, merge_patch};
+use plumb_model::ResourceKey;
+use plumb_model::application::Application;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::client::AppClient;
+use super::managed::{self, Destination, LiveResource, ResourceFilterArgs};
+use crate::exit::Outcome;
+use crate::output::tabwriter::Table;
+
+/// `plumb app actions`.
+#[derive(Debug, Args)]
+pub struct ActionsArgs {
+    #[command(subcommand)]
+    command: ActionsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum ActionsCommand {
+    /// Lists available actions on a resource.
+    #[command(
+        after_help = "Examples:\n  # List the actions of every resource of an application\n  plumb app actions list guestbook\n\n  # Only Deployments\n  plumb app actions list guestbook --kind Deployment"
+    )]
+    List(ListArgs),
+    /// Runs an available action on resource(s).
+    #[command(
+        after_help = "Examples:\n  # Restart a Deployment\n  plumb app actions run guestbook restart --kind Deployment --resource-name guestbook-ui\n\n  # Suspend every CronJob of an application\n  plumb app actions run reports suspend --kind CronJob --all"
+    )]
+    Run(RunArgs),
+}
+
+/// `-o` of `actions list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListOutput {
+    /// One object per action, as JSON.
+    Json,
+    /// One object per action, as YAML.
+    Yaml,
+}
+
+/// `plumb app actions list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Application name.
+    name: String,
+    #[command(flatten)]
+    filter: ResourceFilterArgs,
+    /// Output format (default: a table).
+    #[arg(short = 'o', long = "out", value_enum)]
+    out: Option<ListOutput>,
+}
+
+/// `plumb app actions run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Application name.
+    name: String,
+    /// The action to run.
+    action: String,
+    #[command(flatten)]
+    filter: ResourceFilterArgs,
+    /// Run the action on every matching resource.
+    #[arg(long)]
+    all: bool,
+}
+
+/// One row of `actions list` (Argo's `DisplayedAction`: Go field names in JSON and YAML).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct DisplayedAction {
+    /// API group.
+    pub group: String,
+    /// Kind.
+    pub kind: String,
+    /// Object name.
+    pub name: String,
+    /// Action name.
+    pub action: String,
+    /// Whether it is disabled now.
+    pub disabled: bool,
+}
+
+/// The table, JSON or YAML of `actions list`, as Argo prints them.
+pub fn render_list(actions: &[DisplayedAction], out: Option<ListOutput>) -> Result<String> {
+    Ok(match out {
+        None => {
+            let mut t = Table::new();
+            t.line("GROUP\tKIND\tNAME\tACTION\tDISABLED");
+            for a in actions {
+                t.row(&[
+                    a.group.as_str(),
+                    a.kind.as_str(),
+                    a.name.as_str(),
+                    a.action.as_str(),
+                    if a.disabled { "true" } else { "false" },
+                ]);
+            }
+            t.render()
+        }
+        // Go marshals an empty (nil) slice as null.
+        Some(ListOutput::Json) if actions.is_empty() => "null\n".to_string(),
+        Some(ListOutput::Json) => crate::output::json::render(actions)?,
+        Some(ListOutput::Yaml) if actions.is_empty() => "null\n\n".to_string(),
+        Some(ListOutput::Yaml) => format!("{}\n", crate::output::yaml::render(actions)?),
+    })
+}
+
+/// Runs `plumb app actions ...`.
+pub async fn run(client: &AppClient, args: ActionsArgs) -> Result<Outcome> {
+    match args.command {
+        ActionsCommand::List(a) => list(client, a).await,
+        ActionsCommand::Run(a) => run_action(client, a).await,
+    }
+}
+
+async fn engine(client: &AppClient) -> Result<Actions> {
+    let settings = client.settings().await?;
+    Actions::from_settings(&settings).map_err(|e| anyhow!(e))
+}
+
+async fn list(client: &AppClient, args: ListArgs) -> Result<Outcome> {
+    let app = client.get(&args.name).await?;
+    let engine = engine(client).await?;
+    let dest = managed::destination(client, &app).await?;
+    let found = managed::filter(
+        managed::live_resources(&dest, &app).await?,
+        &args.filter,
+        true,
+    )?;
+    let mut rows = Vec::new();
+    for r in &found {
+        let offered = engine
+            .discover(&r.live)
+            .with_context(|| format!("listing the actions of {}", r.key))?;
+        rows.extend(offered.into_iter().map(|a| DisplayedAction {
+            group: r.key.group.clone(),
+            kind: r.key.kind.clone(),
+            name: r.key.name.clone(),
+            action: a.name,
+            disabled: a.disabled,
+        }));
+    }
+    print!("{}", render_list(&rows, args.out)?);
+    Ok(Outcome::Success)
+}
+
+async fn run_action(client: &AppClient, args: RunArgs) -> Result<Outcome> {
+    if args.filter.kind.as_deref().is_none_or(str::is_empty) {
+        bail!("required flag(s) \"kind\" not set");
+    }
+    let app = client.get(&args.name).await?;
+    let engine = engine(client).await?;
+    let dest = managed::destination(client, &app).await?;
+    let found = managed::filter(
+        managed::live_resources(&dest, &app).await?,
+        &args.filter,
+        args.all,
+    )?;
+    if found.iter().any(|r| r.key.group != found[0].key.group) {
+        bail!("Ambiguous resource group. Use flag --group to specify resource group explicitly.");
+    }
+    let project = client.project(&app.spec.project).await?.with_context(|| {
+        format!(
+            "error getting app project: appproject.argoproj.io \"{}\" not found",
+            app.spec.project
+        )
+    })?;
+    for r in &found {
+        let impacted = engine
+            .run(&r.live, &args.action, &BTreeMap::new())
+            .with_context(|| format!("running action '{}' on {}", args.action, r.key))?;
+        apply(&dest, &app, &project, r, &impacted)
+            .await
+            .with_context(|| format!("action '{}' on {}", args.action, r.key))?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// Checks every object the action returned, then writes them.
+async fn apply(
+    dest: &Destination,
+    app: &Application,
+    project: &plumb_model::application::AppProject,
+    source: &LiveResource,
+    impacted: &[ImpactedResource],
+) -> Result<()> {
+    let target = plumb_policy::project::Destination {
+        server: &dest.server,
+        name: &dest.name,
+        namespace: app
+            .spec
+            .destination
+            .namespace
+            .as_deref()
+            .unwrap_or_default(),
+    };
+    for item in impacted {
+        let key = ResourceKey::of(&item.resource);
+        if item.operation == Operation::Create {
+            if key.name.is_empty() {
+                bail!(
+                    "the action creates a {} without metadata.name",
+                    key.group_kind()
+                );
+            }
+            if key.namespace != source.key.namespace {
+                bail!(
+                    "the action creates {key} outside the namespace '{}' of the object it ran on; refused",
+                    source.key.namespace
+                );
+            }
+        }
+        let version = item
+            .resource
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .and_then(|v| v.rsplit('/').next());
+        let (kind, api) = dest.api(&key, version).await?;
+        plumb_policy::project::check_resource(
+            project,
+            &key.group,
+            &key.kind,
+            kind.namespaced,
+            &key.namespace,
+            &target,
+        )
+        .map_err(|v| anyhow!("{v}"))?;
+        if item.operation == Operation::Create {
+            let obj: DynamicObject = serde_json::from_value(item.resource.clone())
+                .with_context(|| format!("the action's {key} is not a Kubernetes object"))?;
+            api.create(
+                &PostParams {
+                    dry_run: true,
+                    ..Default::default()
+                },
+                &obj,
+            )
+            .await
+            .with_context(|| format!("creating {key} (dry run)"))?;
+        }
+    }
+    for item in impacted {
+        let key = ResourceKey::of(&item.resource);
+        let version = item
+            .resource
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .and_then(|v| v.rsplit('/').next());
+        let (kind, api) = dest.api(&key, version).await?;
+        match item.operation {
+            Operation::Create => {
+                let obj: DynamicObject = serde_json::from_value(item.resource.clone())?;
+                api.create(&PostParams::default(), &obj)
+                    .await
+                    .with_context(|| format!("creating {key}"))?;
+            }
+            Operation::Patch => {
+                let Some(mut patch) = merge_patch(&source.live, &item.resource) else {
+                    continue;
+                };
+                let status = patch.as_object_mut().and_then(|m| m.remove("status"));
+                if let Some(status) = status {
+                    if kind.status_subresource {
+                        api.patch_status(
+                            &key.name,
+                            &PatchParams::default(),
+                            &Patch::Merge(serde_json::json!({"status": status})),
+                        )
+                        .await
+                        .with_context(|| format!("patching the status of {key}"))?;
+                    } else {
+                        patch["status"] = status;
+                    }
+                }
+                if patch.as_object().is_some_and(|m| !m.is_empty()) {
+                    api.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+                        .await
+                        .with_context(|| format!("patching {key}"))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::snapshot::check;
+
+    /// What `actions list` shows for a guestbook-like Application: the built-in actions of its
+    /// Deployment and of a suspended CronJob, none for its Service.
+    fn rows() -> Vec<DisplayedAction> {
+        let engine = Actions::default();
+        let objects = [
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "guestbook-ui", "namespace": "guestbook"}}),
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "guestbook-ui", "namespace": "guestbook"},
+                "spec": {"template": {"spec": {"containers": [{"name": "ui", "image": "gcr.io/heptio-images/ks-guestbook-demo:0.2"}]}}}}),
+            json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "guestbook-report", "namespace": "guestbook"},
+                "spec": {"schedule": "0 3 * * *", "suspend": true}}),
+        ];
+        let mut rows = Vec::new();
+        for obj in &objects {
+            let key = ResourceKey::of(obj);
+            for a in engine.discover(obj).unwrap() {
+                rows.push(DisplayedAction {
+                    group: key.group.clone(),
+                    kind: key.kind.clone(),
+                    name: key.name.clone(),
+                    action: a.name,
+                    disabled: a.disabled,
+                });
+            }
+        }
+        rows
+    }
+
+    #[test]
+    fn list_layouts() {
+        let rows = rows();
+        check("actions-list.txt", &render_list(&rows, None).unwrap());
+        check(
+            "actions-list.json",
+            &render_list(&rows, Some(ListOutput::Json)).unwrap(),
+        );
+        check(
+            "actions-list.yaml",
+            &render_list(&rows, Some(ListOutput::Yaml)).unwrap(),
+        );
+        assert_eq!(
+            render_list(&[], None).unwrap(),
+            "GROUP  KIND  NAME  ACTION  DISABLED\n"
+        );
+        assert_eq!(render_list(&[], Some(ListOutput::Json)).unwrap(), "null\n");
+    }
+}
