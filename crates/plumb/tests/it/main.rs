@@ -7,6 +7,7 @@ mod admin_health;
 mod app;
 mod app_history;
 mod app_resource_ops;
+mod app_source_flags;
 mod argo_parity;
 mod diff;
 mod payments_api;

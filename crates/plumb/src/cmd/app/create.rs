@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use plumb_model::application::{
-    Application, ApplicationDestination, ApplicationSource, ApplicationSpec, DirectorySource,
-    ObjectMeta, RESOURCES_FINALIZER, SyncPolicy, SyncPolicyAutomated,
+    Application, ApplicationDestination, ApplicationSource, ApplicationSpec, ObjectMeta,
+    RESOURCES_FINALIZER, SyncPolicy, SyncPolicyAutomated,
 };
 
 use super::client::AppClient;
@@ -74,9 +74,11 @@ pub struct CreateArgs {
     /// A label `key=value` (repeatable).
     #[arg(short = 'l', long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
-    /// Read directories recursively.
-    #[arg(long)]
-    pub directory_recurse: bool,
+    /// An annotation `key=value` (or `key` for an empty value; repeatable).
+    #[arg(long = "annotations", value_name = "KEY=VALUE")]
+    pub annotations: Vec<String>,
+    #[command(flatten)]
+    pub source_args: super::source_flags::SourceTypeArgs,
     /// Add the cascading-deletion finalizer.
     #[arg(long)]
     pub set_finalizer: bool,
@@ -131,6 +133,13 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<Application> {
             .get_or_insert_with(BTreeMap::new)
             .insert(k.to_string(), v.to_string());
     }
+    for a in &args.annotations {
+        let (k, v) = a.split_once('=').unwrap_or((a.as_str(), ""));
+        app.metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new)
+            .insert(k.to_string(), v.to_string());
+    }
     if args.set_finalizer {
         let f = app.metadata.finalizers.get_or_insert_with(Vec::new);
         if !f.iter().any(|x| x == RESOURCES_FINALIZER) {
@@ -141,7 +150,8 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<Application> {
     let touches_source = args.repo.is_some()
         || args.path.is_some()
         || args.revision.is_some()
-        || args.directory_recurse;
+        || args.source_args.any()
+        || !args.source_args.parameters.is_empty();
     if touches_source {
         if spec.sources.as_ref().is_some_and(|s| !s.is_empty()) {
             bail!("--repo/--path/--revision cannot change a multi-source application");
@@ -156,12 +166,8 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<Application> {
         if let Some(rev) = &args.revision {
             source.target_revision = Some(rev.clone());
         }
-        if args.directory_recurse {
-            source
-                .directory
-                .get_or_insert_with(DirectorySource::default)
-                .recurse = Some(true);
-        }
+        args.source_args.apply(source)?;
+        super::source_flags::set_parameters(source, None, &args.source_args.parameters)?;
     }
     let dest: &mut ApplicationDestination = &mut spec.destination;
     if let Some(s) = &args.dest_server {
@@ -268,7 +274,9 @@ pub async fn run(client: &AppClient, args: CreateArgs) -> Result<Outcome> {
         Some(existing) => {
             let same = existing.spec == app.spec
                 && (app.metadata.labels.is_none()
-                    || existing.metadata.labels == app.metadata.labels);
+                    || existing.metadata.labels == app.metadata.labels)
+                && (app.metadata.annotations.is_none()
+                    || existing.metadata.annotations == app.metadata.annotations);
             if same {
                 "unchanged"
             } else if !args.upsert {
@@ -278,6 +286,13 @@ pub async fn run(client: &AppClient, args: CreateArgs) -> Result<Outcome> {
                 updated.spec = app.spec.clone();
                 if app.metadata.labels.is_some() {
                     updated.metadata.labels.clone_from(&app.metadata.labels);
+                }
+                if let Some(a) = &app.metadata.annotations {
+                    updated
+                        .metadata
+                        .annotations
+                        .get_or_insert_with(BTreeMap::new)
+                        .extend(a.clone());
                 }
                 if let Some(f) = &app.metadata.finalizers {
                     let list = updated.metadata.finalizers.get_or_insert_with(Vec::new);

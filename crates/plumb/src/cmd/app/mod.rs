@@ -27,10 +27,12 @@ mod rollback;
 mod set;
 #[cfg(test)]
 mod snapshot_tests;
+mod source_flags;
 mod spinner;
 mod sync;
 mod terminate_op;
 mod tree_live;
+mod unset;
 mod wait;
 mod waiter;
 mod windows;
@@ -99,6 +101,8 @@ enum AppCommand {
     History(history::HistoryArgs),
     /// Sync back to a deployment from the history (default: the previous one).
     Rollback(rollback::RollbackArgs),
+    /// Unset Helm parameters, values, Kustomize overrides or plugin env of an Application.
+    Unset(unset::UnsetArgs),
     /// Manage resource actions (Lua): list them, run one.
     Actions(actions::ActionsArgs),
     /// Patch resource in an application.
@@ -129,6 +133,7 @@ pub fn run(args: AppArgs) -> Result<Outcome> {
             AppCommand::Set(a) => set::run(&client, a).await,
             AppCommand::History(a) => history::run(&client, a).await,
             AppCommand::Rollback(a) => rollback::run(&client, a).await,
+            AppCommand::Unset(a) => unset::run(&client, a).await,
             AppCommand::Actions(a) => actions::run(&client, a).await,
             AppCommand::PatchResource(a) => patch_resource::run(&client, a).await,
             AppCommand::DeleteResource(a) => delete_resource::run(&client, a).await,

@@ -76,11 +76,17 @@ pub struct SetArgs {
     /// How many entries `status.history` keeps.
     #[arg(long, value_name = "N")]
     pub revision_history_limit: Option<i64>,
+    #[command(flatten)]
+    pub source_args: super::source_flags::SourceTypeArgs,
 }
 
 impl SetArgs {
     fn touches_source(&self) -> bool {
-        self.repo.is_some() || self.path.is_some() || self.revision.is_some()
+        self.repo.is_some()
+            || self.path.is_some()
+            || self.revision.is_some()
+            || self.source_args.any()
+            || !self.source_args.parameters.is_empty()
     }
 
     fn anything(&self) -> bool {
@@ -129,6 +135,7 @@ pub fn apply(args: &SetArgs, app: &Application) -> Result<Application> {
         bail!("Please set at least one option to update");
     }
     let mut app = app.clone();
+    let detected_type = app.status.as_ref().and_then(|s| s.source_type.clone());
     let spec = &mut app.spec;
     let multi = spec.sources.as_ref().is_some_and(|s| !s.is_empty());
     if multi {
@@ -168,6 +175,12 @@ pub fn apply(args: &SetArgs, app: &Application) -> Result<Application> {
         if let Some(rev) = &args.revision {
             source.target_revision = Some(rev.clone());
         }
+        args.source_args.apply(source)?;
+        super::source_flags::set_parameters(
+            source,
+            detected_type.as_deref(),
+            &args.source_args.parameters,
+        )?;
     }
     if let Some(name) = &args.dest_name {
         spec.destination.name = Some(name.clone()).filter(|n| !n.is_empty());
