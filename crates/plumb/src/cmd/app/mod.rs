@@ -84,7 +84,7 @@ enum AppCommand {
     /// Wait until an Application is synced, healthy and idle (or the named conditions hold).
     Wait(wait::WaitArgs),
     /// Create an Application from flags or a file.
-    Create(create::CreateArgs),
+    Create(Box<create::CreateArgs>),
     /// Delete an Application (and, with cascade, its resources).
     Delete(delete::DeleteArgs),
     /// List the resources of an Application.
@@ -96,7 +96,7 @@ enum AppCommand {
     /// Print the manifests of an Application, from Git or from the cluster.
     Manifests(manifests::ManifestsArgs),
     /// Change an Application's source, destination, project or sync policy.
-    Set(set::SetArgs),
+    Set(Box<set::SetArgs>),
     /// Show the deployments recorded in an Application's history.
     History(history::HistoryArgs),
     /// Sync back to a deployment from the history (default: the previous one).
@@ -124,13 +124,13 @@ pub fn run(args: AppArgs) -> Result<Outcome> {
             AppCommand::List(a) => list::run(&client, a).await,
             AppCommand::Sync(a) => sync::run(&client, a).await,
             AppCommand::Wait(a) => wait::run(&client, a).await,
-            AppCommand::Create(a) => create::run(&client, a).await,
+            AppCommand::Create(a) => create::run(&client, *a).await,
             AppCommand::Delete(a) => delete::run(&client, a).await,
             AppCommand::Resources(a) => resources::run(&client, a).await,
             AppCommand::TerminateOp(a) => terminate_op::run(&client, a).await,
             AppCommand::Diff(a) => diff::run(&client, a).await,
             AppCommand::Manifests(a) => manifests::run(&client, a).await,
-            AppCommand::Set(a) => set::run(&client, a).await,
+            AppCommand::Set(a) => set::run(&client, *a).await,
             AppCommand::History(a) => history::run(&client, a).await,
             AppCommand::Rollback(a) => rollback::run(&client, a).await,
             AppCommand::Unset(a) => unset::run(&client, a).await,

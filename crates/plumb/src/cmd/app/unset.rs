@@ -78,17 +78,17 @@ impl UnsetArgs {
 
 /// What unsetting did to a source (Argo's `(updated, nothingToUnset)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unset {
+pub enum UnsetResult {
     /// Something was removed.
     Updated,
     /// The flags apply but nothing matched.
     Unchanged,
     /// No flag applies to the source.
-    NothingToUnset,
+    NothingApplies,
 }
 
 /// Argo's `unset`, on one source.
-pub fn unset(source: &mut ApplicationSource, o: &UnsetArgs) -> Unset {
+pub fn unset(source: &mut ApplicationSource, o: &UnsetArgs) -> UnsetResult {
     let mut updated = false;
     let mut need_ref = false;
     if o.reference && source.reference.as_deref().is_some_and(|r| !r.is_empty()) {
@@ -98,11 +98,11 @@ pub fn unset(source: &mut ApplicationSource, o: &UnsetArgs) -> Unset {
     }
     let early = |updated: bool| {
         if !need_ref {
-            Unset::NothingToUnset
+            UnsetResult::NothingApplies
         } else if updated {
-            Unset::Updated
+            UnsetResult::Updated
         } else {
-            Unset::Unchanged
+            UnsetResult::Unchanged
         }
     };
     if let Some(k) = source.kustomize.as_mut() {
@@ -194,9 +194,9 @@ pub fn unset(source: &mut ApplicationSource, o: &UnsetArgs) -> Unset {
     if let Some(p) = source.plugin.as_mut() {
         if o.plugin_envs.is_empty() {
             return if need_ref {
-                Unset::Unchanged
+                UnsetResult::Unchanged
             } else {
-                Unset::NothingToUnset
+                UnsetResult::NothingApplies
             };
         }
         if let Some(env) = p.env.as_mut() {
@@ -209,14 +209,14 @@ pub fn unset(source: &mut ApplicationSource, o: &UnsetArgs) -> Unset {
         }
     }
     if updated {
-        Unset::Updated
+        UnsetResult::Updated
     } else {
-        Unset::Unchanged
+        UnsetResult::Unchanged
     }
 }
 
 /// The Application with the flags applied to the chosen source.
-pub fn apply(args: &UnsetArgs, app: &Application) -> Result<(Application, Unset)> {
+pub fn apply(args: &UnsetArgs, app: &Application) -> Result<(Application, UnsetResult)> {
     let mut app = app.clone();
     let spec = &mut app.spec;
     let source = match spec.sources.as_mut().filter(|s| !s.is_empty()) {
@@ -249,15 +249,15 @@ pub async fn run(client: &AppClient, args: UnsetArgs) -> Result<Outcome> {
         let app = client.get(&args.name).await?;
         let (updated, result) = apply(&args, &app)?;
         match result {
-            Unset::NothingToUnset => {
+            UnsetResult::NothingApplies => {
                 eprintln!(
                     "Nothing to unset: no flag given applies to the source of application '{}' (see plumb app unset --help)",
                     args.name
                 );
                 return Ok(Outcome::Negative);
             }
-            Unset::Unchanged => return Ok(Outcome::Success),
-            Unset::Updated => {}
+            UnsetResult::Unchanged => return Ok(Outcome::Success),
+            UnsetResult::Updated => {}
         }
         super::set::check_project(client, &updated).await?;
         let Some(spec_patch) = super::set::merge_patch(
@@ -300,7 +300,7 @@ mod tests {
         args: UnsetArgs,
     }
 
-    fn run_unset(source: Value, args: &[&str]) -> (Value, Unset) {
+    fn run_unset(source: Value, args: &[&str]) -> (Value, UnsetResult) {
         let cli =
             Cli::try_parse_from(["unset", "app"].into_iter().chain(args.iter().copied())).unwrap();
         let mut s: ApplicationSource = serde_json::from_value(source).unwrap();
@@ -324,16 +324,16 @@ mod tests {
                 "--pass-credentials",
             ],
         );
-        assert_eq!(r, Unset::Updated);
+        assert_eq!(r, UnsetResult::Updated);
         assert_eq!(
             got["helm"],
             json!({"parameters": [{"name": "replicaCount", "value": "3"}], "valueFiles": ["values.yaml"]})
         );
         let (_, r) = run_unset(src.clone(), &["-p", "missing"]);
-        assert_eq!(r, Unset::Unchanged);
+        assert_eq!(r, UnsetResult::Unchanged);
         // Kustomize flags on a Helm source: nothing applies.
         let (_, r) = run_unset(src, &["--nameprefix"]);
-        assert_eq!(r, Unset::NothingToUnset);
+        assert_eq!(r, UnsetResult::NothingApplies);
     }
 
     #[test]
@@ -350,7 +350,7 @@ mod tests {
                 "web",
             ],
         );
-        assert_eq!(r, Unset::Updated);
+        assert_eq!(r, UnsetResult::Updated);
         assert_eq!(got["kustomize"], json!({"images": ["redis:7"]}));
         let (got, _) = run_unset(
             src.clone(),
@@ -366,6 +366,6 @@ mod tests {
         );
         assert!(got.get("kustomize").is_none());
         let (_, r) = run_unset(src, &["-p", "image.tag"]);
-        assert_eq!(r, Unset::NothingToUnset);
+        assert_eq!(r, UnsetResult::NothingApplies);
     }
 }
