@@ -9,6 +9,7 @@
 
 mod actions;
 mod duplicate_keys;
+mod edits;
 mod evaluation;
 mod guards;
 mod limits;

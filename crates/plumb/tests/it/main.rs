@@ -5,6 +5,7 @@
 
 mod admin_health;
 mod app;
+mod app_edit_patch;
 mod app_history;
 mod app_resource_ops;
 mod app_source_flags;

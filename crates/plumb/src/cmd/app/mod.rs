@@ -13,12 +13,14 @@ mod delete;
 mod delete_resource;
 mod destination;
 mod diff;
+mod edit;
 mod get;
 mod go_duration;
 mod history;
 mod list;
 mod managed;
 mod manifests;
+mod patch;
 mod patch_resource;
 mod prune_brake;
 mod resource_filter;
@@ -103,6 +105,10 @@ enum AppCommand {
     Rollback(rollback::RollbackArgs),
     /// Unset Helm parameters, values, Kustomize overrides or plugin env of an Application.
     Unset(unset::UnsetArgs),
+    /// Edit an Application's spec in $EDITOR.
+    Edit(edit::EditArgs),
+    /// Patch an Application (JSON patch or merge patch).
+    Patch(patch::PatchArgs),
     /// Manage resource actions (Lua): list them, run one.
     Actions(actions::ActionsArgs),
     /// Patch resource in an application.
@@ -134,6 +140,8 @@ pub fn run(args: AppArgs) -> Result<Outcome> {
             AppCommand::History(a) => history::run(&client, a).await,
             AppCommand::Rollback(a) => rollback::run(&client, a).await,
             AppCommand::Unset(a) => unset::run(&client, a).await,
+            AppCommand::Edit(a) => edit::run(&client, a).await,
+            AppCommand::Patch(a) => patch::run(&client, a).await,
             AppCommand::Actions(a) => actions::run(&client, a).await,
             AppCommand::PatchResource(a) => patch_resource::run(&client, a).await,
             AppCommand::DeleteResource(a) => delete_resource::run(&client, a).await,
