@@ -334,3 +334,76 @@ fn patch_and_delete_resource() {
     assert_eq!(out.status.code(), Some(2));
     assert!(live(ns, "deployment", "outsider").is_some());
 }
+
+/// The Pod names of a Deployment (through its ReplicaSets), once the controllers made them.
+fn deployment_pods(ns: &str, app_label: &str) -> Vec<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let out = kubectl(&[
+            "-n",
+            ns,
+            "get",
+            "pods",
+            "-l",
+            &format!("app={app_label}"),
+            "-o",
+            "name",
+        ]);
+        let names: Vec<String> = text(&out.stdout)
+            .lines()
+            .map(|l| l.trim_start_matches("pod/").to_string())
+            .collect();
+        if !names.is_empty() {
+            return names;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no Pods for {app_label} in {ns}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn logs_reach_the_pods_of_the_named_resource_only() {
+    let ns = control_namespace("logs");
+    let ns = ns.name();
+    setup(ns);
+    let web = deployment_pods(ns, "web");
+    let outsider = deployment_pods(ns, "outsider");
+    // The test control plane's nodes are kwok's: Pods have no kubelet to serve their logs, so
+    // the API server's pods/log fails. What is checked here is which Pod the command asked for:
+    // the Deployment's own (through its ReplicaSet), never the unmanaged Deployment's.
+    let out = plumb(
+        ns,
+        &[
+            "logs",
+            "shop",
+            "--kind",
+            "Deployment",
+            "--name",
+            "web",
+            "--tail",
+            "5",
+        ],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        web.iter()
+            .any(|p| err.contains(&format!("reading the logs of Pod {ns}/{p}"))),
+        "{err}"
+    );
+    assert!(!outsider.iter().any(|p| err.contains(p.as_str())), "{err}");
+    // A managed resource without Pods.
+    let out = plumb(ns, &["logs", "shop", "--kind", "ConfigMap"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "no Pods found for application 'shop'\n");
+    // An unmanaged resource is not found at all.
+    let out = plumb(
+        ns,
+        &["logs", "shop", "--kind", "Deployment", "--name", "outsider"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr), "plumb: No matching resource found\n");
+}

@@ -18,6 +18,7 @@ mod get;
 mod go_duration;
 mod history;
 mod list;
+mod logs;
 mod managed;
 mod manifests;
 mod patch;
@@ -105,6 +106,8 @@ enum AppCommand {
     Rollback(rollback::RollbackArgs),
     /// Unset Helm parameters, values, Kustomize overrides or plugin env of an Application.
     Unset(unset::UnsetArgs),
+    /// Print the logs of an Application's Pods.
+    Logs(logs::LogsArgs),
     /// Edit an Application's spec in $EDITOR.
     Edit(edit::EditArgs),
     /// Patch an Application (JSON patch or merge patch).
@@ -140,6 +143,7 @@ pub fn run(args: AppArgs) -> Result<Outcome> {
             AppCommand::History(a) => history::run(&client, a).await,
             AppCommand::Rollback(a) => rollback::run(&client, a).await,
             AppCommand::Unset(a) => unset::run(&client, a).await,
+            AppCommand::Logs(a) => logs::run(&client, a).await,
             AppCommand::Edit(a) => edit::run(&client, a).await,
             AppCommand::Patch(a) => patch::run(&client, a).await,
             AppCommand::Actions(a) => actions::run(&client, a).await,
