@@ -229,18 +229,25 @@ pub async fn compare(
         name: app.name().to_string(),
         reason: e.to_string(),
     })?;
+    // Compiling the rules runs each jq expression on a made-up object (up to its time limit):
+    // CPU work, on the blocking pool like the diffs below.
     let mut rules = engines.diff.rules.clone();
     rules.extend(
         plumb_diff::application_rules(&app_json, &format!("Application {}", app.name()))
             .map_err(|e| Error::Pair(Box::new(e)))?,
     );
-    let ignore = IgnoreRules::compile(
-        rules,
-        IgnoreOptions {
-            allow_sensitive: engines.diff.allow_sensitive,
-            ..IgnoreOptions::default()
-        },
-    )
+    let allow_sensitive = engines.diff.allow_sensitive;
+    let ignore = tokio::task::spawn_blocking(move || {
+        IgnoreRules::compile(
+            rules,
+            IgnoreOptions {
+                allow_sensitive,
+                ..IgnoreOptions::default()
+            },
+        )
+    })
+    .await
+    .map_err(|e| Error::Task(e.to_string()))?
     .map_err(|e| Error::Pair(Box::new(e)))?;
     let config_id = {
         use std::hash::{Hash, Hasher};
@@ -257,7 +264,10 @@ pub async fn compare(
         .ignore(ignore.clone())
         .attribution(opts.attribution);
 
-    let mut resources = Vec::with_capacity(pairs.len());
+    // Server-side dry runs are I/O and stay on this task. The diffs themselves (normalisers and
+    // jq ignore rules, each rule up to its time limit per object) are CPU work: they run in one
+    // batch per Application on the blocking pool, never on a runtime worker.
+    let mut planned = Vec::with_capacity(pairs.len());
     let mut warnings = Vec::new();
     for mut p in pairs {
         let obj = p.desired.as_ref().or(p.live.as_ref());
@@ -292,11 +302,49 @@ pub async fn compare(
             ));
             shared_with = Some(other);
         }
-        let diff = if hook {
+        let plan = if hook {
             None
         } else {
-            Some(diff_pair(cluster, &mut p, &config, config_id).await?)
+            Some(plan_diff(cluster, &mut p, config_id).await?)
         };
+        planned.push(Planned {
+            pair: p,
+            plan,
+            hook,
+            version,
+            sync_wave,
+            shared_with,
+        });
+    }
+    let diffed = tokio::task::spawn_blocking(move || {
+        planned
+            .into_iter()
+            .map(|mut e| {
+                let diff = e
+                    .plan
+                    .take()
+                    .map(|plan| run_plan(&e.pair, plan, &config))
+                    .transpose()?;
+                Ok((e, diff))
+            })
+            .collect::<Result<Vec<_>>>()
+    })
+    .await
+    .map_err(|e| Error::Task(e.to_string()))??;
+
+    let mut resources = Vec::with_capacity(diffed.len());
+    for (e, diff) in diffed {
+        let p = e.pair;
+        let diff = diff.map(|(result, cacheable)| {
+            if cacheable && let Some(k) = plumb_diff::CacheKey::for_pair(&p) {
+                cache(cluster)
+                    .entry(config_id)
+                    .or_default()
+                    .insert(k, result.clone());
+            }
+            result
+        });
+        let hook = e.hook;
         let requires_pruning = p.desired.is_none() && p.live.is_some() && !hook;
         let status = if hook {
             None
@@ -310,7 +358,7 @@ pub async fn compare(
         };
         resources.push(ComparedResource {
             key: p.key.clone(),
-            version,
+            version: e.version,
             source: p.desired_source.clone(),
             desired: p.desired,
             live: p.live,
@@ -318,9 +366,9 @@ pub async fn compare(
             status,
             health: None,
             requires_pruning,
-            sync_wave,
+            sync_wave: e.sync_wave,
             hook,
-            shared_with,
+            shared_with: e.shared_with,
         });
     }
     resources.sort_by(|a, b| a.key.cmp(&b.key));
@@ -373,72 +421,98 @@ pub async fn compare(
     })
 }
 
-async fn diff_pair(
-    cluster: &Cluster,
-    p: &mut Pair,
-    config: &DiffConfig,
-    config_id: u64,
-) -> Result<DiffResult> {
-    let key = p.key.clone();
-    let diff_err = |source| Error::Diff {
-        key: key.clone(),
-        source: Box::new(source),
-    };
+/// One pair on its way to the diff batch.
+struct Planned {
+    pair: Pair,
+    /// How to diff it; `None` for hooks.
+    plan: Option<DiffPlan>,
+    hook: bool,
+    version: String,
+    sync_wave: i64,
+    shared_with: Option<String>,
+}
+
+/// What the I/O half of a diff found: the diff itself is computed later, off the runtime.
+enum DiffPlan {
+    /// The server-side result of an unchanged pair under the same configuration.
+    Cached(Box<DiffResult>),
+    /// Offline three-way diff; with the reason when a server-side dry run failed.
+    Offline { fallback: Option<String> },
+    /// Server-side diff against the object the dry run returned.
+    ServerSide(Value),
+}
+
+/// The I/O half of diffing one pair: the server-side dry run (retried when the live object
+/// changed in between, which updates `p.live`), or a cached result.
+async fn plan_diff(cluster: &Cluster, p: &mut Pair, config_id: u64) -> Result<DiffPlan> {
     let (Some(desired), Some(_)) = (p.desired.clone(), &p.live) else {
-        return plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err);
+        return Ok(DiffPlan::Offline { fallback: None });
     };
     // Results depend on the ignore rules and options too: one cache per configuration.
     let cache_key = plumb_diff::CacheKey::for_pair(p);
     if let Some(k) = &cache_key
         && let Some(hit) = cache(cluster).entry(config_id).or_default().get(k)
     {
-        return Ok(hit.clone());
+        return Ok(DiffPlan::Cached(Box::new(hit.clone())));
     }
     let mut attempts = 0;
-    let predicted = loop {
+    loop {
         attempts += 1;
         let predicted = match cluster.applier.dry_run_apply(&desired).await {
             Ok(v) => v,
             Err(e) => {
                 // The dry run can fail for reasons the sync will report (an invalid field, a
                 // denied admission): compare offline and say why.
-                let mut r = plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err)?;
-                r.strategy.fallback_reason = Some(format!(
-                    "server-side dry run failed: {}",
-                    crate::error::chain(&e)
-                ));
-                return Ok(r);
+                return Ok(DiffPlan::Offline {
+                    fallback: Some(format!(
+                        "server-side dry run failed: {}",
+                        crate::error::chain(&e)
+                    )),
+                });
             }
         };
         // A controller may write the object between our read and the dry run (a Deployment's
         // revision annotation, say); comparing across two versions would show its write as drift.
         let rv = |v: &Value| v.pointer("/metadata/resourceVersion").cloned();
         if attempts >= 3 || p.live.as_ref().map(rv) == Some(rv(&predicted)) {
-            break predicted;
+            return Ok(DiffPlan::ServerSide(predicted));
         }
         match cluster.applier.get(&p.key).await? {
             Some(fresh) => p.live = Some(fresh),
             None => {
                 p.live = None;
-                return plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err);
+                return Ok(DiffPlan::Offline { fallback: None });
             }
         }
-    };
-    let result = plumb_diff::diff(
-        p,
-        Strategy::ServerSide {
-            predicted_live: &predicted,
-        },
-        config,
-    )
-    .map_err(diff_err)?;
-    if let Some(k) = plumb_diff::CacheKey::for_pair(p) {
-        cache(cluster)
-            .entry(config_id)
-            .or_default()
-            .insert(k, result.clone());
     }
-    Ok(result)
+}
+
+/// The CPU half: the diff a plan calls for, and whether its result may be cached. Runs on the
+/// blocking pool.
+fn run_plan(p: &Pair, plan: DiffPlan, config: &DiffConfig) -> Result<(DiffResult, bool)> {
+    let diff_err = |source| Error::Diff {
+        key: p.key.clone(),
+        source: Box::new(source),
+    };
+    match plan {
+        DiffPlan::Cached(hit) => Ok((*hit, false)),
+        DiffPlan::Offline { fallback } => {
+            let mut r = plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err)?;
+            if fallback.is_some() {
+                r.strategy.fallback_reason = fallback;
+            }
+            Ok((r, false))
+        }
+        DiffPlan::ServerSide(predicted) => plumb_diff::diff(
+            p,
+            Strategy::ServerSide {
+                predicted_live: &predicted,
+            },
+            config,
+        )
+        .map(|r| (r, true))
+        .map_err(diff_err),
+    }
 }
 
 fn cache(

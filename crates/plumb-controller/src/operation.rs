@@ -200,7 +200,31 @@ async fn attempt(
             );
         }
     };
-    let mut request = request(app, &cmp, &engines, started_at);
+    // `RespectIgnoreDifferences` runs the jq ignore rules over every object: CPU work, off the
+    // runtime.
+    let built = {
+        let (app, engines, started_at) = (app.clone(), engines.clone(), started_at.to_string());
+        tokio::task::spawn_blocking(move || {
+            let request = request(&app, &cmp, &engines, &started_at);
+            (request, cmp)
+        })
+        .await
+    };
+    let (mut request, cmp) = match built {
+        Ok(built) => built,
+        Err(e) => {
+            return (
+                SyncOutcome {
+                    phase: OperationPhase::Error,
+                    message: format!("preparing the sync: {e}"),
+                    results: Vec::new(),
+                    terminated: false,
+                    braked: false,
+                },
+                None,
+            );
+        }
+    };
     request.permitted = Some(crate::guard::permission_check(project, app, cluster));
 
     // Progress goes through a watch channel to one writer: the engine never waits for the API

@@ -8,5 +8,6 @@ mod project;
 mod prune_brake;
 mod reconcile;
 mod restart;
+mod runtime_free;
 mod support;
 mod sync_depth;
