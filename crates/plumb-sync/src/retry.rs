@@ -43,7 +43,8 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
             _ => return None,
         };
         rest = &rest[unit_len..];
-        total += Duration::from_secs_f64(secs);
+        // Checked: the text comes from an Application, and `1e30h` must be refused, not panic.
+        total = total.checked_add(Duration::try_from_secs_f64(secs).ok()?)?;
     }
     Some(total)
 }
@@ -106,7 +107,12 @@ mod tests {
         assert_eq!(parse_duration("1h30m"), Some(Duration::from_secs(5400)));
         assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
         assert_eq!(parse_duration("30"), Some(Duration::from_secs(30)));
+        assert_eq!(parse_duration("1.5m"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1m30s"), Some(Duration::from_secs(90)));
         assert_eq!(parse_duration("soon"), None);
+        // Values past Duration's range are refused, not a panic.
+        assert_eq!(parse_duration("99999999999999999999999h"), None);
+        assert_eq!(parse_duration("18446744073709551615s1s"), None);
         assert_eq!(parse_duration("5x"), None);
     }
 

@@ -307,22 +307,10 @@ impl Queue {
     }
 }
 
-/// Parses Argo's duration settings (`120s`, `3m`, `1h`, or plain seconds).
+/// Parses Argo's duration settings (`120s`, `3m`, `1m30s`, `1.5h`, or plain seconds): Go's
+/// `time.ParseDuration`, as Argo reads `timeout.reconciliation`.
 pub fn parse_duration(v: Option<&str>) -> Option<Duration> {
-    let v = v?.trim();
-    if let Ok(secs) = v.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let (num, unit) = v.split_at(v.find(|c: char| !c.is_ascii_digit() && c != '.')?);
-    let n: f64 = num.parse().ok()?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return None,
-    };
-    Some(Duration::from_secs_f64(secs))
+    plumb_sync::retry::parse_duration(v?)
 }
 
 async fn load_settings(client: &kube::Client, config: &ControllerConfig) -> Result<Settings> {
@@ -518,6 +506,8 @@ mod tests {
         assert_eq!(parse_duration(Some("90")), Some(Duration::from_secs(90)));
         assert_eq!(parse_duration(Some("0")), Some(Duration::ZERO));
         assert_eq!(parse_duration(Some("abc")), None);
+        assert_eq!(parse_duration(Some("1m30s")), Some(Duration::from_secs(90)));
+        assert_eq!(parse_duration(Some("99999999999999999999999h")), None);
     }
 
     #[test]

@@ -20,3 +20,4 @@ mod repo_reads;
 mod running;
 mod secrets;
 mod server;
+mod spec_values;
