@@ -4,6 +4,10 @@
 //! with `url`, `username`, `password`, `sshPrivateKey` and `insecure` keys in `data` (base64) or
 //! `stringData`; `repo-creds` Secrets hold the same keys for every repository whose URL starts with
 //! their `url` (Argo's credential templates). See Argo CD `docs/operator-manual/declarative-setup.md`.
+//! A `type: helm` Secret describes a Helm chart repository and may add `tlsClientCertData` /
+//! `tlsClientCertKey` (a client certificate), `passCredentials` (send the credentials to chart
+//! URLs on other hosts too), `forceHttpBasicAuth` and `enableOCI`; CA certificates come from the
+//! `argocd-tls-certs-cm` ConfigMap ([`TlsCerts`]).
 
 use std::fmt;
 
@@ -29,6 +33,22 @@ pub struct RepoCredentials {
     pub ssh_private_key: Option<String>,
     /// Skip host key / TLS verification (`insecure: "true"`).
     pub insecure: bool,
+    /// The Secret's `type`: `git` (also when absent), `helm` or `oci`.
+    pub kind: String,
+    /// The repository's `name` (Helm dependencies may name a repository `@name`).
+    pub name: Option<String>,
+    /// TLS client certificate (PEM), for repositories that ask for one.
+    pub tls_client_cert_data: Option<String>,
+    /// The client certificate's private key (PEM).
+    pub tls_client_cert_key: Option<String>,
+    /// Send the credentials to chart archives on other hosts than the repository's
+    /// (`passCredentials: "true"`, Helm's `--pass-credentials`).
+    pub pass_credentials: bool,
+    /// Send Basic credentials without waiting for a challenge (`forceHttpBasicAuth`); Plumb's
+    /// chart repository client always does, as Helm's does.
+    pub force_http_basic_auth: bool,
+    /// The repository is an OCI registry (`enableOCI: "true"`).
+    pub enable_oci: bool,
 }
 
 impl fmt::Debug for RepoCredentials {
@@ -43,6 +63,18 @@ impl fmt::Debug for RepoCredentials {
                 &self.ssh_private_key.as_ref().map(|_| "***"),
             )
             .field("insecure", &self.insecure)
+            .field("kind", &self.kind)
+            .field("name", &self.name)
+            .field(
+                "tls_client_cert_data",
+                &self.tls_client_cert_data.as_ref().map(|_| "<certificate>"),
+            )
+            .field(
+                "tls_client_cert_key",
+                &self.tls_client_cert_key.as_ref().map(|_| "***"),
+            )
+            .field("pass_credentials", &self.pass_credentials)
+            .field("enable_oci", &self.enable_oci)
             .finish()
     }
 }
@@ -101,20 +133,34 @@ impl RepoCredentials {
             }
         };
         let url = field("url")?.ok_or_else(|| invalid("has no url".to_owned()))?;
-        if let Some(kind) = field("type")?
-            && kind != "git"
-        {
-            return Err(invalid(format!(
-                "type {kind:?} is not supported (only git)"
-            )));
-        }
+        let kind = field("type")?.filter(|k| !k.is_empty());
+        let kind = match kind.as_deref() {
+            None | Some("git") => "git",
+            Some("helm") => "helm",
+            Some("oci") => "oci",
+            Some(other) => {
+                return Err(invalid(format!(
+                    "type {other:?} is not supported (git, helm or oci)"
+                )));
+            }
+        };
+        let flag = |key: &str| -> Result<bool> { Ok(field(key)?.is_some_and(|v| v == "true")) };
+        let text =
+            |key: &str| -> Result<Option<String>> { Ok(field(key)?.filter(|s| !s.is_empty())) };
         Ok(Self {
             url,
             is_template,
-            username: field("username")?.filter(|s| !s.is_empty()),
-            password: field("password")?.filter(|s| !s.is_empty()),
-            ssh_private_key: field("sshPrivateKey")?.filter(|s| !s.is_empty()),
-            insecure: field("insecure")?.is_some_and(|v| v == "true"),
+            username: text("username")?,
+            password: text("password")?,
+            ssh_private_key: text("sshPrivateKey")?,
+            insecure: flag("insecure")?,
+            kind: kind.to_owned(),
+            name: text("name")?,
+            tls_client_cert_data: text("tlsClientCertData")?,
+            tls_client_cert_key: text("tlsClientCertKey")?,
+            pass_credentials: flag("passCredentials")?,
+            force_http_basic_auth: flag("forceHttpBasicAuth")?,
+            enable_oci: flag("enableOCI")?,
         })
     }
 
@@ -133,11 +179,52 @@ impl RepoCredentials {
 
     /// The secret strings these credentials hold, for a [`Redactor`](crate::Redactor).
     pub fn secrets(&self) -> Vec<String> {
-        [&self.password, &self.ssh_private_key]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect()
+        [
+            &self.password,
+            &self.ssh_private_key,
+            &self.tls_client_cert_key,
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect()
+    }
+}
+
+/// CA certificates by server host name, from Argo CD's `argocd-tls-certs-cm` ConfigMap (one key
+/// per host, PEM bundle as the value), trusted in addition to the system's roots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsCerts {
+    by_host: std::collections::BTreeMap<String, String>,
+}
+
+impl TlsCerts {
+    /// Reads the ConfigMap as the API server returns it (its `data`).
+    pub fn from_config_map(cm: &Value) -> Self {
+        let by_host = cm
+            .get("data")
+            .and_then(Value::as_object)
+            .map(|d| {
+                d.iter()
+                    .filter_map(|(k, v)| Some((k.to_ascii_lowercase(), v.as_str()?.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self { by_host }
+    }
+
+    /// Certificates for one host (as written in the ConfigMap: a host name, no port).
+    pub fn with(mut self, host: &str, pem: &str) -> Self {
+        self.by_host
+            .insert(host.to_ascii_lowercase(), pem.to_owned());
+        self
+    }
+
+    /// The PEM bundle for `host`, if the ConfigMap has one.
+    pub fn for_host(&self, host: &str) -> Option<&str> {
+        self.by_host
+            .get(&host.to_ascii_lowercase())
+            .map(String::as_str)
     }
 }
 
@@ -202,7 +289,36 @@ mod tests {
         assert_eq!(c.username.as_deref(), Some("bot"));
         assert_eq!(c.password.as_deref(), Some("s3cr3t-token"));
         assert!(!c.is_template && !c.insecure);
+        assert_eq!(c.kind, "git");
         assert!(!format!("{c:?}").contains("s3cr3t"));
+    }
+
+    #[test]
+    fn reads_helm_repository_secrets() {
+        let mut s = secret("repository", json!({}));
+        s["stringData"] = json!({
+            "type": "helm", "name": "stable", "url": "https://charts.example.com",
+            "username": "bot", "password": "pw-1", "tlsClientCertData": "CERT",
+            "tlsClientCertKey": "KEY-1", "passCredentials": "true", "forceHttpBasicAuth": "true",
+            "enableOCI": "false", "insecure": "true"
+        });
+        let c = RepoCredentials::from_secret(&s).unwrap();
+        assert_eq!(c.kind, "helm");
+        assert_eq!(c.name.as_deref(), Some("stable"));
+        assert!(c.pass_credentials && c.force_http_basic_auth && c.insecure && !c.enable_oci);
+        assert_eq!(c.tls_client_cert_data.as_deref(), Some("CERT"));
+        assert_eq!(c.secrets(), ["pw-1", "KEY-1"]);
+        let shown = format!("{c:?}");
+        assert!(
+            !shown.contains("pw-1") && !shown.contains("KEY-1"),
+            "{shown}"
+        );
+        s["stringData"]["type"] = json!("svn");
+        let err = RepoCredentials::from_secret(&s).unwrap_err().to_string();
+        assert!(err.contains("\"svn\" is not supported"), "{err}");
+        let certs = TlsCerts::from_config_map(&json!({"data": {"Charts.Example.com": "PEM"}}));
+        assert_eq!(certs.for_host("charts.example.com"), Some("PEM"));
+        assert_eq!(certs.for_host("other"), None);
     }
 
     #[test]

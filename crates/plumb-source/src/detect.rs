@@ -68,12 +68,8 @@ fn detect_with(source: &ApplicationSource, has_file: impl Fn(&str) -> bool) -> R
         });
     }
     if source.is_helm_chart() {
-        return Err(Error::UnsupportedSource {
-            detail: format!(
-                "chart {:?} from a Helm repository (only charts in Git are supported)",
-                crate::spec::s(&source.chart)
-            ),
-        });
+        // A chart from a Helm repository is rendered by helm whatever else the source says.
+        return Ok(SourceType::Helm);
     }
     match explicit.as_slice() {
         [one] => return Ok(*one),

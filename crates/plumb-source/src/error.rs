@@ -35,6 +35,47 @@ pub enum Error {
         /// The revision as given (`targetRevision`).
         revision: String,
     },
+    /// A Helm chart repository has no chart of that name, or no version `targetRevision` selects.
+    #[error("chart {chart} {revision:?} from {url}: {detail}")]
+    ChartNotFound {
+        /// Repository URL, without credentials.
+        url: String,
+        /// The chart name (`spec.source.chart` or a dependency's name).
+        chart: String,
+        /// The version or constraint asked for.
+        revision: String,
+        /// Why nothing matched.
+        detail: String,
+    },
+    /// A chart repository's `index.yaml` cannot be read.
+    #[error("index.yaml of {url} is invalid: {detail}")]
+    InvalidIndex {
+        /// Repository URL, without credentials.
+        url: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// A downloaded chart archive does not have the SHA-256 digest the index gives for it.
+    #[error(
+        "{chart}: the archive's sha256 is {actual}, the repository index says {expected}; refusing it"
+    )]
+    ChartDigestMismatch {
+        /// `chart <name> <version> from <url>`.
+        chart: String,
+        /// The digest in `index.yaml`.
+        expected: String,
+        /// The digest of what was downloaded.
+        actual: String,
+    },
+    /// A chart archive is malformed or holds something a chart may not (a link, a path that
+    /// leaves the chart, a device).
+    #[error("{chart}: {detail}")]
+    ChartArchive {
+        /// `chart <name> <version> from <url>`.
+        chart: String,
+        /// What is wrong with the archive.
+        detail: String,
+    },
     /// The local Git cache is damaged or could not be written.
     #[error("git cache for {url}: {detail}")]
     GitCache {

@@ -5,6 +5,8 @@
 //!   objects out ([`Rendered`], one [`Manifest`] per object with its file and document index).
 //! - [`GitCache`] fetches with gix into a cache shared per repository URL, resolves revisions and
 //!   writes read-only per-commit trees; [`RepoCredentials`] reads Argo CD repository Secrets.
+//! - [`HelmRepos`] reads Helm chart repositories (`spec.source.chart`): index, version
+//!   constraints, verified downloads, unpacked read-only charts cached for good.
 //! - [`detect`] picks the renderer as Argo CD does; directories are read in-process, Jsonnet is
 //!   evaluated and Kustomize and Helm (the real binaries, [`Tools`]) run in a render [`worker`]
 //!   process under the render limits.
@@ -33,6 +35,7 @@ mod credentials;
 mod detect;
 mod error;
 mod git;
+mod helm_repo;
 mod limits;
 mod manifest;
 mod redact;
@@ -41,10 +44,11 @@ mod renderer;
 mod spec;
 pub mod worker;
 
-pub use credentials::{RepoCredentials, SECRET_TYPE_LABEL};
+pub use credentials::{RepoCredentials, SECRET_TYPE_LABEL, TlsCerts};
 pub use detect::{KUSTOMIZATION_FILES, SourceType, detect};
 pub use error::{Error, Result};
 pub use git::{Checkout, GitCache, RemoteRef};
+pub use helm_repo::{ChartCheckout, HelmRepos};
 pub use limits::{Limits, parse_duration, parse_quantity};
 pub use manifest::Manifest;
 pub use redact::{Redactor, strip_url_credentials};

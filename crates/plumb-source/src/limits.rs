@@ -25,6 +25,9 @@ pub struct Limits {
     /// Largest rendered output of one source: tool stdout, or the sum of a directory's manifest
     /// files (default 64 MiB).
     pub max_render_bytes: u64,
+    /// Largest download from a Helm chart repository: an `index.yaml` or a chart archive
+    /// (default 128 MiB).
+    pub max_download_bytes: u64,
     /// Time allowed for one fetch or ref listing (default 120 s).
     pub fetch_timeout: Duration,
     /// Time allowed for one render: a helm or kustomize run, or a Jsonnet evaluation (default 90 s;
@@ -44,6 +47,7 @@ impl Default for Limits {
             max_repo_bytes: 1 << 30,
             max_repo_files: 200_000,
             max_render_bytes: 64 << 20,
+            max_download_bytes: 128 << 20,
             fetch_timeout: Duration::from_secs(120),
             render_timeout: Duration::from_secs(90),
             render_memory_bytes: 1 << 30,
@@ -71,6 +75,11 @@ impl Limits {
     /// Sets [`Limits::max_render_bytes`].
     pub fn max_render_bytes(mut self, n: u64) -> Self {
         self.max_render_bytes = n;
+        self
+    }
+    /// Sets [`Limits::max_download_bytes`].
+    pub fn max_download_bytes(mut self, n: u64) -> Self {
+        self.max_download_bytes = n;
         self
     }
     /// Sets [`Limits::fetch_timeout`].

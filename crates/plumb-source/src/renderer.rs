@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use plumb_model::application::ApplicationSource;
 use serde::{Deserialize, Serialize};
@@ -12,10 +13,11 @@ use sha2::{Digest, Sha256};
 
 use crate::beneath::RepoDir;
 use crate::cache::ManifestCache;
-use crate::credentials::{RepoCredentials, normalize_url};
+use crate::credentials::{RepoCredentials, TlsCerts, normalize_url};
 use crate::detect::{SourceType, detect_in};
 use crate::error::{Error, Result};
 use crate::git::{GitCache, normalize_within};
+use crate::helm_repo::{ChartCheckout, HelmRepos};
 use crate::limits::Limits;
 use crate::manifest::Manifest;
 use crate::redact::{Redactor, strip_url_credentials};
@@ -39,6 +41,9 @@ pub struct Config {
     pub memory_cache_bytes: usize,
     /// Keep rendered manifests on disk too (default true), so a restart renders nothing again.
     pub disk_cache: bool,
+    /// How long a Helm repository's `index.yaml` is used before it is fetched again (default
+    /// 3 minutes, Argo CD's reconciliation period); a hard refresh fetches it at once.
+    pub helm_index_ttl: Duration,
 }
 
 impl Config {
@@ -50,6 +55,7 @@ impl Config {
             tools: Tools::default(),
             memory_cache_bytes: 256 << 20,
             disk_cache: true,
+            helm_index_ttl: Duration::from_secs(180),
         }
     }
     /// Sets the limits.
@@ -70,6 +76,11 @@ impl Config {
     /// Turns the on-disk manifest cache on or off.
     pub fn disk_cache(mut self, on: bool) -> Self {
         self.disk_cache = on;
+        self
+    }
+    /// Sets how long a Helm repository index is used before it is fetched again.
+    pub fn helm_index_ttl(mut self, ttl: Duration) -> Self {
+        self.helm_index_ttl = ttl;
         self
     }
 }
@@ -112,7 +123,8 @@ pub struct SourceOutcome {
     pub url: String,
     /// The revision as requested.
     pub revision: String,
-    /// The commit it resolved to.
+    /// The commit it resolved to; for a chart from a Helm repository, the chart version (what
+    /// Argo CD records as the revision).
     pub commit: String,
     /// How it was rendered; `None` for a source that only serves as a `ref`.
     pub source_type: Option<SourceType>,
@@ -136,10 +148,11 @@ pub struct Rendered {
 pub struct Renderer {
     config: Config,
     git: GitCache,
+    helm: HelmRepos,
     cache: ManifestCache,
     renders: AtomicU64,
     tool_versions: Mutex<HashMap<SourceType, String>>,
-    redactor: Redactor,
+    redactor: RwLock<Redactor>,
     /// The limits renders use; [`Renderer::set_limits`] changes them while running.
     limits: RwLock<Limits>,
 }
@@ -167,27 +180,48 @@ impl Renderer {
             .disk_cache
             .then(|| config.cache_dir.join("manifests"));
         let cache = ManifestCache::new(dir, config.memory_cache_bytes);
+        let helm = HelmRepos::new(
+            config.cache_dir.join("helm"),
+            git.salt(),
+            config.limits.clone(),
+            config.helm_index_ttl,
+        )?;
         Ok(Self {
             limits: RwLock::new(config.limits.clone()),
             config,
             git,
+            helm,
             cache,
             renders: AtomicU64::new(0),
             tool_versions: Mutex::new(HashMap::new()),
-            redactor: Redactor::default(),
+            redactor: RwLock::new(Redactor::default()),
         })
     }
 
     /// Uses these repository credentials (see [`RepoCredentials::from_secret`]).
-    pub fn with_credentials(mut self, credentials: Vec<RepoCredentials>) -> Self {
-        self.redactor = Redactor::new(credentials.iter().flat_map(RepoCredentials::secrets));
-        self.git = self.git.with_credentials(credentials);
+    pub fn with_credentials(self, credentials: Vec<RepoCredentials>) -> Self {
+        self.set_repositories(credentials, TlsCerts::default());
         self
+    }
+
+    /// Uses these repository credentials and CA certificates (`argocd-tls-certs-cm`) from now
+    /// on, for Git and Helm repositories alike (the controller calls this when the repository
+    /// Secrets or the certificates change).
+    pub fn set_repositories(&self, credentials: Vec<RepoCredentials>, certs: TlsCerts) {
+        *self.redactor.write().unwrap_or_else(|p| p.into_inner()) =
+            Redactor::new(credentials.iter().flat_map(RepoCredentials::secrets));
+        self.helm.set_access(credentials.clone(), certs);
+        self.git.set_credentials(credentials);
     }
 
     /// The Git cache, for ref checks ([`GitCache::ls_remote`]) and counters.
     pub fn git(&self) -> &GitCache {
         &self.git
+    }
+
+    /// The Helm chart repository cache, for its counters.
+    pub fn helm_repos(&self) -> &HelmRepos {
+        &self.helm
     }
 
     /// Uses `limits` for renders from now on (the controller calls this when the settings
@@ -218,24 +252,42 @@ impl Renderer {
             });
         }
         let mut commits = Vec::with_capacity(req.sources.len());
+        let mut charts: Vec<Option<ChartCheckout>> = Vec::with_capacity(req.sources.len());
         for s in &req.sources {
-            commits.push(self.git.resolve(&s.repo_url, s.target_revision_or_head())?);
+            if s.is_helm_chart() {
+                let chart = self.helm.chart(
+                    &s.repo_url,
+                    text(&s.chart),
+                    text(&s.target_revision),
+                    req.refresh == Refresh::Hard,
+                )?;
+                commits.push(chart.version.clone());
+                charts.push(Some(chart));
+            } else {
+                commits.push(self.git.resolve(&s.repo_url, s.target_revision_or_head())?);
+                charts.push(None);
+            }
         }
         let mut refs = BTreeMap::new();
         let mut ref_commits = BTreeMap::new();
-        for (s, commit) in req.sources.iter().zip(&commits) {
+        for ((s, commit), chart) in req.sources.iter().zip(&commits).zip(&charts) {
             let name = text(&s.reference);
             if !name.is_empty() {
-                let checkout =
-                    self.git
-                        .checkout(&s.repo_url, s.target_revision_or_head(), commit)?;
-                refs.insert(name.to_owned(), checkout.dir);
+                let dir = match chart {
+                    Some(c) => c.dir.clone(),
+                    None => {
+                        self.git
+                            .checkout(&s.repo_url, s.target_revision_or_head(), commit)?
+                            .dir
+                    }
+                };
+                refs.insert(name.to_owned(), dir);
                 ref_commits.insert(name.to_owned(), commit.clone());
             }
         }
         let mut manifests = Vec::new();
         let mut outcomes = Vec::new();
-        for (s, commit) in req.sources.iter().zip(&commits) {
+        for ((s, commit), chart) in req.sources.iter().zip(&commits).zip(&charts) {
             let mut outcome = SourceOutcome {
                 url: strip_url_credentials(&s.repo_url),
                 revision: s.target_revision_or_head().to_owned(),
@@ -247,7 +299,8 @@ impl Renderer {
                 outcomes.push(outcome);
                 continue;
             }
-            let (objects, kind, hit) = self.render_one(req, s, commit, &refs, &ref_commits)?;
+            let (objects, kind, hit) =
+                self.render_one(req, s, commit, chart.as_ref(), &refs, &ref_commits)?;
             outcome.source_type = Some(kind);
             outcome.cache_hit = hit;
             manifests.extend(objects.iter().cloned());
@@ -264,14 +317,24 @@ impl Renderer {
         req: &RenderRequest,
         source: &ApplicationSource,
         commit: &str,
+        chart: Option<&ChartCheckout>,
         refs: &BTreeMap<String, PathBuf>,
         ref_commits: &BTreeMap<String, String>,
     ) -> Result<(Arc<Vec<Manifest>>, SourceType, bool)> {
-        let checkout =
-            self.git
-                .checkout(&source.repo_url, source.target_revision_or_head(), commit)?;
-        let repo = RepoDir::open(&checkout.dir)?;
-        let app = app_path(&repo, text(&source.path))?;
+        // A chart from a Helm repository is its own tree; `path` does not apply (as in Argo CD).
+        let root = match chart {
+            Some(c) => c.dir.clone(),
+            None => {
+                self.git
+                    .checkout(&source.repo_url, source.target_revision_or_head(), commit)?
+                    .dir
+            }
+        };
+        let repo = RepoDir::open(&root)?;
+        let app = match chart {
+            Some(_) => PathBuf::new(),
+            None => app_path(&repo, text(&source.path))?,
+        };
         let kind = detect_in(source, &repo, &app)?;
         let limits = self.limits();
         let tool_version = self.tool_version(kind, &limits)?;
@@ -291,8 +354,13 @@ impl Renderer {
             return Ok((hit, kind, true));
         }
         self.renders.fetch_add(1, Ordering::Relaxed);
+        let redactor = self
+            .redactor
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         let ctx = Context {
-            root: &checkout.dir,
+            root: &root,
             repo: &repo,
             app: &app,
             app_name: &req.app_name,
@@ -303,7 +371,7 @@ impl Renderer {
             source_repos: req.source_repos.as_deref(),
             tools: &self.config.tools,
             limits: &limits,
-            redactor: &self.redactor,
+            redactor: &redactor,
         };
         let manifests = Arc::new(render::render(&ctx, source, kind)?);
         self.cache.put(&key, Arc::clone(&manifests));

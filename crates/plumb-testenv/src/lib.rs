@@ -18,6 +18,7 @@
 //! # }
 //! ```
 
+pub mod chart_repo;
 mod cluster;
 pub mod git;
 pub mod git_http;

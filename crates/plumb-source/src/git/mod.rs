@@ -23,6 +23,7 @@ mod tree;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 
 use sha2::{Digest, Sha256};
 
@@ -52,7 +53,7 @@ pub struct GitCache {
     root: PathBuf,
     salt: String,
     limits: Limits,
-    credentials: Vec<RepoCredentials>,
+    credentials: RwLock<Arc<Vec<RepoCredentials>>>,
     fetches: AtomicU64,
     listings: AtomicU64,
 }
@@ -74,16 +75,21 @@ impl GitCache {
             root,
             salt,
             limits,
-            credentials: Vec::new(),
+            credentials: RwLock::new(Arc::new(Vec::new())),
             fetches: AtomicU64::new(0),
             listings: AtomicU64::new(0),
         })
     }
 
     /// Uses these credentials (from Argo repository Secrets) for matching URLs.
-    pub fn with_credentials(mut self, credentials: Vec<RepoCredentials>) -> Self {
-        self.credentials = credentials;
+    pub fn with_credentials(self, credentials: Vec<RepoCredentials>) -> Self {
+        self.set_credentials(credentials);
         self
+    }
+
+    /// Uses these credentials from now on (repository Secrets changed).
+    pub fn set_credentials(&self, credentials: Vec<RepoCredentials>) {
+        *self.credentials.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(credentials);
     }
 
     /// The per-installation salt of this cache's directory names (hex).
@@ -286,8 +292,9 @@ impl GitCache {
                 }
             });
         let creds = inline.or_else(|| {
-            RepoCredentials::select(&self.credentials, &clean)
-                .or_else(|| RepoCredentials::select(&self.credentials, url))
+            let all = Arc::clone(&self.credentials.read().unwrap_or_else(|p| p.into_inner()));
+            RepoCredentials::select(&all, &clean)
+                .or_else(|| RepoCredentials::select(&all, url))
                 .cloned()
         });
         (clean, creds)

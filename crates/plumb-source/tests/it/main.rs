@@ -8,6 +8,7 @@ mod cache;
 mod directory;
 mod git;
 mod helm;
+mod helm_repo;
 mod jsonnet;
 mod kustomize;
 mod render_limits;
