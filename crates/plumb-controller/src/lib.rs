@@ -18,6 +18,7 @@ mod metrics;
 mod operation;
 mod orphans;
 mod reconcile;
+mod repositories;
 pub mod request;
 mod runtime;
 mod server;

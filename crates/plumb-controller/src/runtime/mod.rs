@@ -348,6 +348,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     )?);
     let renderer = Arc::new(Renderer::new(config.source.clone())?);
     renderer.set_limits(render_limits(&config, &engines.settings));
+    crate::repositories::load(&client, &config.control_namespace, &renderer).await;
     let mut cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.clone()).await?;
     let cache_cfg = LiveCacheConfig::default()
         .tracking(engines.tracking.clone())
@@ -424,6 +425,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     watchers::spawn_app_watcher(shared.clone());
     watchers::spawn_project_watcher(shared.clone());
     watchers::spawn_settings_watcher(shared.clone());
+    watchers::spawn_repository_watcher(shared.clone());
     watchers::spawn_poller(shared.clone());
 
     // Workers: one Application at a time each; the same Application never runs on two at once.

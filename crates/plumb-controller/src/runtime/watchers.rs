@@ -292,6 +292,26 @@ pub(super) fn spawn_settings_watcher(shared: Arc<Shared>) {
     });
 }
 
+/// Repository Secrets and `argocd-tls-certs-cm`: new credentials re-queue every Application (one
+/// whose repository refused it may render now).
+pub(super) fn spawn_repository_watcher(shared: Arc<Shared>) {
+    let (client, ns, renderer) = (
+        shared.client.clone(),
+        shared.config.control_namespace.clone(),
+        shared.renderer.clone(),
+    );
+    tokio::spawn(crate::repositories::watch(
+        client,
+        ns,
+        renderer,
+        move || {
+            for app in all_apps(&shared) {
+                shared.queue.push(&app);
+            }
+        },
+    ));
+}
+
 pub(super) fn spawn_poller(shared: Arc<Shared>) {
     tokio::spawn(async move {
         let mut next: HashMap<String, Instant> = HashMap::new();

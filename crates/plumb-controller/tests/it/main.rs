@@ -2,6 +2,7 @@
 
 mod automation;
 mod diff_e2e;
+mod helm_repo;
 mod missing_status;
 mod multi_cluster;
 mod project;
