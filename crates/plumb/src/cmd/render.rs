@@ -37,6 +37,10 @@ pub struct RenderArgs {
     /// Path inside the repository [default: the root; with --app, overrides the source's path].
     #[arg(long, value_name = "PATH")]
     pub path: Option<String>,
+    /// A chart of the Helm chart repository --repo (then --revision is a chart version or a
+    /// constraint such as 1.2.*) [with --app, overrides the source's chart].
+    #[arg(long, value_name = "NAME")]
+    pub chart: Option<String>,
     /// Helm parameter NAME=VALUE (repeatable); makes the source a Helm source.
     #[arg(long = "helm-set", value_name = "NAME=VALUE")]
     pub helm_set: Vec<String>,
@@ -129,12 +133,13 @@ impl Plan {
         }
         let overrides = args.revision.is_some()
             || args.path.is_some()
+            || args.chart.is_some()
             || !args.helm_set.is_empty()
             || !args.values.is_empty()
             || !args.kustomize_image.is_empty();
         if overrides && request.sources.len() != 1 {
             bail!(
-                "--revision, --path, --helm-set, --values and --kustomize-image need a single source"
+                "--revision, --path, --chart, --helm-set, --values and --kustomize-image need a single source"
             );
         }
         if let Some(source) = request.sources.first_mut() {
@@ -143,6 +148,9 @@ impl Plan {
             }
             if let Some(path) = &args.path {
                 source.path = Some(path.clone());
+            }
+            if let Some(chart) = &args.chart {
+                source.chart = Some(chart.clone());
             }
             if !args.helm_set.is_empty() || !args.values.is_empty() {
                 let helm = source.helm.get_or_insert_with(HelmSource::default);
