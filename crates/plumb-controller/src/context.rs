@@ -131,7 +131,29 @@ impl ClusterFacts for HealthFacts {
     }
 }
 
+/// [`HealthFacts`] that follow discovery as it learns new kinds: a sync reads them while it runs,
+/// and a CRD applied by an earlier wave is served by the time its custom resources are judged.
+pub struct LiveHealthFacts {
+    discovery: Arc<ApiDiscovery>,
+}
+
+impl ClusterFacts for LiveHealthFacts {
+    fn status_subresource(&self, group: &str, kind: &str) -> Option<bool> {
+        self.discovery
+            .catalog()
+            .resolve(&GroupKind::new(group, kind), None)
+            .map(|k| k.status_subresource)
+    }
+}
+
 impl Cluster {
+    /// The facts health assessment needs, from the discovery catalog as it is when a sync runs.
+    pub fn live_health_facts(&self) -> LiveHealthFacts {
+        LiveHealthFacts {
+            discovery: self.discovery.clone(),
+        }
+    }
+
     /// The facts health assessment needs, from the current discovery catalog.
     pub fn health_facts(&self) -> HealthFacts {
         HealthFacts {

@@ -267,9 +267,11 @@ async fn attempt(
     let progress = move |p: &Progress| {
         let _ = tx.send(Some(p.clone()));
     };
+    let facts = cluster.live_health_facts();
     let ctx = SyncContext {
         applier: &cluster.applier,
         assessor: &engines.assessor,
+        facts: Some(&facts),
         progress: &progress,
         control: control.clone(),
         poll: POLL,

@@ -168,10 +168,27 @@ impl Assessor {
         self.assess_with(obj, Some(facts))
     }
 
+    /// The health that decides whether a sync wave may go on: [`Assessor::assess_in`], except
+    /// that a custom resource that never got a status (`plumb.health.missingStatus`) reads
+    /// `Progressing` from the moment it exists, not only after the grace period, so it holds the
+    /// next wave as a Progressing object does until its controller reports a status.
+    pub fn assess_for_wave(&self, obj: &Value, facts: &dyn ClusterFacts) -> Option<HealthStatus> {
+        self.assess_inner(obj, Some(facts), true)
+    }
+
     pub(crate) fn assess_with(
         &self,
         obj: &Value,
         facts: Option<&dyn ClusterFacts>,
+    ) -> Option<HealthStatus> {
+        self.assess_inner(obj, facts, false)
+    }
+
+    fn assess_inner(
+        &self,
+        obj: &Value,
+        facts: Option<&dyn ClusterFacts>,
+        for_wave: bool,
     ) -> Option<HealthStatus> {
         if pending_deletion(obj) {
             return Some(HealthStatus::new(
@@ -188,8 +205,14 @@ impl Assessor {
             return Some(rule(obj));
         }
         match self.unknown_kinds {
-            UnknownKindHealth::Generic => generic::health(obj)
-                .or_else(|| facts.and_then(|f| self.missing_status.health(obj, group, kind, f))),
+            UnknownKindHealth::Generic => generic::health(obj).or_else(|| {
+                let facts = facts?;
+                if for_wave {
+                    self.missing_status.health_for_wave(obj, group, kind, facts)
+                } else {
+                    self.missing_status.health(obj, group, kind, facts)
+                }
+            }),
             UnknownKindHealth::None => None,
         }
     }

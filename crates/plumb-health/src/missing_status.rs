@@ -100,6 +100,30 @@ impl MissingStatusRule {
         kind: &str,
         facts: &dyn ClusterFacts,
     ) -> Option<HealthStatus> {
+        self.health_after(obj, group, kind, facts, self.grace)
+    }
+
+    /// The rule as a sync wave gate applies it: from the moment the object exists, without the
+    /// grace period. The grace period keeps a just-created object from flashing `Progressing` in
+    /// the Application's health; a wave that depends on it must wait for its controller anyway.
+    pub(crate) fn health_for_wave(
+        &self,
+        obj: &Value,
+        group: &str,
+        kind: &str,
+        facts: &dyn ClusterFacts,
+    ) -> Option<HealthStatus> {
+        self.health_after(obj, group, kind, facts, Duration::ZERO)
+    }
+
+    fn health_after(
+        &self,
+        obj: &Value,
+        group: &str,
+        kind: &str,
+        facts: &dyn ClusterFacts,
+        grace: Duration,
+    ) -> Option<HealthStatus> {
         if self.mode == MissingStatus::None || has_status(obj) {
             return None;
         }
@@ -112,7 +136,7 @@ impl MissingStatusRule {
             .and_then(|t| t.parse::<jiff::Timestamp>().ok())?;
         let now = jiff::Timestamp::try_from(facts.now()).ok()?;
         let age = now.duration_since(created);
-        if age.is_negative() || age.unsigned_abs() < self.grace {
+        if age.is_negative() || age.unsigned_abs() < grace {
             return None;
         }
         Some(HealthStatus::new(
@@ -221,6 +245,49 @@ mod tests {
         };
         assert_eq!(
             rule.health(&widget(None), "example.com", "Widget", &skewed),
+            None
+        );
+    }
+
+    #[test]
+    fn a_wave_gate_waits_from_the_start_unless_the_rule_is_off() {
+        let rule = MissingStatusRule::default();
+        let just_created = Facts {
+            subresource: Some(true),
+            now: "2026-12-01T10:00:01Z",
+        };
+        assert_eq!(
+            rule.health(&widget(None), "example.com", "Widget", &just_created),
+            None
+        );
+        let h = rule
+            .health_for_wave(&widget(None), "example.com", "Widget", &just_created)
+            .unwrap();
+        assert_eq!(h.code, HealthCode::Progressing);
+        assert_eq!(
+            h.message,
+            "generic: waiting for Widget controller to report status"
+        );
+        // A status, no status subresource, or the rule turned off: no verdict.
+        let with_status = widget(Some(json!({"phase": "Active"})));
+        assert_eq!(
+            rule.health_for_wave(&with_status, "example.com", "Widget", &just_created),
+            None
+        );
+        let no_subresource = Facts {
+            subresource: Some(false),
+            now: just_created.now,
+        };
+        assert_eq!(
+            rule.health_for_wave(&widget(None), "example.com", "Widget", &no_subresource),
+            None
+        );
+        let off = MissingStatusRule {
+            mode: MissingStatus::None,
+            ..rule
+        };
+        assert_eq!(
+            off.health_for_wave(&widget(None), "example.com", "Widget", &just_created),
             None
         );
     }

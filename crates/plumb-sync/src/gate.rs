@@ -1,7 +1,7 @@
 //! Judging a running task from its live object: whether a hook finished, whether a wave's
 //! objects are healthy enough for the next wave to start.
 
-use plumb_health::{Assessor, HealthCode};
+use plumb_health::{Assessor, ClusterFacts, HealthCode};
 use serde_json::Value;
 
 /// Which objects hold the next wave.
@@ -63,13 +63,16 @@ pub fn judge_hook(assessor: &Assessor, name: &str, live: Option<&Value>) -> Verd
 }
 
 /// Whether an applied object of a wave that has more work after it may let that work start:
-/// Healthy passes, Degraded fails the sync, anything else waits.
+/// Healthy passes, Degraded fails the sync, anything else waits. With `facts` about the cluster
+/// (which kinds have a status subresource), a custom resource whose controller has not given it
+/// a status yet waits too (`plumb.health.missingStatus`), from the moment it exists.
 pub fn judge_resource(
     assessor: &Assessor,
     gate: HealthGate,
     group: &str,
     kind: &str,
     live: Option<&Value>,
+    facts: Option<&dyn ClusterFacts>,
 ) -> Verdict {
     let Some(live) = live else {
         return Verdict::Running("the object does not exist yet".into());
@@ -77,7 +80,11 @@ pub fn judge_resource(
     if gate == HealthGate::Argo && !assessor.has_own_rule(group, kind) {
         return Verdict::Succeeded(String::new());
     }
-    match assessor.assess(live) {
+    let health = match facts {
+        Some(facts) => assessor.assess_for_wave(live, facts),
+        None => assessor.assess(live),
+    };
+    match health {
         None => Verdict::Succeeded(String::new()),
         Some(h) => match h.code {
             HealthCode::Healthy => Verdict::Succeeded(h.message),
@@ -149,19 +156,91 @@ mod tests {
             "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Provisioning", "message": "creating volume"}]}
         });
         assert!(matches!(
-            judge_resource(&a, HealthGate::Plumb, "example.com", "Database", Some(&db)),
+            judge_resource(
+                &a,
+                HealthGate::Plumb,
+                "example.com",
+                "Database",
+                Some(&db),
+                None
+            ),
             Verdict::Running(_)
         ));
         assert!(matches!(
-            judge_resource(&a, HealthGate::Argo, "example.com", "Database", Some(&db)),
+            judge_resource(
+                &a,
+                HealthGate::Argo,
+                "example.com",
+                "Database",
+                Some(&db),
+                None
+            ),
             Verdict::Succeeded(_)
         ));
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
         assert!(matches!(
-            judge_resource(&a, HealthGate::Plumb, "", "ConfigMap", Some(&cm)),
+            judge_resource(&a, HealthGate::Plumb, "", "ConfigMap", Some(&cm), None),
             Verdict::Succeeded(_)
         ));
         assert_eq!(HealthGate::from_setting(Some("argo")), Ok(HealthGate::Argo));
         assert!(HealthGate::from_setting(Some("strict")).is_err());
+    }
+
+    struct WithStatusSubresource;
+
+    impl ClusterFacts for WithStatusSubresource {
+        fn status_subresource(&self, _: &str, _: &str) -> Option<bool> {
+            Some(true)
+        }
+    }
+
+    #[test]
+    fn a_custom_resource_without_a_status_holds_the_wave_until_its_controller_reports() {
+        let a = Assessor::default();
+        // Just created (the grace period of the health shown is not over), no status yet.
+        let created = jiff::Timestamp::now().to_string();
+        let mut db = json!({
+            "apiVersion": "example.com/v1", "kind": "Database",
+            "metadata": {"name": "orders", "namespace": "shop", "generation": 1, "creationTimestamp": created},
+            "spec": {"size": "10Gi"}
+        });
+        let facts: &dyn ClusterFacts = &WithStatusSubresource;
+        assert_eq!(a.assess_in(&db, facts), None, "no health shown yet");
+        assert_eq!(
+            judge_resource(
+                &a,
+                HealthGate::Plumb,
+                "example.com",
+                "Database",
+                Some(&db),
+                Some(facts)
+            ),
+            Verdict::Running("generic: waiting for Database controller to report status".into())
+        );
+        // Argo's gate lets it through, as Argo CD does (no health, no gate).
+        assert!(matches!(
+            judge_resource(
+                &a,
+                HealthGate::Argo,
+                "example.com",
+                "Database",
+                Some(&db),
+                Some(facts)
+            ),
+            Verdict::Succeeded(_)
+        ));
+        // Once the controller reports Ready, the wave goes on.
+        db["status"] = json!({"conditions": [{"type": "Ready", "status": "True"}]});
+        assert!(matches!(
+            judge_resource(
+                &a,
+                HealthGate::Plumb,
+                "example.com",
+                "Database",
+                Some(&db),
+                Some(facts)
+            ),
+            Verdict::Succeeded(_)
+        ));
     }
 }

@@ -172,3 +172,95 @@ async fn a_custom_resource_never_given_a_status_reads_progressing_after_the_grac
             .output();
     }
 }
+
+#[tokio::test]
+async fn a_custom_resource_without_a_status_holds_the_next_wave_until_its_controller_reports() {
+    let env = TestEnv::shared();
+    let group = format!("nostatusgate.p{}.plumb.test", std::process::id());
+    install_kind(env, &group, "Widget", "widgets", true);
+    // The default settings: a 2 m grace period for the health shown, which the wave gate does
+    // not wait for.
+    let ctl = Controlled::start(env, "ctl-nostatus-gate").await;
+    let dest = env.namespace("dest-nostatus-gate");
+    let repo = GitRepo::new();
+    let widget = json!({"apiVersion": format!("{group}/v1"), "kind": "Widget",
+        "metadata": {"name": "w", "annotations": {"argocd.argoproj.io/sync-wave": "0"}},
+        "spec": {"size": 1}});
+    let after = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "after", "annotations": {"argocd.argoproj.io/sync-wave": "1"}},
+        "data": {"k": "v"}});
+    repo.commit(
+        &[
+            ("app/widget.yaml", widget.to_string()),
+            ("app/after.yaml", after.to_string()),
+        ],
+        "a custom resource in wave 0, a ConfigMap in wave 1",
+    );
+    let name = format!("nostatusgate-{}", std::process::id());
+    ctl.create_app(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": name},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "app"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    }))
+    .await;
+    ctl.wait_app(&name, "compared", |a| {
+        !a["status"]["sync"]["status"].is_null()
+    })
+    .await;
+
+    let who = ctl.request_op(&name, json!({"sync": {}})).await;
+    let waiting = format!("waiting for healthy state of {group}/Widget/w");
+    ctl.wait_app(&name, "the sync waits for the Widget", |a| {
+        a["status"]["operationState"]["message"] == waiting.as_str()
+    })
+    .await;
+    // Held: polls and wave pauses later, still Running and wave 1 not applied.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let app = ctl
+        .wait_app(&name, "the operation state", |a| {
+            !a["status"]["operationState"].is_null()
+        })
+        .await;
+    let st = &app["status"]["operationState"];
+    assert_eq!(st["phase"], "Running", "{st:#}");
+    assert_eq!(st["message"], waiting.as_str(), "{st:#}");
+    let cm = env
+        .kubectl()
+        .args(["-n", dest.name(), "get", "configmap", "after"])
+        .output()
+        .expect("kubectl");
+    assert!(!cm.status.success(), "wave 1 was not applied");
+
+    // Its controller reports Ready: the next wave goes and the sync succeeds.
+    kubectl(
+        env,
+        &[
+            "-n",
+            dest.name(),
+            "patch",
+            &format!("widgets.{group}"),
+            "w",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"conditions":[{"type":"Ready","status":"True","reason":"Ok","message":"serving"}]}}"#,
+        ],
+    );
+    let app = ctl.wait_op(&name, &who).await;
+    let st = &app["status"]["operationState"];
+    assert_eq!(st["phase"], "Succeeded", "{st:#}");
+    kubectl(env, &["-n", dest.name(), "get", "configmap", "after"]);
+
+    let _ = env
+        .kubectl()
+        .args([
+            "delete",
+            "crd",
+            &format!("widgets.{group}"),
+            "--wait=false",
+            "--ignore-not-found",
+        ])
+        .output();
+}

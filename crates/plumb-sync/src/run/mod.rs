@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use plumb_health::Assessor;
+use plumb_health::{Assessor, ClusterFacts};
 use plumb_kube::{Applier, Deleted, PropagationPolicy};
 use plumb_model::ResourceKey;
 use plumb_model::annotations::HOOK_FINALIZER;
@@ -129,6 +129,10 @@ pub struct SyncContext<'a> {
     pub applier: &'a Applier,
     /// Judges hooks and gated waves.
     pub assessor: &'a Assessor,
+    /// What the assessor may know about the destination cluster (which kinds have a status
+    /// subresource), so that a custom resource its controller has not given a status yet holds
+    /// the next wave. `None`: no such knowledge, the rule stays silent.
+    pub facts: Option<&'a (dyn ClusterFacts + Sync)>,
     /// Receives progress.
     pub progress: &'a (dyn Fn(&Progress) + Send + Sync),
     /// Terminate requests and prune confirmations.
@@ -560,6 +564,7 @@ impl<'a, 'b> Run<'a, 'b> {
                 &key.group,
                 &key.kind,
                 live.as_ref(),
+                self.ctx.facts.map(|f| f as &dyn ClusterFacts),
             )
         };
         let Some(idx) = e.result else { return };
