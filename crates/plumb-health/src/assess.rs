@@ -205,14 +205,16 @@ impl Assessor {
             return Some(rule(obj));
         }
         match self.unknown_kinds {
-            UnknownKindHealth::Generic => generic::health(obj).or_else(|| {
-                let facts = facts?;
-                if for_wave {
-                    self.missing_status.health_for_wave(obj, group, kind, facts)
-                } else {
-                    self.missing_status.health(obj, group, kind, facts)
-                }
-            }),
+            UnknownKindHealth::Generic => crate::crossplane::health(obj)
+                .or_else(|| generic::health(obj))
+                .or_else(|| {
+                    let facts = facts?;
+                    if for_wave {
+                        self.missing_status.health_for_wave(obj, group, kind, facts)
+                    } else {
+                        self.missing_status.health(obj, group, kind, facts)
+                    }
+                }),
             UnknownKindHealth::None => None,
         }
     }

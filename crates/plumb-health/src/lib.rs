@@ -28,6 +28,7 @@
 pub mod actions;
 mod aggregate;
 mod assess;
+mod crossplane;
 mod error;
 mod generic;
 mod lua;

@@ -6,6 +6,7 @@
 mod actions;
 mod aggregate;
 mod builtin;
+mod crossplane;
 mod generic;
 mod library;
 mod lookup;
