@@ -17,6 +17,11 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::status::{HealthCode, HealthStatus};
 
+/// Kinds whose CRD has a status subresource although their controller writes a status only now
+/// and then: Argo CD writes an AppProject's `status` only for project role tokens, so a project
+/// without tokens never has one (and a sync wave gated on it would wait for ever).
+const STATUS_OPTIONAL: [(&str, &str); 1] = [("argoproj.io", "AppProject")];
+
 /// The default grace period before a status-less custom resource reads `Progressing`.
 pub const DEFAULT_MISSING_STATUS_GRACE: Duration = Duration::from_secs(120);
 
@@ -124,7 +129,10 @@ impl MissingStatusRule {
         facts: &dyn ClusterFacts,
         grace: Duration,
     ) -> Option<HealthStatus> {
-        if self.mode == MissingStatus::None || has_status(obj) {
+        if self.mode == MissingStatus::None
+            || has_status(obj)
+            || STATUS_OPTIONAL.contains(&(group, kind))
+        {
             return None;
         }
         if facts.status_subresource(group, kind) != Some(true) {
@@ -272,6 +280,18 @@ mod tests {
         let with_status = widget(Some(json!({"phase": "Active"})));
         assert_eq!(
             rule.health_for_wave(&with_status, "example.com", "Widget", &just_created),
+            None
+        );
+        let project = json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+            "metadata": {"name": "team-a", "creationTimestamp": "2026-12-01T10:00:00Z"},
+            "spec": {"sourceRepos": ["*"]}});
+        assert_eq!(
+            rule.health_for_wave(&project, "argoproj.io", "AppProject", &just_created),
+            None,
+            "Argo CD gives an AppProject a status only for role tokens"
+        );
+        assert_eq!(
+            rule.health(&project, "argoproj.io", "AppProject", &LATE),
             None
         );
         let no_subresource = Facts {
