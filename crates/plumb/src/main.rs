@@ -10,7 +10,7 @@ mod snapshot;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::exit::Outcome;
 
@@ -33,6 +33,8 @@ enum Command {
     App(cmd::app::AppArgs),
     /// Run the application controller: reconcile Applications, write status, run syncs.
     Controller(cmd::controller::ControllerArgs),
+    /// Print shell completion code for bash, zsh or fish.
+    Completion(cmd::completion::CompletionArgs),
     /// Compare desired objects with live objects offline, in `argocd app diff` format.
     Diff(cmd::diff::DiffArgs),
     /// Argo CD's `argocd proj` commands: list, show and create AppProjects, list sync windows.
@@ -41,6 +43,8 @@ enum Command {
     Render(cmd::render::RenderArgs),
     /// Run the API server: Argo CD's REST API over the Application API.
     Server(cmd::server::ServerArgs),
+    /// Print version information (client, and the controller and API server where reachable).
+    Version(cmd::version::VersionArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,10 +61,12 @@ fn main() -> ExitCode {
         Command::Admin(args) => cmd::run_admin(args),
         Command::App(args) => cmd::app::run(args),
         Command::Controller(args) => cmd::controller::run(args),
+        Command::Completion(args) => cmd::completion::run(args, Cli::command()),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Proj(args) => cmd::proj::run(args),
         Command::Render(args) => cmd::render::run(args),
         Command::Server(args) => cmd::server::run(args),
+        Command::Version(args) => cmd::version::run(args),
     };
     match outcome {
         Ok(o) => o.into(),

@@ -5,11 +5,13 @@
 pub mod admin_health;
 pub mod admin_lint_ignores;
 pub mod app;
+pub mod completion;
 pub mod controller;
 pub mod diff;
 pub mod proj;
 pub mod render;
 pub mod server;
+pub mod version;
 
 use clap::{Args, Subcommand};
 

@@ -10,6 +10,7 @@ mod app_history;
 mod app_resource_ops;
 mod app_source_flags;
 mod argo_parity;
+mod cli_meta;
 mod diff;
 mod payments_api;
 mod proj;

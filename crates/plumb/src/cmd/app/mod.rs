@@ -14,6 +14,7 @@ mod delete_resource;
 mod destination;
 mod diff;
 mod edit;
+mod examples;
 mod get;
 mod go_duration;
 mod history;
@@ -79,30 +80,42 @@ pub struct AppArgs {
 #[derive(Debug, Subcommand)]
 enum AppCommand {
     /// Show an Application: header, conditions, operation and resources.
+    #[command(after_help = examples::GET)]
     Get(get::GetArgs),
     /// List Applications.
+    #[command(after_help = examples::LIST)]
     List(list::ListArgs),
     /// Request a sync and follow it to the end.
+    #[command(after_help = examples::SYNC)]
     Sync(sync::SyncArgs),
     /// Wait until an Application is synced, healthy and idle (or the named conditions hold).
+    #[command(after_help = examples::WAIT)]
     Wait(wait::WaitArgs),
     /// Create an Application from flags or a file.
+    #[command(after_help = examples::CREATE)]
     Create(Box<create::CreateArgs>),
     /// Delete an Application (and, with cascade, its resources).
+    #[command(after_help = examples::DELETE)]
     Delete(delete::DeleteArgs),
     /// List the resources of an Application.
+    #[command(after_help = examples::RESOURCES)]
     Resources(resources::ResourcesArgs),
     /// Stop the running operation of an Application.
     TerminateOp(terminate_op::TerminateOpArgs),
     /// Show what differs between Git and the cluster (exit 1 when something does).
+    #[command(after_help = examples::DIFF)]
     Diff(diff::DiffArgs),
     /// Print the manifests of an Application, from Git or from the cluster.
+    #[command(after_help = examples::MANIFESTS)]
     Manifests(manifests::ManifestsArgs),
     /// Change an Application's source, destination, project or sync policy.
+    #[command(after_help = examples::SET)]
     Set(Box<set::SetArgs>),
     /// Show the deployments recorded in an Application's history.
+    #[command(after_help = examples::HISTORY)]
     History(history::HistoryArgs),
     /// Sync back to a deployment from the history (default: the previous one).
+    #[command(after_help = examples::ROLLBACK)]
     Rollback(rollback::RollbackArgs),
     /// Unset Helm parameters, values, Kustomize overrides or plugin env of an Application.
     Unset(unset::UnsetArgs),
