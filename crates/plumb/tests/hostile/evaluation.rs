@@ -293,3 +293,64 @@ fn lua_error_is_a_health_message() {
     assert_eq!(h.code, HealthCode::Unknown);
     assert!(h.message.contains("custom failure"), "{}", h.message);
 }
+
+/// Live objects are written by whoever may write them in the destination cluster: the rule for
+/// Crossplane claims and composites (recognised by their shape, in the generic path) must take
+/// any field of any type without panicking, and never call a malformed object healthy.
+#[test]
+fn crossplane_shaped_objects_with_malformed_fields_get_a_verdict_not_a_panic() {
+    let shaped = |spec: serde_json::Value, status: serde_json::Value| {
+        json!({"apiVersion": "db.acme.example/v1", "kind": "Database",
+               "metadata": {"name": "d", "namespace": "n", "generation": "7"},
+               "spec": spec, "status": status})
+    };
+    let reference = json!({"compositionRef": {"name": "c"}});
+    let huge = "x".repeat(1 << 20);
+    let cases = [
+        // Conditions of the wrong types, or not a list at all.
+        shaped(
+            reference.clone(),
+            json!({"conditions": {"type": "Ready", "status": "True"}}),
+        ),
+        shaped(
+            reference.clone(),
+            json!({"conditions": [1, null, "Ready", [{"type": "Ready"}]]}),
+        ),
+        shaped(
+            reference.clone(),
+            json!({"conditions": [{"type": ["Synced"], "status": false, "reason": 3}]}),
+        ),
+        shaped(
+            reference.clone(),
+            json!({"conditions": [{"type": "Ready", "status": "True", "observedGeneration": "nine"}]}),
+        ),
+        // Crossplane's fields of the wrong types.
+        shaped(
+            json!({"crossplane": "compositionRef"}),
+            json!({"conditions": [{"type": "Ready", "status": "True"}]}),
+        ),
+        shaped(
+            json!({"resourceRefs": "all"}),
+            json!({"conditions": [{"type": "Synced", "status": "False"}]}),
+        ),
+        shaped(json!([reference.clone()]), json!({"conditions": []})),
+        // A message of a megabyte.
+        shaped(
+            reference.clone(),
+            json!({"conditions": [{"type": "Synced", "status": "False", "reason": "ReconcileError", "message": huge}]}),
+        ),
+    ];
+    for obj in &cases {
+        if let Some(h) = plumb_health::assess(obj) {
+            // Whatever it says, a malformed Ready never reads as Healthy, except the one case
+            // with a well-formed Ready=True condition (its bad observedGeneration is ignored).
+            let well_formed_ready = obj["status"]["conditions"][0]["type"] == "Ready"
+                && obj["status"]["conditions"][0]["status"] == "True";
+            if !well_formed_ready {
+                assert_ne!(h.code, HealthCode::Healthy, "{h:?} for {obj}");
+            }
+        }
+    }
+    let failed = plumb_health::assess(&cases[7]).expect("a verdict");
+    assert_eq!(failed.code, HealthCode::Degraded);
+}
