@@ -51,6 +51,10 @@ pub struct ControllerConfig {
     pub source: plumb_source::Config,
     /// Pause between sync waves (Argo CD's `ARGOCD_SYNC_WAVE_DELAY`, 2 s).
     pub sync_wave_delay: Duration,
+    /// How often API discovery runs again (30 s): an aggregated API whose backend stops
+    /// answering after start is then reported unavailable instead of compared from stale cache,
+    /// and a new APIService is seen. A failing watch runs it sooner.
+    pub discovery_interval: Duration,
 }
 
 impl ControllerConfig {
@@ -66,6 +70,7 @@ impl ControllerConfig {
             workers: 4,
             metrics_addr: Some(SocketAddr::from(([127, 0, 0, 1], 8082))),
             sync_wave_delay: Duration::from_secs(2),
+            discovery_interval: Duration::from_secs(30),
         }
     }
 }
@@ -121,6 +126,8 @@ pub(crate) struct Shared {
     /// Names of the Applications in the control namespace, kept by the Application watcher.
     known_apps: Mutex<std::collections::BTreeSet<String>>,
     queue: Queue,
+    /// Woken when a watch fails: discovery runs again (a group may have gone).
+    pub(crate) rediscover: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -375,6 +382,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
             tx,
             pending: Arc::new(Mutex::new(HashSet::new())),
         },
+        rediscover: tokio::sync::Notify::new(),
         config,
     });
 
@@ -407,7 +415,10 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
                         }
                     }
                     Ok(_) => {}
-                    Err(e) => tracing::warn!("live cache: {}", chain(&e)),
+                    Err(e) => {
+                        tracing::warn!("live cache: {}", chain(&e));
+                        shared.rediscover.notify_one();
+                    }
                 }
             }
         });
@@ -427,6 +438,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     watchers::spawn_settings_watcher(shared.clone());
     watchers::spawn_repository_watcher(shared.clone());
     watchers::spawn_poller(shared.clone());
+    watchers::spawn_rediscovery(shared.clone());
 
     // Workers: one Application at a time each; the same Application never runs on two at once.
     let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();

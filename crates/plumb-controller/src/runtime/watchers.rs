@@ -2,6 +2,8 @@
 //! control of a running operation), cluster Secrets (remote clusters attached and detached),
 //! AppProjects, the settings ConfigMap, and the poller (`timeout.reconciliation` + jitter).
 
+use std::collections::BTreeSet;
+
 use super::*;
 
 /// What about an Application makes a reconcile necessary (status writes alone do not).
@@ -123,7 +125,10 @@ async fn attach(
                         }
                     }
                     Ok(_) => {}
-                    Err(e) => tracing::warn!(cluster = %server, "live cache: {}", chain(&e)),
+                    Err(e) => {
+                        tracing::warn!(cluster = %server, "live cache: {}", chain(&e));
+                        shared.rediscover.notify_one();
+                    }
                 }
             }
         })
@@ -348,4 +353,75 @@ pub(super) fn jitter_for(app: &str, jitter: Duration) -> Duration {
         h = h.wrapping_mul(0x100000001b3);
     }
     Duration::from_millis(h % (jitter.as_millis().max(1) as u64))
+}
+
+/// What discovery said about a cluster, to tell whether it changed: the group versions served
+/// and those listed but unavailable.
+fn served_state(catalog: &plumb_kube::ApiCatalog) -> (BTreeSet<String>, BTreeSet<String>) {
+    (
+        catalog
+            .preferred()
+            .map(|k| format!("{}/{}", k.resource.api_version, k.resource.kind))
+            .collect(),
+        catalog.unavailable().map(str::to_string).collect(),
+    )
+}
+
+/// Runs API discovery again for every cluster, every `discovery_interval` and soon after a
+/// watch fails. The catalog is built at start; without this an aggregated API whose backend
+/// dies later kept its kinds and cached objects, and was compared as last seen (its objects
+/// neither readable nor writable). With it, the group is marked unavailable, the comparison of
+/// each Application using it fails with a `ComparisonError` naming it (nothing synced or
+/// pruned), and it is compared again once the group is served. A change re-queues every
+/// Application so the report does not wait for the next poll.
+pub(super) fn spawn_rediscovery(shared: Arc<Shared>) {
+    tokio::spawn(async move {
+        // At most one extra run per this spacing however many watches fail.
+        const MIN_SPACING: Duration = Duration::from_secs(2);
+        let interval = shared.config.discovery_interval.max(MIN_SPACING);
+        let mut last: HashMap<String, (BTreeSet<String>, BTreeSet<String>)> = HashMap::new();
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(interval) => {}
+                () = shared.rediscover.notified() => {
+                    tokio::time::sleep(MIN_SPACING).await;
+                }
+            }
+            let mut clusters = vec![shared.in_cluster.clone()];
+            clusters.extend(
+                shared
+                    .remote
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .iter()
+                    .map(|(_, c, _)| c.clone()),
+            );
+            let mut changed = false;
+            for cluster in clusters {
+                let before = served_state(&cluster.discovery.catalog());
+                let catalog = match cluster.discovery.refresh().await {
+                    Ok(c) => c,
+                    Err(e) => {
+                        tracing::warn!(cluster = %cluster.server, "discovery: {}", chain(&e));
+                        continue;
+                    }
+                };
+                let now = served_state(&catalog);
+                let previous = last.insert(cluster.server.clone(), now.clone());
+                if now != before || previous.is_some_and(|p| p != now) {
+                    tracing::info!(
+                        cluster = %cluster.server,
+                        unavailable = ?now.1,
+                        "API discovery changed; comparing every Application again"
+                    );
+                    changed = true;
+                }
+            }
+            if changed {
+                for app in all_apps(&shared) {
+                    shared.queue.push(&app);
+                }
+            }
+        }
+    });
 }

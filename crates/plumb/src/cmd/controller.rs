@@ -52,6 +52,10 @@ pub struct ControllerArgs {
         value_name = "SECONDS"
     )]
     sync_wave_delay: f64,
+    /// How often API discovery runs again, in seconds (sooner after a watch fails): an
+    /// aggregated API that stops answering is reported, one that comes back is compared again.
+    #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
+    discovery_interval: f64,
 }
 
 /// Runs the controller until it fails or is interrupted.
@@ -71,6 +75,12 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
         args.sync_wave_delay
     );
     config.sync_wave_delay = std::time::Duration::from_secs_f64(args.sync_wave_delay);
+    anyhow::ensure!(
+        args.discovery_interval.is_finite() && args.discovery_interval >= 1.0,
+        "--discovery-interval {} is not a number of seconds (1 or more)",
+        args.discovery_interval
+    );
+    config.discovery_interval = std::time::Duration::from_secs_f64(args.discovery_interval);
     config.metrics_addr =
         if args.metrics_addr == "off" {
             None

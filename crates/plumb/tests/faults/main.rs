@@ -258,7 +258,7 @@ impl Controller {
             .arg(env().kubeconfig())
             .arg("--cache-dir")
             .arg(&self.cache)
-            .args(["--sync-wave-delay", "0.5"])
+            .args(["--sync-wave-delay", "0.5", "--discovery-interval", "3"])
             .env(
                 "PLUMB_LOG",
                 std::env::var("PLUMB_LOG").unwrap_or_else(|_| "warn,plumb_controller=info".into()),
