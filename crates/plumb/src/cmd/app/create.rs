@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use plumb_model::application::{
-    Application, ApplicationDestination, ApplicationSource, ApplicationSpec, ObjectMeta,
-    RESOURCES_FINALIZER, SyncPolicy, SyncPolicyAutomated,
+    Application, ApplicationDestination, ApplicationSource, ApplicationSpec, Backoff, ObjectMeta,
+    RESOURCES_FINALIZER, RetryStrategy, SyncPolicy, SyncPolicyAutomated,
 };
 
 use super::client::AppClient;
@@ -79,6 +79,21 @@ pub struct CreateArgs {
     pub annotations: Vec<String>,
     #[command(flatten)]
     pub source_args: super::source_flags::SourceTypeArgs,
+    /// Max number of allowed sync retries (0 removes the retry policy).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub sync_retry_limit: Option<i64>,
+    /// Sync retry backoff base duration (a Go duration: 2m, 1h).
+    #[arg(long, default_value = "5s", value_parser = super::set::go_duration_arg, value_name = "DURATION")]
+    pub sync_retry_backoff_duration: String,
+    /// Factor multiplies the base duration after each failed sync retry.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub sync_retry_backoff_factor: i64,
+    /// Max sync retry backoff duration (a Go duration).
+    #[arg(long, default_value = "3m0s", value_parser = super::set::go_duration_arg, value_name = "DURATION")]
+    pub sync_retry_backoff_max_duration: String,
+    /// How many items to keep in revision history.
+    #[arg(long, value_name = "N")]
+    pub revision_history_limit: Option<i64>,
     /// Add the cascading-deletion finalizer.
     #[arg(long)]
     pub set_finalizer: bool,
@@ -228,6 +243,31 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<Application> {
             }
         }
     }
+    if let Some(n) = args.revision_history_limit {
+        spec.revision_history_limit = Some(n);
+    }
+    match args.sync_retry_limit {
+        Some(limit) if limit > 0 => {
+            spec.sync_policy
+                .get_or_insert_with(SyncPolicy::default)
+                .retry = Some(RetryStrategy {
+                limit: Some(limit),
+                backoff: Some(Backoff {
+                    duration: Some(args.sync_retry_backoff_duration.clone()),
+                    factor: Some(args.sync_retry_backoff_factor),
+                    max_duration: Some(args.sync_retry_backoff_max_duration.clone()),
+                }),
+                refresh: None,
+            });
+        }
+        Some(0) => {
+            if let Some(policy) = spec.sync_policy.as_mut() {
+                policy.retry = None;
+            }
+        }
+        Some(limit) => bail!("Invalid sync-retry-limit [{limit}]"),
+        None => {}
+    }
     validate(&app)?;
     Ok(app)
 }
@@ -355,6 +395,12 @@ mod tests {
             "team=payments",
             "--set-finalizer",
             "--upsert",
+            "--sync-retry-limit",
+            "3",
+            "--sync-retry-backoff-duration",
+            "10s",
+            "--revision-history-limit",
+            "5",
         ]);
         assert!(args.upsert);
         let app = build(&args, "argocd").unwrap();
@@ -366,7 +412,9 @@ mod tests {
                    "spec": {"source": {"repoURL": "https://git.acme.internal/apps/payments.git", "path": "k8s/overlays/prod", "targetRevision": "v1.4.0"},
                             "destination": {"server": "https://kubernetes.default.svc", "namespace": "payments"},
                             "project": "default",
-                            "syncPolicy": {"automated": {"prune": true, "selfHeal": true}, "syncOptions": ["CreateNamespace=true"]}}})
+                            "revisionHistoryLimit": 5,
+                            "syncPolicy": {"automated": {"prune": true, "selfHeal": true}, "syncOptions": ["CreateNamespace=true"],
+                                           "retry": {"limit": 3, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "3m0s"}}}}})
         );
     }
 
