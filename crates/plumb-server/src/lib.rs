@@ -25,8 +25,10 @@ mod serve;
 mod state;
 mod tls;
 mod tree;
+mod webhook;
 
 pub use config::{Limits, ServerConfig, TlsMode};
 pub use error::{Error, Result};
 pub use serve::{Running, serve};
 pub use tls::self_signed;
+pub use webhook::sign_sha256_hex;

@@ -52,11 +52,21 @@ pub(crate) fn router(state: AppState, limits: &Limits) -> Router {
             limits.request_timeout,
         ));
     let streams = Router::new().route("/api/v1/stream/applications", get(stream::applications));
+    // Webhooks read their body under their own limit (`webhook.maxPayloadSizeMB`, Argo's 50 MB
+    // by default), so they are outside the API's body limit.
+    let webhooks = Router::new()
+        .route("/api/webhook", post(crate::webhook::receive))
+        .layer(DefaultBodyLimit::disable())
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            limits.request_timeout,
+        ));
     timed
         .merge(streams)
-        .fallback(|| async { Error::NotFound("Not Found".into()) })
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
         .layer(RequestBodyLimitLayer::new(limits.max_body_bytes))
+        .merge(webhooks)
+        .fallback(|| async { Error::NotFound("Not Found".into()) })
         .layer(GlobalConcurrencyLimitLayer::new(limits.max_concurrent))
         .with_state(state)
 }

@@ -4,3 +4,4 @@
 mod api;
 mod listener;
 mod support;
+mod webhook;

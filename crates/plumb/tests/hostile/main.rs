@@ -22,3 +22,4 @@ mod running;
 mod secrets;
 mod server;
 mod spec_values;
+mod webhooks;

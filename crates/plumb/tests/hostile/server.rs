@@ -98,7 +98,7 @@ pub(crate) fn status(response: &str) -> u16 {
         .unwrap_or(0)
 }
 
-fn healthy(addr: SocketAddr) {
+pub(crate) fn healthy(addr: SocketAddr) {
     let r = raw(
         addr,
         b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",

@@ -1,0 +1,235 @@
+//! `POST /api/webhook`: Git push notifications from GitHub, GitLab, Bitbucket Cloud and Server,
+//! Gogs/Gitea and Azure DevOps, as Argo CD's server takes them. The sender is recognised by its
+//! headers, its proof checked against its secret in `argocd-secret` ([`verify`]), the push read
+//! ([`push`]), and every Application of the control namespace the push concerns
+//! ([`targeting`]) gets `argocd.argoproj.io/refresh: normal`, which the controller acts on at
+//! once instead of at the next `timeout.reconciliation`.
+//!
+//! Not authenticated by API token: webhooks prove themselves by their signature, as in Argo CD.
+//! The answer says nothing about which Applications exist.
+
+mod push;
+mod targeting;
+mod verify;
+
+pub use verify::sign_sha256_hex;
+
+use std::collections::BTreeMap;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::{Value, json};
+
+use crate::state::AppState;
+use push::Event;
+use verify::{Provider, Secrets};
+
+/// The Secret holding the webhook secrets.
+const SECRET: &str = "argocd-secret";
+/// Argo's `webhook.maxPayloadSizeMB` default.
+const DEFAULT_MAX_PAYLOAD_MB: u64 = 50;
+/// The refresh annotation and the kind of refresh a push asks for (Argo's `RefreshTypeNormal`).
+const REFRESH: &str = "argocd.argoproj.io/refresh";
+
+fn text(status: StatusCode, message: impl Into<String>) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        message.into(),
+    )
+        .into_response()
+}
+
+/// `POST /api/webhook`.
+pub(crate) async fn receive(State(s): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    let Some(provider) = Provider::detect(&headers) else {
+        tracing::debug!("ignoring unknown webhook event");
+        return text(StatusCode::BAD_REQUEST, "Unknown webhook event");
+    };
+    let settings = match s.settings().await {
+        Ok(settings) => settings,
+        Err(e) => return e.into_response(),
+    };
+    let max_mb = match settings.get("webhook.maxPayloadSizeMB") {
+        None => DEFAULT_MAX_PAYLOAD_MB,
+        Some(v) => v.trim().parse::<u64>().unwrap_or_else(|_| {
+            tracing::warn!(
+                "ConfigMap {}/argocd-cm: webhook.maxPayloadSizeMB {v:?} is not a whole number; using {DEFAULT_MAX_PAYLOAD_MB}",
+                s.namespace
+            );
+            DEFAULT_MAX_PAYLOAD_MB
+        }),
+    };
+    let limit = usize::try_from(max_mb.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX);
+    let too_large = || {
+        tracing::warn!(
+            security = 2,
+            provider = provider.name(),
+            "webhook payload larger than {max_mb} MB refused"
+        );
+        text(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "Webhook processing failed: The payload is either too large or corrupted. Please check the payload size (must be under {max_mb} MB) and ensure it is valid JSON"
+            ),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return too_large();
+    }
+    let Ok(body) = axum::body::to_bytes(body, limit).await else {
+        return too_large();
+    };
+    let secrets = match read_secrets(&s).await {
+        Ok(secrets) => secrets,
+        Err(response) => return response,
+    };
+    if let Err(refused) = verify::verify(provider, &secrets, &headers, &body) {
+        tracing::info!(
+            security = 3,
+            provider = provider.name(),
+            "webhook verification failed: {}",
+            refused.0
+        );
+        return text(
+            StatusCode::BAD_REQUEST,
+            format!("Webhook processing failed: {}", refused.0),
+        );
+    }
+    let event_header = match provider {
+        Provider::GitHub => "x-github-event",
+        Provider::GitLab => "x-gitlab-event",
+        Provider::BitbucketCloud | Provider::BitbucketServer => "x-event-key",
+        Provider::Gogs => "x-gogs-event",
+        Provider::AzureDevOps => "x-vss-activityid",
+    };
+    let event = headers
+        .get(event_header)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let push = match push::parse(provider, event, &body) {
+        Ok(Event::Push(push)) => push,
+        Ok(Event::Ignored) => return text(StatusCode::OK, ""),
+        Err(unreadable) => {
+            tracing::info!(
+                provider = provider.name(),
+                "webhook refused: {}",
+                unreadable.0
+            );
+            return text(
+                StatusCode::BAD_REQUEST,
+                format!("Webhook processing failed: {}", unreadable.0),
+            );
+        }
+    };
+    match refresh(&s, &push).await {
+        Ok(_) => text(StatusCode::OK, ""),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// The webhook keys of `argocd-secret`; none when the Secret does not exist.
+async fn read_secrets(s: &AppState) -> Result<Secrets, Response> {
+    let api: Api<Secret> = Api::namespaced(s.client.clone(), &s.namespace);
+    match api.get_opt(SECRET).await {
+        Ok(secret) => {
+            let data: BTreeMap<String, Vec<u8>> = secret
+                .and_then(|sec| sec.data)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(k, _)| k.starts_with("webhook."))
+                .map(|(k, v)| (k, v.0))
+                .collect();
+            Ok(Secrets::from_data(&data))
+        }
+        Err(e) => Err(crate::error::Error::kube(
+            format!("reading Secret {}/{SECRET}", s.namespace),
+            e,
+        )
+        .into_response()),
+    }
+}
+
+/// Marks every Application `push` concerns for a normal refresh; returns their names.
+async fn refresh(s: &AppState, push: &push::Push) -> crate::error::Result<Vec<String>> {
+    for url in &push.urls {
+        tracing::info!(
+            repo = %plumb_source::strip_url_credentials(url),
+            revision = %push.revision,
+            touched_head = push.touched_head,
+            "received push event"
+        );
+    }
+    let regexes: Vec<_> = push
+        .urls
+        .iter()
+        .filter_map(|u| {
+            let re = targeting::web_url_regex(u);
+            if re.is_none() {
+                tracing::warn!(
+                    "webhook repository URL {:?} is not an absolute URL with a path; ignored",
+                    plumb_source::strip_url_credentials(u)
+                );
+            }
+            re
+        })
+        .collect();
+    if regexes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let apps = s.apps().list(&Default::default()).await.map_err(|e| {
+        crate::error::Error::kube(format!("listing Applications in {}", s.namespace), e)
+    })?;
+    let mut refreshed = Vec::new();
+    for obj in apps {
+        let Some(name) = obj.metadata.name.clone() else {
+            continue;
+        };
+        let pending_hard = obj
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(REFRESH))
+            .is_some_and(|v| v == "hard");
+        let value: Value = match serde_json::to_value(&obj) {
+            Ok(v) => v,
+            Err(_) => continue,
+        };
+        if !targeting::concerns(push, &regexes, &value) {
+            continue;
+        }
+        if pending_hard {
+            // A hard refresh already asked for covers this one.
+            refreshed.push(name);
+            continue;
+        }
+        let patch = json!({"metadata": {"annotations": {REFRESH: "normal"}}});
+        match s
+            .apps()
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {
+                tracing::info!(application = %name, "webhook: refresh requested");
+                refreshed.push(name);
+            }
+            // Deleted since the list: nothing to refresh.
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => {
+                tracing::warn!(
+                    "webhook: requesting a refresh of Application {}/{name}: {e}",
+                    s.namespace
+                );
+            }
+        }
+    }
+    Ok(refreshed)
+}
