@@ -198,7 +198,7 @@ fn check_equal(got: &[u8], want: &[u8], refused: &str) -> Result<(), Refused> {
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 || s.len() > 256 {
+    if !s.len().is_multiple_of(2) || s.len() > 256 {
         return None;
     }
     (0..s.len())
