@@ -76,6 +76,16 @@ pub enum Error {
         /// What is wrong with the archive.
         detail: String,
     },
+    /// A chart dependency that is not vendored could not be fetched.
+    #[error("{file}: dependency {name}: {detail}")]
+    ChartDependency {
+        /// The file that declares it (`charts/api/Chart.yaml`).
+        file: String,
+        /// The dependency's name.
+        name: String,
+        /// Why it could not be fetched.
+        detail: String,
+    },
     /// The local Git cache is damaged or could not be written.
     #[error("git cache for {url}: {detail}")]
     GitCache {

@@ -372,6 +372,8 @@ impl Renderer {
             tools: &self.config.tools,
             limits: &limits,
             redactor: &redactor,
+            helm_repos: &self.helm,
+            hard_refresh: req.refresh == Refresh::Hard,
         };
         let manifests = Arc::new(render::render(&ctx, source, kind)?);
         self.cache.put(&key, Arc::clone(&manifests));

@@ -103,6 +103,15 @@ impl HelmRepos {
         });
     }
 
+    /// The URL of the repository whose Secret has `name` (a dependency's `@name`).
+    pub(crate) fn url_of_named(&self, name: &str) -> Option<String> {
+        self.access()
+            .credentials
+            .iter()
+            .find(|c| !c.is_template && c.name.as_deref() == Some(name))
+            .map(|c| c.url.clone())
+    }
+
     /// How many times an `index.yaml` was downloaded (for tests and metrics).
     pub fn index_fetch_count(&self) -> u64 {
         self.index_fetches.load(Ordering::Relaxed)

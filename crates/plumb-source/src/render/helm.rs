@@ -11,7 +11,8 @@
 //! passed to helm as they are. Before helm runs, every symlink of the checkout is resolved and
 //! the render refused if one leads outside it (helm follows links when it loads a chart).
 //!
-//! Dependencies must be vendored in `charts/` (Plumb does not run `helm dependency build`).
+//! Dependencies that are not vendored in `charts/` are fetched first (`helm_deps`) and helm reads
+//! a scratch copy of the chart with them added.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,7 +38,10 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
             "creating a temporary directory in",
             std::env::temp_dir(),
         ))?;
-    let chart_dir = ctx.root.join(ctx.app);
+    let chart_dir = match super::helm_deps::prepare(ctx, scratch.path())? {
+        Some(copy) => copy,
+        None => ctx.root.join(ctx.app),
+    };
     let mut cmd = Command::new(&ctx.tools.helm);
     let release = if s(&opts.release_name).is_empty() {
         ctx.app_name

@@ -2,6 +2,7 @@
 
 mod directory;
 mod helm;
+mod helm_deps;
 pub(crate) mod jsonnet;
 mod kustomize;
 mod tool;
@@ -16,6 +17,7 @@ pub use tool::Tools;
 use crate::beneath::RepoDir;
 use crate::detect::SourceType;
 use crate::error::Result;
+use crate::helm_repo::HelmRepos;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
 use crate::redact::Redactor;
@@ -44,6 +46,10 @@ pub(crate) struct Context<'a> {
     pub tools: &'a Tools,
     pub limits: &'a Limits,
     pub redactor: &'a Redactor,
+    /// Chart repositories, for dependencies that are not vendored.
+    pub helm_repos: &'a HelmRepos,
+    /// A hard refresh: chart repository indexes are fetched again.
+    pub hard_refresh: bool,
 }
 
 /// A file named by a source: a URL handed to the tool, or a path inside a repository tree.

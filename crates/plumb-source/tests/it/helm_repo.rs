@@ -288,3 +288,110 @@ fn an_archive_whose_digest_differs_from_the_index_is_refused() {
     );
     assert_eq!(r.helm_repos().download_count(), 2);
 }
+
+fn named_cm(chart_name: &str, version: &str) -> std::path::PathBuf {
+    chart(
+        chart_name,
+        version,
+        &[(
+            "templates/cm.yaml",
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {chart_name}\ndata:\n  version: {{{{ .Chart.Version | quote }}}}\n"
+            ),
+        )],
+    )
+}
+
+#[test]
+fn undeclared_dependencies_are_fetched_from_the_repositories_the_project_allows() {
+    let server = ChartRepoServer::start(Options::default());
+    server.publish(&named_cm("common", "1.0.0"));
+    server.publish(&named_cm("common", "1.1.0"));
+    server.publish(&named_cm("redis", "2.0.0"));
+    let repo = plumb_testenv::git::GitRepo::new();
+    let chart_yaml = format!(
+        "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- name: common\n  version: \"1.*\"\n  repository: {url}\n- name: redis\n  version: 2.0.0\n  repository: \"@charts\"\n- name: lib\n  version: 0.1.0\n  repository: file://../lib\n- name: vend\n  version: 0.1.0\n",
+        url = server.url()
+    );
+    let cm = |n: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {n}\n");
+    repo.commit(
+        &[
+            ("chart/Chart.yaml", chart_yaml.as_str()),
+            ("chart/templates/cm.yaml", &cm("app")),
+            (
+                "chart/charts/vend/Chart.yaml",
+                "apiVersion: v2\nname: vend\nversion: 0.1.0\n",
+            ),
+            ("chart/charts/vend/templates/cm.yaml", &cm("vend")),
+            (
+                "lib/Chart.yaml",
+                "apiVersion: v2\nname: lib\nversion: 0.1.0\n",
+            ),
+            ("lib/templates/cm.yaml", &cm("lib")),
+        ],
+        "chart with dependencies",
+    );
+    let named = helm_secret(&server.url(), json!({}));
+    let cache = tempfile::tempdir().unwrap();
+    let r = renderer_in(cache.path());
+    r.set_repositories(vec![named.clone()], TlsCerts::default());
+    let source = crate::support::source(&repo.url(), "chart", "HEAD");
+    let mut req = request(vec![source.clone()]);
+    req.source_repos = Some(vec![server.url()]);
+    let out = r.render(&req).unwrap();
+    let mut names: Vec<(String, String)> = out
+        .manifests
+        .iter()
+        .map(|m| {
+            (
+                m.object["metadata"]["name"].as_str().unwrap().to_owned(),
+                m.object["data"]["version"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+            )
+        })
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ("app".to_owned(), String::new()),
+            ("common".to_owned(), "1.1.0".to_owned()),
+            ("lib".to_owned(), String::new()),
+            ("redis".to_owned(), "2.0.0".to_owned()),
+            ("vend".to_owned(), String::new()),
+        ]
+    );
+    // Two archives downloaded (common 1.1.0, redis 2.0.0); lib and vend came from the repository.
+    assert_eq!(r.helm_repos().download_count(), 2);
+
+    // A repository the project does not allow is refused, naming the dependency.
+    let cache = tempfile::tempdir().unwrap();
+    let r = renderer_in(cache.path());
+    r.set_repositories(vec![named], TlsCerts::default());
+    let mut req = request(vec![source.clone()]);
+    req.source_repos = Some(vec!["https://charts.example.com/*".into()]);
+    let err = r.render(&req).unwrap_err();
+    assert!(matches!(err, Error::ChartDependency { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with("chart/Chart.yaml: dependency common:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not permitted by the project's sourceRepos"),
+        "{text}"
+    );
+    assert_eq!(r.helm_repos().download_count(), 0);
+
+    // `@charts` names no repository Secret when there is none.
+    let cache = tempfile::tempdir().unwrap();
+    let r = renderer_in(cache.path());
+    let err = r.render(&request(vec![source])).unwrap_err().to_string();
+    assert!(err.contains("dependency redis"), "{err}");
+    assert!(
+        err.contains("@charts is not the name of any repository Secret"),
+        "{err}"
+    );
+}

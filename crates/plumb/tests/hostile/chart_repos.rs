@@ -280,3 +280,38 @@ fn a_wrong_password_is_never_printed_even_in_debug_logs() {
     // Basic credentials in base64 (bot:chart-pass-42) do not appear either.
     assert!(!all.contains("Ym90OmNoYXJ0LXBhc3MtNDI"), "{all}");
 }
+
+#[test]
+fn a_file_dependency_that_leaves_the_repository_is_refused() {
+    let repo = plumb_testenv::git::GitRepo::new();
+    repo.commit(
+        &[
+            (
+                "chart/Chart.yaml",
+                "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- name: passwd\n  version: 0.1.0\n  repository: file://../../../../../../etc\n",
+            ),
+            ("chart/templates/cm.yaml", std::str::from_utf8(CM).unwrap()),
+        ],
+        "escaping dependency",
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let url = repo.url();
+    let cache_dir = cache.path().display().to_string();
+    let run = plumb(&[
+        "render",
+        "--repo",
+        &url,
+        "--path",
+        "chart",
+        "--cache-dir",
+        &cache_dir,
+    ]);
+    assert_ne!(run.code, Some(0), "{}", run.all());
+    assert!(
+        run.stderr.contains("dependencies passwd repository")
+            && run.stderr.contains("resolves outside the repository root"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.all().contains("root:x:0:0"), "{}", run.all());
+}
