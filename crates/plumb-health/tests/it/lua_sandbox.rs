@@ -167,7 +167,11 @@ fn pcall_cannot_swallow_a_limit() {
 
 #[test]
 fn huge_allocation_hits_the_memory_limit() {
-    let limits = LuaLimits::default().memory_bytes(16 * 1024 * 1024);
+    // A far wall-clock limit: on a loaded machine the default 1 s can fire before the memory
+    // limit this test is about (seen at load average 18).
+    let limits = LuaLimits::default()
+        .memory_bytes(16 * 1024 * 1024)
+        .wall_time(Duration::from_secs(300));
     let got = run_with(
         r#"local t = {} for i = 1, 100000000 do t[i] = string.rep("x", 64) .. i end return {status = "Healthy"}"#,
         false,
@@ -346,7 +350,11 @@ fn pattern_functions_keep_lua_semantics() {
 
 #[test]
 fn gsub_output_counts_against_the_memory_limit() {
-    let limits = LuaLimits::default().memory_bytes(16 * 1024 * 1024);
+    // A far wall-clock limit: on a loaded machine the default 1 s can fire before the memory
+    // limit this test is about (seen at load average 18).
+    let limits = LuaLimits::default()
+        .memory_bytes(16 * 1024 * 1024)
+        .wall_time(Duration::from_secs(300));
     let got = run_with(
         r#"local s = string.rep("x", 64 * 1024) local t = s:gsub("", string.rep("y", 512)) return {status = "Healthy"}"#,
         false,
