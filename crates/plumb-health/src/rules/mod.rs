@@ -5,6 +5,7 @@
 //! number counts as 0 and a missing string as empty, as Go's typed conversion would give.
 
 mod apiservice;
+mod cronjob;
 mod daemonset;
 mod deployment;
 mod fields;
@@ -41,6 +42,8 @@ pub(crate) fn rule_for(group: &str, kind: &str) -> Option<Rule> {
         ("", "PersistentVolumeClaim") => pvc::health,
         ("", "Pod") => pod::health,
         ("batch", "Job") => job::health,
+        // A Lua script Argo CD ships (batch/CronJob), written here as a rule.
+        ("batch", "CronJob") => cronjob::health,
         ("autoscaling", "HorizontalPodAutoscaler") => hpa::health,
         _ => return None,
     };
