@@ -410,6 +410,7 @@ mod tests {
 
     fn cmp(resources: Vec<ComparedResource>) -> Comparison {
         Comparison {
+            skipped: Vec::new(),
             revision: REV.into(),
             revisions: vec![REV.into()],
             sources: vec![],

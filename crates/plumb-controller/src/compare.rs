@@ -71,6 +71,18 @@ pub struct ComparedResource {
     pub shared_with: Option<String>,
 }
 
+/// An object Git declares with `argocd.argoproj.io/hook: Skip`: never applied or compared, but
+/// listed in `status.resources` (without status or health), as Argo CD lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedObject {
+    /// Identity (namespace defaulted).
+    pub key: ResourceKey,
+    /// API version.
+    pub version: String,
+    /// `argocd.argoproj.io/sync-wave`, default 0.
+    pub sync_wave: i64,
+}
+
 /// The result of comparing one Application.
 #[derive(Debug, Clone)]
 pub struct Comparison {
@@ -84,6 +96,8 @@ pub struct Comparison {
     pub source_types: Vec<String>,
     /// Every compared object, ordered by key.
     pub resources: Vec<ComparedResource>,
+    /// Objects Git marks `Skip`, ordered by key.
+    pub skipped: Vec<SkippedObject>,
     /// Application sync status.
     pub sync: SyncStatusCode,
     /// Application health.
@@ -144,12 +158,11 @@ pub async fn compare(
 
     // Desired objects: namespace defaulted for namespaced kinds, tracking annotation added.
     let mut desired = Vec::new();
+    let mut skipped = Vec::new();
     let mut cluster_scoped = BTreeSet::new();
     for m in &rendered.manifests {
         let mut obj = m.object.clone();
-        if plumb_sync::hook::is_skipped(&obj) {
-            continue;
-        }
+        let skip = plumb_sync::hook::is_skipped(&obj);
         let gk = GroupKind::of(&obj);
         let namespaced = catalog.is_namespaced(&gk);
         if namespaced == Some(false) {
@@ -162,6 +175,18 @@ pub async fn compare(
             && let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
         {
             meta.insert("namespace".into(), Value::String(dest_ns.clone()));
+        }
+        if skip {
+            skipped.push(SkippedObject {
+                key: ResourceKey::of(&obj),
+                version: obj
+                    .get("apiVersion")
+                    .and_then(Value::as_str)
+                    .map(|v| v.rsplit('/').next().unwrap_or(v).to_string())
+                    .unwrap_or_default(),
+                sync_wave: plumb_sync::hook::sync_wave(&obj),
+            });
+            continue;
         }
         // A `generateName` object (usually a hook) has no name until the sync names it; it is
         // known by its prefix meanwhile, so two such hooks of one kind stay apart.
@@ -179,11 +204,20 @@ pub async fn compare(
             meta.insert("name".into(), Value::String(prefix));
         }
         let key = ResourceKey::of(&obj);
-        set_annotation(
-            &mut obj,
-            TRACKING_ID,
-            &plumb_kube::tracking_id(&instance, &key),
-        );
+        // What `application.resourceTrackingMethod` says to write, as Argo CD writes it: the
+        // tracking annotation, the instance label, or both (found by the conformance harness:
+        // Plumb wrote the annotation whatever the method).
+        let method = engines.tracking.method;
+        if method != plumb_kube::TrackingMethod::Label {
+            set_annotation(
+                &mut obj,
+                TRACKING_ID,
+                &plumb_kube::tracking_id(&instance, &key),
+            );
+        }
+        if method != plumb_kube::TrackingMethod::Annotation {
+            set_label(&mut obj, &engines.tracking.instance_label, &instance);
+        }
         desired.push(SourcedObject {
             value: obj,
             source: m.origin(),
@@ -288,15 +322,17 @@ pub async fn compare(
             && t.app != instance
             && t.self_referencing
         {
-            // Argo CD's wording: this Application first, then the other by its instance name
-            // (`ns_name` for an Application outside the control namespace reads `ns/name`).
+            // Argo CD's wording: this Application by its qualified name (`namespace/name`,
+            // `QualifiedName()`), then the other by its instance name (`ns_name` for an
+            // Application outside the control namespace reads `ns/name`).
             let other = t.app.replace('_', "/");
             warnings.push((
                 "SharedResourceWarning".to_string(),
                 format!(
-                    "{}/{} is part of applications {} and {other}",
+                    "{}/{} is part of applications {}/{} and {other}",
                     p.key.kind,
                     p.key.name,
+                    app.namespace(),
                     app.name()
                 ),
             ));
@@ -413,6 +449,10 @@ pub async fn compare(
             .filter_map(|s| s.source_type.map(|t| t.to_string()))
             .collect(),
         resources,
+        skipped: {
+            skipped.sort_by(|a, b| a.key.cmp(&b.key));
+            skipped
+        },
         sync,
         health: app_health.status,
         warnings,
@@ -632,6 +672,17 @@ fn tracked_by(engines: &Engines, key: &ResourceKey, obj: &Value) -> Option<plumb
     engines
         .tracking
         .tracked_by(key, map("annotations").as_ref(), map("labels").as_ref())
+}
+
+fn set_label(obj: &mut Value, key: &str, value: &str) {
+    if !obj.get("metadata").is_some_and(Value::is_object) {
+        obj["metadata"] = json!({});
+    }
+    let meta = &mut obj["metadata"];
+    if !meta.get("labels").is_some_and(Value::is_object) {
+        meta["labels"] = json!({});
+    }
+    meta["labels"][key] = Value::String(value.to_string());
 }
 
 fn set_annotation(obj: &mut Value, key: &str, value: &str) {

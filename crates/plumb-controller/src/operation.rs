@@ -380,6 +380,7 @@ fn request(
         health_gate,
         permitted: None,
         app_name: app.name().to_string(),
+        qualified_name: format!("{}/{}", app.namespace(), app.name()),
         prune_brake: prune_brake(app, cmp, engines),
     }
 }

@@ -39,7 +39,7 @@ pub fn from_comparison(app: &Application, cmp: &Comparison, now: &str) -> Map<St
 
     // As Argo CD, a hook is listed only when it exists: one Git declares but the cluster does not
     // hold (yet, or under a generated name) would be a row for an object that is not there.
-    let resources: Vec<Value> = cmp
+    let mut resources: Vec<(&plumb_model::ResourceKey, Value)> = cmp
         .resources
         .iter()
         .filter(|r| !(r.hook && r.live.is_none()))
@@ -71,17 +71,40 @@ pub fn from_comparison(app: &Application, cmp: &Comparison, now: &str) -> Map<St
                 m.insert("hook".into(), json!(true));
             }
             // Argo CD reconciles hooks apart from the objects Git declares, so a live hook never
-            // has a target there and is always marked `requiresPruning` (it is not pruned: a
-            // sync never prunes hooks).
-            if r.requires_pruning || (r.hook && r.live.is_some()) {
+            // has a target there and is marked `requiresPruning` (it is not pruned: a sync never
+            // prunes hooks) -- unless its name was generated: its tracking id then names no
+            // object, and Argo does not count it as its own.
+            let named_hook = r.hook
+                && r.live.as_ref().is_some_and(|l| {
+                    l.pointer("/metadata/generateName")
+                        .and_then(Value::as_str)
+                        .is_none_or(str::is_empty)
+                });
+            if r.requires_pruning || named_hook {
                 m.insert("requiresPruning".into(), json!(true));
             }
             if r.sync_wave != 0 {
                 m.insert("syncWave".into(), json!(r.sync_wave));
             }
-            v
+            (&r.key, v)
         })
         .collect();
+    // Objects marked `Skip` are listed, without status or health, as Argo CD lists them.
+    for s in &cmp.skipped {
+        let mut v = json!({"version": s.version, "kind": s.key.kind, "name": s.key.name});
+        if !s.key.group.is_empty() {
+            v["group"] = json!(s.key.group);
+        }
+        if !s.key.namespace.is_empty() {
+            v["namespace"] = json!(s.key.namespace);
+        }
+        if s.sync_wave != 0 {
+            v["syncWave"] = json!(s.sync_wave);
+        }
+        resources.push((&s.key, v));
+    }
+    resources.sort_by(|a, b| a.0.cmp(b.0));
+    let resources: Vec<Value> = resources.into_iter().map(|(_, v)| v).collect();
     status.insert("resources".into(), json!(resources));
 
     let conditions: Vec<(String, String)> = cmp.warnings.clone();

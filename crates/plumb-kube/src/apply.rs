@@ -12,7 +12,7 @@ use kube::api::{
 use plumb_model::{FIELD_MANAGER, GroupKind, ResourceKey};
 use serde_json::Value;
 
-use crate::body::apply_body;
+use crate::body::{apply_body, strip_nulls};
 use crate::discovery::{ApiDiscovery, ApiKind};
 use crate::error::{Error, Result};
 use crate::migrate::{migrated_managed_fields, migration_patch};
@@ -76,6 +76,36 @@ impl Applier {
         &self.discovery
     }
 
+    /// The body to write: [`apply_body`], keeping `status` for a kind that has no status
+    /// subresource. There `status` is an ordinary part of the object, and what Git declares is
+    /// written, as `kubectl apply` (Argo CD) writes it (found by the conformance harness: a
+    /// custom resource's status from Git reached the cluster under Argo CD, not under Plumb).
+    fn body(&self, desired: &Value) -> Value {
+        let mut body = apply_body(desired);
+        let status = desired.get("status").filter(|s| !s.is_null());
+        if let (Some(status), Some(map)) = (status, body.as_object_mut()) {
+            let api_version = desired
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let kind = desired
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let plain = self
+                .discovery
+                .catalog()
+                .resolve_api_version(api_version, kind)
+                .is_some_and(|k| !k.status_subresource);
+            if plain {
+                let mut status = status.clone();
+                strip_nulls(&mut status);
+                map.insert("status".into(), status);
+            }
+        }
+        body
+    }
+
     /// Server-side apply with force (Plumb takes over conflicting fields), returning the object
     /// as stored. When `live` is given and still has fields owned by client-side apply, ownership
     /// is migrated first so fields removed from Git are removed from the cluster.
@@ -90,7 +120,7 @@ impl Applier {
         }
         let params = PatchParams::apply(&self.field_manager).force();
         let stored = api
-            .patch(&key.name, &params, &Patch::Apply(&apply_body(desired)))
+            .patch(&key.name, &params, &Patch::Apply(&self.body(desired)))
             .await
             .map_err(request_error(&key, "server-side apply"))?;
         to_value(&key, stored)
@@ -102,7 +132,7 @@ impl Applier {
         let (key, api) = self.target(desired).await?;
         let params = PatchParams::apply(&self.field_manager).force().dry_run();
         let predicted = api
-            .patch(&key.name, &params, &Patch::Apply(&apply_body(desired)))
+            .patch(&key.name, &params, &Patch::Apply(&self.body(desired)))
             .await
             .map_err(request_error(&key, "server-side dry-run apply"))?;
         to_value(&key, predicted)
@@ -139,7 +169,7 @@ impl Applier {
             "server-side apply"
         };
         let stored = api
-            .patch(&key.name, &params, &Patch::Apply(&apply_body(desired)))
+            .patch(&key.name, &params, &Patch::Apply(&self.body(desired)))
             .await
             .map_err(request_error(&key, action))?;
         to_value(&key, stored)
@@ -153,7 +183,7 @@ impl Applier {
             dry_run,
             field_manager: Some(self.field_manager.clone()),
         };
-        let mut body = apply_body(desired);
+        let mut body = self.body(desired);
         if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
             meta.remove("managedFields");
         }
@@ -173,7 +203,7 @@ impl Applier {
     /// whoever owned it. `live` gives the resourceVersion the replacement is based on.
     pub async fn replace(&self, desired: &Value, live: &Value, dry_run: bool) -> Result<Value> {
         let (key, api) = self.target(desired).await?;
-        let mut body = apply_body(desired);
+        let mut body = self.body(desired);
         if let (Some(meta), Some(rv)) = (
             body.get_mut("metadata").and_then(Value::as_object_mut),
             live.pointer("/metadata/resourceVersion"),

@@ -154,7 +154,8 @@ pub fn name_generated_hook(obj: &mut Value, revision: &str, phase: &str, started
         rev
     };
     let name = format!("{prefix}{rev}-{phase}-{started_unix}").to_ascii_lowercase();
-    meta.remove("generateName");
+    // `generateName` stays, as Argo CD leaves it (the API server ignores it beside a name): it
+    // marks the live object as a hook whose name was generated.
     meta.insert("name".into(), Value::String(name.clone()));
     if let Some(id) = meta
         .get_mut("annotations")
@@ -218,7 +219,7 @@ mod tests {
             hook["metadata"]["name"],
             "migrate-4f3c2a1-presync-1764460800"
         );
-        assert!(hook["metadata"].get("generateName").is_none());
+        assert_eq!(hook["metadata"]["generateName"], "migrate-");
         assert_eq!(
             hook["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"],
             "shop:batch/Job:shop/migrate-4f3c2a1-presync-1764460800"

@@ -397,7 +397,7 @@ impl TestKind {
     }
 
     /// Creates the custom resource in `ns` as its controller would leave it: with a `Ready`
-    /// condition. (Plumb never applies `status`, so a status in Git would not be stored.)
+    /// condition (created with it: a controller, not Git, writes this status).
     fn create_with_status(&self, ns: &str, name: &str, ready: &str, reason: &str) {
         let obj = json!({
             "apiVersion": format!("{}/v1", self.group), "kind": self.kind,
@@ -487,9 +487,11 @@ async fn presync_and_postsync_hooks_run_around_a_healthy_sync_phase_and_are_recr
 
     let app = ctl.sync(&name, json!({})).await;
     assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    // The last step holds a hook: Argo CD ends such a sync on a later look that finds nothing
+    // left (checked against Argo CD 3.6 by the conformance harness).
     assert_eq!(
         state(&app)["message"],
-        "successfully synced (all tasks run)"
+        "successfully synced (no more tasks)"
     );
     assert_eq!(
         rows(&app),
@@ -1215,9 +1217,10 @@ async fn a_dry_run_changes_nothing_and_the_apply_strategy_runs_no_hooks() {
 
     let app = ctl.sync(&name, json!({"dryRun": true})).await;
     assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    // Argo CD's wording for a dry run (its wet pass finds no task left).
     assert_eq!(
         state(&app)["message"],
-        "successfully synced (all tasks run)"
+        "successfully synced (no more tasks)"
     );
     assert_eq!(
         rows(&app),
@@ -1244,6 +1247,166 @@ async fn a_dry_run_changes_nothing_and_the_apply_strategy_runs_no_hooks() {
     );
     assert_eq!(live(env, dest.name(), "job", "migrate"), None);
     assert!(live(env, dest.name(), "configmap", "cfg").is_some());
+}
+
+/// Found by the conformance harness: with `application.resourceTrackingMethod: label` Argo CD
+/// writes the instance label and no tracking annotation (`annotation+label`: both); Plumb wrote
+/// the annotation whatever the method.
+#[tokio::test]
+async fn the_tracking_method_decides_what_a_sync_writes() {
+    let env = TestEnv::shared();
+    for (method, label, annotation) in [("label", true, false), ("annotation+label", true, true)] {
+        let prefix = format!("ctl-track-{}", method.replace('+', "-"));
+        let ctl = controller_with_settings(
+            env,
+            &prefix,
+            json!({"application.resourceTrackingMethod": method}),
+        )
+        .await;
+        let dest = env.namespace(&format!("dest-track-{}", method.replace('+', "-")));
+        let repo = GitRepo::new();
+        repo.commit(
+            &[("app/cfg.yaml", configmap("cfg", json!({})))],
+            "one object",
+        );
+        let name = app_name(&format!("track-{}", method.replace('+', "-")));
+        create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+        let app = ctl.sync(&name, json!({})).await;
+        assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+        let cfg = live(env, dest.name(), "configmap", "cfg").expect("synced");
+        assert_eq!(
+            cfg["metadata"]["labels"]["app.kubernetes.io/instance"].as_str() == Some(&name),
+            label,
+            "{method}: {:#}",
+            cfg["metadata"]
+        );
+        assert_eq!(
+            cfg["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"].is_string(),
+            annotation,
+            "{method}: {:#}",
+            cfg["metadata"]
+        );
+        // The object is recognised as the Application's own: the comparison finds it in sync.
+        ctl.wait_app(&name, "Synced", |a| {
+            a["status"]["sync"]["status"] == "Synced"
+        })
+        .await;
+    }
+}
+
+/// Found by the conformance harness: Argo CD lists an object marked `hook: Skip` in
+/// `status.resources` (no status, no health, not a hook); Plumb left it out.
+#[tokio::test]
+async fn a_skipped_object_is_listed_without_status_and_never_applied() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-skip").await;
+    let dest = env.namespace("dest-skip");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            ("app/cfg.yaml", configmap("cfg", json!({}))),
+            (
+                "app/skipped.yaml",
+                configmap("skipped", json!({"argocd.argoproj.io/hook": "Skip"})),
+            ),
+        ],
+        "one object and one skipped",
+    );
+    let name = app_name("skip");
+    create_app(&ctl, &name, &repo, dest.name(), json!({})).await;
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        ["Sync ConfigMap/cfg Synced configmap/cfg created"]
+    );
+    let app = ctl
+        .wait_app(&name, "compared after the sync", |a| {
+            a["status"]["sync"]["status"] == "Synced"
+        })
+        .await;
+    let skipped: Vec<&Value> = app["status"]["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["name"] == "skipped")
+        .collect();
+    assert_eq!(skipped.len(), 1, "{:#}", app["status"]["resources"]);
+    assert_eq!(skipped[0]["kind"], "ConfigMap");
+    assert_eq!(skipped[0]["namespace"], dest.name());
+    for field in ["status", "health", "hook", "requiresPruning"] {
+        assert!(skipped[0].get(field).is_none(), "{field}: {:#}", skipped[0]);
+    }
+    assert_eq!(live(env, dest.name(), "configmap", "skipped"), None);
+}
+
+/// Found by the conformance harness: Plumb dry-ran objects into the namespace a dry run does not
+/// create and failed with `namespaces "…" not found`; Argo CD's dry-run sync passes them.
+#[tokio::test]
+async fn a_dry_run_into_a_namespace_it_would_create_succeeds_and_creates_nothing() {
+    let env = TestEnv::shared();
+    let ctl = controller(env, "ctl-dryrun-ns").await;
+    let dest = format!("dry-ns-{}", std::process::id());
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            (
+                "app/migrate.yaml",
+                job(
+                    "migrate",
+                    json!({"argocd.argoproj.io/hook": "PreSync"}),
+                    "registry.example/migrate:v1",
+                ),
+            ),
+            ("app/cfg.yaml", configmap("cfg", json!({}))),
+        ],
+        "hook and configmap",
+    );
+    let name = app_name("dryrun-ns");
+    create_app(
+        &ctl,
+        &name,
+        &repo,
+        &dest,
+        json!({"syncPolicy": {"syncOptions": ["CreateNamespace=true"]}}),
+    )
+    .await;
+
+    let app = ctl.sync(&name, json!({"dryRun": true})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert_eq!(
+        rows(&app),
+        [
+            format!("PreSync Namespace/{dest} Synced namespace/{dest} created (dry run)"),
+            "PreSync Job/migrate Synced [PreSync/Succeeded] job.batch/migrate created (dry run)"
+                .to_string(),
+            "Sync ConfigMap/cfg Synced configmap/cfg created (dry run)".to_string(),
+        ]
+    );
+    assert_eq!(
+        phases(&app),
+        [
+            format!("Namespace/{dest} Succeeded"),
+            "Job/migrate Succeeded".to_string(),
+            "ConfigMap/cfg Succeeded".to_string(),
+        ]
+    );
+    let ns = env
+        .kubectl()
+        .args([
+            "get",
+            "namespace",
+            &dest,
+            "--ignore-not-found",
+            "-o",
+            "name",
+        ])
+        .output()
+        .expect("kubectl");
+    assert!(
+        String::from_utf8_lossy(&ns.stdout).trim().is_empty(),
+        "a dry run created the namespace"
+    );
 }
 
 #[tokio::test]
@@ -1277,8 +1440,10 @@ async fn fail_on_shared_resource_fails_before_any_change() {
     .await;
     let app = ctl.sync(&second, json!({})).await;
     assert_eq!(state(&app)["phase"], "Failed", "{:#}", state(&app));
+    // Argo CD names this Application by its qualified name (`namespace/name`).
+    let ns = app["metadata"]["namespace"].as_str().unwrap_or_default();
     let expected = format!(
-        "Shared resource found: ConfigMap/shared is part of applications {second} and {first}"
+        "Shared resource found: ConfigMap/shared is part of applications {ns}/{second} and {first}"
     );
     assert_eq!(state(&app)["message"], expected.as_str());
     assert_eq!(live(env, dest.name(), "configmap", "own"), None);
@@ -1590,6 +1755,16 @@ async fn generate_name_hooks_get_a_name_per_operation_and_stay_apart() {
             .iter()
             .any(|n| n == "Job/migrate-" || n == "Job/seed-"),
         "{names:?}"
+    );
+    // As Argo CD (checked by the conformance harness): a hook whose name was generated is listed
+    // but not marked requiresPruning (Argo's tracking id for it names no object).
+    assert_eq!(
+        resource_rows(&app),
+        [
+            "ConfigMap/settings hook=false requiresPruning=false".to_string(),
+            format!("Job/{migrate} hook=true requiresPruning=false"),
+            format!("Job/{seed} hook=true requiresPruning=false"),
+        ]
     );
 
     // The next operation creates new hooks; the earlier ones stay (no BeforeHookCreation match).

@@ -88,7 +88,10 @@ mod tests {
         );
         let running = json!({"lastScheduleTime": "2026-12-01T03:00:00Z",
             "lastSuccessfulTime": "2026-11-30T03:00:09Z", "active": [{"name": "nightly-1"}]});
-        assert_eq!(judged(&cronjob(false, Some(running))).0, HealthCode::Healthy);
+        assert_eq!(
+            judged(&cronjob(false, Some(running))).0,
+            HealthCode::Healthy
+        );
         let failed = json!({"lastScheduleTime": "2026-12-01T03:00:00Z",
             "lastSuccessfulTime": "2026-11-30T03:00:09Z"});
         assert_eq!(

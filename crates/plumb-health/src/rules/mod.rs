@@ -5,6 +5,7 @@
 //! number counts as 0 and a missing string as empty, as Go's typed conversion would give.
 
 mod apiservice;
+mod crd;
 mod cronjob;
 mod daemonset;
 mod deployment;
@@ -44,6 +45,7 @@ pub(crate) fn rule_for(group: &str, kind: &str) -> Option<Rule> {
         ("batch", "Job") => job::health,
         // A Lua script Argo CD ships (batch/CronJob), written here as a rule.
         ("batch", "CronJob") => cronjob::health,
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => crd::health,
         ("autoscaling", "HorizontalPodAutoscaler") => hpa::health,
         _ => return None,
     };

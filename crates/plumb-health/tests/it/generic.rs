@@ -69,13 +69,6 @@ const CASES: &[(&str, Option<(HealthCode, &str)>)] = &[
         )),
     ),
     (
-        "crd-established.yaml",
-        Some((
-            Healthy,
-            "generic: condition Established=True: the initial names have been accepted",
-        )),
-    ),
-    (
         "pipelinerun-failed.yaml",
         Some((
             Degraded,

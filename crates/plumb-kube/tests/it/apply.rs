@@ -228,3 +228,54 @@ async fn delete_propagates_and_reports_not_found() {
         Deleted::NotFound
     );
 }
+
+/// Found by the conformance harness: a custom resource whose kind has no status subresource
+/// keeps the `status` Git declares under Argo CD (`kubectl apply` writes it); Plumb dropped it.
+/// Where the kind has a status subresource (a Deployment), `status` is still never sent.
+#[tokio::test]
+async fn status_is_written_only_for_kinds_without_a_status_subresource() {
+    let ns = TestEnv::shared().namespace("ssa-status");
+    let (_, _, applier) = setup().await;
+    let group = format!("p{}.status.plumb-test.example.com", std::process::id());
+    let crd_name = format!("gauges.{group}");
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": crd_name},
+        "spec": {
+            "group": group, "scope": "Namespaced",
+            "names": {"kind": "Gauge", "plural": "gauges", "singular": "gauge", "listKind": "GaugeList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]
+        }
+    });
+    applier.apply(&crd, None).await.unwrap();
+    crate::wait_established(&applier, &crd_name).await;
+    let gauge = json!({"apiVersion": format!("{group}/v1"), "kind": "Gauge",
+        "metadata": {"name": "g", "namespace": ns.name()}, "spec": {"max": 3},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}], "note": null}});
+    let stored = applier.apply(&gauge, None).await.unwrap();
+    assert_eq!(
+        stored["status"],
+        json!({"conditions": [{"type": "Ready", "status": "True"}]})
+    );
+
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": ns.name()},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "web", "image": "registry.example/web:1"}]}}},
+        "status": {"replicas": 7}});
+    let stored = applier.apply(&deployment, None).await.unwrap();
+    assert_ne!(stored["status"]["replicas"], 7, "{:#}", stored["status"]);
+
+    let key = ResourceKey::new(
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        "",
+        &crd_name,
+    );
+    applier
+        .delete(&key, PropagationPolicy::Background)
+        .await
+        .unwrap();
+}

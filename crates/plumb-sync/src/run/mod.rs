@@ -78,8 +78,10 @@ pub struct SyncRequest {
     pub health_gate: HealthGate,
     /// The AppProject's check of each object (none: everything permitted).
     pub permitted: Option<PermissionCheck>,
-    /// The Application's name, for shared-resource and brake messages.
+    /// The Application's name, for brake messages.
     pub app_name: String,
+    /// `namespace/name`, as Argo CD names this Application in shared-resource messages.
+    pub qualified_name: String,
     /// The brake on mass deletion (automated operations; none: no limit).
     pub prune_brake: Option<PruneBrake>,
 }
@@ -205,6 +207,9 @@ struct Run<'a, 'b> {
     /// More than one phase or wave (Argo's `multiStep`): only then do applied objects that are
     /// not yet healthy hold the operation.
     multi_step: bool,
+    /// A dry-run sync's namespace that `CreateNamespace=true` would create: it does not exist,
+    /// so its objects cannot be dry-run on the API server.
+    namespace_not_created: Option<String>,
 }
 
 fn now() -> String {
@@ -227,6 +232,7 @@ pub async fn run(ctx: &SyncContext<'_>, req: SyncRequest) -> SyncOutcome {
         message: "one or more tasks are running".into(),
         dry_verbs: Vec::new(),
         multi_step: false,
+        namespace_not_created: None,
     };
     r.report();
     r.execute().await
@@ -363,7 +369,16 @@ impl<'a, 'b> Run<'a, 'b> {
                 return self.terminate(&mut execs).await;
             }
         }
+        // Argo CD ends a sync whose last step holds no hook right after applying it ("all tasks
+        // run"); otherwise a later look finds nothing left to do ("no more tasks").
+        let last_has_hooks = steps
+            .last()
+            .is_some_and(|s| s.iter().any(|&i| execs[i].task.is_hook()));
         match failure {
+            None if last_has_hooks => self.outcome(
+                OperationPhase::Succeeded,
+                "successfully synced (no more tasks)",
+            ),
             None => self.outcome(
                 OperationPhase::Succeeded,
                 "successfully synced (all tasks run)",
