@@ -31,7 +31,7 @@ pub use context::{
     Cluster, DEFAULT_CONTROL_NAMESPACE, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER,
 };
 pub use error::{Error, Result, chain};
-pub use metrics::{AppInfo, Metrics};
+pub use metrics::{AppInfo, Metrics, Timing};
 pub use runtime::{
     ControllerConfig, application_resource, appproject_resource, parse_duration, run,
 };

@@ -1,177 +1,409 @@
-//! Prometheus metrics in the text exposition format, kept in memory and rendered on scrape.
-//! Hand-written: a handful of gauges, counters and histograms do not justify a metrics library.
+//! The controller's Prometheus metrics, on the `prometheus-client` library, with Argo CD's names
+//! and labels where Argo has the metric (`argocd_app_info`, `argocd_app_sync_total`,
+//! `argocd_app_reconcile`, `argocd_git_request_total`, `argocd_cluster_info`) and Plumb's own
+//! under `plumb_`. Served by [`crate::server`] on `/metrics`.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+/// Plumb's duration buckets (seconds).
 const BUCKETS: &[f64] = &[0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
+/// Argo's `argocd_app_reconcile` buckets (seconds).
+const ARGO_RECONCILE_BUCKETS: &[f64] = &[0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0];
 
-#[derive(Default)]
-struct Histogram {
-    counts: Vec<u64>,
-    sum: f64,
-    count: u64,
-}
-
-impl Histogram {
-    fn observe(&mut self, secs: f64) {
-        if self.counts.is_empty() {
-            self.counts = vec![0; BUCKETS.len()];
-        }
-        for (i, b) in BUCKETS.iter().enumerate() {
-            if secs <= *b {
-                self.counts[i] += 1;
-            }
-        }
-        self.sum += secs;
-        self.count += 1;
-    }
-}
-
-/// One Application's info series.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One Application's `argocd_app_info` series.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub struct AppInfo {
+    /// Application name.
+    pub name: String,
+    /// Application namespace.
+    pub namespace: String,
     /// Project.
     pub project: String,
+    /// The (first) source's repository URL, credentials removed.
+    pub repo: String,
+    /// Destination server URL.
+    pub dest_server: String,
+    /// Destination namespace.
+    pub dest_namespace: String,
     /// Sync status.
     pub sync_status: String,
     /// Health status.
     pub health_status: String,
+    /// The operation in progress: `sync`, `delete` or empty.
+    pub operation: String,
+    /// Whether automated sync is on (`true`/`false`).
+    pub autosync_enabled: String,
 }
 
-#[derive(Default)]
-struct Inner {
-    apps: BTreeMap<(String, String), AppInfo>,
-    histograms: BTreeMap<&'static str, Histogram>,
-    counters: BTreeMap<(&'static str, String), u64>,
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct SyncLabels {
+    name: String,
+    namespace: String,
+    project: String,
+    phase: String,
+    dest_server: String,
 }
 
-/// The controller's metrics.
-#[derive(Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ReconcileLabels {
+    namespace: String,
+    dest_server: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct GitLabels {
+    request_type: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ClusterLabels {
+    server: String,
+    name: String,
+    k8s_version: String,
+}
+
+/// Which of Plumb's own histograms a duration goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timing {
+    /// `plumb_app_reconcile_duration_seconds`.
+    Reconcile,
+    /// `plumb_app_render_duration_seconds`.
+    Render,
+    /// `plumb_app_sync_duration_seconds`.
+    Sync,
+}
+
+/// The controller's metrics and readiness.
 pub struct Metrics {
-    inner: Mutex<Inner>,
+    registry: Registry,
+    app_info: Family<AppInfo, Gauge>,
+    current: Mutex<BTreeMap<(String, String), AppInfo>>,
+    sync_total: Family<SyncLabels, Counter>,
+    argo_reconcile: Family<ReconcileLabels, Histogram>,
+    reconcile: Histogram,
+    render: Histogram,
+    sync: Histogram,
+    git_requests: Family<GitLabels, Counter>,
+    renders: Counter,
+    clusters: Family<ClusterLabels, Gauge>,
+    apps_synced: AtomicBool,
+    live_cache_synced: AtomicBool,
 }
 
-/// Histogram names.
-pub const RECONCILE: &str = "plumb_app_reconcile_duration_seconds";
-/// Histogram names.
-pub const RENDER: &str = "plumb_app_render_duration_seconds";
-/// Histogram names.
-pub const APPLY: &str = "plumb_app_sync_duration_seconds";
-/// Counter of Git requests by kind (`ls-remote`, `fetch`) and outcome.
-pub const GIT_REQUESTS: &str = "plumb_git_request_total";
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl Metrics {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    /// Every metric registered, none observed yet.
+    pub fn new() -> Self {
+        let mut registry = Registry::default();
+        let app_info = Family::<AppInfo, Gauge>::default();
+        registry.register(
+            "argocd_app_info",
+            "Information about application.",
+            app_info.clone(),
+        );
+        let sync_total = Family::<SyncLabels, Counter>::default();
+        registry.register(
+            "argocd_app_sync",
+            "Number of application syncs.",
+            sync_total.clone(),
+        );
+        let argo_reconcile = Family::<ReconcileLabels, Histogram>::new_with_constructor(
+            argo_reconcile_histogram as fn() -> Histogram,
+        );
+        registry.register(
+            "argocd_app_reconcile",
+            "Application reconciliation performance in seconds.",
+            argo_reconcile.clone(),
+        );
+        let git_requests = Family::<GitLabels, Counter>::default();
+        registry.register(
+            "argocd_git_request",
+            "Number of git requests performed by repo server",
+            git_requests.clone(),
+        );
+        let clusters = Family::<ClusterLabels, Gauge>::default();
+        registry.register(
+            "argocd_cluster_info",
+            "Information about cluster.",
+            clusters.clone(),
+        );
+        let reconcile = Histogram::new(BUCKETS.iter().copied());
+        registry.register(
+            "plumb_app_reconcile_duration_seconds",
+            "Time to reconcile an Application (render, compare, status write).",
+            reconcile.clone(),
+        );
+        let render = Histogram::new(BUCKETS.iter().copied());
+        registry.register(
+            "plumb_app_render_duration_seconds",
+            "Time to fetch and render an Application's sources.",
+            render.clone(),
+        );
+        let sync = Histogram::new(BUCKETS.iter().copied());
+        registry.register(
+            "plumb_app_sync_duration_seconds",
+            "Time to run a sync operation.",
+            sync.clone(),
+        );
+        let renders = Counter::default();
+        registry.register(
+            "plumb_render",
+            "Renders run by the source engine (cache misses).",
+            renders.clone(),
+        );
+        Self {
+            registry,
+            app_info,
+            current: Mutex::new(BTreeMap::new()),
+            sync_total,
+            argo_reconcile,
+            reconcile,
+            render,
+            sync,
+            git_requests,
+            renders,
+            clusters,
+            apps_synced: AtomicBool::new(false),
+            live_cache_synced: AtomicBool::new(false),
+        }
     }
 
-    /// Records an Application's current statuses.
-    pub fn set_app(&self, namespace: &str, name: &str, info: AppInfo) {
-        self.lock()
-            .apps
-            .insert((namespace.to_string(), name.to_string()), info);
+    fn current(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), AppInfo>> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records an Application's current statuses (its previous series is dropped, so each
+    /// Application has exactly one `argocd_app_info` series).
+    pub fn set_app(&self, info: AppInfo) {
+        let key = (info.namespace.clone(), info.name.clone());
+        let mut current = self.current();
+        if let Some(old) = current.get(&key)
+            && *old != info
+        {
+            self.app_info.remove(old);
+        }
+        self.app_info.get_or_create(&info).set(1);
+        current.insert(key, info);
     }
 
     /// Forgets a deleted Application.
     pub fn remove_app(&self, namespace: &str, name: &str) {
-        self.lock()
-            .apps
-            .remove(&(namespace.to_string(), name.to_string()));
+        if let Some(old) = self
+            .current()
+            .remove(&(namespace.to_string(), name.to_string()))
+        {
+            self.app_info.remove(&old);
+        }
     }
 
-    /// Records a duration.
-    pub fn observe(&self, histogram: &'static str, d: Duration) {
-        self.lock()
-            .histograms
-            .entry(histogram)
-            .or_default()
-            .observe(d.as_secs_f64());
+    /// Counts a finished sync operation (`argocd_app_sync_total`).
+    pub fn sync_finished(
+        &self,
+        namespace: &str,
+        name: &str,
+        project: &str,
+        phase: &str,
+        dest_server: &str,
+    ) {
+        self.sync_total
+            .get_or_create(&SyncLabels {
+                name: name.to_string(),
+                namespace: namespace.to_string(),
+                project: project.to_string(),
+                phase: phase.to_string(),
+                dest_server: dest_server.to_string(),
+            })
+            .inc();
     }
 
-    /// Sets a counter to an absolute value (counters kept elsewhere, e.g. by the renderer).
-    pub fn set_counter(&self, name: &'static str, labels: &str, value: u64) {
-        self.lock()
-            .counters
-            .insert((name, labels.to_string()), value);
+    /// Records a full reconcile (`argocd_app_reconcile` and Plumb's histogram).
+    pub fn reconciled(&self, namespace: &str, dest_server: &str, d: Duration) {
+        let secs = d.as_secs_f64();
+        self.argo_reconcile
+            .get_or_create(&ReconcileLabels {
+                namespace: namespace.to_string(),
+                dest_server: dest_server.to_string(),
+            })
+            .observe(secs);
+        self.reconcile.observe(secs);
     }
 
-    /// The text exposition of every metric.
+    /// Records a duration in one of Plumb's histograms.
+    pub fn observe(&self, timing: Timing, d: Duration) {
+        let h = match timing {
+            Timing::Reconcile => &self.reconcile,
+            Timing::Render => &self.render,
+            Timing::Sync => &self.sync,
+        };
+        h.observe(d.as_secs_f64());
+    }
+
+    /// Brings the Git request counters up to the source engine's totals (it counts; the
+    /// metrics follow).
+    pub fn git_totals(&self, fetches: u64, listings: u64, renders: u64) {
+        for (kind, total) in [("fetch", fetches), ("ls-remote", listings)] {
+            let c = self.git_requests.get_or_create(&GitLabels {
+                request_type: kind.to_string(),
+            });
+            raise_to(&c, total);
+        }
+        raise_to(&self.renders, renders);
+    }
+
+    /// Records a connected cluster (`argocd_cluster_info`).
+    pub fn cluster(&self, server: &str, name: &str, k8s_version: &str) {
+        self.clusters
+            .get_or_create(&ClusterLabels {
+                server: server.to_string(),
+                name: name.to_string(),
+                k8s_version: k8s_version.to_string(),
+            })
+            .set(1);
+    }
+
+    /// The Application watcher has listed every Application.
+    pub fn set_apps_synced(&self, synced: bool) {
+        self.apps_synced.store(synced, Ordering::Relaxed);
+    }
+
+    /// The live cache of the in-cluster destination has its initial lists.
+    pub fn set_live_cache_synced(&self) {
+        self.live_cache_synced.store(true, Ordering::Relaxed);
+    }
+
+    /// What keeps the controller from being ready; empty when it is.
+    pub fn not_ready(&self) -> Vec<&'static str> {
+        let mut missing = Vec::new();
+        if !self.live_cache_synced.load(Ordering::Relaxed) {
+            missing.push("live cache not synced");
+        }
+        if !self.apps_synced.load(Ordering::Relaxed) {
+            missing.push("Application watch not synced");
+        }
+        missing
+    }
+
+    /// The OpenMetrics text exposition of every metric.
     pub fn render(&self) -> String {
-        let inner = self.lock();
         let mut out = String::new();
-        out.push_str("# HELP plumb_app_info Information about an Application.\n# TYPE plumb_app_info gauge\n");
-        for ((ns, name), i) in &inner.apps {
-            let _ = writeln!(
-                out,
-                "plumb_app_info{{name=\"{}\",namespace=\"{}\",project=\"{}\",sync_status=\"{}\",health_status=\"{}\"}} 1",
-                esc(name),
-                esc(ns),
-                esc(&i.project),
-                esc(&i.sync_status),
-                esc(&i.health_status)
-            );
-        }
-        for (name, help) in [
-            (
-                RECONCILE,
-                "Time to reconcile an Application (render, compare, status write).",
-            ),
-            (RENDER, "Time to fetch and render an Application's sources."),
-            (APPLY, "Time to run a sync operation."),
-        ] {
-            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
-            let h = inner.histograms.get(name);
-            for (i, b) in BUCKETS.iter().enumerate() {
-                let c = h.and_then(|h| h.counts.get(i).copied()).unwrap_or(0);
-                let _ = writeln!(out, "{name}_bucket{{le=\"{b}\"}} {c}");
-            }
-            let (sum, count) = h.map(|h| (h.sum, h.count)).unwrap_or((0.0, 0));
-            let _ = writeln!(
-                out,
-                "{name}_bucket{{le=\"+Inf\"}} {count}\n{name}_sum {sum}\n{name}_count {count}"
-            );
-        }
-        let _ = writeln!(
-            out,
-            "# HELP {GIT_REQUESTS} Git requests and renders by the source engine.\n# TYPE {GIT_REQUESTS} counter"
-        );
-        for ((name, labels), v) in &inner.counters {
-            let _ = writeln!(out, "{name}{{{labels}}} {v}");
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
+            tracing::warn!("encoding metrics: {e}");
         }
         out
     }
 }
 
-fn esc(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+fn argo_reconcile_histogram() -> Histogram {
+    Histogram::new(ARGO_RECONCILE_BUCKETS.iter().copied())
+}
+
+fn raise_to(c: &Counter, total: u64) {
+    let now = c.get();
+    if total > now {
+        c.inc_by(total - now);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn info(sync: &str) -> AppInfo {
+        AppInfo {
+            name: "payments-api".into(),
+            namespace: "argocd".into(),
+            project: "default".into(),
+            repo: "https://git.acme.internal/apps/payments".into(),
+            dest_server: "https://kubernetes.default.svc".into(),
+            dest_namespace: "payments".into(),
+            sync_status: sync.into(),
+            health_status: "Healthy".into(),
+            operation: String::new(),
+            autosync_enabled: "false".into(),
+        }
+    }
+
     #[test]
-    fn renders_info_and_histograms() {
-        let m = Metrics::default();
-        m.set_app(
+    fn one_info_series_per_application_with_argo_labels() {
+        let m = Metrics::new();
+        m.set_app(info("OutOfSync"));
+        m.set_app(info("Synced"));
+        let text = m.render();
+        let series: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("argocd_app_info{"))
+            .collect();
+        assert_eq!(series.len(), 1, "{text}");
+        for label in [
+            "name=\"payments-api\"",
+            "namespace=\"argocd\"",
+            "project=\"default\"",
+            "repo=\"https://git.acme.internal/apps/payments\"",
+            "dest_server=\"https://kubernetes.default.svc\"",
+            "dest_namespace=\"payments\"",
+            "sync_status=\"Synced\"",
+            "health_status=\"Healthy\"",
+            "operation=\"\"",
+        ] {
+            assert!(series[0].contains(label), "{label} in {}", series[0]);
+        }
+        m.remove_app("argocd", "payments-api");
+        assert!(!m.render().contains("argocd_app_info{"));
+    }
+
+    #[test]
+    fn histograms_counters_and_readiness() {
+        let m = Metrics::new();
+        m.reconciled(
+            "argocd",
+            "https://kubernetes.default.svc",
+            Duration::from_millis(300),
+        );
+        m.sync_finished(
             "argocd",
             "payments-api",
-            AppInfo {
-                project: "default".into(),
-                sync_status: "OutOfSync".into(),
-                health_status: "Healthy".into(),
-            },
+            "default",
+            "Succeeded",
+            "https://kubernetes.default.svc",
         );
-        m.observe(RECONCILE, Duration::from_millis(30));
+        m.git_totals(2, 5, 1);
+        m.git_totals(3, 5, 1);
         let text = m.render();
-        assert!(text.contains("plumb_app_info{name=\"payments-api\",namespace=\"argocd\",project=\"default\",sync_status=\"OutOfSync\",health_status=\"Healthy\"} 1"));
-        assert!(text.contains("plumb_app_reconcile_duration_seconds_bucket{le=\"0.01\"} 0"));
-        assert!(text.contains("plumb_app_reconcile_duration_seconds_bucket{le=\"0.05\"} 1"));
-        assert!(text.contains("plumb_app_reconcile_duration_seconds_count 1"));
+        assert!(text.contains("argocd_app_reconcile_bucket{le=\"0.25\",namespace=\"argocd\",dest_server=\"https://kubernetes.default.svc\"} 0")
+            || text.contains("argocd_app_reconcile_bucket{namespace=\"argocd\",dest_server=\"https://kubernetes.default.svc\",le=\"0.25\"} 0"), "{text}");
+        assert!(text.contains("argocd_app_reconcile_count{namespace=\"argocd\",dest_server=\"https://kubernetes.default.svc\"} 1"), "{text}");
+        assert!(text.contains("argocd_app_sync_total{name=\"payments-api\",namespace=\"argocd\",project=\"default\",phase=\"Succeeded\",dest_server=\"https://kubernetes.default.svc\"} 1"), "{text}");
+        assert!(
+            text.contains("argocd_git_request_total{request_type=\"fetch\"} 3"),
+            "{text}"
+        );
+        assert!(
+            text.contains("argocd_git_request_total{request_type=\"ls-remote\"} 5"),
+            "{text}"
+        );
+        assert!(
+            text.contains("plumb_app_reconcile_duration_seconds_count 1"),
+            "{text}"
+        );
+        assert!(text.ends_with("# EOF\n"));
+        assert_eq!(m.not_ready().len(), 2);
+        m.set_live_cache_synced();
+        m.set_apps_synced(true);
+        assert!(m.not_ready().is_empty());
     }
 }

@@ -26,7 +26,7 @@ use tokio::sync::watch;
 
 use crate::compare::{CompareOptions, Comparison, Refresh, compare};
 use crate::error::chain;
-use crate::metrics;
+use crate::metrics::Timing;
 use crate::runtime::Shared;
 use crate::status::{self, now};
 
@@ -159,8 +159,16 @@ pub(crate) async fn drive(
         retries,
         cmp,
     };
+    let phase = end.outcome.phase.as_str().to_string();
     finish(&shared, &app, &project, &cluster, &started_at, end).await;
-    shared.metrics.observe(metrics::APPLY, op_started.elapsed());
+    shared.metrics.observe(Timing::Sync, op_started.elapsed());
+    shared.metrics.sync_finished(
+        app.namespace(),
+        &name,
+        &app.spec.project,
+        &phase,
+        app.spec.destination.server.as_deref().unwrap_or_default(),
+    );
     shared.end_operation(&name);
     shared.requeue(&name);
 }

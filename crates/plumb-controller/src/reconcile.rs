@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::compare::{CompareOptions, Refresh, compare};
 use crate::error::{Error, Result, chain};
-use crate::metrics::{self, AppInfo};
+use crate::metrics::{AppInfo, Timing};
 use crate::operation;
 use crate::runtime::Shared;
 use crate::status;
@@ -180,9 +180,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
             started_at,
             control,
         ));
-        shared
-            .metrics
-            .observe(metrics::RECONCILE, started.elapsed());
+        shared.metrics.observe(Timing::Reconcile, started.elapsed());
         return Ok(true);
     }
 
@@ -231,7 +229,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
             Ok(mut cmp) => {
                 shared
                     .metrics
-                    .observe(metrics::RENDER, render_started.elapsed());
+                    .observe(Timing::Render, render_started.elapsed());
                 crate::guard::mark_forbidden(&mut cmp, &project, &app, &cluster);
                 if let Some(w) = crate::orphans::warning(&app, &project, &cluster, &engines) {
                     cmp.warnings.push(w);
@@ -320,30 +318,54 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
             )
             .await;
     }
-    shared.metrics.set_app(
-        app.namespace(),
-        name,
-        AppInfo {
-            project: app.spec.project.clone(),
-            sync_status: sync_code,
-            health_status: health_code,
-        },
-    );
     shared
         .metrics
-        .observe(metrics::RECONCILE, started.elapsed());
+        .set_app(app_info(&app, sync_code, health_code));
+    shared.metrics.reconciled(
+        app.namespace(),
+        app.spec.destination.server.as_deref().unwrap_or_default(),
+        started.elapsed(),
+    );
     tracing::debug!(app = name, sync = %shared_code(&app), "reconciled in {:?}", started.elapsed());
     let git = shared.renderer.git();
-    for (kind, n) in [
-        ("fetch", git.fetch_count()),
-        ("ls-remote", git.listing_count()),
-        ("render", shared.renderer.render_count()),
-    ] {
-        shared
-            .metrics
-            .set_counter(metrics::GIT_REQUESTS, &format!("kind=\"{kind}\""), n);
-    }
+    shared.metrics.git_totals(
+        git.fetch_count(),
+        git.listing_count(),
+        shared.renderer.render_count(),
+    );
     Ok(true)
+}
+
+/// The `argocd_app_info` series of an Application, with Argo's labels.
+fn app_info(app: &Application, sync_status: String, health_status: String) -> AppInfo {
+    let operation = if app.metadata.other.contains_key("deletionTimestamp") {
+        "delete"
+    } else if app.operation.as_ref().is_some_and(|o| o.sync.is_some()) {
+        "sync"
+    } else {
+        ""
+    };
+    AppInfo {
+        name: app.name().to_string(),
+        namespace: app.namespace().to_string(),
+        project: app.spec.project.clone(),
+        repo: app
+            .sources()
+            .first()
+            .map(|s| plumb_source::strip_url_credentials(&s.repo_url))
+            .unwrap_or_default(),
+        dest_server: app.spec.destination.server.clone().unwrap_or_default(),
+        dest_namespace: app.spec.destination.namespace.clone().unwrap_or_default(),
+        sync_status,
+        health_status,
+        operation: operation.to_string(),
+        autosync_enabled: app
+            .spec
+            .sync_policy
+            .as_ref()
+            .is_some_and(|p| p.is_automated())
+            .to_string(),
+    }
 }
 
 fn shared_code(app: &Application) -> String {

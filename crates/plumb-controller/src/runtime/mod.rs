@@ -365,6 +365,12 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     cluster.live = Some(reader);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let metrics = Arc::new(Metrics::default());
+    let k8s_version = client
+        .apiserver_version()
+        .await
+        .map(|v| v.git_version)
+        .unwrap_or_default();
+    metrics.cluster(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, &k8s_version);
     let shared = Arc::new(Shared {
         client: client.clone(),
         renderer,
@@ -410,6 +416,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
                         }
                     }
                     Ok(LiveEvent::Ready) => {
+                        shared.metrics.set_live_cache_synced();
                         if let Some(t) = ready_tx.take() {
                             let _ = t.send(());
                         }

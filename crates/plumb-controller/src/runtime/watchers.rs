@@ -38,6 +38,7 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
             match stream.try_next().await {
                 Ok(Some(watcher::Event::Init)) => {
                     // A (re)list: the names that follow are the whole set.
+                    shared.metrics.set_apps_synced(false);
                     shared
                         .known_apps
                         .lock()
@@ -76,7 +77,7 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                         .remove_app(&shared.config.control_namespace, &name);
                     shared.forget_automation(&name);
                 }
-                Ok(Some(_)) => {}
+                Ok(Some(watcher::Event::InitDone)) => shared.metrics.set_apps_synced(true),
                 Ok(None) => return,
                 Err(e) => {
                     tracing::warn!("watching Applications: {e}");
@@ -105,6 +106,14 @@ async fn attach(
 ) -> Result<(Arc<Cluster>, tokio::task::JoinHandle<()>)> {
     let client = secret.client().await?;
     let mut cluster = Cluster::connect(&secret.server, &secret.name, client.clone()).await?;
+    let k8s_version = client
+        .apiserver_version()
+        .await
+        .map(|v| v.git_version)
+        .unwrap_or_default();
+    shared
+        .metrics
+        .cluster(&secret.server, &secret.name, &k8s_version);
     let engines = shared.engines();
     let cfg = LiveCacheConfig::default()
         .tracking(engines.tracking.clone())

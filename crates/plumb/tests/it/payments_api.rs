@@ -435,23 +435,79 @@ fn payments_api_release_and_tamper() {
         text(&out)
     );
 
-    // Metrics and health endpoints of the controller.
+    // Metrics and health endpoints of the controller, after a real sync: Argo's series parsed
+    // from the exposition.
     let metrics = http_get(metrics_port, "/metrics");
+    let series = parse_exposition(&metrics);
+    let find = |name: &str, want: &[(&str, &str)]| -> Vec<f64> {
+        series
+            .iter()
+            .filter(|(n, labels, _)| {
+                n == name
+                    && want
+                        .iter()
+                        .all(|(k, v)| labels.get(*k).map(String::as_str) == Some(*v))
+            })
+            .map(|(_, _, v)| *v)
+            .collect()
+    };
+    let ns = ctl_ns.name();
     // The tamper changed the pod template, so a rollout runs: health may be Progressing here.
-    let info = format!(
-        "plumb_app_info{{name=\"payments-api\",namespace=\"{}\",project=\"default\",sync_status=\"OutOfSync\",health_status=\"",
-        ctl_ns.name()
+    let info = find(
+        "argocd_app_info",
+        &[
+            ("name", "payments-api"),
+            ("namespace", ns),
+            ("project", "default"),
+            ("dest_server", "https://kubernetes.default.svc"),
+            ("sync_status", "OutOfSync"),
+            ("autosync_enabled", "false"),
+        ],
     );
+    assert_eq!(info, [1.0], "one argocd_app_info series: {metrics}");
     assert!(
-        metrics
-            .lines()
-            .any(|l| l.starts_with(&info) && l.ends_with("\"} 1")),
+        series.iter().any(|(n, l, _)| n == "argocd_app_info"
+            && l.get("repo").is_some_and(|r| !r.is_empty())
+            && l.contains_key("health_status")
+            && l.contains_key("dest_namespace")
+            && l.contains_key("operation")),
+        "{metrics}"
+    );
+    let synced = find(
+        "argocd_app_sync_total",
+        &[
+            ("name", "payments-api"),
+            ("namespace", ns),
+            ("phase", "Succeeded"),
+        ],
+    );
+    assert!(synced.iter().sum::<f64>() >= 1.0, "{metrics}");
+    let reconciles = find("argocd_app_reconcile_count", &[("namespace", ns)]);
+    assert!(reconciles.iter().sum::<f64>() >= 1.0, "{metrics}");
+    assert_eq!(
+        find(
+            "argocd_cluster_info",
+            &[
+                ("server", "https://kubernetes.default.svc"),
+                ("name", "in-cluster")
+            ]
+        ),
+        [1.0],
         "{metrics}"
     );
     assert!(
-        metrics.contains("plumb_app_reconcile_duration_seconds_count"),
+        find("argocd_git_request_total", &[]).iter().sum::<f64>() >= 1.0,
         "{metrics}"
     );
+    assert!(
+        find("plumb_app_reconcile_duration_seconds_count", &[])
+            .iter()
+            .sum::<f64>()
+            >= 1.0,
+        "{metrics}"
+    );
+    assert!(metrics.ends_with("# EOF\n"), "{metrics}");
+    assert!(http_get(metrics_port, "/readyz").ends_with("ok\n"));
     assert!(http_get(metrics_port, "/healthz").ends_with("ok\n"));
 
     // Events on the Application: operation start and finish.
@@ -608,9 +664,39 @@ fn payments_api_release_and_tamper() {
 fn http_get(port: u16, path: &str) -> String {
     use std::io::Read;
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes())
-        .unwrap();
+    s.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
     let mut body = String::new();
     s.read_to_string(&mut body).unwrap();
     body
+}
+
+/// The samples of an OpenMetrics/Prometheus text exposition: (name, labels, value).
+fn parse_exposition(text: &str) -> Vec<(String, std::collections::BTreeMap<String, String>, f64)> {
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or(text);
+    let mut out = Vec::new();
+    for line in body
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let (head, value) = line.rsplit_once(' ').expect("sample line has a value");
+        let value: f64 = value.parse().unwrap_or_else(|_| panic!("value of {line}"));
+        let (name, labels) = match head.split_once('{') {
+            Some((name, rest)) => {
+                let rest = rest.strip_suffix('}').expect("closing brace");
+                let mut labels = std::collections::BTreeMap::new();
+                // Values are quoted; Plumb's label values hold no `",` sequence.
+                for pair in rest.split("\",").filter(|p| !p.is_empty()) {
+                    let (k, v) = pair.split_once("=\"").expect("label=\"value\"");
+                    labels.insert(k.to_string(), v.trim_end_matches('"').to_string());
+                }
+                (name.to_string(), labels)
+            }
+            None => (head.to_string(), Default::default()),
+        };
+        out.push((name, labels, value));
+    }
+    out
 }
