@@ -59,3 +59,26 @@ pub(crate) async fn settings(State(s): State<AppState>) -> Result<Json<Value>> {
     }
     Ok(Json(Value::Object(out)))
 }
+
+/// `GET /readyz`: ready when the Kubernetes API answers a list of the control namespace's
+/// Applications within 5 s (the server keeps no caches of its own, so that is what it needs to
+/// answer); 503 naming the failure otherwise.
+pub(crate) async fn ready(State(s): State<AppState>) -> axum::response::Response {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let apps = s.apps();
+    let params = kube::api::ListParams::default().limit(1);
+    match tokio::time::timeout(std::time::Duration::from_secs(5), apps.list(&params)).await {
+        Ok(Ok(_)) => (StatusCode::OK, "ok\n".to_string()).into_response(),
+        Ok(Err(e)) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("not ready: listing Applications in {}: {e}\n", s.namespace),
+        )
+            .into_response(),
+        Err(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: the Kubernetes API did not answer within 5 s\n".to_string(),
+        )
+            .into_response(),
+    }
+}

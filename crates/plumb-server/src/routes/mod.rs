@@ -47,6 +47,7 @@ pub(crate) fn router(state: AppState, limits: &Limits) -> Router {
         .route("/api/v1/projects", get(projects::list))
         .route("/api/v1/projects/{name}", get(projects::get))
         .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(meta::ready))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             limits.request_timeout,

@@ -582,3 +582,14 @@ async fn bench_push_to_refreshed_status() {
         times.len()
     );
 }
+
+/// `/readyz` of the server answers once the Kubernetes API answers (no token needed, like
+/// `/healthz`).
+#[tokio::test]
+async fn readyz_answers_when_the_kubernetes_api_does() {
+    let hooks = Hooks::start("readyz", &[], &[]).await;
+    let url = hooks.url.replace("/api/webhook", "/readyz");
+    let resp = hooks.http.get(&url).send().await.expect("GET /readyz");
+    assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(resp.text().await.unwrap_or_default(), "ok\n");
+}
