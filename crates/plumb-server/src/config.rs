@@ -58,6 +58,10 @@ pub struct ServerConfig {
     /// Source rendering (cache directory, helm and kustomize paths) for managed resources and
     /// manifests: give it the controller's tool paths so the two render alike.
     pub source: plumb_source::Config,
+    /// No authentication and no authorization (`--disable-auth`): every caller may do anything.
+    pub disable_auth: bool,
+    /// Failed-login limits (Argo's `ARGOCD_SESSION_*` variables).
+    pub login_throttle: crate::auth::ThrottleConfig,
 }
 
 impl ServerConfig {
@@ -70,6 +74,8 @@ impl ServerConfig {
             control_namespace: plumb_controller::DEFAULT_CONTROL_NAMESPACE.to_string(),
             limits: Limits::default(),
             source: plumb_source::Config::new(cache_dir),
+            disable_auth: false,
+            login_throttle: crate::auth::ThrottleConfig::default(),
         }
     }
 }

@@ -23,6 +23,12 @@ pub enum Error {
     /// The object exists already (gRPC AlreadyExists).
     #[error("{0}")]
     AlreadyExists(String),
+    /// No valid credentials (gRPC Unauthenticated).
+    #[error("{0}")]
+    Unauthenticated(String),
+    /// The caller may not do this (gRPC PermissionDenied).
+    #[error("{0}")]
+    PermissionDenied(String),
     /// The Kubernetes API failed.
     #[error("{context}: {source}")]
     Kube {
@@ -77,6 +83,8 @@ impl Error {
             Self::InvalidArgument(_) => (3, StatusCode::BAD_REQUEST),
             Self::FailedPrecondition(_) => (9, StatusCode::BAD_REQUEST),
             Self::AlreadyExists(_) => (6, StatusCode::CONFLICT),
+            Self::Unauthenticated(_) => (16, StatusCode::UNAUTHORIZED),
+            Self::PermissionDenied(_) => (7, StatusCode::FORBIDDEN),
             Self::Kube { .. }
             | Self::Compare(_)
             | Self::Tls(_)

@@ -17,9 +17,11 @@
 //! unless a certificate and key are given, graceful shutdown, and limits on body size, time per
 //! request and concurrent requests.
 
+mod auth;
 mod config;
 mod error;
 mod gateway;
+mod rbac;
 mod routes;
 mod serve;
 mod state;
@@ -27,6 +29,7 @@ mod tls;
 mod tree;
 mod webhook;
 
+pub use auth::ThrottleConfig;
 pub use config::{Limits, ServerConfig, TlsMode};
 pub use error::{Error, Result};
 pub use serve::{Running, serve};

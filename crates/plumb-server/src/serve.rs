@@ -68,12 +68,20 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         context: "reading the listening address".into(),
         source,
     })?;
+    let auth = if config.disable_auth {
+        tracing::warn!("authentication is disabled: every caller may read and write every Application");
+        None
+    } else {
+        crate::auth::bootstrap(&client, &config.control_namespace).await?;
+        Some(Arc::new(crate::auth::Auth::new(config.login_throttle.clone())))
+    };
     let (stop, stop_rx) = watch::channel(false);
     let state = AppState::new(
         client,
         config.control_namespace.clone(),
         renderer,
         stop_rx.clone(),
+        auth,
     );
     let app = crate::routes::router(state, &config.limits);
     let certificate_pem = tls.as_ref().map(|(_, pem)| pem.clone());

@@ -29,6 +29,8 @@ pub(crate) struct Inner {
     pub(crate) renderer: Arc<Renderer>,
     cluster: OnceCell<Arc<Cluster>>,
     pub(crate) shutdown: watch::Receiver<bool>,
+    /// `None` with `--disable-auth`.
+    pub(crate) auth: Option<Arc<crate::auth::Auth>>,
 }
 
 impl std::ops::Deref for AppState {
@@ -44,6 +46,7 @@ impl AppState {
         namespace: String,
         renderer: Arc<Renderer>,
         shutdown: watch::Receiver<bool>,
+        auth: Option<Arc<crate::auth::Auth>>,
     ) -> Self {
         Self(Arc::new(Inner {
             client,
@@ -51,6 +54,7 @@ impl AppState {
             renderer,
             cluster: OnceCell::new(),
             shutdown,
+            auth,
         }))
     }
 }

@@ -35,8 +35,14 @@ enum Command {
     Controller(cmd::controller::ControllerArgs),
     /// Print shell completion code for bash, zsh or fish.
     Completion(cmd::completion::CompletionArgs),
+    /// Switch between or list contexts (servers logged in to).
+    Context(cmd::login::ContextArgs),
     /// Compare desired objects with live objects offline, in `argocd app diff` format.
     Diff(cmd::diff::DiffArgs),
+    /// Log in to a plumb server; `plumb app` then goes through it.
+    Login(cmd::login::LoginArgs),
+    /// Log out of a context (its token is forgotten and revoked).
+    Logout(cmd::login::LogoutArgs),
     /// Argo CD's `argocd proj` commands: list, show and create AppProjects, list sync windows.
     Proj(cmd::proj::ProjArgs),
     /// Render the manifests of a Git source or an Application offline.
@@ -62,7 +68,10 @@ fn main() -> ExitCode {
         Command::App(args) => cmd::app::run(args),
         Command::Controller(args) => cmd::controller::run(args),
         Command::Completion(args) => cmd::completion::run(args, Cli::command()),
+        Command::Context(args) => cmd::login::run_context(args),
         Command::Diff(args) => cmd::diff::run(args),
+        Command::Login(args) => cmd::login::run_login(args),
+        Command::Logout(args) => cmd::login::run_logout(args),
         Command::Proj(args) => cmd::proj::run(args),
         Command::Render(args) => cmd::render::run(args),
         Command::Server(args) => cmd::server::run(args),

@@ -12,8 +12,10 @@ use plumb_model::annotations::REFRESH;
 use plumb_model::application::Application;
 use serde_json::{Value, json};
 
+use crate::auth::middleware::Authenticated;
 use crate::error::{Error, Result};
 use crate::gateway::{self, Query};
+use crate::rbac::{Authz, app_object};
 use crate::state::{AppState, check_name, to_application, to_value};
 
 /// How long `GET ...?refresh=` waits for the controller to take the refresh request.
@@ -22,8 +24,10 @@ const REFRESH_WAIT: Duration = Duration::from_secs(45);
 /// `GET /api/v1/applications`: `name`, `projects` (repeated; `project` too), `selector`.
 pub(crate) async fn list(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
+    let mut authz = Authz::new(&s, &caller).await?;
     let q = Query::parse(raw.as_deref());
     let mut params = ListParams::default();
     if let Some(sel) = q.get("selector") {
@@ -50,6 +54,10 @@ pub(crate) async fn list(
             .and_then(Value::as_str)
             .unwrap_or("default");
         if !projects.is_empty() && !projects.iter().any(|p| p == project) {
+            continue;
+        }
+        // As Argo: the list holds only what the caller may get.
+        if !authz.allows("applications", "get", &app_object(&value)).await? {
             continue;
         }
         items.push(value);
@@ -79,9 +87,11 @@ fn with_type(mut v: Value) -> Value {
 /// again and waits until it took the request (Argo's `Get` with `refresh`).
 pub(crate) async fn get(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
+    s.authorize_app(&caller, &name, "get").await?;
     let q = Query::parse(raw.as_deref());
     if let Some(kind) = q.get("refresh") {
         if kind != "normal" && kind != "hard" {
@@ -135,6 +145,7 @@ async fn wait_refreshed(s: &AppState, name: &str) -> Result<DynamicObject> {
 /// annotations and finalizers are replaced).
 pub(crate) async fn create(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     RawQuery(raw): RawQuery,
     Json(body): Json<Value>,
 ) -> Result<Json<Value>> {
@@ -146,6 +157,10 @@ pub(crate) async fn create(
     check_name("Application", &name)?;
     check_namespace(&s, &app)?;
     app.metadata.namespace = Some(s.namespace.clone());
+    let mut authz = Authz::new(&s, &caller).await?;
+    authz
+        .check("applications", "create", &app_object(&to_value(&app)?))
+        .await?;
     app.status = None;
     app.operation = None;
     match s
@@ -180,6 +195,10 @@ pub(crate) async fn create(
                         .into(),
                 ));
             }
+            // Upsert replaces the existing one: the caller must be allowed to update it.
+            authz
+                .check("applications", "update", &app_object(&to_value(&existing_obj)?))
+                .await?;
             Ok(Json(with_type(to_value(
                 &replace_spec(&s, &name, &app).await?,
             )?)))
@@ -191,11 +210,18 @@ pub(crate) async fn create(
 /// `Update`), guarded by resourceVersion and retried when the controller wrote in between.
 pub(crate) async fn update(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     Path(name): Path<String>,
     Json(body): Json<Value>,
 ) -> Result<Json<Value>> {
+    s.authorize_app(&caller, &name, "update").await?;
     let app: Application = serde_json::from_value(body)
         .map_err(|e| Error::InvalidArgument(format!("reading the Application: {e}")))?;
+    // Moving it to another project needs update rights there too (as Argo).
+    Authz::new(&s, &caller)
+        .await?
+        .check("applications", "update", &app_object(&to_value(&app)?))
+        .await?;
     if app.name() != name {
         return Err(Error::InvalidArgument(format!(
             "metadata.name {:?} does not match the path's {name:?}",
@@ -263,9 +289,11 @@ async fn replace_spec(s: &AppState, name: &str, app: &Application) -> Result<Dyn
 /// delete`).
 pub(crate) async fn delete(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
+    s.authorize_app(&caller, &name, "delete").await?;
     let q = Query::parse(raw.as_deref());
     let cascade = q.bool("cascade", true).map_err(Error::InvalidArgument)?;
     let background = match q

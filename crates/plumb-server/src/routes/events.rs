@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams};
 use serde_json::Value;
 
+use crate::auth::middleware::Authenticated;
 use crate::error::{Error, Result};
 use crate::gateway::{self, Query};
 use crate::state::{AppState, to_value};
@@ -15,9 +16,11 @@ use crate::state::{AppState, to_value};
 /// `GET /api/v1/applications/{name}/events`.
 pub(crate) async fn list(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
+    s.authorize_app(&caller, &name, "get").await?;
     let q = Query::parse(raw.as_deref());
     let (obj, app) = s.app(&name).await?;
     let (namespace, fields) = match (q.get("resourceName"), q.get("resourceNamespace")) {

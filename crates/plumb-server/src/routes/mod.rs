@@ -1,11 +1,13 @@
 //! The routes: Argo CD's REST gateway paths, each handled in the module of its service.
 
+mod accounts;
 mod applications;
 mod events;
 mod meta;
 mod operations;
 mod projects;
 mod resources;
+mod session;
 mod stream;
 
 use axum::Router;
@@ -46,6 +48,30 @@ pub(crate) fn router(state: AppState, limits: &Limits) -> Router {
         .route(&format!("{app}/operation"), delete(operations::terminate))
         .route("/api/v1/projects", get(projects::list))
         .route("/api/v1/projects/{name}", get(projects::get))
+        .route(
+            "/api/v1/projects/{project}/roles/{role}/token",
+            post(projects::create_token),
+        )
+        .route(
+            "/api/v1/projects/{project}/roles/{role}/token/{iat}",
+            delete(projects::delete_token),
+        )
+        .route(
+            "/api/v1/session",
+            post(session::create).delete(session::delete),
+        )
+        .route("/api/v1/session/userinfo", get(session::userinfo))
+        .route("/api/v1/account", get(accounts::list))
+        .route(
+            "/api/v1/account/can-i/{resource}/{action}/{*object}",
+            get(accounts::can_i),
+        )
+        .route("/api/v1/account/{name}", get(accounts::get))
+        .route("/api/v1/account/{name}/token", post(accounts::create_token))
+        .route(
+            "/api/v1/account/{name}/token/{id}",
+            delete(accounts::delete_token),
+        )
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(meta::ready))
         .layer(TimeoutLayer::with_status_code(
@@ -68,6 +94,11 @@ pub(crate) fn router(state: AppState, limits: &Limits) -> Router {
         .layer(RequestBodyLimitLayer::new(limits.max_body_bytes))
         .merge(webhooks)
         .fallback(|| async { Error::NotFound("Not Found".into()) })
+        // Inside the concurrency limit: a request is authenticated only once it is admitted.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::auth::middleware::authenticate,
+        ))
         .layer(GlobalConcurrencyLimitLayer::new(limits.max_concurrent))
         .with_state(state)
 }

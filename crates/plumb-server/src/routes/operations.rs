@@ -11,6 +11,7 @@ use plumb_model::application::{Application, Operation};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::auth::middleware::Authenticated;
 use crate::error::{Error, Result};
 use crate::gateway::{RollbackRequestBody, SyncRequestBody};
 use crate::state::{AppState, to_value};
@@ -26,10 +27,11 @@ fn body<T: DeserializeOwned + Default>(bytes: &Bytes, what: &str) -> Result<T> {
         .map_err(|e| Error::InvalidArgument(format!("reading the {what}: {e}")))
 }
 
-/// The user the operation is initiated by. Without authentication there is none (Argo with
-/// `--disable-auth`): `initiatedBy.username` is left out, as Argo omits an empty one.
-fn username() -> &'static str {
-    ""
+/// The user the operation is initiated by: the caller's subject. Without authentication there
+/// is none (Argo with `--disable-auth`): `initiatedBy.username` is left out, as Argo omits an
+/// empty one.
+fn username(caller: &crate::auth::Caller) -> &str {
+    &caller.subject
 }
 
 /// Writes `.operation` (built by `make` from the current Application) guarded by its
@@ -73,9 +75,11 @@ async fn request_operation(
 /// `POST /api/v1/applications/{name}/sync` with an `ApplicationSyncRequest`.
 pub(crate) async fn sync(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     Path(name): Path<String>,
     bytes: Bytes,
 ) -> Result<Json<Value>> {
+    s.authorize_app(&caller, &name, "sync").await?;
     let body: SyncRequestBody = body(&bytes, "sync request")?;
     if body.manifests.as_ref().is_some_and(|m| !m.is_empty()) {
         return Err(Error::InvalidArgument(
@@ -86,7 +90,7 @@ pub(crate) async fn sync(
     let req = body.request();
     request_operation(&s, &name, "sync", |app| {
         request::refuse_sync(&req, app)?;
-        Ok(request::sync_operation(&req, app, username()))
+        Ok(request::sync_operation(&req, app, username(&caller)))
     })
     .await
 }
@@ -94,9 +98,11 @@ pub(crate) async fn sync(
 /// `POST /api/v1/applications/{name}/rollback` with an `ApplicationRollbackRequest`.
 pub(crate) async fn rollback(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     Path(name): Path<String>,
     bytes: Bytes,
 ) -> Result<Json<Value>> {
+    s.authorize_app(&caller, &name, "sync").await?;
     let body: RollbackRequestBody = body(&bytes, "rollback request")?;
     let id = body.id.filter(|id| *id != -1);
     request_operation(&s, &name, "rollback", |app| {
@@ -107,7 +113,7 @@ pub(crate) async fn rollback(
             body.dry_run,
             app,
             &entry,
-            username(),
+            username(&caller),
         ))
     })
     .await
@@ -118,8 +124,10 @@ pub(crate) async fn rollback(
 /// Argo's `TerminateOperation` and `plumb app terminate-op`).
 pub(crate) async fn terminate(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     Path(name): Path<String>,
 ) -> Result<Json<Value>> {
+    s.authorize_app(&caller, &name, "sync").await?;
     for _ in 0..ATTEMPTS {
         let (obj, app) = s.app(&name).await?;
         let running = app

@@ -6,12 +6,18 @@ use axum::extract::{Path, State};
 use kube::api::ListParams;
 use serde_json::Value;
 
+use crate::auth::middleware::Authenticated;
 use crate::error::{Error, Result};
 use crate::gateway;
+use crate::rbac::Authz;
 use crate::state::{AppState, check_name, not_found_or, to_value};
 
 /// `GET /api/v1/projects`: `{"metadata", "items"}`, by name.
-pub(crate) async fn list(State(s): State<AppState>) -> Result<Json<Value>> {
+pub(crate) async fn list(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+) -> Result<Json<Value>> {
+    let mut authz = Authz::new(&s, &caller).await?;
     let list = s
         .projects()
         .list(&ListParams::default())
@@ -22,11 +28,13 @@ pub(crate) async fn list(State(s): State<AppState>) -> Result<Json<Value>> {
                 e,
             )
         })?;
-    let mut items = list
-        .items
-        .iter()
-        .map(to_value)
-        .collect::<Result<Vec<_>>>()?;
+    let mut items = Vec::new();
+    for obj in &list.items {
+        let name = obj.metadata.name.clone().unwrap_or_default();
+        if authz.allows("projects", "get", &name).await? {
+            items.push(to_value(obj)?);
+        }
+    }
     items.sort_by_key(|p| {
         p.pointer("/metadata/name")
             .and_then(Value::as_str)
@@ -38,9 +46,14 @@ pub(crate) async fn list(State(s): State<AppState>) -> Result<Json<Value>> {
 /// `GET /api/v1/projects/{name}`.
 pub(crate) async fn get(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     Path(name): Path<String>,
 ) -> Result<Json<Value>> {
     check_name("AppProject", &name)?;
+    Authz::new(&s, &caller)
+        .await?
+        .check("projects", "get", &name)
+        .await?;
     let obj = s.projects().get(&name).await.map_err(|e| {
         not_found_or(
             e,
@@ -49,4 +62,155 @@ pub(crate) async fn get(
         )
     })?;
     Ok(Json(to_value(&obj)?))
+}
+
+/// Argo's `ProjectTokenCreateRequest` (`expiresIn` seconds, `id`).
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CreateToken {
+    #[serde(default)]
+    expires_in: Option<Value>,
+    #[serde(default)]
+    id: Option<String>,
+}
+
+/// Edits `spec.roles[role].jwtTokens` of the project, guarded by resourceVersion and retried on
+/// conflicts.
+async fn edit_role_tokens(
+    s: &AppState,
+    project: &str,
+    role: &str,
+    mut edit: impl FnMut(&mut Vec<Value>) -> Result<bool>,
+) -> Result<()> {
+    for _ in 0..10 {
+        let obj = s.projects().get(project).await.map_err(|e| {
+            not_found_or(
+                e,
+                &format!("appprojects.argoproj.io \"{project}\" not found"),
+                || format!("reading AppProject {}/{project}", s.namespace),
+            )
+        })?;
+        let mut value = to_value(&obj)?;
+        let roles = value
+            .pointer_mut("/spec/roles")
+            .and_then(Value::as_array_mut)
+            .ok_or_else(|| {
+                Error::NotFound(format!("project '{project}' does not have role '{role}'"))
+            })?;
+        let r = roles
+            .iter_mut()
+            .find(|r| r.get("name").and_then(Value::as_str) == Some(role))
+            .ok_or_else(|| {
+                Error::NotFound(format!("project '{project}' does not have role '{role}'"))
+            })?;
+        let mut tokens = r
+            .get("jwtTokens")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if !edit(&mut tokens)? {
+            return Ok(());
+        }
+        r["jwtTokens"] = Value::Array(tokens);
+        let obj: kube::api::DynamicObject = serde_json::from_value(value)
+            .map_err(|e| Error::Internal(format!("encoding AppProject {project}: {e}")))?;
+        match s
+            .projects()
+            .replace(project, &kube::api::PostParams::default(), &obj)
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(st)) if st.code == 409 => {}
+            Err(e) => {
+                return Err(Error::kube(
+                    format!("updating AppProject {}/{project}", s.namespace),
+                    e,
+                ));
+            }
+        }
+    }
+    Err(Error::FailedPrecondition(format!(
+        "could not update project '{project}': it keeps changing"
+    )))
+}
+
+/// `POST /api/v1/projects/{project}/roles/{role}/token`: a project role token
+/// (`proj:<project>:<role>`), recorded in the role's `jwtTokens` so it can be revoked.
+pub(crate) async fn create_token(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path((project, role)): Path<(String, String)>,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>> {
+    check_name("AppProject", &project)?;
+    Authz::new(&s, &caller)
+        .await?
+        .check("projects", "update", &project)
+        .await?;
+    let body: CreateToken = if body.iter().all(u8::is_ascii_whitespace) {
+        CreateToken::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| Error::InvalidArgument(format!("reading the token request: {e}")))?
+    };
+    let seconds = match &body.expires_in {
+        None | Some(Value::Null) => 0,
+        Some(v) => crate::auth::json_i64(v).filter(|s| *s >= 0).ok_or_else(|| {
+            Error::InvalidArgument("expiresIn: expected seconds (0: never)".into())
+        })?,
+    };
+    let id = match body.id.filter(|i| !i.is_empty()) {
+        Some(id) if id.len() <= 128 => id,
+        Some(_) => return Err(Error::InvalidArgument("id: at most 128 characters".into())),
+        None => crate::auth::new_token_id()?,
+    };
+    let claims = crate::auth::jwt::Claims::new(format!("proj:{project}:{role}"), seconds, id.clone());
+    edit_role_tokens(&s, &project, &role, |tokens| {
+        if tokens
+            .iter()
+            .any(|t| t.get("id").and_then(Value::as_str) == Some(id.as_str()))
+        {
+            return Err(Error::AlreadyExists(format!(
+                "role '{role}' already has token with id '{id}'"
+            )));
+        }
+        let mut t = serde_json::json!({"iat": claims.iat, "id": id});
+        if let Some(exp) = claims.exp {
+            t["exp"] = serde_json::json!(exp);
+        }
+        tokens.push(t);
+        Ok(true)
+    })
+    .await?;
+    Ok(Json(serde_json::json!({"token": s.sign(&claims).await?})))
+}
+
+/// `DELETE /api/v1/projects/{project}/roles/{role}/token/{iat}?id=`: removes the token (by id
+/// when given, else by issue time); it stops working at once.
+pub(crate) async fn delete_token(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path((project, role, iat)): Path<(String, String, String)>,
+    axum::extract::RawQuery(raw): axum::extract::RawQuery,
+) -> Result<Json<Value>> {
+    check_name("AppProject", &project)?;
+    Authz::new(&s, &caller)
+        .await?
+        .check("projects", "update", &project)
+        .await?;
+    let q = gateway::Query::parse(raw.as_deref());
+    let id = q.get("id").map(str::to_string);
+    let iat: i64 = iat
+        .parse()
+        .map_err(|_| Error::InvalidArgument(format!("iat: expected a number, got {iat:?}")))?;
+    edit_role_tokens(&s, &project, &role, |tokens| {
+        let before = tokens.len();
+        tokens.retain(|t| match &id {
+            Some(id) => t.get("id").and_then(Value::as_str) != Some(id.as_str()),
+            None => t.get("iat").and_then(crate::auth::json_i64) != Some(iat),
+        });
+        Ok(tokens.len() != before)
+    })
+    .await?;
+    Ok(Json(serde_json::json!({})))
 }

@@ -15,6 +15,7 @@ use plumb_model::annotations::LAST_APPLIED;
 use plumb_model::application::{AppProject, Application};
 use serde_json::{Map, Value, json};
 
+use crate::auth::middleware::Authenticated;
 use crate::error::{Error, Result};
 use crate::gateway::Query;
 use crate::state::{AppState, to_value};
@@ -172,8 +173,10 @@ fn resource_diff(r: &ComparedResource) -> Value {
 /// `GET /api/v1/applications/{name}/managed-resources`: `{"items": [ResourceDiff...]}`.
 pub(crate) async fn managed(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     Path(name): Path<String>,
 ) -> Result<Json<Value>> {
+    s.authorize_app(&caller, &name, "get").await?;
     let (_, app) = s.app(&name).await?;
     let cmp = compare_app(&s, &app, None).await?;
     let items: Vec<Value> = cmp.resources.iter().map(resource_diff).collect();
@@ -184,9 +187,11 @@ pub(crate) async fn managed(
 /// manifest a JSON text, Secrets masked.
 pub(crate) async fn manifests(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
+    s.authorize_app(&caller, &name, "get").await?;
     let q = Query::parse(raw.as_deref());
     let (_, app) = s.app(&name).await?;
     let cmp = compare_app(&s, &app, q.get("revision").map(str::to_string)).await?;
@@ -221,8 +226,10 @@ fn child_kinds() -> [ApiResource; 5] {
 /// the ReplicaSets, Pods, Jobs, ControllerRevisions and EndpointSlices of their namespaces.
 pub(crate) async fn tree(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     Path(name): Path<String>,
 ) -> Result<Json<Value>> {
+    s.authorize_app(&caller, &name, "get").await?;
     let (_, app) = s.app(&name).await?;
     let cluster = s.cluster().await?;
     let d = &app.spec.destination;

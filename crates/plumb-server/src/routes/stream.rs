@@ -17,7 +17,9 @@ use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde_json::{Value, json};
 
+use crate::auth::middleware::Authenticated;
 use crate::gateway::Query;
+use crate::rbac::{Authz, app_object};
 use crate::state::{AppState, to_value};
 
 /// What one watch event becomes on the wire.
@@ -41,9 +43,14 @@ fn frame(kind: &str, obj: &DynamicObject, projects: &[String], sse: bool) -> Opt
 /// `GET /api/v1/stream/applications`.
 pub(crate) async fn applications(
     State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Response {
+    let authz = match Authz::new(&s, &caller).await {
+        Ok(a) => std::sync::Arc::new(tokio::sync::Mutex::new(a)),
+        Err(e) => return e.into_response(),
+    };
     let q = Query::parse(raw.as_deref());
     let sse = headers
         .get(header::ACCEPT)
@@ -65,6 +72,26 @@ pub(crate) async fn applications(
     };
     let events = watcher::watcher(s.apps(), config)
         .default_backoff()
+        // Only Applications the caller may get, as Argo's Watch.
+        .filter_map(move |event| {
+            let authz = authz.clone();
+            async move {
+                let obj = match &event {
+                    Ok(Event::InitApply(obj)) | Ok(Event::Apply(obj)) | Ok(Event::Delete(obj)) => {
+                        obj
+                    }
+                    _ => return Some(event),
+                };
+                let object = app_object(&to_value(obj).ok()?);
+                let allowed = authz
+                    .lock()
+                    .await
+                    .allows("applications", "get", &object)
+                    .await
+                    .unwrap_or(false);
+                allowed.then_some(event)
+            }
+        })
         .map(move |event| {
             let frames: Vec<String> = match event {
                 Ok(Event::InitApply(obj)) | Ok(Event::Apply(obj)) => {

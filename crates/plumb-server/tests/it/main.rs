@@ -2,6 +2,9 @@
 //! through a real HTTPS client.
 
 mod api;
+mod auth;
+mod authn;
 mod listener;
+mod rbac;
 mod support;
 mod webhook;

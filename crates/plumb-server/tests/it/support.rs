@@ -50,6 +50,8 @@ pub fn server_config(ns: &str) -> ServerConfig {
     config.tls = TlsMode::SelfSigned { names: Vec::new() };
     config.source.tools.helm = plumb_testenv::tools::helm();
     config.source.tools.kustomize = plumb_testenv::tools::kustomize();
+    // The API tests are about the API; authentication has its own tests (auth, rbac).
+    config.disable_auth = true;
     config
 }
 

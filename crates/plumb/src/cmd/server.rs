@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use clap::Args;
 use plumb_server::{Limits, ServerConfig, TlsMode};
 
@@ -40,8 +40,8 @@ pub struct ServerArgs {
     /// Extra DNS name or IP address of the generated certificate (repeatable).
     #[arg(long = "tls-name", value_name = "NAME")]
     tls_names: Vec<String>,
-    /// Serve without authentication: every caller may do everything. Required: authentication
-    /// is not built yet (docs/server.md), so the server only runs when you say so.
+    /// Serve without authentication and authorization: every caller may do everything
+    /// (argocd-server's --disable-auth). For local use on loopback only.
     #[arg(long)]
     disable_auth: bool,
     /// Largest request body, in bytes.
@@ -66,11 +66,6 @@ pub struct ServerArgs {
 
 /// Runs the server until SIGINT or SIGTERM, then shuts down gracefully.
 pub fn run(args: ServerArgs) -> anyhow::Result<Outcome> {
-    if !args.disable_auth {
-        bail!(
-            "plumb server has no authentication yet: start it with --disable-auth (every caller may read and write every Application) and restrict who can reach it"
-        );
-    }
     anyhow::ensure!(
         args.request_timeout > 0,
         "--request-timeout must be at least 1 second"
@@ -98,6 +93,8 @@ pub fn run(args: ServerArgs) -> anyhow::Result<Outcome> {
         request_timeout: Duration::from_secs(args.request_timeout),
         max_concurrent: args.max_concurrent,
     };
+    config.disable_auth = args.disable_auth;
+    config.login_throttle = plumb_server::ThrottleConfig::from_env();
     config.source.tools.helm = args.helm;
     config.source.tools.kustomize = args.kustomize;
     let source = match args.kubeconfig {

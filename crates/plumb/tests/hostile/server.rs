@@ -32,16 +32,16 @@ fn start() -> Server {
 
 /// A `plumb server` (no auth) over the control namespace `ns`, with the test kustomize.
 pub(crate) fn start_in(ns: &str) -> Server {
+    start_in_with(ns, &["--disable-auth"])
+}
+
+/// A `plumb server` over `ns` with `extra` flags.
+fn start_in_with(ns: &str, extra: &[&str]) -> Server {
     let env = crate::running::env();
     let cache = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args([
-            "server",
-            "--disable-auth",
-            "--insecure",
-            "--listen",
-            "127.0.0.1:0",
-        ])
+        .args(["server", "--insecure", "--listen", "127.0.0.1:0"])
+        .args(extra)
         .args(["--max-body-bytes", "65536", "-n", ns])
         .env("PLUMB_KUSTOMIZE", plumb_testenv::tools::kustomize())
         .env("PLUMB_HELM", plumb_testenv::tools::helm())
@@ -201,5 +201,117 @@ fn server_refuses_hostile_requests_and_keeps_serving() {
         !String::from_utf8_lossy(&out).contains("\"Version\""),
         "answered a half-sent request"
     );
+    healthy(addr);
+}
+
+fn get_with(addr: SocketAddr, path: &str, header: &str) -> String {
+    raw(
+        addr,
+        format!("GET {path} HTTP/1.1\r\nHost: x\r\n{header}Connection: close\r\n\r\n").as_bytes(),
+    )
+}
+
+fn body_of(response: &str) -> &str {
+    response.split("\r\n\r\n").nth(1).unwrap_or_default()
+}
+
+/// Hostile credentials against authentication (docs/security.md, "The API server"): unsigned,
+/// forged, oversized and malformed tokens, oversized login bodies, and an `argocd-rbac-cm`
+/// full of garbage lines. Each is refused (401/400) or reported, and the server keeps serving.
+#[test]
+fn auth_refuses_hostile_credentials_and_survives_a_garbage_policy() {
+    let namespace = crate::running::env().namespace("hostile-server-auth");
+    let ns = namespace.name().to_string();
+    let server = start_in_with(&ns, &[]);
+    let addr = server.addr;
+    healthy(addr);
+    use base64::Engine;
+    let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+    let unsigned = format!(
+        "{}.{}.",
+        b64(r#"{"alg":"none","typ":"JWT"}"#),
+        b64(r#"{"iss":"argocd","sub":"admin:login","jti":"x","iat":1}"#)
+    );
+    let wrong_alg = format!(
+        "{}.{}.{}",
+        b64(r#"{"alg":"RS256","typ":"JWT"}"#),
+        b64(r#"{"iss":"argocd","sub":"admin:login","jti":"x","iat":1}"#),
+        b64("sig")
+    );
+    let huge = "a".repeat(20_000);
+    for (what, header) in [
+        ("alg none", format!("Authorization: Bearer {unsigned}\r\n")),
+        ("RS256 claiming argocd", format!("Authorization: Bearer {wrong_alg}\r\n")),
+        ("empty bearer", "Authorization: Bearer \r\n".to_string()),
+        ("basic", "Authorization: Basic YWRtaW46YWRtaW4=\r\n".to_string()),
+        ("oversized bearer", format!("Authorization: Bearer {huge}\r\n")),
+        ("oversized cookie", format!("Cookie: argocd.token={huge}\r\n")),
+        ("three dots", "Authorization: Bearer ...\r\n".to_string()),
+        ("payload not JSON", format!("Authorization: Bearer {}.{}.x\r\n", b64("{"), b64("[[[["))),
+        ("no credentials", String::new()),
+    ] {
+        let r = get_with(addr, "/api/v1/applications", &header);
+        assert_eq!(status(&r), 401, "{what}: {r}");
+        assert!(body_of(&r).contains("\"code\":16"), "{what}: {r}");
+    }
+    healthy(addr);
+
+    // Oversized login fields: refused without work proportional to their size.
+    let big_user = format!(r#"{{"username":"{}","password":"x"}}"#, "u".repeat(60_000));
+    let r = raw(addr, &post("/api/v1/session", big_user.as_bytes()));
+    assert_eq!(status(&r), 400, "{r}");
+    let big_password = format!(r#"{{"username":"admin","password":"{}"}}"#, "p".repeat(60_000));
+    let r = raw(addr, &post("/api/v1/session", big_password.as_bytes()));
+    assert_eq!(status(&r), 401, "{r}");
+    let r = raw(addr, &post("/api/v1/session", b"{\"username\": [1,2,3]}"));
+    assert!(matches!(status(&r), 400 | 422), "{r}");
+
+    // A policy full of garbage: reported and skipped; the server answers for admin.
+    let env = crate::running::env();
+    let password = {
+        let out = env
+            .kubectl()
+            .args(["-n", &ns, "get", "secret", "argocd-initial-admin-secret", "-o", "jsonpath={.data.password}"])
+            .output()
+            .unwrap();
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(String::from_utf8_lossy(&out.stdout).trim())
+            .unwrap();
+        String::from_utf8(raw).unwrap()
+    };
+    let login = format!(r#"{{"username":"admin","password":"{password}"}}"#);
+    let r = raw(addr, &post("/api/v1/session", login.as_bytes()));
+    assert_eq!(status(&r), 200, "{r}");
+    let token = body_of(&r)
+        .split('"')
+        .nth(3)
+        .unwrap()
+        .to_string();
+    let garbage = format!(
+        "p, a\n{}\ng, x, y, z, w\n\u{0}\u{1}, ,\np, role:x, applications, get, [unclosed, allow\nq, what\n{}\n",
+        ",".repeat(10_000),
+        "p, ".repeat(5_000)
+    );
+    let cm = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "argocd-rbac-cm", "namespace": ns},
+        "data": {"policy.csv": garbage, "policy.matchMode": "regex", "scopes": "[[[,,,"}
+    });
+    let mut child = env
+        .kubectl()
+        .args(["apply", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(cm.to_string().as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let r = get_with(addr, "/api/v1/applications", &format!("Authorization: Bearer {token}\r\n"));
+    assert_eq!(status(&r), 200, "built-in admin role still applies: {r}");
     healthy(addr);
 }

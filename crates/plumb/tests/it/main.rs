@@ -15,3 +15,4 @@ mod diff;
 mod payments_api;
 mod proj;
 mod render;
+mod server_cli;

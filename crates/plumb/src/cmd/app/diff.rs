@@ -22,23 +22,23 @@ use crate::exit::Outcome;
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// Application name.
-    name: String,
+    pub(crate) name: String,
     /// Ask the controller to refresh before comparing (accepted for Argo compatibility: the
     /// comparison here always reads the latest commit of the target revision).
     #[arg(long)]
-    refresh: bool,
+    pub(crate) refresh: bool,
     /// Render again, bypassing the manifest cache.
     #[arg(long)]
-    hard_refresh: bool,
+    pub(crate) hard_refresh: bool,
     /// Compare against this revision instead of the Application's target.
     #[arg(long)]
-    revision: Option<String>,
+    pub(crate) revision: Option<String>,
     /// Exit with 1 when a difference is found.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = ArgAction::Set)]
-    exit_code: bool,
+    pub(crate) exit_code: bool,
     /// Text format of each object's diff.
     #[arg(long, value_enum, default_value = "normal")]
-    diff_format: DiffFormatArg,
+    pub(crate) diff_format: DiffFormatArg,
     /// Print `# <field>: last written by <manager>` lines (false = Argo's output).
     #[arg(long, value_name = "BOOL", default_value_t = true, action = ArgAction::Set)]
     attribution: bool,

@@ -22,13 +22,13 @@ pub enum SourceArg {
 #[derive(Debug, Args)]
 pub struct ManifestsArgs {
     /// Application name.
-    name: String,
+    pub(crate) name: String,
     /// Git (what the Application declares) or live (what the cluster holds).
     #[arg(long, value_enum, default_value = "git")]
-    source: SourceArg,
+    pub(crate) source: SourceArg,
     /// Render this revision instead of the Application's target (git only).
     #[arg(long)]
-    revision: Option<String>,
+    pub(crate) revision: Option<String>,
 }
 
 /// Runs `app manifests`.
@@ -52,7 +52,7 @@ pub async fn run(client: &AppClient, args: ManifestsArgs) -> Result<Outcome> {
 }
 
 /// The tracking annotation is Plumb's bookkeeping, not part of what Git declares.
-fn strip_tracking(mut obj: Value) -> Value {
+pub(crate) fn strip_tracking(mut obj: Value) -> Value {
     if let Some(ann) = obj
         .pointer_mut("/metadata/annotations")
         .and_then(Value::as_object_mut)

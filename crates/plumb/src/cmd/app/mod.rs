@@ -25,6 +25,7 @@ mod manifests;
 mod patch;
 mod patch_resource;
 mod prune_brake;
+mod remote;
 mod resource_filter;
 mod resources;
 mod rollback;
@@ -73,6 +74,8 @@ pub enum OutputFormat {
 pub struct AppArgs {
     #[command(flatten)]
     conn: ConnArgs,
+    #[command(flatten)]
+    server: crate::cmd::remote::ServerFlags,
     #[command(subcommand)]
     command: AppCommand,
 }
@@ -140,6 +143,19 @@ pub fn run(args: AppArgs) -> Result<Outcome> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
+        // Through plumb server when a context is set (or --server given), unless --core.
+        if let Some(server) = crate::cmd::remote::ServerClient::from_flags(&args.server)? {
+            return match args.command {
+                AppCommand::Get(a) => remote::get(&server, a).await,
+                AppCommand::List(a) => remote::list(&server, a).await,
+                AppCommand::Sync(a) => remote::sync(&server, a).await,
+                AppCommand::Diff(a) => remote::diff(&server, a).await,
+                AppCommand::Manifests(a) => remote::manifests(&server, a).await,
+                _ => bail!(
+                    "this command is not available through plumb server yet: add --core to use your kubeconfig"
+                ),
+            };
+        }
         let client = AppClient::connect(&args.conn).await?;
         match args.command {
             AppCommand::Get(a) => get::run(&client, a).await,

@@ -1,0 +1,160 @@
+//! What the authentication and RBAC tests share: a server with authentication on (no
+//! controller: these tests are about who may call what), and helpers to change argocd-cm,
+//! argocd-secret and argocd-rbac-cm as an operator would.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use plumb_server::{Running, ThrottleConfig};
+use plumb_testenv::TestNamespace;
+use serde_json::{Value, json};
+
+use crate::support::{client_trusting, create_default_project, env, read, server_config};
+
+pub struct AuthStack {
+    pub ns: TestNamespace,
+    pub client: kube::Client,
+    _server: Running,
+    pub http: reqwest::Client,
+    pub base: String,
+}
+
+impl AuthStack {
+    pub async fn start(prefix: &str, throttle: ThrottleConfig) -> Self {
+        let env = env();
+        let ns = env.namespace(prefix);
+        let client = env.client().await;
+        create_default_project(&client, ns.name()).await;
+        let mut config = server_config(ns.name());
+        config.disable_auth = false;
+        config.login_throttle = throttle;
+        let server = plumb_server::serve(client.clone(), config)
+            .await
+            .expect("server starts");
+        let http = client_trusting(server.certificate_pem.as_deref().expect("TLS"));
+        let base = format!("https://localhost:{}", server.addr.port());
+        Self {
+            ns,
+            client,
+            _server: server,
+            http,
+            base,
+        }
+    }
+
+    /// A request with an optional bearer token: (status, JSON body).
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(b.to_string());
+        }
+        read(req.send().await.expect("request")).await
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> (u16, Value) {
+        self.call(reqwest::Method::GET, path, Some(token), None).await
+    }
+
+    /// `POST /api/v1/session`: (status, body).
+    pub async fn try_login(&self, user: &str, password: &str) -> (u16, Value) {
+        self.call(
+            reqwest::Method::POST,
+            "/api/v1/session",
+            None,
+            Some(&json!({"username": user, "password": password})),
+        )
+        .await
+    }
+
+    pub async fn login(&self, user: &str, password: &str) -> String {
+        let (code, body) = self.try_login(user, password).await;
+        assert_eq!(code, 200, "login {user}: {body}");
+        body["token"].as_str().expect("token").to_string()
+    }
+
+    /// The generated admin password.
+    pub async fn admin_password(&self) -> String {
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), self.ns.name());
+        let s = api
+            .get("argocd-initial-admin-secret")
+            .await
+            .expect("argocd-initial-admin-secret exists");
+        let data = s.data.expect("data");
+        String::from_utf8(data["password"].0.clone()).expect("utf-8")
+    }
+
+    pub async fn admin_token(&self) -> String {
+        let pw = self.admin_password().await;
+        self.login("admin", &pw).await
+    }
+
+    /// Merges `data` into a ConfigMap of the namespace (creating it).
+    pub async fn set_config_map(&self, name: &str, data: &[(&str, &str)]) {
+        let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), self.ns.name());
+        let data: BTreeMap<&str, &str> = data.iter().copied().collect();
+        if api.get_opt(name).await.expect("read ConfigMap").is_none() {
+            let cm: ConfigMap =
+                serde_json::from_value(json!({"metadata": {"name": name}})).expect("ConfigMap");
+            api.create(&PostParams::default(), &cm)
+                .await
+                .expect("create ConfigMap");
+        }
+        // A merge patch: keys set earlier stay.
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&json!({"data": data})))
+            .await
+            .expect("patch ConfigMap");
+    }
+
+    /// Sets keys of argocd-secret (as `stringData`).
+    pub async fn set_secret(&self, data: &[(&str, &str)]) {
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), self.ns.name());
+        let data: BTreeMap<&str, &str> = data.iter().copied().collect();
+        api.patch(
+            "argocd-secret",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"stringData": data})),
+        )
+        .await
+        .expect("patch argocd-secret");
+    }
+
+    /// An account with a password (bcrypt, as Argo stores it).
+    pub async fn add_account(&self, name: &str, capabilities: &str, password: &str) {
+        self.set_config_map("argocd-cm", &[(&format!("accounts.{name}"), capabilities)])
+            .await;
+        let hash = bcrypt::hash(password, 4).expect("bcrypt");
+        self.set_secret(&[(&format!("accounts.{name}.password"), &hash)])
+            .await;
+    }
+
+    /// Replaces `policy.csv` (and `policy.default`).
+    pub async fn set_policy(&self, csv: &str, default: &str) {
+        self.set_config_map(
+            "argocd-rbac-cm",
+            &[("policy.csv", csv), ("policy.default", default)],
+        )
+        .await;
+    }
+}
+
+/// The claims of a JWT, unverified.
+pub fn claims(token: &str) -> Value {
+    let payload = token.split('.').nth(1).expect("JWT");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .expect("base64url");
+    serde_json::from_slice(&bytes).expect("JSON claims")
+}

@@ -1,0 +1,185 @@
+//! The CLI through `plumb server`: the config file with contexts ([`config`]), and a client of
+//! the server's REST API (Argo CD's paths) with the token of the current context.
+
+pub mod config;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde_json::Value;
+
+use config::LocalConfig;
+
+/// Flags selecting the server (shared by `plumb app` and `plumb logout`/`context`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServerFlags {
+    /// Config file with contexts (default: ~/.config/plumb/config).
+    #[arg(long, global = true, env = "PLUMB_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Talk to this plumb server (host:port) instead of the current context's.
+    #[arg(long, global = true, env = "PLUMB_SERVER", value_name = "HOST:PORT")]
+    pub server: Option<String>,
+    /// Token for the server (default: the context's, from `plumb login`).
+    #[arg(long, global = true, env = "PLUMB_AUTH_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub auth_token: Option<String>,
+    /// Skip verifying the server's certificate (its generated self-signed one).
+    #[arg(long, global = true)]
+    pub insecure: bool,
+    /// Plain HTTP.
+    #[arg(long, global = true)]
+    pub plaintext: bool,
+    /// Use the kubeconfig directly even when a context is set (core mode).
+    #[arg(long, global = true)]
+    pub core: bool,
+}
+
+/// A client of `plumb server`.
+#[derive(Clone)]
+pub struct ServerClient {
+    http: reqwest::Client,
+    /// `https://host:port`.
+    base: String,
+    /// `host:port` as given.
+    pub server: String,
+    token: String,
+}
+
+impl std::fmt::Debug for ServerClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerClient")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Percent-encodes one path segment or query value.
+pub fn enc(s: &str) -> String {
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+impl ServerClient {
+    pub fn new(server: &str, insecure: bool, plaintext: bool, token: String) -> Result<Self> {
+        let server = server
+            .trim_start_matches("https://")
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_string();
+        let http = reqwest::Client::builder()
+            .danger_accept_invalid_certs(insecure)
+            .timeout(Duration::from_secs(300))
+            .build()
+            .context("building the HTTP client")?;
+        let scheme = if plaintext { "http" } else { "https" };
+        Ok(Self {
+            http,
+            base: format!("{scheme}://{server}"),
+            server,
+            token,
+        })
+    }
+
+    /// The server mode the flags and config select, or `None` for core mode (kubeconfig).
+    pub fn from_flags(flags: &ServerFlags) -> Result<Option<Self>> {
+        if flags.core {
+            return Ok(None);
+        }
+        let path = config::default_path(flags.config.as_deref())?;
+        let cfg = LocalConfig::load(&path)?;
+        let (server, insecure, plaintext, token) = match &flags.server {
+            Some(server) => {
+                let known = cfg.server(server);
+                let user_token = cfg
+                    .contexts
+                    .iter()
+                    .find(|c| &c.server == server)
+                    .and_then(|c| cfg.user(&c.user))
+                    .map(|u| u.auth_token.clone())
+                    .unwrap_or_default();
+                (
+                    server.clone(),
+                    flags.insecure || known.is_some_and(|s| s.insecure),
+                    flags.plaintext || known.is_some_and(|s| s.plain_text),
+                    user_token,
+                )
+            }
+            None if flags.auth_token.is_some() && cfg.current_context.is_empty() => {
+                bail!("--auth-token (PLUMB_AUTH_TOKEN) needs --server or a context (plumb login)")
+            }
+            None if cfg.current_context.is_empty() => return Ok(None),
+            None => {
+                let ctx = cfg.context(&cfg.current_context).ok_or_else(|| {
+                    anyhow!(
+                        "context '{}' undefined in {}",
+                        cfg.current_context,
+                        path.display()
+                    )
+                })?;
+                let s = cfg.server(&ctx.server).cloned().unwrap_or_default();
+                let token = cfg
+                    .user(&ctx.user)
+                    .map(|u| u.auth_token.clone())
+                    .unwrap_or_default();
+                (
+                    ctx.server.clone(),
+                    flags.insecure || s.insecure,
+                    flags.plaintext || s.plain_text,
+                    token,
+                )
+            }
+        };
+        let token = flags.auth_token.clone().unwrap_or(token);
+        Ok(Some(Self::new(&server, insecure, plaintext, token)?))
+    }
+
+    /// `https://host:port`.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    async fn send(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Result<Value> {
+        let mut req = self.http.request(method.clone(), format!("{}{path}", self.base));
+        if !self.token.is_empty() {
+            req = req.bearer_auth(&self.token);
+        }
+        if let Some(b) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(b.to_string());
+        }
+        let resp = req
+            .send()
+            .await
+            .with_context(|| format!("{method} {}{path}", self.base))?;
+        let status = resp.status();
+        let text = resp
+            .text()
+            .await
+            .with_context(|| format!("reading the answer to {method} {path}"))?;
+        let value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        if !status.is_success() {
+            let msg = value
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| value.to_string());
+            if status.as_u16() == 401 {
+                bail!("{msg} (status 401: log in again with `plumb login {}`)", self.server);
+            }
+            bail!("{msg} (status {})", status.as_u16());
+        }
+        Ok(value)
+    }
+
+    pub async fn get(&self, path: &str) -> Result<Value> {
+        self.send(reqwest::Method::GET, path, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Value> {
+        self.send(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Result<Value> {
+        self.send(reqwest::Method::DELETE, path, None).await
+    }
+}

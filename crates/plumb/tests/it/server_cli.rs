@@ -1,0 +1,205 @@
+//! The CLI through `plumb server`: `plumb login`, contexts in the config file, and `plumb app
+//! list/get/sync/diff/manifests` over the REST API on a Kustomize Application, with no
+//! kustomize, no helm and no kubeconfig for the CLI: the server and the controller render.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use plumb_testenv::git::GitRepo;
+use serde_json::json;
+
+use crate::app::{control_namespace, env, kubectl_apply, text};
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_server(ns: &str, cache: &Path) -> (Killed, SocketAddr) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["server", "--listen", "127.0.0.1:0", "-n", ns])
+        .arg("--kubeconfig")
+        .arg(env().kubeconfig())
+        .arg("--cache-dir")
+        .arg(cache)
+        .env("PLUMB_HELM", plumb_testenv::tools::helm())
+        .env("PLUMB_KUSTOMIZE", plumb_testenv::tools::kustomize())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("server exited before listening")
+            .unwrap();
+        if let Some(addr) = line.strip_prefix("plumb server listening on ") {
+            break addr.trim().parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    (Killed(child), addr)
+}
+
+/// `plumb ARGS` as a user without cluster credentials or render tools: HOME is a fresh
+/// directory, PATH holds nothing, no KUBECONFIG.
+fn remote(home: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(args)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", home.join("empty-bin"))
+        .env("TZ", "UTC")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn all(o: &Output) -> String {
+    format!("{}{}", text(&o.stdout), text(&o.stderr))
+}
+
+#[test]
+fn app_commands_through_the_server_need_no_local_kustomize() {
+    let ctl = control_namespace("server-cli");
+    let dest = env().namespace("server-cli-dest");
+    let repo = GitRepo::named("server-cli");
+    repo.commit(
+        &[
+            (
+                "kust/kustomization.yaml",
+                "resources:\n- cm.yaml\nnamePrefix: prod-\ncommonLabels:\n  tier: web\n",
+            ),
+            (
+                "kust/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  color: blue\n",
+            ),
+        ],
+        "kustomize app",
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let metrics_port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let _controller = Killed(
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args(["controller", "-n", ctl.name()])
+            .args(["--metrics-addr", &format!("127.0.0.1:{metrics_port}")])
+            .arg("--kubeconfig")
+            .arg(env().kubeconfig())
+            .arg("--cache-dir")
+            .arg(cache.path().join("controller"))
+            .env("PLUMB_HELM", plumb_testenv::tools::helm())
+            .env("PLUMB_KUSTOMIZE", plumb_testenv::tools::kustomize())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let (_server, addr) = start_server(ctl.name(), &cache.path().join("server"));
+    kubectl_apply(&json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": "web", "namespace": ctl.name()},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "kust", "targetRevision": "HEAD"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    }));
+    let home = tempfile::tempdir().unwrap();
+    let server = addr.to_string();
+
+    // Without a context and without a kubeconfig the CLI has nothing to talk to.
+    let out = remote(home.path(), &["app", "list"]);
+    assert!(!out.status.success(), "{}", all(&out));
+
+    // The admin password from argocd-initial-admin-secret, as with Argo CD.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let password = loop {
+        let out = env()
+            .kubectl()
+            .args(["-n", ctl.name(), "get", "secret", "argocd-initial-admin-secret", "-o", "jsonpath={.data.password}"])
+            .output()
+            .unwrap();
+        if out.status.success() && !out.stdout.is_empty() {
+            use base64::Engine;
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(text(&out.stdout).trim())
+                .unwrap();
+            break String::from_utf8(raw).unwrap();
+        }
+        assert!(Instant::now() < deadline, "no argocd-initial-admin-secret");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let out = remote(home.path(), &["login", &server, "--username", "admin", "--password", "wrong", "--insecure"]);
+    assert!(!out.status.success());
+    assert!(all(&out).contains("Invalid username or password"), "{}", all(&out));
+    let out = remote(home.path(), &["login", &server, "--username", "admin", "--password", &password, "--insecure"]);
+    assert!(out.status.success(), "{}", all(&out));
+    assert_eq!(text(&out.stdout), format!("'admin' logged in successfully\nContext '{server}' updated\n"));
+    let config = std::fs::read_to_string(home.path().join(".config/plumb/config")).unwrap();
+    assert!(config.contains(&format!("current-context: {server}")), "{config}");
+    assert!(config.contains("auth-token: "), "{config}");
+    let out = remote(home.path(), &["context"]);
+    assert!(text(&out.stdout).contains(&format!("*         {server}")), "{}", all(&out));
+
+    // list and get through the server; get prints URL: as Argo CD does with a server.
+    let out = remote(home.path(), &["app", "list", "-o", "name"]);
+    assert!(out.status.success(), "{}", all(&out));
+    assert_eq!(text(&out.stdout).trim(), format!("{}/web", ctl.name()));
+    let out = remote(home.path(), &["app", "get", "web"]);
+    assert!(out.status.success(), "{}", all(&out));
+    assert!(
+        text(&out.stdout).contains(&format!("URL:                https://{server}/applications/web")),
+        "{}",
+        all(&out)
+    );
+
+    // manifests and diff: rendered by the server with its kustomize.
+    let out = remote(home.path(), &["app", "manifests", "web"]);
+    assert!(out.status.success(), "{}", all(&out));
+    let manifests = text(&out.stdout);
+    assert!(manifests.contains("name: prod-settings") && manifests.contains("tier: web"), "{manifests}");
+    let out = remote(home.path(), &["app", "diff", "web"]);
+    assert_eq!(out.status.code(), Some(1), "a difference before the sync: {}", all(&out));
+    assert!(text(&out.stdout).contains("===== /ConfigMap "), "{}", all(&out));
+    assert!(text(&out.stdout).contains("> data:") || text(&out.stdout).contains(">   color: blue"), "{}", all(&out));
+
+    // sync through the server, followed to the end.
+    let out = remote(home.path(), &["app", "sync", "web", "--timeout", "120"]);
+    assert!(out.status.success(), "{}", all(&out));
+    assert!(text(&out.stdout).contains("Sync Status:        Synced"), "{}", all(&out));
+    let out = remote(home.path(), &["app", "diff", "web"]);
+    assert_eq!(out.status.code(), Some(0), "no difference after the sync: {}", all(&out));
+
+    // Core mode needs the tools the server has: the same command without the server fails
+    // for want of kustomize (so the above really used the server's).
+    let out = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["app", "manifests", "web", "--core", "-N", ctl.name()])
+        .arg("--kubeconfig")
+        .arg(env().kubeconfig())
+        .env("HOME", home.path())
+        .env("PATH", home.path().join("empty-bin"))
+        .env_remove("PLUMB_KUSTOMIZE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(all(&out).contains("kustomize"), "{}", all(&out));
+
+    // logout forgets (and revokes) the token: the next call is refused.
+    let out = remote(home.path(), &["logout"]);
+    assert!(out.status.success(), "{}", all(&out));
+    let out = remote(home.path(), &["app", "list"]);
+    assert!(!out.status.success());
+    assert!(all(&out).contains("401"), "{}", all(&out));
+}
