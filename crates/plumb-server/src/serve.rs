@@ -69,11 +69,15 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         source,
     })?;
     let auth = if config.disable_auth {
-        tracing::warn!("authentication is disabled: every caller may read and write every Application");
+        tracing::warn!(
+            "authentication is disabled: every caller may read and write every Application"
+        );
         None
     } else {
         crate::auth::bootstrap(&client, &config.control_namespace).await?;
-        Some(Arc::new(crate::auth::Auth::new(config.login_throttle.clone())))
+        Some(Arc::new(crate::auth::Auth::new(
+            config.login_throttle.clone(),
+        )))
     };
     let (stop, stop_rx) = watch::channel(false);
     let state = AppState::new(

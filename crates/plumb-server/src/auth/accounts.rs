@@ -87,11 +87,7 @@ fn text(secret: &BTreeMap<String, Vec<u8>>, key: &str) -> Option<String> {
 }
 
 fn mtime(secret: &BTreeMap<String, Vec<u8>>, key: &str) -> Option<i64> {
-    text(secret, key).and_then(|t| {
-        t.parse::<jiff::Timestamp>()
-            .ok()
-            .map(|ts| ts.as_second())
-    })
+    text(secret, key).and_then(|t| t.parse::<jiff::Timestamp>().ok().map(|ts| ts.as_second()))
 }
 
 fn tokens(secret: &BTreeMap<String, Vec<u8>>, key: &str) -> Result<Vec<TokenRecord>, String> {
@@ -130,7 +126,9 @@ pub(crate) fn parse(
                 continue;
             }
         };
-        let account = accounts.entry(name.to_string()).or_insert_with(|| new(name));
+        let account = accounts
+            .entry(name.to_string())
+            .or_insert_with(|| new(name));
         match suffix {
             "" => {
                 for cap in value.split(',').map(str::trim).filter(|c| !c.is_empty()) {

@@ -126,8 +126,10 @@ mod tests {
             "",
         );
         assert!(verify(KEY, &none).is_err());
-        let other_issuer =
-            Claims { iss: "someone".into(), ..Claims::new("admin:login".into(), 60, "x".into()) };
+        let other_issuer = Claims {
+            iss: "someone".into(),
+            ..Claims::new("admin:login".into(), 60, "x".into())
+        };
         assert!(verify(KEY, &sign(KEY, &other_issuer).expect("signs")).is_err());
         assert!(verify(KEY, "not a token").is_err());
         assert_eq!(unverified_issuer("opaque-kubernetes-token"), None);

@@ -35,9 +35,9 @@ fn token(req: &Request) -> Result<Option<String>, Error> {
         if h.len() > MAX_TOKEN_BYTES + 16 {
             return Err(too_long());
         }
-        let h = h
-            .to_str()
-            .map_err(|_| Error::Unauthenticated("invalid session: malformed Authorization header".into()))?;
+        let h = h.to_str().map_err(|_| {
+            Error::Unauthenticated("invalid session: malformed Authorization header".into())
+        })?;
         let Some((scheme, token)) = h.split_once(' ') else {
             return Err(Error::Unauthenticated(
                 "invalid session: expected Authorization: Bearer <token>".into(),
@@ -67,7 +67,11 @@ fn token(req: &Request) -> Result<Option<String>, Error> {
 }
 
 /// Authenticates the request, or answers 401 as Argo's gateway does.
-pub(crate) async fn authenticate(State(s): State<AppState>, mut req: Request, next: Next) -> Response {
+pub(crate) async fn authenticate(
+    State(s): State<AppState>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     if s.auth.is_none() {
         req.extensions_mut().insert(Caller::unrestricted());
         return next.run(req).await;

@@ -189,13 +189,22 @@ pub(crate) async fn bootstrap(client: &kube::Client, ns: &str) -> Result<()> {
     let generated = store::update_secret(client, ns, |data| {
         let mut changed = false;
         if data.get("server.secretkey").is_none_or(|v| v.0.is_empty()) {
-            data.insert("server.secretkey".into(), ByteString(key.clone().into_bytes()));
+            data.insert(
+                "server.secretkey".into(),
+                ByteString(key.clone().into_bytes()),
+            );
             changed = true;
         }
         let mut generated = false;
         if admin_enabled && data.get("admin.password").is_none_or(|v| v.0.is_empty()) {
-            data.insert("admin.password".into(), ByteString(hash.clone().into_bytes()));
-            data.insert("admin.passwordMtime".into(), ByteString(now.clone().into_bytes()));
+            data.insert(
+                "admin.password".into(),
+                ByteString(hash.clone().into_bytes()),
+            );
+            data.insert(
+                "admin.passwordMtime".into(),
+                ByteString(now.clone().into_bytes()),
+            );
             changed = true;
             generated = true;
         }
@@ -220,7 +229,9 @@ impl AppState {
     }
 
     /// The signing key and the accounts, read now.
-    pub(crate) async fn accounts(&self) -> Result<(Vec<u8>, std::collections::BTreeMap<String, Account>)> {
+    pub(crate) async fn accounts(
+        &self,
+    ) -> Result<(Vec<u8>, std::collections::BTreeMap<String, Account>)> {
         let cm = store::config_map(&self.client, &self.namespace, SETTINGS_CONFIGMAP).await?;
         let secret = store::secret(&self.client, &self.namespace, store::SECRET).await?;
         let data = store::secret_data(secret.as_ref());
@@ -246,7 +257,9 @@ impl AppState {
     /// the Kubernetes API server.
     pub(crate) async fn authenticate(&self, token: &str) -> Result<Caller> {
         if token.len() > MAX_TOKEN_BYTES {
-            return Err(Error::Unauthenticated("invalid session: token is too long".into()));
+            return Err(Error::Unauthenticated(
+                "invalid session: token is too long".into(),
+            ));
         }
         if jwt::unverified_issuer(token).as_deref() == Some(jwt::ISSUER) {
             return self.authenticate_local(token).await;
@@ -297,7 +310,8 @@ impl AppState {
         }
         if claims.jti.is_empty() {
             return Err(invalid(
-                "token does not have a unique identifier (jti claim) and cannot be validated".into(),
+                "token does not have a unique identifier (jti claim) and cannot be validated"
+                    .into(),
             ));
         }
         if self.auth_state()?.is_revoked(&claims.jti) {
@@ -315,7 +329,9 @@ impl AppState {
             )));
         }
         if account.password_mtime.is_some_and(|m| claims.iat < m) {
-            return Err(invalid("account password has changed since token issued".into()));
+            return Err(invalid(
+                "account password has changed since token issued".into(),
+            ));
         }
         Ok(Caller {
             subject: name.to_string(),
@@ -359,7 +375,10 @@ impl AppState {
             .cloned()
             .unwrap_or_default();
         let found = tokens.iter().any(|t| {
-            let id = t.get("id").and_then(serde_json::Value::as_str).unwrap_or("");
+            let id = t
+                .get("id")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("");
             let iat = t.get("iat").and_then(json_i64).unwrap_or(-1);
             if claims.jti.is_empty() {
                 iat == claims.iat
@@ -424,7 +443,9 @@ impl AppState {
     async fn login_inner(&self, username: &str, password: &str) -> Result<String> {
         let invalid = || Error::Unauthenticated("Invalid username or password".into());
         if password.is_empty() {
-            return Err(Error::Unauthenticated("Blank passwords are not allowed".into()));
+            return Err(Error::Unauthenticated(
+                "Blank passwords are not allowed".into(),
+            ));
         }
         if username.len() > MAX_USERNAME_BYTES {
             return Err(Error::InvalidArgument(format!(
@@ -450,7 +471,9 @@ impl AppState {
             return Err(invalid());
         };
         if !account.enabled {
-            return Err(Error::Unauthenticated(format!("Account {username} is disabled")));
+            return Err(Error::Unauthenticated(format!(
+                "Account {username} is disabled"
+            )));
         }
         if !account.has(Capability::Login) {
             return Err(Error::Unauthenticated(format!(
@@ -473,7 +496,12 @@ impl AppState {
 
     /// Revokes the caller's session (logout).
     pub(crate) fn revoke_session(&self, caller: &Caller) -> Result<()> {
-        if let CallerKind::Account { capability: "login", jti, exp } = &caller.kind {
+        if let CallerKind::Account {
+            capability: "login",
+            jti,
+            exp,
+        } = &caller.kind
+        {
             self.auth_state()?.revoke(jti, *exp);
         }
         Ok(())
@@ -488,7 +516,8 @@ static DUMMY_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 
 /// An integer that JSON may carry as a number or (int64 in grpc-gateway) a string.
 pub(crate) fn json_i64(v: &serde_json::Value) -> Option<i64> {
-    v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+    v.as_i64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
 }
 
 #[cfg(test)]
@@ -508,6 +537,9 @@ mod tests {
 
     #[test]
     fn the_dummy_hash_is_a_valid_bcrypt_hash() {
-        assert_eq!(bcrypt::verify("not the password", &*DUMMY_HASH).ok(), Some(false));
+        assert_eq!(
+            bcrypt::verify("not the password", &*DUMMY_HASH).ok(),
+            Some(false)
+        );
     }
 }

@@ -108,7 +108,9 @@ impl Enforcer {
             "globOrRegexMatch",
             casbin::function_map::OperatorFunction::Arg2(f),
         );
-        let all = BUILTIN_RULES.iter().chain(rules.iter().flat_map(|r| r.iter()));
+        let all = BUILTIN_RULES
+            .iter()
+            .chain(rules.iter().flat_map(|r| r.iter()));
         for rule in all {
             // Duplicates answer false; that is not an error.
             match rule {
@@ -160,12 +162,8 @@ impl Authz {
         if crate::state::check_name("AppProject", project).is_err() {
             return Ok(None);
         }
-        let obj: Option<DynamicObject> = self
-            .state
-            .projects()
-            .get_opt(project)
-            .await
-            .map_err(|e| {
+        let obj: Option<DynamicObject> =
+            self.state.projects().get_opt(project).await.map_err(|e| {
                 Error::kube(
                     format!("reading AppProject {}/{project}", self.state.namespace),
                     e,
@@ -309,7 +307,10 @@ mod tests {
         // A broken pattern matches nothing.
         assert!(!glob_match("x", "[unclosed"));
         assert!(!regex_match("x", "(unclosed"));
-        assert!(regex_match("default/app", "*/*"), "built-in globs in regex mode");
+        assert!(
+            regex_match("default/app", "*/*"),
+            "built-in globs in regex mode"
+        );
     }
 
     async fn enforcer(csv: &str, mode: MatchMode) -> Enforcer {
@@ -335,7 +336,10 @@ mod tests {
         assert!(!e.allows("bob", "applications", "sync", "dev/api"));
         assert!(e.allows("alice", "applications", "sync", "dev/api"));
         assert!(!e.allows("alice", "applications", "sync", "prod/api"));
-        assert!(!e.allows("alice", "applications", "delete", "dev/api"), "deny wins");
+        assert!(
+            !e.allows("alice", "applications", "delete", "dev/api"),
+            "deny wins"
+        );
         assert!(!e.allows("nobody", "applications", "get", "dev/api"));
     }
 

@@ -260,7 +260,9 @@ mod tests {
         assert_eq!(
             rules,
             [
-                Rule::P(["proj:team:ci", "applications", "sync", "team/*", "allow"].map(String::from)),
+                Rule::P(
+                    ["proj:team:ci", "applications", "sync", "team/*", "allow"].map(String::from)
+                ),
                 Rule::G(["team-devs", "proj:team:ci"].map(String::from)),
             ]
         );

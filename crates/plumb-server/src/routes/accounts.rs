@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::auth::accounts::{Account, Capability, TokenRecord};
 use crate::auth::middleware::Authenticated;
-use crate::auth::{Caller, jwt, json_i64, new_token_id, store};
+use crate::auth::{Caller, json_i64, jwt, new_token_id, store};
 use crate::error::{Error, Result};
 use crate::rbac::Authz;
 use crate::state::AppState;
@@ -39,7 +39,10 @@ async fn ensure(s: &AppState, caller: &Caller, action: &str, name: &str) -> Resu
     if caller.account() == Some(name) {
         return Ok(());
     }
-    Authz::new(s, caller).await?.check("accounts", action, name).await
+    Authz::new(s, caller)
+        .await?
+        .check("accounts", action, name)
+        .await
 }
 
 async fn account(s: &AppState, name: &str) -> Result<Account> {
@@ -142,9 +145,8 @@ pub(crate) async fn create_token(
     let key = Account::tokens_key(&name);
     store::update_secret(&s.client, &s.namespace, |data| {
         let mut tokens: Vec<TokenRecord> = match data.get(&key) {
-            Some(v) if !v.0.is_empty() => serde_json::from_slice(&v.0).map_err(|e| {
-                Error::Internal(format!("Secret argocd-secret, key {key}: {e}"))
-            })?,
+            Some(v) if !v.0.is_empty() => serde_json::from_slice(&v.0)
+                .map_err(|e| Error::Internal(format!("Secret argocd-secret, key {key}: {e}")))?,
             _ => Vec::new(),
         };
         if tokens.iter().any(|t| t.id == id) {
@@ -178,9 +180,8 @@ pub(crate) async fn delete_token(
     let key = Account::tokens_key(&name);
     store::update_secret(&s.client, &s.namespace, |data| {
         let mut tokens: Vec<TokenRecord> = match data.get(&key) {
-            Some(v) if !v.0.is_empty() => serde_json::from_slice(&v.0).map_err(|e| {
-                Error::Internal(format!("Secret argocd-secret, key {key}: {e}"))
-            })?,
+            Some(v) if !v.0.is_empty() => serde_json::from_slice(&v.0)
+                .map_err(|e| Error::Internal(format!("Secret argocd-secret, key {key}: {e}")))?,
             _ => Vec::new(),
         };
         let before = tokens.len();

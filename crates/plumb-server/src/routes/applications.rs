@@ -57,7 +57,10 @@ pub(crate) async fn list(
             continue;
         }
         // As Argo: the list holds only what the caller may get.
-        if !authz.allows("applications", "get", &app_object(&value)).await? {
+        if !authz
+            .allows("applications", "get", &app_object(&value))
+            .await?
+        {
             continue;
         }
         items.push(value);
@@ -197,7 +200,11 @@ pub(crate) async fn create(
             }
             // Upsert replaces the existing one: the caller must be allowed to update it.
             authz
-                .check("applications", "update", &app_object(&to_value(&existing_obj)?))
+                .check(
+                    "applications",
+                    "update",
+                    &app_object(&to_value(&existing_obj)?),
+                )
                 .await?;
             Ok(Json(with_type(to_value(
                 &replace_spec(&s, &name, &app).await?,

@@ -155,16 +155,19 @@ pub(crate) async fn create_token(
     };
     let seconds = match &body.expires_in {
         None | Some(Value::Null) => 0,
-        Some(v) => crate::auth::json_i64(v).filter(|s| *s >= 0).ok_or_else(|| {
-            Error::InvalidArgument("expiresIn: expected seconds (0: never)".into())
-        })?,
+        Some(v) => crate::auth::json_i64(v)
+            .filter(|s| *s >= 0)
+            .ok_or_else(|| {
+                Error::InvalidArgument("expiresIn: expected seconds (0: never)".into())
+            })?,
     };
     let id = match body.id.filter(|i| !i.is_empty()) {
         Some(id) if id.len() <= 128 => id,
         Some(_) => return Err(Error::InvalidArgument("id: at most 128 characters".into())),
         None => crate::auth::new_token_id()?,
     };
-    let claims = crate::auth::jwt::Claims::new(format!("proj:{project}:{role}"), seconds, id.clone());
+    let claims =
+        crate::auth::jwt::Claims::new(format!("proj:{project}:{role}"), seconds, id.clone());
     edit_role_tokens(&s, &project, &role, |tokens| {
         if tokens
             .iter()

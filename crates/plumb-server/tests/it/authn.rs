@@ -65,7 +65,8 @@ impl AuthStack {
     }
 
     pub async fn get(&self, path: &str, token: &str) -> (u16, Value) {
-        self.call(reqwest::Method::GET, path, Some(token), None).await
+        self.call(reqwest::Method::GET, path, Some(token), None)
+            .await
     }
 
     /// `POST /api/v1/session`: (status, body).
@@ -113,9 +114,13 @@ impl AuthStack {
                 .expect("create ConfigMap");
         }
         // A merge patch: keys set earlier stay.
-        api.patch(name, &PatchParams::default(), &Patch::Merge(&json!({"data": data})))
-            .await
-            .expect("patch ConfigMap");
+        api.patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"data": data})),
+        )
+        .await
+        .expect("patch ConfigMap");
     }
 
     /// Sets keys of argocd-secret (as `stringData`).

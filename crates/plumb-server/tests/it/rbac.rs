@@ -39,7 +39,12 @@ async fn every_route_checks_its_resource_and_action() {
     let admin = s.admin_token().await;
     for name in ["web", "doomed"] {
         let (code, body) = s
-            .call(Method::POST, "/api/v1/applications", Some(&admin), Some(&app(name, "default")))
+            .call(
+                Method::POST,
+                "/api/v1/applications",
+                Some(&admin),
+                Some(&app(name, "default")),
+            )
             .await;
         assert_eq!(code, 200, "{body}");
     }
@@ -49,24 +54,102 @@ async fn every_route_checks_its_resource_and_action() {
     let mut web = app("web", "default");
     web["spec"]["source"]["targetRevision"] = json!("main");
     let routes = [
-        route(Method::GET, "/api/v1/applications/web", None, ("applications", "get", "default/web")),
-        route(Method::GET, "/api/v1/applications/web/resource-tree", None, ("applications", "get", "default/web")),
-        route(Method::GET, "/api/v1/applications/web/managed-resources", None, ("applications", "get", "default/web")),
-        route(Method::GET, "/api/v1/applications/web/manifests", None, ("applications", "get", "default/web")),
-        route(Method::GET, "/api/v1/applications/web/events", None, ("applications", "get", "default/web")),
-        route(Method::POST, "/api/v1/applications/web/sync", Some(json!({})), ("applications", "sync", "default/web")),
-        route(Method::POST, "/api/v1/applications/web/rollback", Some(json!({})), ("applications", "sync", "default/web")),
-        route(Method::DELETE, "/api/v1/applications/web/operation", None, ("applications", "sync", "default/web")),
-        route(Method::PUT, "/api/v1/applications/web", Some(web), ("applications", "update", "default/web")),
-        route(Method::POST, "/api/v1/applications", Some(app("fresh", "default")), ("applications", "create", "default/fresh")),
-        route(Method::GET, "/api/v1/projects/default", None, ("projects", "get", "default")),
-        route(Method::POST, "/api/v1/projects/default/roles/none/token", Some(json!({})), ("projects", "update", "default")),
-        route(Method::GET, "/api/v1/account/other", None, ("accounts", "get", "other")),
-        route(Method::POST, "/api/v1/account/other/token", Some(json!({})), ("accounts", "update", "other")),
-        route(Method::DELETE, "/api/v1/applications/doomed", None, ("applications", "delete", "default/doomed")),
+        route(
+            Method::GET,
+            "/api/v1/applications/web",
+            None,
+            ("applications", "get", "default/web"),
+        ),
+        route(
+            Method::GET,
+            "/api/v1/applications/web/resource-tree",
+            None,
+            ("applications", "get", "default/web"),
+        ),
+        route(
+            Method::GET,
+            "/api/v1/applications/web/managed-resources",
+            None,
+            ("applications", "get", "default/web"),
+        ),
+        route(
+            Method::GET,
+            "/api/v1/applications/web/manifests",
+            None,
+            ("applications", "get", "default/web"),
+        ),
+        route(
+            Method::GET,
+            "/api/v1/applications/web/events",
+            None,
+            ("applications", "get", "default/web"),
+        ),
+        route(
+            Method::POST,
+            "/api/v1/applications/web/sync",
+            Some(json!({})),
+            ("applications", "sync", "default/web"),
+        ),
+        route(
+            Method::POST,
+            "/api/v1/applications/web/rollback",
+            Some(json!({})),
+            ("applications", "sync", "default/web"),
+        ),
+        route(
+            Method::DELETE,
+            "/api/v1/applications/web/operation",
+            None,
+            ("applications", "sync", "default/web"),
+        ),
+        route(
+            Method::PUT,
+            "/api/v1/applications/web",
+            Some(web),
+            ("applications", "update", "default/web"),
+        ),
+        route(
+            Method::POST,
+            "/api/v1/applications",
+            Some(app("fresh", "default")),
+            ("applications", "create", "default/fresh"),
+        ),
+        route(
+            Method::GET,
+            "/api/v1/projects/default",
+            None,
+            ("projects", "get", "default"),
+        ),
+        route(
+            Method::POST,
+            "/api/v1/projects/default/roles/none/token",
+            Some(json!({})),
+            ("projects", "update", "default"),
+        ),
+        route(
+            Method::GET,
+            "/api/v1/account/other",
+            None,
+            ("accounts", "get", "other"),
+        ),
+        route(
+            Method::POST,
+            "/api/v1/account/other/token",
+            Some(json!({})),
+            ("accounts", "update", "other"),
+        ),
+        route(
+            Method::DELETE,
+            "/api/v1/applications/doomed?cascade=false",
+            None,
+            ("applications", "delete", "default/doomed"),
+        ),
     ];
     for r in &routes {
-        let pair = format!("{} {}: {}, {}, {}", r.method, r.path, r.resource, r.action, r.object);
+        let pair = format!(
+            "{} {}: {}, {}, {}",
+            r.method, r.path, r.resource, r.action, r.object
+        );
         // Everything but this pair: denied.
         s.set_policy(
             &format!(
@@ -76,12 +159,16 @@ async fn every_route_checks_its_resource_and_action() {
             "",
         )
         .await;
-        let (code, body) = s.call(r.method.clone(), r.path, Some(&u), r.body.as_ref()).await;
+        let (code, body) = s
+            .call(r.method.clone(), r.path, Some(&u), r.body.as_ref())
+            .await;
         assert_eq!(code, 403, "{pair} with a deny rule: {body}");
         assert_eq!(body["code"], 7, "{pair}: gRPC PermissionDenied");
         // Nothing: denied.
         s.set_policy("", "").await;
-        let (code, _) = s.call(r.method.clone(), r.path, Some(&u), r.body.as_ref()).await;
+        let (code, _) = s
+            .call(r.method.clone(), r.path, Some(&u), r.body.as_ref())
+            .await;
         assert_eq!(code, 403, "{pair} without any grant");
         // Exactly this pair: through (it may still fail for other reasons, never 401/403).
         s.set_policy(
@@ -89,21 +176,35 @@ async fn every_route_checks_its_resource_and_action() {
             "",
         )
         .await;
-        let (code, body) = s.call(r.method.clone(), r.path, Some(&u), r.body.as_ref()).await;
+        let (code, body) = s
+            .call(r.method.clone(), r.path, Some(&u), r.body.as_ref())
+            .await;
         assert!(code != 403 && code != 401, "{pair} granted: {code} {body}");
     }
     // The one delete went through.
     let (code, _) = s.get("/api/v1/applications/doomed", &admin).await;
-    assert_eq!(code, 403, "gone: as in Argo, a missing application is permission denied");
+    assert_eq!(
+        code, 403,
+        "gone: as in Argo, a missing application is permission denied"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lists_globs_builtin_roles_default_role_and_regex_mode() {
     let s = AuthStack::start("rbac-policy", Default::default()).await;
     let admin = s.admin_token().await;
-    for (name, project) in [("team-a-api", "default"), ("team-b-api", "default"), ("ops", "default")] {
+    for (name, project) in [
+        ("team-a-api", "default"),
+        ("team-b-api", "default"),
+        ("ops", "default"),
+    ] {
         let (code, body) = s
-            .call(Method::POST, "/api/v1/applications", Some(&admin), Some(&app(name, project)))
+            .call(
+                Method::POST,
+                "/api/v1/applications",
+                Some(&admin),
+                Some(&app(name, project)),
+            )
             .await;
         assert_eq!(code, 200, "{body}");
     }
@@ -112,7 +213,12 @@ async fn lists_globs_builtin_roles_default_role_and_regex_mode() {
     let dev = s.login("dev", "dev-pw").await;
     let viewer = s.login("viewer", "viewer-pw").await;
     let names = |v: &Value| -> Vec<String> {
-        v["items"].as_array().unwrap().iter().map(|a| a["metadata"]["name"].as_str().unwrap().to_string()).collect()
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["metadata"]["name"].as_str().unwrap().to_string())
+            .collect()
     };
 
     // Globs: team-a only; a bad line is reported and skipped, the rest applies.
@@ -127,22 +233,45 @@ async fn lists_globs_builtin_roles_default_role_and_regex_mode() {
     let (code, list) = s.get("/api/v1/applications", &dev).await;
     assert_eq!(code, 200);
     assert_eq!(names(&list), ["team-a-api"]);
-    let (code, _) = s.call(Method::POST, "/api/v1/applications/team-a-api/sync", Some(&dev), Some(&json!({}))).await;
+    let (code, _) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications/team-a-api/sync",
+            Some(&dev),
+            Some(&json!({})),
+        )
+        .await;
     assert_eq!(code, 200);
     let (code, body) = s.get("/api/v1/applications/team-b-api", &dev).await;
     assert_eq!(code, 403);
-    assert_eq!(body["message"], "permission denied: applications, get, default/team-b-api, sub: dev");
+    assert_eq!(
+        body["message"],
+        "permission denied: applications, get, default/team-b-api, sub: dev"
+    );
     let (code, _) = s.get("/api/v1/applications/no-such-app", &dev).await;
     assert_eq!(code, 403, "a missing app is not revealed");
     // Built-in role:readonly: every app, no sync.
     let (_, list) = s.get("/api/v1/applications", &viewer).await;
     assert_eq!(names(&list), ["ops", "team-a-api", "team-b-api"]);
-    let (code, _) = s.call(Method::POST, "/api/v1/applications/ops/sync", Some(&viewer), Some(&json!({}))).await;
+    let (code, _) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications/ops/sync",
+            Some(&viewer),
+            Some(&json!({})),
+        )
+        .await;
     assert_eq!(code, 403);
     let (code, projects) = s.get("/api/v1/projects", &viewer).await;
-    assert_eq!((code, projects["items"].as_array().map(Vec::len)), (200, Some(1)));
+    assert_eq!(
+        (code, projects["items"].as_array().map(Vec::len)),
+        (200, Some(1))
+    );
     let (code, projects) = s.get("/api/v1/projects", &dev).await;
-    assert_eq!((code, projects["items"].as_array().map(Vec::len)), (200, Some(0)));
+    assert_eq!(
+        (code, projects["items"].as_array().map(Vec::len)),
+        (200, Some(0))
+    );
 
     // policy.default applies to every authenticated caller.
     s.set_policy("", "role:readonly").await;
@@ -150,17 +279,35 @@ async fn lists_globs_builtin_roles_default_role_and_regex_mode() {
     assert_eq!(names(&list).len(), 3);
 
     // can-i.
-    s.set_policy("p, dev, applications, sync, default/team-*, allow", "").await;
-    let (_, yes) = s.get("/api/v1/account/can-i/applications/sync/default/team-b-api", &dev).await;
-    let (_, no) = s.get("/api/v1/account/can-i/applications/sync/default/ops", &dev).await;
-    assert_eq!((yes["value"].as_str(), no["value"].as_str()), (Some("yes"), Some("no")));
+    s.set_policy("p, dev, applications, sync, default/team-*, allow", "")
+        .await;
+    let (_, yes) = s
+        .get(
+            "/api/v1/account/can-i/applications/sync/default/team-b-api",
+            &dev,
+        )
+        .await;
+    let (_, no) = s
+        .get("/api/v1/account/can-i/applications/sync/default/ops", &dev)
+        .await;
+    assert_eq!(
+        (yes["value"].as_str(), no["value"].as_str()),
+        (Some("yes"), Some("no"))
+    );
 
     // Regex mode.
-    s.set_config_map("argocd-rbac-cm", &[
-        ("policy.matchMode", "regex"),
-        ("policy.csv", "p, dev, applications, get, ^default/team-(a|b)-api$, allow"),
-        ("policy.default", ""),
-    ]).await;
+    s.set_config_map(
+        "argocd-rbac-cm",
+        &[
+            ("policy.matchMode", "regex"),
+            (
+                "policy.csv",
+                "p, dev, applications, get, ^default/team-(a|b)-api$, allow",
+            ),
+            ("policy.default", ""),
+        ],
+    )
+    .await;
     let (_, list) = s.get("/api/v1/applications", &dev).await;
     assert_eq!(names(&list), ["team-a-api", "team-b-api"]);
     // Admin keeps the built-in role in regex mode.

@@ -99,7 +99,8 @@ pub fn run_login(args: LoginArgs) -> Result<Outcome> {
     let (token, who) = runtime.block_on(async {
         if let Some(token) = &args.auth_token {
             // Check it before storing it.
-            let client = ServerClient::new(&args.server, args.insecure, args.plaintext, token.clone())?;
+            let client =
+                ServerClient::new(&args.server, args.insecure, args.plaintext, token.clone())?;
             let info = client.get("/api/v1/session/userinfo").await?;
             if info.get("loggedIn").and_then(serde_json::Value::as_bool) != Some(true) {
                 bail!("the server does not accept this token");
@@ -117,7 +118,10 @@ pub fn run_login(args: LoginArgs) -> Result<Outcome> {
         };
         let client = ServerClient::new(&args.server, args.insecure, args.plaintext, String::new())?;
         let answer = client
-            .post("/api/v1/session", &json!({"username": username, "password": password}))
+            .post(
+                "/api/v1/session",
+                &json!({"username": username, "password": password}),
+            )
             .await?;
         let token = answer
             .get("token")
@@ -143,14 +147,20 @@ pub fn run_login(args: LoginArgs) -> Result<Outcome> {
 pub fn run_logout(args: LogoutArgs) -> Result<Outcome> {
     let path = config::default_path(args.config.as_deref())?;
     let mut cfg = LocalConfig::load(&path)?;
-    let name = match args.context.or_else(|| Some(cfg.current_context.clone()).filter(|c| !c.is_empty())) {
+    let name = match args
+        .context
+        .or_else(|| Some(cfg.current_context.clone()).filter(|c| !c.is_empty()))
+    {
         Some(n) => n,
         None => bail!("no context to log out of"),
     };
     // Revoke the session on the server too (best effort: the server may be gone).
     if let Some(ctx) = cfg.context(&name).cloned() {
         let s = cfg.server(&ctx.server).cloned().unwrap_or_default();
-        let token = cfg.user(&ctx.user).map(|u| u.auth_token.clone()).unwrap_or_default();
+        let token = cfg
+            .user(&ctx.user)
+            .map(|u| u.auth_token.clone())
+            .unwrap_or_default();
         if !token.is_empty()
             && let Ok(client) = ServerClient::new(&ctx.server, s.insecure, s.plain_text, token)
         {
@@ -183,7 +193,11 @@ pub fn run_context(args: ContextArgs) -> Result<Outcome> {
         None => {
             println!("{:<10}{:<30}SERVER", "CURRENT", "NAME");
             for c in &cfg.contexts {
-                let mark = if c.name == cfg.current_context { "*" } else { "" };
+                let mark = if c.name == cfg.current_context {
+                    "*"
+                } else {
+                    ""
+                };
                 println!("{mark:<10}{:<30}{}", c.name, c.server);
             }
         }

@@ -238,16 +238,31 @@ fn auth_refuses_hostile_credentials_and_survives_a_garbage_policy() {
         b64(r#"{"iss":"argocd","sub":"admin:login","jti":"x","iat":1}"#),
         b64("sig")
     );
-    let huge = "a".repeat(20_000);
+    let huge = "a".repeat(10_000);
     for (what, header) in [
         ("alg none", format!("Authorization: Bearer {unsigned}\r\n")),
-        ("RS256 claiming argocd", format!("Authorization: Bearer {wrong_alg}\r\n")),
+        (
+            "RS256 claiming argocd",
+            format!("Authorization: Bearer {wrong_alg}\r\n"),
+        ),
         ("empty bearer", "Authorization: Bearer \r\n".to_string()),
-        ("basic", "Authorization: Basic YWRtaW46YWRtaW4=\r\n".to_string()),
-        ("oversized bearer", format!("Authorization: Bearer {huge}\r\n")),
-        ("oversized cookie", format!("Cookie: argocd.token={huge}\r\n")),
+        (
+            "basic",
+            "Authorization: Basic YWRtaW46YWRtaW4=\r\n".to_string(),
+        ),
+        (
+            "oversized bearer",
+            format!("Authorization: Bearer {huge}\r\n"),
+        ),
+        (
+            "oversized cookie",
+            format!("Cookie: argocd.token={huge}\r\n"),
+        ),
         ("three dots", "Authorization: Bearer ...\r\n".to_string()),
-        ("payload not JSON", format!("Authorization: Bearer {}.{}.x\r\n", b64("{"), b64("[[[["))),
+        (
+            "payload not JSON",
+            format!("Authorization: Bearer {}.{}.x\r\n", b64("{"), b64("[[[[")),
+        ),
         ("no credentials", String::new()),
     ] {
         let r = get_with(addr, "/api/v1/applications", &header);
@@ -260,7 +275,10 @@ fn auth_refuses_hostile_credentials_and_survives_a_garbage_policy() {
     let big_user = format!(r#"{{"username":"{}","password":"x"}}"#, "u".repeat(60_000));
     let r = raw(addr, &post("/api/v1/session", big_user.as_bytes()));
     assert_eq!(status(&r), 400, "{r}");
-    let big_password = format!(r#"{{"username":"admin","password":"{}"}}"#, "p".repeat(60_000));
+    let big_password = format!(
+        r#"{{"username":"admin","password":"{}"}}"#,
+        "p".repeat(60_000)
+    );
     let r = raw(addr, &post("/api/v1/session", big_password.as_bytes()));
     assert_eq!(status(&r), 401, "{r}");
     let r = raw(addr, &post("/api/v1/session", b"{\"username\": [1,2,3]}"));
@@ -271,7 +289,15 @@ fn auth_refuses_hostile_credentials_and_survives_a_garbage_policy() {
     let password = {
         let out = env
             .kubectl()
-            .args(["-n", &ns, "get", "secret", "argocd-initial-admin-secret", "-o", "jsonpath={.data.password}"])
+            .args([
+                "-n",
+                &ns,
+                "get",
+                "secret",
+                "argocd-initial-admin-secret",
+                "-o",
+                "jsonpath={.data.password}",
+            ])
             .output()
             .unwrap();
         let raw = base64::engine::general_purpose::STANDARD
@@ -282,11 +308,7 @@ fn auth_refuses_hostile_credentials_and_survives_a_garbage_policy() {
     let login = format!(r#"{{"username":"admin","password":"{password}"}}"#);
     let r = raw(addr, &post("/api/v1/session", login.as_bytes()));
     assert_eq!(status(&r), 200, "{r}");
-    let token = body_of(&r)
-        .split('"')
-        .nth(3)
-        .unwrap()
-        .to_string();
+    let token = body_of(&r).split('"').nth(3).unwrap().to_string();
     let garbage = format!(
         "p, a\n{}\ng, x, y, z, w\n\u{0}\u{1}, ,\np, role:x, applications, get, [unclosed, allow\nq, what\n{}\n",
         ",".repeat(10_000),
@@ -311,7 +333,11 @@ fn auth_refuses_hostile_credentials_and_survives_a_garbage_policy() {
         .write_all(cm.to_string().as_bytes())
         .unwrap();
     assert!(child.wait().unwrap().success());
-    let r = get_with(addr, "/api/v1/applications", &format!("Authorization: Bearer {token}\r\n"));
+    let r = get_with(
+        addr,
+        "/api/v1/applications",
+        &format!("Authorization: Bearer {token}\r\n"),
+    );
     assert_eq!(status(&r), 200, "built-in admin role still applies: {r}");
     healthy(addr);
 }

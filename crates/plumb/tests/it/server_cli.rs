@@ -127,7 +127,15 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     let password = loop {
         let out = env()
             .kubectl()
-            .args(["-n", ctl.name(), "get", "secret", "argocd-initial-admin-secret", "-o", "jsonpath={.data.password}"])
+            .args([
+                "-n",
+                ctl.name(),
+                "get",
+                "secret",
+                "argocd-initial-admin-secret",
+                "-o",
+                "jsonpath={.data.password}",
+            ])
             .output()
             .unwrap();
         if out.status.success() && !out.stdout.is_empty() {
@@ -140,17 +148,53 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
         assert!(Instant::now() < deadline, "no argocd-initial-admin-secret");
         std::thread::sleep(Duration::from_millis(200));
     };
-    let out = remote(home.path(), &["login", &server, "--username", "admin", "--password", "wrong", "--insecure"]);
+    let out = remote(
+        home.path(),
+        &[
+            "login",
+            &server,
+            "--username",
+            "admin",
+            "--password",
+            "wrong",
+            "--insecure",
+        ],
+    );
     assert!(!out.status.success());
-    assert!(all(&out).contains("Invalid username or password"), "{}", all(&out));
-    let out = remote(home.path(), &["login", &server, "--username", "admin", "--password", &password, "--insecure"]);
+    assert!(
+        all(&out).contains("Invalid username or password"),
+        "{}",
+        all(&out)
+    );
+    let out = remote(
+        home.path(),
+        &[
+            "login",
+            &server,
+            "--username",
+            "admin",
+            "--password",
+            &password,
+            "--insecure",
+        ],
+    );
     assert!(out.status.success(), "{}", all(&out));
-    assert_eq!(text(&out.stdout), format!("'admin' logged in successfully\nContext '{server}' updated\n"));
+    assert_eq!(
+        text(&out.stdout),
+        format!("'admin' logged in successfully\nContext '{server}' updated\n")
+    );
     let config = std::fs::read_to_string(home.path().join(".config/plumb/config")).unwrap();
-    assert!(config.contains(&format!("current-context: {server}")), "{config}");
+    assert!(
+        config.contains(&format!("current-context: {server}")),
+        "{config}"
+    );
     assert!(config.contains("auth-token: "), "{config}");
     let out = remote(home.path(), &["context"]);
-    assert!(text(&out.stdout).contains(&format!("*         {server}")), "{}", all(&out));
+    assert!(
+        text(&out.stdout).contains(&format!("*         {server}")),
+        "{}",
+        all(&out)
+    );
 
     // list and get through the server; get prints URL: as Argo CD does with a server.
     let out = remote(home.path(), &["app", "list", "-o", "name"]);
@@ -159,7 +203,9 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     let out = remote(home.path(), &["app", "get", "web"]);
     assert!(out.status.success(), "{}", all(&out));
     assert!(
-        text(&out.stdout).contains(&format!("URL:                https://{server}/applications/web")),
+        text(&out.stdout).contains(&format!(
+            "URL:                https://{server}/applications/web"
+        )),
         "{}",
         all(&out)
     );
@@ -168,18 +214,43 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     let out = remote(home.path(), &["app", "manifests", "web"]);
     assert!(out.status.success(), "{}", all(&out));
     let manifests = text(&out.stdout);
-    assert!(manifests.contains("name: prod-settings") && manifests.contains("tier: web"), "{manifests}");
+    assert!(
+        manifests.contains("name: prod-settings") && manifests.contains("tier: web"),
+        "{manifests}"
+    );
     let out = remote(home.path(), &["app", "diff", "web"]);
-    assert_eq!(out.status.code(), Some(1), "a difference before the sync: {}", all(&out));
-    assert!(text(&out.stdout).contains("===== /ConfigMap "), "{}", all(&out));
-    assert!(text(&out.stdout).contains("> data:") || text(&out.stdout).contains(">   color: blue"), "{}", all(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a difference before the sync: {}",
+        all(&out)
+    );
+    assert!(
+        text(&out.stdout).contains("===== /ConfigMap "),
+        "{}",
+        all(&out)
+    );
+    assert!(
+        text(&out.stdout).contains("> data:") || text(&out.stdout).contains(">   color: blue"),
+        "{}",
+        all(&out)
+    );
 
     // sync through the server, followed to the end.
     let out = remote(home.path(), &["app", "sync", "web", "--timeout", "120"]);
     assert!(out.status.success(), "{}", all(&out));
-    assert!(text(&out.stdout).contains("Sync Status:        Synced"), "{}", all(&out));
+    assert!(
+        text(&out.stdout).contains("Sync Status:        Synced"),
+        "{}",
+        all(&out)
+    );
     let out = remote(home.path(), &["app", "diff", "web"]);
-    assert_eq!(out.status.code(), Some(0), "no difference after the sync: {}", all(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "no difference after the sync: {}",
+        all(&out)
+    );
 
     // Core mode needs the tools the server has: the same command without the server fails
     // for want of kustomize (so the above really used the server's).

@@ -26,7 +26,10 @@ fn application(v: Value) -> Result<Application> {
 
 async fn app(c: &ServerClient, name: &str, refresh: Option<&str>) -> Result<Application> {
     let q = refresh.map(|r| format!("?refresh={r}")).unwrap_or_default();
-    application(c.get(&format!("/api/v1/applications/{}{q}", enc(name))).await?)
+    application(
+        c.get(&format!("/api/v1/applications/{}{q}", enc(name)))
+            .await?,
+    )
 }
 
 /// Argo's header through a server: `URL:` is the server's address of the Application (Argo
@@ -76,7 +79,11 @@ pub async fn get(c: &ServerClient, args: get::GetArgs) -> Result<Outcome> {
 }
 
 pub async fn list(c: &ServerClient, args: list::ListArgs) -> Result<Outcome> {
-    let mut query: Vec<String> = args.projects.iter().map(|p| format!("projects={}", enc(p))).collect();
+    let mut query: Vec<String> = args
+        .projects
+        .iter()
+        .map(|p| format!("projects={}", enc(p)))
+        .collect();
     if let Some(sel) = &args.selector {
         query.push(format!("selector={}", enc(sel)));
     }
@@ -109,7 +116,9 @@ pub async fn manifests(c: &ServerClient, args: manifests::ManifestsArgs) -> Resu
                 .as_deref()
                 .map(|r| format!("?revision={}", enc(r)))
                 .unwrap_or_default();
-            let answer = c.get(&format!("/api/v1/applications/{name}/manifests{q}")).await?;
+            let answer = c
+                .get(&format!("/api/v1/applications/{name}/manifests{q}"))
+                .await?;
             for m in answer
                 .get("manifests")
                 .and_then(Value::as_array)
@@ -117,7 +126,8 @@ pub async fn manifests(c: &ServerClient, args: manifests::ManifestsArgs) -> Resu
                 .flatten()
                 .filter_map(Value::as_str)
             {
-                let obj: Value = serde_json::from_str(m).context("reading a manifest from the server")?;
+                let obj: Value =
+                    serde_json::from_str(m).context("reading a manifest from the server")?;
                 out.push_str("---\n");
                 out.push_str(&plumb_yaml::to_yaml_string(&manifests::strip_tracking(obj)));
             }
@@ -139,7 +149,9 @@ pub async fn manifests(c: &ServerClient, args: manifests::ManifestsArgs) -> Resu
 }
 
 async fn managed(c: &ServerClient, name: &str) -> Result<Vec<Value>> {
-    let answer = c.get(&format!("/api/v1/applications/{name}/managed-resources")).await?;
+    let answer = c
+        .get(&format!("/api/v1/applications/{name}/managed-resources"))
+        .await?;
     Ok(answer
         .get("items")
         .and_then(Value::as_array)
@@ -163,7 +175,12 @@ pub async fn diff(c: &ServerClient, args: diff::DiffArgs) -> Result<Outcome> {
         bail!("--diff-format json is not available through the server yet; use --core");
     }
     if args.refresh || args.hard_refresh {
-        app(c, &args.name, Some(if args.hard_refresh { "hard" } else { "normal" })).await?;
+        app(
+            c,
+            &args.name,
+            Some(if args.hard_refresh { "hard" } else { "normal" }),
+        )
+        .await?;
     }
     let mut shown = 0;
     let mut out = String::new();
@@ -180,7 +197,12 @@ pub async fn diff(c: &ServerClient, args: diff::DiffArgs) -> Result<Outcome> {
             continue;
         }
         shown += 1;
-        let s = |f: &str| item.get(f).and_then(Value::as_str).unwrap_or_default().to_string();
+        let s = |f: &str| {
+            item.get(f)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
         out.push_str(&format!(
             "\n===== {}/{} {}/{} ======\n",
             s("group"),
@@ -188,8 +210,14 @@ pub async fn diff(c: &ServerClient, args: diff::DiffArgs) -> Result<Outcome> {
             s("namespace"),
             s("name")
         ));
-        let live = live.as_ref().map(plumb_yaml::to_yaml_string).unwrap_or_default();
-        let desired = predicted.as_ref().map(plumb_yaml::to_yaml_string).unwrap_or_default();
+        let live = live
+            .as_ref()
+            .map(plumb_yaml::to_yaml_string)
+            .unwrap_or_default();
+        let desired = predicted
+            .as_ref()
+            .map(plumb_yaml::to_yaml_string)
+            .unwrap_or_default();
         out.push_str(&match args.diff_format {
             DiffFormatArg::Unified => {
                 let n = s("name");
@@ -264,7 +292,11 @@ pub async fn sync(c: &ServerClient, args: sync::SyncArgs) -> Result<Outcome> {
                 "timed out ({}s) waiting for the sync of '{}'{}",
                 args.timeout,
                 args.name,
-                if started.is_some() { "" } else { " (no operation was recorded)" }
+                if started.is_some() {
+                    ""
+                } else {
+                    " (no operation was recorded)"
+                }
             );
             return Ok(Outcome::Negative);
         }

@@ -24,7 +24,11 @@ pub struct Server {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub insecure: bool,
     /// Plain HTTP.
-    #[serde(rename = "plain-text", default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        rename = "plain-text",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub plain_text: bool,
 }
 
@@ -32,7 +36,11 @@ pub struct Server {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct User {
     pub name: String,
-    #[serde(rename = "auth-token", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "auth-token",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub auth_token: String,
 }
 
@@ -41,7 +49,11 @@ pub struct User {
 pub struct LocalConfig {
     #[serde(default)]
     pub contexts: Vec<ContextRef>,
-    #[serde(rename = "current-context", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "current-context",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub current_context: String,
     #[serde(default)]
     pub servers: Vec<Server>,
@@ -85,8 +97,7 @@ impl LocalConfig {
     /// Writes the file (mode 0600: it holds tokens), creating its directory.
     pub fn save(&self, path: &Path) -> Result<()> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
         let text = plumb_yaml::to_yaml_string(&serde_json::to_value(self)?);
         let tmp = path.with_extension("tmp");
@@ -161,7 +172,11 @@ mod tests {
         let mut c = LocalConfig::default();
         c.upsert(
             "localhost:8080",
-            Server { server: "localhost:8080".into(), insecure: true, plain_text: false },
+            Server {
+                server: "localhost:8080".into(),
+                insecure: true,
+                plain_text: false,
+            },
             "tok",
         );
         c.save(&path).expect("save");
@@ -176,8 +191,14 @@ mod tests {
         assert_eq!(back, c);
         let mut out = back.clone();
         out.logout("localhost:8080").expect("logout");
-        assert_eq!(out.user("localhost:8080").map(|u| u.auth_token.as_str()), Some(""));
+        assert_eq!(
+            out.user("localhost:8080").map(|u| u.auth_token.as_str()),
+            Some("")
+        );
         assert!(out.logout("nope").is_err());
-        assert_eq!(LocalConfig::load(&dir.path().join("none")).expect("empty"), LocalConfig::default());
+        assert_eq!(
+            LocalConfig::load(&dir.path().join("none")).expect("empty"),
+            LocalConfig::default()
+        );
     }
 }

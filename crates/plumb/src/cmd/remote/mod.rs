@@ -21,7 +21,13 @@ pub struct ServerFlags {
     #[arg(long, global = true, env = "PLUMB_SERVER", value_name = "HOST:PORT")]
     pub server: Option<String>,
     /// Token for the server (default: the context's, from `plumb login`).
-    #[arg(long, global = true, env = "PLUMB_AUTH_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        global = true,
+        env = "PLUMB_AUTH_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
     pub auth_token: Option<String>,
     /// Skip verifying the server's certificate (its generated self-signed one).
     #[arg(long, global = true)]
@@ -137,8 +143,15 @@ impl ServerClient {
         &self.base
     }
 
-    async fn send(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> Result<Value> {
-        let mut req = self.http.request(method.clone(), format!("{}{path}", self.base));
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value> {
+        let mut req = self
+            .http
+            .request(method.clone(), format!("{}{path}", self.base));
         if !self.token.is_empty() {
             req = req.bearer_auth(&self.token);
         }
@@ -164,7 +177,10 @@ impl ServerClient {
                 .map(str::to_string)
                 .unwrap_or_else(|| value.to_string());
             if status.as_u16() == 401 {
-                bail!("{msg} (status 401: log in again with `plumb login {}`)", self.server);
+                bail!(
+                    "{msg} (status 401: log in again with `plumb login {}`)",
+                    self.server
+                );
             }
             bail!("{msg} (status {})", status.as_u16());
         }
