@@ -538,7 +538,7 @@ mod tests {
     #[test]
     fn the_dummy_hash_is_a_valid_bcrypt_hash() {
         assert_eq!(
-            bcrypt::verify("not the password", &*DUMMY_HASH).ok(),
+            bcrypt::verify("not the password", &DUMMY_HASH).ok(),
             Some(false)
         );
     }

@@ -252,14 +252,29 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
         all(&out)
     );
 
-    // Core mode needs the tools the server has: the same command without the server fails
-    // for want of kustomize (so the above really used the server's).
+    // Core mode needs the tools the server has: the same command without the server (git on
+    // PATH, no kustomize) fails for want of kustomize, so the above really used the server's.
+    let git_dir = Path::new(
+        &String::from_utf8(
+            Command::new("sh")
+                .args(["-c", "command -v git"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap()
+        .trim()
+        .to_string(),
+    )
+    .parent()
+    .unwrap()
+    .to_path_buf();
     let out = Command::new(env!("CARGO_BIN_EXE_plumb"))
         .args(["app", "manifests", "web", "--core", "-N", ctl.name()])
         .arg("--kubeconfig")
         .arg(env().kubeconfig())
         .env("HOME", home.path())
-        .env("PATH", home.path().join("empty-bin"))
+        .env("PATH", &git_dir)
         .env_remove("PLUMB_KUSTOMIZE")
         .stdin(Stdio::null())
         .output()
