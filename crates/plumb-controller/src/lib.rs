@@ -32,6 +32,7 @@ pub use context::{
 };
 pub use error::{Error, Result, chain};
 pub use metrics::{AppInfo, Metrics, Timing};
+pub use repositories::{load as load_repositories, watch as watch_repositories};
 pub use runtime::{
     ControllerConfig, application_resource, appproject_resource, parse_duration, run,
 };

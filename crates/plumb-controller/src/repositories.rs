@@ -66,7 +66,7 @@ fn certs_of(cm: &ConfigMap) -> TlsCerts {
 /// Reads the Secrets and certificates once (at start, before the first reconcile) and gives
 /// them to `renderer`. Failures are logged: renders then go without credentials until the
 /// watcher gets them.
-pub(crate) async fn load(client: &kube::Client, namespace: &str, renderer: &Renderer) {
+pub async fn load(client: &kube::Client, namespace: &str, renderer: &Renderer) {
     let mut repos = Repositories::default();
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
     match secrets
@@ -90,7 +90,7 @@ pub(crate) async fn load(client: &kube::Client, namespace: &str, renderer: &Rend
 }
 
 /// Watches both and calls `changed` after handing the new set to `renderer`.
-pub(crate) async fn watch(
+pub async fn watch(
     client: kube::Client,
     namespace: String,
     renderer: Arc<Renderer>,

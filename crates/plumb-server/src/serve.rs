@@ -58,6 +58,15 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         Renderer::new(config.source.clone())
             .map_err(|e| Error::Internal(format!("preparing the source cache: {e}")))?,
     );
+    // Renders for the manifests endpoint use the repository Secrets and CA certificates the
+    // controller uses, kept current while the server runs.
+    plumb_controller::load_repositories(&client, &config.control_namespace, &renderer).await;
+    tokio::spawn(plumb_controller::watch_repositories(
+        client.clone(),
+        config.control_namespace.clone(),
+        renderer.clone(),
+        || {},
+    ));
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| Error::Io {

@@ -49,6 +49,9 @@ pub(crate) async fn compare_app(
         config.tools.kustomize = PathBuf::from(kustomize);
     }
     let renderer = Arc::new(Renderer::new(config).context("preparing the source cache")?);
+    // The repository Secrets and CA certificates the controller renders with (private Git and
+    // Helm repositories), when this kubeconfig may read them.
+    plumb_controller::load_repositories(client.kube(), client.namespace(), &renderer).await;
     // Kustomize remote bases are checked against the project's sourceRepos, as in the
     // controller; without the project nothing is rendered.
     let project_name = if app.spec.project.is_empty() {
