@@ -118,7 +118,7 @@ fn a_jsonnet_loop_is_killed_at_the_time_limit() {
     let out = render(&repo(&[("app/spin.jsonnet", JSONNET_SPIN)]), "app");
     refused(
         &out,
-        "jsonnet app/spin.jsonnet did not finish within 20s and was stopped (limit: plumb.render.timeout)",
+        "jsonnet app/spin.jsonnet did not finish within 3s and was stopped (limit: plumb.render.timeout)",
     );
 }
 
@@ -139,7 +139,7 @@ fn a_helm_template_that_loops_forever_is_killed_at_the_time_limit() {
     );
     refused(
         &out,
-        "helm template chart did not finish within 20s and was stopped (limit: plumb.render.timeout)",
+        "helm template chart did not finish within 3s and was stopped (limit: plumb.render.timeout)",
     );
 }
 
