@@ -40,8 +40,12 @@ fn expired_watches_relist_and_see_what_was_missed() {
     drop(thaw);
 
     // Self-heal needs the live cache to know cm-b is gone: only a relist can tell it now.
+    // The self-heal operation's end is written after the objects are back, so a comparison can
+    // read Synced and Healthy while the operation is still Running: wait for its end too.
     let app = s.ctl.wait_app(s.name, "healed after the relist", |a| {
-        synced_healthy(a) && exists(ns, "configmap", "cm-b")
+        synced_healthy(a)
+            && exists(ns, "configmap", "cm-b")
+            && a["status"]["operationState"]["phase"] != "Running"
     });
     let after = configmaps(ns);
     assert_ne!(after["cm-b"].0, objects["cm-b"].0, "cm-b was created again");
