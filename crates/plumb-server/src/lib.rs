@@ -27,6 +27,7 @@ mod serve;
 mod state;
 mod tls;
 mod tree;
+mod ui;
 mod webhook;
 
 pub use auth::ThrottleConfig;

@@ -96,7 +96,8 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         stop_rx.clone(),
         auth,
     );
-    let app = crate::routes::router(state, &config.limits);
+    let app = crate::routes::router(state, &config.limits)
+        .layer(axum::Extension(crate::routes::SecureCookie(tls.is_some())));
     let certificate_pem = tls.as_ref().map(|(_, pem)| pem.clone());
     let acceptor = tls.map(|(cfg, _)| tokio_rustls::TlsAcceptor::from(cfg));
     tracing::info!(%addr, tls = acceptor.is_some(), "plumb server listening");

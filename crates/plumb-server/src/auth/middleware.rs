@@ -15,17 +15,18 @@ use crate::state::AppState;
 const COOKIE: &str = "argocd.token";
 
 fn public(method: &Method, path: &str) -> bool {
-    matches!(
-        path,
-        "/api/version"
-            | "/api/v1/settings"
-            | "/api/v1/session"
-            | "/api/v1/session/userinfo"
-            | "/healthz"
-            | "/readyz"
-            | "/metrics"
-            | "/api/webhook"
-    ) && (path != "/api/v1/session" || method == Method::POST || method == Method::DELETE)
+    crate::ui::is_ui_path(method, path)
+        || matches!(
+            path,
+            "/api/version"
+                | "/api/v1/settings"
+                | "/api/v1/session"
+                | "/api/v1/session/userinfo"
+                | "/healthz"
+                | "/readyz"
+                | "/metrics"
+                | "/api/webhook"
+        ) && (path != "/api/v1/session" || method == Method::POST || method == Method::DELETE)
 }
 
 /// The token of the request: `Authorization: Bearer` first, then the cookie.

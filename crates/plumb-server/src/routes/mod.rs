@@ -10,6 +10,8 @@ mod resources;
 mod session;
 mod stream;
 
+pub(crate) use session::SecureCookie;
+
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
@@ -19,7 +21,6 @@ use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::config::Limits;
-use crate::error::Error;
 use crate::state::AppState;
 
 /// Every route, with the limits: body size and concurrency everywhere, the request deadline on
@@ -93,7 +94,7 @@ pub(crate) fn router(state: AppState, limits: &Limits) -> Router {
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
         .layer(RequestBodyLimitLayer::new(limits.max_body_bytes))
         .merge(webhooks)
-        .fallback(|| async { Error::NotFound("Not Found".into()) })
+        .fallback(crate::ui::fallback)
         // Inside the concurrency limit: a request is authenticated only once it is admitted.
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

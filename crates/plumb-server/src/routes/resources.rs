@@ -46,7 +46,7 @@ async fn compare_app(
     let opts = CompareOptions {
         revision,
         refresh: Refresh::Normal,
-        attribution: false,
+        attribution: true,
         fresh_reads: true,
         sources: None,
         source_repos: project.spec.source_repos.unwrap_or_default(),

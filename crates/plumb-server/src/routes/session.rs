@@ -1,8 +1,9 @@
 //! `/api/v1/session`: log in (Argo's `SessionService.Create`), log out (`Delete`: the session's
 //! id is revoked), and `userinfo`.
 
-use axum::Json;
 use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -19,29 +20,57 @@ pub(crate) struct Login {
     password: String,
 }
 
-/// `POST /api/v1/session`: `{"token"}`.
+/// Whether the session cookie is marked `Secure`: yes when the server speaks TLS, as
+/// argocd-server omits it only with `--insecure`.
+#[derive(Clone, Copy)]
+pub(crate) struct SecureCookie(pub(crate) bool);
+
+/// Argo's session cookie (`argocd.token`) for the web UI: HTTP-only, so page scripts never
+/// see the token; `SameSite=Lax`, so other sites' pages cannot send it with their writes.
+fn cookie(token: &str, secure: SecureCookie) -> Option<HeaderValue> {
+    let max_age = if token.is_empty() { "; Max-Age=0" } else { "" };
+    let secure = if secure.0 { "; Secure" } else { "" };
+    HeaderValue::from_str(&format!(
+        "argocd.token={token}; Path=/; SameSite=Lax; HttpOnly{secure}{max_age}"
+    ))
+    .ok()
+}
+
+/// `POST /api/v1/session`: `{"token"}`, and the token as the `argocd.token` cookie.
 pub(crate) async fn create(
     State(s): State<AppState>,
+    secure: Option<Extension<SecureCookie>>,
     Json(body): Json<Login>,
-) -> Result<Json<Value>> {
+) -> Result<(HeaderMap, Json<Value>)> {
     if s.auth.is_none() {
         return Err(Error::FailedPrecondition(
             "authentication is disabled on this server; no session is needed".into(),
         ));
     }
     let token = s.login(&body.username, &body.password).await?;
-    Ok(Json(json!({"token": token})))
+    let secure = secure.map_or(SecureCookie(true), |Extension(v)| v);
+    let mut headers = HeaderMap::new();
+    if let Some(c) = cookie(&token, secure) {
+        headers.insert(header::SET_COOKIE, c);
+    }
+    Ok((headers, Json(json!({"token": token}))))
 }
 
-/// `DELETE /api/v1/session`: revokes the caller's session token.
+/// `DELETE /api/v1/session`: revokes the caller's session token and clears the cookie.
 pub(crate) async fn delete(
     State(s): State<AppState>,
+    secure: Option<Extension<SecureCookie>>,
     caller: Option<Authenticated>,
-) -> Result<Json<Value>> {
+) -> Result<(HeaderMap, Json<Value>)> {
     if let (Some(Authenticated(c)), Some(_)) = (caller, s.auth.as_ref()) {
         s.revoke_session(&c)?;
     }
-    Ok(Json(json!({})))
+    let secure = secure.map_or(SecureCookie(true), |Extension(v)| v);
+    let mut headers = HeaderMap::new();
+    if let Some(c) = cookie("", secure) {
+        headers.insert(header::SET_COOKIE, c);
+    }
+    Ok((headers, Json(json!({}))))
 }
 
 /// `GET /api/v1/session/userinfo`: `loggedIn`, `username`, `iss`, `groups`.

@@ -1,0 +1,302 @@
+//! The web UI in a real browser: headless Debian Chromium driven by playwright-core
+//! (`ui/e2e/run.mjs`, run with node) against this test's `plumb server` with authentication and
+//! the controller, on the real control plane, with the payments-api example in a real Git
+//! repository. The script asks for the Git change it needs (`STEP git-change` on its stdout);
+//! this test makes it and answers `done`.
+//!
+//! Needs `scripts/ui-build` first (the bundle embedded in the server and ui/node_modules for
+//! playwright-core) and Chromium (`apt-get install chromium`): scripts/test does both. With
+//! `PLUMB_UI_SCREENSHOTS=<dir>` the script saves screenshots of the main pages there
+//! (scripts/ui-screenshots).
+
+#[allow(dead_code)]
+#[path = "../it/support.rs"]
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use plumb_controller::ControllerConfig;
+use plumb_testenv::git::GitRepo;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use support::{DEADLINE, client_trusting, create_default_project, env, read, server_config};
+
+const APP: &str = "payments-api";
+const IMAGE: &str = "registry.acme.internal/payments-api";
+
+fn files(version: &str) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "k8s/configmap.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: payments-api\ndata:\n  LOG_LEVEL: info\n".into(),
+        ),
+        (
+            "k8s/service.yaml",
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: payments-api\nspec:\n  selector:\n    app: payments-api\n  ports:\n  - name: http\n    port: 80\n    targetPort: 8080\n".into(),
+        ),
+        (
+            "k8s/deployment.yaml",
+            format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: payments-api\nspec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: payments-api\n  template:\n    metadata:\n      labels:\n        app: payments-api\n    spec:\n      containers:\n      - name: payments-api\n        image: {IMAGE}:{version}\n        ports:\n        - containerPort: 8080\n"
+            ),
+        ),
+    ]
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// What the browser test needs from the machine, or why it cannot run.
+fn prerequisites() -> Result<(PathBuf, PathBuf), String> {
+    let root = repo_root();
+    let ui = root.join("ui");
+    if !ui.join("dist/index.html").is_file() {
+        return Err("ui/dist is not built: run scripts/ui-build, then build the tests again (the server embeds the bundle at compile time)".into());
+    }
+    if !ui.join("node_modules/playwright-core").is_dir() {
+        return Err("ui/node_modules has no playwright-core: run scripts/ui-build".into());
+    }
+    let chromium =
+        PathBuf::from(std::env::var("PLUMB_CHROMIUM").unwrap_or("/usr/bin/chromium".into()));
+    if !chromium.is_file() {
+        return Err(format!(
+            "{} is missing: apt-get install chromium (scripts/test does it), or set PLUMB_CHROMIUM",
+            chromium.display()
+        ));
+    }
+    Ok((ui, chromium))
+}
+
+async fn set_config_map(client: &kube::Client, ns: &str, name: &str, data: &[(&str, &str)]) {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    if api.get_opt(name).await.expect("read ConfigMap").is_none() {
+        let cm: ConfigMap =
+            serde_json::from_value(json!({"metadata": {"name": name}})).expect("ConfigMap");
+        api.create(&PostParams::default(), &cm)
+            .await
+            .expect("create ConfigMap");
+    }
+    let data: BTreeMap<&str, &str> = data.iter().copied().collect();
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"data": data})),
+    )
+    .await
+    .expect("patch ConfigMap");
+}
+
+async fn secret_value(client: &kube::Client, ns: &str, name: &str, key: &str) -> String {
+    let api: Api<Secret> = Api::namespaced(client.clone(), ns);
+    let s = api.get(name).await.expect("Secret exists");
+    let data = s.data.expect("Secret data");
+    String::from_utf8(data[key].0.clone()).expect("utf-8")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
+    let (ui, chromium) = match prerequisites() {
+        Ok(p) => p,
+        Err(why) => panic!("the web UI browser test cannot run: {why}"),
+    };
+    let env = env();
+    let ns = env.namespace("ui");
+    let dest = env.namespace("ui-payments");
+    let client = env.client().await;
+    create_default_project(&client, ns.name()).await;
+
+    // The controller, in this process.
+    let mut cc = ControllerConfig::new(tempfile::tempdir().expect("tempdir").keep());
+    cc.control_namespace = ns.name().to_string();
+    cc.metrics_addr = None;
+    let c = client.clone();
+    let controller = tokio::spawn(async move {
+        if let Err(e) = plumb_controller::run(c, cc).await {
+            eprintln!("CONTROLLER STOPPED: {}", plumb_controller::chain(&e));
+        }
+    });
+
+    // A read-only account besides admin (Argo's built-in role:readonly).
+    let viewer_pw = "viewer-password-1";
+    let hash = bcrypt::hash(viewer_pw, 4).expect("bcrypt");
+    let mut config = server_config(ns.name());
+    config.disable_auth = false;
+    let server = plumb_server::serve(client.clone(), config)
+        .await
+        .expect("server starts");
+    set_config_map(
+        &client,
+        ns.name(),
+        "argocd-cm",
+        &[("accounts.viewer", "login")],
+    )
+    .await;
+    set_config_map(
+        &client,
+        ns.name(),
+        "argocd-rbac-cm",
+        &[("policy.csv", "g, viewer, role:readonly\n")],
+    )
+    .await;
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), ns.name());
+    secrets
+        .patch(
+            "argocd-secret",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"stringData": {"accounts.viewer.password": hash}})),
+        )
+        .await
+        .expect("viewer password");
+    let admin_pw = secret_value(
+        &client,
+        ns.name(),
+        "argocd-initial-admin-secret",
+        "password",
+    )
+    .await;
+    let http = client_trusting(server.certificate_pem.as_deref().expect("TLS"));
+    let base = format!("https://localhost:{}", server.addr.port());
+
+    // Without a bundle the page says how to build one; with it, `/` is the UI.
+    let resp = http
+        .get(format!("{base}/applications"))
+        .send()
+        .await
+        .expect("GET page");
+    assert_eq!(resp.status().as_u16(), 200);
+    let page = resp.text().await.expect("page");
+    assert!(page.contains("<div id=\"app\">"), "{page}");
+
+    // payments-api at v1.3.2 on main, synced.
+    let repo = GitRepo::new();
+    let first = repo.commit(&files("v1.3.2"), "payments-api v1.3.2");
+    let (code, login) = read(
+        http.post(format!("{base}/api/v1/session"))
+            .header("content-type", "application/json")
+            .body(json!({"username": "admin", "password": admin_pw}).to_string())
+            .send()
+            .await
+            .expect("login"),
+    )
+    .await;
+    assert_eq!(code, 200, "{login}");
+    let token = login["token"].as_str().expect("token").to_string();
+    let call = |method: reqwest::Method, path: String, body: Option<Value>| {
+        let mut req = http
+            .request(method, format!("{base}{path}"))
+            .bearer_auth(&token);
+        if let Some(b) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(b.to_string());
+        }
+        async move { read(req.send().await.expect("request")).await }
+    };
+    let (code, body) = call(reqwest::Method::GET, "/api/v1/nope".into(), None).await;
+    assert_eq!(code, 404, "unknown API paths stay JSON 404s: {body}");
+    let app = json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": APP, "labels": {"team": "payments"}},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "k8s", "targetRevision": "main"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    });
+    let (code, body) = call(
+        reqwest::Method::POST,
+        "/api/v1/applications".into(),
+        Some(app),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = call(
+        reqwest::Method::POST,
+        format!("/api/v1/applications/{APP}/sync"),
+        Some(json!({"prune": true})),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let start = std::time::Instant::now();
+    loop {
+        let (_, a) = call(
+            reqwest::Method::GET,
+            format!("/api/v1/applications/{APP}"),
+            None,
+        )
+        .await;
+        if a["status"]["sync"]["status"] == "Synced"
+            && a["status"]["health"]["status"] == "Healthy"
+            && a["operation"].is_null()
+        {
+            break;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "payments-api not Synced and Healthy: {}",
+            a["status"]
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // The browser, through the script.
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg("e2e/run.mjs")
+        .current_dir(&ui)
+        .env("PLUMB_UI_URL", &base)
+        .env("PLUMB_ADMIN_PASSWORD", &admin_pw)
+        .env("PLUMB_VIEWER_PASSWORD", viewer_pw)
+        .env("PLUMB_APP", APP)
+        .env("PLUMB_FIRST_REVISION", &first)
+        .env("PLUMB_CHROMIUM", &chromium)
+        .env("PLUMB_FAILURE_DIR", std::env::temp_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(dir) = std::env::var_os("PLUMB_UI_SCREENSHOTS") {
+        cmd.env("PLUMB_SCREENSHOTS", dir);
+    }
+    let mut child = cmd.spawn().expect("node runs (Node 20 is required)");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut log = Vec::new();
+    let script = async {
+        while let Some(line) = out.next_line().await.expect("read the script's output") {
+            println!("{line}");
+            log.push(line.clone());
+            if line == "STEP git-change" {
+                repo.commit(&files("v1.4.0"), "payments-api v1.4.0");
+                let (code, body) = call(
+                    reqwest::Method::GET,
+                    format!("/api/v1/applications/{APP}?refresh=normal"),
+                    None,
+                )
+                .await;
+                assert_eq!(code, 200, "refresh: {body}");
+                stdin.write_all(b"done\n").await.expect("answer the script");
+            }
+        }
+        child.wait().await.expect("node exits")
+    };
+    // A generous bound for the whole browser session; no step is timed.
+    let status = tokio::time::timeout(Duration::from_secs(900), script)
+        .await
+        .expect("the browser test ends within 15 minutes");
+    controller.abort();
+    server.shutdown().await;
+    assert!(
+        status.success() && log.last().is_some_and(|l| l == "PASS"),
+        "the browser test failed (exit {status}); its output:\n{}",
+        log.join("\n")
+    );
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("ok - a read-only user sees Sync disabled")),
+        "the read-only step ran"
+    );
+}

@@ -1,0 +1,303 @@
+// End-to-end tests of the web UI in a real browser: Debian's Chromium, driven by playwright-core
+// (which never downloads a browser), against a real `plumb server` and controller. Started by
+// crates/plumb-server/tests/ui (target `ui`), which sets up the control plane, the Git
+// repository and the accounts, and answers this script's requests for Git changes:
+//   this script prints `STEP <name>` and waits for a line `done` on stdin.
+// Environment: PLUMB_UI_URL, PLUMB_ADMIN_PASSWORD, PLUMB_VIEWER_PASSWORD, PLUMB_APP,
+// PLUMB_FIRST_REVISION (the commit of the first deployment), PLUMB_CHROMIUM (default /usr/bin/chromium), PLUMB_SCREENSHOTS (a directory: pages are saved
+// there), PLUMB_FAILURE_DIR (where a screenshot of a failing step goes).
+import { chromium } from 'playwright-core';
+import { createInterface } from 'node:readline';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const base = process.env.PLUMB_UI_URL;
+const adminPw = process.env.PLUMB_ADMIN_PASSWORD;
+const viewerPw = process.env.PLUMB_VIEWER_PASSWORD;
+const appName = process.env.PLUMB_APP || 'payments-api';
+const firstRevision = process.env.PLUMB_FIRST_REVISION || '';
+const shots = process.env.PLUMB_SCREENSHOTS || '';
+const failDir = process.env.PLUMB_FAILURE_DIR || '/tmp';
+// Generous: the machine is shared; nothing here measures speed.
+const LONG = 150_000;
+
+if (!base || !adminPw || !viewerPw || !firstRevision) {
+  console.error('run.mjs: PLUMB_UI_URL, PLUMB_ADMIN_PASSWORD, PLUMB_VIEWER_PASSWORD and PLUMB_FIRST_REVISION are required');
+  process.exit(2);
+}
+
+const stdin = createInterface({ input: process.stdin });
+const lines = stdin[Symbol.asyncIterator]();
+/** Asks the Rust side for a change (a Git commit) and waits until it is made. */
+async function ask(step) {
+  console.log(`STEP ${step}`);
+  const { value, done } = await lines.next();
+  if (done || value.trim() !== 'done') throw new Error(`the test harness did not complete ${step}: ${value}`);
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.PLUMB_CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+});
+const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1440, height: 900 } });
+context.setDefaultTimeout(30_000);
+let page = await context.newPage();
+const consoleErrors = [];
+page.on('pageerror', (e) => consoleErrors.push(String(e)));
+
+let current = '';
+async function step(name, f) {
+  current = name;
+  const t = Date.now();
+  await f();
+  console.log(`ok - ${name} (${((Date.now() - t) / 1000).toFixed(1)}s)`);
+}
+
+async function shot(name, p = page) {
+  if (!shots) return;
+  mkdirSync(shots, { recursive: true });
+  await p.waitForTimeout(400); // let fonts and the spinner settle; not an assertion
+  await p.screenshot({ path: join(shots, `${name}.png`) });
+}
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+const tile = (p = page) => p.locator(`[data-testid=app-tile][data-app="${appName}"]`);
+
+async function login(p, user, pw) {
+  await p.goto(`${base}/applications`);
+  await p.waitForURL(/\/login/);
+  await p.getByLabel('Username').fill(user);
+  await p.getByLabel('Password').fill(pw);
+  await p.getByRole('button', { name: 'Sign in' }).click();
+  await p.waitForURL(/\/applications/);
+  await p.getByTestId('whoami').getByText(user).waitFor();
+}
+
+try {
+  await step('a page outside the API is the UI, not a blank page or JSON', async () => {
+    const resp = await page.goto(`${base}/settings/projects`);
+    assert(resp.status() === 200, `GET /settings/projects: ${resp.status()}`);
+    assert((resp.headers()['content-type'] || '').startsWith('text/html'), 'content type of a page');
+    await page.waitForURL(/\/login\?return_url=/);
+  });
+
+  await step('wrong password is refused with Argo\'s message', async () => {
+    await page.getByLabel('Username').fill('admin');
+    await page.getByLabel('Password').fill('not-the-password');
+    await shot('login');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').getByText('Invalid username or password').waitFor();
+  });
+
+  await step('log in as admin: the session is an HTTP-only argocd.token cookie', async () => {
+    await login(page, 'admin', adminPw);
+    const cookies = await context.cookies();
+    const c = cookies.find((x) => x.name === 'argocd.token');
+    assert(c && c.httpOnly && c.secure && c.sameSite === 'Lax', `cookie: ${JSON.stringify(c && { ...c, value: '…' })}`);
+    const token = await page.evaluate(() => document.cookie);
+    assert(!token.includes('argocd.token'), 'the token is not readable from page scripts');
+  });
+
+  await step('the payments-api tile shows Healthy and Synced', async () => {
+    await tile().waitFor();
+    await tile().locator('[data-health=Healthy]').waitFor({ timeout: LONG });
+    await tile().locator('[data-sync=Synced]').waitFor({ timeout: LONG });
+    const text = await tile().innerText();
+    for (const want of ['Project', 'default', 'Repository', 'Target', 'main', 'Destination', 'in-cluster', 'Last sync']) {
+      assert(text.includes(want), `tile lacks ${want}: ${text}`);
+    }
+    await shot('applications-tiles');
+  });
+
+  await step('filters and counts: health filter, search, list view', async () => {
+    await page.getByRole('button', { name: /Healthy/ }).first().click();
+    await tile().waitFor();
+    await page.getByLabel('Search applications').fill('no-such-app');
+    await page.getByText('No applications match the filters.').waitFor();
+    await page.getByLabel('Search applications').fill('payments');
+    await tile().waitFor();
+    assert(page.url().includes('search=payments'), `filters are kept in the URL: ${page.url()}`);
+    await page.getByRole('button', { name: 'List' }).click();
+    await page.locator(`[data-testid=app-row][data-app="${appName}"]`).waitFor();
+    await shot('applications-list');
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await page.getByRole('button', { name: 'Tiles' }).click();
+  });
+
+  await step('a Git change turns the tile OutOfSync without a reload', async () => {
+    const marker = await page.evaluate(() => (window.__plumbMarker = Math.random()));
+    await ask('git-change');
+    await tile().locator('[data-sync=OutOfSync]').waitFor({ timeout: LONG });
+    const still = await page.evaluate(() => window.__plumbMarker);
+    assert(still === marker, 'the page was reloaded');
+  });
+
+  await step('the details page shows Deployment → ReplicaSet → Pods in the tree', async () => {
+    await tile().getByRole('link', { name: appName }).click();
+    await page.waitForURL(new RegExp(`/applications/[^/]+/${appName}`));
+    const tree = page.getByTestId('resource-tree');
+    const node = (kind, name) => tree.locator(`[data-testid=tree-node][data-kind=${kind}]${name ? `[data-name="${name}"]` : ''}`);
+    await node('Deployment', appName).waitFor({ timeout: LONG });
+    await node('ReplicaSet').first().waitFor({ timeout: LONG });
+    await node('Pod').first().waitFor({ timeout: LONG });
+    // The edges follow owner references: the Pod's box is right of its ReplicaSet's, which is right of the Deployment's.
+    const x = async (l) => (await l.boundingBox()).x;
+    const [d, r, p] = [await x(node('Deployment', appName)), await x(node('ReplicaSet').first()), await x(node('Pod').first())];
+    assert(d < r && r < p, `tree columns: Deployment ${d}, ReplicaSet ${r}, Pod ${p}`);
+    await page.getByTestId('app-sync').locator('[data-sync=OutOfSync]').waitFor();
+    await shot('application-tree');
+  });
+
+  await step("the Deployment's diff shows the image lines and who last changed them", async () => {
+    await page.getByTestId('resource-tree').locator(`[data-kind=Deployment][data-name="${appName}"]`).click();
+    const panel = page.getByTestId('resource-panel');
+    await panel.getByRole('tab', { name: 'Diff' }).click();
+    const diff = panel.getByTestId('diff');
+    await diff.locator('.del', { hasText: 'image: registry.acme.internal/payments-api:v1.3.2' }).waitFor({ timeout: LONG });
+    await diff.locator('.add', { hasText: 'image: registry.acme.internal/payments-api:v1.4.0' }).waitFor();
+    const attribution = await diff.getByTestId('attribution').first().innerText();
+    assert(/plumb|argocd/i.test(attribution), `attribution names the field manager: ${attribution}`);
+    await shot('application-diff');
+    await panel.getByRole('button', { name: 'Side by side' }).click();
+    await panel.getByRole('tab', { name: 'Live manifest' }).click();
+    await panel.getByLabel('Live manifest').getByText('payments-api:v1.3.2').first().waitFor();
+    await panel.getByRole('tab', { name: 'Desired manifest' }).click();
+    await panel.getByLabel('Desired manifest').getByText('payments-api:v1.4.0').first().waitFor();
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
+  });
+
+  await step('sync only the Deployment with dry run: nothing changes', async () => {
+    await page.getByRole('button', { name: 'Sync', exact: true }).click();
+    const form = page.getByTestId('sync-panel');
+    await form.getByRole('button', { name: 'none', exact: true }).click();
+    await form.locator(`input[data-resource="Deployment/${appName}"]`).check();
+    await form.getByLabel('Dry run').check();
+    await shot('sync-panel');
+    await form.getByRole('button', { name: 'Synchronize' }).click();
+    await page.getByRole('status').getByText('Dry-run sync requested').waitFor();
+    const op = page.getByTestId('app-operation');
+    await op.locator('[data-phase=Succeeded][data-dry-run=true]').waitFor({ timeout: LONG });
+    await page.getByTestId('app-sync').locator('[data-sync=OutOfSync]').waitFor();
+  });
+
+  await step('sync only the Deployment for real: Synced and Healthy without a reload', async () => {
+    const marker = await page.evaluate(() => (window.__plumbMarker = Math.random()));
+    await page.getByRole('button', { name: 'Sync', exact: true }).click();
+    const form = page.getByTestId('sync-panel');
+    await form.getByRole('button', { name: 'none', exact: true }).click();
+    await form.locator(`input[data-resource="Deployment/${appName}"]`).check();
+    await form.getByRole('button', { name: 'Synchronize' }).click();
+    await page.getByTestId('app-sync').locator('[data-sync=Synced]').waitFor({ timeout: LONG });
+    await page.getByTestId('app-health').locator('[data-health=Healthy]').waitFor({ timeout: LONG });
+    await page.getByTestId('app-operation').locator('[data-phase=Succeeded][data-dry-run=false]').waitFor({ timeout: LONG });
+    assert((await page.evaluate(() => window.__plumbMarker)) === marker, 'the page was reloaded');
+  });
+
+  await step('sync everything: a second deployment in the history', async () => {
+    await page.getByRole('button', { name: 'Sync', exact: true }).click();
+    const form = page.getByTestId('sync-panel');
+    await form.getByRole('button', { name: 'all', exact: true }).click();
+    await form.getByLabel('Prune', { exact: true }).check();
+    await form.getByRole('button', { name: 'Synchronize' }).click();
+    await page.getByRole('status').getByText('Sync requested').waitFor();
+    await page.getByTestId('app-operation').locator('[data-phase=Succeeded][data-dry-run=false]').waitFor({ timeout: LONG });
+    await page.getByTestId('app-sync').locator('[data-sync=Synced]').waitFor({ timeout: LONG });
+  });
+
+  await step('history and rollback to the first deployment', async () => {
+    await page.getByRole('button', { name: 'History and rollback' }).click();
+    const table = page.getByTestId('history');
+    await table.waitFor();
+    await shot('history');
+    await table.getByRole('button', { name: 'Rollback' }).last().click();
+    await page.getByRole('group', { name: 'Confirm rollback' }).getByRole('button', { name: 'Rollback' }).click();
+    await page.getByRole('status').getByText('Rollback to').waitFor();
+    // Rolled back to v1.3.2 while Git says v1.4.0: OutOfSync again, the operation succeeded at
+    // the first commit.
+    await page.getByTestId('app-sync').locator('[data-sync=OutOfSync]').waitFor({ timeout: LONG });
+    const op = page.getByTestId('app-operation');
+    await op.getByText(firstRevision.slice(0, 7)).waitFor({ timeout: LONG });
+    await op.locator('[data-phase=Succeeded][data-dry-run=false]').waitFor({ timeout: LONG });
+  });
+
+  await step('projects page lists the default project', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Projects', exact: true }).click();
+    await page.getByTestId('project').getByRole('heading', { name: 'default' }).waitFor();
+    await shot('projects');
+  });
+
+  await step('dark theme', async () => {
+    await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+    assert((await page.evaluate(() => document.documentElement.dataset.theme)) === 'dark', 'theme attribute');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Applications', exact: true }).click();
+    await tile().waitFor();
+    await shot('applications-dark');
+    await page.getByRole('button', { name: 'Switch to light theme' }).click();
+  });
+
+  await step('log out: the session ends', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(/\/login/);
+    const resp = await page.evaluate(async () => (await fetch('/api/v1/applications')).status);
+    assert(resp === 401, `after logout the API answers ${resp}`);
+  });
+
+  await step('a read-only user sees Sync disabled with the reason, and a forged sync is refused', async () => {
+    await login(page, 'viewer', viewerPw);
+    await tile().getByRole('link', { name: appName }).click();
+    const sync = page.getByRole('button', { name: 'Sync', exact: true });
+    await sync.waitFor();
+    await page.getByTestId('denied-Sync').waitFor({ state: 'attached' });
+    assert(await sync.isDisabled(), 'Sync is disabled for the read-only user');
+    assert(await page.getByRole('button', { name: 'Delete' }).isDisabled(), 'Delete is disabled for the read-only user');
+    const reason = await page.getByTestId('denied-Sync').textContent();
+    assert(reason.includes('viewer') && reason.includes('applications, sync'), `reason: ${reason}`);
+    await shot('read-only');
+    const forged = await page.evaluate(async (name) => {
+      const r = await fetch(`/api/v1/applications/${name}/sync`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ prune: true }),
+      });
+      return { status: r.status, body: await r.text() };
+    }, appName);
+    assert(forged.status === 403, `forged sync: ${forged.status} ${forged.body}`);
+  });
+
+  await step('keyboard: the login form and the tile link are reachable with Tab', async () => {
+    const p = await context.newPage();
+    await p.goto(`${base}/applications`);
+    await tile(p).waitFor();
+    let found = false;
+    for (let i = 0; i < 80 && !found; i++) {
+      await p.keyboard.press('Tab');
+      found = await p.evaluate((name) => document.activeElement?.textContent === name && document.activeElement.tagName === 'A', appName);
+    }
+    assert(found, 'the tile link is reachable with Tab');
+    await p.keyboard.press('Enter');
+    await p.waitForURL(new RegExp(`/applications/[^/]+/${appName}`));
+    await p.close();
+  });
+
+  assert(consoleErrors.length === 0, `uncaught errors in the page: ${consoleErrors.join('\n')}`);
+  console.log('PASS');
+} catch (e) {
+  console.log(`not ok - ${current}: ${e.message}`);
+  try {
+    mkdirSync(failDir, { recursive: true });
+    const path = join(failDir, 'plumb-ui-failure.png');
+    await page.screenshot({ path, fullPage: true });
+    console.log(`screenshot of the failure: ${path}`);
+  } catch {
+    /* the page may be gone */
+  }
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+  stdin.close();
+}

@@ -1,0 +1,411 @@
+// The Applications page: tiles or a table, filters kept in the URL (so a filtered view can be
+// shared), counts per status, and live updates from the watch stream without reloads.
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { get, watchApplications, type Application } from './api';
+import { HEALTH, HealthLabel, SYNC, SyncLabel, Time } from './status';
+import { navigate } from './router';
+
+export interface Filters {
+  search: string;
+  proj: string[];
+  sync: string[];
+  health: string[];
+  namespace: string[];
+  cluster: string[];
+  labels: string;
+  view: 'tiles' | 'list';
+}
+
+function readFilters(): Filters {
+  const q = new URLSearchParams(location.search);
+  const list = (k: string) => (q.get(k) || '').split(',').filter(Boolean);
+  return {
+    search: q.get('search') || '',
+    proj: list('proj'),
+    sync: list('sync'),
+    health: list('health'),
+    namespace: list('namespace'),
+    cluster: list('cluster'),
+    labels: q.get('labels') || '',
+    view: q.get('view') === 'list' ? 'list' : 'tiles',
+  };
+}
+
+function writeFilters(f: Filters) {
+  const q = new URLSearchParams();
+  if (f.search) q.set('search', f.search);
+  for (const k of ['proj', 'sync', 'health', 'namespace', 'cluster'] as const) if (f[k].length) q.set(k, f[k].join(','));
+  if (f.labels) q.set('labels', f.labels);
+  if (f.view !== 'tiles') q.set('view', f.view);
+  const qs = q.toString();
+  history.replaceState(null, '', `/applications${qs ? `?${qs}` : ''}`);
+}
+
+export const syncStatus = (a: Application): string => a.status?.sync?.status || 'Unknown';
+export const healthStatus = (a: Application): string => a.status?.health?.status || 'Unknown';
+export const destCluster = (a: Application): string => a.spec?.destination?.name || a.spec?.destination?.server || '';
+export const destNamespace = (a: Application): string => a.spec?.destination?.namespace || '';
+export const project = (a: Application): string => a.spec?.project || 'default';
+
+export function source(a: Application): { repoURL: string; path: string; chart: string; targetRevision: string } {
+  const s = a.spec?.source ?? a.spec?.sources?.[0] ?? {};
+  return { repoURL: s.repoURL || '', path: s.path || '', chart: s.chart || '', targetRevision: s.targetRevision || 'HEAD' };
+}
+
+export function lastSync(a: Application): string | undefined {
+  const op = a.status?.operationState;
+  if (op?.finishedAt) return op.finishedAt;
+  const h = a.status?.history;
+  return h?.length ? h[h.length - 1].deployedAt : undefined;
+}
+
+/** `key=value` and `key` terms, comma-separated, all of which must match. */
+export function labelsMatch(a: Application, expr: string): boolean {
+  const labels = a.metadata.labels || {};
+  return expr
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean)
+    .every((term) => {
+      const neg = term.includes('!=');
+      const [k, v] = term.split(neg ? '!=' : '=').map((s) => s.trim());
+      if (v === undefined) return k in labels;
+      return neg ? labels[k] !== v : labels[k] === v;
+    });
+}
+
+export function matches(a: Application, f: Filters): boolean {
+  if (f.search) {
+    const s = f.search.toLowerCase();
+    const hay = `${a.metadata.name} ${source(a).repoURL} ${source(a).path} ${destNamespace(a)}`.toLowerCase();
+    if (!hay.includes(s)) return false;
+  }
+  if (f.proj.length && !f.proj.includes(project(a))) return false;
+  if (f.sync.length && !f.sync.includes(syncStatus(a))) return false;
+  if (f.health.length && !f.health.includes(healthStatus(a))) return false;
+  if (f.namespace.length && !f.namespace.includes(destNamespace(a))) return false;
+  if (f.cluster.length && !f.cluster.includes(destCluster(a))) return false;
+  if (f.labels && !labelsMatch(a, f.labels)) return false;
+  return true;
+}
+
+const key = (a: Application) => `${a.metadata.namespace || ''}/${a.metadata.name}`;
+export const detailsHref = (a: Application) =>
+  `/applications/${encodeURIComponent(a.metadata.namespace || 'argocd')}/${encodeURIComponent(a.metadata.name)}`;
+
+function Facet({
+  label,
+  values,
+  selected,
+  counts,
+  onChange,
+}: {
+  label: string;
+  values: string[];
+  selected: string[];
+  counts: Record<string, number>;
+  onChange: (v: string[]) => void;
+}) {
+  if (!values.length) return null;
+  return (
+    <fieldset class="facet">
+      <legend>{label}</legend>
+      {values.map((v) => (
+        <label key={v} class="check">
+          <input
+            type="checkbox"
+            checked={selected.includes(v)}
+            onChange={(e) => onChange(e.currentTarget.checked ? [...selected, v] : selected.filter((x) => x !== v))}
+          />
+          <span class="facet-name">{v || '(none)'}</span>
+          <span class="count">{counts[v] ?? 0}</span>
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+function countBy(apps: Application[], f: (a: Application) => string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of apps) out[f(a)] = (out[f(a)] ?? 0) + 1;
+  return out;
+}
+
+export function AppsPage() {
+  const [apps, setApps] = useState<Map<string, Application>>(new Map());
+  const [loaded, setLoaded] = useState(false);
+  const [error, setError] = useState('');
+  const [live, setLive] = useState(false);
+  const [filters, setFilters] = useState<Filters>(readFilters);
+
+  useEffect(() => writeFilters(filters), [filters]);
+
+  useEffect(() => {
+    let closed = false;
+    get<{ items: Application[] | null }>('/api/v1/applications')
+      .then((r) => {
+        if (closed) return;
+        setApps(new Map((r.items || []).map((a) => [key(a), a])));
+        setLoaded(true);
+      })
+      .catch((e) => {
+        setError(String(e.message || e));
+        setLoaded(true);
+      });
+    // Buffer events and apply them at most every 200 ms: a burst of updates costs one render.
+    let pending: [string, Application][] = [];
+    let timer: number | undefined;
+    const flush = () => {
+      timer = undefined;
+      const batch = pending;
+      pending = [];
+      setApps((prev) => {
+        const next = new Map(prev);
+        for (const [type, a] of batch) {
+          if (type === 'DELETED') next.delete(key(a));
+          else next.set(key(a), a);
+        }
+        return next;
+      });
+    };
+    const stop = watchApplications(
+      {},
+      (type, a) => {
+        pending.push([type, a]);
+        if (timer === undefined) timer = window.setTimeout(flush, 200);
+      },
+      setLive,
+    );
+    return () => {
+      closed = true;
+      stop();
+      if (timer !== undefined) clearTimeout(timer);
+    };
+  }, []);
+
+  const all = useMemo(() => [...apps.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)), [apps]);
+  const shown = useMemo(() => all.filter((a) => matches(a, filters)), [all, filters]);
+  const set = (patch: Partial<Filters>) => setFilters({ ...filters, ...patch });
+  const uniq = (f: (a: Application) => string) => [...new Set(all.map(f))].sort();
+  const syncCounts = countBy(all, syncStatus);
+  const healthCounts = countBy(all, healthStatus);
+  const anyFilter =
+    filters.search || filters.labels || filters.proj.length || filters.sync.length || filters.health.length || filters.namespace.length || filters.cluster.length;
+
+  return (
+    <div class="page apps-page">
+      <header class="page-head">
+        <h1>Applications</h1>
+        <div class="toolbar">
+          <input
+            type="search"
+            class="search"
+            placeholder="Search applications…"
+            aria-label="Search applications"
+            value={filters.search}
+            onInput={(e) => set({ search: e.currentTarget.value })}
+          />
+          <div class="seg" role="group" aria-label="View">
+            <button type="button" class="btn" aria-pressed={filters.view === 'tiles'} onClick={() => set({ view: 'tiles' })}>
+              Tiles
+            </button>
+            <button type="button" class="btn" aria-pressed={filters.view === 'list'} onClick={() => set({ view: 'list' })}>
+              List
+            </button>
+          </div>
+          <span class={`live ${live ? 'on' : ''}`} title={live ? 'Receiving live updates' : 'Live updates disconnected; reconnecting'}>
+            {live ? '● Live' : '○ Offline'}
+          </span>
+        </div>
+      </header>
+      <div class="apps-layout">
+        <aside class="filters" aria-label="Filters">
+          <div class="summary" data-testid="summary">
+            <div>
+              <strong>{shown.length}</strong> of {all.length} applications
+            </div>
+            {anyFilter ? (
+              <button
+                type="button"
+                class="btn link"
+                onClick={() => setFilters({ ...filters, search: '', labels: '', proj: [], sync: [], health: [], namespace: [], cluster: [] })}
+              >
+                Clear filters
+              </button>
+            ) : null}
+          </div>
+          <Facet label="Sync status" values={[...SYNC]} selected={filters.sync} counts={syncCounts} onChange={(v) => set({ sync: v })} />
+          <Facet label="Health status" values={[...HEALTH]} selected={filters.health} counts={healthCounts} onChange={(v) => set({ health: v })} />
+          <Facet label="Projects" values={uniq(project)} selected={filters.proj} counts={countBy(all, project)} onChange={(v) => set({ proj: v })} />
+          <Facet label="Clusters" values={uniq(destCluster)} selected={filters.cluster} counts={countBy(all, destCluster)} onChange={(v) => set({ cluster: v })} />
+          <Facet
+            label="Namespaces"
+            values={uniq(destNamespace)}
+            selected={filters.namespace}
+            counts={countBy(all, destNamespace)}
+            onChange={(v) => set({ namespace: v })}
+          />
+          <label class="facet">
+            <span class="legend">Labels</span>
+            <input
+              placeholder="team=payments,tier"
+              aria-label="Label selector"
+              value={filters.labels}
+              onInput={(e) => set({ labels: e.currentTarget.value })}
+            />
+          </label>
+        </aside>
+        <section class="apps-main" aria-label="Applications">
+          <div class="status-bar" aria-label="Counts per status">
+            {(['Synced', 'OutOfSync'] as const).map((s) => (
+              <button
+                type="button"
+                key={s}
+                class="pill"
+                aria-pressed={filters.sync.length === 1 && filters.sync[0] === s}
+                onClick={() => set({ sync: filters.sync.length === 1 && filters.sync[0] === s ? [] : [s] })}
+              >
+                <SyncLabel status={s} /> <span class="count">{syncCounts[s] ?? 0}</span>
+              </button>
+            ))}
+            {(['Healthy', 'Progressing', 'Degraded', 'Missing', 'Suspended'] as const).map((s) => (
+              <button
+                type="button"
+                key={s}
+                class="pill"
+                aria-pressed={filters.health.length === 1 && filters.health[0] === s}
+                onClick={() => set({ health: filters.health.length === 1 && filters.health[0] === s ? [] : [s] })}
+              >
+                <HealthLabel status={s} /> <span class="count">{healthCounts[s] ?? 0}</span>
+              </button>
+            ))}
+          </div>
+          {error && (
+            <p class="error" role="alert">
+              {error}
+            </p>
+          )}
+          {!loaded && <p class="muted">Loading applications…</p>}
+          {loaded && !error && all.length === 0 && (
+            <div class="empty card">
+              <h2>No applications yet</h2>
+              <p>
+                Create one with <code>plumb app create</code> or <code>kubectl apply</code> an Application manifest; it appears here at once.
+              </p>
+            </div>
+          )}
+          {loaded && all.length > 0 && shown.length === 0 && <p class="muted">No applications match the filters.</p>}
+          {filters.view === 'tiles' ? <Tiles apps={shown} /> : <Table apps={shown} />}
+        </section>
+      </div>
+    </div>
+  );
+}
+
+function Tiles({ apps }: { apps: Application[] }) {
+  return (
+    <ul class="tiles">
+      {apps.map((a) => {
+        const s = source(a);
+        return (
+          <li
+            key={key(a)}
+            class={`tile h-${healthStatus(a)} s-${syncStatus(a)}`}
+            data-testid="app-tile"
+            data-app={a.metadata.name}
+          >
+            <a class="tile-title" href={detailsHref(a)}>
+              {a.metadata.name}
+            </a>
+            <dl>
+              <dt>Project</dt>
+              <dd>{project(a)}</dd>
+              {a.metadata.labels && Object.keys(a.metadata.labels).length > 0 && (
+                <>
+                  <dt>Labels</dt>
+                  <dd class="labels">
+                    {Object.entries(a.metadata.labels).map(([k, v]) => (
+                      <span class="tag" key={k}>
+                        {k}={v}
+                      </span>
+                    ))}
+                  </dd>
+                </>
+              )}
+              <dt>Status</dt>
+              <dd class="tile-status">
+                <HealthLabel status={healthStatus(a)} /> <SyncLabel status={syncStatus(a)} />
+              </dd>
+              <dt>Repository</dt>
+              <dd class="ellipsis" title={s.repoURL}>
+                {s.repoURL}
+              </dd>
+              <dt>Target</dt>
+              <dd>{s.targetRevision}</dd>
+              <dt>{s.chart ? 'Chart' : 'Path'}</dt>
+              <dd class="ellipsis">{s.chart || s.path || '.'}</dd>
+              <dt>Destination</dt>
+              <dd class="ellipsis" title={destCluster(a)}>
+                {a.spec?.destination?.name || (destCluster(a) === 'https://kubernetes.default.svc' ? 'in-cluster' : destCluster(a))}
+              </dd>
+              <dt>Namespace</dt>
+              <dd>{destNamespace(a)}</dd>
+              <dt>Last sync</dt>
+              <dd>
+                <Time t={lastSync(a)} />
+              </dd>
+            </dl>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+function Table({ apps }: { apps: Application[] }) {
+  return (
+    <table class="table apps-table">
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Project</th>
+          <th scope="col">Health</th>
+          <th scope="col">Sync</th>
+          <th scope="col">Repository</th>
+          <th scope="col">Target</th>
+          <th scope="col">Destination</th>
+          <th scope="col">Last sync</th>
+        </tr>
+      </thead>
+      <tbody>
+        {apps.map((a) => {
+          const s = source(a);
+          return (
+            <tr key={key(a)} data-testid="app-row" data-app={a.metadata.name} onDblClick={() => navigate(detailsHref(a))}>
+              <td>
+                <a href={detailsHref(a)}>{a.metadata.name}</a>
+              </td>
+              <td>{project(a)}</td>
+              <td>
+                <HealthLabel status={healthStatus(a)} />
+              </td>
+              <td>
+                <SyncLabel status={syncStatus(a)} />
+              </td>
+              <td class="ellipsis" title={s.repoURL}>
+                {s.repoURL} <span class="muted">{s.chart || s.path}</span>
+              </td>
+              <td>{s.targetRevision}</td>
+              <td>
+                {destNamespace(a)} <span class="muted">{a.spec?.destination?.name || ''}</span>
+              </td>
+              <td>
+                <Time t={lastSync(a)} />
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,62 @@
+import { useState } from 'preact/hooks';
+import { login, userInfo, type UserInfo } from './api';
+import { navigate } from './router';
+
+/** Local accounts: POST /api/v1/session sets the `argocd.token` cookie. */
+export function LoginPage({ returnUrl, onLoggedIn }: { returnUrl: string; onLoggedIn: (u: UserInfo) => void }) {
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      await login(username, password);
+      onLoggedIn(await userInfo());
+      // Only paths of this site: a return_url cannot send the user elsewhere.
+      const target = returnUrl.startsWith('/') && !returnUrl.startsWith('//') ? returnUrl : '/applications';
+      navigate(target, true);
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div class="login-wrap">
+      <form class="login card" onSubmit={submit} aria-labelledby="login-title">
+        <h1 id="login-title">
+          <span class="brand-dot" aria-hidden="true" /> Plumb
+        </h1>
+        <p class="muted">Let's get stuff deployed!</p>
+        <label>
+          Username
+          <input name="username" autoComplete="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
+        </label>
+        <label>
+          Password
+          <input
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
+        </label>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button class="btn primary" type="submit" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </div>
+  );
+}

@@ -1,0 +1,362 @@
+// The side panel of one object of the tree: Summary, Live manifest, Desired manifest, Diff
+// (inline or side by side, with who last changed each drifted field), Events.
+import { useEffect, useState } from 'preact/hooks';
+import { diffLines } from 'diff';
+import YAML from 'yaml';
+import { appPath, get, type Json, type ResourceDiff } from './api';
+import { HealthLabel, SyncLabel, Time } from './status';
+import type { TreeItem } from './tree';
+
+const parse = (text?: string): Json => {
+  if (!text || text === 'null') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+};
+
+export const toYaml = (obj: Json): string => (obj == null ? '' : YAML.stringify(obj, { lineWidth: 0 }));
+
+/** Fields the API server manages: noise in a manifest someone reads (Argo's UI hides them too). */
+function withoutManagedFields(obj: Json): Json {
+  if (!obj || !obj.metadata) return obj;
+  const copy = { ...obj, metadata: { ...obj.metadata } };
+  delete copy.metadata.managedFields;
+  return copy;
+}
+
+interface Change {
+  path: string;
+  op: string;
+  live?: Json;
+  desired?: Json;
+  attribution?: { manager: string; operation: string; time: string; exact: boolean } | null;
+}
+
+function changesOf(d?: ResourceDiff): Change[] {
+  const parsed = parse(d?.diff);
+  if (!Array.isArray(parsed)) return [];
+  return parsed.flatMap((x: Json) => (Array.isArray(x.changes) ? x.changes : []));
+}
+
+const TABS = ['Summary', 'Live manifest', 'Desired manifest', 'Diff', 'Events'] as const;
+type Tab = (typeof TABS)[number];
+
+export function ResourcePanel({
+  app,
+  ns,
+  item,
+  diffs,
+  initialTab,
+  onClose,
+}: {
+  app: string;
+  ns: string;
+  item: TreeItem;
+  diffs: ResourceDiff[] | null;
+  initialTab?: string;
+  onClose: () => void;
+}) {
+  const [tab, setTab] = useState<Tab>(() => (TABS as readonly string[]).includes(initialTab || '') ? (initialTab as Tab) : 'Summary');
+  const [events, setEvents] = useState<Json[] | null>(null);
+  const [mode, setMode] = useState<'inline' | 'split'>('inline');
+  const d = diffs?.find((x) => x.kind === item.kind && x.name === item.name && (x.namespace || '') === (item.namespace || '') && (x.group || '') === (item.group || ''));
+  const managed = !!item.managed;
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && onClose();
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [onClose]);
+
+  useEffect(() => {
+    if (tab !== 'Events' && tab !== 'Summary') return;
+    const q: Record<string, string> = item.root ? {} : { resourceNamespace: item.namespace, resourceName: item.name };
+    if (item.node?.uid) q.resourceUID = item.node.uid;
+    get(appPath(app, ns, '/events', q))
+      .then((r) => setEvents(r?.items || []))
+      .catch(() => setEvents([]));
+  }, [tab, item.id]);
+
+  const live = withoutManagedFields(parse(d?.liveState));
+  const desired = parse(d?.targetState);
+  const changes = changesOf(d);
+
+  return (
+    <aside class="panel" aria-labelledby="panel-title" data-testid="resource-panel">
+      <header class="panel-head">
+        <div>
+          <div class="muted">{item.kind}</div>
+          <h2 id="panel-title">{item.name}</h2>
+        </div>
+        <button type="button" class="btn ghost" aria-label="Close panel" onClick={onClose}>
+          ✕
+        </button>
+      </header>
+      <div class="tabs" role="tablist" aria-label="Object views">
+        {TABS.map((t) => (
+          <button
+            type="button"
+            role="tab"
+            key={t}
+            id={`tab-${t}`}
+            aria-selected={tab === t}
+            aria-controls="panel-body"
+            class="tab"
+            onClick={() => setTab(t)}
+            onKeyDown={(e) => {
+              const i = TABS.indexOf(t);
+              if (e.key === 'ArrowRight') setTab(TABS[(i + 1) % TABS.length]);
+              if (e.key === 'ArrowLeft') setTab(TABS[(i + TABS.length - 1) % TABS.length]);
+            }}
+          >
+            {t}
+          </button>
+        ))}
+      </div>
+      <div class="panel-body" id="panel-body" role="tabpanel" aria-labelledby={`tab-${tab}`}>
+        {tab === 'Summary' && (
+          <dl class="fields">
+            <dt>Kind</dt>
+            <dd>
+              {item.group ? `${item.group}/` : ''}
+              {item.kind}
+            </dd>
+            <dt>Name</dt>
+            <dd>{item.name}</dd>
+            {item.namespace && (
+              <>
+                <dt>Namespace</dt>
+                <dd>{item.namespace}</dd>
+              </>
+            )}
+            {item.node?.createdAt && (
+              <>
+                <dt>Created</dt>
+                <dd>
+                  <Time t={item.node.createdAt} />
+                </dd>
+              </>
+            )}
+            {item.sync && (
+              <>
+                <dt>Sync status</dt>
+                <dd>
+                  <SyncLabel status={item.sync} />
+                  {item.managed?.requiresPruning ? ' (requires pruning)' : ''}
+                </dd>
+              </>
+            )}
+            {item.health && (
+              <>
+                <dt>Health</dt>
+                <dd>
+                  <HealthLabel status={item.health} />
+                  {item.healthMessage && <div class="muted">{item.healthMessage}</div>}
+                </dd>
+              </>
+            )}
+            {item.node?.images && item.node.images.length > 0 && (
+              <>
+                <dt>Images</dt>
+                <dd>
+                  {item.node.images.map((i) => (
+                    <div key={i}>
+                      <code>{i}</code>
+                    </div>
+                  ))}
+                </dd>
+              </>
+            )}
+            {item.managed?.hook && (
+              <>
+                <dt>Hook</dt>
+                <dd>yes</dd>
+              </>
+            )}
+            {item.managed?.syncWave !== undefined && (
+              <>
+                <dt>Sync wave</dt>
+                <dd>{item.managed.syncWave}</dd>
+              </>
+            )}
+            <dt>Events</dt>
+            <dd>{events === null ? 'Loading…' : events.length ? `${events.length} (see Events)` : 'none'}</dd>
+          </dl>
+        )}
+        {tab === 'Live manifest' &&
+          (live ? (
+            <pre class="manifest" aria-label="Live manifest">
+              {toYaml(live)}
+            </pre>
+          ) : (
+            <p class="muted">
+              {managed
+                ? diffs === null
+                  ? 'Loading…'
+                  : 'The object does not exist in the cluster.'
+                : 'Plumb serves manifests of the objects an Application manages; this object is owned by one of them (see its parent).'}
+            </p>
+          ))}
+        {tab === 'Desired manifest' &&
+          (desired ? (
+            <pre class="manifest" aria-label="Desired manifest">
+              {toYaml(desired)}
+            </pre>
+          ) : (
+            <p class="muted">{managed ? (diffs === null ? 'Loading…' : 'Not in Git: the object is extra in the cluster.') : 'Not managed by the Application: it has no desired state.'}</p>
+          ))}
+        {tab === 'Diff' && (
+          <DiffView d={d} loading={managed && diffs === null} changes={changes} mode={mode} setMode={setMode} />
+        )}
+        {tab === 'Events' &&
+          (events === null ? (
+            <p class="muted">Loading…</p>
+          ) : events.length === 0 ? (
+            <p class="muted">No events.</p>
+          ) : (
+            <table class="table">
+              <thead>
+                <tr>
+                  <th scope="col">Type</th>
+                  <th scope="col">Reason</th>
+                  <th scope="col">Message</th>
+                  <th scope="col">Last seen</th>
+                </tr>
+              </thead>
+              <tbody>
+                {events.map((e, i) => (
+                  <tr key={i}>
+                    <td>{e.type}</td>
+                    <td>{e.reason}</td>
+                    <td>{e.message}</td>
+                    <td>
+                      <Time t={e.lastTimestamp || e.eventTime || e.metadata?.creationTimestamp} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ))}
+      </div>
+    </aside>
+  );
+}
+
+function DiffView({
+  d,
+  loading,
+  changes,
+  mode,
+  setMode,
+}: {
+  d?: ResourceDiff;
+  loading: boolean;
+  changes: Change[];
+  mode: 'inline' | 'split';
+  setMode: (m: 'inline' | 'split') => void;
+}) {
+  if (loading) return <p class="muted">Loading…</p>;
+  if (!d) return <p class="muted">No desired state to compare with: the object is not managed by the Application.</p>;
+  const liveText = toYaml(withoutManagedFields(parse(d.normalizedLiveState) ?? parse(d.liveState)));
+  const desiredText = toYaml(withoutManagedFields(parse(d.predictedLiveState) ?? parse(d.targetState)));
+  const parts = diffLines(liveText, desiredText);
+  return (
+    <div class="diff" data-testid="diff">
+      {!d.modified && <p class="ok">No drift: the live object matches the desired state.</p>}
+      {changes.length > 0 && (
+        <table class="table changes" aria-label="Changed fields">
+          <thead>
+            <tr>
+              <th scope="col">Field</th>
+              <th scope="col">Live</th>
+              <th scope="col">Desired</th>
+              <th scope="col">Last changed by</th>
+            </tr>
+          </thead>
+          <tbody>
+            {changes.map((c) => (
+              <tr key={c.path}>
+                <td>
+                  <code>{c.path}</code> <span class="muted">{c.op}</span>
+                </td>
+                <td>
+                  <code>{c.live === undefined || c.live === null ? '—' : JSON.stringify(c.live)}</code>
+                </td>
+                <td>
+                  <code>{c.desired === undefined || c.desired === null ? '—' : JSON.stringify(c.desired)}</code>
+                </td>
+                <td data-testid="attribution">
+                  {c.attribution ? (
+                    <>
+                      <strong>{c.attribution.manager}</strong> <span class="muted">({c.attribution.operation})</span>{' '}
+                      <Time t={c.attribution.time} />
+                      {!c.attribution.exact && <span class="muted"> (nearest parent)</span>}
+                    </>
+                  ) : (
+                    <span class="muted">not recorded</span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {d.modified && (
+        <>
+          <div class="seg" role="group" aria-label="Diff layout">
+            <button type="button" class="btn" aria-pressed={mode === 'inline'} onClick={() => setMode('inline')}>
+              Inline
+            </button>
+            <button type="button" class="btn" aria-pressed={mode === 'split'} onClick={() => setMode('split')}>
+              Side by side
+            </button>
+          </div>
+          {mode === 'inline' ? (
+            <pre class="manifest diff-inline" aria-label="Diff, live to desired">
+              {parts.map((p, i) =>
+                p.value
+                  .replace(/\n$/, '')
+                  .split('\n')
+                  .map((line, j) => (
+                    <div key={`${i}-${j}`} class={p.added ? 'add' : p.removed ? 'del' : 'same'}>
+                      {p.added ? '+ ' : p.removed ? '- ' : '  '}
+                      {line}
+                    </div>
+                  )),
+              )}
+            </pre>
+          ) : (
+            <div class="diff-split">
+              <div>
+                <h3>Live</h3>
+                <pre class="manifest">
+                  {parts
+                    .filter((p) => !p.added)
+                    .map((p, i) => (
+                      <div key={i} class={p.removed ? 'del' : 'same'}>
+                        {p.value.replace(/\n$/, '')}
+                      </div>
+                    ))}
+                </pre>
+              </div>
+              <div>
+                <h3>Desired</h3>
+                <pre class="manifest">
+                  {parts
+                    .filter((p) => !p.removed)
+                    .map((p, i) => (
+                      <div key={i} class={p.added ? 'add' : 'same'}>
+                        {p.value.replace(/\n$/, '')}
+                      </div>
+                    ))}
+                </pre>
+              </div>
+            </div>
+          )}
+        </>
+      )}
+    </div>
+  );
+}

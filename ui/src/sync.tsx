@@ -1,0 +1,144 @@
+// The sync panel: Argo's ApplicationSyncRequest from a form (revision, prune, dry run, apply
+// out-of-sync only, force, sync options, retry, and the resources to sync).
+import { useState } from 'preact/hooks';
+import { appPath, request, type Application } from './api';
+import { Modal } from './modal';
+import { source } from './apps';
+import { SyncIcon } from './status';
+import type { Managed } from './tree';
+
+const OPTIONS = ['ServerSideApply=true', 'Replace=true', 'CreateNamespace=true', 'PruneLast=true', 'RespectIgnoreDifferences=true', 'Validate=false'];
+
+const rkey = (r: Managed) => `${r.group || ''}/${r.kind}/${r.namespace || ''}/${r.name}`;
+
+export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: string; onClose: () => void; onDone: (msg: string) => void }) {
+  const resources: Managed[] = app.status?.resources || [];
+  const [revision, setRevision] = useState(source(app).targetRevision);
+  const [prune, setPrune] = useState(false);
+  const [dryRun, setDryRun] = useState(false);
+  const [outOfSyncOnly, setOutOfSyncOnly] = useState(false);
+  const [force, setForce] = useState(false);
+  const [options, setOptions] = useState<string[]>([]);
+  const [retry, setRetry] = useState(false);
+  const [retryLimit, setRetryLimit] = useState(2);
+  const [selected, setSelected] = useState<Set<string>>(() => new Set(resources.map(rkey)));
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  const toggle = (k: string, on: boolean) => {
+    const next = new Set(selected);
+    if (on) next.add(k);
+    else next.delete(k);
+    setSelected(next);
+  };
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    const items = [...options];
+    if (outOfSyncOnly) items.push('ApplyOutOfSyncOnly=true');
+    const all = selected.size === resources.length;
+    const body: Record<string, unknown> = {
+      revision,
+      prune,
+      dryRun,
+      strategy: { apply: { force } },
+    };
+    if (!all)
+      body.resources = resources
+        .filter((r) => selected.has(rkey(r)))
+        .map((r) => ({ group: r.group || '', kind: r.kind, name: r.name, namespace: r.namespace || '' }));
+    if (items.length) body.syncOptions = { items };
+    if (retry) body.retryStrategy = { limit: retryLimit, backoff: { duration: '5s', factor: 2, maxDuration: '3m' } };
+    try {
+      await request('POST', appPath(app.metadata.name, ns, '/sync'), body);
+      onDone(dryRun ? 'Dry-run sync requested: nothing is changed in the cluster.' : 'Sync requested.');
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Modal title={`Synchronize ${app.metadata.name}`} onClose={onClose} wide>
+      <form class="form" onSubmit={submit} data-testid="sync-panel">
+        <label>
+          Revision
+          <input value={revision} onInput={(e) => setRevision(e.currentTarget.value)} />
+        </label>
+        <fieldset>
+          <legend>Sync options</legend>
+          <label class="check">
+            <input type="checkbox" checked={prune} onChange={(e) => setPrune(e.currentTarget.checked)} /> Prune
+          </label>
+          <label class="check">
+            <input type="checkbox" name="dryRun" checked={dryRun} onChange={(e) => setDryRun(e.currentTarget.checked)} /> Dry run
+          </label>
+          <label class="check">
+            <input type="checkbox" checked={outOfSyncOnly} onChange={(e) => setOutOfSyncOnly(e.currentTarget.checked)} /> Apply out of sync only
+          </label>
+          <label class="check">
+            <input type="checkbox" checked={force} onChange={(e) => setForce(e.currentTarget.checked)} /> Force
+          </label>
+          {OPTIONS.map((o) => (
+            <label class="check" key={o}>
+              <input
+                type="checkbox"
+                checked={options.includes(o)}
+                onChange={(e) => setOptions(e.currentTarget.checked ? [...options, o] : options.filter((x) => x !== o))}
+              />{' '}
+              {o}
+            </label>
+          ))}
+          <label class="check">
+            <input type="checkbox" checked={retry} onChange={(e) => setRetry(e.currentTarget.checked)} /> Retry
+          </label>
+          {retry && (
+            <label>
+              Retry limit
+              <input type="number" min={1} max={20} value={retryLimit} onInput={(e) => setRetryLimit(Number(e.currentTarget.value) || 1)} />
+            </label>
+          )}
+        </fieldset>
+        <fieldset>
+          <legend>
+            Resources ({selected.size} of {resources.length}){' '}
+            <button type="button" class="btn link" onClick={() => setSelected(new Set(resources.map(rkey)))}>
+              all
+            </button>{' '}
+            <button type="button" class="btn link" onClick={() => setSelected(new Set(resources.filter((r) => r.status === 'OutOfSync').map(rkey)))}>
+              out of sync
+            </button>{' '}
+            <button type="button" class="btn link" onClick={() => setSelected(new Set())}>
+              none
+            </button>
+          </legend>
+          <div class="res-list">
+            {resources.map((r) => (
+              <label class="check" key={rkey(r)}>
+                <input type="checkbox" data-resource={`${r.kind}/${r.name}`} checked={selected.has(rkey(r))} onChange={(e) => toggle(rkey(r), e.currentTarget.checked)} />
+                <SyncIcon status={r.status} /> {r.kind}/{r.name}
+                {r.namespace ? <span class="muted"> ({r.namespace})</span> : null}
+              </label>
+            ))}
+          </div>
+        </fieldset>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <div class="form-actions">
+          <button type="submit" class="btn primary" disabled={busy || selected.size === 0}>
+            {busy ? 'Requesting…' : 'Synchronize'}
+          </button>
+          <button type="button" class="btn" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}

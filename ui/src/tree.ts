@@ -1,0 +1,159 @@
+// The resource tree's layout: the Application, its managed objects, and what they own (owner
+// references, `parentRefs` of the resource-tree route), placed by dagre (a maintained layered
+// graph layout) from left to right.
+import dagre from '@dagrejs/dagre';
+import type { ResourceNode } from './api';
+
+export interface Managed {
+  group?: string;
+  version?: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  status?: string;
+  health?: { status?: string; message?: string };
+  hook?: boolean;
+  syncWave?: number;
+  requiresPruning?: boolean;
+}
+
+export interface TreeItem {
+  id: string;
+  kind: string;
+  group: string;
+  name: string;
+  namespace: string;
+  root: boolean;
+  node?: ResourceNode;
+  managed?: Managed;
+  health?: string;
+  healthMessage?: string;
+  sync?: string;
+  parents: string[];
+}
+
+export interface Placed extends TreeItem {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+export interface Layout {
+  items: Placed[];
+  edges: { from: string; to: string; points: { x: number; y: number }[] }[];
+  width: number;
+  height: number;
+}
+
+export const NODE_W = 236;
+export const NODE_H = 56;
+
+export const resKey = (group: string | undefined, kind: string, namespace: string | undefined, name: string) =>
+  `${group || ''}/${kind}/${namespace || ''}/${name}`;
+
+/** The items of the tree: one per live object, plus managed objects missing from the cluster. */
+export function treeItems(appName: string, nodes: ResourceNode[], managed: Managed[]): TreeItem[] {
+  const rootId = `app:${appName}`;
+  const byKey = new Map<string, string>();
+  const byUid = new Map<string, string>();
+  const managedByKey = new Map(managed.map((m) => [resKey(m.group, m.kind, m.namespace, m.name), m]));
+  for (const n of nodes) {
+    const id = n.uid || resKey(n.group, n.kind, n.namespace, n.name);
+    byKey.set(resKey(n.group, n.kind, n.namespace, n.name), id);
+    if (n.uid) byUid.set(n.uid, id);
+  }
+  const items: TreeItem[] = [
+    { id: rootId, kind: 'Application', group: 'argoproj.io', name: appName, namespace: '', root: true, parents: [] },
+  ];
+  for (const n of nodes) {
+    const id = n.uid || resKey(n.group, n.kind, n.namespace, n.name);
+    const k = resKey(n.group, n.kind, n.namespace, n.name);
+    const m = managedByKey.get(k);
+    const parents = (n.parentRefs || [])
+      .map((p) => (p.uid && byUid.get(p.uid)) || byKey.get(resKey(p.group, p.kind, p.namespace, p.name)))
+      .filter((p): p is string => !!p);
+    items.push({
+      id,
+      kind: n.kind,
+      group: n.group,
+      name: n.name,
+      namespace: n.namespace,
+      root: false,
+      node: n,
+      managed: m,
+      health: n.health?.status ?? m?.health?.status,
+      healthMessage: n.health?.message ?? m?.health?.message,
+      sync: m?.status,
+      parents: parents.length ? parents : [rootId],
+    });
+  }
+  for (const m of managed) {
+    const k = resKey(m.group, m.kind, m.namespace, m.name);
+    if (byKey.has(k)) continue;
+    items.push({
+      id: `missing:${k}`,
+      kind: m.kind,
+      group: m.group || '',
+      name: m.name,
+      namespace: m.namespace || '',
+      root: false,
+      managed: m,
+      health: m.health?.status ?? 'Missing',
+      healthMessage: m.health?.message,
+      sync: m.status,
+      parents: [rootId],
+    });
+  }
+  return items;
+}
+
+export function layout(items: TreeItem[]): Layout {
+  const g = new dagre.graphlib.Graph();
+  g.setGraph({ rankdir: 'LR', nodesep: 14, ranksep: 48, marginx: 16, marginy: 16 });
+  g.setDefaultEdgeLabel(() => ({}));
+  // Stable order: kind then name, so the same tree always draws the same way.
+  const sorted = [...items].sort((a, b) => (a.root ? -1 : b.root ? 1 : a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name)));
+  for (const it of sorted) g.setNode(it.id, { width: NODE_W, height: NODE_H });
+  const ids = new Set(items.map((i) => i.id));
+  for (const it of sorted) for (const p of it.parents) if (ids.has(p)) g.setEdge(p, it.id);
+  dagre.layout(g);
+  const placed: Placed[] = sorted.map((it) => {
+    const n = g.node(it.id);
+    return { ...it, x: n.x - NODE_W / 2, y: n.y - NODE_H / 2, w: NODE_W, h: NODE_H };
+  });
+  const edges = g.edges().map((e) => ({ from: e.v, to: e.w, points: g.edge(e).points ?? [] }));
+  const gl = g.graph();
+  return { items: placed, edges, width: (gl.width ?? 0) + 2, height: (gl.height ?? 0) + 2 };
+}
+
+/** Short kind labels as Argo's tree shows them under its kind icons. */
+const SHORT: Record<string, string> = {
+  Application: 'app',
+  Deployment: 'deploy',
+  ReplicaSet: 'rs',
+  Pod: 'pod',
+  Service: 'svc',
+  ConfigMap: 'cm',
+  Secret: 'secret',
+  StatefulSet: 'sts',
+  DaemonSet: 'ds',
+  Job: 'job',
+  CronJob: 'cronjob',
+  Ingress: 'ing',
+  ServiceAccount: 'sa',
+  Namespace: 'ns',
+  PersistentVolumeClaim: 'pvc',
+  EndpointSlice: 'epslice',
+  Endpoints: 'ep',
+  ControllerRevision: 'rev',
+  Role: 'role',
+  RoleBinding: 'rb',
+  ClusterRole: 'crole',
+  ClusterRoleBinding: 'crb',
+  HorizontalPodAutoscaler: 'hpa',
+  CustomResourceDefinition: 'crd',
+  NetworkPolicy: 'netpol',
+};
+
+export const shortKind = (kind: string) => SHORT[kind] ?? kind.replace(/[a-z]/g, '').toLowerCase().slice(0, 6) ?? kind;
