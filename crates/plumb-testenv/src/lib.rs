@@ -8,6 +8,7 @@
 //!   or restart one [`Component`] (etcd, kube-apiserver, ...), pause it (SIGSTOP) or compact etcd;
 //!   [`TestEnv::private_with`] changes its settings ([`PrivateOptions`]).
 //! - [`TestNamespace`]: an isolated namespace per test, deleted when dropped.
+//! - [`pod_logs`]: container logs served for fake Pods (kwok's `Logs`), so that `pods/log` works.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -24,6 +25,7 @@ pub mod git;
 pub mod git_http;
 pub mod git_ssh;
 mod namespace;
+pub mod pod_logs;
 pub mod tools;
 
 pub use cluster::{Component, Error, PrivateOptions, TestEnv};

@@ -5,5 +5,6 @@
 
 mod control_plane;
 mod node_spell;
+mod pod_logs;
 mod ports;
 mod workloads;
