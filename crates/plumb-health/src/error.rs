@@ -1,8 +1,6 @@
 //! Errors building an [`Assessor`](crate::Assessor): bad settings or unreadable script sources.
 //! Evaluating an object never fails: a broken script gives `Unknown`, as in Argo.
 
-use std::path::PathBuf;
-
 /// Why the health engine could not be set up.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -26,24 +24,10 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// A customizations directory could not be listed.
-    #[error("reading customizations directory {}", path.display())]
-    ReadCustomizations {
-        /// The directory.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A `health.lua` file could not be read.
-    #[error("reading health script {}", path.display())]
-    ReadScript {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A customizations directory, or a script in it, could not be read (or was refused: a link
+    /// leading outside the directory, a script too large).
+    #[error("customizations directory: {0}")]
+    Directory(#[from] crate::customizations_dir::DirError),
 }
 
 /// Result with the health engine's [`Error`].

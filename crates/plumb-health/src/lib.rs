@@ -29,6 +29,7 @@ pub mod actions;
 mod aggregate;
 mod assess;
 mod crossplane;
+pub mod customizations_dir;
 mod error;
 mod generic;
 mod lua;

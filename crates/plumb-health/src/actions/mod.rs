@@ -4,11 +4,15 @@
 //! object (a patch of the object the action ran on) or Argo's newer list
 //! `[{operation = "patch" | "create", resource = <object>}]`.
 //!
-//! Scripts come from the settings (`resource.customizations.actions.<group>_<kind>`, or the
-//! `actions` field of the legacy `resource.customizations` map) and from Plumb's own built-ins
-//! ([`builtin`]), which a settings entry replaces unless it sets `mergeBuiltinActions: true`.
-//! They run in the health scripts' sandbox with the same limits (safe libraries only, as Argo's
-//! API server runs actions; `require("os")` gives the safe `os`).
+//! Scripts come, in Argo's lookup order, from the settings (`resource.customizations.actions.<group>_<kind>`,
+//! or the `actions` field of the legacy `resource.customizations` map), then from directories laid
+//! out like Argo's `resource_customizations` (`<dir>/<group>/<kind>/actions/discovery.lua` and
+//! `<dir>/<group>/<kind>/actions/<action>/action.lua`; core kinds `<dir>/<kind>/actions/...`; the
+//! first directory that has the kind wins), then Plumb's own built-ins ([`builtin`]). A settings
+//! entry replaces the rest unless it sets `mergeBuiltinActions: true`; a directory's kind replaces
+//! Plumb's built-ins for that kind. Directories are read beneath their root
+//! ([`crate::customizations_dir`]). All run in the health scripts' sandbox with the same limits
+//! (safe libraries only, as Argo's API server runs actions; `require("os")` gives the safe `os`).
 //!
 //! The engine never talks to a cluster. It refuses a `patch` of any object other than the one the
 //! action ran on; what a `create` may make is the caller's decision (the project's rules).
@@ -17,6 +21,7 @@ mod builtin;
 mod clean;
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use plumb_model::settings::{self, ACTIONS_PREFIX, LEGACY_CUSTOMIZATIONS, Settings};
 use serde::{Deserialize, Serialize};
@@ -24,6 +29,7 @@ use serde_json::Value;
 
 pub use clean::merge_patch;
 
+use crate::customizations_dir::{CustomizationsDir, DirError};
 use crate::lua::{LuaLimits, LuaScript, lua_to_json, run_script};
 
 /// One action an object offers (Argo's `ResourceAction`).
@@ -78,6 +84,9 @@ pub enum ActionError {
         /// What is wrong.
         message: String,
     },
+    /// A customizations directory could not be read (or a script in it was refused).
+    #[error("customizations directory: {0}")]
+    Directory(#[from] DirError),
     /// A script failed, hit a limit or returned something unusable.
     #[error("{origin}: {message}")]
     Script {
@@ -120,7 +129,62 @@ struct KindActions {
 #[derive(Debug, Clone, Default)]
 pub struct Actions {
     overrides: BTreeMap<String, KindActions>,
+    /// From the customizations directories, the first directory's entry per kind.
+    directories: BTreeMap<String, KindActions>,
     limits: LuaLimits,
+}
+
+/// The file names of Argo's layout.
+const ACTIONS_DIR: &str = "actions";
+const DISCOVERY_FILE: &str = "discovery.lua";
+const ACTION_FILE: &str = "action.lua";
+
+/// Reads `<kind dir>/actions`: its `discovery.lua` and each `<action>/action.lua`.
+fn load_kind_actions(dir: &CustomizationsDir, actions: &Path) -> Result<KindActions, DirError> {
+    let script = |rel: &Path, source: String| {
+        LuaScript::new(source, false, dir.path(rel).display().to_string())
+    };
+    let discovery_rel = actions.join(DISCOVERY_FILE);
+    let discovery = dir
+        .read_script(&discovery_rel)?
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| script(&discovery_rel, s));
+    let mut definitions = Vec::new();
+    for name in dir.subdirs(actions)? {
+        let rel = actions.join(&name).join(ACTION_FILE);
+        if let Some(source) = dir.read_script(&rel)? {
+            definitions.push((name, script(&rel, source)));
+        }
+    }
+    Ok(KindActions {
+        discovery,
+        definitions,
+        merge_builtin: false,
+    })
+}
+
+/// Indexes the actions of one directory by `<group>/<kind>` (core kinds: `<kind>`).
+fn load_directory(root: &Path) -> Result<BTreeMap<String, KindActions>, DirError> {
+    let dir = CustomizationsDir::open(root)?;
+    let mut out = BTreeMap::new();
+    for top in dir.subdirs(Path::new(""))? {
+        let top_rel = PathBuf::from(&top);
+        // A core kind (`ConfigMap/actions`), or a group whose kinds are below it.
+        let core_actions = top_rel.join(ACTIONS_DIR);
+        if dir.is_dir(&core_actions)? {
+            out.insert(top.clone(), load_kind_actions(&dir, &core_actions)?);
+        }
+        for kind in dir.subdirs(&top_rel)? {
+            if kind == ACTIONS_DIR {
+                continue;
+            }
+            let actions = top_rel.join(&kind).join(ACTIONS_DIR);
+            if dir.is_dir(&actions)? {
+                out.insert(key_of(&top, &kind), load_kind_actions(&dir, &actions)?);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The YAML of one `actions` entry.
@@ -265,8 +329,20 @@ impl Actions {
         }
         Ok(Self {
             overrides,
+            directories: BTreeMap::new(),
             limits: LuaLimits::default(),
         })
+    }
+
+    /// Adds the actions of directories laid out like Argo's `resource_customizations`
+    /// (`--customizations`), in order: for a kind several have, the first wins.
+    pub fn with_directories(mut self, dirs: &[PathBuf]) -> Result<Self, ActionError> {
+        for dir in dirs {
+            for (key, actions) in load_directory(dir)? {
+                self.directories.entry(key).or_insert(actions);
+            }
+        }
+        Ok(self)
     }
 
     /// Uses other limits than the health scripts' defaults (tests).
@@ -275,18 +351,21 @@ impl Actions {
         self
     }
 
-    /// The sources for a kind, in Argo's order: the settings entry, then the built-ins when
-    /// there is no entry or it merges them.
+    /// The sources for a kind, in Argo's order: the settings entry, then (when there is no entry
+    /// or it merges them) the scripts Argo calls built-in: a directory's, or else Plumb's own.
     fn sources(&self, group: &str, kind: &str) -> Vec<KindActions> {
         let mut out = Vec::new();
-        let overridden = self.overrides.get(&key_of(group, kind));
+        let key = key_of(group, kind);
+        let overridden = self.overrides.get(&key);
         if let Some(o) = overridden {
             out.push(o.clone());
         }
-        if overridden.is_none_or(|o| o.merge_builtin)
-            && let Some(b) = builtin(group, kind)
-        {
-            out.push(b);
+        if overridden.is_none_or(|o| o.merge_builtin) {
+            if let Some(d) = self.directories.get(&key) {
+                out.push(d.clone());
+            } else if let Some(b) = builtin(group, kind) {
+                out.push(b);
+            }
         }
         out
     }
@@ -368,11 +447,14 @@ impl Actions {
                     .map(|(_, script)| script)
             })
             .ok_or_else(not_available)?;
-        let params_value = serde_json::to_value(params).unwrap_or_default();
-        let mut globals: Vec<(&str, &Value)> = vec![("obj", obj)];
-        if !params.is_empty() {
-            globals.push(("actionParams", &params_value));
-        }
+        // Argo always sets `actionParams`, an empty table when the action got none.
+        let params_value = Value::Object(
+            params
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+        );
+        let globals: Vec<(&str, &Value)> = vec![("obj", obj), ("actionParams", &params_value)];
         let script_error = |message: String| ActionError::Script {
             origin: script.origin().to_string(),
             message,

@@ -22,6 +22,7 @@ use plumb_model::settings::{
 use serde_json::Value;
 
 use super::LuaScript;
+use crate::customizations_dir::CustomizationsDir;
 use crate::error::{Error, Result};
 
 const SCRIPT_FILE: &str = "health.lua";
@@ -226,22 +227,20 @@ fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// Indexes `<dir>/<group>/<kind>/health.lua` and `<dir>/<kind>/health.lua`.
-fn load_directory(dir: &Path) -> Result<Directory> {
+/// Indexes `<dir>/<group>/<kind>/health.lua` and `<dir>/<kind>/health.lua`, read beneath the
+/// directory ([`CustomizationsDir`]).
+fn load_directory(root: &Path) -> Result<Directory> {
+    let dir = CustomizationsDir::open(root)?;
     let mut out = Directory::default();
-    for group_dir in sorted_subdirs(dir)? {
-        let group = file_name(&group_dir);
-        let core_script = group_dir.join(SCRIPT_FILE);
-        if core_script.is_file() {
-            out.exact.insert(group.clone(), read_script(&core_script)?);
+    for group in dir.subdirs(Path::new(""))? {
+        let group_rel = PathBuf::from(&group);
+        if let Some(script) = read_script(&dir, &group_rel.join(SCRIPT_FILE))? {
+            out.exact.insert(group.clone(), script);
         }
-        for kind_dir in sorted_subdirs(&group_dir)? {
-            let path = kind_dir.join(SCRIPT_FILE);
-            if !path.is_file() {
+        for kind in dir.subdirs(&group_rel)? {
+            let Some(script) = read_script(&dir, &group_rel.join(&kind).join(SCRIPT_FILE))? else {
                 continue;
-            }
-            let kind = file_name(&kind_dir);
-            let script = read_script(&path)?;
+            };
             if group.contains('_') || kind.contains('_') {
                 out.wildcards
                     .push((group.replace('_', "*"), kind.replace('_', "*"), script));
@@ -253,38 +252,10 @@ fn load_directory(dir: &Path) -> Result<Directory> {
     Ok(out)
 }
 
-fn sorted_subdirs(dir: &Path) -> Result<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(dir).map_err(|source| Error::ReadCustomizations {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let mut dirs = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|source| Error::ReadCustomizations {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let path = entry.path();
-        if path.is_dir() {
-            dirs.push(path);
-        }
-    }
-    dirs.sort();
-    Ok(dirs)
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-fn read_script(path: &Path) -> Result<LuaScript> {
-    let source = std::fs::read_to_string(path).map_err(|source| Error::ReadScript {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Ok(LuaScript::new(source, true, path.display().to_string()))
+fn read_script(dir: &CustomizationsDir, rel: &Path) -> Result<Option<LuaScript>> {
+    Ok(dir
+        .read_script(rel)?
+        .map(|source| LuaScript::new(source, true, dir.path(rel).display().to_string())))
 }
 
 /// Glob match with `*` (any run, `/` included) and `?` (one character), as Argo's `util/glob`.

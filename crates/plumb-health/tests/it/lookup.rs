@@ -198,7 +198,7 @@ fn bad_sources_are_errors_naming_them() {
             .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "reading customizations directory /nonexistent/plumb-customizations"
+        "customizations directory: reading /nonexistent/plumb-customizations: No such file or directory (os error 2)"
     );
     let s = settings(&[("resource.customizations", "- not\n- a map\n")]);
     let err = Assessor::new(Config::default().settings(s)).unwrap_err();

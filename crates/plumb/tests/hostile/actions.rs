@@ -198,3 +198,166 @@ fn bad_settings_yaml_names_the_key() {
         "{e}"
     );
 }
+
+/// A customizations directory (`--customizations`, Argo's `resource_customizations` layout) is
+/// read beneath its root: a script or a directory whose link leads outside is refused (naming
+/// the path), so is a script over the size limit; links that stay inside (a ConfigMap volume's
+/// `..data`) are followed and the volume's dot-directories are not indexed.
+mod directories {
+    use std::os::unix::fs::symlink;
+    use std::path::Path;
+
+    use plumb_health::actions::Actions;
+    use plumb_health::customizations_dir::MAX_SCRIPT_BYTES;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn load(root: &Path) -> Result<Actions, String> {
+        Actions::default()
+            .with_directories(&[root.to_path_buf()])
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn an_action_script_linked_outside_the_directory_is_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        write(outside.path(), "secret.lua", "return obj\n");
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "apps/Deployment/actions/discovery.lua",
+            "return {go = {}}\n",
+        );
+        std::fs::create_dir_all(dir.path().join("apps/Deployment/actions/go")).unwrap();
+        symlink(
+            outside.path().join("secret.lua"),
+            dir.path().join("apps/Deployment/actions/go/action.lua"),
+        )
+        .unwrap();
+        let err = load(dir.path()).unwrap_err();
+        let named = dir.path().join("apps/Deployment/actions/go/action.lua");
+        assert!(err.contains(&named.display().to_string()), "{err}");
+        // The same through a relative chain that climbs out.
+        std::fs::remove_file(&named).unwrap();
+        symlink("../../../../../../../../../etc/passwd", &named).unwrap();
+        let err = load(dir.path()).unwrap_err();
+        assert!(err.contains(&named.display().to_string()), "{err}");
+    }
+
+    #[test]
+    fn a_kind_directory_linked_outside_is_refused() {
+        let outside = tempfile::tempdir().unwrap();
+        write(
+            outside.path(),
+            "Deployment/actions/discovery.lua",
+            "return {go = {}}\n",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("apps")).unwrap();
+        symlink(
+            outside.path().join("Deployment"),
+            dir.path().join("apps/Deployment"),
+        )
+        .unwrap();
+        let err = load(dir.path()).unwrap_err();
+        assert!(
+            err.contains(&dir.path().join("apps/Deployment").display().to_string()),
+            "{err}"
+        );
+        // And a whole group linked out.
+        let dir = tempfile::tempdir().unwrap();
+        symlink(outside.path(), dir.path().join("apps")).unwrap();
+        let err = load(dir.path()).unwrap_err();
+        assert!(
+            err.contains(&dir.path().join("apps").display().to_string()),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_oversized_script_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = format!(
+            "-- {}\nreturn {{}}\n",
+            "x".repeat(MAX_SCRIPT_BYTES as usize)
+        );
+        write(dir.path(), "apps/Deployment/actions/discovery.lua", &big);
+        let err = load(dir.path()).unwrap_err();
+        assert!(
+            err.ends_with(&format!(
+                "{}: script larger than {MAX_SCRIPT_BYTES} bytes",
+                dir.path()
+                    .join("apps/Deployment/actions/discovery.lua")
+                    .display()
+            )),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_configmap_volume_layout_is_read_through_its_links() {
+        // What the kubelet makes of a ConfigMap with `items[].path`: the files live in a
+        // timestamped directory, `..data` points at it, and the top-level names are links.
+        let dir = tempfile::tempdir().unwrap();
+        let real = "..2026_12_01_10_00_00.123456789";
+        write(
+            dir.path(),
+            &format!("{real}/apps/Deployment/actions/discovery.lua"),
+            "return {go = {}}\n",
+        );
+        write(
+            dir.path(),
+            &format!("{real}/apps/Deployment/actions/go/action.lua"),
+            "obj.spec.replicas = 0\nreturn obj\n",
+        );
+        symlink(real, dir.path().join("..data")).unwrap();
+        symlink("..data/apps", dir.path().join("apps")).unwrap();
+        let actions = load(dir.path()).unwrap();
+        let deployment = super::deployment();
+        let found = actions.discover(&deployment).unwrap();
+        assert_eq!(
+            found.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+            ["go"]
+        );
+        let out = actions
+            .run(&deployment, "go", &std::collections::BTreeMap::new())
+            .unwrap();
+        assert_eq!(out[0].resource["spec"]["replicas"], serde_json::json!(0));
+    }
+
+    #[test]
+    fn health_scripts_of_the_directory_are_read_the_same_way() {
+        let outside = tempfile::tempdir().unwrap();
+        write(
+            outside.path(),
+            "health.lua",
+            "return {status = \"Healthy\"}\n",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("apps/Deployment")).unwrap();
+        symlink(
+            outside.path().join("health.lua"),
+            dir.path().join("apps/Deployment/health.lua"),
+        )
+        .unwrap();
+        let err = plumb_health::Assessor::new(
+            plumb_health::Config::default().customizations_dir(dir.path()),
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(
+            err.contains(
+                &dir.path()
+                    .join("apps/Deployment/health.lua")
+                    .display()
+                    .to_string()
+            ),
+            "{err}"
+        );
+    }
+}

@@ -81,7 +81,10 @@ fn actions_list_and_run_builtins() {
     assert_eq!(
         text(&out.stdout),
         "GROUP  KIND        NAME    ACTION   DISABLED\n\
+         apps   Deployment  web     pause    false\n\
          apps   Deployment  web     restart  false\n\
+         apps   Deployment  web     resume   true\n\
+         apps   Deployment  web     scale    false\n\
          batch  CronJob     report  resume   true\n\
          batch  CronJob     report  suspend  false\n"
     );
@@ -166,6 +169,71 @@ fn actions_list_and_run_builtins() {
     assert_eq!(
         live(ns, "cronjob", "report").unwrap()["spec"]["suspend"],
         json!(false)
+    );
+
+    // scale takes its replicas from --param (the script's actionParams).
+    let scale = |args: &[&str]| {
+        let mut all = vec![
+            "actions",
+            "run",
+            "shop",
+            "scale",
+            "--kind",
+            "Deployment",
+            "--resource-name",
+            "web",
+        ];
+        all.extend_from_slice(args);
+        plumb(ns, &all)
+    };
+    let out = scale(&["--param", "replicas=3"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        live(ns, "deployment", "web").unwrap()["spec"]["replicas"],
+        json!(3)
+    );
+    let out = scale(&["--param", "replicas=lots"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("invalid number of replicas: lots"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = scale(&["--param", "replicas"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        "plumb: Invalid parameter format: replicas\n"
+    );
+    let out = scale(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("the scale action needs the parameter replicas"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        live(ns, "deployment", "web").unwrap()["spec"]["replicas"],
+        json!(3)
+    );
+    // pause, then resume (offered only while paused).
+    let out = plumb(
+        ns,
+        &["actions", "run", "shop", "pause", "--kind", "Deployment"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        live(ns, "deployment", "web").unwrap()["spec"]["paused"],
+        json!(true)
+    );
+    let out = plumb(
+        ns,
+        &["actions", "run", "shop", "resume", "--kind", "Deployment"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        live(ns, "deployment", "web").unwrap()["spec"].get("paused"),
+        None
     );
 
     // --kind is required, as in Argo; an unknown action is an error.
@@ -335,75 +403,132 @@ fn patch_and_delete_resource() {
     assert!(live(ns, "deployment", "outsider").is_some());
 }
 
-/// The Pod names of a Deployment (through its ReplicaSets), once the controllers made them.
-fn deployment_pods(ns: &str, app_label: &str) -> Vec<String> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    loop {
-        let out = kubectl(&[
-            "-n",
-            ns,
-            "get",
-            "pods",
-            "-l",
-            &format!("app={app_label}"),
-            "-o",
-            "name",
-        ]);
-        let names: Vec<String> = text(&out.stdout)
-            .lines()
-            .map(|l| l.trim_start_matches("pod/").to_string())
-            .collect();
-        if !names.is_empty() {
-            return names;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no Pods for {app_label} in {ns}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
+fn write(root: &std::path::Path, rel: &str, body: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, body).unwrap();
 }
 
 #[test]
-fn logs_reach_the_pods_of_the_named_resource_only() {
-    let ns = control_namespace("logs");
+fn actions_from_a_customizations_directory_after_argocd_cm() {
+    let ns = control_namespace("actions-dir");
     let ns = ns.name();
     setup(ns);
-    let web = deployment_pods(ns, "web");
-    let outsider = deployment_pods(ns, "outsider");
-    // The test control plane's nodes are kwok's: Pods have no kubelet to serve their logs, so
-    // the API server's pods/log fails. What is checked here is which Pod the command asked for:
-    // the Deployment's own (through its ReplicaSet), never the unmanaged Deployment's.
+    // Argo's layout: a Deployment discovery with a parameterised action, and a core kind.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "apps/Deployment/actions/discovery.lua",
+        r#"local actions = {}
+actions["set-image-tag"] = {["iconClass"] = "fa fa-fw fa-tag", ["params"] = {{["name"] = "tag"}}}
+return actions
+"#,
+    );
+    write(
+        dir.path(),
+        "apps/Deployment/actions/set-image-tag/action.lua",
+        r#"local tag = actionParams["tag"]
+if tag == nil or tag == "" then
+    error("tag parameter is required", 0)
+end
+for _, c in ipairs(obj.spec.template.spec.containers) do
+    c.image = string.gsub(c.image, ":[^:/]*$", "") .. ":" .. tag
+end
+return obj
+"#,
+    );
+    write(
+        dir.path(),
+        "ConfigMap/actions/discovery.lua",
+        "return {stamp = {}}\n",
+    );
+    write(
+        dir.path(),
+        "ConfigMap/actions/stamp/action.lua",
+        "obj.data.stamped = \"by-dir\"\nreturn obj\n",
+    );
+    let dir_arg = dir.path().display().to_string();
+
+    let out = plumb(
+        ns,
+        &["actions", "list", "shop", "--customizations", &dir_arg],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "GROUP  KIND        NAME      ACTION         DISABLED\n\
+         \x20      ConfigMap   settings  stamp          false\n\
+         apps   Deployment  web       set-image-tag  false\n\
+         batch  CronJob     report    resume         true\n\
+         batch  CronJob     report    suspend        false\n"
+    );
     let out = plumb(
         ns,
         &[
-            "logs",
+            "actions",
+            "run",
             "shop",
+            "set-image-tag",
             "--kind",
             "Deployment",
-            "--name",
-            "web",
-            "--tail",
-            "5",
+            "--param",
+            "tag=1.28",
+            "--customizations",
+            &dir_arg,
         ],
     );
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        web.iter()
-            .any(|p| err.contains(&format!("reading the logs of Pod {ns}/{p}"))),
-        "{err}"
-    );
-    assert!(!outsider.iter().any(|p| err.contains(p.as_str())), "{err}");
-    // A managed resource without Pods.
-    let out = plumb(ns, &["logs", "shop", "--kind", "ConfigMap"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stderr), "no Pods found for application 'shop'\n");
-    // An unmanaged resource is not found at all.
+    assert_eq!(
+        live(ns, "deployment", "web").unwrap()["spec"]["template"]["spec"]["containers"][0]["image"],
+        json!("nginx:1.28")
+    );
+    // Without the directory, Plumb's own actions again.
+    let out = plumb(ns, &["actions", "list", "shop", "--kind", "Deployment"]);
+    assert!(
+        text(&out.stdout).contains(" restart "),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // argocd-cm comes before the directory.
+    kubectl_apply(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "argocd-cm", "namespace": ns},
+        "data": {"resource.customizations.actions.ConfigMap":
+            "discovery.lua: |\n  return {stamp = {}}\ndefinitions:\n- name: stamp\n  action.lua: |\n    obj.data.stamped = \"by-cm\"\n    return obj\n"}}));
     let out = plumb(
         ns,
-        &["logs", "shop", "--kind", "Deployment", "--name", "outsider"],
+        &[
+            "actions",
+            "run",
+            "shop",
+            "stamp",
+            "--kind",
+            "ConfigMap",
+            "--customizations",
+            &dir_arg,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        live(ns, "configmap", "settings").unwrap()["data"]["stamped"],
+        json!("by-cm")
+    );
+
+    // A directory that cannot be read is an error naming it.
+    let out = plumb(
+        ns,
+        &[
+            "actions",
+            "list",
+            "shop",
+            "--customizations",
+            "/nonexistent/resource_customizations",
+        ],
     );
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(text(&out.stderr), "plumb: No matching resource found\n");
+    assert!(
+        text(&out.stderr).contains("/nonexistent/resource_customizations"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -7,6 +7,8 @@ mod admin_health;
 mod app;
 mod app_edit_patch;
 mod app_history;
+mod app_list;
+mod app_logs;
 mod app_resource_ops;
 mod app_source_flags;
 mod argo_parity;

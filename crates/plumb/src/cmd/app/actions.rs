@@ -7,6 +7,7 @@
 //! (the engine refuses others), and a create must stay in that object's namespace.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
@@ -38,7 +39,7 @@ enum ActionsCommand {
     List(ListArgs),
     /// Runs an available action on resource(s).
     #[command(
-        after_help = "Examples:\n  # Restart a Deployment\n  plumb app actions run guestbook restart --kind Deployment --resource-name guestbook-ui\n\n  # Suspend every CronJob of an application\n  plumb app actions run reports suspend --kind CronJob --all"
+        after_help = "Examples:\n  # Restart a Deployment\n  plumb app actions run guestbook restart --kind Deployment --resource-name guestbook-ui\n\n  # Scale a Deployment to 3 replicas (an action with a parameter)\n  plumb app actions run guestbook scale --kind Deployment --resource-name guestbook-ui --param replicas=3\n\n  # Suspend every CronJob of an application\n  plumb app actions run reports suspend --kind CronJob --all"
     )]
     Run(RunArgs),
 }
@@ -62,6 +63,10 @@ pub struct ListArgs {
     /// Output format (default: a table).
     #[arg(short = 'o', long = "out", value_enum)]
     out: Option<ListOutput>,
+    /// A directory laid out like Argo CD's resource_customizations whose actions come after
+    /// argocd-cm's and before Plumb's own (repeatable; the controller's --customizations).
+    #[arg(long = "customizations", value_name = "DIR")]
+    customizations: Vec<PathBuf>,
 }
 
 /// `plumb app actions run`.
@@ -76,6 +81,25 @@ pub struct RunArgs {
     /// Run the action on every matching resource.
     #[arg(long)]
     all: bool,
+    /// An action parameter, the script's actionParams[KEY] (repeatable).
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+    /// A directory laid out like Argo CD's resource_customizations whose actions come after
+    /// argocd-cm's and before Plumb's own (repeatable; the controller's --customizations).
+    #[arg(long = "customizations", value_name = "DIR")]
+    customizations: Vec<PathBuf>,
+}
+
+/// `--param KEY=VALUE` flags as Argo parses them (the first `=` splits; a later one is the
+/// value's).
+pub fn parse_params(params: &[String]) -> Result<BTreeMap<String, String>> {
+    params
+        .iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => Ok((k.to_string(), v.to_string())),
+            None => bail!("Invalid parameter format: {p}"),
+        })
+        .collect()
 }
 
 /// One row of `actions list` (Argo's `DisplayedAction`: Go field names in JSON and YAML).
@@ -127,14 +151,16 @@ pub async fn run(client: &AppClient, args: ActionsArgs) -> Result<Outcome> {
     }
 }
 
-async fn engine(client: &AppClient) -> Result<Actions> {
+async fn engine(client: &AppClient, dirs: &[PathBuf]) -> Result<Actions> {
     let settings = client.settings().await?;
-    Actions::from_settings(&settings).map_err(|e| anyhow!(e))
+    Actions::from_settings(&settings)
+        .and_then(|a| a.with_directories(dirs))
+        .map_err(|e| anyhow!(e))
 }
 
 async fn list(client: &AppClient, args: ListArgs) -> Result<Outcome> {
     let app = client.get(&args.name).await?;
-    let engine = engine(client).await?;
+    let engine = engine(client, &args.customizations).await?;
     let dest = managed::destination(client, &app).await?;
     let found = managed::filter(
         managed::live_resources(&dest, &app).await?,
@@ -162,8 +188,9 @@ async fn run_action(client: &AppClient, args: RunArgs) -> Result<Outcome> {
     if args.filter.kind.as_deref().is_none_or(str::is_empty) {
         bail!("required flag(s) \"kind\" not set");
     }
+    let params = parse_params(&args.params)?;
     let app = client.get(&args.name).await?;
-    let engine = engine(client).await?;
+    let engine = engine(client, &args.customizations).await?;
     let dest = managed::destination(client, &app).await?;
     let found = managed::filter(
         managed::live_resources(&dest, &app).await?,
@@ -181,7 +208,7 @@ async fn run_action(client: &AppClient, args: RunArgs) -> Result<Outcome> {
     })?;
     for r in &found {
         let impacted = engine
-            .run(&r.live, &args.action, &BTreeMap::new())
+            .run(&r.live, &args.action, &params)
             .with_context(|| format!("running action '{}' on {}", args.action, r.key))?;
         apply(&dest, &app, &project, r, &impacted)
             .await
@@ -348,5 +375,23 @@ mod tests {
             "GROUP  KIND  NAME  ACTION  DISABLED\n"
         );
         assert_eq!(render_list(&[], Some(ListOutput::Json)).unwrap(), "null\n");
+    }
+
+    #[test]
+    fn params_split_at_the_first_equals_sign() {
+        let parsed =
+            parse_params(&["replicas=3".into(), "expr=a=b".into(), "empty=".into()]).unwrap();
+        assert_eq!(
+            parsed,
+            BTreeMap::from([
+                ("empty".to_string(), String::new()),
+                ("expr".to_string(), "a=b".to_string()),
+                ("replicas".to_string(), "3".to_string()),
+            ])
+        );
+        assert_eq!(
+            parse_params(&["replicas".into()]).unwrap_err().to_string(),
+            "Invalid parameter format: replicas"
+        );
     }
 }
