@@ -129,6 +129,14 @@ fn list_layouts() {
         "list-name.txt",
         &list::render(&apps, list::ListFormat::Name).unwrap(),
     );
+    check(
+        "list-json.json",
+        &list::render(&apps, list::ListFormat::Json).unwrap(),
+    );
+    check(
+        "list-yaml.yaml",
+        &list::render(&apps, list::ListFormat::Yaml).unwrap(),
+    );
     assert_eq!(
         wide::conditions_summary(&apps[1]),
         "SharedResourceWarning(2),SyncError"
