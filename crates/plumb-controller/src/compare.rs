@@ -132,6 +132,7 @@ pub async fn compare(
         sources: sources.clone(),
         app_name: app.name().to_string(),
         namespace: dest_ns.clone(),
+        project: app.spec.project.clone(),
         kube_version: String::new(),
         api_versions: catalog
             .preferred()

@@ -55,6 +55,9 @@ pub const PRUNE_MAX_FRACTION: &str = "plumb.sync.prune.maxFraction";
 pub const RENDER_TIMEOUT: &str = "plumb.render.timeout";
 /// Plumb: memory one render may use, as a Kubernetes quantity (`1Gi`, `512Mi`; default `1Gi`).
 pub const RENDER_MEMORY_LIMIT: &str = "plumb.render.memoryLimit";
+/// Plumb: the directory of config management plugin files (`ConfigManagementPlugin` YAML) on the
+/// controller's disk; overrides the controller's `--plugin-dir`.
+pub const PLUGINS_DIR: &str = "plumb.plugins.dir";
 
 /// The data of a settings ConfigMap.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

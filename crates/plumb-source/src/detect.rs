@@ -27,6 +27,8 @@ pub enum SourceType {
     Kustomize,
     /// Plain YAML/JSON files and Jsonnet, rendered in-process.
     Directory,
+    /// A config management plugin.
+    Plugin,
 }
 
 impl fmt::Display for SourceType {
@@ -35,6 +37,7 @@ impl fmt::Display for SourceType {
             SourceType::Helm => "Helm",
             SourceType::Kustomize => "Kustomize",
             SourceType::Directory => "Directory",
+            SourceType::Plugin => "Plugin",
         })
     }
 }
@@ -53,20 +56,25 @@ pub(crate) fn detect_in(
     detect_with(source, |name| repo.is_file(&app.join(name)))
 }
 
+/// True when the source's options decide its type (no plugin discovery then, as in Argo).
+pub(crate) fn is_explicit(source: &ApplicationSource) -> bool {
+    source.is_helm_chart()
+        || source.helm.is_some()
+        || source.kustomize.is_some()
+        || source.directory.is_some()
+        || source.plugin.is_some()
+}
+
 fn detect_with(source: &ApplicationSource, has_file: impl Fn(&str) -> bool) -> Result<SourceType> {
     let explicit: Vec<SourceType> = [
         source.helm.as_ref().map(|_| SourceType::Helm),
         source.kustomize.as_ref().map(|_| SourceType::Kustomize),
         source.directory.as_ref().map(|_| SourceType::Directory),
+        source.plugin.as_ref().map(|_| SourceType::Plugin),
     ]
     .into_iter()
     .flatten()
     .collect();
-    if source.plugin.is_some() {
-        return Err(Error::UnsupportedSource {
-            detail: "config management plugins are not supported".into(),
-        });
-    }
     if source.is_helm_chart() {
         // A chart from a Helm repository is rendered by helm whatever else the source says.
         return Ok(SourceType::Helm);
@@ -76,7 +84,7 @@ fn detect_with(source: &ApplicationSource, has_file: impl Fn(&str) -> bool) -> R
         [] => {}
         _ => {
             return Err(Error::UnsupportedSource {
-                detail: "multiple application sources defined (more than one of helm, kustomize, directory)".into(),
+                detail: "multiple application sources defined (more than one of helm, kustomize, directory, plugin)".into(),
             });
         }
     }

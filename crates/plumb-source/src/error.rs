@@ -86,6 +86,15 @@ pub enum Error {
         /// Why it could not be fetched.
         detail: String,
     },
+    /// A config management plugin could not be found, or one of its commands failed (its
+    /// standard error included, bounded and with credentials removed).
+    #[error("config management plugin {plugin}: {detail}")]
+    Plugin {
+        /// The plugin's name (`<name>-<version>`), or `(discovery)`.
+        plugin: String,
+        /// What went wrong.
+        detail: String,
+    },
     /// The local Git cache is damaged or could not be written.
     #[error("git cache for {url}: {detail}")]
     GitCache {

@@ -38,6 +38,7 @@ mod git;
 mod helm_repo;
 mod limits;
 mod manifest;
+pub mod plugin;
 mod redact;
 mod render;
 mod renderer;
@@ -51,7 +52,16 @@ pub use git::{Checkout, GitCache, RemoteRef};
 pub use helm_repo::{ChartCheckout, HelmRepos};
 pub use limits::{Limits, parse_duration, parse_quantity};
 pub use manifest::Manifest;
+pub use plugin::{Plugin, PluginSet};
 pub use redact::{Redactor, strip_url_credentials};
 pub use render::Tools;
-pub use renderer::{Config, Refresh, RenderRequest, Rendered, Renderer, SourceOutcome};
+pub use renderer::{
+    Config, LocalSource, Refresh, RenderRequest, Rendered, Renderer, SourceOutcome,
+};
 pub use worker::Worker;
+
+/// True when config management plugins run in their own network and mount namespaces on this
+/// machine (the `unshare` tool works here); otherwise they run without them.
+pub fn plugin_sandbox_available() -> bool {
+    worker::sandbox::available()
+}

@@ -14,12 +14,13 @@ use sha2::{Digest, Sha256};
 use crate::beneath::RepoDir;
 use crate::cache::ManifestCache;
 use crate::credentials::{RepoCredentials, TlsCerts, normalize_url};
-use crate::detect::{SourceType, detect_in};
+use crate::detect::{SourceType, detect_in, is_explicit};
 use crate::error::{Error, Result};
 use crate::git::{GitCache, normalize_within};
 use crate::helm_repo::{ChartCheckout, HelmRepos};
 use crate::limits::Limits;
 use crate::manifest::Manifest;
+use crate::plugin::{self, Plugin};
 use crate::redact::{Redactor, strip_url_credentials};
 use crate::render::{self, Context, Tools};
 use crate::spec::s as text;
@@ -44,6 +45,9 @@ pub struct Config {
     /// How long a Helm repository's `index.yaml` is used before it is fetched again (default
     /// 3 minutes, Argo CD's reconciliation period); a hard refresh fetches it at once.
     pub helm_index_ttl: Duration,
+    /// The directory of config management plugin files (`ConfigManagementPlugin` YAML); `None`:
+    /// no plugins (a source that asks for one fails, and no discovery runs).
+    pub plugins_dir: Option<PathBuf>,
 }
 
 impl Config {
@@ -56,7 +60,13 @@ impl Config {
             memory_cache_bytes: 256 << 20,
             disk_cache: true,
             helm_index_ttl: Duration::from_secs(180),
+            plugins_dir: None,
         }
+    }
+    /// Sets the directory config management plugins are read from.
+    pub fn plugins_dir(mut self, dir: Option<PathBuf>) -> Self {
+        self.plugins_dir = dir;
+        self
     }
     /// Sets the limits.
     pub fn limits(mut self, limits: Limits) -> Self {
@@ -104,6 +114,8 @@ pub struct RenderRequest {
     pub app_name: String,
     /// Destination namespace (Helm's default namespace).
     pub namespace: String,
+    /// The Application's project (a plugin's `ARGOCD_APP_PROJECT_NAME`).
+    pub project: String,
     /// Cluster version for Helm's `.Capabilities.KubeVersion` (empty: helm's default).
     pub kube_version: String,
     /// Cluster API versions for Helm's `.Capabilities.APIVersions`.
@@ -155,6 +167,21 @@ pub struct Renderer {
     redactor: RwLock<Redactor>,
     /// The limits renders use; [`Renderer::set_limits`] changes them while running.
     limits: RwLock<Limits>,
+    /// Where plugins are read from; [`Renderer::set_plugins_dir`] changes it while running.
+    plugins_dir: RwLock<Option<PathBuf>>,
+    /// A local directory rendered instead of the repository ([`Renderer::with_local`]).
+    local: Option<LocalSource>,
+}
+
+/// A directory on this machine rendered in place of an Application's repository (`plumb app
+/// diff --local DIR --local-repo-root ROOT`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalSource {
+    /// The directory rendered (stands in for the source's `path`).
+    pub dir: PathBuf,
+    /// The repository root it belongs to (value files with a leading `/`, kustomize bases above
+    /// `dir` resolve beneath it); `None`: `dir` itself. Nothing outside it is read.
+    pub repo_root: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Renderer {
@@ -188,6 +215,8 @@ impl Renderer {
         )?;
         Ok(Self {
             limits: RwLock::new(config.limits.clone()),
+            plugins_dir: RwLock::new(config.plugins_dir.clone()),
+            local: None,
             config,
             git,
             helm,
@@ -196,6 +225,13 @@ impl Renderer {
             tool_versions: Mutex::new(HashMap::new()),
             redactor: RwLock::new(Redactor::default()),
         })
+    }
+
+    /// Renders every request's (single) source from `local` instead of its repository, without
+    /// the manifest cache: what `plumb app diff --local` and `app manifests --local` use.
+    pub fn with_local(mut self, local: LocalSource) -> Self {
+        self.local = Some(local);
+        self
     }
 
     /// Uses these repository credentials (see [`RepoCredentials::from_secret`]).
@@ -238,6 +274,28 @@ impl Renderer {
             .clone()
     }
 
+    /// Reads config management plugins from `dir` from now on (`None`: no plugins). The files
+    /// are read again for every render that needs them, so edits apply without a restart.
+    pub fn set_plugins_dir(&self, dir: Option<PathBuf>) {
+        *self.plugins_dir.write().unwrap_or_else(|p| p.into_inner()) = dir;
+    }
+
+    /// The directory plugins are read from now.
+    pub fn plugins_dir(&self) -> Option<PathBuf> {
+        self.plugins_dir
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The plugins of the configured directory (empty without one).
+    pub fn plugins(&self) -> Result<plugin::PluginSet> {
+        match self.plugins_dir() {
+            Some(dir) => plugin::load(&dir),
+            None => Ok(plugin::PluginSet::default()),
+        }
+    }
+
     /// How many sources were actually rendered (cache misses) since creation.
     pub fn render_count(&self) -> u64 {
         self.renders.load(Ordering::Relaxed)
@@ -250,6 +308,9 @@ impl Renderer {
             return Err(Error::UnsupportedSource {
                 detail: "the application has no source".into(),
             });
+        }
+        if let Some(local) = &self.local {
+            return self.render_local(req, local);
         }
         let mut commits = Vec::with_capacity(req.sources.len());
         let mut charts: Vec<Option<ChartCheckout>> = Vec::with_capacity(req.sources.len());
@@ -335,9 +396,49 @@ impl Renderer {
             Some(_) => PathBuf::new(),
             None => app_path(&repo, text(&source.path))?,
         };
-        let kind = detect_in(source, &repo, &app)?;
+        self.render_in(
+            req,
+            source,
+            commit,
+            &root,
+            &repo,
+            &app,
+            refs,
+            ref_commits,
+            true,
+        )
+    }
+
+    /// Renders `source` from the tree at `root` (its directory `app`), through the manifest
+    /// cache when `cached`.
+    #[allow(clippy::too_many_arguments)]
+    fn render_in(
+        &self,
+        req: &RenderRequest,
+        source: &ApplicationSource,
+        commit: &str,
+        root: &Path,
+        repo: &RepoDir,
+        app: &Path,
+        refs: &BTreeMap<String, PathBuf>,
+        ref_commits: &BTreeMap<String, String>,
+        cached: bool,
+    ) -> Result<(Arc<Vec<Manifest>>, SourceType, bool)> {
+        let (root, repo, app) = (root.to_path_buf(), repo, app.to_path_buf());
+        let mut kind = detect_in(source, repo, &app)?;
         let limits = self.limits();
-        let tool_version = self.tool_version(kind, &limits)?;
+        let redactor = self
+            .redactor
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let plugin = self.choose_plugin(
+            req, source, commit, &root, repo, &app, &limits, &redactor, &mut kind,
+        )?;
+        let tool_version = match &plugin {
+            Some(p) => format!("{} {}", p.name, p.digest),
+            None => self.tool_version(kind, &limits)?,
+        };
         let key = cache_key(
             self.git.salt(),
             req,
@@ -348,20 +449,24 @@ impl Renderer {
             &tool_version,
             ref_commits,
         );
-        if req.refresh == Refresh::Normal
+        if cached
+            && req.refresh == Refresh::Normal
             && let Some(hit) = self.cache.get(&key)
         {
             return Ok((hit, kind, true));
         }
         self.renders.fetch_add(1, Ordering::Relaxed);
-        let redactor = self
-            .redactor
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        if let Some(p) = &plugin {
+            let run = self.plugin_run(req, source, commit, &root, repo, &app, &limits, &redactor);
+            let manifests = Arc::new(plugin::generate(p, &run)?);
+            if cached {
+                self.cache.put(&key, Arc::clone(&manifests));
+            }
+            return Ok((manifests, kind, false));
+        }
         let ctx = Context {
             root: &root,
-            repo: &repo,
+            repo,
             app: &app,
             app_name: &req.app_name,
             namespace: &req.namespace,
@@ -376,8 +481,200 @@ impl Renderer {
             hard_refresh: req.refresh == Refresh::Hard,
         };
         let manifests = Arc::new(render::render(&ctx, source, kind)?);
-        self.cache.put(&key, Arc::clone(&manifests));
+        if cached {
+            self.cache.put(&key, Arc::clone(&manifests));
+        }
         Ok((manifests, kind, false))
+    }
+
+    /// Renders the request's one source from [`Renderer::with_local`]'s directory instead of its
+    /// repository: the directory is untrusted input like a checkout (links checked physically,
+    /// sizes bounded) and is never cached.
+    fn render_local(&self, req: &RenderRequest, local: &LocalSource) -> Result<Rendered> {
+        let [source] = req.sources.as_slice() else {
+            return Err(Error::UnsupportedSource {
+                detail:
+                    "--local renders one source: it is not supported for multi-source applications"
+                        .into(),
+            });
+        };
+        let canonical = |p: &Path, field: &str| {
+            std::fs::canonicalize(p).map_err(|_| Error::PathNotFound {
+                field: field.to_owned(),
+                path: p.display().to_string(),
+            })
+        };
+        let dir = canonical(&local.dir, "--local")?;
+        let root = match &local.repo_root {
+            Some(r) => canonical(r, "--local-repo-root")?,
+            None => dir.clone(),
+        };
+        let app = dir
+            .strip_prefix(&root)
+            .map_err(|_| Error::PathOutsideRepository {
+                field: "--local (outside --local-repo-root)".into(),
+                path: local.dir.display().to_string(),
+            })?
+            .to_path_buf();
+        let repo = RepoDir::open(&root)?;
+        check_local_tree(&repo, &self.limits())?;
+        let mut source = source.clone();
+        // The directory stands in for the repository at `path`; a chart name does not apply.
+        source.chart = None;
+        source.path = Some(app.display().to_string());
+        let (objects, kind, _) = self.render_in(
+            req,
+            &source,
+            "",
+            &root,
+            &repo,
+            &app,
+            &BTreeMap::new(),
+            &BTreeMap::new(),
+            false,
+        )?;
+        Ok(Rendered {
+            manifests: objects.iter().cloned().collect(),
+            sources: vec![SourceOutcome {
+                url: local.dir.display().to_string(),
+                revision: String::new(),
+                commit: String::new(),
+                source_type: Some(kind),
+                cache_hit: false,
+            }],
+        })
+    }
+
+    /// The plugin that renders `source`: the one `plugin:` asks for, or, for a source whose type
+    /// no option decides, the first whose discovery rules match (Argo's `AppType` tries plugins
+    /// before the kustomization and Chart.yaml files). Sets `kind` to `Plugin` when one is used.
+    #[allow(clippy::too_many_arguments)]
+    fn choose_plugin(
+        &self,
+        req: &RenderRequest,
+        source: &ApplicationSource,
+        commit: &str,
+        root: &Path,
+        repo: &RepoDir,
+        app: &Path,
+        limits: &Limits,
+        redactor: &Redactor,
+        kind: &mut SourceType,
+    ) -> Result<Option<Plugin>> {
+        let explicit = *kind == SourceType::Plugin;
+        if !explicit && is_explicit(source) {
+            return Ok(None);
+        }
+        let Some(dir) = self.plugins_dir() else {
+            if explicit {
+                return Err(Error::Plugin {
+                    plugin: source
+                        .plugin
+                        .as_ref()
+                        .and_then(|p| p.name.clone())
+                        .unwrap_or_else(|| "(discovery)".into()),
+                    detail: "no plugin directory is configured (--plugin-dir, or plumb.plugins.dir in the settings ConfigMap)".into(),
+                });
+            }
+            return Ok(None);
+        };
+        let set = plugin::load(&dir)?;
+        if !explicit && set.plugins.is_empty() {
+            return Ok(None);
+        }
+        let run = self.plugin_run(req, source, commit, root, repo, app, limits, redactor);
+        let chosen = match &source.plugin {
+            Some(asked) => Some(plugin::select(&set, &run, asked, &dir)?.clone()),
+            None => plugin::discover(&set, &run)?.cloned(),
+        };
+        if chosen.is_some() {
+            *kind = SourceType::Plugin;
+        }
+        Ok(chosen)
+    }
+
+    /// How a plugin runs for `source`: Argo's environment, the tree read-only, credentials hidden.
+    #[allow(clippy::too_many_arguments)]
+    fn plugin_run<'a>(
+        &'a self,
+        req: &RenderRequest,
+        source: &ApplicationSource,
+        commit: &str,
+        root: &Path,
+        repo: &'a RepoDir,
+        app: &'a Path,
+        limits: &'a Limits,
+        redactor: &'a Redactor,
+    ) -> plugin::Run<'a> {
+        let url = strip_url_credentials(&source.repo_url);
+        let build = plugin::env::BuildEnv {
+            app_name: &req.app_name,
+            namespace: &req.namespace,
+            project: &req.project,
+            revision: commit,
+            repo_url: &url,
+            path: text(&source.path),
+            target_revision: text(&source.target_revision),
+            kube_version: &req.kube_version,
+            api_versions: &req.api_versions,
+        };
+        let cache = &self.config.cache_dir;
+        let mut readonly = vec![cache.clone()];
+        if !root.starts_with(cache) {
+            readonly.push(root.to_path_buf());
+        }
+        let mut hidden = vec![cache.join("git").join("keys")];
+        hidden.extend(
+            crate::worker::sandbox::SERVICE_ACCOUNT_DIRS
+                .iter()
+                .map(PathBuf::from),
+        );
+        plugin::Run {
+            repo,
+            app,
+            env: plugin::env::environ(&build, source.plugin.as_ref()),
+            worker: &self.config.tools.worker,
+            limits,
+            redactor,
+            readonly,
+            hidden,
+        }
+    }
+
+    /// The parameters the plugin of the first source announces (Argo's
+    /// `GetParametersAnnouncement`: a user interface shows them): the dynamic command's, then the
+    /// static ones. Empty when the source does not use a plugin.
+    pub fn plugin_parameters(&self, req: &RenderRequest) -> Result<Vec<serde_json::Value>> {
+        let source = req
+            .sources
+            .first()
+            .ok_or_else(|| Error::UnsupportedSource {
+                detail: "the application has no source".into(),
+            })?;
+        let commit = self
+            .git
+            .resolve(&source.repo_url, source.target_revision_or_head())?;
+        let root = self
+            .git
+            .checkout(&source.repo_url, source.target_revision_or_head(), &commit)?
+            .dir;
+        let repo = RepoDir::open(&root)?;
+        let app = app_path(&repo, text(&source.path))?;
+        let mut kind = detect_in(source, &repo, &app)?;
+        let limits = self.limits();
+        let redactor = self
+            .redactor
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let Some(p) = self.choose_plugin(
+            req, source, &commit, &root, &repo, &app, &limits, &redactor, &mut kind,
+        )?
+        else {
+            return Ok(Vec::new());
+        };
+        let run = self.plugin_run(req, source, &commit, &root, &repo, &app, &limits, &redactor);
+        plugin::announcements(&p, &run)
     }
 
     fn tool_version(&self, kind: SourceType, limits: &Limits) -> Result<String> {
@@ -411,6 +708,55 @@ fn app_path(repo: &RepoDir, path: &str) -> Result<PathBuf> {
     Ok(rel)
 }
 
+/// A local directory is checked as a checkout is: every link resolved physically and kept
+/// inside the root, every file, the total size and the entry count bounded.
+fn check_local_tree(repo: &RepoDir, limits: &Limits) -> Result<()> {
+    repo.check_links(Path::new(""))?;
+    let (mut files, mut bytes) = (0u64, 0u64);
+    let too_large = |what: &'static str, limit: String| Error::TooLarge {
+        what,
+        limit,
+        context: format!("local directory {}", repo.root().display()),
+    };
+    let mut pending = vec![PathBuf::new()];
+    while let Some(dir) = pending.pop() {
+        for (name, kind) in repo.entries(&dir)? {
+            files += 1;
+            if files > limits.max_repo_files {
+                return Err(too_large(
+                    "repository tree",
+                    format!("{} entries", limits.max_repo_files),
+                ));
+            }
+            let rel = dir.join(&name);
+            match kind {
+                crate::beneath::Kind::Dir => pending.push(rel),
+                crate::beneath::Kind::File => {
+                    let size = std::fs::symlink_metadata(repo.root().join(&rel))
+                        .map(|m| m.len())
+                        .map_err(Error::io("reading", repo.root().join(&rel)))?;
+                    if size > limits.max_file_bytes {
+                        return Err(Error::TooLarge {
+                            what: "file",
+                            limit: format!("{} bytes", limits.max_file_bytes),
+                            context: rel.display().to_string(),
+                        });
+                    }
+                    bytes += size;
+                    if bytes > limits.max_repo_bytes {
+                        return Err(too_large(
+                            "repository tree",
+                            format!("{} bytes", limits.max_repo_bytes),
+                        ));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn cache_key(
     salt: &str,
@@ -438,6 +784,7 @@ fn cache_key(
         "params": params,
         "app": req.app_name,
         "namespace": req.namespace,
+        "project": req.project,
         "kubeVersion": req.kube_version,
         "apiVersions": req.api_versions,
         "refs": ref_commits,

@@ -345,6 +345,16 @@ pub(crate) fn render_limits(
     base.clone().with_settings(settings).unwrap_or(base)
 }
 
+/// The directory config management plugins are read from: the settings' `plumb.plugins.dir`,
+/// else the configured one (`--plugin-dir`).
+pub(crate) fn plugins_dir(config: &ControllerConfig, settings: &Settings) -> Option<PathBuf> {
+    settings
+        .get(plumb_model::settings::PLUGINS_DIR)
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| PathBuf::from(d.trim()))
+        .or_else(|| config.source.plugins_dir.clone())
+}
+
 /// Runs the controller until an unrecoverable error.
 pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     let settings = load_settings(&client, &config).await?;
@@ -355,6 +365,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     )?);
     let renderer = Arc::new(Renderer::new(config.source.clone())?);
     renderer.set_limits(render_limits(&config, &engines.settings));
+    renderer.set_plugins_dir(plugins_dir(&config, &engines.settings));
     crate::repositories::load(&client, &config.control_namespace, &renderer).await;
     let mut cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.clone()).await?;
     let cache_cfg = LiveCacheConfig::default()

@@ -290,6 +290,9 @@ pub(super) fn spawn_settings_watcher(shared: Arc<Shared>) {
                     shared
                         .renderer
                         .set_limits(super::render_limits(&shared.config, &e.settings));
+                    shared
+                        .renderer
+                        .set_plugins_dir(super::plugins_dir(&shared.config, &e.settings));
                     *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
                     current = data;
                     tracing::info!("settings reloaded");

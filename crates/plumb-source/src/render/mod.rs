@@ -71,6 +71,10 @@ pub(crate) fn render(
         }
         SourceType::Helm => helm::render(ctx, &source.helm.clone().unwrap_or_default()),
         SourceType::Kustomize => kustomize::render(ctx, source.kustomize.as_ref()),
+        // Plugins need the plugin chosen for the source: the renderer runs them.
+        SourceType::Plugin => Err(crate::error::Error::UnsupportedSource {
+            detail: "no config management plugin was selected for this source".into(),
+        }),
     }
 }
 
@@ -78,7 +82,7 @@ pub(crate) fn render(
 pub(crate) fn tool_version(tools: &Tools, limits: &Limits, kind: SourceType) -> Result<String> {
     let w = &tools.worker;
     match kind {
-        SourceType::Directory => Ok(String::new()),
+        SourceType::Directory | SourceType::Plugin => Ok(String::new()),
         SourceType::Helm => tool::version("helm", &tools.helm, &["version", "--short"], w, limits),
         SourceType::Kustomize => {
             tool::version("kustomize", &tools.kustomize, &["version"], w, limits)

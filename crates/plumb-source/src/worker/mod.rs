@@ -18,6 +18,7 @@
 //! always the same build, so the arguments between them are not a stable interface.
 
 mod rlimits;
+pub(crate) mod sandbox;
 pub(crate) mod supervise;
 
 use std::ffi::{OsStr, OsString};
@@ -97,7 +98,8 @@ pub(crate) const JSONNET_ERROR: &str = "error\n";
 /// The worker's entry point: `args` are what follows the worker's own command (see [`Worker`]).
 ///
 /// `--memory BYTES --cpu SECONDS --parent PID` then `jsonnet` (request on standard input, answer
-/// on standard output) or `exec PROGRAM ARGS...`.
+/// on standard output) or `exec PROGRAM ARGS...`. A worker started again inside new namespaces
+/// for a plugin ([`sandbox`]) has `--sealed`, `--readonly DIR` and `--hide DIR` before its mode.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
     let parsed = match parse(&args) {
@@ -110,6 +112,16 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     rlimits::prefer_oom_kill();
     if let Err(e) = rlimits::die_with_parent(parsed.parent) {
         return setup_failed(&e);
+    }
+    if parsed.sealed {
+        // The second stage, inside the namespaces: the first stage already said it is ready.
+        if let Err(e) = sandbox::seal(&parsed.readonly, &parsed.hidden) {
+            return setup_failed(&e);
+        }
+        return match parsed.mode {
+            Mode::Exec(argv) => exec(&argv),
+            Mode::Jsonnet => setup_failed("a sealed worker only runs programs"),
+        };
     }
     let mut stderr = std::io::stderr().lock();
     if writeln!(stderr, "{READY}").is_err() {
@@ -130,13 +142,22 @@ enum Mode {
 struct Parsed {
     limits: rlimits::Limits,
     parent: Option<u32>,
+    /// Running inside a plugin's namespaces: make the mounts below, print no ready line.
+    sealed: bool,
+    readonly: Vec<PathBuf>,
+    hidden: Vec<PathBuf>,
     mode: Mode,
 }
 
 fn parse(args: &[OsString]) -> Result<Parsed, String> {
     let mut limits = rlimits::Limits::default();
     let mut parent = None;
+    let (mut sealed, mut readonly, mut hidden) = (false, Vec::new(), Vec::new());
     let mut it = args.iter();
+    let path = |flag: &str, v: Option<&OsString>| -> Result<PathBuf, String> {
+        v.map(PathBuf::from)
+            .ok_or_else(|| format!("{flag} needs a directory"))
+    };
     let number = |flag: &str, v: Option<&OsString>| -> Result<u64, String> {
         v.and_then(|v| v.to_str())
             .and_then(|v| v.parse().ok())
@@ -152,10 +173,16 @@ fn parse(args: &[OsString]) -> Result<Parsed, String> {
                         .map_err(|_| "--parent is not a process id".to_owned())?,
                 );
             }
+            Some("--sealed") => sealed = true,
+            Some("--readonly") => readonly.push(path("--readonly", it.next())?),
+            Some("--hide") => hidden.push(path("--hide", it.next())?),
             Some("jsonnet") => {
                 return Ok(Parsed {
                     limits,
                     parent,
+                    sealed,
+                    readonly,
+                    hidden,
                     mode: Mode::Jsonnet,
                 });
             }
@@ -167,6 +194,9 @@ fn parse(args: &[OsString]) -> Result<Parsed, String> {
                 return Ok(Parsed {
                     limits,
                     parent,
+                    sealed,
+                    readonly,
+                    hidden,
                     mode: Mode::Exec(argv),
                 });
             }

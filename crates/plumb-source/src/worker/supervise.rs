@@ -39,6 +39,9 @@ pub(crate) enum Task<'a> {
     Jsonnet(Vec<u8>),
     /// Run this command (its program, arguments, directory and environment) under the limits.
     Exec(&'a Command),
+    /// Run this command with only the environment it sets (a config management plugin: nothing
+    /// of the controller's environment reaches it).
+    ExecIsolated(&'a Command),
 }
 
 /// A worker that ended by itself within its limits (successfully or not).
@@ -68,12 +71,16 @@ pub(crate) fn run(
         .arg(cpu_seconds(bounds.timeout).to_string())
         .arg("--parent")
         .arg(std::process::id().to_string());
+    let isolated = matches!(task, Task::ExecIsolated(_));
     let stdin = match task {
         Task::Jsonnet(request) => {
             cmd.arg("jsonnet");
             Some(request)
         }
-        Task::Exec(tool) => {
+        Task::Exec(tool) | Task::ExecIsolated(tool) => {
+            if isolated {
+                cmd.env_clear();
+            }
             cmd.arg("exec")
                 .arg(tool.get_program())
                 .args(tool.get_args());
@@ -88,7 +95,7 @@ pub(crate) fn run(
             }
             // Go programs (helm, kustomize) collect garbage harder as they near this, instead
             // of dying at the hard limit with garbage still uncollected.
-            if std::env::var_os("GOMEMLIMIT").is_none() {
+            if !isolated && std::env::var_os("GOMEMLIMIT").is_none() {
                 cmd.env("GOMEMLIMIT", (bounds.memory_bytes / 4 * 3).to_string());
             }
             None

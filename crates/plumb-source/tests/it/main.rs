@@ -11,6 +11,7 @@ mod helm;
 mod helm_repo;
 mod jsonnet;
 mod kustomize;
+mod plugin;
 mod render_limits;
 mod security;
 mod support;

@@ -44,6 +44,10 @@ pub struct ControllerArgs {
     /// The kustomize binary.
     #[arg(long, env = "PLUMB_KUSTOMIZE", default_value = "kustomize")]
     kustomize: PathBuf,
+    /// Directory of config management plugin files (Argo CD `ConfigManagementPlugin` YAML:
+    /// `*.yaml` and `*/plugin.yaml`); the settings key `plumb.plugins.dir` overrides it.
+    #[arg(long, env = "PLUMB_PLUGIN_DIR", value_name = "DIR")]
+    plugin_dir: Option<PathBuf>,
     /// Pause between sync waves, in seconds (Argo CD's ARGOCD_SYNC_WAVE_DELAY).
     #[arg(
         long,
@@ -91,6 +95,7 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
         };
     config.source.tools.helm = args.helm;
     config.source.tools.kustomize = args.kustomize;
+    config.source.plugins_dir = args.plugin_dir;
     let source = match args.kubeconfig {
         Some(p) => plumb_kube::KubeconfigSource::Path(p),
         None => plumb_kube::KubeconfigSource::Infer,

@@ -50,6 +50,14 @@ pub struct RenderArgs {
     /// Kustomize image override (`name=image:tag`, repeatable); makes the source a Kustomize source.
     #[arg(long = "kustomize-image", value_name = "IMAGE")]
     pub kustomize_image: Vec<String>,
+    /// The config management plugin NAME (`<name>-<version>` when versioned) renders the source;
+    /// `--plugin ''` lets discovery choose [with --app, overrides the source's plugin name].
+    #[arg(long, value_name = "NAME")]
+    pub plugin: Option<String>,
+    /// Directory of config management plugin files [default: $PLUMB_PLUGIN_DIR, else the
+    /// --settings ConfigMap's plumb.plugins.dir; none: no plugins].
+    #[arg(long, value_name = "DIR")]
+    pub plugin_dir: Option<PathBuf>,
     /// Take the source(s), name and destination namespace from an Application manifest.
     #[arg(long, value_name = "FILE")]
     pub app: Option<PathBuf>,
@@ -136,10 +144,11 @@ impl Plan {
             || args.chart.is_some()
             || !args.helm_set.is_empty()
             || !args.values.is_empty()
-            || !args.kustomize_image.is_empty();
+            || !args.kustomize_image.is_empty()
+            || args.plugin.is_some();
         if overrides && request.sources.len() != 1 {
             bail!(
-                "--revision, --path, --chart, --helm-set, --values and --kustomize-image need a single source"
+                "--revision, --path, --chart, --helm-set, --values, --kustomize-image and --plugin need a single source"
             );
         }
         if let Some(source) = request.sources.first_mut() {
@@ -151,6 +160,10 @@ impl Plan {
             }
             if let Some(chart) = &args.chart {
                 source.chart = Some(chart.clone());
+            }
+            if let Some(name) = &args.plugin {
+                let plugin = source.plugin.get_or_insert_with(Default::default);
+                plugin.name = (!name.is_empty()).then(|| name.clone());
             }
             if !args.helm_set.is_empty() || !args.values.is_empty() {
                 let helm = source.helm.get_or_insert_with(HelmSource::default);
@@ -205,6 +218,10 @@ impl Plan {
             ..Tools::default()
         };
         let mut limits = Limits::default();
+        let mut plugins_dir = args
+            .plugin_dir
+            .clone()
+            .or_else(|| std::env::var_os("PLUMB_PLUGIN_DIR").map(PathBuf::from));
         if let Some(file) = &args.settings {
             let text = std::fs::read_to_string(file)
                 .with_context(|| format!("reading {}", file.display()))?;
@@ -213,9 +230,15 @@ impl Plan {
                 .into_iter()
                 .next()
                 .with_context(|| format!("{}: no settings ConfigMap", file.display()))?;
+            let settings = plumb_model::Settings::from_config_map(&cm.value);
             limits = limits
-                .with_settings(&plumb_model::Settings::from_config_map(&cm.value))
+                .with_settings(&settings)
                 .with_context(|| format!("{}", file.display()))?;
+            if plugins_dir.is_none() {
+                plugins_dir = settings
+                    .get(plumb_model::settings::PLUGINS_DIR)
+                    .map(|d| PathBuf::from(d.trim()));
+            }
         }
         if let Some(t) = args.render_timeout {
             limits = limits.render_timeout(t);
@@ -225,7 +248,10 @@ impl Plan {
         }
         Ok(Self {
             request,
-            config: Config::new(cache_dir).tools(tools).limits(limits),
+            config: Config::new(cache_dir)
+                .tools(tools)
+                .limits(limits)
+                .plugins_dir(plugins_dir),
             credentials,
             output: args.output,
         })
@@ -267,6 +293,11 @@ fn load_app(file: &std::path::Path, request: &mut RenderRequest) -> anyhow::Resu
         .to_owned();
     request.namespace = app
         .pointer("/spec/destination/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    request.project = app
+        .pointer("/spec/project")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();

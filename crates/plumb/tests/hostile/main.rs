@@ -15,6 +15,7 @@ mod evaluation;
 mod guards;
 mod limits;
 mod mass_deletion;
+mod plugins;
 mod project;
 mod renders;
 mod repo_reads;

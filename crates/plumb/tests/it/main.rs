@@ -15,6 +15,7 @@ mod argo_parity;
 mod cli_meta;
 mod diff;
 mod payments_api;
+mod previews;
 mod proj;
 mod render;
 mod server_cli;

@@ -21,13 +21,14 @@ pub(crate) async fn compare_app(
     revision: Option<String>,
     hard_refresh: bool,
     attribution: bool,
+    local: Option<&plumb_source::LocalSource>,
 ) -> Result<Comparison> {
     let settings = client.settings().await?;
     // The controller's render limits, from the same settings.
     let limits = plumb_source::Limits::default()
         .with_settings(&settings)
         .context("reading the settings ConfigMap")?;
-    let engines = Engines::new(settings, client.namespace(), &[])
+    let engines = Engines::new(settings.clone(), client.namespace(), &[])
         .context("reading the settings ConfigMap")?;
     let cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.kube().clone())
         .await
@@ -48,7 +49,22 @@ pub(crate) async fn compare_app(
     if let Some(kustomize) = std::env::var_os("PLUMB_KUSTOMIZE") {
         config.tools.kustomize = PathBuf::from(kustomize);
     }
-    let renderer = Arc::new(Renderer::new(config).context("preparing the source cache")?);
+    // Plugins run on this machine: $PLUMB_PLUGIN_DIR, else the settings' plumb.plugins.dir.
+    config.plugins_dir = std::env::var_os("PLUMB_PLUGIN_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            settings
+                .get(plumb_model::settings::PLUGINS_DIR)
+                .map(|d| PathBuf::from(d.trim()))
+        });
+    let mut renderer = Renderer::new(config).context("preparing the source cache")?;
+    if let Some(local) = local {
+        if app.spec.sources.as_ref().is_some_and(|s| !s.is_empty()) {
+            bail!("plumb cli does not work on multi-source app with --local flag");
+        }
+        renderer = renderer.with_local(local.clone());
+    }
+    let renderer = Arc::new(renderer);
     // The repository Secrets and CA certificates the controller renders with (private Git and
     // Helm repositories), when this kubeconfig may read them.
     plumb_controller::load_repositories(client.kube(), client.namespace(), &renderer).await;

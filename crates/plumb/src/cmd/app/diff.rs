@@ -30,9 +30,18 @@ pub struct DiffArgs {
     /// Render again, bypassing the manifest cache.
     #[arg(long)]
     pub(crate) hard_refresh: bool,
-    /// Compare against this revision instead of the Application's target.
+    /// Compare against this revision instead of the Application's target (a branch not yet
+    /// merged, a tag, a commit SHA, refs/pull/N/head).
     #[arg(long)]
     pub(crate) revision: Option<String>,
+    /// Render this local directory with the Application's source settings instead of its
+    /// repository (a pull request's working tree).
+    #[arg(long, value_name = "DIR", conflicts_with = "revision")]
+    pub(crate) local: Option<std::path::PathBuf>,
+    /// The repository root --local belongs to (value files with a leading `/`, bases above
+    /// --local resolve beneath it; nothing outside it is read) [default: --local itself].
+    #[arg(long, value_name = "DIR", requires = "local")]
+    pub(crate) local_repo_root: Option<std::path::PathBuf>,
     /// Exit with 1 when a difference is found.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = ArgAction::Set)]
     pub(crate) exit_code: bool,
@@ -55,6 +64,10 @@ pub async fn run(client: &AppClient, args: DiffArgs) -> Result<Outcome> {
             hard_refresh: args.hard_refresh,
             attribution: args.attribution,
             format: args.diff_format,
+            local: args.local.clone().map(|dir| plumb_source::LocalSource {
+                dir,
+                repo_root: args.local_repo_root.clone(),
+            }),
         },
         &mut std::io::stdout(),
     )
@@ -78,6 +91,8 @@ pub(crate) struct DiffView {
     pub attribution: bool,
     /// Text format of each object's diff.
     pub format: DiffFormatArg,
+    /// Render this local directory instead of the repository (`--local`).
+    pub local: Option<plumb_source::LocalSource>,
 }
 
 impl Default for DiffView {
@@ -87,6 +102,7 @@ impl Default for DiffView {
             hard_refresh: false,
             attribution: true,
             format: DiffFormatArg::Normal,
+            local: None,
         }
     }
 }
@@ -106,6 +122,7 @@ pub(crate) async fn print_diff(
         view.revision.clone(),
         view.hard_refresh,
         view.attribution,
+        view.local.as_ref(),
     )
     .await?;
     // As `argocd app diff`: a modified object, and a tracked live object Git no longer

@@ -29,13 +29,36 @@ pub struct ManifestsArgs {
     /// Render this revision instead of the Application's target (git only).
     #[arg(long)]
     pub(crate) revision: Option<String>,
+    /// Render this local directory with the Application's source settings instead of its
+    /// repository (git only).
+    #[arg(long, value_name = "DIR", conflicts_with = "revision")]
+    pub(crate) local: Option<std::path::PathBuf>,
+    /// The repository root --local belongs to [default: --local itself].
+    #[arg(long, value_name = "DIR", requires = "local")]
+    pub(crate) local_repo_root: Option<std::path::PathBuf>,
 }
 
 /// Runs `app manifests`.
 pub async fn run(client: &AppClient, args: ManifestsArgs) -> Result<Outcome> {
     let app = client.get(&args.name).await?;
-    let cmp =
-        super::compare::compare_app(client, &app, args.revision.clone(), false, false).await?;
+    if args.local.is_some() && args.source == SourceArg::Live {
+        anyhow::bail!(
+            "--local renders the desired objects: it cannot be combined with --source live"
+        );
+    }
+    let local = args.local.clone().map(|dir| plumb_source::LocalSource {
+        dir,
+        repo_root: args.local_repo_root.clone(),
+    });
+    let cmp = super::compare::compare_app(
+        client,
+        &app,
+        args.revision.clone(),
+        false,
+        false,
+        local.as_ref(),
+    )
+    .await?;
     let mut out = String::new();
     for r in cmp.resources.iter() {
         let obj = match args.source {

@@ -66,6 +66,10 @@ pub struct SyncArgs {
     /// Sync to this revision instead of the target revision.
     #[arg(long, value_name = "REVISION")]
     pub revision: Option<String>,
+    /// Sync the objects rendered from this local directory (refused when automated sync is on,
+    /// as in Argo CD).
+    #[arg(long, value_name = "DIR")]
+    pub local: Option<std::path::PathBuf>,
     /// Return once the operation is requested.
     #[arg(long = "async")]
     pub async_: bool,
@@ -208,6 +212,26 @@ pub fn operation(args: &SyncArgs, app: &Application, username: &str) -> Result<O
     Ok(sync_operation(&sync_request(args, app)?, app, username))
 }
 
+/// Argo's rule for `--local`: not on an automated Application unless only a dry run. Plumb's
+/// controller does not take local manifests in an operation yet, so the rest is refused too.
+fn refuse_local(args: &SyncArgs, app: &Application) -> Result<()> {
+    if app.spec.sources.as_ref().is_some_and(|s| !s.is_empty()) {
+        bail!("plumb cli does not work on multi-source app with --local flag");
+    }
+    let automated = app
+        .spec
+        .sync_policy
+        .as_ref()
+        .is_some_and(|p| p.is_automated());
+    if automated && !args.dry_run {
+        bail!("Cannot use local sync when Automatic Sync Policy is enabled except with --dry-run");
+    }
+    bail!(
+        "plumb app sync --local is not supported yet: use `plumb app diff {} --local DIR` to preview the change, then merge it",
+        args.name
+    )
+}
+
 fn refuse(args: &SyncArgs, app: &Application) -> Result<()> {
     refuse_sync(&sync_request_unresolved(args), app)?;
     Ok(())
@@ -302,6 +326,10 @@ async fn preview(client: &AppClient, args: &SyncArgs) -> Result<bool> {
 
 /// Runs `plumb app sync`.
 pub async fn run(client: &AppClient, args: SyncArgs) -> Result<Outcome> {
+    if args.local.is_some() {
+        let app = client.get(&args.name).await?;
+        refuse_local(&args, &app)?;
+    }
     if args.preview_changes && !preview(client, &args).await? {
         return Ok(Outcome::Success);
     }
