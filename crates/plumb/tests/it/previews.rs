@@ -11,10 +11,10 @@ use serde_json::json;
 use crate::app::{control_namespace, env, kubectl_apply, text};
 
 const CONFIGMAP: &str =
-    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: payments-api\ndata:\n  LOG_LEVEL: LEVEL\n";
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: payments-api\ndata:\n  LOG_LEVEL: @@\n";
 
 fn configmap(level: &str) -> String {
-    CONFIGMAP.replace("LEVEL", level)
+    CONFIGMAP.replace("@@", level)
 }
 
 fn plumb(
@@ -127,6 +127,9 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
     let applied = plumb_yaml::read_documents(&configmap("trace"), "cm").unwrap();
     let mut live = applied[0].value.clone();
     live["metadata"]["namespace"] = json!(dest.name());
+    live["metadata"]["annotations"] = json!({
+        "argocd.argoproj.io/tracking-id": format!("payments-api:/ConfigMap:{}/payments-api", dest.name())
+    });
     kubectl_apply(&live);
     let out = run(&["diff", "payments-api", "--local", dir]);
     assert_eq!(
