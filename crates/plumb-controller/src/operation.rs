@@ -80,7 +80,7 @@ pub(crate) async fn drive(
     started_at: String,
     control: watch::Receiver<Control>,
 ) {
-    let name = app.name().to_string();
+    let name = crate::reconcile::app_key(&app);
     let op_started = std::time::Instant::now();
     let Some(cluster) = shared.cluster_for(&app) else {
         shared.end_operation(&name);
@@ -164,7 +164,7 @@ pub(crate) async fn drive(
     shared.metrics.observe(Timing::Sync, op_started.elapsed());
     shared.metrics.sync_finished(
         app.namespace(),
-        &name,
+        app.name(),
         &app.spec.project,
         &phase,
         app.spec.destination.server.as_deref().unwrap_or_default(),
@@ -554,13 +554,14 @@ async fn finish(
         retries,
         cmp,
     } = end;
-    let name = app.name();
+    let key = crate::reconcile::app_key(app);
+    let name = key.as_str();
     let op = app.operation.clone().unwrap_or_default();
     let sync = op.sync.clone().unwrap_or_default();
     let dry_run = sync.dry_run.unwrap_or(false);
     let selective = sync.resources.as_ref().is_some_and(|r| !r.is_empty());
     let cleared = persist(name, "clearing the operation", || {
-        crate::reconcile::clear_operation(shared, name)
+        crate::reconcile::clear_operation(shared, app)
     })
     .await;
     if let Err(e) = cleared {

@@ -16,31 +16,73 @@ use crate::operation;
 use crate::runtime::Shared;
 use crate::status;
 
-/// Reconciles the Application `name`; returns whether it still exists.
-pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> {
+/// The key of an Application in the work queue and in the controller's memory: `namespace/name`.
+pub(crate) fn app_key(app: &Application) -> String {
+    format!("{}/{}", app.namespace(), app.name())
+}
+
+/// Reconciles the Application whose key is `key` (`namespace/name`); returns whether it still
+/// exists.
+pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
     let started = Instant::now();
-    tracing::debug!(app = name, "reconcile");
-    let api = shared.apps_api();
+    tracing::debug!(app = key, "reconcile");
+    let Some((namespace, name)) = key.split_once('/') else {
+        return Ok(false);
+    };
+    if !shared.namespace_enabled(namespace) {
+        // Never queued by the watcher; a stale key is dropped without reading the Application.
+        return Ok(false);
+    }
+    let api = shared.apps_api_in(namespace);
     // Whether this process runs the Application's operation, taken before the read: an operation
     // that ends between the read and the check would otherwise look Running and not ours, and be
     // failed as interrupted.
-    let ours = shared.is_running(name);
+    let ours = shared.is_running(key);
     let Some(obj) = api.get_opt(name).await.map_err(|source| Error::Api {
-        what: format!("reading Application {name}"),
+        what: format!("reading Application {key}"),
         source: Box::new(source),
     })?
     else {
-        shared
-            .metrics
-            .remove_app(&shared.config.control_namespace, name);
+        shared.metrics.remove_app(namespace, name);
         return Ok(false);
     };
     let app: Application = serde_json::to_value(&obj)
         .and_then(serde_json::from_value)
         .map_err(|e| Error::InvalidApplication {
-            name: name.to_string(),
+            name: key.to_string(),
             reason: e.to_string(),
         })?;
+
+    // An Application outside the control namespace may use only a project whose
+    // `sourceNamespaces` lists its namespace: otherwise nothing is done for it (no comparison,
+    // no sync, no cascade deletion), and its status says why, as Argo CD's controller says it.
+    if namespace != shared.config.control_namespace {
+        match project_of(shared, &app).await? {
+            Ok(project)
+                if plumb_policy::project::app_namespace_permitted(
+                    &project,
+                    namespace,
+                    &shared.config.control_namespace,
+                ) => {}
+            Ok(project) => {
+                let msg = format!(
+                    "{} (sourceNamespaces)",
+                    plumb_policy::project::project_not_permitted_message(
+                        name,
+                        namespace,
+                        project.metadata.name.as_deref().unwrap_or_default(),
+                    )
+                );
+                tracing::warn!(app = key, "{msg}");
+                refuse(shared, &app, condition::UNKNOWN_ERROR, &msg).await?;
+                return Ok(true);
+            }
+            Err(msg) => {
+                refuse(shared, &app, condition::INVALID_SPEC_ERROR, &msg).await?;
+                return Ok(true);
+            }
+        }
+    }
 
     if app
         .metadata
@@ -103,7 +145,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
     if running_state.is_some() && !ours {
         // Interrupted by a restart: never run twice, fail it visibly.
         if app.operation.is_some() {
-            clear_operation(shared, name).await?;
+            clear_operation(shared, &app).await?;
         }
         let mut state = serde_json::to_value(running_state).unwrap_or(Value::Null);
         state["phase"] = json!("Failed");
@@ -134,7 +176,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
                        "message": format!("Sync operation blocked by sync window: {reason}"),
                        "startedAt": now, "finishedAt": now}),
             );
-            clear_operation(shared, name).await?;
+            clear_operation(shared, &app).await?;
             write_status(shared, &app, fields).await?;
             shared
                 .events
@@ -172,7 +214,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
             .events
             .normal(&app, "OperationStarted", format!("Initiated sync to {rev}"))
             .await;
-        let control = shared.start_operation(name);
+        let control = shared.start_operation(key);
         tokio::spawn(operation::drive(
             shared.clone(),
             app.clone(),
@@ -187,13 +229,13 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
     // Re-read after an operation so the comparison starts from the recorded state.
     let app = if operated {
         match api.get_opt(name).await.map_err(|source| Error::Api {
-            what: format!("reading Application {name}"),
+            what: format!("reading Application {key}"),
             source: Box::new(source),
         })? {
             Some(o) => serde_json::to_value(&o)
                 .and_then(serde_json::from_value)
                 .map_err(|e| Error::InvalidApplication {
-                    name: name.to_string(),
+                    name: key.to_string(),
                     reason: e.to_string(),
                 })?,
             None => return Ok(false),
@@ -249,7 +291,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
                     "Failed to compare desired state to live state: {}",
                     chain(&e)
                 );
-                tracing::warn!(app = name, "{msg}");
+                tracing::warn!(app = key, "{msg}");
                 (
                     status::from_failure(&app, condition::COMPARISON_ERROR, &msg, &now),
                     "Unknown".into(),
@@ -277,7 +319,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|source| Error::Api {
-                what: format!("removing the refresh annotation of {name}"),
+                what: format!("removing the refresh annotation of {key}"),
                 source: Box::new(source),
             })?;
     }
@@ -326,7 +368,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, name: &str) -> Result<bool> 
         app.spec.destination.server.as_deref().unwrap_or_default(),
         started.elapsed(),
     );
-    tracing::debug!(app = name, sync = %shared_code(&app), "reconciled in {:?}", started.elapsed());
+    tracing::debug!(app = key, sync = %shared_code(&app), "reconciled in {:?}", started.elapsed());
     let git = shared.renderer.git();
     shared.metrics.git_totals(
         git.fetch_count(),
@@ -393,7 +435,7 @@ fn automate(
     }
     let state = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
     let in_progress = app.operation.is_some()
-        || shared.is_running(app.name())
+        || shared.is_running(&app_key(app))
         || state.is_some_and(|s| !s.phase.is_completed());
     let since_finished = state
         .and_then(|s| s.finished_at.as_deref())
@@ -412,7 +454,7 @@ fn automate(
         windows_change_in: (!windows_allow)
             .then(|| crate::windows::next_change(project, app))
             .flatten(),
-        failed_retries: shared.auto_failures(app.name(), &cmp.revision),
+        failed_retries: shared.auto_failures(&app_key(app), &cmp.revision),
         since_finished,
         prune_brake: crate::operation::brake_of(app, &[], &shared.engines()),
     };
@@ -425,7 +467,8 @@ async fn act_on(
     app: &Application,
     d: crate::automation::Decision,
 ) -> Result<()> {
-    let name = app.name();
+    let key = app_key(app);
+    let name = key.as_str();
     for (reason, message, warning) in &d.events {
         // Skips are re-decided on every reconcile; say each once.
         if reason == "AutoSyncSkipped" && !shared.note_skip(name, message) {
@@ -446,8 +489,8 @@ async fn act_on(
         }
         let patch = json!({"operation": op});
         shared
-            .apps_api()
-            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .apps_api_in(app.namespace())
+            .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|source| Error::Api {
                 what: format!("requesting the automated sync of {name}"),
@@ -460,18 +503,29 @@ async fn act_on(
 /// The Application cannot be compared or synced as specified: status says why, and a requested
 /// operation fails with the same message instead of waiting forever.
 async fn invalid_spec(shared: &Arc<Shared>, app: &Application, msg: &str) -> Result<()> {
+    refuse(shared, app, condition::INVALID_SPEC_ERROR, msg).await
+}
+
+/// [`invalid_spec`] with the condition type given (`UnknownError` for a project the
+/// Application's namespace may not use, as Argo CD reports it).
+async fn refuse(
+    shared: &Arc<Shared>,
+    app: &Application,
+    condition_type: &str,
+    msg: &str,
+) -> Result<()> {
     let now = status::now();
-    let mut fields = status::from_failure(app, condition::INVALID_SPEC_ERROR, msg, &now);
+    let mut fields = status::from_failure(app, condition_type, msg, &now);
     if let Some(op) = app
         .operation
         .as_ref()
-        .filter(|_| !shared.is_running(app.name()))
+        .filter(|_| !shared.is_running(&app_key(app)))
     {
         fields.insert(
             "operationState".into(),
             json!({"operation": op, "phase": "Error", "message": msg, "startedAt": now, "finishedAt": now}),
         );
-        clear_operation(shared, app.name()).await?;
+        clear_operation(shared, app).await?;
     }
     write_status(shared, app, fields).await
 }
@@ -483,24 +537,24 @@ pub(crate) async fn write_status(
 ) -> Result<()> {
     let patch = json!({"status": Value::Object(fields)});
     shared
-        .apps_api()
+        .apps_api_in(app.namespace())
         .patch_status(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map_err(|source| Error::Api {
-            what: format!("writing the status of Application {}", app.name()),
+            what: format!("writing the status of Application {}", app_key(app)),
             source: Box::new(source),
         })?;
     Ok(())
 }
 
-pub(crate) async fn clear_operation(shared: &Shared, name: &str) -> Result<()> {
+pub(crate) async fn clear_operation(shared: &Shared, app: &Application) -> Result<()> {
     let patch = json!({"operation": null});
     shared
-        .apps_api()
-        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .apps_api_in(app.namespace())
+        .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map_err(|source| Error::Api {
-            what: format!("clearing the operation of Application {name}"),
+            what: format!("clearing the operation of Application {}", app_key(app)),
             source: Box::new(source),
         })?;
     Ok(())
@@ -590,11 +644,11 @@ async fn cascade_delete(shared: &Arc<Shared>, app: &Application) -> Result<()> {
         .collect();
     let patch = json!({"metadata": {"finalizers": remaining}});
     shared
-        .apps_api()
+        .apps_api_in(app.namespace())
         .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
         .await
         .map_err(|source| Error::Api {
-            what: format!("removing the finalizer of {}", app.name()),
+            what: format!("removing the finalizer of {}", app_key(app)),
             source: Box::new(source),
         })?;
     Ok(())

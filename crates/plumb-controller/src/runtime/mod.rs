@@ -55,6 +55,11 @@ pub struct ControllerConfig {
     /// answering after start is then reported unavailable instead of compared from stale cache,
     /// and a new APIService is seen. A failing watch runs it sooner.
     pub discovery_interval: Duration,
+    /// Namespaces besides the control namespace whose Applications are reconciled (Argo CD's
+    /// `--application-namespaces`: globs, or regular expressions written `/.../`). `None` reads
+    /// the `application.namespaces` key of `argocd-cmd-params-cm` in the control namespace at
+    /// start; an empty list (the default there) means the control namespace only.
+    pub application_namespaces: Option<Vec<String>>,
 }
 
 impl ControllerConfig {
@@ -71,6 +76,7 @@ impl ControllerConfig {
             metrics_addr: Some(SocketAddr::from(([127, 0, 0, 1], 8082))),
             sync_wave_delay: Duration::from_secs(2),
             discovery_interval: Duration::from_secs(30),
+            application_namespaces: None,
         }
     }
 }
@@ -123,20 +129,51 @@ pub(crate) struct Shared {
     wakes: Mutex<HashMap<String, Instant>>,
     /// The last automation skip reported per Application (so each is said once).
     last_skip: Mutex<HashMap<String, String>>,
-    /// Names of the Applications in the control namespace, kept by the Application watcher.
+    /// Keys (`namespace/name`) of the Applications reconciled, kept by the Application watcher.
     known_apps: Mutex<std::collections::BTreeSet<String>>,
+    /// The namespaces besides the control namespace whose Applications are reconciled (patterns,
+    /// resolved from the configuration or `argocd-cmd-params-cm` at start).
+    pub(crate) app_namespaces: Vec<String>,
     queue: Queue,
     /// Woken when a watch fails: discovery runs again (a group may have gone).
     pub(crate) rediscover: tokio::sync::Notify,
 }
 
 impl Shared {
-    pub(crate) fn apps_api(&self) -> Api<DynamicObject> {
-        Api::namespaced_with(
-            self.client.clone(),
-            &self.config.control_namespace,
-            &application_resource(),
-        )
+    /// The Applications of `namespace` (an Application's own namespace: every read and write
+    /// of an Application goes there).
+    pub(crate) fn apps_api_in(&self, namespace: &str) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), namespace, &application_resource())
+    }
+
+    /// What the Application watcher lists: the control namespace alone, or every namespace
+    /// when others are permitted (filtered by [`Shared::namespace_enabled`]). One cluster-wide
+    /// watch rather than one per namespace, as Argo CD does: the patterns may be globs or
+    /// regular expressions matching namespaces created later, which per-namespace watches would
+    /// miss without a second watch on Namespaces.
+    pub(crate) fn apps_watch_api(&self) -> Api<DynamicObject> {
+        if self.app_namespaces.is_empty() {
+            self.apps_api_in(&self.config.control_namespace)
+        } else {
+            Api::all_with(self.client.clone(), &application_resource())
+        }
+    }
+
+    /// Whether Applications in `namespace` are reconciled: the control namespace, or one the
+    /// configured patterns match (Argo's `IsNamespaceEnabled`). Others are never touched.
+    pub(crate) fn namespace_enabled(&self, namespace: &str) -> bool {
+        namespace == self.config.control_namespace
+            || plumb_policy::project::namespace_in_list(&self.app_namespaces, namespace)
+    }
+
+    /// The queue key of the Application that tracks objects under `instance` (its instance
+    /// name: `name` in the control namespace, `namespace_name` elsewhere; neither a namespace
+    /// nor a name can contain `_`).
+    pub(crate) fn key_of_instance(&self, instance: &str) -> String {
+        match instance.split_once('_') {
+            Some((ns, name)) => format!("{ns}/{name}"),
+            None => format!("{}/{instance}", self.config.control_namespace),
+        }
     }
 
     pub(crate) fn engines(&self) -> Arc<Engines> {
@@ -335,6 +372,42 @@ async fn load_settings(client: &kube::Client, config: &ControllerConfig) -> Resu
         .unwrap_or_default())
 }
 
+/// The name of Argo CD's ConfigMap of command-line parameters.
+pub const CMD_PARAMS_CONFIGMAP: &str = "argocd-cmd-params-cm";
+/// Its key listing the namespaces Applications may live in.
+pub const APPLICATION_NAMESPACES_KEY: &str = "application.namespaces";
+
+/// Splits a comma-separated namespace list (`--application-namespaces`,
+/// `application.namespaces`): entries trimmed, empty ones dropped.
+pub fn parse_namespace_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// `application.namespaces` of `argocd-cmd-params-cm` (absent ConfigMap or key: none).
+async fn load_application_namespaces(
+    client: &kube::Client,
+    config: &ControllerConfig,
+) -> Result<Vec<String>> {
+    let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(client.clone(), &config.control_namespace);
+    let cm = api
+        .get_opt(CMD_PARAMS_CONFIGMAP)
+        .await
+        .map_err(|source| Error::Api {
+            what: format!("reading ConfigMap {CMD_PARAMS_CONFIGMAP}"),
+            source: Box::new(source),
+        })?;
+    Ok(cm
+        .and_then(|cm| cm.data)
+        .and_then(|d| d.get(APPLICATION_NAMESPACES_KEY).cloned())
+        .map(|v| parse_namespace_list(&v))
+        .unwrap_or_default())
+}
+
 /// The limits renders run with: the configured ones, with the settings' `plumb.render.*` keys
 /// (checked when the settings were accepted; a value that fails here keeps the configured limit).
 pub(crate) fn render_limits(
@@ -358,6 +431,13 @@ pub(crate) fn plugins_dir(config: &ControllerConfig, settings: &Settings) -> Opt
 /// Runs the controller until an unrecoverable error.
 pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     let settings = load_settings(&client, &config).await?;
+    let app_namespaces = match &config.application_namespaces {
+        Some(list) => list.clone(),
+        None => load_application_namespaces(&client, &config).await?,
+    };
+    if !app_namespaces.is_empty() {
+        tracing::info!(namespaces = ?app_namespaces, "reconciling Applications in other namespaces too");
+    }
     let engines = Arc::new(Engines::new(
         settings,
         &config.control_namespace,
@@ -395,6 +475,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         last_skip: Mutex::new(HashMap::new()),
         wakes: Mutex::new(HashMap::new()),
         known_apps: Mutex::new(Default::default()),
+        app_namespaces,
         queue: Queue {
             tx,
             pending: Arc::new(Mutex::new(HashSet::new())),
@@ -423,7 +504,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
                 match ev {
                     Ok(LiveEvent::Changed(change)) => {
                         for app in change.managed {
-                            shared.queue.push(&app);
+                            shared.queue.push(&shared.key_of_instance(&app));
                         }
                     }
                     Ok(LiveEvent::Ready) => {
@@ -467,6 +548,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         let work_rx = work_rx.clone();
         tokio::spawn(async move {
             loop {
+                // An Application's key: `namespace/name`.
                 let name = {
                     let mut rx = work_rx.lock().await;
                     match rx.recv().await {
@@ -540,6 +622,19 @@ mod tests {
         assert_eq!(parse_duration(Some("abc")), None);
         assert_eq!(parse_duration(Some("1m30s")), Some(Duration::from_secs(90)));
         assert_eq!(parse_duration(Some("99999999999999999999999h")), None);
+    }
+
+    #[test]
+    fn namespace_lists_as_argo_writes_them() {
+        assert_eq!(
+            parse_namespace_list("app-team-one, app-team-two"),
+            vec!["app-team-one", "app-team-two"]
+        );
+        assert_eq!(
+            parse_namespace_list(" , team-*,,/^t-[0-9]+$/ "),
+            vec!["team-*", "/^t-[0-9]+$/"]
+        );
+        assert!(parse_namespace_list("").is_empty());
     }
 
     #[test]

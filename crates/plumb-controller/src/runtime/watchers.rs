@@ -32,7 +32,7 @@ fn trigger_of(obj: &DynamicObject) -> AppTrigger {
 pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
     tokio::spawn(async move {
         let mut last: HashMap<String, AppTrigger> = HashMap::new();
-        let stream = watcher::watcher(shared.apps_api(), watcher::Config::default());
+        let stream = watcher::watcher(shared.apps_watch_api(), watcher::Config::default());
         let mut stream = std::pin::pin!(stream);
         loop {
             match stream.try_next().await {
@@ -46,7 +46,9 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                         .clear();
                 }
                 Ok(Some(watcher::Event::Apply(obj) | watcher::Event::InitApply(obj))) => {
-                    let name = obj.metadata.name.clone().unwrap_or_default();
+                    let Some(name) = enabled_key(&shared, &obj) else {
+                        continue;
+                    };
                     shared
                         .known_apps
                         .lock()
@@ -65,16 +67,19 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                     }
                 }
                 Ok(Some(watcher::Event::Delete(obj))) => {
-                    let name = obj.metadata.name.clone().unwrap_or_default();
+                    let Some(name) = enabled_key(&shared, &obj) else {
+                        continue;
+                    };
                     last.remove(&name);
                     shared
                         .known_apps
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .remove(&name);
-                    shared
-                        .metrics
-                        .remove_app(&shared.config.control_namespace, &name);
+                    shared.metrics.remove_app(
+                        obj.metadata.namespace.as_deref().unwrap_or_default(),
+                        obj.metadata.name.as_deref().unwrap_or_default(),
+                    );
                     shared.forget_automation(&name);
                 }
                 Ok(Some(watcher::Event::InitDone)) => shared.metrics.set_apps_synced(true),
@@ -86,6 +91,16 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
             }
         }
     });
+}
+
+/// The queue key (`namespace/name`) of a watched Application, `None` for one in a namespace the
+/// controller does not reconcile (a cluster-wide watch sees them all: they are left alone).
+fn enabled_key(shared: &Shared, obj: &DynamicObject) -> Option<String> {
+    let namespace = obj.metadata.namespace.as_deref().unwrap_or_default();
+    let name = obj.metadata.name.as_deref().unwrap_or_default();
+    shared
+        .namespace_enabled(namespace)
+        .then(|| format!("{namespace}/{name}"))
 }
 
 /// Every Application the watcher knows of, from memory (no API request).
@@ -130,7 +145,7 @@ async fn attach(
                 match ev {
                     Ok(LiveEvent::Changed(change)) => {
                         for app in change.managed {
-                            shared.queue.push(&app);
+                            shared.queue.push(&shared.key_of_instance(&app));
                         }
                     }
                     Ok(_) => {}

@@ -1,5 +1,6 @@
 //! The controller against a real control plane and real Git repositories.
 
+mod app_namespaces;
 mod automation;
 mod diff_e2e;
 mod helm_repo;

@@ -251,11 +251,33 @@ pub fn app_namespace_permitted(
     if app_namespace.is_empty() || app_namespace == control_namespace {
         return true;
     }
-    project.spec.source_namespaces.iter().flatten().any(|p| {
+    namespace_in_list(
+        project
+            .spec
+            .source_namespaces
+            .as_deref()
+            .unwrap_or_default(),
+        app_namespace,
+    )
+}
+
+/// Whether `namespace` matches one of `patterns`: globs, or regular expressions written
+/// `/.../` (Argo's `glob.MatchStringInList(list, ns, glob.REGEXP)`, used for an AppProject's
+/// `sourceNamespaces` and for the controller's `--application-namespaces`).
+pub fn namespace_in_list(patterns: &[String], namespace: &str) -> bool {
+    patterns.iter().any(|p| {
         let regex = p.len() >= 2 && p.starts_with('/') && p.ends_with('/');
-        (regex && pattern::regex(&p[1..p.len() - 1], app_namespace))
-            || pattern::glob(p, app_namespace, &[])
+        (regex && pattern::regex(&p[1..p.len() - 1], namespace)) || pattern::glob(p, namespace, &[])
     })
+}
+
+/// Argo's error when an Application outside the control namespace names a project whose
+/// `sourceNamespaces` does not list its namespace (`argo.ErrProjectNotPermitted`; the
+/// controller reports it as an `UnknownError` condition and does nothing else).
+pub fn project_not_permitted_message(app_name: &str, app_namespace: &str, project: &str) -> String {
+    format!(
+        "application '{app_name}' in namespace '{app_namespace}' is not permitted to use project '{project}'"
+    )
 }
 
 /// Whether the resource lists permit a kind: for namespaced kinds an absent
