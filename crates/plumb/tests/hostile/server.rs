@@ -341,3 +341,64 @@ fn auth_refuses_hostile_credentials_and_survives_a_garbage_policy() {
     assert_eq!(status(&r), 200, "built-in admin role still applies: {r}");
     healthy(addr);
 }
+
+/// The web UI's paths (docs/security.md, "The API server"): the pages are public, but they are
+/// served from the bundle compiled into the binary, so no path reaches the filesystem, however it
+/// is encoded; hostile cookies on a page do not break it, and API paths stay protected and JSON.
+#[test]
+fn web_ui_paths_serve_only_the_embedded_bundle() {
+    let ns = crate::running::env().namespace("hostile-ui");
+    let server = start_in_with(ns.name(), &[]);
+    let addr = server.addr;
+    healthy(addr);
+    for path in [
+        "/assets/../../../../../../etc/passwd",
+        "/assets/..%2f..%2f..%2f..%2f..%2fetc%2fpasswd",
+        "/%2e%2e/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "/..%5c..%5c..%5cetc%5cpasswd",
+        "/Cargo.toml",
+        "/assets/%2e%2e/%2e%2e/%2e%2e/Cargo.toml",
+        "/index.html/../../../Cargo.toml",
+        "//etc/passwd",
+        "/applications/%00/x",
+    ] {
+        let r = get_with(addr, path, "");
+        let code = status(&r);
+        let body = body_of(&r);
+        assert!(
+            !body.contains("root:") && !body.contains("[package]") && !body.contains("[workspace]"),
+            "{path}: answered with a file from disk: {r}"
+        );
+        // The page itself (200), a 404 for a missing asset, 400 for a malformed request, or the
+        // page saying the bundle is not built (503): never a server error or a file.
+        assert!(
+            matches!(code, 200 | 400 | 404 | 503),
+            "{path}: status {code}: {r}"
+        );
+    }
+    // A hashed asset that is not in the bundle is a 404, not the page served as a script.
+    let r = get_with(addr, "/assets/no-such-file.js", "");
+    assert!(matches!(status(&r), 404 | 503), "{r}");
+    // Hostile cookies on a page: the page is still served (it needs no session).
+    let big = "x".repeat(20_000);
+    for cookie in [
+        "argocd.token=garbage".to_string(),
+        format!("argocd.token={big}"),
+        "argocd.token=eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.".to_string(),
+    ] {
+        let r = get_with(addr, "/applications", &format!("Cookie: {cookie}\r\n"));
+        assert!(matches!(status(&r), 200 | 503), "{r}");
+        // The API behind it stays protected with the same cookie.
+        let r = get_with(
+            addr,
+            "/api/v1/applications",
+            &format!("Cookie: {cookie}\r\n"),
+        );
+        assert_eq!(status(&r), 401, "{r}");
+    }
+    // Writes to page paths are not pages.
+    let r = raw(addr, &post("/applications", b"{}"));
+    assert!(matches!(status(&r), 401 | 404 | 405), "{r}");
+    assert!(!body_of(&r).contains("<html"), "{r}");
+    healthy(addr);
+}
