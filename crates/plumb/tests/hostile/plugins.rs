@@ -245,3 +245,85 @@ fn a_flooding_or_hanging_plugin_is_stopped_at_the_render_limits() {
         text(&out.stderr)
     );
 }
+
+/// End to end: a real controller renders an Application with a plugin from `--plugin-dir`
+/// (`PLUMB_PLUGIN_DIR`), syncs it, and reports a failing plugin as a `ComparisonError` naming the
+/// plugin and its standard error, without syncing anything for it.
+#[test]
+fn the_controller_syncs_a_plugin_application_and_reports_a_failing_plugin() {
+    use crate::running::{Running, condition, get_json};
+    use serde_json::json;
+
+    let dir = plugins(&[
+        (
+            "properties.yaml",
+            r#"apiVersion: argoproj.io/v1alpha1
+kind: ConfigManagementPlugin
+metadata:
+  name: properties
+spec:
+  version: v1.0
+  generate:
+    command: [sh, -c]
+    args:
+    - |
+      echo "apiVersion: v1"
+      echo "kind: ConfigMap"
+      echo "metadata: {name: ${ARGOCD_APP_NAME}-${PARAM_SUFFIX}}"
+      echo "data: {color: '$(cat color.properties)', revision: '${ARGOCD_APP_REVISION_SHORT}'}"
+  discover:
+    fileName: "*.properties"
+"#,
+        ),
+        (
+            "broken.yaml",
+            &plugin_file("broken", "echo vault is unreachable >&2; exit 3"),
+        ),
+    ]);
+    let ctl = Running::start(
+        "hostile-plugins",
+        &[("PLUMB_PLUGIN_DIR", dir.path().to_str().unwrap())],
+    );
+    let dest = crate::running::env().namespace("hostile-plugins-dest");
+    let repo = GitRepo::new();
+    let head = repo.commit(&[("app/color.properties", "blue")], "app");
+    let spec = |plugin: serde_json::Value| {
+        json!({
+            "project": "default",
+            "source": {"repoURL": repo.url(), "path": "app", "plugin": plugin},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()},
+            "syncPolicy": {"automated": {}}
+        })
+    };
+    ctl.create_app(
+        "colors",
+        spec(json!({"parameters": [{"name": "suffix", "string": "config"}]})),
+    );
+    ctl.create_app("broken", spec(json!({"name": "broken"})));
+    let app = ctl.wait_app("colors", "Synced", |a| {
+        a["status"]["sync"]["status"] == "Synced"
+    });
+    assert!(
+        condition(&app, "ComparisonError").is_none(),
+        "{:#}",
+        app["status"]
+    );
+    assert_eq!(app["status"]["sourceType"], "Plugin", "{:#}", app["status"]);
+    let cm = get_json(dest.name(), "configmap", "colors-config").expect("synced ConfigMap");
+    assert_eq!(cm["data"]["color"], "blue");
+    assert_eq!(cm["data"]["revision"], head[..7]);
+
+    let app = ctl.wait_app("broken", "a ComparisonError", |a| {
+        condition(a, "ComparisonError").is_some()
+    });
+    let message = condition(&app, "ComparisonError").unwrap()["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        message.contains("config management plugin broken: generate"),
+        "{message}"
+    );
+    assert!(message.contains("vault is unreachable"), "{message}");
+    assert_eq!(app["status"]["sync"]["status"], "Unknown");
+}
