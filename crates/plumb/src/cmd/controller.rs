@@ -60,6 +60,13 @@ pub struct ControllerArgs {
     /// aggregated API that stops answering is reported, one that comes back is compared again.
     #[arg(long, default_value_t = 30.0, value_name = "SECONDS")]
     discovery_interval: f64,
+    /// Namespaces besides --namespace whose Applications are reconciled, comma-separated: names,
+    /// globs (`team-*`, `*`) or regular expressions written `/.../` (Argo CD's
+    /// --application-namespaces). An Application there is reconciled only when its AppProject's
+    /// `sourceNamespaces` lists the namespace too. Default: `application.namespaces` of the
+    /// `argocd-cmd-params-cm` ConfigMap in --namespace (none when absent).
+    #[arg(long, env = "ARGOCD_APPLICATION_NAMESPACES", value_name = "NAMESPACES")]
+    application_namespaces: Option<String>,
 }
 
 /// Runs the controller until it fails or is interrupted.
@@ -73,6 +80,10 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
     config.settings_name = args.settings_configmap;
     config.customizations = args.customizations;
     config.workers = args.workers;
+    config.application_namespaces = args
+        .application_namespaces
+        .as_deref()
+        .map(plumb_controller::parse_namespace_list);
     anyhow::ensure!(
         args.sync_wave_delay.is_finite() && args.sync_wave_delay >= 0.0,
         "--sync-wave-delay {} is not a number of seconds",

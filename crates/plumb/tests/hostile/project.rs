@@ -1,8 +1,10 @@
 //! Attacks: project bypass. Someone who may edit an Application (or push to its repository)
 //! tries to deploy what the AppProject forbids through a door the project checks missed: the
 //! operation's own source, a rollback to a source the project no longer permits, the Namespace
-//! of `CreateNamespace` (and `managedNamespaceMetadata` on an existing namespace), a hook, and a
-//! Kustomize remote base rendered by `plumb app diff/manifests` or the API server.
+//! of `CreateNamespace` (and `managedNamespaceMetadata` on an existing namespace), a hook, a
+//! Kustomize remote base rendered by `plumb app diff/manifests` or the API server, and an
+//! Application created in a tenant namespace (applications in any namespace) that uses a
+//! project not listing that namespace or names itself like another team's Application.
 //! The real `plumb controller` and `plumb app` run against the real control plane; each attack
 //! must be refused with the rule named, before anything is written.
 
@@ -268,4 +270,148 @@ fn kustomize_remote_bases_are_checked_against_the_project_in_cli_and_server_rend
         }
     }
     assert!(get_json(ns.name(), "configmap", "settings").is_none());
+}
+
+/// A tenant who may write Applications in their own namespace (one the controller reconciles,
+/// `--application-namespaces`) points one at the privileged `default` project, whose
+/// `sourceNamespaces` does not list that namespace, to deploy a ClusterRole. The controller
+/// refuses it with Argo's message and applies nothing, whatever the Application requests.
+#[test]
+fn an_application_in_a_tenant_namespace_cannot_use_a_project_that_does_not_list_it() {
+    let tenant = env().namespace("hostile-tenant");
+    let ctl = Running::start(
+        "hostile-srcns",
+        &[("ARGOCD_APPLICATION_NAMESPACES", tenant.name())],
+    );
+    let dest = env().namespace("hostile-srcns-dest");
+    let role = unique("escalate");
+    let repo = plumb_testenv::git::GitRepo::new();
+    repo.commit(
+        &[
+            ("app/cm.yaml", config_map("payload")),
+            (
+                "app/role.yaml",
+                format!(
+                    "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {role}\nrules:\n- apiGroups: ['*']\n  resources: ['*']\n  verbs: ['*']\n"
+                ),
+            ),
+        ],
+        "the tenant's payload",
+    );
+    let name = unique("bypass");
+    kubectl_apply(&json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": name, "namespace": tenant.name()},
+        "spec": {"project": "default", "source": {"repoURL": repo.url(), "path": "app"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()},
+                 "syncPolicy": {"automated": {"prune": true, "selfHeal": true}}},
+        "operation": {"sync": {"prune": true}, "initiatedBy": {"username": "tenant"}}
+    }));
+    let expected = format!(
+        "application '{name}' in namespace '{}' is not permitted to use project 'default' (sourceNamespaces)",
+        tenant.name()
+    );
+    let get_app = || get_json(tenant.name(), "applications.argoproj.io", &name);
+    let start = std::time::Instant::now();
+    let app = loop {
+        let app = get_app().expect("the Application");
+        if app["operation"].is_null() && app["status"]["operationState"]["phase"] == "Error" {
+            break app;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "the requested operation was not refused: {:#}\n{}",
+            app["status"],
+            ctl.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
+    assert_eq!(
+        app["status"]["operationState"]["message"],
+        expected.as_str()
+    );
+    let cond = crate::running::condition(&app, "UnknownError").expect("the condition");
+    assert_eq!(cond["message"], expected.as_str());
+    assert_eq!(app["status"]["sync"]["status"], "Unknown");
+    assert!(app["status"]["resources"].is_null(), "{:#}", app["status"]);
+    assert!(get_json("", "clusterrole", &role).is_none());
+    assert!(get_json(dest.name(), "configmap", "payload").is_none());
+}
+
+/// A tenant names their Application like a platform Application of the control namespace and
+/// syncs an empty directory with prune, hoping to claim (and delete) the platform's objects.
+/// Tracking names an Application outside the control namespace `<namespace>_<name>`, so the
+/// platform's objects are not the tenant's and survive.
+#[test]
+fn a_tenant_application_named_like_a_platform_application_cannot_prune_its_objects() {
+    let tenant = env().namespace("hostile-twin");
+    let ctl = Running::start(
+        "hostile-twin-ctl",
+        &[("ARGOCD_APPLICATION_NAMESPACES", tenant.name())],
+    );
+    let dest = env().namespace("hostile-twin-dest");
+    ctl.create_project(
+        "tenant",
+        json!({"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
+               "sourceNamespaces": [tenant.name()]}),
+    );
+    let platform = plumb_testenv::git::GitRepo::new();
+    platform.commit(
+        &[("app/cm.yaml", config_map("platform-settings"))],
+        "platform",
+    );
+    ctl.create_app(
+        "platform",
+        json!({"project": "default", "source": {"repoURL": platform.url(), "path": "app"},
+               "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}),
+    );
+    let app = ctl.sync("platform", json!({}));
+    assert_eq!(app["status"]["operationState"]["phase"], "Succeeded");
+    assert!(get_json(dest.name(), "configmap", "platform-settings").is_some());
+    let empty = plumb_testenv::git::GitRepo::new();
+    empty.commit(&[("app/README.md", "nothing here\n")], "empty");
+    kubectl_apply(&json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": "platform", "namespace": tenant.name()},
+        "spec": {"project": "tenant", "source": {"repoURL": empty.url(), "path": "app"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()},
+                 "syncPolicy": {"automated": {"prune": true, "allowEmpty": true}}},
+        "operation": {"sync": {"prune": true}, "initiatedBy": {"username": "tenant"}}
+    }));
+    let start = std::time::Instant::now();
+    let app = loop {
+        let app = get_json(tenant.name(), "applications.argoproj.io", "platform")
+            .expect("the tenant's Application");
+        if app["operation"].is_null()
+            && app["status"]["sync"]["status"] == "Synced"
+            && app["status"]["operationState"]["phase"] == "Succeeded"
+        {
+            break app;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "the tenant's Application did not sync: {:#}\n{}",
+            app["status"],
+            ctl.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
+    assert!(
+        app["status"]["resources"]
+            .as_array()
+            .is_none_or(|r| r.is_empty()),
+        "{:#}",
+        app["status"]
+    );
+    let cm = get_json(dest.name(), "configmap", "platform-settings")
+        .expect("the platform's object survives the tenant's prune");
+    assert_eq!(
+        cm["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"],
+        format!("platform:/ConfigMap:{}/platform-settings", dest.name())
+    );
+    // The platform's Application still owns it and is in sync.
+    let app = ctl.wait_app("platform", "Synced", |a| {
+        a["status"]["sync"]["status"] == "Synced"
+    });
+    assert_eq!(app["status"]["resources"][0]["name"], "platform-settings");
 }

@@ -9,6 +9,7 @@ mod app_edit_patch;
 mod app_history;
 mod app_list;
 mod app_logs;
+mod app_namespaces;
 mod app_resource_ops;
 mod app_source_flags;
 mod argo_parity;

@@ -1,6 +1,10 @@
-//! The Kubernetes side of the `plumb app` commands: Applications in the control namespace read,
-//! patched, created, deleted and watched with the user's kubeconfig (Plumb's CLI works like
-//! `argocd --core`), plus the AppProject and the settings ConfigMap the layouts need.
+//! The Kubernetes side of the `plumb app` commands: Applications read, patched, created, deleted
+//! and watched with the user's kubeconfig (Plumb's CLI works like `argocd --core`), plus the
+//! AppProject and the settings ConfigMap the layouts need.
+//!
+//! Applications may live outside the control namespace (Argo CD's "applications in any
+//! namespace"): every method taking a name accepts Argo's qualified form `namespace/name`; a
+//! bare name is looked up in the `-N/--app-namespace` namespace.
 
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -26,7 +30,8 @@ pub struct ConnArgs {
     /// Kubeconfig file to use (default: $KUBECONFIG, ~/.kube/config, then in-cluster).
     #[arg(long, global = true, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
-    /// Namespace holding the Applications (the control namespace).
+    /// Namespace of the Applications named without one (`ns/name` names its own); also the
+    /// control namespace unless --control-namespace is given.
     #[arg(
         short = 'N',
         long = "app-namespace",
@@ -36,6 +41,34 @@ pub struct ConnArgs {
         value_name = "NAMESPACE"
     )]
     pub app_namespace: String,
+    /// The control namespace (AppProjects, argocd-cm, repository Secrets) when it differs from
+    /// --app-namespace.
+    #[arg(
+        long = "control-namespace",
+        global = true,
+        env = "PLUMB_CONTROL_NAMESPACE",
+        value_name = "NAMESPACE"
+    )]
+    pub control_namespace: Option<String>,
+}
+
+impl ConnArgs {
+    /// The control namespace: `--control-namespace`, else `-N/--app-namespace`.
+    pub fn control_namespace(&self) -> &str {
+        self.control_namespace
+            .as_deref()
+            .unwrap_or(&self.app_namespace)
+    }
+}
+
+/// Splits Argo's qualified Application name (`namespace/name`); a bare name is in
+/// `default_namespace` (Argo's `argo.ParseFromQualifiedName`).
+pub fn split_qualified<'a>(name: &'a str, default_namespace: &'a str) -> (&'a str, &'a str) {
+    match name.split_once('/') {
+        Some((ns, n)) if !ns.is_empty() => (ns, n),
+        Some((_, n)) => (default_namespace, n),
+        None => (default_namespace, name),
+    }
 }
 
 /// The API resource of an `argoproj.io/v1alpha1` kind (`Application`/`applications`,
@@ -53,12 +86,16 @@ pub(crate) fn resource(kind: &str, plural: &str) -> ApiResource {
 /// An Application event seen while watching one Application.
 pub type AppStream = Pin<Box<dyn Stream<Item = Result<Option<Application>>> + Send>>;
 
-/// Applications of one control namespace.
+/// Applications, with the control namespace they belong to.
 #[derive(Clone)]
 pub struct AppClient {
     client: kube::Client,
+    /// The control namespace.
     namespace: String,
-    apps: Api<DynamicObject>,
+    /// Where a bare Application name is looked up.
+    app_namespace: String,
+    /// Whether `-N` was set apart from the control namespace (`app list` then lists it alone).
+    app_namespace_only: bool,
     kubeconfig: Option<PathBuf>,
 }
 
@@ -93,15 +130,11 @@ impl AppClient {
         let client = plumb_kube::connect(&source)
             .await
             .context("connecting to the cluster")?;
-        let apps = Api::namespaced_with(
-            client.clone(),
-            &args.app_namespace,
-            &resource(Application::KIND, "applications"),
-        );
         Ok(Self {
             client,
-            namespace: args.app_namespace.clone(),
-            apps,
+            namespace: args.control_namespace().to_string(),
+            app_namespace: args.app_namespace.clone(),
+            app_namespace_only: args.control_namespace() != args.app_namespace,
             kubeconfig: args.kubeconfig.clone(),
         })
     }
@@ -111,16 +144,33 @@ impl AppClient {
         &self.namespace
     }
 
+    /// Where a bare Application name is looked up (`-N/--app-namespace`).
+    pub fn app_namespace(&self) -> &str {
+        &self.app_namespace
+    }
+
+    /// The namespace and name a (possibly qualified) Application name refers to.
+    pub fn locate<'a>(&'a self, name: &'a str) -> (&'a str, &'a str) {
+        split_qualified(name, &self.app_namespace)
+    }
+
+    /// The Applications API of `namespace`.
+    fn apps_in(&self, namespace: &str) -> Api<DynamicObject> {
+        Api::namespaced_with(
+            self.client.clone(),
+            namespace,
+            &resource(Application::KIND, "applications"),
+        )
+    }
+
     /// The underlying client.
     pub fn kube(&self) -> &kube::Client {
         &self.client
     }
 
     fn not_found(&self, name: &str) -> anyhow::Error {
-        anyhow!(
-            "application '{name}' not found in namespace '{}'",
-            self.namespace
-        )
+        let (ns, name) = self.locate(name);
+        anyhow!("application '{name}' not found in namespace '{ns}'")
     }
 
     /// One Application, or an error naming it when it does not exist.
@@ -132,46 +182,107 @@ impl AppClient {
 
     /// One Application, `None` when it does not exist.
     pub async fn get_opt(&self, name: &str) -> Result<Option<Application>> {
-        match self.apps.get(name).await {
+        let (ns, name) = self.locate(name);
+        match self.apps_in(ns).get(name).await {
             Ok(obj) => to_application(obj).map(Some),
             Err(e) if is_not_found(&e) => Ok(None),
-            Err(e) => {
-                Err(e).with_context(|| format!("reading Application {}/{name}", self.namespace))
-            }
+            Err(e) => Err(e).with_context(|| format!("reading Application {ns}/{name}")),
         }
     }
 
-    /// Applications matching a label selector, sorted by name.
+    /// Applications matching a label selector, sorted by namespace then name: those of the
+    /// `-N` namespace when it was set apart from the control namespace, else those of the
+    /// control namespace and of every namespace `application.namespaces` of
+    /// `argocd-cmd-params-cm` permits (Argo's `app list` over every enabled namespace).
     pub async fn list(&self, selector: Option<&str>) -> Result<Vec<Application>> {
         let mut params = ListParams::default();
         if let Some(s) = selector {
             params = params.labels(s);
         }
-        let list =
-            self.apps.list(&params).await.with_context(|| {
-                format!("listing Applications in namespace '{}'", self.namespace)
-            })?;
+        let permitted = if self.app_namespace_only {
+            Vec::new()
+        } else {
+            self.application_namespaces().await?
+        };
+        let (api, namespace) = if self.app_namespace_only {
+            (
+                self.apps_in(&self.app_namespace),
+                self.app_namespace.as_str(),
+            )
+        } else if permitted.is_empty() {
+            (self.apps_in(&self.namespace), self.namespace.as_str())
+        } else {
+            (
+                Api::all_with(
+                    self.client.clone(),
+                    &resource(Application::KIND, "applications"),
+                ),
+                "",
+            )
+        };
+        let list = api.list(&params).await.with_context(|| {
+            if namespace.is_empty() {
+                "listing Applications in all namespaces (application.namespaces is set)".to_string()
+            } else {
+                format!("listing Applications in namespace '{namespace}'")
+            }
+        })?;
         let mut apps = list
             .items
             .into_iter()
             .map(to_application)
             .collect::<Result<Vec<_>>>()?;
-        apps.sort_by(|a, b| a.name().cmp(b.name()));
+        apps.retain(|a| {
+            a.namespace() == self.namespace
+                || !namespace.is_empty()
+                || plumb_policy::project::namespace_in_list(&permitted, a.namespace())
+        });
+        apps.sort_by(|a, b| {
+            (a.namespace() != self.namespace, a.namespace(), a.name()).cmp(&(
+                b.namespace() != self.namespace,
+                b.namespace(),
+                b.name(),
+            ))
+        });
         Ok(apps)
     }
 
+    /// `application.namespaces` of `argocd-cmd-params-cm` in the control namespace (none when
+    /// the ConfigMap or the key is absent).
+    pub async fn application_namespaces(&self) -> Result<Vec<String>> {
+        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(self.client.clone(), &self.namespace);
+        let cm = match api.get(plumb_controller::CMD_PARAMS_CONFIGMAP).await {
+            Ok(cm) => cm,
+            Err(e) if is_not_found(&e) => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!(
+                        "reading ConfigMap {}/{}",
+                        self.namespace,
+                        plumb_controller::CMD_PARAMS_CONFIGMAP
+                    )
+                });
+            }
+        };
+        Ok(cm
+            .data
+            .and_then(|d| d.get(plumb_controller::APPLICATION_NAMESPACES_KEY).cloned())
+            .map(|v| plumb_controller::parse_namespace_list(&v))
+            .unwrap_or_default())
+    }
+
     /// A JSON merge patch on the Application.
-    pub async fn merge_patch(&self, name: &str, patch: &Value) -> Result<Application> {
+    pub async fn merge_patch(&self, qualified: &str, patch: &Value) -> Result<Application> {
+        let (ns, name) = self.locate(qualified);
         match self
-            .apps
+            .apps_in(ns)
             .patch(name, &PatchParams::default(), &Patch::Merge(patch))
             .await
         {
             Ok(obj) => to_application(obj),
-            Err(e) if is_not_found(&e) => Err(self.not_found(name)),
-            Err(e) => {
-                Err(e).with_context(|| format!("patching Application {}/{name}", self.namespace))
-            }
+            Err(e) if is_not_found(&e) => Err(self.not_found(qualified)),
+            Err(e) => Err(e).with_context(|| format!("patching Application {ns}/{name}")),
         }
     }
 
@@ -179,52 +290,60 @@ impl AppClient {
     /// between (the caller re-reads and decides again).
     pub async fn merge_patch_at(
         &self,
-        name: &str,
+        qualified: &str,
         resource_version: &str,
         mut patch: Value,
     ) -> Result<Option<Application>> {
+        let (ns, name) = self.locate(qualified);
         patch["metadata"]["resourceVersion"] = Value::from(resource_version);
         match self
-            .apps
+            .apps_in(ns)
             .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
             Ok(obj) => to_application(obj).map(Some),
             Err(e) if is_conflict(&e) => Ok(None),
-            Err(e) if is_not_found(&e) => Err(self.not_found(name)),
-            Err(e) => {
-                Err(e).with_context(|| format!("patching Application {}/{name}", self.namespace))
-            }
+            Err(e) if is_not_found(&e) => Err(self.not_found(qualified)),
+            Err(e) => Err(e).with_context(|| format!("patching Application {ns}/{name}")),
         }
     }
 
     /// A merge patch of the status subresource.
-    pub async fn patch_status(&self, name: &str, patch: &Value) -> Result<Application> {
+    pub async fn patch_status(&self, qualified: &str, patch: &Value) -> Result<Application> {
+        let (ns, name) = self.locate(qualified);
         match self
-            .apps
+            .apps_in(ns)
             .patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
             .await
         {
             Ok(obj) => to_application(obj),
-            Err(e) if is_not_found(&e) => Err(self.not_found(name)),
-            Err(e) => Err(e).with_context(|| {
-                format!(
-                    "patching the status of Application {}/{name}",
-                    self.namespace
-                )
-            }),
+            Err(e) if is_not_found(&e) => Err(self.not_found(qualified)),
+            Err(e) => {
+                Err(e).with_context(|| format!("patching the status of Application {ns}/{name}"))
+            }
         }
     }
 
-    /// Creates an Application.
+    /// The namespace an Application object is written to: its own `metadata.namespace`, else
+    /// the `-N` namespace.
+    fn namespace_of<'a>(&'a self, app: &'a Application) -> &'a str {
+        if app.namespace().is_empty() {
+            &self.app_namespace
+        } else {
+            app.namespace()
+        }
+    }
+
+    /// Creates an Application (in its `metadata.namespace`, else the `-N` namespace).
     pub async fn create(&self, app: &Application) -> Result<Application> {
         let obj: DynamicObject = serde_json::from_value(serde_json::to_value(app)?)
             .context("encoding the Application")?;
+        let ns = self.namespace_of(app);
         let created = self
-            .apps
+            .apps_in(ns)
             .create(&PostParams::default(), &obj)
             .await
-            .with_context(|| format!("creating Application {}/{}", self.namespace, app.name()))?;
+            .with_context(|| format!("creating Application {ns}/{}", app.name()))?;
         to_application(created)
     }
 
@@ -232,31 +351,36 @@ impl AppClient {
     pub async fn replace(&self, app: &Application) -> Result<Application> {
         let obj: DynamicObject = serde_json::from_value(serde_json::to_value(app)?)
             .context("encoding the Application")?;
+        let ns = self.namespace_of(app);
         let replaced = self
-            .apps
+            .apps_in(ns)
             .replace(app.name(), &PostParams::default(), &obj)
             .await
-            .with_context(|| format!("updating Application {}/{}", self.namespace, app.name()))?;
+            .with_context(|| format!("updating Application {ns}/{}", app.name()))?;
         to_application(replaced)
     }
 
     /// Deletes an Application (finalizers decide what happens to its resources); `false` when
     /// it was already gone.
-    pub async fn delete(&self, name: &str) -> Result<bool> {
-        match self.apps.delete(name, &DeleteParams::default()).await {
+    pub async fn delete(&self, qualified: &str) -> Result<bool> {
+        let (ns, name) = self.locate(qualified);
+        match self
+            .apps_in(ns)
+            .delete(name, &DeleteParams::default())
+            .await
+        {
             Ok(_) => Ok(true),
             Err(e) if is_not_found(&e) => Ok(false),
-            Err(e) => {
-                Err(e).with_context(|| format!("deleting Application {}/{name}", self.namespace))
-            }
+            Err(e) => Err(e).with_context(|| format!("deleting Application {ns}/{name}")),
         }
     }
 
     /// Watches one Application: the current object first, then every change; `None` when it
     /// does not exist (or was deleted). The watch restarts by itself after API errors, which
     /// are passed through.
-    pub fn watch(&self, name: &str) -> AppStream {
-        kube::runtime::watcher::watch_object(self.apps.clone(), name)
+    pub fn watch(&self, qualified: &str) -> AppStream {
+        let (ns, name) = self.locate(qualified);
+        kube::runtime::watcher::watch_object(self.apps_in(ns), name)
             .map(|event| match event {
                 Ok(Some(obj)) => to_application(obj).map(Some),
                 Ok(None) => Ok(None),

@@ -30,7 +30,7 @@ pub enum SyncPolicyFlag {
 /// `plumb app create`.
 #[derive(Debug, Args)]
 pub struct CreateArgs {
-    /// Application name (overrides the file's).
+    /// Application name (overrides the file's); `namespace/name` creates it in that namespace.
     pub name: Option<String>,
     /// Read the Application from this YAML or JSON file; flags override its fields.
     #[arg(short = 'f', long, value_name = "FILE")]
@@ -118,27 +118,28 @@ fn from_file(path: &PathBuf) -> Result<Application> {
         .with_context(|| format!("{}: not an Application", path.display()))
 }
 
-/// The Application the flags describe (on top of the file, when given).
+/// The Application the flags describe (on top of the file, when given). Its namespace: the one
+/// a qualified name (`namespace/name`) gives, else the file's `metadata.namespace`, else
+/// `namespace` (the `-N/--app-namespace` one).
 pub fn build(args: &CreateArgs, namespace: &str) -> Result<Application> {
     let mut app = match &args.file {
         Some(path) => from_file(path)?,
         None => Application::new(ObjectMeta::default(), ApplicationSpec::default()),
     };
     if let Some(name) = &args.name {
-        app.metadata.name = Some(name.clone());
+        if let Some((ns, n)) = name.split_once('/') {
+            app.metadata.namespace = Some(ns.to_string());
+            app.metadata.name = Some(n.to_string());
+        } else {
+            app.metadata.name = Some(name.clone());
+        }
     }
     if app.name().is_empty() {
         bail!("an application name is required");
     }
-    if let Some(ns) = app.metadata.namespace.as_deref()
-        && ns != namespace
-    {
-        bail!(
-            "application {} is in namespace '{ns}', but the control namespace is '{namespace}' (use -N)",
-            app.name()
-        );
+    if app.namespace().is_empty() {
+        app.metadata.namespace = Some(namespace.to_string());
     }
-    app.metadata.namespace = Some(namespace.to_string());
     for label in &args.labels {
         let Some((k, v)) = label.split_once('=') else {
             bail!("label '{label}' should be KEY=VALUE");
@@ -298,7 +299,7 @@ pub fn validate(app: &Application) -> Result<()> {
 
 /// Runs `plumb app create`.
 pub async fn run(client: &AppClient, args: CreateArgs) -> Result<Outcome> {
-    let app = build(&args, client.namespace())?;
+    let app = build(&args, client.app_namespace())?;
     if client.project(&app.spec.project).await?.is_none() {
         bail!(
             "application spec for {} is invalid: InvalidSpecError: Application referencing project {} which does not exist",
@@ -306,7 +307,8 @@ pub async fn run(client: &AppClient, args: CreateArgs) -> Result<Outcome> {
             app.spec.project
         );
     }
-    let action = match client.get_opt(app.name()).await? {
+    let qualified = format!("{}/{}", app.namespace(), app.name());
+    let action = match client.get_opt(&qualified).await? {
         None => {
             client.create(&app).await?;
             "created"
@@ -473,7 +475,17 @@ mod tests {
             app.spec.source.as_ref().unwrap().path.as_deref(),
             Some("guestbook")
         );
-        let err = build(&parse(&["-f", p]), "other").unwrap_err().to_string();
-        assert!(err.contains("control namespace is 'other'"), "{err}");
+        // The file's namespace is kept; -N only fills in a missing one.
+        let app = build(&parse(&["-f", p]), "other").unwrap();
+        assert_eq!(app.namespace(), "argocd");
+        // A qualified name (Argo's `namespace/name`) places it.
+        let app = build(&parse(&["team-a/guestbook", "-f", p]), "argocd").unwrap();
+        assert_eq!((app.namespace(), app.name()), ("team-a", "guestbook"));
+        let app = build(
+            &parse(&["web", "--repo", "https://g/r.git", "--dest-namespace", "p"]),
+            "team-b",
+        )
+        .unwrap();
+        assert_eq!((app.namespace(), app.name()), ("team-b", "web"));
     }
 }

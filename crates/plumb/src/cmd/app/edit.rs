@@ -179,7 +179,11 @@ async fn save(
         return Ok(());
     };
     client
-        .merge_patch_at(app.name(), rv, serde_json::json!({"spec": spec_patch}))
+        .merge_patch_at(
+            &format!("{}/{}", app.namespace(), app.name()),
+            rv,
+            serde_json::json!({"spec": spec_patch}),
+        )
         .await?
         .map(|_| ())
         .ok_or_else(|| {

@@ -151,10 +151,10 @@ pub async fn wait_for(
             None => stream.next().await,
         };
         match next {
-            None => bail!(
-                "the watch of Application {}/{name} ended",
-                client.namespace()
-            ),
+            None => {
+                let (ns, n) = client.locate(name);
+                bail!("the watch of Application {ns}/{n} ended")
+            }
             Some(Err(e)) => {
                 errors += 1;
                 if errors >= 5 {
@@ -164,16 +164,14 @@ pub async fn wait_for(
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
             Some(Ok(None)) => {
+                let (ns, n) = client.locate(name);
                 if delete {
-                    return Ok(WaitEnd::Deleted(format!("{}/{name}", client.namespace())));
+                    return Ok(WaitEnd::Deleted(format!("{ns}/{n}")));
                 }
                 if seen {
                     bail!("application '{name}' was deleted while waiting");
                 }
-                bail!(
-                    "application '{name}' not found in namespace '{}'",
-                    client.namespace()
-                );
+                bail!("application '{n}' not found in namespace '{ns}'");
             }
             Some(Ok(Some(app))) => {
                 errors = 0;
