@@ -248,13 +248,22 @@ impl AppClient {
     }
 
     /// `application.namespaces` of `argocd-cmd-params-cm` in the control namespace (none when
-    /// the ConfigMap or the key is absent).
+    /// the ConfigMap or the key is absent, or the caller may not read it).
     pub async fn application_namespaces(&self) -> Result<Vec<String>> {
         let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
             Api::namespaced(self.client.clone(), &self.namespace);
         let cm = match api.get(plumb_controller::CMD_PARAMS_CONFIGMAP).await {
             Ok(cm) => cm,
             Err(e) if is_not_found(&e) => return Ok(Vec::new()),
+            // Someone who may list Applications but not read ConfigMaps lists the control
+            // namespace, as before.
+            Err(kube::Error::Api(status)) if status.code == 403 => {
+                tracing::debug!(
+                    "cannot read {}: listing the control namespace only",
+                    plumb_controller::CMD_PARAMS_CONFIGMAP
+                );
+                return Ok(Vec::new());
+            }
             Err(e) => {
                 return Err(e).with_context(|| {
                     format!(
