@@ -104,7 +104,10 @@ impl ClusterSecret {
                 .map_err(|e| {
                     Error::UnknownCluster(format!("{} (unusable config: {e})", self.server))
                 })?;
-        Ok(plumb_kube::client_from(config)?)
+        Ok(crate::k8s_requests::counted(
+            plumb_kube::client_from(config)?,
+            &self.server,
+        ))
     }
 }
 

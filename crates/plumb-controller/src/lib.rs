@@ -14,6 +14,7 @@ mod context;
 mod error;
 mod events;
 mod guard;
+mod k8s_requests;
 mod metrics;
 mod operation;
 mod orphans;

@@ -1,6 +1,7 @@
 //! The controller's Prometheus metrics, on the `prometheus-client` library, with Argo CD's names
 //! and labels where Argo has the metric (`argocd_app_info`, `argocd_app_sync_total`,
-//! `argocd_app_reconcile`, `argocd_git_request_total`, `argocd_cluster_info`) and Plumb's own
+//! `argocd_app_reconcile`, `argocd_git_request_total`, `argocd_cluster_info`,
+//! `argocd_app_k8s_request_total`) and Plumb's own
 //! under `plumb_`. Served by [`crate::server`] on `/metrics`.
 
 use std::collections::BTreeMap;
@@ -135,6 +136,11 @@ impl Metrics {
             "argocd_git_request",
             "Number of git requests performed by repo server",
             git_requests.clone(),
+        );
+        registry.register(
+            "argocd_app_k8s_request",
+            "Number of kubernetes requests executed during application reconciliation.",
+            crate::k8s_requests::K8S_REQUESTS.clone(),
         );
         let clusters = Family::<ClusterLabels, Gauge>::default();
         registry.register(

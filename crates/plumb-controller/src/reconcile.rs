@@ -84,6 +84,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
         }
     }
 
+    crate::k8s_requests::set_project(&app.spec.project);
     if app
         .metadata
         .other
@@ -215,12 +216,17 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
             .normal(&app, "OperationStarted", format!("Initiated sync to {rev}"))
             .await;
         let control = shared.start_operation(key);
-        tokio::spawn(operation::drive(
-            shared.clone(),
-            app.clone(),
-            project.clone(),
-            started_at,
-            control,
+        tokio::spawn(crate::k8s_requests::for_app(
+            namespace,
+            name,
+            &app.spec.project,
+            operation::drive(
+                shared.clone(),
+                app.clone(),
+                project.clone(),
+                started_at,
+                control,
+            ),
         ));
         shared.metrics.observe(Timing::Reconcile, started.elapsed());
         return Ok(true);

@@ -62,10 +62,12 @@ pub struct ServerConfig {
     pub disable_auth: bool,
     /// Failed-login limits (Argo's `ARGOCD_SESSION_*` variables).
     pub login_throttle: crate::auth::ThrottleConfig,
+    /// Where `/metrics` is served (plain HTTP; Argo's port is 8083); `None`: nowhere.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 impl ServerConfig {
-    /// Defaults: 0.0.0.0:8080, a self-signed certificate, the `argocd` namespace, the source
+    /// Defaults: 0.0.0.0:8080 (no metrics listener), a self-signed certificate, the `argocd` namespace, the source
     /// cache under `cache_dir`.
     pub fn new(cache_dir: PathBuf) -> Self {
         Self {
@@ -76,6 +78,7 @@ impl ServerConfig {
             source: plumb_source::Config::new(cache_dir),
             disable_auth: false,
             login_throttle: crate::auth::ThrottleConfig::default(),
+            metrics_listen: None,
         }
     }
 }

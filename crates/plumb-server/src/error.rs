@@ -5,6 +5,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+/// The gRPC status code of an error answer, for the request metrics.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GrpcCode(pub(crate) i32);
+
 /// The result of this crate's functions.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -23,6 +27,9 @@ pub enum Error {
     /// The object exists already (gRPC AlreadyExists).
     #[error("{0}")]
     AlreadyExists(String),
+    /// The object changed since the version the request was based on (gRPC Aborted).
+    #[error("{0}")]
+    Conflict(String),
     /// No valid credentials (gRPC Unauthenticated).
     #[error("{0}")]
     Unauthenticated(String),
@@ -83,6 +90,7 @@ impl Error {
             Self::InvalidArgument(_) => (3, StatusCode::BAD_REQUEST),
             Self::FailedPrecondition(_) => (9, StatusCode::BAD_REQUEST),
             Self::AlreadyExists(_) => (6, StatusCode::CONFLICT),
+            Self::Conflict(_) => (10, StatusCode::CONFLICT),
             Self::Unauthenticated(_) => (16, StatusCode::UNAUTHORIZED),
             Self::PermissionDenied(_) => (7, StatusCode::FORBIDDEN),
             Self::Kube { .. }
@@ -107,10 +115,12 @@ impl IntoResponse for Error {
         if status.is_server_error() {
             tracing::warn!("request failed: {message}");
         }
-        (
+        let mut response = (
             status,
             axum::Json(json!({"error": message, "code": code, "message": message})),
         )
-            .into_response()
+            .into_response();
+        response.extensions_mut().insert(GrpcCode(code));
+        response
     }
 }

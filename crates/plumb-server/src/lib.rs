@@ -21,6 +21,7 @@ mod auth;
 mod config;
 mod error;
 mod gateway;
+mod metrics;
 mod rbac;
 mod routes;
 mod serve;

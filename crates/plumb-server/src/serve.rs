@@ -33,6 +33,8 @@ pub struct Running {
     pub addr: SocketAddr,
     /// The serving certificate (PEM), `None` in plaintext mode.
     pub certificate_pem: Option<String>,
+    /// Where `/metrics` is served (the real port when configured with port 0).
+    pub metrics_addr: Option<SocketAddr>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
 }
@@ -96,7 +98,12 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         stop_rx.clone(),
         auth,
     );
-    let app = crate::routes::router(state, &config.limits)
+    let metrics = Arc::new(crate::metrics::ServerMetrics::new());
+    let metrics_addr = match config.metrics_listen {
+        Some(addr) => Some(crate::metrics::listen(addr, metrics.clone(), stop_rx.clone()).await?),
+        None => None,
+    };
+    let app = crate::routes::router(state, &config.limits, metrics)
         .layer(axum::Extension(crate::routes::SecureCookie(tls.is_some())));
     let certificate_pem = tls.as_ref().map(|(_, pem)| pem.clone());
     let acceptor = tls.map(|(cfg, _)| tokio_rustls::TlsAcceptor::from(cfg));
@@ -105,6 +112,7 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     Ok(Running {
         addr,
         certificate_pem,
+        metrics_addr,
         stop,
         task,
     })

@@ -48,7 +48,7 @@ pub mod worker;
 pub use credentials::{RepoCredentials, SECRET_TYPE_LABEL, TlsCerts};
 pub use detect::{KUSTOMIZATION_FILES, SourceType, detect};
 pub use error::{Error, Result};
-pub use git::{Checkout, GitCache, RemoteRef};
+pub use git::{Checkout, CommitMetadata, GitCache, RemoteRef};
 pub use helm_repo::{ChartCheckout, HelmRepos};
 pub use limits::{Limits, parse_duration, parse_quantity};
 pub use manifest::Manifest;

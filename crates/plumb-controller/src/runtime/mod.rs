@@ -430,6 +430,8 @@ pub(crate) fn plugins_dir(config: &ControllerConfig, settings: &Settings) -> Opt
 
 /// Runs the controller until an unrecoverable error.
 pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
+    // Every request to the in-cluster API server counted (argocd_app_k8s_request_total).
+    let client = crate::k8s_requests::counted(client, IN_CLUSTER_SERVER);
     let settings = load_settings(&client, &config).await?;
     let app_namespaces = match &config.application_namespaces {
         Some(list) => list.clone(),
@@ -573,7 +575,18 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
                     continue;
                 }
                 shared.queue.taken(&name);
-                match crate::reconcile::reconcile(&shared, &name).await {
+                // Requests made for this Application carry its namespace and name.
+                let (app_ns, app_name) = name
+                    .split_once('/')
+                    .unwrap_or((shared.config.control_namespace.as_str(), name.as_str()));
+                let reconciled = crate::k8s_requests::for_app(
+                    app_ns,
+                    app_name,
+                    "",
+                    crate::reconcile::reconcile(&shared, &name),
+                )
+                .await;
+                match reconciled {
                     Ok(_) => {}
                     Err(e) => {
                         tracing::warn!(app = %name, "reconcile failed: {}", chain(&e));

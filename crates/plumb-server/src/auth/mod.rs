@@ -12,8 +12,6 @@ pub(crate) mod middleware;
 pub(crate) mod store;
 pub(crate) mod throttle;
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::ByteString;
@@ -96,29 +94,32 @@ impl Caller {
 #[derive(Debug)]
 pub(crate) struct Auth {
     throttle: throttle::Throttle,
-    /// Revoked session ids with when they expire anyway (Argo keeps them in Redis).
-    revoked: Mutex<HashMap<String, i64>>,
 }
 
 impl Auth {
     pub(crate) fn new(config: ThrottleConfig) -> Self {
         Self {
             throttle: throttle::Throttle::new(config),
-            revoked: Mutex::new(HashMap::new()),
         }
     }
+}
 
-    pub(crate) fn revoke(&self, jti: &str, exp: Option<i64>) {
-        let now = jiff::Timestamp::now().as_second();
-        let mut revoked = self.revoked.lock().unwrap_or_else(|p| p.into_inner());
-        revoked.retain(|_, e| *e == 0 || *e > now);
-        revoked.insert(jti.to_string(), exp.unwrap_or(0));
+/// The key of a revoked session id in [`store::REVOKED_SECRET`]: the id itself when it is a
+/// valid Secret key (the UUIDs this server issues), else its SHA-256.
+fn revoked_key(jti: &str) -> String {
+    let valid = !jti.is_empty()
+        && jti.len() <= 253
+        && jti
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if valid {
+        return jti.to_string();
     }
-
-    fn is_revoked(&self, jti: &str) -> bool {
-        let revoked = self.revoked.lock().unwrap_or_else(|p| p.into_inner());
-        revoked.contains_key(jti)
-    }
+    use sha2::Digest;
+    sha2::Sha256::digest(jti.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Random bytes from the OS.
@@ -156,6 +157,11 @@ fn random_password() -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// A bcrypt hash of `password` with Argo's cost.
+pub(crate) async fn hash_password(password: String) -> Result<String> {
+    bcrypt_hash(password).await
 }
 
 async fn bcrypt_hash(password: String) -> Result<String> {
@@ -314,7 +320,7 @@ impl AppState {
                     .into(),
             ));
         }
-        if self.auth_state()?.is_revoked(&claims.jti) {
+        if self.is_revoked(&claims.jti).await? {
             return Err(invalid("token is revoked, please re-login".into()));
         }
         if capability == Capability::ApiKey
@@ -495,16 +501,52 @@ impl AppState {
     }
 
     /// Revokes the caller's session (logout).
-    pub(crate) fn revoke_session(&self, caller: &Caller) -> Result<()> {
+    pub(crate) async fn revoke_session(&self, caller: &Caller) -> Result<()> {
         if let CallerKind::Account {
             capability: "login",
             jti,
             exp,
         } = &caller.kind
         {
-            self.auth_state()?.revoke(jti, *exp);
+            self.auth_state()?;
+            self.revoke(jti, *exp).await?;
         }
         Ok(())
+    }
+
+    /// Records `jti` as revoked until `exp` (0: forever) in [`store::REVOKED_SECRET`], dropping
+    /// entries that expired (their tokens are refused for their age anyway).
+    async fn revoke(&self, jti: &str, exp: Option<i64>) -> Result<()> {
+        let now = jiff::Timestamp::now().as_second();
+        let key = revoked_key(jti);
+        let exp = exp.unwrap_or(0);
+        store::update_named_secret(
+            &self.client,
+            &self.namespace,
+            store::REVOKED_SECRET,
+            |data| {
+                let before = data.len();
+                data.retain(|_, v| {
+                    let e: i64 = std::str::from_utf8(&v.0)
+                        .ok()
+                        .and_then(|t| t.parse().ok())
+                        .unwrap_or(0);
+                    e == 0 || e > now
+                });
+                let fresh = data
+                    .insert(key.clone(), ByteString(exp.to_string().into_bytes()))
+                    .is_none();
+                Ok((fresh || data.len() != before, ()))
+            },
+        )
+        .await
+    }
+
+    /// Whether `jti` was revoked (read from the Secret on every check, so a logout through one
+    /// replica, or before a restart, holds everywhere).
+    async fn is_revoked(&self, jti: &str) -> Result<bool> {
+        let secret = store::secret(&self.client, &self.namespace, store::REVOKED_SECRET).await?;
+        Ok(store::secret_data(secret.as_ref()).contains_key(&revoked_key(jti)))
     }
 }
 

@@ -15,6 +15,12 @@ use crate::error::{Error, Result};
 pub(crate) const SECRET: &str = "argocd-secret";
 /// The Secret holding the generated admin password.
 pub(crate) const INITIAL_ADMIN_SECRET: &str = "argocd-initial-admin-secret";
+/// The Secret holding revoked session ids (`<jti>: <exp>`, Unix seconds, 0 for never). Argo
+/// keeps this list in Redis; Plumb has no Redis, and the list must outlive a restart of the
+/// server and be shared by its replicas, so it lives in the control namespace. A Secret, not a
+/// ConfigMap: the ids are not credentials, but they tell who logged in when, and Secrets are
+/// what operators already restrict.
+pub(crate) const REVOKED_SECRET: &str = "plumb-revoked-sessions";
 
 /// The data of a ConfigMap; empty when it does not exist.
 pub(crate) async fn config_map(
@@ -52,18 +58,28 @@ pub(crate) fn secret_data(secret: Option<&Secret>) -> BTreeMap<String, Vec<u8>> 
 pub(crate) async fn update_secret<T>(
     client: &kube::Client,
     ns: &str,
+    edit: impl FnMut(&mut BTreeMap<String, ByteString>) -> Result<(bool, T)>,
+) -> Result<T> {
+    update_named_secret(client, ns, SECRET, edit).await
+}
+
+/// [`update_secret`] for the Secret `name`.
+pub(crate) async fn update_named_secret<T>(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
     mut edit: impl FnMut(&mut BTreeMap<String, ByteString>) -> Result<(bool, T)>,
 ) -> Result<T> {
     let api: Api<Secret> = Api::namespaced(client.clone(), ns);
     for _ in 0..10 {
         let current = api
-            .get_opt(SECRET)
+            .get_opt(name)
             .await
-            .map_err(|e| Error::kube(format!("reading Secret {ns}/{SECRET}"), e))?;
+            .map_err(|e| Error::kube(format!("reading Secret {ns}/{name}"), e))?;
         let exists = current.is_some();
         let mut secret = current.unwrap_or_else(|| Secret {
             metadata: ObjectMeta {
-                name: Some(SECRET.into()),
+                name: Some(name.into()),
                 namespace: Some(ns.into()),
                 labels: Some(BTreeMap::from([(
                     "app.kubernetes.io/part-of".to_string(),
@@ -81,20 +97,20 @@ pub(crate) async fn update_secret<T>(
         }
         secret.data = Some(data);
         let written = if exists {
-            api.replace(SECRET, &PostParams::default(), &secret).await
+            api.replace(name, &PostParams::default(), &secret).await
         } else {
             api.create(&PostParams::default(), &secret).await
         };
         match written {
             Ok(_) => return Ok(out),
             Err(kube::Error::Api(s)) if s.code == 409 => {
-                tracing::debug!("Secret {ns}/{SECRET} changed while writing it; retrying");
+                tracing::debug!("Secret {ns}/{name} changed while writing it; retrying");
             }
-            Err(e) => return Err(Error::kube(format!("writing Secret {ns}/{SECRET}"), e)),
+            Err(e) => return Err(Error::kube(format!("writing Secret {ns}/{name}"), e)),
         }
     }
     Err(Error::Internal(format!(
-        "writing Secret {ns}/{SECRET}: it keeps changing"
+        "writing Secret {ns}/{name}: it keeps changing"
     )))
 }
 

@@ -210,3 +210,91 @@ pub(crate) async fn can_i(
         .await?;
     Ok(Json(json!({"value": if allowed { "yes" } else { "no" }})))
 }
+
+/// Argo's `UpdatePasswordRequest`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct UpdatePassword {
+    #[serde(default)]
+    current_password: String,
+    #[serde(default)]
+    new_password: String,
+    #[serde(default)]
+    name: String,
+}
+
+/// Argo's default `passwordPattern` of `argocd-cm`.
+const DEFAULT_PASSWORD_PATTERN: &str = "^.{8,32}$";
+
+/// `PUT /api/v1/account/password`: as Argo's `UpdatePassword`, the caller proves who they are
+/// with their own current password; changing another account's password also needs
+/// `accounts, update, <name>`. The new bcrypt hash and its change time go into
+/// `argocd-secret` (`admin.password`/`admin.passwordMtime`, or
+/// `accounts.<name>.password`/`.passwordMtime`), so sessions issued before stop working.
+pub(crate) async fn update_password(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Json(body): Json<UpdatePassword>,
+) -> Result<Json<Value>> {
+    let Some(own) = caller.account().map(str::to_string) else {
+        return Err(Error::InvalidArgument(format!(
+            "password can only be changed for local users, not user \"{}\"",
+            caller.subject
+        )));
+    };
+    let target = if body.name.is_empty() {
+        own.clone()
+    } else {
+        body.name.clone()
+    };
+    if target != own {
+        Authz::new(&s, &caller)
+            .await?
+            .check("accounts", "update", &target)
+            .await?;
+    }
+    // Argo's VerifyUsernamePassword: throttled and timed like a login.
+    if s.login(&own, &body.current_password).await.is_err() {
+        return Err(Error::InvalidArgument(
+            "current password does not match".into(),
+        ));
+    }
+    let cm = store::config_map(&s.client, &s.namespace, crate::state::SETTINGS_CONFIGMAP).await?;
+    let pattern = cm
+        .get("passwordPattern")
+        .filter(|p| !p.is_empty())
+        .map_or(DEFAULT_PASSWORD_PATTERN, String::as_str);
+    let re = regex::Regex::new(pattern).map_err(|e| {
+        Error::Internal(format!(
+            "ConfigMap {}/argocd-cm, key passwordPattern: {e}",
+            s.namespace
+        ))
+    })?;
+    if !re.is_match(&body.new_password) || body.new_password.len() > 72 {
+        return Err(Error::InvalidArgument(format!(
+            "new password does not match the following expression: {pattern}"
+        )));
+    }
+    account(&s, &target).await?;
+    let hash = crate::auth::hash_password(body.new_password.clone()).await?;
+    let now = jiff::Timestamp::now().to_string();
+    let (hash_key, mtime_key) = if target == "admin" {
+        (
+            "admin.password".to_string(),
+            "admin.passwordMtime".to_string(),
+        )
+    } else {
+        (
+            format!("accounts.{target}.password"),
+            format!("accounts.{target}.passwordMtime"),
+        )
+    };
+    store::update_secret(&s.client, &s.namespace, |data| {
+        data.insert(hash_key.clone(), ByteString(hash.clone().into_bytes()));
+        data.insert(mtime_key.clone(), ByteString(now.clone().into_bytes()));
+        Ok((true, ()))
+    })
+    .await?;
+    tracing::info!(account = %target, by = %own, "password updated");
+    Ok(Json(json!({})))
+}

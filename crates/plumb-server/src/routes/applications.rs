@@ -343,3 +343,90 @@ pub(crate) async fn delete(
         .map_err(|e| Error::kube(format!("deleting Application {}/{name}", s.namespace), e))?;
     Ok(Json(json!({})))
 }
+
+/// Argo's `ApplicationPatchRequest`: `patch` is the patch as JSON text.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PatchRequest {
+    #[serde(default)]
+    patch: String,
+    #[serde(default)]
+    patch_type: String,
+}
+
+/// `PATCH /api/v1/applications/{name}` with an `ApplicationPatchRequest` (`patchType`
+/// `json`, Argo's default, or `merge`): the patch applies to the Application as stored, and the
+/// result is written as `PUT` writes (spec, labels, annotations, finalizers; `update` on the
+/// Application and, when the patch moves it, on its new project). A `metadata.resourceVersion`
+/// in a merge patch guards the write: another one is a conflict (409, gRPC Aborted), so a
+/// client can re-read and decide again.
+pub(crate) async fn patch(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(name): Path<String>,
+    Json(body): Json<PatchRequest>,
+) -> Result<Json<Value>> {
+    s.authorize_app(&caller, &name, "update").await?;
+    let current = s.app_object(&name).await?;
+    let mut doc = with_type(to_value(&current)?);
+    let patch: Value = serde_json::from_str(&body.patch)
+        .map_err(|e| Error::InvalidArgument(format!("patch: not JSON: {e}")))?;
+    match body.patch_type.as_str() {
+        "json" | "" => {
+            let ops: json_patch::Patch = serde_json::from_value(patch)
+                .map_err(|e| Error::InvalidArgument(format!("patch: not a JSON patch: {e}")))?;
+            json_patch::patch(&mut doc, &ops)
+                .map_err(|e| Error::InvalidArgument(format!("patch: {e}")))?;
+        }
+        "merge" => {
+            if let Some(rv) = patch
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                && Some(rv) != current.metadata.resource_version.as_deref()
+            {
+                return Err(Error::Conflict(format!(
+                    "application '{name}' changed since resourceVersion {rv}; read it again"
+                )));
+            }
+            json_patch::merge(&mut doc, &patch);
+        }
+        other => {
+            return Err(Error::InvalidArgument(format!(
+                "Patch type '{other}' is not supported"
+            )));
+        }
+    }
+    let app: Application = serde_json::from_value(doc).map_err(|e| {
+        Error::InvalidArgument(format!("the patched Application is not valid: {e}"))
+    })?;
+    if app.name() != name {
+        return Err(Error::InvalidArgument(
+            "the patch may not change metadata.name".into(),
+        ));
+    }
+    check_namespace(&s, &app)?;
+    // A patch can write what no form would: the project it names must exist (Argo validates
+    // the patched Application as an update).
+    let project = app.spec.project.as_str();
+    if project.is_empty() {
+        return Err(Error::InvalidArgument("spec.project is required".into()));
+    }
+    check_name("AppProject", project)?;
+    let exists = s
+        .projects()
+        .get_opt(project)
+        .await
+        .map_err(|e| Error::kube(format!("reading AppProject {}/{project}", s.namespace), e))?;
+    if exists.is_none() {
+        return Err(Error::InvalidArgument(format!(
+            "application references project {project} which does not exist"
+        )));
+    }
+    Authz::new(&s, &caller)
+        .await?
+        .check("applications", "update", &app_object(&to_value(&app)?))
+        .await?;
+    Ok(Json(with_type(to_value(
+        &replace_spec(&s, &name, &app).await?,
+    )?)))
+}

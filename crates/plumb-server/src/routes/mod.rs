@@ -7,6 +7,7 @@ mod meta;
 mod operations;
 mod projects;
 mod resources;
+mod revisions;
 mod session;
 mod stream;
 
@@ -15,7 +16,7 @@ pub(crate) use session::SecureCookie;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
@@ -25,7 +26,11 @@ use crate::state::AppState;
 
 /// Every route, with the limits: body size and concurrency everywhere, the request deadline on
 /// everything but watch streams.
-pub(crate) fn router(state: AppState, limits: &Limits) -> Router {
+pub(crate) fn router(
+    state: AppState,
+    limits: &Limits,
+    metrics: std::sync::Arc<crate::metrics::ServerMetrics>,
+) -> Router {
     let app = "/api/v1/applications/{name}";
     let timed = Router::new()
         .route("/api/version", get(meta::version))
@@ -38,17 +43,28 @@ pub(crate) fn router(state: AppState, limits: &Limits) -> Router {
             app,
             get(applications::get)
                 .put(applications::update)
+                .patch(applications::patch)
                 .delete(applications::delete),
         )
         .route(&format!("{app}/resource-tree"), get(resources::tree))
         .route(&format!("{app}/managed-resources"), get(resources::managed))
         .route(&format!("{app}/manifests"), get(resources::manifests))
         .route(&format!("{app}/events"), get(events::list))
+        .route(
+            &format!("{app}/revisions/{{revision}}/metadata"),
+            get(revisions::metadata),
+        )
         .route(&format!("{app}/sync"), post(operations::sync))
         .route(&format!("{app}/rollback"), post(operations::rollback))
         .route(&format!("{app}/operation"), delete(operations::terminate))
-        .route("/api/v1/projects", get(projects::list))
-        .route("/api/v1/projects/{name}", get(projects::get))
+        .route(
+            "/api/v1/projects",
+            get(projects::list).post(projects::create),
+        )
+        .route(
+            "/api/v1/projects/{name}",
+            get(projects::get).put(projects::update),
+        )
         .route(
             "/api/v1/projects/{project}/roles/{role}/token",
             post(projects::create_token),
@@ -63,6 +79,7 @@ pub(crate) fn router(state: AppState, limits: &Limits) -> Router {
         )
         .route("/api/v1/session/userinfo", get(session::userinfo))
         .route("/api/v1/account", get(accounts::list))
+        .route("/api/v1/account/password", put(accounts::update_password))
         .route(
             "/api/v1/account/can-i/{resource}/{action}/{*object}",
             get(accounts::can_i),
@@ -79,7 +96,12 @@ pub(crate) fn router(state: AppState, limits: &Limits) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             limits.request_timeout,
         ));
-    let streams = Router::new().route("/api/v1/stream/applications", get(stream::applications));
+    let streams = Router::new()
+        .route("/api/v1/stream/applications", get(stream::applications))
+        .route(
+            "/api/v1/stream/applications/{name}/resource-tree",
+            get(stream::resource_tree),
+        );
     // Webhooks read their body under their own limit (`webhook.maxPayloadSizeMB`, Argo's 50 MB
     // by default), so they are outside the API's body limit.
     let webhooks = Router::new()
@@ -101,5 +123,10 @@ pub(crate) fn router(state: AppState, limits: &Limits) -> Router {
             crate::auth::middleware::authenticate,
         ))
         .layer(GlobalConcurrencyLimitLayer::new(limits.max_concurrent))
+        // Outermost: every answer counted, the limits' and authentication's refusals too.
+        .layer(axum::middleware::from_fn_with_state(
+            metrics,
+            crate::metrics::record,
+        ))
         .with_state(state)
 }

@@ -217,3 +217,146 @@ pub(crate) async fn delete_token(
     .await?;
     Ok(Json(serde_json::json!({})))
 }
+
+/// Argo's `ProjectCreateRequest`.
+#[derive(serde::Deserialize)]
+pub(crate) struct CreateProject {
+    project: Value,
+    #[serde(default)]
+    upsert: bool,
+}
+
+/// Argo's `ProjectUpdateRequest`.
+#[derive(serde::Deserialize)]
+pub(crate) struct UpdateProject {
+    project: Value,
+}
+
+/// The name of a project in a request body, checked.
+fn project_name(project: &Value) -> Result<String> {
+    let name = project
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    check_name("AppProject", &name)?;
+    if project.get("spec").is_some_and(|s| !s.is_object()) {
+        return Err(Error::InvalidArgument(format!(
+            "AppProject {name}: spec is not an object"
+        )));
+    }
+    Ok(name)
+}
+
+/// The project as written: its name, labels, annotations and spec, in the control namespace.
+fn project_object(s: &AppState, project: &Value, name: &str) -> Result<kube::api::DynamicObject> {
+    let mut metadata = serde_json::json!({"name": name, "namespace": s.namespace});
+    for field in ["labels", "annotations", "finalizers"] {
+        if let Some(v) = project.pointer(&format!("/metadata/{field}")) {
+            metadata[field] = v.clone();
+        }
+    }
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AppProject",
+        "metadata": metadata,
+        "spec": project.get("spec").cloned().unwrap_or_else(|| serde_json::json!({})),
+    }))
+    .map_err(|e| Error::InvalidArgument(format!("AppProject {name}: {e}")))
+}
+
+/// Replaces the project's spec, labels and annotations, guarded by resourceVersion and retried.
+async fn replace_project(s: &AppState, name: &str, project: &Value) -> Result<Value> {
+    for _ in 0..10 {
+        let current = s.projects().get(name).await.map_err(|e| {
+            not_found_or(
+                e,
+                &format!("appprojects.argoproj.io \"{name}\" not found"),
+                || format!("reading AppProject {}/{name}", s.namespace),
+            )
+        })?;
+        let mut obj = project_object(s, project, name)?;
+        obj.metadata.resource_version = current.metadata.resource_version.clone();
+        match s
+            .projects()
+            .replace(name, &kube::api::PostParams::default(), &obj)
+            .await
+        {
+            Ok(updated) => return to_value(&updated),
+            Err(kube::Error::Api(st)) if st.code == 409 => {}
+            Err(e) => {
+                return Err(Error::kube(
+                    format!("updating AppProject {}/{name}", s.namespace),
+                    e,
+                ));
+            }
+        }
+    }
+    Err(Error::FailedPrecondition(format!(
+        "could not update project '{name}': it keeps changing"
+    )))
+}
+
+/// `POST /api/v1/projects` (`projects, create, <name>`): an existing project with the same spec
+/// is returned as is; a different one is refused unless `upsert` (then `projects, update` too).
+pub(crate) async fn create(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+    axum::Json(body): axum::Json<CreateProject>,
+) -> Result<Json<Value>> {
+    let name = project_name(&body.project)?;
+    let mut authz = Authz::new(&s, &caller).await?;
+    authz.check("projects", "create", &name).await?;
+    let existing = s
+        .projects()
+        .get_opt(&name)
+        .await
+        .map_err(|e| Error::kube(format!("reading AppProject {}/{name}", s.namespace), e))?;
+    match existing {
+        None => {
+            let obj = project_object(&s, &body.project, &name)?;
+            let created = s
+                .projects()
+                .create(&kube::api::PostParams::default(), &obj)
+                .await
+                .map_err(|e| {
+                    Error::kube(format!("creating AppProject {}/{name}", s.namespace), e)
+                })?;
+            Ok(Json(to_value(&created)?))
+        }
+        Some(current) => {
+            let current_value = to_value(&current)?;
+            let wanted_spec = body.project.get("spec").cloned().unwrap_or_default();
+            if current_value.get("spec").cloned().unwrap_or_default() == wanted_spec {
+                return Ok(Json(current_value));
+            }
+            if !body.upsert {
+                return Err(Error::InvalidArgument(
+                    "existing project spec is different, use upsert flag to force update".into(),
+                ));
+            }
+            authz.check("projects", "update", &name).await?;
+            Ok(Json(replace_project(&s, &name, &body.project).await?))
+        }
+    }
+}
+
+/// `PUT /api/v1/projects/{name}` (`projects, update, <name>`).
+pub(crate) async fn update(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(name): Path<String>,
+    axum::Json(body): axum::Json<UpdateProject>,
+) -> Result<Json<Value>> {
+    check_name("AppProject", &name)?;
+    Authz::new(&s, &caller)
+        .await?
+        .check("projects", "update", &name)
+        .await?;
+    if project_name(&body.project)? != name {
+        return Err(Error::InvalidArgument(format!(
+            "metadata.name of the body does not match the path's {name:?}"
+        )));
+    }
+    Ok(Json(replace_project(&s, &name, &body.project).await?))
+}

@@ -230,11 +230,17 @@ pub(crate) async fn tree(
     Path(name): Path<String>,
 ) -> Result<Json<Value>> {
     s.authorize_app(&caller, &name, "get").await?;
-    let (_, app) = s.app(&name).await?;
+    Ok(Json(app_tree(&s, &name).await?))
+}
+
+/// The `ApplicationTree` of Application `name` (the caller is authorized already); the
+/// resource-tree route and its stream both answer with it.
+pub(crate) async fn app_tree(s: &AppState, name: &str) -> Result<Value> {
+    let (_, app) = s.app(name).await?;
     let cluster = s.cluster().await?;
     let d = &app.spec.destination;
     if !cluster.is_destination(d.server.as_deref(), d.name.as_deref()) {
-        return Ok(Json(json!({"nodes": []})));
+        return Ok(json!({"nodes": []}));
     }
     let engines = s.engines().await?;
     let resources = app
@@ -278,11 +284,7 @@ pub(crate) async fn tree(
             }
         }
     }
-    Ok(Json(crate::tree::build(
-        &managed,
-        &candidates,
-        &engines.assessor,
-    )))
+    Ok(crate::tree::build(&managed, &candidates, &engines.assessor))
 }
 
 #[cfg(test)]

@@ -63,7 +63,7 @@ pub(crate) async fn delete(
     caller: Option<Authenticated>,
 ) -> Result<(HeaderMap, Json<Value>)> {
     if let (Some(Authenticated(c)), Some(_)) = (caller, s.auth.as_ref()) {
-        s.revoke_session(&c)?;
+        s.revoke_session(&c).await?;
     }
     let secure = secure.map_or(SecureCookie(true), |Extension(v)| v);
     let mut headers = HeaderMap::new();

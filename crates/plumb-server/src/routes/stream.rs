@@ -3,12 +3,15 @@
 //! or as server-sent events (`data: ...`) when the client accepts `text/event-stream` (what
 //! Argo's UI uses). Current Applications come first as ADDED. Filters: `name`, `projects`,
 //! `selector`. The stream ends when the server shuts down.
+//!
+//! `GET /api/v1/stream/applications/{name}/resource-tree`: Argo's `WatchResourceTree`, one
+//! `{"result": ApplicationTree}` per change of the tree, the current tree first.
 
 use std::collections::BTreeSet;
 use std::convert::Infallible;
 
 use axum::body::Body;
-use axum::extract::{RawQuery, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
@@ -18,6 +21,7 @@ use kube::runtime::watcher::{self, Event};
 use serde_json::{Value, json};
 
 use crate::auth::middleware::Authenticated;
+use crate::error::Error;
 use crate::gateway::Query;
 use crate::rbac::{Authz, app_object};
 use crate::state::{AppState, to_value};
@@ -52,10 +56,7 @@ pub(crate) async fn applications(
         Err(e) => return e.into_response(),
     };
     let q = Query::parse(raw.as_deref());
-    let sse = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("text/event-stream"));
+    let sse = wants_sse(&headers);
     let mut config = watcher::Config::default();
     if let Some(sel) = q.get("selector") {
         config = config.labels(sel);
@@ -117,6 +118,22 @@ pub(crate) async fn applications(
         })
         .flatten()
         .take_until(stopped);
+    streaming(events, sse)
+}
+
+/// Whether the client asked for server-sent events.
+fn wants_sse(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"))
+}
+
+/// A streaming response of frames.
+fn streaming(
+    events: impl futures::Stream<Item = Result<String, Infallible>> + Send + 'static,
+    sse: bool,
+) -> Response {
     let content_type = if sse {
         "text/event-stream"
     } else {
@@ -130,4 +147,83 @@ pub(crate) async fn applications(
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
+}
+
+/// How often an open resource-tree stream reads the live objects below the Application again
+/// (the server keeps no live cache to be told of their changes; the Application's own changes
+/// are watched and answered at once).
+const TREE_POLL: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `GET /api/v1/stream/applications/{name}/resource-tree`: the tree whenever it differs from
+/// the last one sent, after each change of the Application and each poll of the live objects.
+/// The stream ends when the Application is deleted or the server shuts down.
+pub(crate) async fn resource_tree(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(e) = s.authorize_app(&caller, &name, "get").await {
+        return e.into_response();
+    }
+    // The first tree now: a missing Application (or a broken one) is an error, not a stream.
+    let first = match crate::routes::resources::app_tree(&s, &name).await {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    let sse = wants_sse(&headers);
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let changes = watcher::watcher(s.apps(), config)
+        .default_backoff()
+        .filter_map(|event| async move {
+            match event {
+                Ok(Event::Apply(_)) | Ok(Event::Delete(_)) | Ok(Event::InitDone) => Some(()),
+                Ok(_) => None,
+                Err(e) => {
+                    tracing::debug!("watching an Application for its tree stream: {e}");
+                    None
+                }
+            }
+        });
+    let polls = futures::stream::unfold((), |()| async {
+        tokio::time::sleep(TREE_POLL).await;
+        Some(((), ()))
+    });
+    let mut stop = s.shutdown.clone();
+    let stopped = async move {
+        let _ = stop.wait_for(|v| *v).await;
+    };
+    let frame = move |tree: &Value| {
+        let line = json!({"result": tree}).to_string();
+        if sse {
+            format!("data: {line}\n\n")
+        } else {
+            format!("{line}\n")
+        }
+    };
+    let first_frame = frame(&first);
+    // Changes arriving together make one read.
+    let triggers = futures::stream::select(changes, polls)
+        .ready_chunks(64)
+        .boxed();
+    let updates = futures::stream::unfold(
+        (triggers, s, name, first),
+        move |(mut triggers, s, name, last)| async move {
+            loop {
+                triggers.next().await?;
+                match crate::routes::resources::app_tree(&s, &name).await {
+                    Ok(tree) if tree == last => {}
+                    Ok(tree) => return Some((frame(&tree), (triggers, s, name, tree))),
+                    // Deleted: the stream ends.
+                    Err(Error::NotFound(_)) => return None,
+                    Err(e) => tracing::debug!("reading the tree of {name} for a stream: {e}"),
+                }
+            }
+        },
+    );
+    let events = futures::stream::once(async move { first_frame })
+        .chain(updates)
+        .map(Ok::<_, Infallible>)
+        .take_until(stopped);
+    streaming(events, sse)
 }

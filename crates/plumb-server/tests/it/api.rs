@@ -100,7 +100,7 @@ fn synced_healthy_at(rev: &str) -> impl Fn(&Value) -> bool + '_ {
 }
 
 /// Reads lines of a streaming response until `want` matches one (or the deadline passes).
-async fn next_event(
+pub(crate) async fn next_event(
     resp: &mut reqwest::Response,
     buf: &mut String,
     want: impl Fn(&Value) -> bool,

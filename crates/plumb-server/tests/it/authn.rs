@@ -16,7 +16,8 @@ use crate::support::{client_trusting, create_default_project, env, read, server_
 pub struct AuthStack {
     pub ns: TestNamespace,
     pub client: kube::Client,
-    _server: Running,
+    server: Option<Running>,
+    config: plumb_server::ServerConfig,
     pub http: reqwest::Client,
     pub base: String,
 }
@@ -30,7 +31,7 @@ impl AuthStack {
         let mut config = server_config(ns.name());
         config.disable_auth = false;
         config.login_throttle = throttle;
-        let server = plumb_server::serve(client.clone(), config)
+        let server = plumb_server::serve(client.clone(), config.clone())
             .await
             .expect("server starts");
         let http = client_trusting(server.certificate_pem.as_deref().expect("TLS"));
@@ -38,10 +39,25 @@ impl AuthStack {
         Self {
             ns,
             client,
-            _server: server,
+            server: Some(server),
+            config,
             http,
             base,
         }
+    }
+
+    /// Stops the server and starts a new one over the same namespace (a new process would
+    /// know nothing but what the cluster keeps).
+    pub async fn restart(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.shutdown().await;
+        }
+        let server = plumb_server::serve(self.client.clone(), self.config.clone())
+            .await
+            .expect("server restarts");
+        self.http = client_trusting(server.certificate_pem.as_deref().expect("TLS"));
+        self.base = format!("https://localhost:{}", server.addr.port());
+        self.server = Some(server);
     }
 
     /// A request with an optional bearer token: (status, JSON body).

@@ -5,6 +5,8 @@ mod api;
 mod auth;
 mod authn;
 mod listener;
+mod password;
 mod rbac;
+mod revisions;
 mod support;
 mod webhook;

@@ -15,6 +15,8 @@ struct Route {
     resource: &'static str,
     action: &'static str,
     object: &'static str,
+    /// A watch stream: only its status is read (its body never ends).
+    stream: bool,
 }
 
 fn route(
@@ -30,7 +32,67 @@ fn route(
         resource,
         action,
         object,
+        stream: false,
     }
+}
+
+fn stream(path: &'static str, pair: (&'static str, &'static str, &'static str)) -> Route {
+    Route {
+        stream: true,
+        ..route(Method::GET, path, None, pair)
+    }
+}
+
+/// `r` called by `token`: (status, body); a stream's body is not read.
+async fn call(s: &AuthStack, r: &Route, token: &str) -> (u16, Value) {
+    if !r.stream {
+        return s
+            .call(r.method.clone(), r.path, Some(token), r.body.as_ref())
+            .await;
+    }
+    let resp = s
+        .http
+        .request(r.method.clone(), format!("{}{}", s.base, r.path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .expect("request");
+    let code = resp.status().as_u16();
+    if code == 200 {
+        return (code, Value::Null);
+    }
+    crate::support::read(resp).await
+}
+
+/// The three cases of one route for user `u`: everything but its pair (a deny rule), nothing,
+/// exactly its pair.
+async fn check_route(s: &AuthStack, u: &str, r: &Route) {
+    let pair = format!(
+        "{} {}: {}, {}, {}",
+        r.method, r.path, r.resource, r.action, r.object
+    );
+    s.set_policy(
+        &format!(
+            "p, u, *, *, *, allow\np, u, {}, {}, {}, deny\n",
+            r.resource, r.action, r.object
+        ),
+        "",
+    )
+    .await;
+    let (code, body) = call(s, r, u).await;
+    assert_eq!(code, 403, "{pair} with a deny rule: {body}");
+    assert_eq!(body["code"], 7, "{pair}: gRPC PermissionDenied");
+    s.set_policy("", "").await;
+    let (code, _) = call(s, r, u).await;
+    assert_eq!(code, 403, "{pair} without any grant");
+    // Exactly this pair: through (it may still fail for other reasons, never 401/403).
+    s.set_policy(
+        &format!("p, u, {}, {}, {}, allow\n", r.resource, r.action, r.object),
+        "",
+    )
+    .await;
+    let (code, body) = call(s, r, u).await;
+    assert!(code != 403 && code != 401, "{pair} granted: {code} {body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -139,6 +201,48 @@ async fn every_route_checks_its_resource_and_action() {
             ("accounts", "update", "other"),
         ),
         route(
+            Method::GET,
+            "/api/v1/applications/web/revisions/HEAD/metadata",
+            None,
+            ("applications", "get", "default/web"),
+        ),
+        stream(
+            "/api/v1/stream/applications/web/resource-tree",
+            ("applications", "get", "default/web"),
+        ),
+        route(
+            Method::PATCH,
+            "/api/v1/applications/web",
+            Some(
+                json!({"patch": "{\"metadata\":{\"labels\":{\"team\":\"web\"}}}", "patchType": "merge"}),
+            ),
+            ("applications", "update", "default/web"),
+        ),
+        route(
+            Method::POST,
+            "/api/v1/projects",
+            Some(
+                json!({"project": {"metadata": {"name": "fresh-proj"}, "spec": {"sourceRepos": ["*"]}}}),
+            ),
+            ("projects", "create", "fresh-proj"),
+        ),
+        route(
+            Method::PUT,
+            "/api/v1/projects/default",
+            Some(
+                json!({"project": {"metadata": {"name": "default"}, "spec": {"sourceRepos": ["*"],
+                "destinations": [{"server": "*", "namespace": "*"}],
+                "clusterResourceWhitelist": [{"group": "*", "kind": "*"}]}}}),
+            ),
+            ("projects", "update", "default"),
+        ),
+        route(
+            Method::PUT,
+            "/api/v1/account/password",
+            Some(json!({"name": "other", "currentPassword": "u-pw", "newPassword": "other-pw-2"})),
+            ("accounts", "update", "other"),
+        ),
+        route(
             Method::DELETE,
             "/api/v1/applications/doomed?cascade=false",
             None,
@@ -146,40 +250,7 @@ async fn every_route_checks_its_resource_and_action() {
         ),
     ];
     for r in &routes {
-        let pair = format!(
-            "{} {}: {}, {}, {}",
-            r.method, r.path, r.resource, r.action, r.object
-        );
-        // Everything but this pair: denied.
-        s.set_policy(
-            &format!(
-                "p, u, *, *, *, allow\np, u, {}, {}, {}, deny\n",
-                r.resource, r.action, r.object
-            ),
-            "",
-        )
-        .await;
-        let (code, body) = s
-            .call(r.method.clone(), r.path, Some(&u), r.body.as_ref())
-            .await;
-        assert_eq!(code, 403, "{pair} with a deny rule: {body}");
-        assert_eq!(body["code"], 7, "{pair}: gRPC PermissionDenied");
-        // Nothing: denied.
-        s.set_policy("", "").await;
-        let (code, _) = s
-            .call(r.method.clone(), r.path, Some(&u), r.body.as_ref())
-            .await;
-        assert_eq!(code, 403, "{pair} without any grant");
-        // Exactly this pair: through (it may still fail for other reasons, never 401/403).
-        s.set_policy(
-            &format!("p, u, {}, {}, {}, allow\n", r.resource, r.action, r.object),
-            "",
-        )
-        .await;
-        let (code, body) = s
-            .call(r.method.clone(), r.path, Some(&u), r.body.as_ref())
-            .await;
-        assert!(code != 403 && code != 401, "{pair} granted: {code} {body}");
+        check_route(&s, &u, r).await;
     }
     // The one delete went through.
     let (code, _) = s.get("/api/v1/applications/doomed", &admin).await;

@@ -46,6 +46,7 @@ pub fn server_config(ns: &str) -> ServerConfig {
     let cache = tempfile::tempdir().expect("tempdir").keep();
     let mut config = ServerConfig::new(cache);
     config.listen = "127.0.0.1:0".parse().expect("address");
+    config.metrics_listen = Some("127.0.0.1:0".parse().expect("address"));
     config.control_namespace = ns.to_string();
     config.tls = TlsMode::SelfSigned { names: Vec::new() };
     config.source.tools.helm = plumb_testenv::tools::helm();
@@ -105,6 +106,17 @@ impl Stack {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// The server's `/metrics` text (its own plain-HTTP port).
+    pub async fn server_metrics(&self) -> String {
+        let addr = self._server.metrics_addr.expect("metrics listener");
+        reqwest::get(format!("http://{addr}/metrics"))
+            .await
+            .expect("GET /metrics")
+            .text()
+            .await
+            .expect("metrics text")
     }
 
     /// GET returning (status, JSON body).

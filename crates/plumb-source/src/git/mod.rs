@@ -16,6 +16,7 @@
 //! made and those entries (`repos/`, `trees/`, `keys/`) are removed, so each repository is fetched
 //! once more; nothing else changes.
 
+mod metadata;
 mod remote;
 mod revision;
 pub(crate) mod salt;
@@ -27,6 +28,7 @@ use std::sync::{Arc, RwLock};
 
 use sha2::{Digest, Sha256};
 
+pub use metadata::CommitMetadata;
 pub use revision::RemoteRef;
 pub(crate) use tree::normalize_within;
 
@@ -207,6 +209,18 @@ impl GitCache {
             commit: commit.to_owned(),
             dir: dest,
         })
+    }
+
+    /// What Argo's `RevisionMetadata` says about `revision` (a ref or SHA): resolved, fetched
+    /// when the cache lacks the commit, then read with the tags pointing at it.
+    pub fn commit_metadata(&self, url: &str, revision: &str) -> Result<CommitMetadata> {
+        let clean = strip_url_credentials(url);
+        let commit = self.resolve(url, revision)?;
+        if !self.has_commit(url, &commit)? {
+            self.fetch(url, Vec::new())?;
+        }
+        let repo = self.open_local(url)?;
+        metadata::read(&repo, parse_oid(&commit, &clean)?, &clean)
     }
 
     fn fetch(&self, url: &str, extra: Vec<String>) -> Result<()> {
