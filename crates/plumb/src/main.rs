@@ -27,6 +27,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Argo CD's `argocd account` commands through plumb server: change a password.
+    Account(cmd::account::AccountArgs),
     /// Offline operator tools: health evaluation and health script tests.
     Admin(cmd::AdminArgs),
     /// Argo CD's `argocd app` commands against the cluster of your kubeconfig.
@@ -64,6 +66,7 @@ fn main() -> ExitCode {
     logging::init();
     let cli = Cli::parse();
     let outcome: anyhow::Result<Outcome> = match cli.command {
+        Command::Account(args) => cmd::account::run(args),
         Command::Admin(args) => cmd::run_admin(args),
         Command::App(args) => cmd::app::run(args),
         Command::Controller(args) => cmd::controller::run(args),

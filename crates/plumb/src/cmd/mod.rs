@@ -2,6 +2,7 @@
 //!
 //! [`Outcome`]: crate::exit::Outcome
 
+pub mod account;
 pub mod admin_health;
 pub mod admin_lint_ignores;
 pub mod app;

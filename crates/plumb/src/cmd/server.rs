@@ -28,6 +28,9 @@ pub struct ServerArgs {
     /// Address to listen on.
     #[arg(long, default_value = "0.0.0.0:8080", value_name = "HOST:PORT")]
     listen: SocketAddr,
+    /// Address of the /metrics endpoint (plain HTTP, Argo's port 8083); "off" disables it.
+    #[arg(long, default_value = "0.0.0.0:8083", value_name = "HOST:PORT|off")]
+    metrics_addr: String,
     /// Serve plain HTTP (TLS terminated in front of the server), as argocd-server's --insecure.
     #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
     insecure: bool,
@@ -80,6 +83,14 @@ pub fn run(args: ServerArgs) -> anyhow::Result<Outcome> {
     };
     let mut config = ServerConfig::new(cache_dir.join("server"));
     config.listen = args.listen;
+    config.metrics_listen =
+        if args.metrics_addr == "off" {
+            None
+        } else {
+            Some(args.metrics_addr.parse::<SocketAddr>().with_context(|| {
+                format!("--metrics-addr {:?} is not host:port", args.metrics_addr)
+            })?)
+        };
     config.control_namespace = args.namespace;
     config.tls = match (args.insecure, args.tls_cert, args.tls_key) {
         (true, _, _) => TlsMode::Plaintext,

@@ -16,6 +16,7 @@ mod controller_kill;
 mod discovery;
 mod etcd;
 mod git;
+mod server;
 mod watch_expiry;
 
 use std::collections::BTreeMap;

@@ -41,6 +41,7 @@ fn start_in_with(ns: &str, extra: &[&str]) -> Server {
     let cache = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
         .args(["server", "--insecure", "--listen", "127.0.0.1:0"])
+        .args(["--metrics-addr", "off"])
         .args(extra)
         .args(["--max-body-bytes", "65536", "-n", ns])
         .env("PLUMB_KUSTOMIZE", plumb_testenv::tools::kustomize())
@@ -400,5 +401,149 @@ fn web_ui_paths_serve_only_the_embedded_bundle() {
     let r = raw(addr, &post("/applications", b"{}"));
     assert!(matches!(status(&r), 401 | 404 | 405), "{r}");
     assert!(!body_of(&r).contains("<html"), "{r}");
+    healthy(addr);
+}
+
+fn send(method: &str, path: &str, body: &[u8]) -> Vec<u8> {
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(body);
+    req
+}
+
+/// The inputs of the routes that closed #14: revisions in `revisions/{rev}/metadata` (they
+/// reach Git), patches (`PATCH /api/v1/applications/{name}`), project bodies, password bodies.
+/// Each is refused with 4xx, nothing outside the Application changes, and the server keeps
+/// serving.
+#[test]
+fn revisions_patches_projects_and_passwords_are_checked() {
+    let server = start();
+    let addr = server.addr;
+    let repo = plumb_testenv::git::GitRepo::new();
+    repo.commit(
+        &[(
+            "k8s/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+        )],
+        "one",
+    );
+    let project = br#"{"project": {"metadata": {"name": "default"}, "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}]}}}"#;
+    let r = raw(addr, &send("POST", "/api/v1/projects", project));
+    assert_eq!(status(&r), 200, "{r}");
+    let app = serde_json::json!({
+        "metadata": {"name": "web"},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "k8s", "targetRevision": "HEAD"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": "default"}}
+    });
+    let r = raw(
+        addr,
+        &send("POST", "/api/v1/applications", app.to_string().as_bytes()),
+    );
+    assert_eq!(status(&r), 200, "{r}");
+
+    // Revisions are matched against the remote's refs and SHAs, never handed to a shell or
+    // to git's option parser; what matches nothing is 404, what cannot be a revision is 400.
+    let long = "a".repeat(300);
+    for (rev, want) in [
+        ("--upload-pack=touch%20%2Ftmp%2Fpwned", 404),
+        ("HEAD~1", 404),
+        ("main%5E%7Btree%7D", 404),
+        ("..%2F..%2F..%2Fetc%2Fpasswd", 404),
+        ("%00", 400),
+        ("a%0Ab", 400),
+        (long.as_str(), 400),
+    ] {
+        let r = raw(
+            addr,
+            format!(
+                "GET /api/v1/applications/web/revisions/{rev}/metadata HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        assert_eq!(status(&r), want, "{rev}: {r}");
+    }
+    assert!(!std::path::Path::new("/tmp/pwned").exists());
+
+    // Patches: only what PUT may change, checked as PUT checks it.
+    for (body, what) in [
+        (
+            r#"{"patch": "{\"metadata\":{\"name\":\"other\"}}", "patchType": "merge"}"#,
+            "rename",
+        ),
+        (
+            r#"{"patch": "{\"metadata\":{\"namespace\":\"kube-system\"}}", "patchType": "merge"}"#,
+            "move namespace",
+        ),
+        (
+            r#"{"patch": "[{\"op\":\"remove\",\"path\":\"/spec\"}]", "patchType": "json"}"#,
+            "drop the spec",
+        ),
+        (
+            r#"{"patch": "[{\"op\":\"replace\",\"path\":\"/nope/x\",\"value\":1}]"}"#,
+            "bad path",
+        ),
+        (r#"{"patch": "not json", "patchType": "merge"}"#, "not JSON"),
+        (
+            r#"{"patch": "{}", "patchType": "strategic"}"#,
+            "unknown type",
+        ),
+        (
+            r#"{"patch": "{\"spec\":{\"project\":\"no-such-project\"}}", "patchType": "merge"}"#,
+            "unknown project",
+        ),
+    ] {
+        let r = raw(
+            addr,
+            &send("PATCH", "/api/v1/applications/web", body.as_bytes()),
+        );
+        assert!((400..500).contains(&status(&r)), "{what}: {r}");
+    }
+    let deep = format!(
+        r#"{{"patch": "{}", "patchType": "merge"}}"#,
+        "[".repeat(20_000)
+    );
+    let r = raw(
+        addr,
+        &send("PATCH", "/api/v1/applications/web", deep.as_bytes()),
+    );
+    assert_eq!(status(&r), 400, "{r}");
+    let r = raw(
+        addr,
+        b"GET /api/v1/applications/web HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    assert!(
+        r.contains("\"name\":\"web\"") && r.contains("\"targetRevision\":\"HEAD\""),
+        "unchanged: {r}"
+    );
+
+    // Project bodies.
+    for body in [
+        br#"{"project": {"metadata": {"name": "../x"}, "spec": {}}}"#.as_slice(),
+        br#"{"project": {"metadata": {"name": "x"}, "spec": "all"}}"#,
+        br#"{"project": {"metadata": {}}}"#,
+        br#"{"nothing": 1}"#,
+    ] {
+        let r = raw(addr, &send("POST", "/api/v1/projects", body));
+        assert!(
+            (400..500).contains(&status(&r)),
+            "{}: {r}",
+            String::from_utf8_lossy(body)
+        );
+    }
+
+    // Password changes need a local account's session: without authentication there is none.
+    let huge = format!(
+        r#"{{"currentPassword": "{}", "newPassword": "x"}}"#,
+        "p".repeat(60_000)
+    );
+    let r = raw(
+        addr,
+        &send("PUT", "/api/v1/account/password", huge.as_bytes()),
+    );
+    assert!((400..500).contains(&status(&r)), "{r}");
     healthy(addr);
 }

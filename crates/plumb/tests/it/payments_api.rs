@@ -506,6 +506,34 @@ fn payments_api_release_and_tamper() {
             >= 1.0,
         "{metrics}"
     );
+    // The controller's Kubernetes requests: during the Application's reconciles and its sync
+    // (applies are patches of deployments, labelled with the Application).
+    let app_requests = |verb: &str, kind: &str| {
+        find(
+            "argocd_app_k8s_request_total",
+            &[
+                ("server", "https://kubernetes.default.svc"),
+                ("name", "payments-api"),
+                ("namespace", ns),
+                ("project", "default"),
+                ("verb", verb),
+                ("resource_kind", kind),
+            ],
+        )
+        .iter()
+        .sum::<f64>()
+    };
+    assert!(app_requests("get", "applications") >= 1.0, "{metrics}");
+    assert!(app_requests("patch", "deployments") >= 1.0, "{metrics}");
+    assert!(
+        series
+            .iter()
+            .any(|(n, l, _)| n == "argocd_app_k8s_request_total"
+                && l.get("response_code").is_some_and(|c| c == "200")
+                && l.get("dry_run")
+                    .is_some_and(|d| d == "true" || d == "false")),
+        "{metrics}"
+    );
     assert!(metrics.ends_with("# EOF\n"), "{metrics}");
     assert!(http_get(metrics_port, "/readyz").ends_with("ok\n"));
     assert!(http_get(metrics_port, "/healthz").ends_with("ok\n"));

@@ -24,7 +24,15 @@ impl Drop for Killed {
 
 fn start_server(ns: &str, cache: &Path) -> (Killed, SocketAddr) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(["server", "--listen", "127.0.0.1:0", "-n", ns])
+        .args([
+            "server",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-addr",
+            "off",
+            "-n",
+            ns,
+        ])
         .arg("--kubeconfig")
         .arg(env().kubeconfig())
         .arg("--cache-dir")
@@ -281,6 +289,44 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
         .unwrap();
     assert!(!out.status.success());
     assert!(all(&out).contains("kustomize"), "{}", all(&out));
+
+    // proj verbs and sync flags through the server, still without a kubeconfig.
+    let dest_flag = format!("https://kubernetes.default.svc,{}", dest.name());
+    let ok = |args: &[&str]| {
+        let out = remote(home.path(), args);
+        assert!(
+            out.status.success(),
+            "plumb {}: {}",
+            args.join(" "),
+            all(&out)
+        );
+        text(&out.stdout)
+    };
+    ok(&["proj", "create", "team", "--dest", &dest_flag, "--src", "*"]);
+    assert!(ok(&["proj", "list"]).contains("team"));
+    assert!(ok(&["proj", "get", "team"]).contains(dest.name()));
+    let synced = ok(&[
+        "app",
+        "sync",
+        "web",
+        "--resource",
+        ":ConfigMap:prod-settings",
+        "--server-side",
+        "--timeout",
+        "120",
+    ]);
+    assert!(synced.contains("prod-settings"), "{synced}");
+    // A new password: the context's session is renewed with it.
+    let changed = ok(&[
+        "account",
+        "update-password",
+        "--current-password",
+        &password,
+        "--new-password",
+        "a-new-admin-pw",
+    ]);
+    assert!(changed.contains("Password updated"), "{changed}");
+    ok(&["app", "list"]);
 
     // logout forgets (and revokes) the token: the next call is refused.
     let out = remote(home.path(), &["logout"]);

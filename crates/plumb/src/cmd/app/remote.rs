@@ -235,24 +235,30 @@ pub async fn diff(c: &ServerClient, args: diff::DiffArgs) -> Result<Outcome> {
 }
 
 pub async fn sync(c: &ServerClient, args: sync::SyncArgs) -> Result<Outcome> {
-    if !args.resources.is_empty()
-        || args.retry_limit > 0
-        || args.preview_changes
-        || args.replace
-        || args.server_side
-        || args.apply_out_of_sync_only
-    {
+    if args.preview_changes {
         bail!(
-            "--resource, --retry-*, --preview-changes, --replace, --server-side and --apply-out-of-sync-only are not available through the server yet; use --core"
+            "--preview-changes is not available through the server yet; use plumb app diff, then sync"
         );
     }
-    let strategy = match args.strategy {
-        sync::Strategy::Apply => json!({"apply": {"force": args.force}}),
-        sync::Strategy::Hook => json!({"hook": {"force": args.force}}),
-    };
-    let mut body = json!({"prune": args.prune, "dryRun": args.dry_run, "strategy": strategy});
-    if let Some(r) = &args.revision {
+    // Every other flag becomes Argo's ApplicationSyncRequest, built as the core mode builds
+    // its operation (resource filters resolved against the Application's resources).
+    let current = app(c, &args.name, None).await?;
+    let req = sync::sync_request(&args, &current)?;
+    let mut body = json!({"name": args.name, "prune": req.prune, "dryRun": req.dry_run});
+    if let Some(r) = &req.revision {
         body["revision"] = json!(r);
+    }
+    if let Some(st) = &req.strategy {
+        body["strategy"] = serde_json::to_value(st)?;
+    }
+    if let Some(r) = &req.resources {
+        body["resources"] = serde_json::to_value(r)?;
+    }
+    if let Some(o) = &req.sync_options {
+        body["syncOptions"] = json!({"items": o});
+    }
+    if let Some(r) = &req.retry {
+        body["retryStrategy"] = serde_json::to_value(r)?;
     }
     let name = enc(&args.name);
     let requested = c

@@ -131,7 +131,7 @@ pub struct SyncArgs {
 }
 
 /// The request these flags make of `app` (resource filters resolved against its resources).
-fn sync_request(args: &SyncArgs, app: &Application) -> Result<SyncRequest> {
+pub(crate) fn sync_request(args: &SyncArgs, app: &Application) -> Result<SyncRequest> {
     let mut options = Vec::new();
     if args.replace {
         options.push("Replace=true".to_string());

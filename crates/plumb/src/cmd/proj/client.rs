@@ -9,6 +9,7 @@ use kube::api::{Api, DynamicObject, ListParams, PostParams};
 use plumb_model::application::AppProject;
 
 use crate::cmd::app::{ConnArgs, is_not_found, resource};
+use crate::cmd::remote::{ServerClient, enc};
 
 /// The label naming an Argo CD Secret's role (`repository`, `cluster`, ...).
 const SECRET_TYPE_LABEL: &str = "argocd.argoproj.io/secret-type";
@@ -33,9 +34,17 @@ pub enum Created {
 
 /// AppProjects of one control namespace.
 pub struct ProjClient {
-    client: kube::Client,
+    backend: Backend,
     namespace: String,
-    projects: Api<DynamicObject>,
+}
+
+enum Backend {
+    Kube {
+        client: kube::Client,
+        projects: Api<DynamicObject>,
+    },
+    /// `plumb server`: `GET/POST /api/v1/projects`, `GET/PUT /api/v1/projects/{name}`.
+    Server(ServerClient),
 }
 
 impl std::fmt::Debug for ProjClient {
@@ -85,10 +94,48 @@ impl ProjClient {
             &resource(AppProject::KIND, "appprojects"),
         );
         Ok(Self {
-            client,
+            backend: Backend::Kube { client, projects },
             namespace: args.app_namespace.clone(),
-            projects,
         })
+    }
+
+    /// Projects through `plumb server` (its control namespace, from its settings).
+    pub async fn through_server(server: ServerClient, fallback_namespace: &str) -> Result<Self> {
+        let namespace = server
+            .get("/api/v1/settings")
+            .await?
+            .get("controllerNamespace")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or(fallback_namespace)
+            .to_string();
+        Ok(Self {
+            backend: Backend::Server(server),
+            namespace,
+        })
+    }
+
+    fn projects(&self) -> Option<&Api<DynamicObject>> {
+        match &self.backend {
+            Backend::Kube { projects, .. } => Some(projects),
+            Backend::Server(_) => None,
+        }
+    }
+
+    async fn server_get(&self, s: &ServerClient, name: &str) -> Result<Option<AppProject>> {
+        let (status, v) = s
+            .call(
+                reqwest::Method::GET,
+                &format!("/api/v1/projects/{}", enc(name)),
+                None,
+            )
+            .await?;
+        match status {
+            200 => serde_json::from_value(v)
+                .with_context(|| format!("reading AppProject {name}"))
+                .map(Some),
+            404 => Ok(None),
+            _ => Err(s.error(status, &v)),
+        }
     }
 
     /// The control namespace.
@@ -98,7 +145,18 @@ impl ProjClient {
 
     /// One project, or an error naming it when it does not exist.
     pub async fn get(&self, name: &str) -> Result<AppProject> {
-        match self.projects.get(name).await {
+        let projects = match &self.backend {
+            Backend::Kube { projects, .. } => projects,
+            Backend::Server(s) => {
+                return self.server_get(s, name).await?.ok_or_else(|| {
+                    anyhow!(
+                        "project '{name}' not found in namespace '{}'",
+                        self.namespace
+                    )
+                });
+            }
+        };
+        match projects.get(name).await {
             Ok(obj) => to_project(obj),
             Err(e) if is_not_found(&e) => Err(anyhow!(
                 "project '{name}' not found in namespace '{}'",
@@ -112,8 +170,23 @@ impl ProjClient {
 
     /// Every project of the control namespace, sorted by name.
     pub async fn list(&self) -> Result<Vec<AppProject>> {
-        let list = self
-            .projects
+        let projects = match &self.backend {
+            Backend::Kube { projects, .. } => projects,
+            Backend::Server(s) => {
+                let answer = s.get("/api/v1/projects").await?;
+                let mut items = answer
+                    .get("items")
+                    .and_then(serde_json::Value::as_array)
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|v| serde_json::from_value(v).context("reading an AppProject"))
+                    .collect::<Result<Vec<AppProject>>>()?;
+                items.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+                return Ok(items);
+            }
+        };
+        let list = projects
             .list(&ListParams::default())
             .await
             .with_context(|| format!("listing AppProjects in namespace '{}'", self.namespace))?;
@@ -129,8 +202,22 @@ impl ProjClient {
     /// Creates a project; when one of that name exists, returns it instead.
     pub async fn create(&self, project: &AppProject) -> Result<Created> {
         let name = project.metadata.name.as_deref().unwrap_or_default();
-        match self
-            .projects
+        if let Backend::Server(s) = &self.backend {
+            if let Some(existing) = self.server_get(s, name).await? {
+                return Ok(Created::Exists(Box::new(existing)));
+            }
+            s.post(
+                "/api/v1/projects",
+                &serde_json::json!({"project": serde_json::to_value(project)?}),
+            )
+            .await
+            .with_context(|| format!("creating AppProject {name}"))?;
+            return Ok(Created::Created);
+        }
+        let Some(projects) = self.projects() else {
+            return Err(anyhow!("no Kubernetes client"));
+        };
+        match projects
             .create(&PostParams::default(), &to_object(project)?)
             .await
         {
@@ -147,8 +234,21 @@ impl ProjClient {
     /// Replaces a project (its `metadata.resourceVersion` guards the write).
     pub async fn replace(&self, project: &AppProject) -> Result<AppProject> {
         let name = project.metadata.name.as_deref().unwrap_or_default();
-        let replaced = self
-            .projects
+        if let Backend::Server(s) = &self.backend {
+            let replaced = s
+                .put(
+                    &format!("/api/v1/projects/{}", enc(name)),
+                    &serde_json::json!({"project": serde_json::to_value(project)?}),
+                )
+                .await
+                .with_context(|| format!("updating AppProject {name}"))?;
+            return serde_json::from_value(replaced)
+                .with_context(|| format!("reading AppProject {name}"));
+        }
+        let Some(projects) = self.projects() else {
+            return Err(anyhow!("no Kubernetes client"));
+        };
+        let replaced = projects
             .replace(name, &PostParams::default(), &to_object(project)?)
             .await
             .with_context(|| format!("updating AppProject {}/{name}", self.namespace))?;
@@ -158,7 +258,12 @@ impl ProjClient {
     /// The repositories and clusters whose Secrets are scoped to `project`, in the API server's
     /// order; `None` when the kubeconfig's user may not list Secrets.
     pub async fn scoped(&self, project: &str) -> Result<Option<Scoped>> {
-        let secrets: Api<Secret> = Api::namespaced(self.client.clone(), &self.namespace);
+        let client = match &self.backend {
+            Backend::Kube { client, .. } => client,
+            // The server does not serve repository and cluster Secrets: not shown.
+            Backend::Server(_) => return Ok(None),
+        };
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &self.namespace);
         let params =
             ListParams::default().labels(&format!("{SECRET_TYPE_LABEL} in (repository,cluster)"));
         let list = match secrets.list(&params).await {

@@ -1,5 +1,5 @@
 //! `plumb proj ...`: Argo CD's `argocd proj` commands over the user's kubeconfig (like
-//! `argocd --core`). AppProjects live in the control namespace (`-N`, default `argocd`). One file
+//! `argocd --core`), or through `plumb server` after `plumb login`. AppProjects live in the control namespace (`-N`, default `argocd`). One file
 //! per subcommand; layouts live in [`crate::output::project`].
 
 mod client;
@@ -34,6 +34,8 @@ pub enum DetailFormat {
 pub struct ProjArgs {
     #[command(flatten)]
     conn: ConnArgs,
+    #[command(flatten)]
+    server: crate::cmd::remote::ServerFlags,
     #[command(subcommand)]
     command: ProjCommand,
 }
@@ -57,7 +59,11 @@ pub fn run(args: ProjArgs) -> Result<Outcome> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let client = ProjClient::connect(&args.conn).await?;
+        // Through plumb server when a context is set (or --server given), unless --core.
+        let client = match crate::cmd::remote::ServerClient::from_flags(&args.server)? {
+            Some(server) => ProjClient::through_server(server, &args.conn.app_namespace).await?,
+            None => ProjClient::connect(&args.conn).await?,
+        };
         match args.command {
             ProjCommand::List(a) => list::run(&client, a).await,
             ProjCommand::Get(a) => get::run(&client, a).await,

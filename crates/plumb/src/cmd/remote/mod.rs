@@ -143,12 +143,13 @@ impl ServerClient {
         &self.base
     }
 
-    async fn send(
+    /// A request answered with any status: (status, JSON body or text).
+    pub async fn call(
         &self,
         method: reqwest::Method,
         path: &str,
         body: Option<&Value>,
-    ) -> Result<Value> {
+    ) -> Result<(u16, Value)> {
         let mut req = self
             .http
             .request(method.clone(), format!("{}{path}", self.base));
@@ -170,19 +171,34 @@ impl ServerClient {
             .await
             .with_context(|| format!("reading the answer to {method} {path}"))?;
         let value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        if !status.is_success() {
-            let msg = value
-                .get("message")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .unwrap_or_else(|| value.to_string());
-            if status.as_u16() == 401 {
-                bail!(
-                    "{msg} (status 401: log in again with `plumb login {}`)",
-                    self.server
-                );
-            }
-            bail!("{msg} (status {})", status.as_u16());
+        Ok((status.as_u16(), value))
+    }
+
+    /// The error of an answer that is not a success, with the server's message.
+    pub fn error(&self, status: u16, value: &Value) -> anyhow::Error {
+        let msg = value
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| value.to_string());
+        if status == 401 {
+            return anyhow!(
+                "{msg} (status 401: log in again with `plumb login {}`)",
+                self.server
+            );
+        }
+        anyhow!("{msg} (status {status})")
+    }
+
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value> {
+        let (status, value) = self.call(method, path, body).await?;
+        if !(200..300).contains(&status) {
+            return Err(self.error(status, &value));
         }
         Ok(value)
     }
@@ -197,5 +213,9 @@ impl ServerClient {
 
     pub async fn delete(&self, path: &str) -> Result<Value> {
         self.send(reqwest::Method::DELETE, path, None).await
+    }
+
+    pub async fn put(&self, path: &str, body: &Value) -> Result<Value> {
+        self.send(reqwest::Method::PUT, path, Some(body)).await
     }
 }
