@@ -38,11 +38,13 @@ pub struct ProjClient {
     namespace: String,
 }
 
+struct KubeBackend {
+    client: kube::Client,
+    projects: Api<DynamicObject>,
+}
+
 enum Backend {
-    Kube {
-        client: kube::Client,
-        projects: Api<DynamicObject>,
-    },
+    Kube(Box<KubeBackend>),
     /// `plumb server`: `GET/POST /api/v1/projects`, `GET/PUT /api/v1/projects/{name}`.
     Server(ServerClient),
 }
@@ -94,7 +96,7 @@ impl ProjClient {
             &resource(AppProject::KIND, "appprojects"),
         );
         Ok(Self {
-            backend: Backend::Kube { client, projects },
+            backend: Backend::Kube(Box::new(KubeBackend { client, projects })),
             namespace: args.app_namespace.clone(),
         })
     }
@@ -116,7 +118,7 @@ impl ProjClient {
 
     fn projects(&self) -> Option<&Api<DynamicObject>> {
         match &self.backend {
-            Backend::Kube { projects, .. } => Some(projects),
+            Backend::Kube(k) => Some(&k.projects),
             Backend::Server(_) => None,
         }
     }
@@ -146,7 +148,7 @@ impl ProjClient {
     /// One project, or an error naming it when it does not exist.
     pub async fn get(&self, name: &str) -> Result<AppProject> {
         let projects = match &self.backend {
-            Backend::Kube { projects, .. } => projects,
+            Backend::Kube(k) => &k.projects,
             Backend::Server(s) => {
                 return self.server_get(s, name).await?.ok_or_else(|| {
                     anyhow!(
@@ -171,7 +173,7 @@ impl ProjClient {
     /// Every project of the control namespace, sorted by name.
     pub async fn list(&self) -> Result<Vec<AppProject>> {
         let projects = match &self.backend {
-            Backend::Kube { projects, .. } => projects,
+            Backend::Kube(k) => &k.projects,
             Backend::Server(s) => {
                 let answer = s.get("/api/v1/projects").await?;
                 let mut items = answer
@@ -259,7 +261,7 @@ impl ProjClient {
     /// order; `None` when the kubeconfig's user may not list Secrets.
     pub async fn scoped(&self, project: &str) -> Result<Option<Scoped>> {
         let client = match &self.backend {
-            Backend::Kube { client, .. } => client,
+            Backend::Kube(k) => &k.client,
             // The server does not serve repository and cluster Secrets: not shown.
             Backend::Server(_) => return Ok(None),
         };
