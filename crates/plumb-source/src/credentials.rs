@@ -49,6 +49,8 @@ pub struct RepoCredentials {
     pub force_http_basic_auth: bool,
     /// The repository is an OCI registry (`enableOCI: "true"`).
     pub enable_oci: bool,
+    /// Reach the OCI registry over plain HTTP (`insecureOCIForceHttp: "true"`).
+    pub insecure_oci_force_http: bool,
 }
 
 impl fmt::Debug for RepoCredentials {
@@ -75,6 +77,7 @@ impl fmt::Debug for RepoCredentials {
             )
             .field("pass_credentials", &self.pass_credentials)
             .field("enable_oci", &self.enable_oci)
+            .field("insecure_oci_force_http", &self.insecure_oci_force_http)
             .finish()
     }
 }
@@ -161,6 +164,7 @@ impl RepoCredentials {
             pass_credentials: flag("passCredentials")?,
             force_http_basic_auth: flag("forceHttpBasicAuth")?,
             enable_oci: flag("enableOCI")?,
+            insecure_oci_force_http: flag("insecureOCIForceHttp")?,
         })
     }
 

@@ -67,6 +67,17 @@ pub enum Error {
         /// The digest of what was downloaded.
         actual: String,
     },
+    /// Something downloaded from an OCI registry does not have the digest it was asked by or
+    /// announced with.
+    #[error("{what}: the sha256 digest is {actual}, expected {expected}; refusing it")]
+    OciDigestMismatch {
+        /// `oci://registry/repository@tag (layer)`.
+        what: String,
+        /// The digest asked for or declared by the manifest.
+        expected: String,
+        /// The digest of what was downloaded.
+        actual: String,
+    },
     /// A chart archive is malformed or holds something a chart may not (a link, a path that
     /// leaves the chart, a device).
     #[error("{chart}: {detail}")]

@@ -7,6 +7,8 @@
 //!   writes read-only per-commit trees; [`RepoCredentials`] reads Argo CD repository Secrets.
 //! - [`HelmRepos`] reads Helm chart repositories (`spec.source.chart`): index, version
 //!   constraints, verified downloads, unpacked read-only charts cached for good.
+//! - [`OciRegistries`] reads OCI registries: Helm charts (`oci://`) and Argo CD's OCI artifacts,
+//!   tags, constraints over tags and digests, verified layers cached by digest.
 //! - [`detect`] picks the renderer as Argo CD does; directories are read in-process, Jsonnet is
 //!   evaluated and Kustomize and Helm (the real binaries, [`Tools`]) run in a render [`worker`]
 //!   process under the render limits.
@@ -38,6 +40,7 @@ mod git;
 mod helm_repo;
 mod limits;
 mod manifest;
+mod oci;
 pub mod plugin;
 mod redact;
 mod render;
@@ -52,6 +55,7 @@ pub use git::{Checkout, CommitMetadata, GitCache, RemoteRef};
 pub use helm_repo::{ChartCheckout, HelmRepos};
 pub use limits::{Limits, parse_duration, parse_quantity};
 pub use manifest::Manifest;
+pub use oci::{OciArtifact, OciRegistries};
 pub use plugin::{Plugin, PluginSet};
 pub use redact::{Redactor, strip_url_credentials};
 pub use render::Tools;

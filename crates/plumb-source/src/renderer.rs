@@ -20,6 +20,7 @@ use crate::git::{GitCache, normalize_within};
 use crate::helm_repo::{ChartCheckout, HelmRepos};
 use crate::limits::Limits;
 use crate::manifest::Manifest;
+use crate::oci::OciRegistries;
 use crate::plugin::{self, Plugin};
 use crate::redact::{Redactor, strip_url_credentials};
 use crate::render::{self, Context, Tools};
@@ -161,6 +162,7 @@ pub struct Renderer {
     config: Config,
     git: GitCache,
     helm: HelmRepos,
+    oci: OciRegistries,
     cache: ManifestCache,
     renders: AtomicU64,
     tool_versions: Mutex<HashMap<SourceType, String>>,
@@ -213,6 +215,12 @@ impl Renderer {
             config.limits.clone(),
             config.helm_index_ttl,
         )?;
+        let oci = OciRegistries::new(
+            config.cache_dir.join("oci"),
+            git.salt(),
+            config.limits.clone(),
+            config.helm_index_ttl,
+        )?;
         Ok(Self {
             limits: RwLock::new(config.limits.clone()),
             plugins_dir: RwLock::new(config.plugins_dir.clone()),
@@ -220,6 +228,7 @@ impl Renderer {
             config,
             git,
             helm,
+            oci,
             cache,
             renders: AtomicU64::new(0),
             tool_versions: Mutex::new(HashMap::new()),
@@ -246,7 +255,8 @@ impl Renderer {
     pub fn set_repositories(&self, credentials: Vec<RepoCredentials>, certs: TlsCerts) {
         *self.redactor.write().unwrap_or_else(|p| p.into_inner()) =
             Redactor::new(credentials.iter().flat_map(RepoCredentials::secrets));
-        self.helm.set_access(credentials.clone(), certs);
+        self.helm.set_access(credentials.clone(), certs.clone());
+        self.oci.set_access(credentials.clone(), certs);
         self.git.set_credentials(credentials);
     }
 
@@ -258,6 +268,11 @@ impl Renderer {
     /// The Helm chart repository cache, for its counters.
     pub fn helm_repos(&self) -> &HelmRepos {
         &self.helm
+    }
+
+    /// The OCI registry cache, for its counters.
+    pub fn oci_registries(&self) -> &OciRegistries {
+        &self.oci
     }
 
     /// Uses `limits` for renders from now on (the controller calls this when the settings
@@ -313,17 +328,26 @@ impl Renderer {
             return self.render_local(req, local);
         }
         let mut commits = Vec::with_capacity(req.sources.len());
-        let mut charts: Vec<Option<ChartCheckout>> = Vec::with_capacity(req.sources.len());
+        let mut charts: Vec<Option<Fetched>> = Vec::with_capacity(req.sources.len());
         for s in &req.sources {
+            let hard = req.refresh == Refresh::Hard;
             if s.is_helm_chart() {
-                let chart = self.helm.chart(
-                    &s.repo_url,
-                    text(&s.chart),
-                    text(&s.target_revision),
-                    req.refresh == Refresh::Hard,
-                )?;
+                let chart = if self.oci.is_oci_chart_repo(&s.repo_url) {
+                    self.oci
+                        .chart(&s.repo_url, text(&s.chart), text(&s.target_revision), hard)?
+                } else {
+                    self.helm
+                        .chart(&s.repo_url, text(&s.chart), text(&s.target_revision), hard)?
+                };
                 commits.push(chart.version.clone());
-                charts.push(Some(chart));
+                charts.push(Some(Fetched::Chart(chart)));
+            } else if s.repo_url.trim().starts_with("oci://") {
+                // Argo CD 3.1's OCI artifact: a tree like a commit's, `path` inside it.
+                let artifact = self
+                    .oci
+                    .artifact(&s.repo_url, text(&s.target_revision), hard)?;
+                commits.push(artifact.digest.clone());
+                charts.push(Some(Fetched::Artifact(artifact.dir)));
             } else {
                 commits.push(self.git.resolve(&s.repo_url, s.target_revision_or_head())?);
                 charts.push(None);
@@ -335,7 +359,7 @@ impl Renderer {
             let name = text(&s.reference);
             if !name.is_empty() {
                 let dir = match chart {
-                    Some(c) => c.dir.clone(),
+                    Some(c) => c.dir().to_path_buf(),
                     None => {
                         self.git
                             .checkout(&s.repo_url, s.target_revision_or_head(), commit)?
@@ -378,13 +402,13 @@ impl Renderer {
         req: &RenderRequest,
         source: &ApplicationSource,
         commit: &str,
-        chart: Option<&ChartCheckout>,
+        chart: Option<&Fetched>,
         refs: &BTreeMap<String, PathBuf>,
         ref_commits: &BTreeMap<String, String>,
     ) -> Result<(Arc<Vec<Manifest>>, SourceType, bool)> {
         // A chart from a Helm repository is its own tree; `path` does not apply (as in Argo CD).
         let root = match chart {
-            Some(c) => c.dir.clone(),
+            Some(c) => c.dir().to_path_buf(),
             None => {
                 self.git
                     .checkout(&source.repo_url, source.target_revision_or_head(), commit)?
@@ -393,8 +417,8 @@ impl Renderer {
         };
         let repo = RepoDir::open(&root)?;
         let app = match chart {
-            Some(_) => PathBuf::new(),
-            None => app_path(&repo, text(&source.path))?,
+            Some(Fetched::Chart(_)) => PathBuf::new(),
+            Some(Fetched::Artifact(_)) | None => app_path(&repo, text(&source.path))?,
         };
         self.render_in(
             req,
@@ -688,6 +712,22 @@ impl Renderer {
             map.insert(kind, v.clone());
         }
         Ok(v)
+    }
+}
+
+/// A source that is not a Git commit: a chart (Helm repository or OCI registry) or an OCI
+/// artifact, already verified and unpacked.
+enum Fetched {
+    Chart(ChartCheckout),
+    Artifact(PathBuf),
+}
+
+impl Fetched {
+    fn dir(&self) -> &Path {
+        match self {
+            Fetched::Chart(c) => &c.dir,
+            Fetched::Artifact(dir) => dir,
+        }
     }
 }
 

@@ -16,16 +16,44 @@ use crate::limits::{Limits, human_bytes};
 /// Headers, long names and padding may add this much to the files' own bytes.
 const STREAM_SLACK: u64 = 16 << 20;
 
+/// How an archive's entries map onto the destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// A Helm chart: one top directory, dropped; `Chart.yaml` must be in it.
+    Chart,
+    /// A tree of files kept as they are (an OCI artifact holding manifests).
+    Tree,
+}
+
 /// Unpacks `archive` (gzip-compressed tar) into `dest` (created), dropping the top directory,
 /// and returns that directory's name. `what` names the chart in errors (`api 1.2.3 from URL`).
 pub(crate) fn unpack(archive: &[u8], dest: &Path, limits: &Limits, what: &str) -> Result<String> {
+    unpack_with(archive, true, Layout::Chart, dest, limits, what)
+}
+
+/// Unpacks `archive` (a tar, gzip-compressed when `gzip`) into `dest` with `layout`, with the
+/// same refusals and limits as [`unpack`]. Returns the top directory's name (empty for
+/// [`Layout::Tree`]).
+pub(crate) fn unpack_with(
+    archive: &[u8],
+    gzip: bool,
+    layout: Layout,
+    dest: &Path,
+    limits: &Limits,
+    what: &str,
+) -> Result<String> {
     let refuse = |detail: String| Error::ChartArchive {
         chart: what.to_owned(),
         detail,
     };
     let stream_limit = limits.max_repo_bytes.saturating_add(STREAM_SLACK);
+    let inner: Box<dyn Read + '_> = if gzip {
+        Box::new(flate2::read::GzDecoder::new(archive))
+    } else {
+        Box::new(archive)
+    };
     let reader = Bounded {
-        inner: flate2::read::GzDecoder::new(archive),
+        inner,
         left: stream_limit,
     };
     let mut tar = tar::Archive::new(reader);
@@ -62,19 +90,26 @@ pub(crate) fn unpack(archive: &[u8], dest: &Path, limits: &Limits, what: &str) -
                 }
             }
         }
-        let Some((first, rest)) = parts.split_first() else {
+        if parts.is_empty() {
             continue;
-        };
-        let first = first.to_string_lossy().into_owned();
-        match &top {
-            None => top = Some(first.clone()),
-            Some(t) if *t != first => {
-                return Err(refuse(format!(
-                    "entry {shown} is outside the chart directory {t}/"
-                )));
-            }
-            Some(_) => {}
         }
+        let rest: &[std::ffi::OsString] = if layout == Layout::Tree {
+            top.get_or_insert_with(String::new);
+            &parts
+        } else {
+            let (first, rest) = parts.split_at(1);
+            let first = first[0].to_string_lossy().into_owned();
+            match &top {
+                None => top = Some(first.clone()),
+                Some(t) if *t != first => {
+                    return Err(refuse(format!(
+                        "entry {shown} is outside the chart directory {t}/"
+                    )));
+                }
+                Some(_) => {}
+            }
+            rest
+        };
         entries_seen += 1;
         if entries_seen > limits.max_repo_files {
             return Err(Error::TooLarge {
@@ -134,7 +169,7 @@ pub(crate) fn unpack(archive: &[u8], dest: &Path, limits: &Limits, what: &str) -
         io::Write::write_all(&mut file, &data).map_err(Error::io("writing", &p))?;
     }
     let top = top.ok_or_else(|| refuse("the archive is empty".into()))?;
-    if !dest.join("Chart.yaml").is_file() {
+    if layout == Layout::Chart && !dest.join("Chart.yaml").is_file() {
         return Err(refuse(format!("{top}/Chart.yaml is missing")));
     }
     Ok(top)

@@ -84,6 +84,62 @@ pub(crate) fn get(
     Ok(body)
 }
 
+/// What a server answered to [`request`]: the status, the headers, and the body (read up to
+/// the limit when the status is a success, empty otherwise).
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: reqwest::header::HeaderMap,
+    pub(crate) body: Vec<u8>,
+}
+
+/// One GET of `url` with these extra `headers` (an `Accept`, an `Authorization`), TLS set up from
+/// `creds` and `certs` as for [`get`], reading at most `max_bytes` of a successful body. Unlike
+/// [`get`], a non-success status is a [`Reply`] (the OCI client reads its challenge), and no
+/// credentials are added: the caller decides.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn request(
+    url: &Url,
+    headers: &[(reqwest::header::HeaderName, String)],
+    creds: Option<&RepoCredentials>,
+    certs: &TlsCerts,
+    timeout: Duration,
+    max_bytes: u64,
+    redactor: &Redactor,
+) -> Result<Reply, Failure> {
+    let client = client(url, creds, certs, timeout, redactor)?;
+    let mut req = client.get(url.clone());
+    for (name, value) in headers {
+        req = req.header(name, value);
+    }
+    let resp = req
+        .send()
+        .map_err(|e| Failure::Other(redactor.clean(&error_chain(&e))))?;
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    if !resp.status().is_success() {
+        return Ok(Reply {
+            status,
+            headers,
+            body: Vec::new(),
+        });
+    }
+    if resp.content_length().is_some_and(|n| n > max_bytes) {
+        return Err(Failure::TooLarge);
+    }
+    let mut body = Vec::new();
+    resp.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut body)
+        .map_err(|e| Failure::Other(redactor.clean(&format!("reading the response: {e}"))))?;
+    if body.len() as u64 > max_bytes {
+        return Err(Failure::TooLarge);
+    }
+    Ok(Reply {
+        status,
+        headers,
+        body,
+    })
+}
+
 fn client(
     url: &Url,
     creds: Option<&RepoCredentials>,

@@ -14,9 +14,9 @@
 //! for [`Config::helm_index_ttl`](crate::Config) and fetched again after that, on a hard
 //! refresh, and when a version is asked for that the kept index does not list.
 
-mod archive;
+pub(crate) mod archive;
 pub(crate) mod constraint;
-mod http;
+pub(crate) mod http;
 mod index;
 
 use std::collections::HashMap;
@@ -422,7 +422,7 @@ fn repo_base(clean: &str) -> Result<Url> {
 }
 
 /// Files 0444, directories 0555, deepest first.
-fn read_only(dir: &Path) -> Result<()> {
+pub(crate) fn read_only(dir: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::symlink_metadata(dir).map_err(Error::io("reading", dir))?;
     if meta.is_dir() {
@@ -438,7 +438,7 @@ fn read_only(dir: &Path) -> Result<()> {
 }
 
 /// Gives write permission back to a staging tree so it can be deleted.
-fn make_removable(dir: &Path) {
+pub(crate) fn make_removable(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let Ok(meta) = std::fs::symlink_metadata(dir) else {
         return;
