@@ -9,6 +9,8 @@
 //!   [`TestEnv::private_with`] changes its settings ([`PrivateOptions`]).
 //! - [`TestNamespace`]: an isolated namespace per test, deleted when dropped.
 //! - [`pod_logs`]: container logs served for fake Pods (kwok's `Logs`), so that `pods/log` works.
+//! - [`oci_registry::OciRegistry`]: a real OCI registry (CNCF distribution) on loopback, TLS and
+//!   htpasswd, charts pushed with the real `helm push`.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -26,6 +28,7 @@ pub mod git_http;
 pub mod git_ssh;
 mod namespace;
 pub mod pod_logs;
+pub mod oci_registry;
 pub mod tools;
 
 pub use cluster::{Component, Error, PrivateOptions, TestEnv};

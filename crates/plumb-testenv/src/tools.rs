@@ -18,6 +18,12 @@ pub fn kustomize() -> PathBuf {
     locate("kustomize", "PLUMB_KUSTOMIZE")
 }
 
+/// Path to the OCI `registry` binary (the CNCF distribution registry, built by
+/// `scripts/testenv build` from `tools/registry`); panics with instructions when it is missing.
+pub fn registry() -> PathBuf {
+    locate("registry", "PLUMB_REGISTRY")
+}
+
 /// The directory `scripts/testenv bin-dir` names, if the script ran.
 pub fn bin_dir() -> Option<PathBuf> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
