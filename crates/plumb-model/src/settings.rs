@@ -58,6 +58,9 @@ pub const RENDER_MEMORY_LIMIT: &str = "plumb.render.memoryLimit";
 /// Plumb: the directory of config management plugin files (`ConfigManagementPlugin` YAML) on the
 /// controller's disk; overrides the controller's `--plugin-dir`.
 pub const PLUGINS_DIR: &str = "plumb.plugins.dir";
+/// Plumb: the most one download from a Helm chart repository or an OCI registry may be (an
+/// `index.yaml`, a chart archive, an OCI layer), as a Kubernetes quantity (default `128Mi`).
+pub const REPOSITORY_MAX_DOWNLOAD_SIZE: &str = "plumb.repository.maxDownloadSize";
 
 /// The data of a settings ConfigMap.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -37,6 +37,8 @@ pub struct Running {
     pub metrics_addr: Option<SocketAddr>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
+    /// The watch on repository Secrets and CA certificates; it never ends by itself.
+    repositories: JoinHandle<()>,
 }
 
 impl Running {
@@ -45,6 +47,8 @@ impl Running {
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         let _ = self.task.await;
+        self.repositories.abort();
+        let _ = self.repositories.await;
     }
 
     /// Waits until the server stops (it only stops through [`Running::shutdown`]).
@@ -63,12 +67,6 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     // Renders for the manifests endpoint use the repository Secrets and CA certificates the
     // controller uses, kept current while the server runs.
     plumb_controller::load_repositories(&client, &config.control_namespace, &renderer).await;
-    tokio::spawn(plumb_controller::watch_repositories(
-        client.clone(),
-        config.control_namespace.clone(),
-        renderer.clone(),
-        || {},
-    ));
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| Error::Io {
@@ -90,6 +88,13 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
             config.login_throttle.clone(),
         )))
     };
+    // Started last, once nothing fallible is left, so an early error leaves no task behind.
+    let repositories = tokio::spawn(plumb_controller::watch_repositories(
+        client.clone(),
+        config.control_namespace.clone(),
+        renderer.clone(),
+        || {},
+    ));
     let (stop, stop_rx) = watch::channel(false);
     let state = AppState::new(
         client,
@@ -115,6 +120,7 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         metrics_addr,
         stop,
         task,
+        repositories,
     })
 }
 

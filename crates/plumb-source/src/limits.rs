@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use plumb_model::Settings;
-use plumb_model::settings::{RENDER_MEMORY_LIMIT, RENDER_TIMEOUT};
+use plumb_model::settings::{RENDER_MEMORY_LIMIT, RENDER_TIMEOUT, REPOSITORY_MAX_DOWNLOAD_SIZE};
 
 use crate::error::{Error, Result};
 
@@ -25,8 +25,8 @@ pub struct Limits {
     /// Largest rendered output of one source: tool stdout, or the sum of a directory's manifest
     /// files (default 64 MiB).
     pub max_render_bytes: u64,
-    /// Largest download from a Helm chart repository: an `index.yaml` or a chart archive
-    /// (default 128 MiB).
+    /// Largest download from a Helm chart repository or an OCI registry: an `index.yaml`, a
+    /// chart archive, an OCI layer (default 128 MiB; setting `plumb.repository.maxDownloadSize`).
     pub max_download_bytes: u64,
     /// Time allowed for one fetch or ref listing (default 120 s).
     pub fetch_timeout: Duration,
@@ -104,7 +104,8 @@ impl Limits {
     }
 
     /// These limits with the render limits the settings ConfigMap sets (`plumb.render.timeout`,
-    /// `plumb.render.memoryLimit`); keys that are absent leave the limit as it is.
+    /// `plumb.render.memoryLimit`) and the download limit (`plumb.repository.maxDownloadSize`);
+    /// keys that are absent leave the limit as it is.
     ///
     /// ```
     /// use std::time::Duration;
@@ -135,9 +136,21 @@ impl Limits {
                     expected: "a quantity of bytes of at least 128Mi, such as 512Mi or 2Gi",
                 })?;
         }
+        if let Some(value) = settings.get(REPOSITORY_MAX_DOWNLOAD_SIZE) {
+            self.max_download_bytes = parse_quantity(value)
+                .filter(|n| *n >= MIN_DOWNLOAD)
+                .ok_or_else(|| Error::InvalidSetting {
+                    key: REPOSITORY_MAX_DOWNLOAD_SIZE,
+                    value: value.to_owned(),
+                    expected: "a quantity of bytes of at least 4Ki, such as 64Mi or 1Gi",
+                })?;
+        }
         Ok(self)
     }
 }
+
+/// Smaller than any real chart archive or index: a smaller setting is a mistake.
+const MIN_DOWNLOAD: u64 = 4 << 10;
 
 /// Below this the Go runtime of helm and kustomize cannot start (it needs about 96 MiB of data
 /// segment before doing anything); a smaller setting is a mistake.
@@ -234,6 +247,21 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "setting plumb.render.memoryLimit: \"1Mi\" is not a quantity of bytes of at least 128Mi, such as 512Mi or 2Gi"
+        );
+        let set = base
+            .clone()
+            .with_settings(&s(&[(REPOSITORY_MAX_DOWNLOAD_SIZE, "64Mi")]))
+            .unwrap();
+        assert_eq!(set.max_download_bytes, 64 << 20);
+        assert_eq!(set.render_timeout, Duration::from_secs(7));
+        let err = base
+            .clone()
+            .with_settings(&s(&[(REPOSITORY_MAX_DOWNLOAD_SIZE, "12")]))
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("setting plumb.repository.maxDownloadSize: \"12\""),
+            "{err}"
         );
         let err = base
             .with_settings(&s(&[(RENDER_TIMEOUT, "forever")]))

@@ -275,9 +275,12 @@ impl Renderer {
         &self.oci
     }
 
-    /// Uses `limits` for renders from now on (the controller calls this when the settings
-    /// ConfigMap changes). The Git cache keeps the fetch and tree limits it was created with.
+    /// Uses `limits` for renders and chart/OCI downloads from now on (the controller calls this
+    /// when the settings ConfigMap changes). The Git cache keeps the fetch and tree limits it was
+    /// created with.
     pub fn set_limits(&self, limits: Limits) {
+        self.helm.set_max_download(limits.max_download_bytes);
+        self.oci.set_max_download(limits.max_download_bytes);
         *self.limits.write().unwrap_or_else(|p| p.into_inner()) = limits;
     }
 

@@ -69,6 +69,8 @@ pub struct HelmRepos {
     indexes: Mutex<HashMap<String, (Instant, Arc<Index>)>>,
     index_fetches: AtomicU64,
     downloads: AtomicU64,
+    /// [`Limits::max_download_bytes`], changed while running by [`Self::set_max_download`].
+    max_download: AtomicU64,
 }
 
 impl HelmRepos {
@@ -84,6 +86,7 @@ impl HelmRepos {
         Ok(Self {
             root,
             salt: salt.to_owned(),
+            max_download: AtomicU64::new(limits.max_download_bytes),
             limits,
             index_ttl,
             access: RwLock::new(Arc::new(Access::default())),
@@ -91,6 +94,11 @@ impl HelmRepos {
             index_fetches: AtomicU64::new(0),
             downloads: AtomicU64::new(0),
         })
+    }
+
+    /// Uses this download limit from now on (the settings ConfigMap changed).
+    pub(crate) fn set_max_download(&self, bytes: u64) {
+        self.max_download.store(bytes, Ordering::Relaxed);
     }
 
     /// Uses these credentials and CA certificates from now on.
@@ -258,7 +266,7 @@ impl HelmRepos {
             })?;
         self.index_fetches.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(url = %clean, "fetching index.yaml");
-        let limit = self.limits.max_download_bytes;
+        let limit = self.max_download.load(Ordering::Relaxed);
         let body = http::get(
             &index_url,
             base,
@@ -328,7 +336,7 @@ impl HelmRepos {
         }
         self.downloads.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(chart, version, url = %clean, "downloading chart");
-        let limit = self.limits.max_download_bytes;
+        let limit = self.max_download.load(Ordering::Relaxed);
         let bytes = http::get(
             &archive_url,
             base,

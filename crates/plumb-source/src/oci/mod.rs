@@ -69,6 +69,7 @@ pub struct OciRegistries {
     manifest_fetches: AtomicU64,
     tag_listings: AtomicU64,
     downloads: AtomicU64,
+    max_download: AtomicU64,
 }
 
 /// What was fetched, before it is shaped as a chart or an artifact.
@@ -88,6 +89,7 @@ impl OciRegistries {
         Ok(Self {
             root,
             salt: salt.to_owned(),
+            max_download: AtomicU64::new(limits.max_download_bytes),
             limits,
             ttl,
             access: RwLock::new(Arc::new(Access::default())),
@@ -97,6 +99,11 @@ impl OciRegistries {
             tag_listings: AtomicU64::new(0),
             downloads: AtomicU64::new(0),
         })
+    }
+
+    /// Uses this download limit from now on (the settings ConfigMap changed).
+    pub(crate) fn set_max_download(&self, bytes: u64) {
+        self.max_download.store(bytes, Ordering::Relaxed);
     }
 
     /// Uses these credentials and CA certificates from now on.
@@ -299,7 +306,7 @@ impl OciRegistries {
                 layer: hit.1,
             });
         }
-        let limit = self.limits.max_download_bytes;
+        let limit = self.max_download.load(Ordering::Relaxed);
         let layer = manifest::content_layer(&body, chart.is_some(), limit).map_err(|detail| {
             Error::ChartArchive {
                 chart: what.clone(),
@@ -431,7 +438,7 @@ impl OciRegistries {
     fn read_error(&self, repo_ref: &str, what: &'static str, e: ReadError) -> Error {
         let limit = match what {
             "manifest" => client::MAX_MANIFEST_BYTES,
-            _ => self.limits.max_download_bytes,
+            _ => self.max_download.load(Ordering::Relaxed),
         };
         match e {
             ReadError::Failed(Failure::TooLarge) => Error::TooLarge {

@@ -12,6 +12,7 @@ mod helm_repo;
 mod jsonnet;
 mod kustomize;
 mod plugin;
+mod oci;
 mod render_limits;
 mod security;
 mod support;

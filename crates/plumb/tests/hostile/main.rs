@@ -16,6 +16,7 @@ mod guards;
 mod limits;
 mod mass_deletion;
 mod plugins;
+mod oci_registries;
 mod project;
 mod renders;
 mod repo_reads;
