@@ -85,7 +85,7 @@ impl<'a> Registry<'a> {
 
     /// Every tag of the repository, following the `Link` pages.
     pub(crate) fn tags(&self) -> Result<Vec<String>, ReadError> {
-        let mut url = self.url(&format!("tags/list?n=1000"))?;
+        let mut url = self.url("tags/list?n=1000")?;
         let mut tags = Vec::new();
         for _ in 0..MAX_TAG_PAGES {
             let reply = self.get(&url, None, MAX_TAGS_PAGE_BYTES)?;
