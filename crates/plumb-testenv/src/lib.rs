@@ -27,8 +27,8 @@ pub mod git;
 pub mod git_http;
 pub mod git_ssh;
 mod namespace;
-pub mod pod_logs;
 pub mod oci_registry;
+pub mod pod_logs;
 pub mod tools;
 
 pub use cluster::{Component, Error, PrivateOptions, TestEnv};
