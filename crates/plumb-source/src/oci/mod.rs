@@ -64,13 +64,16 @@ pub struct OciRegistries {
     limits: Limits,
     ttl: Duration,
     access: RwLock<Arc<Access>>,
-    tags: Mutex<HashMap<String, (Instant, Arc<Vec<String>>)>>,
+    tags: Mutex<HashMap<String, KeptTags>>,
     digests: Mutex<HashMap<String, (Instant, String)>>,
     manifest_fetches: AtomicU64,
     tag_listings: AtomicU64,
     downloads: AtomicU64,
     max_download: AtomicU64,
 }
+
+/// A repository's tag list and when it was fetched.
+type KeptTags = (Instant, Arc<Vec<String>>);
 
 /// What was fetched, before it is shaped as a chart or an artifact.
 struct Fetched {
