@@ -212,7 +212,8 @@ try {
   await step('history and rollback to the first deployment', async () => {
     await page.getByRole('button', { name: 'History and rollback' }).click();
     const table = page.getByTestId('history');
-    await table.waitFor();
+    // Two deployments: the first sync and the full one (partial syncs are not recorded, as in Argo CD).
+    await table.locator('tbody tr').nth(1).waitFor({ timeout: LONG });
     await shot('history');
     await table.getByRole('button', { name: 'Rollback' }).last().click();
     await page.getByRole('group', { name: 'Confirm rollback' }).getByRole('button', { name: 'Rollback' }).click();

@@ -300,3 +300,82 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
         "the read-only step ran"
     );
 }
+
+/// First load of the Applications page with 1,000 Applications (each with a realistic status:
+/// five resources, health, sync, an operation, history) in Chromium, measured by
+/// `ui/e2e/perf.mjs` and printed; docs/performance.md records the numbers. A measurement, not a
+/// check of speed: run with `--ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement for docs/performance.md; run with --ignored --nocapture"]
+async fn first_load_of_1000_applications() {
+    use futures::StreamExt;
+    let (ui, chromium) = match prerequisites() {
+        Ok(p) => p,
+        Err(why) => panic!("the web UI browser test cannot run: {why}"),
+    };
+    let count = 1000;
+    let env = env();
+    let ns = env.namespace("ui-perf");
+    let client = env.client().await;
+    create_default_project(&client, ns.name()).await;
+    let apps: Api<kube::api::DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        ns.name(),
+        &plumb_controller::application_resource(),
+    );
+    let health = ["Healthy", "Healthy", "Healthy", "Progressing", "Degraded"];
+    futures::stream::iter(0..count)
+        .map(|i| {
+            let apps = apps.clone();
+            async move {
+                let name = format!("app-{i:04}");
+                let obj: kube::api::DynamicObject = serde_json::from_value(json!({
+                    "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                    "metadata": {"name": name, "labels": {"team": format!("team-{}", i % 17)}},
+                    "spec": {"project": "default",
+                             "source": {"repoURL": "https://git.acme.internal/platform/apps.git", "path": format!("apps/{name}"), "targetRevision": "main"},
+                             "destination": {"server": "https://kubernetes.default.svc", "namespace": format!("ns-{}", i % 40)}}
+                }))
+                .expect("Application");
+                apps.create(&PostParams::default(), &obj)
+                    .await
+                    .expect("create Application");
+                let resources: Vec<Value> = ["ConfigMap", "Service", "Deployment", "ServiceAccount", "Secret"]
+                    .iter()
+                    .map(|k| json!({"version": "v1", "kind": k, "namespace": format!("ns-{}", i % 40), "name": name, "status": if i % 9 == 0 { "OutOfSync" } else { "Synced" }, "health": {"status": "Healthy"}}))
+                    .collect();
+                let status = json!({"status": {
+                    "sync": {"status": if i % 9 == 0 { "OutOfSync" } else { "Synced" }, "revision": "0123456789abcdef0123456789abcdef01234567"},
+                    "health": {"status": health[i % health.len()]},
+                    "resources": resources,
+                    "operationState": {"phase": "Succeeded", "message": "successfully synced (all tasks run)", "startedAt": "2026-12-01T10:00:00Z", "finishedAt": "2026-12-01T10:00:05Z", "operation": {"sync": {"revision": "main"}}},
+                    "history": [{"id": 0, "revision": "0123456789abcdef0123456789abcdef01234567", "deployedAt": "2026-12-01T10:00:05Z"}]
+                }});
+                apps.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
+                    .await
+                    .expect("status");
+            }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<()>>()
+        .await;
+    let mut config = server_config(ns.name());
+    config.disable_auth = true;
+    let server = plumb_server::serve(client.clone(), config)
+        .await
+        .expect("server starts");
+    let base = format!("https://localhost:{}", server.addr.port());
+    let out = tokio::process::Command::new("node")
+        .arg("e2e/perf.mjs")
+        .current_dir(&ui)
+        .env("PLUMB_UI_URL", &base)
+        .env("PLUMB_APPS", count.to_string())
+        .env("PLUMB_CHROMIUM", &chromium)
+        .output()
+        .await
+        .expect("node runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    println!("{text}{}", String::from_utf8_lossy(&out.stderr));
+    server.shutdown().await;
+    assert!(out.status.success() && text.contains("PASS"), "{text}");
+}
