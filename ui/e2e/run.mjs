@@ -120,7 +120,8 @@ try {
     await page.getByText('No applications match the filters.').waitFor();
     await page.getByLabel('Search applications').fill('payments');
     await tile().waitFor();
-    assert(page.url().includes('search=payments'), `filters are kept in the URL: ${page.url()}`);
+    // Filters are kept in the URL (written after the render that shows the tile).
+    await page.waitForURL(/search=payments/);
     await page.getByRole('button', { name: 'List' }).click();
     await page.locator(`[data-testid=app-row][data-app="${appName}"]`).waitFor();
     await shot('applications-list');

@@ -160,12 +160,22 @@ export function AppsPage() {
       const batch = pending;
       pending = [];
       setApps((prev) => {
-        const next = new Map(prev);
+        // The stream starts with every Application as ADDED, the same ones the list just
+        // returned: unchanged objects (same resourceVersion) cost no new map and no render.
+        let next: Map<string, Application> | null = null;
         for (const [type, a] of batch) {
-          if (type === 'DELETED') next.delete(key(a));
-          else next.set(key(a), a);
+          const k = key(a);
+          const old = (next ?? prev).get(k);
+          if (type === 'DELETED') {
+            if (!old) continue;
+            next ??= new Map(prev);
+            next.delete(k);
+          } else if (!old || old.metadata.resourceVersion !== a.metadata.resourceVersion) {
+            next ??= new Map(prev);
+            next.set(k, a);
+          }
         }
-        return next;
+        return next ?? prev;
       });
     };
     const stop = watchApplications(
