@@ -275,11 +275,10 @@ async fn attempt(
     let progress = move |p: &Progress| {
         let _ = tx.send(Some(p.clone()));
     };
-    let facts = cluster.live_health_facts();
     let ctx = SyncContext {
         applier: &cluster.applier,
-        assessor: &engines.assessor,
-        facts: Some(&facts),
+        assessor: engines.assessor.clone(),
+        facts: Some(std::sync::Arc::new(cluster.live_health_facts())),
         progress: &progress,
         control: control.clone(),
         poll: POLL,

@@ -1,7 +1,10 @@
 //! Judging a running task from its live object: whether a hook finished, whether a wave's
 //! objects are healthy enough for the next wave to start.
 
+use std::sync::Arc;
+
 use plumb_health::{Assessor, ClusterFacts, HealthCode};
+use plumb_model::ResourceKey;
 use serde_json::Value;
 
 /// Which objects hold the next wave.
@@ -92,6 +95,76 @@ pub fn judge_resource(
             _ => Verdict::Running(h.message),
         },
     }
+}
+
+/// A running task to judge, with its live object as just read (`None`: it does not exist).
+#[derive(Debug, Clone)]
+pub struct Running {
+    /// Whether the task is a hook ([`judge_hook`]) or an applied object ([`judge_resource`]).
+    pub hook: bool,
+    /// The object.
+    pub key: ResourceKey,
+    /// Its live state.
+    pub live: Option<Value>,
+}
+
+/// What judges a sync's running tasks, owned so that a batch of judgements can leave the async
+/// runtime.
+#[derive(Clone)]
+pub struct Judge {
+    /// Health rules (built-in, Lua customizations, generic rule).
+    pub assessor: Assessor,
+    /// Which objects hold the next wave.
+    pub gate: HealthGate,
+    /// What the assessor may know about the destination cluster ([`judge_resource`]).
+    pub facts: Option<Arc<dyn ClusterFacts + Send + Sync>>,
+}
+
+impl Judge {
+    /// The verdict on one running task.
+    pub fn judge(&self, task: &Running) -> Verdict {
+        if task.hook {
+            judge_hook(&self.assessor, &task.key.name, task.live.as_ref())
+        } else {
+            judge_resource(
+                &self.assessor,
+                self.gate,
+                &task.key.group,
+                &task.key.kind,
+                task.live.as_ref(),
+                self.facts.as_deref().map(|f| f as &dyn ClusterFacts),
+            )
+        }
+    }
+
+    /// Judges a batch of running tasks on tokio's blocking pool, in one hand-off: health scripts
+    /// are user code (Lua, each bounded by its limits but up to a second of CPU), and the
+    /// runtime's workers drive every other Application's watches, reconciles and syncs. The
+    /// verdicts come in the tasks' order. A panic while judging is an `Err` naming it, for the
+    /// caller to fail this sync with, never a crash of the controller.
+    pub async fn judge_all(&self, batch: Vec<Running>) -> Result<Vec<Verdict>, String> {
+        let judge = self.clone();
+        off_runtime(move || batch.iter().map(|task| judge.judge(task)).collect()).await
+    }
+}
+
+/// Runs `work` on the blocking pool; a panic in it becomes an error message.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        if e.is_panic() {
+            let payload = e.into_panic();
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_string());
+            format!("judging the health of running tasks panicked: {what}")
+        } else {
+            format!("judging the health of running tasks did not finish: {e}")
+        }
+    })
 }
 
 #[cfg(test)]
@@ -242,5 +315,88 @@ mod tests {
             ),
             Verdict::Succeeded(_)
         ));
+    }
+
+    /// Facts that note the thread asking for them: the missing-status rule asks while judging a
+    /// status-less custom resource, so the note says where the judgement ran.
+    struct ThreadNoting(std::sync::Mutex<Vec<std::thread::ThreadId>>);
+
+    impl ClusterFacts for ThreadNoting {
+        fn status_subresource(&self, _: &str, _: &str) -> Option<bool> {
+            if let Ok(mut seen) = self.0.lock() {
+                seen.push(std::thread::current().id());
+            }
+            Some(true)
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_batch_is_judged_off_the_runtime_thread_in_order() {
+        let facts = Arc::new(ThreadNoting(std::sync::Mutex::new(Vec::new())));
+        let judge = Judge {
+            assessor: Assessor::default(),
+            gate: HealthGate::Plumb,
+            facts: Some(facts.clone()),
+        };
+        let created = jiff::Timestamp::now().to_string();
+        let db = json!({
+            "apiVersion": "example.com/v1", "kind": "Database",
+            "metadata": {"name": "orders", "namespace": "shop", "creationTimestamp": created}
+        });
+        let batch = vec![
+            Running {
+                hook: false,
+                key: ResourceKey::new("example.com", "Database", "shop", "orders"),
+                live: Some(db),
+            },
+            Running {
+                hook: true,
+                key: ResourceKey::new("", "ConfigMap", "shop", "marker"),
+                live: Some(
+                    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "marker"}}),
+                ),
+            },
+            Running {
+                hook: false,
+                key: ResourceKey::new("", "ConfigMap", "shop", "later"),
+                live: None,
+            },
+        ];
+        let verdicts = judge.judge_all(batch).await.unwrap();
+        assert_eq!(
+            verdicts,
+            vec![
+                Verdict::Running(
+                    "generic: waiting for Database controller to report status".into()
+                ),
+                Verdict::Succeeded("marker created".into()),
+                Verdict::Running("the object does not exist yet".into()),
+            ]
+        );
+        let seen = facts.0.lock().unwrap().clone();
+        assert!(
+            !seen.is_empty(),
+            "the missing-status rule was not consulted"
+        );
+        let here = std::thread::current().id();
+        assert!(
+            seen.iter().all(|t| *t != here),
+            "a judgement ran on the runtime's thread"
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_panic_while_judging_is_an_error_for_the_sync_not_a_crash() {
+        let err = off_runtime(|| -> Vec<Verdict> { panic!("a health rule fell over") })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err,
+            "judging the health of running tasks panicked: a health rule fell over"
+        );
+        let err = off_runtime(|| -> Vec<Verdict> { panic!("{} rules fell over", 2) })
+            .await
+            .unwrap_err();
+        assert!(err.ends_with("panicked: 2 rules fell over"), "{err}");
     }
 }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::support::{Controlled, resource};
 
-fn kubectl(env: &TestEnv, args: &[&str]) -> String {
+pub(crate) fn kubectl(env: &TestEnv, args: &[&str]) -> String {
     let out = env.kubectl().args(args).output().expect("kubectl");
     assert!(
         out.status.success(),
@@ -19,7 +19,7 @@ fn kubectl(env: &TestEnv, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn kubectl_apply(env: &TestEnv, ns: &str, obj: &Value) {
+pub(crate) fn kubectl_apply(env: &TestEnv, ns: &str, obj: &Value) {
     let file = tempfile::NamedTempFile::new().expect("tempfile");
     std::fs::write(file.path(), obj.to_string()).expect("write manifest");
     let path = file.path().to_string_lossy().into_owned();
@@ -27,7 +27,7 @@ fn kubectl_apply(env: &TestEnv, ns: &str, obj: &Value) {
 }
 
 /// A namespaced CRD in `group`, with or without a status subresource.
-fn install_kind(env: &TestEnv, group: &str, kind: &str, plural: &str, status: bool) {
+pub(crate) fn install_kind(env: &TestEnv, group: &str, kind: &str, plural: &str, status: bool) {
     let mut version = json!({"name": "v1", "served": true, "storage": true,
         "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}});
     if status {

@@ -284,7 +284,12 @@ pub(crate) async fn app_tree(s: &AppState, name: &str) -> Result<Value> {
             }
         }
     }
-    Ok(crate::tree::build(&managed, &candidates, &engines.assessor))
+    // Health (user Lua scripts among the rules) is CPU work: on the blocking pool, never on a
+    // runtime worker that serves other requests (the route and its stream).
+    let assessor = engines.assessor.clone();
+    tokio::task::spawn_blocking(move || crate::tree::build(&managed, &candidates, &assessor))
+        .await
+        .map_err(|e| Error::Internal(format!("building the resource tree of {name}: {e}")))
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use plumb_model::application::{OperationPhase, ResourceResult, ResultCode, SyncP
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::gate::{HealthGate, Verdict, judge_hook, judge_resource};
+use crate::gate::{HealthGate, Judge, Running, Verdict};
 use crate::hook::{DeletePolicy, delete_policies};
 use crate::options::SyncOptions;
 use crate::plan::{PlanInput, PlannedTask, plan};
@@ -129,12 +129,13 @@ pub struct Progress {
 pub struct SyncContext<'a> {
     /// Writes to the destination cluster.
     pub applier: &'a Applier,
-    /// Judges hooks and gated waves.
-    pub assessor: &'a Assessor,
+    /// Judges hooks and gated waves (owned, cheap to clone: the judgements run on the blocking
+    /// pool).
+    pub assessor: Assessor,
     /// What the assessor may know about the destination cluster (which kinds have a status
     /// subresource), so that a custom resource its controller has not given a status yet holds
     /// the next wave. `None`: no such knowledge, the rule stays silent.
-    pub facts: Option<&'a (dyn ClusterFacts + Sync)>,
+    pub facts: Option<Arc<dyn ClusterFacts + Send + Sync>>,
     /// Receives progress.
     pub progress: &'a (dyn Fn(&Progress) + Send + Sync),
     /// Terminate requests and prune confirmations.
@@ -516,19 +517,16 @@ impl<'a, 'b> Run<'a, 'b> {
         in_step: &[usize],
     ) -> Option<&'static str> {
         loop {
-            let mut running = Vec::new();
-            for &i in in_step {
-                if execs[i].state != State::Running {
-                    continue;
-                }
-                self.refresh(&mut execs[i]).await;
+            self.refresh(execs, in_step).await;
+            let running: Vec<usize> = in_step
+                .iter()
+                .copied()
                 // In a single-step sync only hooks hold the operation (Argo CD); the objects
                 // beside them are still looked at, and succeed once healthy.
-                if execs[i].state == State::Running && (self.multi_step || execs[i].task.is_hook())
-                {
-                    running.push(i);
-                }
-            }
+                .filter(|&i| {
+                    execs[i].state == State::Running && (self.multi_step || execs[i].task.is_hook())
+                })
+                .collect();
             if in_step.iter().any(|&i| execs[i].state == State::Failed) {
                 // Other hooks of the step keep running; their results stay Running.
                 return Some("one or more synchronization tasks completed unsuccessfully");
@@ -560,32 +558,63 @@ impl<'a, 'b> Run<'a, 'b> {
         }
     }
 
-    /// Looks at a running task's live object and records where it stands.
-    async fn refresh(&mut self, e: &mut Exec) {
-        let live = match self.ctx.applier.get(&e.task.key).await {
-            Ok(l) => l,
-            Err(err) => {
-                tracing::debug!(key = %e.task.key, "reading a running task: {}", error_text(&err));
-                return;
+    /// Looks at the step's running tasks' live objects and records where each stands. The
+    /// reads are I/O and stay on this task; the judgements (health rules, user Lua scripts) go
+    /// to the blocking pool in one batch.
+    async fn refresh(&mut self, execs: &mut [Exec], in_step: &[usize]) {
+        let mut batch = Vec::new();
+        let mut indexes = Vec::new();
+        for &i in in_step {
+            let e = &execs[i];
+            if e.state != State::Running {
+                continue;
+            }
+            match self.ctx.applier.get(&e.task.key).await {
+                Ok(live) => {
+                    indexes.push((i, live.is_some()));
+                    batch.push(Running {
+                        hook: e.task.is_hook(),
+                        key: e.task.key.clone(),
+                        live,
+                    });
+                }
+                Err(err) => {
+                    tracing::debug!(key = %e.task.key, "reading a running task: {}", error_text(&err));
+                }
+            }
+        }
+        if batch.is_empty() {
+            return;
+        }
+        let judge = Judge {
+            assessor: self.ctx.assessor.clone(),
+            gate: self.req.health_gate,
+            facts: self.ctx.facts.clone(),
+        };
+        let verdicts: Vec<Verdict> = match judge.judge_all(batch).await {
+            Ok(verdicts) => verdicts,
+            // Nothing could be judged: this sync fails with the reason, the controller goes on.
+            Err(msg) => {
+                tracing::error!("{msg}");
+                let failed = Verdict::Failed(msg);
+                indexes.iter().map(|_| failed.clone()).collect()
             }
         };
-        let key = e.task.key.clone();
-        let verdict = if e.task.is_hook() {
-            judge_hook(self.ctx.assessor, &key.name, live.as_ref())
-        } else {
-            judge_resource(
-                self.ctx.assessor,
-                self.req.health_gate,
-                &key.group,
-                &key.kind,
-                live.as_ref(),
-                self.ctx.facts.map(|f| f as &dyn ClusterFacts),
-            )
-        };
+        for ((i, exists), verdict) in indexes.into_iter().zip(verdicts) {
+            let e = &mut execs[i];
+            self.record_verdict(e, &verdict);
+            if e.task.is_hook() && e.state != State::Running && exists {
+                self.finish_hook(e).await;
+            }
+        }
+    }
+
+    /// Records a running task's verdict in its state and result.
+    fn record_verdict(&mut self, e: &mut Exec, verdict: &Verdict) {
         let Some(idx) = e.result else { return };
         let before = self.results[idx].clone();
         let r = &mut self.results[idx];
-        match &verdict {
+        match verdict {
             Verdict::Running(msg) => {
                 if e.task.is_hook() && !msg.is_empty() {
                     r.message = Some(msg.clone());
@@ -610,9 +639,6 @@ impl<'a, 'b> Run<'a, 'b> {
         }
         if self.results[idx] != before {
             self.report();
-        }
-        if e.task.is_hook() && e.state != State::Running && live.is_some() {
-            self.finish_hook(e).await;
         }
     }
 
