@@ -204,6 +204,14 @@ impl Assessor {
         if let Some(rule) = rules::rule_for(group, kind) {
             return Some(rule(obj));
         }
+        if is_application(group, kind) {
+            // Argo CD has given an Application no health of its own since 1.8 (argo-cd#3781,
+            // gitops-engine#153): a child Application neither holds a sync wave nor counts in
+            // its parent's health unless `resource.customizations.health.argoproj.io_Application`
+            // says how (the script is found above). Neither the generic rule nor the
+            // missing-status rule stands in for it.
+            return None;
+        }
         match self.unknown_kinds {
             UnknownKindHealth::Generic => crate::crossplane::health(obj)
                 .or_else(|| generic::health(obj))
@@ -225,6 +233,11 @@ impl Assessor {
 pub fn assess(obj: &Value) -> Option<HealthStatus> {
     static DEFAULT: std::sync::OnceLock<Assessor> = std::sync::OnceLock::new();
     DEFAULT.get_or_init(Assessor::default).assess(obj)
+}
+
+/// Argo CD's Application kind.
+fn is_application(group: &str, kind: &str) -> bool {
+    group == "argoproj.io" && kind == "Application"
 }
 
 /// The object's group and kind, borrowed (this runs for every object, so no allocation).
@@ -261,6 +274,78 @@ mod tests {
     fn assessor_can_be_shared_between_threads() {
         fn shared<T: Send + Sync>() {}
         shared::<Assessor>();
+    }
+
+    /// Facts of a cluster whose every kind has a status subresource, as Plumb's Application
+    /// CRD has.
+    struct AllHaveStatus;
+
+    impl ClusterFacts for AllHaveStatus {
+        fn status_subresource(&self, _: &str, _: &str) -> Option<bool> {
+            Some(true)
+        }
+    }
+
+    fn child_app(status: Option<Value>) -> Value {
+        let mut app = serde_json::json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": "payments", "namespace": "argocd", "generation": 2,
+                         "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"project": "default"}
+        });
+        if let Some(s) = status {
+            app["status"] = s;
+        }
+        app
+    }
+
+    #[test]
+    fn an_application_has_no_health_of_its_own_unless_a_script_says_how() {
+        let a = Assessor::default();
+        let facts = AllHaveStatus;
+        let never_reconciled = child_app(None);
+        let degraded = child_app(Some(serde_json::json!({
+            "health": {"status": "Degraded"},
+            "sync": {"status": "OutOfSync"},
+            "conditions": [{"type": "Ready", "status": "False", "reason": "Failed"}]
+        })));
+        for app in [&never_reconciled, &degraded] {
+            assert_eq!(a.assess(app), None);
+            assert_eq!(a.assess_in(app, &facts), None);
+            assert_eq!(a.assess_for_wave(app, &facts), None);
+        }
+        assert!(!a.has_own_rule("argoproj.io", "Application"));
+
+        // Argo CD's documented health check for app of apps.
+        let script = r#"hs = {}
+hs.status = "Progressing"
+hs.message = ""
+if obj.status ~= nil then
+  if obj.status.health ~= nil then
+    hs.status = obj.status.health.status
+    if obj.status.health.message ~= nil then
+      hs.message = obj.status.health.message
+    end
+  end
+end
+return hs"#;
+        let settings = Settings::from_data(
+            [(
+                "resource.customizations.health.argoproj.io_Application".to_string(),
+                script.to_string(),
+            )]
+            .into(),
+        );
+        let a = Assessor::new(Config::default().settings(settings)).unwrap();
+        assert!(a.has_own_rule("argoproj.io", "Application"));
+        assert_eq!(
+            a.assess_for_wave(&never_reconciled, &facts).map(|h| h.code),
+            Some(HealthCode::Progressing)
+        );
+        assert_eq!(
+            a.assess_for_wave(&degraded, &facts).map(|h| h.code),
+            Some(HealthCode::Degraded)
+        );
     }
 
     #[test]

@@ -317,6 +317,96 @@ mod tests {
         ));
     }
 
+    /// A child Application as an app of apps applies it: no status until its controller looks
+    /// at it, then the health that controller writes.
+    fn child_app(health: Option<&str>) -> Value {
+        let mut app = json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": "payments", "namespace": "argocd",
+                         "creationTimestamp": jiff::Timestamp::now().to_string(),
+                         "annotations": {"argocd.argoproj.io/sync-wave": "0"}},
+            "spec": {"project": "default"}
+        });
+        if let Some(h) = health {
+            app["status"] = json!({"health": {"status": h}, "sync": {"status": "Synced"}});
+        }
+        app
+    }
+
+    fn judge_child(a: &Assessor, gate: HealthGate, app: &Value) -> Verdict {
+        let facts: &dyn ClusterFacts = &WithStatusSubresource;
+        judge_resource(
+            a,
+            gate,
+            "argoproj.io",
+            "Application",
+            Some(app),
+            Some(facts),
+        )
+    }
+
+    #[test]
+    fn a_child_application_holds_a_wave_only_with_argo_cds_health_override() {
+        // As in Argo CD since 1.8: no health of its own, so it holds nothing, whatever it says.
+        let a = Assessor::default();
+        for gate in [HealthGate::Plumb, HealthGate::Argo] {
+            for app in [
+                child_app(None),
+                child_app(Some("Progressing")),
+                child_app(Some("Degraded")),
+            ] {
+                assert_eq!(
+                    judge_child(&a, gate, &app),
+                    Verdict::Succeeded(String::new()),
+                    "{gate:?} {app}"
+                );
+            }
+        }
+        // With the override Argo CD documents for app of apps, the child's own health decides.
+        let override_script = r#"hs = {}
+hs.status = "Progressing"
+hs.message = ""
+if obj.status ~= nil then
+  if obj.status.health ~= nil then
+    hs.status = obj.status.health.status
+    if obj.status.health.message ~= nil then
+      hs.message = obj.status.health.message
+    end
+  end
+end
+return hs"#;
+        let settings = plumb_model::Settings::from_data(
+            [(
+                "resource.customizations.health.argoproj.io_Application".to_string(),
+                override_script.to_string(),
+            )]
+            .into(),
+        );
+        let a = Assessor::new(plumb_health::Config::default().settings(settings)).unwrap();
+        for gate in [HealthGate::Plumb, HealthGate::Argo] {
+            assert!(matches!(
+                judge_child(&a, gate, &child_app(None)),
+                Verdict::Running(_)
+            ));
+            assert!(matches!(
+                judge_child(&a, gate, &child_app(Some("Missing"))),
+                Verdict::Running(_)
+            ));
+            assert!(matches!(
+                judge_child(&a, gate, &child_app(Some("Progressing"))),
+                Verdict::Running(_)
+            ));
+            assert!(matches!(
+                judge_child(&a, gate, &child_app(Some("Degraded"))),
+                Verdict::Failed(_)
+            ));
+            assert!(matches!(
+                judge_child(&a, gate, &child_app(Some("Healthy"))),
+                Verdict::Succeeded(_)
+            ));
+        }
+    }
+
     /// Facts that note the thread asking for them: the missing-status rule asks while judging a
     /// status-less custom resource, so the note says where the judgement ran.
     struct ThreadNoting(std::sync::Mutex<Vec<std::thread::ThreadId>>);

@@ -1,6 +1,7 @@
 //! The controller against a real control plane and real Git repositories.
 
 mod app_namespaces;
+mod app_of_apps;
 mod automation;
 mod diff_e2e;
 mod helm_repo;
