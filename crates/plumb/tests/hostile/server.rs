@@ -434,6 +434,7 @@ fn revisions_patches_projects_and_passwords_are_checked() {
     let r = raw(addr, &send("POST", "/api/v1/projects", project));
     assert_eq!(status(&r), 200, "{r}");
     let app = serde_json::json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
         "metadata": {"name": "web"},
         "spec": {"project": "default",
                  "source": {"repoURL": repo.url(), "path": "k8s", "targetRevision": "HEAD"},
