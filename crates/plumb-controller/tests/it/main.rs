@@ -7,6 +7,7 @@ mod diff_e2e;
 mod helm_repo;
 mod missing_status;
 mod multi_cluster;
+mod oci;
 mod project;
 mod prune_brake;
 mod reconcile;
