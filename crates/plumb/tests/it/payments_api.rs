@@ -508,14 +508,15 @@ fn payments_api_release_and_tamper() {
     );
     // The controller's Kubernetes requests: during the Application's reconciles and its sync
     // (applies are patches of deployments, labelled with the Application).
-    let app_requests = |verb: &str, kind: &str| {
+    // The project is known once the Application was read: its own read has none yet.
+    let app_requests = |verb: &str, kind: &str, project: &str| {
         find(
             "argocd_app_k8s_request_total",
             &[
                 ("server", "https://kubernetes.default.svc"),
                 ("name", "payments-api"),
                 ("namespace", ns),
-                ("project", "default"),
+                ("project", project),
                 ("verb", verb),
                 ("resource_kind", kind),
             ],
@@ -523,8 +524,11 @@ fn payments_api_release_and_tamper() {
         .iter()
         .sum::<f64>()
     };
-    assert!(app_requests("get", "applications") >= 1.0, "{metrics}");
-    assert!(app_requests("patch", "deployments") >= 1.0, "{metrics}");
+    assert!(app_requests("get", "applications", "") >= 1.0, "{metrics}");
+    assert!(
+        app_requests("patch", "deployments", "default") >= 1.0,
+        "{metrics}"
+    );
     assert!(
         series
             .iter()
