@@ -35,6 +35,6 @@ pub use error::{Error, Result, chain};
 pub use metrics::{AppInfo, Metrics, Timing};
 pub use repositories::{load as load_repositories, watch as watch_repositories};
 pub use runtime::{
-    APPLICATION_NAMESPACES_KEY, CMD_PARAMS_CONFIGMAP, ControllerConfig, application_resource,
-    appproject_resource, parse_duration, parse_namespace_list, run,
+    APPLICATION_NAMESPACES_KEY, CMD_PARAMS_CONFIGMAP, ControllerConfig, application_namespaces,
+    application_resource, appproject_resource, parse_duration, parse_namespace_list, run,
 };

@@ -64,6 +64,10 @@ pub struct ServerConfig {
     pub login_throttle: crate::auth::ThrottleConfig,
     /// Where `/metrics` is served (plain HTTP; Argo's port is 8083); `None`: nowhere.
     pub metrics_listen: Option<SocketAddr>,
+    /// Namespaces besides the control namespace whose Applications are served (Argo's
+    /// `--application-namespaces`: names, globs, `/regexp/`). `None` reads `application.namespaces`
+    /// of `argocd-cmd-params-cm` at start, as the controller does.
+    pub application_namespaces: Option<Vec<String>>,
 }
 
 impl ServerConfig {
@@ -79,6 +83,7 @@ impl ServerConfig {
             disable_auth: false,
             login_throttle: crate::auth::ThrottleConfig::default(),
             metrics_listen: None,
+            application_namespaces: None,
         }
     }
 }

@@ -64,7 +64,7 @@ pub(crate) fn list(resource_version: Option<String>, items: Vec<Value>) -> Value
 }
 
 /// `ApplicationSyncRequest` as Argo's gateway receives it (the fields Plumb acts on; unknown
-/// fields such as `appNamespace` or `infos` are accepted and ignored).
+/// fields such as `infos` are accepted and ignored).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SyncRequestBody {
@@ -85,6 +85,9 @@ pub(crate) struct SyncRequestBody {
     /// Local manifests (`argocd app sync --local`): refused, Plumb renders from Git only.
     #[serde(default)]
     pub manifests: Option<Vec<String>>,
+    /// The Application's namespace (absent: the control namespace).
+    #[serde(default)]
+    pub app_namespace: Option<String>,
 }
 
 /// `{"items": [...]}`, grpc-gateway's encoding of `SyncOptions`.
@@ -120,6 +123,9 @@ pub(crate) struct RollbackRequestBody {
     pub dry_run: bool,
     #[serde(default)]
     pub prune: bool,
+    /// The Application's namespace (absent: the control namespace).
+    #[serde(default)]
+    pub app_namespace: Option<String>,
 }
 
 /// grpc-gateway writes int64 as a JSON string; accept both.

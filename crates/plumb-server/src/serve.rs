@@ -88,6 +88,12 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
             config.login_throttle.clone(),
         )))
     };
+    let app_namespaces = match &config.application_namespaces {
+        Some(list) => list.clone(),
+        None => plumb_controller::application_namespaces(&client, &config.control_namespace)
+            .await
+            .map_err(|e| Error::Internal(plumb_controller::chain(&e)))?,
+    };
     // Started last, once nothing fallible is left, so an early error leaves no task behind.
     let repositories = tokio::spawn(plumb_controller::watch_repositories(
         client.clone(),
@@ -102,7 +108,8 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         renderer,
         stop_rx.clone(),
         auth,
-    );
+    )
+    .with_app_namespaces(app_namespaces);
     let metrics = Arc::new(crate::metrics::ServerMetrics::new());
     let metrics_addr = match config.metrics_listen {
         Some(addr) => Some(crate::metrics::listen(addr, metrics.clone(), stop_rx.clone()).await?),

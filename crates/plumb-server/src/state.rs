@@ -26,6 +26,9 @@ pub(crate) struct AppState(pub(crate) Arc<Inner>);
 pub(crate) struct Inner {
     pub(crate) client: kube::Client,
     pub(crate) namespace: String,
+    /// Namespaces besides the control namespace whose Applications are served (patterns of
+    /// `--application-namespaces`; empty: the control namespace only).
+    pub(crate) app_namespaces: Vec<String>,
     pub(crate) renderer: Arc<Renderer>,
     cluster: OnceCell<Arc<Cluster>>,
     pub(crate) shutdown: watch::Receiver<bool>,
@@ -51,6 +54,7 @@ impl AppState {
         Self(Arc::new(Inner {
             client,
             namespace,
+            app_namespaces: Vec::new(),
             renderer,
             cluster: OnceCell::new(),
             shutdown,
@@ -59,7 +63,60 @@ impl AppState {
     }
 }
 
+impl AppState {
+    /// The same state serving Applications of `patterns` namespaces too (before it is shared).
+    pub(crate) fn with_app_namespaces(mut self, patterns: Vec<String>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.0) {
+            inner.app_namespaces = patterns;
+        }
+        self
+    }
+}
+
 impl Inner {
+    /// Whether Applications of `namespace` are served: the control namespace, or one
+    /// `--application-namespaces` permits (Argo's `IsNamespaceEnabled`).
+    pub(crate) fn namespace_enabled(&self, namespace: &str) -> bool {
+        namespace == self.namespace
+            || plumb_policy::project::namespace_in_list(&self.app_namespaces, namespace)
+    }
+
+    /// The key handlers pass around for the Application `name` of `app_namespace` (Argo's
+    /// `appNamespace` request field; absent or empty: the control namespace): `name` in the
+    /// control namespace, `namespace/name` elsewhere. A namespace the server does not serve is
+    /// refused as Argo refuses it.
+    pub(crate) fn app_key(&self, name: &str, app_namespace: Option<&str>) -> Result<String> {
+        check_name("Application", name)?;
+        match app_namespace.filter(|ns| !ns.is_empty() && *ns != self.namespace) {
+            None => Ok(name.to_string()),
+            Some(ns) => {
+                check_name("namespace", ns)?;
+                if !self.namespace_enabled(ns) {
+                    return Err(Error::PermissionDenied(format!(
+                        "namespace '{ns}' is not permitted"
+                    )));
+                }
+                Ok(format!("{ns}/{name}"))
+            }
+        }
+    }
+
+    /// The Applications API, namespace and name of a key from [`Inner::app_key`].
+    pub(crate) fn apps_for<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> Result<(Api<DynamicObject>, &'a str, &'a str)> {
+        let (ns, name) = key.split_once('/').unwrap_or((&self.namespace, key));
+        check_name("Application", name)?;
+        if !self.namespace_enabled(ns) {
+            return Err(Error::PermissionDenied(format!(
+                "namespace '{ns}' is not permitted"
+            )));
+        }
+        let api = Api::namespaced_with(self.client.clone(), ns, &application_resource());
+        Ok((api, ns, name))
+    }
+
     /// Applications of the control namespace.
     pub(crate) fn apps(&self) -> Api<DynamicObject> {
         Api::namespaced_with(
@@ -74,14 +131,14 @@ impl Inner {
         Api::namespaced_with(self.client.clone(), &self.namespace, &appproject_resource())
     }
 
-    /// The raw Application object, as the API server returns it.
-    pub(crate) async fn app_object(&self, name: &str) -> Result<DynamicObject> {
-        check_name("Application", name)?;
-        self.apps().get(name).await.map_err(|e| {
+    /// The raw Application object, as the API server returns it (`key`: [`Inner::app_key`]).
+    pub(crate) async fn app_object(&self, key: &str) -> Result<DynamicObject> {
+        let (api, ns, name) = self.apps_for(key)?;
+        api.get(name).await.map_err(|e| {
             not_found_or(
                 e,
                 &format!("applications.argoproj.io \"{name}\" not found"),
-                || format!("reading Application {}/{name}", self.namespace),
+                || format!("reading Application {ns}/{name}"),
             )
         })
     }

@@ -387,13 +387,14 @@ pub fn parse_namespace_list(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// `application.namespaces` of `argocd-cmd-params-cm` (absent ConfigMap or key: none).
-async fn load_application_namespaces(
+/// `application.namespaces` of `argocd-cmd-params-cm` in `control_namespace` (absent ConfigMap
+/// or key: none). The controller and `plumb server` read it at start.
+pub async fn application_namespaces(
     client: &kube::Client,
-    config: &ControllerConfig,
+    control_namespace: &str,
 ) -> Result<Vec<String>> {
     let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
-        Api::namespaced(client.clone(), &config.control_namespace);
+        Api::namespaced(client.clone(), control_namespace);
     let cm = api
         .get_opt(CMD_PARAMS_CONFIGMAP)
         .await
@@ -435,7 +436,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     let settings = load_settings(&client, &config).await?;
     let app_namespaces = match &config.application_namespaces {
         Some(list) => list.clone(),
-        None => load_application_namespaces(&client, &config).await?,
+        None => application_namespaces(&client, &config.control_namespace).await?,
     };
     if !app_namespaces.is_empty() {
         tracing::info!(namespaces = ?app_namespaces, "reconciling Applications in other namespaces too");

@@ -251,8 +251,10 @@ impl Authz {
     }
 }
 
-/// The RBAC object of an Application: `<project>/<name>`.
-pub(crate) fn app_object(obj: &serde_json::Value) -> String {
+/// The RBAC object of an Application: `<project>/<name>` in the control namespace,
+/// `<project>/<namespace>/<name>` elsewhere (Argo's `AppRBACName`; a rule `team/*` matches both,
+/// as `*` crosses `/`).
+pub(crate) fn app_object(obj: &serde_json::Value, control_namespace: &str) -> String {
     let project = obj
         .pointer("/spec/project")
         .and_then(serde_json::Value::as_str)
@@ -262,7 +264,15 @@ pub(crate) fn app_object(obj: &serde_json::Value) -> String {
         .pointer("/metadata/name")
         .and_then(serde_json::Value::as_str)
         .unwrap_or_default();
-    format!("{project}/{name}")
+    match obj
+        .pointer("/metadata/namespace")
+        .and_then(serde_json::Value::as_str)
+    {
+        Some(ns) if !ns.is_empty() && ns != control_namespace => {
+            format!("{project}/{ns}/{name}")
+        }
+        _ => format!("{project}/{name}"),
+    }
 }
 
 impl AppState {
@@ -273,16 +283,21 @@ impl AppState {
         if caller.kind == CallerKind::Unrestricted {
             return Ok(());
         }
-        crate::state::check_name("Application", name)?;
-        let obj = self.apps().get_opt(name).await.map_err(|e| {
-            Error::kube(format!("reading Application {}/{name}", self.namespace), e)
-        })?;
+        let (api, ns, name) = self.apps_for(name)?;
+        let obj = api
+            .get_opt(name)
+            .await
+            .map_err(|e| Error::kube(format!("reading Application {ns}/{name}"), e))?;
         let Some(obj) = obj else {
             return Err(Error::PermissionDenied("permission denied".into()));
         };
         Authz::new(self, caller)
             .await?
-            .check("applications", act, &app_object(&to_value(&obj)?))
+            .check(
+                "applications",
+                act,
+                &app_object(&to_value(&obj)?, &self.namespace),
+            )
             .await
     }
 }

@@ -1,5 +1,7 @@
 //! `/api/v1/applications[/{name}]`: list, get (with `refresh`), create (with `upsert`), update,
-//! delete (with `cascade` and `propagationPolicy`), as Argo's `ApplicationService`.
+//! delete (with `cascade` and `propagationPolicy`), as Argo's `ApplicationService`. An
+//! Application outside the control namespace is named by Argo's `appNamespace` (a query
+//! parameter; `metadata.namespace` in the body of a create or update).
 
 use std::time::Duration;
 
@@ -7,7 +9,8 @@ use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use futures::StreamExt;
 use kube::ResourceExt;
-use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use plumb_controller::application_resource;
 use plumb_model::annotations::REFRESH;
 use plumb_model::application::Application;
 use serde_json::{Value, json};
@@ -21,7 +24,9 @@ use crate::state::{AppState, check_name, to_application, to_value};
 /// How long `GET ...?refresh=` waits for the controller to take the refresh request.
 const REFRESH_WAIT: Duration = Duration::from_secs(45);
 
-/// `GET /api/v1/applications`: `name`, `projects` (repeated; `project` too), `selector`.
+/// `GET /api/v1/applications`: `name`, `projects` (repeated; `project` too), `selector`,
+/// `appNamespace`. Applications of the control namespace and of every namespace
+/// `--application-namespaces` permits (a cluster-wide list then, filtered).
 pub(crate) async fn list(
     State(s): State<AppState>,
     Authenticated(caller): Authenticated,
@@ -33,9 +38,21 @@ pub(crate) async fn list(
     if let Some(sel) = q.get("selector") {
         params = params.labels(sel);
     }
-    let list = s.apps().list(&params).await.map_err(|e| {
+    let only_ns = q.get("appNamespace").filter(|ns| !ns.is_empty());
+    if let Some(ns) = only_ns {
+        s.app_key("x", Some(ns))?;
+    }
+    let api = match only_ns {
+        Some(ns) => Api::namespaced_with(s.client.clone(), ns, &application_resource()),
+        None if s.app_namespaces.is_empty() => s.apps(),
+        None => Api::all_with(s.client.clone(), &application_resource()),
+    };
+    let list = api.list(&params).await.map_err(|e| {
         Error::kube(
-            format!("listing Applications in namespace {}", s.namespace),
+            format!(
+                "listing Applications in namespace {}",
+                only_ns.unwrap_or(&s.namespace)
+            ),
             e,
         )
     })?;
@@ -44,6 +61,9 @@ pub(crate) async fn list(
     projects.extend(q.all("project"));
     let mut items = Vec::new();
     for obj in list.items {
+        if !s.namespace_enabled(obj.metadata.namespace.as_deref().unwrap_or_default()) {
+            continue;
+        }
         let value = with_type(to_value(&obj)?);
         if name.is_some_and(|n| value.pointer("/metadata/name").and_then(Value::as_str) != Some(n))
         {
@@ -58,15 +78,27 @@ pub(crate) async fn list(
         }
         // As Argo: the list holds only what the caller may get.
         if !authz
-            .allows("applications", "get", &app_object(&value))
+            .allows("applications", "get", &app_object(&value, &s.namespace))
             .await?
         {
             continue;
         }
         items.push(value);
     }
-    items.sort_by(|a, b| name_of(a).cmp(name_of(b)));
+    items.sort_by(|a, b| {
+        (namespace_of(a) != s.namespace, namespace_of(a), name_of(a)).cmp(&(
+            namespace_of(b) != s.namespace,
+            namespace_of(b),
+            name_of(b),
+        ))
+    });
     Ok(Json(gateway::list(list.metadata.resource_version, items)))
+}
+
+fn namespace_of(v: &Value) -> &str {
+    v.pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 fn name_of(v: &Value) -> &str {
@@ -94,8 +126,9 @@ pub(crate) async fn get(
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
-    s.authorize_app(&caller, &name, "get").await?;
     let q = Query::parse(raw.as_deref());
+    let name = s.app_key(&name, q.get("appNamespace"))?;
+    s.authorize_app(&caller, &name, "get").await?;
     if let Some(kind) = q.get("refresh") {
         if kind != "normal" && kind != "hard" {
             return Err(Error::InvalidArgument(format!(
@@ -104,15 +137,10 @@ pub(crate) async fn get(
         }
         s.app_object(&name).await?;
         let patch = json!({"metadata": {"annotations": {REFRESH: kind}}});
-        s.apps()
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        let (api, ns, n) = s.apps_for(&name)?;
+        api.patch(n, &PatchParams::default(), &Patch::Merge(&patch))
             .await
-            .map_err(|e| {
-                Error::kube(
-                    format!("requesting a refresh of Application {}/{name}", s.namespace),
-                    e,
-                )
-            })?;
+            .map_err(|e| Error::kube(format!("requesting a refresh of Application {ns}/{n}"), e))?;
         return Ok(Json(with_type(to_value(
             &wait_refreshed(&s, &name).await?,
         )?)));
@@ -123,7 +151,8 @@ pub(crate) async fn get(
 /// Waits until the controller removed the refresh annotation (or the wait ends), returning the
 /// Application as it then is.
 async fn wait_refreshed(s: &AppState, name: &str) -> Result<DynamicObject> {
-    let mut events = kube::runtime::watcher::watch_object(s.apps(), name).boxed();
+    let (api, _, n) = s.apps_for(name)?;
+    let mut events = kube::runtime::watcher::watch_object(api, n).boxed();
     let taken = tokio::time::timeout(REFRESH_WAIT, async {
         while let Some(event) = events.next().await {
             match event {
@@ -156,32 +185,34 @@ pub(crate) async fn create(
     let upsert = q.bool("upsert", false).map_err(Error::InvalidArgument)?;
     let mut app: Application = serde_json::from_value(body)
         .map_err(|e| Error::InvalidArgument(format!("reading the Application: {e}")))?;
-    let name = app.name().to_string();
-    check_name("Application", &name)?;
-    check_namespace(&s, &app)?;
-    app.metadata.namespace = Some(s.namespace.clone());
+    // Its namespace: `metadata.namespace`, else the control namespace; one the server does not
+    // serve is refused, and so is a project whose `sourceNamespaces` does not list it.
+    let name = s.app_key(app.name(), app.metadata.namespace.as_deref())?;
+    let (api, ns, n) = s.apps_for(&name)?;
+    app.metadata.namespace = Some(ns.to_string());
+    check_source_namespace(&s, &app).await?;
     let mut authz = Authz::new(&s, &caller).await?;
     authz
-        .check("applications", "create", &app_object(&to_value(&app)?))
+        .check(
+            "applications",
+            "create",
+            &app_object(&to_value(&app)?, &s.namespace),
+        )
         .await?;
     app.status = None;
     app.operation = None;
-    match s
-        .apps()
-        .get_opt(&name)
+    match api
+        .get_opt(n)
         .await
-        .map_err(|e| Error::kube(format!("reading Application {}/{name}", s.namespace), e))?
+        .map_err(|e| Error::kube(format!("reading Application {ns}/{n}"), e))?
     {
         None => {
             let obj: DynamicObject = serde_json::from_value(to_value(&app)?)
-                .map_err(|e| Error::Internal(format!("encoding Application {name}: {e}")))?;
-            let created = s
-                .apps()
+                .map_err(|e| Error::Internal(format!("encoding Application {n}: {e}")))?;
+            let created = api
                 .create(&PostParams::default(), &obj)
                 .await
-                .map_err(|e| {
-                    Error::kube(format!("creating Application {}/{name}", s.namespace), e)
-                })?;
+                .map_err(|e| Error::kube(format!("creating Application {ns}/{n}"), e))?;
             Ok(Json(with_type(to_value(&created)?)))
         }
         Some(existing_obj) => {
@@ -203,7 +234,7 @@ pub(crate) async fn create(
                 .check(
                     "applications",
                     "update",
-                    &app_object(&to_value(&existing_obj)?),
+                    &app_object(&to_value(&existing_obj)?, &s.namespace),
                 )
                 .await?;
             Ok(Json(with_type(to_value(
@@ -221,13 +252,23 @@ pub(crate) async fn update(
     Path(name): Path<String>,
     Json(body): Json<Value>,
 ) -> Result<Json<Value>> {
-    s.authorize_app(&caller, &name, "update").await?;
-    let app: Application = serde_json::from_value(body)
+    let mut app: Application = serde_json::from_value(body)
         .map_err(|e| Error::InvalidArgument(format!("reading the Application: {e}")))?;
+    // The namespace is the body's (`metadata.namespace`), as Argo reads `appNamespace` from the
+    // payload of a PUT.
+    let key = s.app_key(&name, app.metadata.namespace.as_deref())?;
+    s.authorize_app(&caller, &key, "update").await?;
+    let (_, ns, _) = s.apps_for(&key)?;
+    app.metadata.namespace = Some(ns.to_string());
+    check_source_namespace(&s, &app).await?;
     // Moving it to another project needs update rights there too (as Argo).
     Authz::new(&s, &caller)
         .await?
-        .check("applications", "update", &app_object(&to_value(&app)?))
+        .check(
+            "applications",
+            "update",
+            &app_object(&to_value(&app)?, &s.namespace),
+        )
         .await?;
     if app.name() != name {
         return Err(Error::InvalidArgument(format!(
@@ -235,20 +276,42 @@ pub(crate) async fn update(
             app.name()
         )));
     }
-    check_namespace(&s, &app)?;
+    let name = key;
     Ok(Json(with_type(to_value(
         &replace_spec(&s, &name, &app).await?,
     )?)))
 }
 
-fn check_namespace(s: &AppState, app: &Application) -> Result<()> {
-    match app.metadata.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() && ns != s.namespace => Err(Error::InvalidArgument(format!(
-            "metadata.namespace: this server serves Applications of namespace {}, not {ns}",
-            s.namespace
-        ))),
-        _ => Ok(()),
+/// An Application outside the control namespace may only use a project whose
+/// `sourceNamespaces` lists its namespace (Argo's API enforces it whatever the RBAC says). A
+/// project that does not exist is left to the controller's condition, as before.
+async fn check_source_namespace(s: &AppState, app: &Application) -> Result<()> {
+    let ns = app.namespace();
+    if ns.is_empty() || ns == s.namespace {
+        return Ok(());
     }
+    let project = if app.spec.project.is_empty() {
+        "default"
+    } else {
+        app.spec.project.as_str()
+    };
+    let Some(obj) = s
+        .projects()
+        .get_opt(project)
+        .await
+        .map_err(|e| Error::kube(format!("reading AppProject {}/{project}", s.namespace), e))?
+    else {
+        return Ok(());
+    };
+    let proj: plumb_model::application::AppProject = serde_json::from_value(to_value(&obj)?)
+        .map_err(|e| Error::Internal(format!("reading AppProject {project}: {e}")))?;
+    if plumb_policy::project::app_namespace_permitted(&proj, ns, &s.namespace) {
+        return Ok(());
+    }
+    Err(Error::PermissionDenied(format!(
+        "application '{}' in namespace '{ns}' is not allowed to use project {project}",
+        app.name()
+    )))
 }
 
 async fn replace_spec(s: &AppState, name: &str, app: &Application) -> Result<DynamicObject> {
@@ -273,16 +336,14 @@ async fn replace_spec(s: &AppState, name: &str, app: &Application) -> Result<Dyn
         }
         let obj: DynamicObject = serde_json::from_value(value)
             .map_err(|e| Error::Internal(format!("encoding Application {name}: {e}")))?;
-        match s.apps().replace(name, &PostParams::default(), &obj).await {
+        let (api, _, n) = s.apps_for(name)?;
+        match api.replace(n, &PostParams::default(), &obj).await {
             Ok(updated) => return Ok(updated),
             Err(kube::Error::Api(st)) if st.code == 409 => {
                 tracing::debug!("Application {name} changed while updating; retrying");
             }
             Err(e) => {
-                return Err(Error::kube(
-                    format!("updating Application {}/{name}", s.namespace),
-                    e,
-                ));
+                return Err(Error::kube(format!("updating Application {name}"), e));
             }
         }
     }
@@ -300,8 +361,9 @@ pub(crate) async fn delete(
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
-    s.authorize_app(&caller, &name, "delete").await?;
     let q = Query::parse(raw.as_deref());
+    let name = s.app_key(&name, q.get("appNamespace"))?;
+    s.authorize_app(&caller, &name, "delete").await?;
     let cascade = q.bool("cascade", true).map_err(Error::InvalidArgument)?;
     let background = match q
         .get("propagationPolicy")
@@ -319,28 +381,19 @@ pub(crate) async fn delete(
     let (_, app) = s.app(&name).await?;
     let current = app.metadata.finalizers.clone().unwrap_or_default();
     let wanted = plumb_controller::request::delete_finalizers(&current, cascade, background);
+    let (api, ns, n) = s.apps_for(&name)?;
     if wanted != current {
-        s.apps()
-            .patch(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(&json!({"metadata": {"finalizers": wanted}})),
-            )
-            .await
-            .map_err(|e| {
-                Error::kube(
-                    format!(
-                        "setting the finalizers of Application {}/{name}",
-                        s.namespace
-                    ),
-                    e,
-                )
-            })?;
-    }
-    s.apps()
-        .delete(&name, &DeleteParams::default())
+        api.patch(
+            n,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"finalizers": wanted}})),
+        )
         .await
-        .map_err(|e| Error::kube(format!("deleting Application {}/{name}", s.namespace), e))?;
+        .map_err(|e| Error::kube(format!("setting the finalizers of Application {ns}/{n}"), e))?;
+    }
+    api.delete(n, &DeleteParams::default())
+        .await
+        .map_err(|e| Error::kube(format!("deleting Application {ns}/{n}"), e))?;
     Ok(Json(json!({})))
 }
 
@@ -352,6 +405,9 @@ pub(crate) struct PatchRequest {
     patch: String,
     #[serde(default)]
     patch_type: String,
+    /// Argo's `appNamespace`: the Application's namespace when it is not the control one.
+    #[serde(default)]
+    app_namespace: Option<String>,
 }
 
 /// `PATCH /api/v1/applications/{name}` with an `ApplicationPatchRequest` (`patchType`
@@ -366,8 +422,9 @@ pub(crate) async fn patch(
     Path(name): Path<String>,
     Json(body): Json<PatchRequest>,
 ) -> Result<Json<Value>> {
-    s.authorize_app(&caller, &name, "update").await?;
-    let current = s.app_object(&name).await?;
+    let key = s.app_key(&name, body.app_namespace.as_deref())?;
+    s.authorize_app(&caller, &key, "update").await?;
+    let current = s.app_object(&key).await?;
     let mut doc = with_type(to_value(&current)?);
     let patch: Value = serde_json::from_str(&body.patch)
         .map_err(|e| Error::InvalidArgument(format!("patch: not JSON: {e}")))?;
@@ -404,7 +461,12 @@ pub(crate) async fn patch(
             "the patch may not change metadata.name".into(),
         ));
     }
-    check_namespace(&s, &app)?;
+    if app.namespace() != current.metadata.namespace.as_deref().unwrap_or_default() {
+        return Err(Error::InvalidArgument(
+            "the patch may not change metadata.namespace".into(),
+        ));
+    }
+    check_source_namespace(&s, &app).await?;
     // A patch can write what no form would: the project it names must exist (Argo validates
     // the patched Application as an update).
     let project = app.spec.project.as_str();
@@ -424,9 +486,13 @@ pub(crate) async fn patch(
     }
     Authz::new(&s, &caller)
         .await?
-        .check("applications", "update", &app_object(&to_value(&app)?))
+        .check(
+            "applications",
+            "update",
+            &app_object(&to_value(&app)?, &s.namespace),
+        )
         .await?;
     Ok(Json(with_type(to_value(
-        &replace_spec(&s, &name, &app).await?,
+        &replace_spec(&s, &key, &app).await?,
     )?)))
 }

@@ -1,5 +1,5 @@
-//! `GET /api/v1/applications/{name}/events`: Kubernetes Events of the Application (in the
-//! control namespace), or of one of its resources (`resourceNamespace`, `resourceName`,
+//! `GET /api/v1/applications/{name}/events`: Kubernetes Events of the Application (in its own
+//! namespace, `appNamespace`), or of one of its resources (`resourceNamespace`, `resourceName`,
 //! `resourceUID`), as Argo's `ListResourceEvents`.
 
 use axum::Json;
@@ -20,9 +20,10 @@ pub(crate) async fn list(
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
-    s.authorize_app(&caller, &name, "get").await?;
     let q = Query::parse(raw.as_deref());
-    let (obj, app) = s.app(&name).await?;
+    let key = s.app_key(&name, q.get("appNamespace"))?;
+    s.authorize_app(&caller, &key, "get").await?;
+    let (obj, app) = s.app(&key).await?;
     let (namespace, fields) = match (q.get("resourceName"), q.get("resourceNamespace")) {
         (Some(res_name), res_ns) => {
             // A resource of this Application only: one it lists in its status.
@@ -49,14 +50,13 @@ pub(crate) async fn list(
             (ns.to_string(), f)
         }
         (None, _) => {
+            // The Application's own Events are in its namespace.
             let uid = obj.metadata.uid.clone().unwrap_or_default();
-            (
-                s.namespace.clone(),
-                format!(
-                    "involvedObject.name={name},involvedObject.namespace={},involvedObject.uid={uid}",
-                    s.namespace
-                ),
-            )
+            let app_ns = app.namespace().to_string();
+            let f = format!(
+                "involvedObject.name={name},involvedObject.namespace={app_ns},involvedObject.uid={uid}"
+            );
+            (app_ns, f)
         }
     };
     let api: Api<Event> = if namespace.is_empty() {

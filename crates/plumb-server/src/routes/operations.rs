@@ -4,7 +4,7 @@
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use kube::api::{Patch, PatchParams};
 use plumb_controller::request;
 use plumb_model::application::{Application, Operation};
@@ -47,9 +47,9 @@ async fn request_operation(
         let op = make(&app)?;
         let rv = obj.metadata.resource_version.clone().unwrap_or_default();
         let patch = json!({"metadata": {"resourceVersion": rv}, "operation": to_value(&op)?});
-        match s
-            .apps()
-            .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        let (api, _, n) = s.apps_for(name)?;
+        match api
+            .patch(n, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
             Ok(updated) => return Ok(Json(to_value(&updated)?)),
@@ -58,10 +58,7 @@ async fn request_operation(
             }
             Err(e) => {
                 return Err(Error::kube(
-                    format!(
-                        "requesting the {what} of Application {}/{name}",
-                        s.namespace
-                    ),
+                    format!("requesting the {what} of Application {name}"),
                     e,
                 ));
             }
@@ -79,8 +76,9 @@ pub(crate) async fn sync(
     Path(name): Path<String>,
     bytes: Bytes,
 ) -> Result<Json<Value>> {
-    s.authorize_app(&caller, &name, "sync").await?;
     let body: SyncRequestBody = body(&bytes, "sync request")?;
+    let name = s.app_key(&name, body.app_namespace.as_deref())?;
+    s.authorize_app(&caller, &name, "sync").await?;
     if body.manifests.as_ref().is_some_and(|m| !m.is_empty()) {
         return Err(Error::InvalidArgument(
             "manifests: syncing local manifests is not supported; Plumb syncs what Git declares"
@@ -102,8 +100,9 @@ pub(crate) async fn rollback(
     Path(name): Path<String>,
     bytes: Bytes,
 ) -> Result<Json<Value>> {
-    s.authorize_app(&caller, &name, "sync").await?;
     let body: RollbackRequestBody = body(&bytes, "rollback request")?;
+    let name = s.app_key(&name, body.app_namespace.as_deref())?;
+    s.authorize_app(&caller, &name, "sync").await?;
     let id = body.id.filter(|id| *id != -1);
     request_operation(&s, &name, "rollback", |app| {
         let entry = request::find_revision_history(app, id)?;
@@ -126,7 +125,10 @@ pub(crate) async fn terminate(
     State(s): State<AppState>,
     Authenticated(caller): Authenticated,
     Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
+    let q = crate::gateway::Query::parse(raw.as_deref());
+    let name = s.app_key(&name, q.get("appNamespace"))?;
     s.authorize_app(&caller, &name, "sync").await?;
     for _ in 0..ATTEMPTS {
         let (obj, app) = s.app(&name).await?;
@@ -144,9 +146,9 @@ pub(crate) async fn terminate(
             "metadata": {"resourceVersion": rv},
             "status": {"operationState": {"phase": "Terminating"}},
         });
-        match s
-            .apps()
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        let (api, _, n) = s.apps_for(&name)?;
+        match api
+            .patch_status(n, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
             Ok(_) => return Ok(Json(json!({}))),
@@ -156,10 +158,7 @@ pub(crate) async fn terminate(
             }
             Err(e) => {
                 return Err(Error::kube(
-                    format!(
-                        "terminating the operation of Application {}/{name}",
-                        s.namespace
-                    ),
+                    format!("terminating the operation of Application {name}"),
                     e,
                 ));
             }

@@ -175,7 +175,10 @@ pub(crate) async fn managed(
     State(s): State<AppState>,
     Authenticated(caller): Authenticated,
     Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
+    let q = Query::parse(raw.as_deref());
+    let name = s.app_key(&name, q.get("appNamespace"))?;
     s.authorize_app(&caller, &name, "get").await?;
     let (_, app) = s.app(&name).await?;
     let cmp = compare_app(&s, &app, None).await?;
@@ -191,8 +194,9 @@ pub(crate) async fn manifests(
     Path(name): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
-    s.authorize_app(&caller, &name, "get").await?;
     let q = Query::parse(raw.as_deref());
+    let name = s.app_key(&name, q.get("appNamespace"))?;
+    s.authorize_app(&caller, &name, "get").await?;
     let (_, app) = s.app(&name).await?;
     let cmp = compare_app(&s, &app, q.get("revision").map(str::to_string)).await?;
     let manifests: Vec<String> = cmp
@@ -228,7 +232,10 @@ pub(crate) async fn tree(
     State(s): State<AppState>,
     Authenticated(caller): Authenticated,
     Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
+    let q = Query::parse(raw.as_deref());
+    let name = s.app_key(&name, q.get("appNamespace"))?;
     s.authorize_app(&caller, &name, "get").await?;
     Ok(Json(app_tree(&s, &name).await?))
 }

@@ -42,8 +42,9 @@ pub(crate) async fn metadata(
     Path((name, revision)): Path<(String, String)>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
-    s.authorize_app(&caller, &name, "get").await?;
     let q = Query::parse(raw.as_deref());
+    let name = s.app_key(&name, q.get("appNamespace"))?;
+    s.authorize_app(&caller, &name, "get").await?;
     let (_, app) = s.app(&name).await?;
     let index: usize = match q.get("sourceIndex") {
         None => 0,

@@ -15,7 +15,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use kube::api::DynamicObject;
+use kube::api::{Api, DynamicObject};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use serde_json::{Value, json};
@@ -71,11 +71,22 @@ pub(crate) async fn applications(
     let stopped = async move {
         let _ = stop.wait_for(|v| *v).await;
     };
-    let events = watcher::watcher(s.apps(), config)
+    // Applications of every namespace the server serves (one cluster-wide watch, filtered, when
+    // `--application-namespaces` permits others).
+    let api = if s.app_namespaces.is_empty() {
+        s.apps()
+    } else {
+        Api::all_with(s.client.clone(), &plumb_controller::application_resource())
+    };
+    let served = s.clone();
+    let control = s.namespace.clone();
+    let events = watcher::watcher(api, config)
         .default_backoff()
         // Only Applications the caller may get, as Argo's Watch.
         .filter_map(move |event| {
             let authz = authz.clone();
+            let served = served.clone();
+            let control = control.clone();
             async move {
                 let obj = match &event {
                     Ok(Event::InitApply(obj)) | Ok(Event::Apply(obj)) | Ok(Event::Delete(obj)) => {
@@ -83,7 +94,11 @@ pub(crate) async fn applications(
                     }
                     _ => return Some(event),
                 };
-                let object = app_object(&to_value(obj).ok()?);
+                if !served.namespace_enabled(obj.metadata.namespace.as_deref().unwrap_or_default())
+                {
+                    return None;
+                }
+                let object = app_object(&to_value(obj).ok()?, &control);
                 let allowed = authz
                     .lock()
                     .await
@@ -96,8 +111,7 @@ pub(crate) async fn applications(
         .map(move |event| {
             let frames: Vec<String> = match event {
                 Ok(Event::InitApply(obj)) | Ok(Event::Apply(obj)) => {
-                    let name = obj.metadata.name.clone().unwrap_or_default();
-                    let kind = if seen.insert(name) {
+                    let kind = if seen.insert(stream_key(&obj)) {
                         "ADDED"
                     } else {
                         "MODIFIED"
@@ -105,7 +119,7 @@ pub(crate) async fn applications(
                     frame(kind, &obj, &projects, sse).into_iter().collect()
                 }
                 Ok(Event::Delete(obj)) => {
-                    seen.remove(obj.metadata.name.as_deref().unwrap_or_default());
+                    seen.remove(&stream_key(&obj));
                     frame("DELETED", &obj, &projects, sse).into_iter().collect()
                 }
                 Ok(Event::Init) | Ok(Event::InitDone) => Vec::new(),
@@ -161,19 +175,29 @@ pub(crate) async fn resource_tree(
     State(s): State<AppState>,
     Authenticated(caller): Authenticated,
     Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
     headers: HeaderMap,
 ) -> Response {
+    let q = Query::parse(raw.as_deref());
+    let name = match s.app_key(&name, q.get("appNamespace")) {
+        Ok(key) => key,
+        Err(e) => return e.into_response(),
+    };
     if let Err(e) = s.authorize_app(&caller, &name, "get").await {
         return e.into_response();
     }
+    let (apps, bare) = match s.apps_for(&name) {
+        Ok((api, _, bare)) => (api, bare.to_string()),
+        Err(e) => return e.into_response(),
+    };
     // The first tree now: a missing Application (or a broken one) is an error, not a stream.
     let first = match crate::routes::resources::app_tree(&s, &name).await {
         Ok(t) => t,
         Err(e) => return e.into_response(),
     };
     let sse = wants_sse(&headers);
-    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    let changes = watcher::watcher(s.apps(), config)
+    let config = watcher::Config::default().fields(&format!("metadata.name={bare}"));
+    let changes = watcher::watcher(apps, config)
         .default_backoff()
         .filter_map(|event| async move {
             match event {
@@ -226,4 +250,13 @@ pub(crate) async fn resource_tree(
         .map(Ok::<_, Infallible>)
         .take_until(stopped);
     streaming(events, sse)
+}
+
+/// What tells two streamed Applications apart: `namespace/name`.
+fn stream_key(obj: &DynamicObject) -> String {
+    format!(
+        "{}/{}",
+        obj.metadata.namespace.as_deref().unwrap_or_default(),
+        obj.metadata.name.as_deref().unwrap_or_default()
+    )
 }

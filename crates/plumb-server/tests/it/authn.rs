@@ -24,6 +24,16 @@ pub struct AuthStack {
 
 impl AuthStack {
     pub async fn start(prefix: &str, throttle: ThrottleConfig) -> Self {
+        Self::start_with(prefix, throttle, Vec::new()).await
+    }
+
+    /// [`AuthStack::start`] serving Applications of `app_namespaces` too
+    /// (`--application-namespaces`).
+    pub async fn start_with(
+        prefix: &str,
+        throttle: ThrottleConfig,
+        app_namespaces: Vec<String>,
+    ) -> Self {
         let env = env();
         let ns = env.namespace(prefix);
         let client = env.client().await;
@@ -31,6 +41,7 @@ impl AuthStack {
         let mut config = server_config(ns.name());
         config.disable_auth = false;
         config.login_throttle = throttle;
+        config.application_namespaces = Some(app_namespaces);
         let server = plumb_server::serve(client.clone(), config.clone())
             .await
             .expect("server starts");

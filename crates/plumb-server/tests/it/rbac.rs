@@ -385,3 +385,164 @@ async fn lists_globs_builtin_roles_default_role_and_regex_mode() {
     let (_, list) = s.get("/api/v1/applications", &admin).await;
     assert_eq!(names(&list).len(), 3);
 }
+
+/// Applications in any namespace: an Application outside the control namespace is the RBAC
+/// object `<project>/<namespace>/<name>` (Argo's `AppRBACName`), reached with `appNamespace`;
+/// `<project>/*` still matches it; a namespace the server does not serve is refused, and so is
+/// creating one with a project whose `sourceNamespaces` does not list its namespace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn applications_outside_the_control_namespace_are_project_namespace_name_objects() {
+    let tenant = crate::support::env().namespace("rbac-tenant");
+    let t = tenant.name().to_string();
+    let s = AuthStack::start_with("rbac-anyns", Default::default(), vec![t.clone()]).await;
+    let projects: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
+        s.client.clone(),
+        s.ns.name(),
+        &plumb_controller::appproject_resource(),
+    );
+    let project: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+        "metadata": {"name": "team"},
+        "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
+                 "sourceNamespaces": [t]}
+    }))
+    .unwrap();
+    projects
+        .create(&Default::default(), &project)
+        .await
+        .expect("create project");
+    let admin = s.admin_token().await;
+    let mut tenant_web = app("web", "team");
+    tenant_web["metadata"]["namespace"] = json!(t);
+    for body in [tenant_web, app("web", "default")] {
+        let (code, body) = s
+            .call(
+                Method::POST,
+                "/api/v1/applications",
+                Some(&admin),
+                Some(&body),
+            )
+            .await;
+        assert_eq!(code, 200, "{body}");
+    }
+    // The project does not list the namespace: refused whatever RBAC allows.
+    let mut refused = app("intruder", "default");
+    refused["metadata"]["namespace"] = json!(t);
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications",
+            Some(&admin),
+            Some(&refused),
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!(
+                "application 'intruder' in namespace '{t}' is not allowed to use project default"
+            )),
+        "{body}"
+    );
+
+    s.add_account("dev", "apiKey, login", "dev-pw").await;
+    s.add_account("lead", "apiKey, login", "lead-pw").await;
+    s.set_policy(
+        &format!(
+            "p, dev, applications, get, team/{t}/*, allow\np, dev, applications, sync, team/{t}/web, allow\np, lead, applications, get, team/*, allow"
+        ),
+        "",
+    )
+    .await;
+    let dev = s.login("dev", "dev-pw").await;
+    let lead = s.login("lead", "lead-pw").await;
+    let in_tenant = format!("/api/v1/applications/web?appNamespace={t}");
+    let (code, body) = s.get(&in_tenant, &dev).await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["metadata"]["namespace"], t.as_str());
+    let (code, body) = s.get("/api/v1/applications/web", &dev).await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        "permission denied: applications, get, default/web, sub: dev"
+    );
+    // `team/*` crosses the namespace segment, as in Argo.
+    let (code, body) = s.get(&in_tenant, &lead).await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = s
+        .get(
+            "/api/v1/account/can-i/applications/get/team/elsewhere/web",
+            &dev,
+        )
+        .await;
+    assert_eq!((code, body["value"].as_str()), (200, Some("no")), "{body}");
+    // The list holds what the caller may get, across namespaces; `appNamespace` narrows it.
+    let qualified = |v: &Value| -> Vec<String> {
+        v["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|a| {
+                format!(
+                    "{}/{}",
+                    a["metadata"]["namespace"].as_str().unwrap_or_default(),
+                    a["metadata"]["name"].as_str().unwrap_or_default()
+                )
+            })
+            .collect()
+    };
+    let (_, list) = s.get("/api/v1/applications", &dev).await;
+    assert_eq!(qualified(&list), [format!("{t}/web")]);
+    let (_, list) = s.get("/api/v1/applications", &admin).await;
+    assert_eq!(
+        qualified(&list),
+        [format!("{}/web", s.ns.name()), format!("{t}/web")]
+    );
+    let (_, list) = s
+        .get(&format!("/api/v1/applications?appNamespace={t}"), &admin)
+        .await;
+    assert_eq!(qualified(&list), [format!("{t}/web")]);
+    // A sync names the namespace in its body; the operation lands on the tenant's Application.
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications/web/sync",
+            Some(&dev),
+            Some(&json!({"appNamespace": t, "prune": true})),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["metadata"]["namespace"], t.as_str());
+    assert_eq!(body["operation"]["sync"]["prune"], true);
+    let (code, _) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications/web/sync",
+            Some(&dev),
+            Some(&json!({})),
+        )
+        .await;
+    assert_eq!(code, 403, "the control namespace's web is not dev's");
+    // A namespace the server does not serve.
+    let (code, body) = s
+        .get("/api/v1/applications/web?appNamespace=kube-system", &admin)
+        .await;
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("namespace 'kube-system' is not permitted"),
+        "{body}"
+    );
+    // Not a namespace name: refused before it reaches a URL of the Kubernetes API.
+    let (code, body) = s
+        .get(
+            "/api/v1/applications/web?appNamespace=..%2F..%2Fapi%2Fv1%2Fsecrets",
+            &admin,
+        )
+        .await;
+    assert_eq!(code, 400, "{body}");
+}

@@ -47,6 +47,11 @@ pub struct ServerArgs {
     /// (argocd-server's --disable-auth). For local use on loopback only.
     #[arg(long)]
     disable_auth: bool,
+    /// Namespaces besides --namespace whose Applications are served, comma-separated names,
+    /// globs or /regexp/ (Argo CD's --application-namespaces; give the controller the same).
+    /// Default: `application.namespaces` of argocd-cmd-params-cm in --namespace.
+    #[arg(long, env = "ARGOCD_APPLICATION_NAMESPACES", value_name = "NAMESPACES")]
+    application_namespaces: Option<String>,
     /// Largest request body, in bytes.
     #[arg(long, default_value_t = 2 * 1024 * 1024, value_name = "BYTES")]
     max_body_bytes: usize,
@@ -105,6 +110,10 @@ pub fn run(args: ServerArgs) -> anyhow::Result<Outcome> {
         max_concurrent: args.max_concurrent,
     };
     config.disable_auth = args.disable_auth;
+    config.application_namespaces = args
+        .application_namespaces
+        .as_deref()
+        .map(plumb_controller::parse_namespace_list);
     config.login_throttle = plumb_server::ThrottleConfig::from_env();
     config.source.tools.helm = args.helm;
     config.source.tools.kustomize = args.kustomize;

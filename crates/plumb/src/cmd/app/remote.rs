@@ -24,12 +24,30 @@ fn application(v: Value) -> Result<Application> {
     serde_json::from_value(v).with_context(|| format!("reading Application {name}"))
 }
 
+/// `/api/v1/applications/{name}{suffix}` for a possibly qualified name (`namespace/name`: Argo's
+/// `appNamespace` query parameter), with `query`.
+fn app_url(qualified: &str, suffix: &str, query: &[(&str, &str)]) -> String {
+    let (ns, name) = match qualified.split_once('/') {
+        Some((ns, n)) if !ns.is_empty() => (Some(ns), n),
+        _ => (None, qualified),
+    };
+    let params: Vec<String> = ns
+        .map(|ns| ("appNamespace", ns))
+        .into_iter()
+        .chain(query.iter().copied())
+        .map(|(k, v)| format!("{k}={}", enc(v)))
+        .collect();
+    let q = if params.is_empty() {
+        String::new()
+    } else {
+        format!("?{}", params.join("&"))
+    };
+    format!("/api/v1/applications/{}{suffix}{q}", enc(name))
+}
+
 async fn app(c: &ServerClient, name: &str, refresh: Option<&str>) -> Result<Application> {
-    let q = refresh.map(|r| format!("?refresh={r}")).unwrap_or_default();
-    application(
-        c.get(&format!("/api/v1/applications/{}{q}", enc(name)))
-            .await?,
-    )
+    let query: Vec<(&str, &str)> = refresh.map(|r| ("refresh", r)).into_iter().collect();
+    application(c.get(&app_url(name, "", &query)).await?)
 }
 
 /// Argo's header through a server: `URL:` is the server's address of the Application (Argo
@@ -107,18 +125,17 @@ pub async fn list(c: &ServerClient, args: list::ListArgs) -> Result<Outcome> {
 }
 
 pub async fn manifests(c: &ServerClient, args: manifests::ManifestsArgs) -> Result<Outcome> {
-    let name = enc(&args.name);
+    let name = args.name.as_str();
     let mut out = String::new();
     match args.source {
         manifests::SourceArg::Git => {
-            let q = args
+            let query: Vec<(&str, &str)> = args
                 .revision
                 .as_deref()
-                .map(|r| format!("?revision={}", enc(r)))
-                .unwrap_or_default();
-            let answer = c
-                .get(&format!("/api/v1/applications/{name}/manifests{q}"))
-                .await?;
+                .map(|r| ("revision", r))
+                .into_iter()
+                .collect();
+            let answer = c.get(&app_url(name, "/manifests", &query)).await?;
             for m in answer
                 .get("manifests")
                 .and_then(Value::as_array)
@@ -136,7 +153,7 @@ pub async fn manifests(c: &ServerClient, args: manifests::ManifestsArgs) -> Resu
             if args.revision.is_some() {
                 bail!("--revision applies to --source git only");
             }
-            for item in managed(c, &name).await? {
+            for item in managed(c, name).await? {
                 if let Some(live) = state(&item, "liveState") {
                     out.push_str("---\n");
                     out.push_str(&plumb_yaml::to_yaml_string(&live));
@@ -149,9 +166,7 @@ pub async fn manifests(c: &ServerClient, args: manifests::ManifestsArgs) -> Resu
 }
 
 async fn managed(c: &ServerClient, name: &str) -> Result<Vec<Value>> {
-    let answer = c
-        .get(&format!("/api/v1/applications/{name}/managed-resources"))
-        .await?;
+    let answer = c.get(&app_url(name, "/managed-resources", &[])).await?;
     Ok(answer
         .get("items")
         .and_then(Value::as_array)
@@ -184,7 +199,7 @@ pub async fn diff(c: &ServerClient, args: diff::DiffArgs) -> Result<Outcome> {
     }
     let mut shown = 0;
     let mut out = String::new();
-    for item in managed(c, &enc(&args.name)).await? {
+    for item in managed(c, &args.name).await? {
         if item.get("hook").and_then(Value::as_bool) == Some(true) {
             continue;
         }
@@ -260,10 +275,16 @@ pub async fn sync(c: &ServerClient, args: sync::SyncArgs) -> Result<Outcome> {
     if let Some(r) = &req.retry {
         body["retryStrategy"] = serde_json::to_value(r)?;
     }
-    let name = enc(&args.name);
-    let requested = c
-        .post(&format!("/api/v1/applications/{name}/sync"), &body)
-        .await?;
+    // The namespace of a qualified name goes in the body (Argo's `appNamespace` field).
+    let (path_name, app_namespace) = match args.name.split_once('/') {
+        Some((ns, n)) if !ns.is_empty() => (n, Some(ns)),
+        _ => (args.name.as_str(), None),
+    };
+    if let Some(ns) = app_namespace {
+        body["name"] = json!(path_name);
+        body["appNamespace"] = json!(ns);
+    }
+    let requested = c.post(&app_url(path_name, "/sync", &[]), &body).await?;
     let started = requested
         .pointer("/operation/sync")
         .is_some()
@@ -307,5 +328,23 @@ pub async fn sync(c: &ServerClient, args: sync::SyncArgs) -> Result<Outcome> {
             return Ok(Outcome::Negative);
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::app_url;
+
+    #[test]
+    fn qualified_names_become_app_namespace() {
+        assert_eq!(app_url("web", "", &[]), "/api/v1/applications/web");
+        assert_eq!(
+            app_url("team-a/web", "/manifests", &[("revision", "v1 2")]),
+            "/api/v1/applications/web/manifests?appNamespace=team-a&revision=v1+2"
+        );
+        assert_eq!(
+            app_url("web", "", &[("refresh", "hard")]),
+            "/api/v1/applications/web?refresh=hard"
+        );
     }
 }
