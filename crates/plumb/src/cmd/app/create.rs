@@ -482,7 +482,15 @@ mod tests {
         let app = build(&parse(&["team-a/guestbook", "-f", p]), "argocd").unwrap();
         assert_eq!((app.namespace(), app.name()), ("team-a", "guestbook"));
         let app = build(
-            &parse(&["web", "--repo", "https://g/r.git", "--dest-namespace", "p"]),
+            &parse(&[
+                "web",
+                "--repo",
+                "https://g/r.git",
+                "--dest-server",
+                "https://kubernetes.default.svc",
+                "--dest-namespace",
+                "p",
+            ]),
             "team-b",
         )
         .unwrap();
