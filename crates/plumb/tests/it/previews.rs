@@ -64,12 +64,12 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
     application(
         ns,
         dest.name(),
-        "payments-api",
+        "payments-preview",
         json!({"repoURL": repo.url(), "path": "k8s", "targetRevision": main}),
     );
     let run = |args: &[&str]| plumb(ns, cache.path(), args, None);
 
-    let merged = run(&["diff", "payments-api"]);
+    let merged = run(&["diff", "payments-preview"]);
     assert_eq!(merged.status.code(), Some(1), "{}", text(&merged.stderr));
     assert!(
         text(&merged.stdout).contains("LOG_LEVEL: info"),
@@ -79,7 +79,7 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
 
     // The branch is not merged: only --revision shows its change, by name and by commit.
     for rev in ["feature/debug", feature.as_str()] {
-        let out = run(&["diff", "payments-api", "--revision", rev]);
+        let out = run(&["diff", "payments-preview", "--revision", rev]);
         assert_eq!(out.status.code(), Some(1), "{rev}: {}", text(&out.stderr));
         let shown = text(&out.stdout);
         assert!(shown.contains("LOG_LEVEL: debug"), "{rev}: {shown}");
@@ -92,7 +92,7 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
             "{shown}"
         );
     }
-    let out = run(&["diff", "payments-api", "--revision", "no-such-branch"]);
+    let out = run(&["diff", "payments-preview", "--revision", "no-such-branch"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 
     // A working tree on this machine, with the Application's path inside a repository root.
@@ -104,7 +104,7 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
     let root = local.path().to_str().unwrap();
     let out = run(&[
         "diff",
-        "payments-api",
+        "payments-preview",
         "--local",
         dir,
         "--local-repo-root",
@@ -116,7 +116,7 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
         "{}",
         text(&out.stdout)
     );
-    let out = run(&["manifests", "payments-api", "--local", dir]);
+    let out = run(&["manifests", "payments-preview", "--local", dir]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("LOG_LEVEL: trace"),
@@ -128,10 +128,10 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
     let mut live = applied[0].value.clone();
     live["metadata"]["namespace"] = json!(dest.name());
     live["metadata"]["annotations"] = json!({
-        "argocd.argoproj.io/tracking-id": format!("payments-api:/ConfigMap:{}/payments-api", dest.name())
+        "argocd.argoproj.io/tracking-id": format!("payments-preview:/ConfigMap:{}/payments-api", dest.name())
     });
     kubectl_apply(&live);
-    let out = run(&["diff", "payments-api", "--local", dir]);
+    let out = run(&["diff", "payments-preview", "--local", dir]);
     assert_eq!(
         (out.status.code(), text(&out.stdout)),
         (Some(0), String::new()),
@@ -142,7 +142,7 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
     // The local tree is untrusted too: a link out of it is refused before anything renders,
     // and --local must lie inside --local-repo-root.
     std::os::unix::fs::symlink("/etc/passwd", local.path().join("k8s/passwd.yaml")).unwrap();
-    let out = run(&["diff", "payments-api", "--local", dir]);
+    let out = run(&["diff", "payments-preview", "--local", dir]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("passwd.yaml"),
@@ -157,7 +157,7 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
     let elsewhere = tempfile::tempdir().unwrap();
     let out = run(&[
         "diff",
-        "payments-api",
+        "payments-preview",
         "--local",
         elsewhere.path().to_str().unwrap(),
         "--local-repo-root",
@@ -176,13 +176,13 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
         ns,
         "patch",
         "applications.argoproj.io",
-        "payments-api",
+        "payments-preview",
         "--type=merge",
         "-p",
         r#"{"spec":{"syncPolicy":{"automated":{}}}}"#,
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = run(&["sync", "payments-api", "--local", dir]);
+    let out = run(&["sync", "payments-preview", "--local", dir]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains(
@@ -191,7 +191,7 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
         "{}",
         text(&out.stderr)
     );
-    assert!(crate::app::app_json(ns, "payments-api").unwrap()["operation"].is_null());
+    assert!(crate::app::app_json(ns, "payments-preview").unwrap()["operation"].is_null());
 }
 
 #[test]
