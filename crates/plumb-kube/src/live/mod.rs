@@ -442,15 +442,17 @@ impl State {
                 };
                 tracing::debug!(%gk, "CRD deleted: no longer watching its kind");
                 stop.store(true, Ordering::Relaxed);
+                // Objects go before the kind leaves the watched set: a reader that sees the kind
+                // unwatched must not still find its objects.
+                for key in self.read_kind_keys(&gk) {
+                    let change = self.write().remove(&key);
+                    self.notify(change);
+                }
                 self.watched
                     .write()
                     .unwrap_or_else(|e| e.into_inner())
                     .remove(&gk);
                 self.pending_mut().remove(&gk);
-                for key in self.read_kind_keys(&gk) {
-                    let change = self.write().remove(&key);
-                    self.notify(change);
-                }
             }
             _ => {}
         }
