@@ -149,6 +149,13 @@ pub async fn compare(
             .collect(),
         refresh: opts.refresh,
         source_repos: Some(opts.source_repos.clone()),
+        generate_paths: app
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(plumb_model::annotations::MANIFEST_GENERATE_PATHS))
+            .cloned(),
+        owner: Some(format!("{}/{}", app.namespace(), app.name())),
     };
     let rendered: Rendered = {
         let renderer = renderer.clone();

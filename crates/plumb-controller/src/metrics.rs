@@ -67,6 +67,16 @@ struct GitLabels {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RequestLabels {
+    request: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ResultLabels {
+    result: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct ClusterLabels {
     server: String,
     name: String,
@@ -96,6 +106,9 @@ pub struct Metrics {
     sync: Histogram,
     git_requests: Family<GitLabels, Counter>,
     renders: Counter,
+    plumb_git_requests: Family<RequestLabels, Counter>,
+    renders_by_result: Family<ResultLabels, Counter>,
+    manifest_memory: Gauge,
     clusters: Family<ClusterLabels, Gauge>,
     apps_synced: AtomicBool,
     live_cache_synced: AtomicBool,
@@ -172,7 +185,28 @@ impl Metrics {
             "Renders run by the source engine (cache misses).",
             renders.clone(),
         );
+        let plumb_git_requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "plumb_git_requests",
+            "Requests to Git servers by the source engine: ref listings (ls-remote) and fetches, shared by every Application on a repository.",
+            plumb_git_requests.clone(),
+        );
+        let renders_by_result = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "plumb_renders",
+            "Sources asked for by comparisons: rendered, served from the manifest cache at the same commit (cached), or at a new commit that changed nothing they read (skipped).",
+            renders_by_result.clone(),
+        );
+        let manifest_memory = Gauge::default();
+        registry.register(
+            "plumb_manifest_cache_memory_bytes",
+            "Bytes of rendered manifests held in memory (compact JSON).",
+            manifest_memory.clone(),
+        );
         Self {
+            plumb_git_requests,
+            renders_by_result,
+            manifest_memory,
             registry,
             app_info,
             current: Mutex::new(BTreeMap::new()),
@@ -269,6 +303,33 @@ impl Metrics {
             raise_to(&c, total);
         }
         raise_to(&self.renders, renders);
+    }
+
+    /// Brings every source engine counter up to the renderer's totals: Argo's
+    /// `argocd_git_request_total`, Plumb's `plumb_git_requests_total`, `plumb_renders_total` by
+    /// result, and the manifest memory gauge.
+    pub fn source_totals(&self, renderer: &plumb_source::Renderer) {
+        let git = renderer.git();
+        let (fetches, listings) = (git.fetch_count(), git.listing_count());
+        self.git_totals(fetches, listings, renderer.render_count());
+        for (kind, total) in [("fetch", fetches), ("ls-remote", listings)] {
+            let c = self.plumb_git_requests.get_or_create(&RequestLabels {
+                request: kind.to_string(),
+            });
+            raise_to(&c, total);
+        }
+        for (result, total) in [
+            ("rendered", renderer.render_count()),
+            ("cached", renderer.cached_count()),
+            ("skipped", renderer.skipped_count()),
+        ] {
+            let c = self.renders_by_result.get_or_create(&ResultLabels {
+                result: result.to_string(),
+            });
+            raise_to(&c, total);
+        }
+        self.manifest_memory
+            .set(i64::try_from(renderer.memory_cache_bytes()).unwrap_or(i64::MAX));
     }
 
     /// Records a connected cluster (`argocd_cluster_info`).

@@ -375,12 +375,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
         started.elapsed(),
     );
     tracing::debug!(app = key, sync = %shared_code(&app), "reconciled in {:?}", started.elapsed());
-    let git = shared.renderer.git();
-    shared.metrics.git_totals(
-        git.fetch_count(),
-        git.listing_count(),
-        shared.renderer.render_count(),
-    );
+    shared.metrics.source_totals(&shared.renderer);
     Ok(true)
 }
 

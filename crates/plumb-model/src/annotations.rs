@@ -16,6 +16,10 @@ pub const SYNC_OPTIONS: &str = "argocd.argoproj.io/sync-options";
 pub const COMPARE_OPTIONS: &str = "argocd.argoproj.io/compare-options";
 /// Refresh request on an Application: `normal` or `hard`.
 pub const REFRESH: &str = "argocd.argoproj.io/refresh";
+/// On an Application: `;`-separated paths (relative to the source path, or from the repository
+/// root with a leading `/`) whose changes concern it; a commit touching none of them is not
+/// rendered again.
+pub const MANIFEST_GENERATE_PATHS: &str = "argocd.argoproj.io/manifest-generate-paths";
 /// `"true"` excludes an object from application health aggregation.
 pub const IGNORE_HEALTHCHECK: &str = "argocd.argoproj.io/ignore-healthcheck";
 /// `"true"` makes a Never/OnFailure pod be judged like an Always pod.

@@ -38,6 +38,7 @@ mod detect;
 mod error;
 mod git;
 mod helm_repo;
+mod inputs;
 mod limits;
 mod manifest;
 mod oci;

@@ -28,7 +28,12 @@ use crate::spec::s as text;
 
 /// Version of the cache key layout and renderer behaviour; bump to invalidate old disk entries.
 /// 2: keys salted per installation, reads beneath the checkout root.
-const CACHE_FORMAT: u32 = 2;
+/// 3: keyed by the content the render read (Git object ids), not the commit.
+const CACHE_FORMAT: u32 = 3;
+
+/// How many (commit, source) → content key results are remembered; past it they are forgotten
+/// all at once (each is cheap to compute again).
+const MAX_CONTENT_MEMO: usize = 16_384;
 
 /// How the [`Renderer`] is set up.
 #[derive(Debug, Clone)]
@@ -39,10 +44,17 @@ pub struct Config {
     pub limits: Limits,
     /// The helm and kustomize binaries.
     pub tools: Tools,
-    /// Memory the in-memory manifest cache may hold (default 256 MiB of serialized manifests).
+    /// Memory the in-memory manifest cache may hold (default 64 MiB of manifests as compact
+    /// JSON, which is how they are kept).
     pub memory_cache_bytes: usize,
     /// Keep rendered manifests on disk too (default true), so a restart renders nothing again.
     pub disk_cache: bool,
+    /// Bytes the manifest files on disk may take (default 1 GiB); past it the least recently
+    /// used are removed.
+    pub disk_cache_bytes: u64,
+    /// How long a repository's ref listing (`ls-remote`) is shared by every source on it
+    /// (default 0: only a listing in flight is joined; the controller uses a few seconds).
+    pub ref_cache_ttl: Duration,
     /// How long a Helm repository's `index.yaml` is used before it is fetched again (default
     /// 3 minutes, Argo CD's reconciliation period); a hard refresh fetches it at once.
     pub helm_index_ttl: Duration,
@@ -58,8 +70,10 @@ impl Config {
             cache_dir: cache_dir.into(),
             limits: Limits::default(),
             tools: Tools::default(),
-            memory_cache_bytes: 256 << 20,
+            memory_cache_bytes: 64 << 20,
             disk_cache: true,
+            disk_cache_bytes: 1 << 30,
+            ref_cache_ttl: Duration::ZERO,
             helm_index_ttl: Duration::from_secs(180),
             plugins_dir: None,
         }
@@ -82,6 +96,16 @@ impl Config {
     /// Sets the memory bound of the manifest cache.
     pub fn memory_cache_bytes(mut self, n: usize) -> Self {
         self.memory_cache_bytes = n;
+        self
+    }
+    /// Sets how long a ref listing is shared by the sources of one repository.
+    pub fn ref_cache_ttl(mut self, ttl: Duration) -> Self {
+        self.ref_cache_ttl = ttl;
+        self
+    }
+    /// Sets the size bound of the on-disk manifest cache.
+    pub fn disk_cache_bytes(mut self, n: u64) -> Self {
+        self.disk_cache_bytes = n;
         self
     }
     /// Turns the on-disk manifest cache on or off.
@@ -127,6 +151,12 @@ pub struct RenderRequest {
     /// https/ssh Git URL one of them permits. `None` when no project applies (`plumb render
     /// --repo`): any https/ssh Git URL. `file://` and paths outside the checkout are always refused.
     pub source_repos: Option<Vec<String>>,
+    /// The Application's `argocd.argoproj.io/manifest-generate-paths` annotation: the paths
+    /// whose changes make a new commit render again (else Plumb's own reading of the source).
+    pub generate_paths: Option<String>,
+    /// Who asks (`namespace/name` of the Application): the manifests it was last given stay in
+    /// memory while it points at them and leave memory when nobody does any more.
+    pub owner: Option<String>,
 }
 
 /// The outcome of one source.
@@ -143,6 +173,10 @@ pub struct SourceOutcome {
     pub source_type: Option<SourceType>,
     /// True when the manifests came from the cache.
     pub cache_hit: bool,
+    /// True when they came from the cache although the commit is new: the commit did not change
+    /// what the source's render reads.
+    #[serde(default)]
+    pub unchanged_inputs: bool,
 }
 
 /// The desired objects of an Application, in source order, and how each source resolved.
@@ -165,6 +199,16 @@ pub struct Renderer {
     oci: OciRegistries,
     cache: ManifestCache,
     renders: AtomicU64,
+    /// Sources served from the cache at the commit they were rendered at.
+    cached: AtomicU64,
+    /// Sources served from the cache rendered at an earlier commit (inputs unchanged).
+    skipped: AtomicU64,
+    /// One render per cache key at a time; the others wait and take its result.
+    render_gates: crate::git::Gates,
+    /// (repository, commit, source, annotation) → what the render reads, as a key part.
+    content_memo: Mutex<HashMap<String, String>>,
+    /// The cache keys each owner was last given, and how many owners point at each key.
+    pins: Mutex<Pins>,
     tool_versions: Mutex<HashMap<SourceType, String>>,
     redactor: RwLock<Redactor>,
     /// The limits renders use; [`Renderer::set_limits`] changes them while running.
@@ -208,7 +252,13 @@ impl Renderer {
         let dir = config
             .disk_cache
             .then(|| config.cache_dir.join("manifests"));
-        let cache = ManifestCache::new(dir, config.memory_cache_bytes);
+        git.set_ref_cache_ttl(config.ref_cache_ttl);
+        let cache = ManifestCache::new(
+            dir,
+            git.salt(),
+            config.memory_cache_bytes,
+            config.disk_cache_bytes,
+        );
         let helm = HelmRepos::new(
             config.cache_dir.join("helm"),
             git.salt(),
@@ -231,6 +281,11 @@ impl Renderer {
             oci,
             cache,
             renders: AtomicU64::new(0),
+            cached: AtomicU64::new(0),
+            skipped: AtomicU64::new(0),
+            render_gates: crate::git::Gates::default(),
+            content_memo: Mutex::new(HashMap::new()),
+            pins: Mutex::new(Pins::default()),
             tool_versions: Mutex::new(HashMap::new()),
             redactor: RwLock::new(Redactor::default()),
         })
@@ -319,6 +374,59 @@ impl Renderer {
         self.renders.load(Ordering::Relaxed)
     }
 
+    /// How many sources came from the cache at the commit they were rendered at.
+    pub fn cached_count(&self) -> u64 {
+        self.cached.load(Ordering::Relaxed)
+    }
+
+    /// How many sources came from the cache at a new commit that changed nothing they read
+    /// (renders skipped).
+    pub fn skipped_count(&self) -> u64 {
+        self.skipped.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of manifests held in memory.
+    pub fn memory_cache_bytes(&self) -> usize {
+        self.cache.memory_bytes()
+    }
+
+    /// Forgets the ref listing kept for `url` (a refresh or webhook says it moved).
+    pub fn invalidate_refs(&self, url: &str) {
+        self.git.invalidate_refs(url);
+    }
+
+    /// `owner` is gone (its Application deleted): what only it pointed at leaves memory.
+    pub fn release(&self, owner: &str) {
+        self.pin(owner, Vec::new());
+    }
+
+    /// Records the cache keys `owner` now points at; keys nobody points at leave memory.
+    fn pin(&self, owner: &str, keys: Vec<String>) {
+        let Ok(mut pins) = self.pins.lock() else {
+            return;
+        };
+        for k in &keys {
+            *pins.count.entry(k.clone()).or_default() += 1;
+        }
+        let old = if keys.is_empty() {
+            pins.by_owner.remove(owner).unwrap_or_default()
+        } else {
+            pins.by_owner
+                .insert(owner.to_owned(), keys)
+                .unwrap_or_default()
+        };
+        for k in old {
+            let left = pins.count.get_mut(&k).map(|n| {
+                *n = n.saturating_sub(1);
+                *n
+            });
+            if left == Some(0) {
+                pins.count.remove(&k);
+                self.cache.forget(&k);
+            }
+        }
+    }
+
     /// Renders every source of the request. Any failure fails the whole render: a partial or
     /// empty desired set is never returned in place of an error.
     pub fn render(&self, req: &RenderRequest) -> Result<Rendered> {
@@ -351,6 +459,12 @@ impl Renderer {
                     .artifact(&s.repo_url, text(&s.target_revision), hard)?;
                 commits.push(artifact.digest.clone());
                 charts.push(Some(Fetched::Artifact(artifact.dir)));
+            } else if hard {
+                commits.push(
+                    self.git
+                        .resolve_fresh(&s.repo_url, s.target_revision_or_head())?,
+                );
+                charts.push(None);
             } else {
                 commits.push(self.git.resolve(&s.repo_url, s.target_revision_or_head())?);
                 charts.push(None);
@@ -375,6 +489,7 @@ impl Renderer {
         }
         let mut manifests = Vec::new();
         let mut outcomes = Vec::new();
+        let mut keys = Vec::new();
         for ((s, commit), chart) in req.sources.iter().zip(&commits).zip(&charts) {
             let mut outcome = SourceOutcome {
                 url: strip_url_credentials(&s.repo_url),
@@ -382,17 +497,22 @@ impl Renderer {
                 commit: commit.clone(),
                 source_type: None,
                 cache_hit: false,
+                unchanged_inputs: false,
             };
             if !text(&s.reference).is_empty() && text(&s.path).is_empty() && !s.is_helm_chart() {
                 outcomes.push(outcome);
                 continue;
             }
-            let (objects, kind, hit) =
-                self.render_one(req, s, commit, chart.as_ref(), &refs, &ref_commits)?;
-            outcome.source_type = Some(kind);
-            outcome.cache_hit = hit;
-            manifests.extend(objects.iter().cloned());
+            let one = self.render_one(req, s, commit, chart.as_ref(), &refs, &ref_commits)?;
+            outcome.source_type = Some(one.kind);
+            outcome.cache_hit = one.hit != Served::Rendered;
+            outcome.unchanged_inputs = one.hit == Served::Skipped;
+            manifests.extend(one.manifests.iter().cloned());
+            keys.push(one.key);
             outcomes.push(outcome);
+        }
+        if let Some(owner) = &req.owner {
+            self.pin(owner, keys);
         }
         Ok(Rendered {
             manifests,
@@ -408,7 +528,7 @@ impl Renderer {
         chart: Option<&Fetched>,
         refs: &BTreeMap<String, PathBuf>,
         ref_commits: &BTreeMap<String, String>,
-    ) -> Result<(Arc<Vec<Manifest>>, SourceType, bool)> {
+    ) -> Result<One> {
         // A chart from a Helm repository is its own tree; `path` does not apply (as in Argo CD).
         let root = match chart {
             Some(c) => c.dir().to_path_buf(),
@@ -423,6 +543,7 @@ impl Renderer {
             Some(Fetched::Chart(_)) => PathBuf::new(),
             Some(Fetched::Artifact(_)) | None => app_path(&repo, text(&source.path))?,
         };
+        let git_url = chart.is_none().then_some(source.repo_url.as_str());
         self.render_in(
             req,
             source,
@@ -432,12 +553,13 @@ impl Renderer {
             &app,
             refs,
             ref_commits,
-            true,
+            Some(Cached { git_url }),
         )
     }
 
     /// Renders `source` from the tree at `root` (its directory `app`), through the manifest
-    /// cache when `cached`.
+    /// cache when `cached` says so (keyed by what the render reads when the tree is a commit of
+    /// `git_url`); one render per key at a time, the others waiting for its result.
     #[allow(clippy::too_many_arguments)]
     fn render_in(
         &self,
@@ -449,8 +571,8 @@ impl Renderer {
         app: &Path,
         refs: &BTreeMap<String, PathBuf>,
         ref_commits: &BTreeMap<String, String>,
-        cached: bool,
-    ) -> Result<(Arc<Vec<Manifest>>, SourceType, bool)> {
+        cached: Option<Cached<'_>>,
+    ) -> Result<One> {
         let (root, repo, app) = (root.to_path_buf(), repo, app.to_path_buf());
         let mut kind = detect_in(source, repo, &app)?;
         let limits = self.limits();
@@ -466,35 +588,183 @@ impl Renderer {
             Some(p) => format!("{} {}", p.name, p.digest),
             None => self.tool_version(kind, &limits)?,
         };
+        let content = match &cached {
+            Some(Cached { git_url: Some(url) }) => {
+                self.content_of(req, source, url, commit, repo, &app, kind, &limits)?
+            }
+            _ => format!("commit {commit}"),
+        };
         let key = cache_key(
             self.git.salt(),
             req,
             source,
-            commit,
+            &content,
             &app,
             kind,
             &tool_version,
             ref_commits,
         );
-        if cached
-            && req.refresh == Refresh::Normal
-            && let Some(hit) = self.cache.get(&key)
+        if cached.is_none() {
+            self.renders.fetch_add(1, Ordering::Relaxed);
+            let manifests = match &plugin {
+                Some(p) => {
+                    let run =
+                        self.plugin_run(req, source, commit, &root, repo, &app, &limits, &redactor);
+                    plugin::generate(p, &run)?
+                }
+                None => self.render_tree(
+                    req, source, &root, repo, &app, refs, &limits, &redactor, kind,
+                )?,
+            };
+            return Ok(One {
+                manifests: Arc::new(manifests),
+                kind,
+                hit: Served::Rendered,
+                key,
+            });
+        }
+        let lookup = || -> Option<One> {
+            let hit = self.cache.get(&key)?;
+            let served = if hit.rendered_at == commit {
+                self.cached.fetch_add(1, Ordering::Relaxed);
+                Served::Cached
+            } else {
+                self.skipped.fetch_add(1, Ordering::Relaxed);
+                Served::Skipped
+            };
+            Some(One {
+                manifests: hit.manifests,
+                kind,
+                hit: served,
+                key: key.clone(),
+            })
+        };
+        if req.refresh == Refresh::Normal
+            && let Some(one) = lookup()
         {
-            return Ok((hit, kind, true));
+            return Ok(one);
         }
-        self.renders.fetch_add(1, Ordering::Relaxed);
-        if let Some(p) = &plugin {
-            let run = self.plugin_run(req, source, commit, &root, repo, &app, &limits, &redactor);
-            let manifests = Arc::new(plugin::generate(p, &run)?);
-            if cached {
-                self.cache.put(&key, Arc::clone(&manifests));
+        self.render_gates.with(&key, || {
+            // Someone else may have rendered it while this one waited.
+            if req.refresh == Refresh::Normal
+                && let Some(one) = lookup()
+            {
+                return Ok(one);
             }
-            return Ok((manifests, kind, false));
+            self.renders.fetch_add(1, Ordering::Relaxed);
+            let manifests = match &plugin {
+                Some(p) => {
+                    let run =
+                        self.plugin_run(req, source, commit, &root, repo, &app, &limits, &redactor);
+                    plugin::generate(p, &run)?
+                }
+                None => self.render_tree(
+                    req, source, &root, repo, &app, refs, &limits, &redactor, kind,
+                )?,
+            };
+            self.cache.put(&key, &manifests, commit);
+            Ok(One {
+                manifests: Arc::new(manifests),
+                kind,
+                hit: Served::Rendered,
+                key: key.clone(),
+            })
+        })
+    }
+
+    /// What the render of `source` at `commit` reads, as a key part: the Git object ids of its
+    /// input paths, the root tree's id, or the commit ([`crate::inputs`]). Remembered per
+    /// (repository, commit, source, annotation): a commit never changes.
+    #[allow(clippy::too_many_arguments)]
+    fn content_of(
+        &self,
+        req: &RenderRequest,
+        source: &ApplicationSource,
+        url: &str,
+        commit: &str,
+        repo: &RepoDir,
+        app: &Path,
+        kind: SourceType,
+        limits: &Limits,
+    ) -> Result<String> {
+        let memo_key = {
+            let mut h = Sha256::new();
+            for part in [
+                normalize_url(url).as_str(),
+                commit,
+                &app.display().to_string(),
+                &kind.to_string(),
+                &serde_json::to_string(source).unwrap_or_default(),
+                req.generate_paths.as_deref().unwrap_or("\u{0}"),
+            ] {
+                h.update(part.as_bytes());
+                h.update(b"\n");
+            }
+            h.finalize()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        };
+        if let Ok(memo) = self.content_memo.lock()
+            && let Some(c) = memo.get(&memo_key)
+        {
+            return Ok(c.clone());
         }
-        let ctx = Context {
-            root: &root,
+        let inputs = crate::inputs::inputs(
+            kind,
+            source,
             repo,
-            app: &app,
+            app,
+            req.generate_paths.as_deref(),
+            limits,
+        )?;
+        let content = match inputs {
+            crate::inputs::Inputs::Commit => format!("commit {commit}"),
+            crate::inputs::Inputs::Tree => {
+                let ids = self.git.object_ids(url, commit, &[PathBuf::new()])?;
+                format!("tree {}", ids[0].as_deref().unwrap_or("-"))
+            }
+            crate::inputs::Inputs::Paths(paths) => {
+                let paths: Vec<PathBuf> = paths.into_iter().collect();
+                let ids = self.git.object_ids(url, commit, &paths)?;
+                let mut out = String::from("paths");
+                for (p, id) in paths.iter().zip(ids) {
+                    out.push_str(&format!(
+                        " {}={}",
+                        p.display(),
+                        id.as_deref().unwrap_or("-")
+                    ));
+                }
+                out
+            }
+        };
+        if let Ok(mut memo) = self.content_memo.lock() {
+            if memo.len() >= MAX_CONTENT_MEMO {
+                memo.clear();
+            }
+            memo.insert(memo_key, content.clone());
+        }
+        Ok(content)
+    }
+
+    /// Runs the renderer of `kind` (not a plugin) on the tree.
+    #[allow(clippy::too_many_arguments)]
+    fn render_tree(
+        &self,
+        req: &RenderRequest,
+        source: &ApplicationSource,
+        root: &Path,
+        repo: &RepoDir,
+        app: &Path,
+        refs: &BTreeMap<String, PathBuf>,
+        limits: &Limits,
+        redactor: &Redactor,
+        kind: SourceType,
+    ) -> Result<Vec<Manifest>> {
+        let ctx = Context {
+            root,
+            repo,
+            app,
             app_name: &req.app_name,
             namespace: &req.namespace,
             kube_version: &req.kube_version,
@@ -502,16 +772,12 @@ impl Renderer {
             refs,
             source_repos: req.source_repos.as_deref(),
             tools: &self.config.tools,
-            limits: &limits,
-            redactor: &redactor,
+            limits,
+            redactor,
             helm_repos: &self.helm,
             hard_refresh: req.refresh == Refresh::Hard,
         };
-        let manifests = Arc::new(render::render(&ctx, source, kind)?);
-        if cached {
-            self.cache.put(&key, Arc::clone(&manifests));
-        }
-        Ok((manifests, kind, false))
+        render::render(&ctx, source, kind)
     }
 
     /// Renders the request's one source from [`Renderer::with_local`]'s directory instead of its
@@ -549,7 +815,7 @@ impl Renderer {
         // The directory stands in for the repository at `path`; a chart name does not apply.
         source.chart = None;
         source.path = Some(app.display().to_string());
-        let (objects, kind, _) = self.render_in(
+        let one = self.render_in(
             req,
             &source,
             "",
@@ -558,16 +824,17 @@ impl Renderer {
             &app,
             &BTreeMap::new(),
             &BTreeMap::new(),
-            false,
+            None,
         )?;
         Ok(Rendered {
-            manifests: objects.iter().cloned().collect(),
+            manifests: one.manifests.iter().cloned().collect(),
             sources: vec![SourceOutcome {
                 url: local.dir.display().to_string(),
                 revision: String::new(),
                 commit: String::new(),
-                source_type: Some(kind),
+                source_type: Some(one.kind),
                 cache_hit: false,
+                unchanged_inputs: false,
             }],
         })
     }
@@ -718,6 +985,38 @@ impl Renderer {
     }
 }
 
+/// How a source's manifests were served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Served {
+    /// Rendered now.
+    Rendered,
+    /// From the cache, rendered at this commit.
+    Cached,
+    /// From the cache, rendered at another commit whose inputs were the same.
+    Skipped,
+}
+
+/// One source rendered or served from the cache, with its cache key.
+struct One {
+    manifests: Arc<Vec<Manifest>>,
+    kind: SourceType,
+    hit: Served,
+    key: String,
+}
+
+/// A render through the manifest cache; `git_url` when the tree is a commit of that repository
+/// (the key then holds what the render read instead of the commit).
+struct Cached<'a> {
+    git_url: Option<&'a str>,
+}
+
+/// Which cache keys each owner points at.
+#[derive(Default)]
+struct Pins {
+    by_owner: HashMap<String, Vec<String>>,
+    count: HashMap<String, usize>,
+}
+
 /// A source that is not a Git commit: a chart (Helm repository or OCI registry) or an OCI
 /// artifact, already verified and unpacked.
 enum Fetched {
@@ -805,7 +1104,7 @@ fn cache_key(
     salt: &str,
     req: &RenderRequest,
     source: &ApplicationSource,
-    commit: &str,
+    content: &str,
     app: &Path,
     kind: SourceType,
     tool_version: &str,
@@ -822,7 +1121,9 @@ fn cache_key(
         // Salted so a file name in the manifest cache cannot be computed from the source alone.
         "salt": salt,
         "repo": normalize_url(&source.repo_url),
-        "commit": commit,
+        // What the render read (object ids of its paths, the tree, or the commit): a commit
+        // that changes none of it shares the entry of the commit before.
+        "content": content,
         "path": app.display().to_string(),
         "params": params,
         "app": req.app_name,

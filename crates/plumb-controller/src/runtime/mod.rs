@@ -69,7 +69,11 @@ impl ControllerConfig {
         Self {
             control_namespace: crate::context::DEFAULT_CONTROL_NAMESPACE.to_string(),
             settings_name: "argocd-cm".to_string(),
-            source: plumb_source::Config::new(cache_dir.clone()),
+            // Every Application on one repository shares a ref listing for a few seconds: a
+            // poll wave or a restart lists each repository a handful of times, not once per
+            // Application. A refresh annotation or webhook invalidates it at once.
+            source: plumb_source::Config::new(cache_dir.clone())
+                .ref_cache_ttl(Duration::from_secs(5)),
             cache_dir,
             customizations: Vec::new(),
             workers: 4,

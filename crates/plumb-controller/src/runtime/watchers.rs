@@ -62,6 +62,15 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                     let t = trigger_of(&obj);
                     tracing::debug!(app = %name, generation = t.generation, operation = t.operation, "application event");
                     if last.get(&name) != Some(&t) {
+                        if t.refresh.is_some()
+                            && last.get(&name).is_none_or(|l| l.refresh != t.refresh)
+                        {
+                            // A refresh (or a webhook) says the repository moved: the shared
+                            // ref listing is not good enough for this reconcile.
+                            for url in source_urls(&obj) {
+                                shared.renderer.invalidate_refs(&url);
+                            }
+                        }
                         last.insert(name.clone(), t);
                         shared.queue.push(&name);
                     }
@@ -71,6 +80,7 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                         continue;
                     };
                     last.remove(&name);
+                    shared.renderer.release(&name);
                     shared
                         .known_apps
                         .lock()
@@ -91,6 +101,22 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
             }
         }
     });
+}
+
+/// The repository URLs of an Application's sources (`spec.source`, `spec.sources`).
+fn source_urls(obj: &DynamicObject) -> Vec<String> {
+    let spec = obj.data.get("spec");
+    spec.and_then(|s| s.get("source"))
+        .into_iter()
+        .chain(
+            spec.and_then(|s| s.get("sources"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten(),
+        )
+        .filter_map(|s| s.get("repoURL").and_then(Value::as_str))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The queue key (`namespace/name`) of a watched Application, `None` for one in a namespace the

@@ -20,11 +20,14 @@ mod metadata;
 mod remote;
 mod revision;
 pub(crate) mod salt;
+mod sharing;
+pub(crate) use sharing::Gates;
 mod tree;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
@@ -58,6 +61,33 @@ pub struct GitCache {
     credentials: RwLock<Arc<Vec<RepoCredentials>>>,
     fetches: AtomicU64,
     listings: AtomicU64,
+    /// Ref listings shared by every caller on one repository ([`sharing`]).
+    shared_listings: sharing::Listings,
+    /// One fetch per repository at a time; waiters find the commit there afterwards.
+    fetch_gates: sharing::Gates,
+    /// How old a shared listing may be for a normal resolve (0: only one in flight is joined).
+    ref_ttl_ms: AtomicU64,
+    /// When each commit tree was last handed out; trees idle for long are removed.
+    tree_uses: std::sync::Mutex<std::collections::HashMap<PathBuf, Instant>>,
+    /// Trees kept per repository whatever their age, and how long others may sit unused.
+    tree_retention: std::sync::Mutex<(usize, Duration)>,
+}
+
+/// Commit trees kept per repository, however long unused (the current ones of its branches).
+const KEEP_TREES: usize = 4;
+/// A tree beyond those unused this long is removed (far longer than any render may take).
+const TREE_IDLE: Duration = Duration::from_secs(600);
+
+impl std::fmt::Debug for sharing::Listings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Listings")
+    }
+}
+
+impl std::fmt::Debug for sharing::Gates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Gates")
+    }
 }
 
 impl GitCache {
@@ -80,7 +110,42 @@ impl GitCache {
             credentials: RwLock::new(Arc::new(Vec::new())),
             fetches: AtomicU64::new(0),
             listings: AtomicU64::new(0),
+            shared_listings: sharing::Listings::default(),
+            fetch_gates: sharing::Gates::default(),
+            ref_ttl_ms: AtomicU64::new(0),
+            tree_uses: std::sync::Mutex::new(std::collections::HashMap::new()),
+            tree_retention: std::sync::Mutex::new((KEEP_TREES, TREE_IDLE)),
         })
+    }
+
+    /// Lets a normal [`GitCache::resolve`] use a ref listing of the same repository made up to
+    /// `ttl` ago (by anyone), instead of listing again. Zero (the default) shares only a listing
+    /// still in flight that started after the caller asked.
+    pub fn set_ref_cache_ttl(&self, ttl: Duration) {
+        self.ref_ttl_ms.store(
+            u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Keeps at most `keep` commit trees per repository once others have been unused for `idle`
+    /// (defaults: 4 and 10 minutes). Older trees are removed when a new one is written.
+    pub fn set_tree_retention(&self, keep: usize, idle: Duration) {
+        *self
+            .tree_retention
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = (keep, idle);
+    }
+
+    /// How long a ref listing is shared ([`GitCache::set_ref_cache_ttl`]).
+    pub fn ref_cache_ttl(&self) -> Duration {
+        Duration::from_millis(self.ref_ttl_ms.load(Ordering::Relaxed))
+    }
+
+    /// Forgets the kept ref listing of `url`: the next resolve lists the remote again (a
+    /// refresh or a webhook said the repository moved).
+    pub fn invalidate_refs(&self, url: &str) {
+        self.shared_listings.invalidate(&self.repo_key(url));
     }
 
     /// Uses these credentials (from Argo repository Secrets) for matching URLs.
@@ -126,7 +191,19 @@ impl GitCache {
     ///
     /// A ref costs one listing and no fetch; a SHA already in the cache costs nothing; a short
     /// SHA or a SHA not yet fetched costs a fetch.
+    /// A ref is resolved from a listing of the repository shared with other callers within the
+    /// ref cache TTL ([`GitCache::set_ref_cache_ttl`]).
     pub fn resolve(&self, url: &str, revision: &str) -> Result<String> {
+        self.resolve_within(url, revision, self.ref_cache_ttl())
+    }
+
+    /// [`GitCache::resolve`] from a listing that started after this call (a hard refresh): one
+    /// already in flight that started before is not used, one started since is joined.
+    pub fn resolve_fresh(&self, url: &str, revision: &str) -> Result<String> {
+        self.resolve_within(url, revision, Duration::ZERO)
+    }
+
+    fn resolve_within(&self, url: &str, revision: &str, max_age: Duration) -> Result<String> {
         let clean = strip_url_credentials(url);
         let not_found = || Error::RevisionNotFound {
             url: clean.clone(),
@@ -137,18 +214,25 @@ impl GitCache {
             if self.tree_dir(url, &sha).is_dir() || self.has_commit(url, &sha)? {
                 return Ok(sha);
             }
-            self.fetch(url, Vec::new())?;
+            self.fetch_missing(url, &sha, Vec::new())?;
             return if self.has_commit(url, &sha)? {
                 Ok(sha)
             } else {
                 Err(not_found())
             };
         }
-        let refs = self.ls_remote(url)?;
+        let now = Instant::now();
+        let not_before = now.checked_sub(max_age).unwrap_or(now);
+        let refs = self
+            .shared_listings
+            .get(&self.repo_key(url), &clean, not_before, || {
+                self.ls_remote(url)
+            })?;
         match revision::match_revision(revision, &refs) {
             Match::Ref { commit, .. } => Ok(commit),
             Match::MaybeShortSha(short) => {
-                self.fetch(url, Vec::new())?;
+                self.fetch_gates
+                    .with(&self.repo_key(url), || self.fetch(url, Vec::new()))?;
                 self.expand_short_sha(url, &short)?.ok_or_else(not_found)
             }
             Match::FullSha(_) | Match::None => Err(not_found()),
@@ -160,6 +244,7 @@ impl GitCache {
     pub fn checkout(&self, url: &str, revision: &str, commit: &str) -> Result<Checkout> {
         let clean = strip_url_credentials(url);
         let dest = self.tree_dir(url, commit);
+        self.used(&dest);
         if dest.is_dir() {
             return Ok(Checkout {
                 url: clean,
@@ -176,7 +261,7 @@ impl GitCache {
             } else {
                 Vec::new()
             };
-            self.fetch(url, extra)?;
+            self.fetch_missing(url, commit, extra)?;
             if !self.has_commit(url, commit)? {
                 return Err(Error::RevisionNotFound {
                     url: clean,
@@ -204,6 +289,7 @@ impl GitCache {
             });
         make_removable(tmp.path());
         written?;
+        self.sweep_trees(&parent, &dest);
         Ok(Checkout {
             url: clean,
             commit: commit.to_owned(),
@@ -217,10 +303,101 @@ impl GitCache {
         let clean = strip_url_credentials(url);
         let commit = self.resolve(url, revision)?;
         if !self.has_commit(url, &commit)? {
-            self.fetch(url, Vec::new())?;
+            self.fetch_missing(url, &commit, Vec::new())?;
         }
         let repo = self.open_local(url)?;
         metadata::read(&repo, parse_oid(&commit, &clean)?, &clean)
+    }
+
+    /// The Git object ids of `paths` (relative to the root; `""` is the root tree) in `commit`,
+    /// `None` for a path the commit does not have: equal ids mean equal content, so a render
+    /// that reads only those paths gives the same output.
+    pub(crate) fn object_ids(
+        &self,
+        url: &str,
+        commit: &str,
+        paths: &[PathBuf],
+    ) -> Result<Vec<Option<String>>> {
+        let clean = strip_url_credentials(url);
+        let err = |detail: String| Error::GitCache {
+            url: clean.clone(),
+            detail,
+        };
+        let repo = self.open_local(url)?;
+        let tree = repo
+            .find_object(parse_oid(commit, &clean)?)
+            .map_err(|e| err(remote::chain(&e)))?
+            .peel_to_commit()
+            .map_err(|e| err(remote::chain(&e)))?
+            .tree()
+            .map_err(|e| err(remote::chain(&e)))?;
+        paths
+            .iter()
+            .map(|p| {
+                if p.as_os_str().is_empty() {
+                    return Ok(Some(tree.id.to_string()));
+                }
+                tree.lookup_entry_by_path(p)
+                    .map(|e| e.map(|e| e.object_id().to_string()))
+                    .map_err(|e| err(remote::chain(&e)))
+            })
+            .collect()
+    }
+
+    fn used(&self, tree: &Path) {
+        self.tree_uses
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(tree.to_path_buf(), Instant::now());
+    }
+
+    /// Removes the trees of one repository (`dir`) beyond the most recently used few that have
+    /// not been handed out for the idle time; a tree seen for the first time (written before a
+    /// restart) counts as used now. `keep` is never removed.
+    fn sweep_trees(&self, dir: &Path, keep: &Path) {
+        let (keep_n, idle) = *self
+            .tree_retention
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        let mut uses = self.tree_uses.lock().unwrap_or_else(|p| p.into_inner());
+        let mut trees: Vec<(PathBuf, Instant)> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| {
+                let p = e.path();
+                let t = *uses.entry(p.clone()).or_insert(now);
+                (p, t)
+            })
+            .collect();
+        trees.sort_by(|a, b| b.1.cmp(&a.1));
+        for (p, t) in trees.into_iter().skip(keep_n) {
+            if p != keep && now.duration_since(t) >= idle {
+                make_removable(&p);
+                match std::fs::remove_dir_all(&p) {
+                    Ok(()) => {
+                        uses.remove(&p);
+                        tracing::debug!(tree = %p.display(), "removed an unused commit tree");
+                    }
+                    Err(e) => {
+                        tracing::warn!(tree = %p.display(), error = %e, "could not remove an unused commit tree")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fetches unless `commit` arrived meanwhile: callers that need the same new commit queue
+    /// on the repository's gate, and all but the first find it there.
+    fn fetch_missing(&self, url: &str, commit: &str, extra: Vec<String>) -> Result<()> {
+        self.fetch_gates.with(&self.repo_key(url), || {
+            if self.has_commit(url, commit)? {
+                return Ok(());
+            }
+            self.fetch(url, extra)
+        })
     }
 
     fn fetch(&self, url: &str, extra: Vec<String>) -> Result<()> {

@@ -208,7 +208,7 @@ fn apply_options(ctx: &Context<'_>, dir: &Path, file: &Path, o: &KustomizeSource
     Ok(())
 }
 
-fn first_document(text: &str, file: &str) -> Result<Value> {
+pub(crate) fn first_document(text: &str, file: &str) -> Result<Value> {
     let docs = plumb_yaml::read_documents(text, file).map_err(|source| Error::Yaml {
         file: file.to_owned(),
         source,
@@ -252,6 +252,41 @@ fn check_paths(ctx: &Context<'_>, dir: &Path, seen: &mut BTreeSet<PathBuf>) -> R
     let display = file.display().to_string();
     let text = repo.read_to_string(&file, ctx.limits.max_file_bytes)?;
     let doc = first_document(&text, &display)?;
+    let refs = references(&doc);
+    for (field, path) in refs {
+        let field = format!("{display}: {field}");
+        match target(&path) {
+            Target::Local => {}
+            Target::Remote(url) => {
+                check_remote(ctx, &field, &path, &url)?;
+                continue;
+            }
+            Target::Refused(why) => {
+                return Err(Error::RemoteBaseRefused {
+                    field,
+                    url: crate::redact::strip_url_credentials(&path),
+                    reason: why.to_owned(),
+                });
+            }
+        }
+        let outside = || Error::PathOutsideRepository {
+            field: field.clone(),
+            path: path.clone(),
+        };
+        if Path::new(&path).is_absolute() {
+            return Err(outside());
+        }
+        let rel = normalize_within(&dir.join(&path)).ok_or_else(outside)?;
+        repo.resolve(&rel)?;
+        if repo.is_dir(&rel) {
+            check_paths(ctx, &rel, seen)?;
+        }
+    }
+    Ok(())
+}
+
+/// The local paths and remote targets a kustomization names, as (field, entry).
+pub(crate) fn references(doc: &Value) -> Vec<(String, String)> {
     let mut refs: Vec<(String, String)> = Vec::new();
     for field in PATH_FIELDS {
         for item in doc
@@ -304,41 +339,12 @@ fn check_paths(ctx: &Context<'_>, dir: &Path, seen: &mut BTreeSet<PathBuf>) -> R
     {
         refs.push(("helmGlobals.chartHome".into(), p.to_owned()));
     }
-    for (field, path) in refs {
-        let field = format!("{display}: {field}");
-        match target(&path) {
-            Target::Local => {}
-            Target::Remote(url) => {
-                check_remote(ctx, &field, &path, &url)?;
-                continue;
-            }
-            Target::Refused(why) => {
-                return Err(Error::RemoteBaseRefused {
-                    field,
-                    url: crate::redact::strip_url_credentials(&path),
-                    reason: why.to_owned(),
-                });
-            }
-        }
-        let outside = || Error::PathOutsideRepository {
-            field: field.clone(),
-            path: path.clone(),
-        };
-        if Path::new(&path).is_absolute() {
-            return Err(outside());
-        }
-        let rel = normalize_within(&dir.join(&path)).ok_or_else(outside)?;
-        repo.resolve(&rel)?;
-        if repo.is_dir(&rel) {
-            check_paths(ctx, &rel, seen)?;
-        }
-    }
-    Ok(())
+    refs
 }
 
 /// What a kustomization entry names.
 #[derive(Debug, PartialEq, Eq)]
-enum Target {
+pub(crate) enum Target {
     /// A path inside the checkout (checked by the caller).
     Local,
     /// A Git repository kustomize would fetch itself, as the URL to match against sourceRepos.
@@ -349,7 +355,7 @@ enum Target {
 
 /// Classifies a resource/base entry the way kustomize would read it: a URL with a scheme, an
 /// scp-like `git@host:path`, a `github.com/…` shorthand, or a local path.
-fn target(entry: &str) -> Target {
+pub(crate) fn target(entry: &str) -> Target {
     let entry = entry.strip_prefix("git::").unwrap_or(entry);
     if let Some((scheme, _)) = entry.split_once("://") {
         return match scheme.to_ascii_lowercase().as_str() {

@@ -4,7 +4,7 @@ mod directory;
 mod helm;
 mod helm_deps;
 pub(crate) mod jsonnet;
-mod kustomize;
+pub(crate) mod kustomize;
 mod tool;
 
 use std::collections::BTreeMap;

@@ -15,4 +15,5 @@ mod oci;
 mod plugin;
 mod render_limits;
 mod security;
+mod sharing;
 mod support;
