@@ -62,11 +62,16 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                     let t = trigger_of(&obj);
                     tracing::debug!(app = %name, generation = t.generation, operation = t.operation, "application event");
                     if last.get(&name) != Some(&t) {
-                        if t.refresh.is_some()
-                            && last.get(&name).is_none_or(|l| l.refresh != t.refresh)
-                        {
-                            // A refresh (or a webhook) says the repository moved: the shared
-                            // ref listing is not good enough for this reconcile.
+                        let before = last.get(&name);
+                        let refreshed =
+                            t.refresh.is_some() && before.is_none_or(|l| l.refresh != t.refresh);
+                        let sync_to_latest = t.operation
+                            && before.is_none_or(|l| !l.operation)
+                            && syncs_to_target(&obj);
+                        if refreshed || sync_to_latest {
+                            // A refresh (or a webhook) says the repository moved, and a sync of
+                            // the target revision (not a given commit) must see the latest
+                            // commit: the shared ref listing is not good enough for them.
                             for url in source_urls(&obj) {
                                 shared.renderer.invalidate_refs(&url);
                             }
@@ -101,6 +106,20 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
             }
         }
     });
+}
+
+/// Whether the requested operation syncs to the target revision rather than a given commit
+/// (a manual sync without `--revision`; automated syncs name the commit they compared).
+fn syncs_to_target(obj: &DynamicObject) -> bool {
+    let Some(sync) = obj.data.get("operation").and_then(|o| o.get("sync")) else {
+        return false;
+    };
+    let given = |v: Option<&Value>| match v {
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        _ => false,
+    };
+    !given(sync.get("revision")) && !given(sync.get("revisions"))
 }
 
 /// The repository URLs of an Application's sources (`spec.source`, `spec.sources`).

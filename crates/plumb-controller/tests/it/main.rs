@@ -4,6 +4,7 @@ mod app_namespaces;
 mod app_of_apps;
 mod automation;
 mod diff_e2e;
+mod git_sharing;
 mod helm_repo;
 mod missing_status;
 mod multi_cluster;

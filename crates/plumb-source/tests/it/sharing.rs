@@ -342,3 +342,94 @@ fn a_ref_source_on_the_same_repository_shares_the_listing() {
     r.render(&req).unwrap();
     assert_eq!(r.git().listing_count(), 1);
 }
+
+/// Figures for docs/performance.md ("Git and render sharing"): 1,000 directory Applications of
+/// ten objects on one repository, rendered by four threads (the controller's default workers):
+/// a cold wave, a wave with nothing new, a commit touching 10 % of them, and a restart.
+/// `cargo test -p plumb-source --test it -- --ignored thousand_applications --nocapture`
+#[test]
+#[ignore = "prints figures; run on purpose"]
+fn thousand_applications_on_one_repository_figures() {
+    const N: usize = 1000;
+    let repo = GitRepo::new();
+    let objects = |i: usize, v: &str| -> String {
+        (0..10)
+            .map(|k| configmap(&format!("app-{i}-{k}"), &format!("v: '{v}'")))
+            .collect::<Vec<_>>()
+            .join("---\n")
+    };
+    let files: Vec<(String, String)> = (0..N)
+        .map(|i| (format!("apps/app-{i}/objects.yaml"), objects(i, "one")))
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    repo.commit(&refs, "fleet");
+    let dir = tempfile::tempdir().unwrap();
+    let make = || {
+        Arc::new(
+            Renderer::new(
+                Config::new(dir.path())
+                    .tools(tools())
+                    .ref_cache_ttl(Duration::from_secs(5)),
+            )
+            .unwrap(),
+        )
+    };
+    let reqs: Arc<Vec<RenderRequest>> = Arc::new(
+        (0..N)
+            .map(|i| app(&repo.url(), &format!("fleet-{i}"), &format!("apps/app-{i}")))
+            .collect(),
+    );
+    let wave = |r: &Arc<Renderer>, what: &str| {
+        let start = std::time::Instant::now();
+        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                let (r, reqs, next) = (Arc::clone(r), Arc::clone(&reqs), Arc::clone(&next));
+                std::thread::spawn(move || {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(req) = reqs.get(i) else { break };
+                        r.render(req).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        println!(
+            "| {what} | {:.1} s | {} | {} | {} | {} | {} | {:.1} MiB |",
+            start.elapsed().as_secs_f64(),
+            r.git().listing_count(),
+            r.git().fetch_count(),
+            r.render_count(),
+            r.cached_count(),
+            r.skipped_count(),
+            r.memory_cache_bytes() as f64 / (1 << 20) as f64,
+        );
+    };
+    println!(
+        "| wave | time | ls-remote | fetch | rendered | cached | skipped | manifests in memory |"
+    );
+    let r = make();
+    wave(&r, "cold");
+    std::thread::sleep(Duration::from_secs(6));
+    wave(&r, "nothing new (TTL expired: one listing)");
+    let touched: Vec<(String, String)> = (0..N)
+        .step_by(10)
+        .map(|i| (format!("apps/app-{i}/objects.yaml"), objects(i, "two")))
+        .collect();
+    let refs: Vec<(&str, &str)> = touched
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    repo.commit(&refs, "10 %");
+    r.invalidate_refs(&repo.url());
+    wave(&r, "a commit touching 10 %");
+    drop(r);
+    let r = make();
+    wave(&r, "restart (same cache directory)");
+}

@@ -270,3 +270,95 @@ fn a_runaway_jsonnet_app_gets_a_comparison_error_while_another_app_syncs() {
     // The controller is still alive and answering after both attacks.
     assert!(!ctl.log().contains("CONTROLLER STOPPED"));
 }
+
+/// The manifest cache is read back after a restart, so whoever can write to the cache volume (or
+/// a disk that corrupts it) could try to make Plumb apply objects that no repository declares.
+/// Each file carries its length and a SHA-256 of the installation's salt (unreadable to that
+/// attacker) and the body: a rewritten body with a fixed-up length, a truncated file and a file
+/// replaced by a link to `/etc/passwd` are each detected, removed and rendered again from Git.
+#[test]
+fn a_tampered_or_corrupt_manifest_cache_file_is_rendered_again_not_trusted() {
+    use crate::repo_reads::plumb;
+    let repo = GitRepo::new();
+    repo.commit(
+        &[(
+            "app/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: honest\ndata:\n  image: registry.example.com/app:1\n",
+        )],
+        "one",
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let url = repo.url();
+    let dir = cache.path().to_str().unwrap();
+    let args = [
+        "render",
+        "--repo",
+        &url,
+        "--path",
+        "app",
+        "--cache-dir",
+        dir,
+        "-o",
+        "json",
+    ];
+    let first = plumb(&args);
+    assert_eq!(first.code, Some(0), "{}", first.all());
+    assert!(first.stdout.contains("registry.example.com/app:1"));
+    let manifests = cache.path().join("manifests");
+    let files: Vec<_> = std::fs::read_dir(&manifests)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let file = &files[0];
+    let original = std::fs::read_to_string(file).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(&manifests), mode(file)), (0o700, 0o600));
+    }
+
+    let (header, body) = original.split_once('\n').unwrap();
+    let evil_body = body.replace(
+        "registry.example.com/app:1",
+        "evil.example.com/miner:latest",
+    );
+    let parts: Vec<&str> = header.split(' ').collect();
+    let mut forged = parts.clone();
+    let len = evil_body.len().to_string();
+    forged[1] = &len;
+    let tampered = format!("{}\n{evil_body}", forged.join(" "));
+    let truncated = original[..original.len() / 2].to_string();
+
+    for (what, plant) in [
+        ("a rewritten body", Some(tampered)),
+        ("a truncated file", Some(truncated)),
+        ("a link to /etc/passwd", None),
+    ] {
+        std::fs::remove_file(file).ok();
+        match plant {
+            Some(text) => std::fs::write(file, text).unwrap(),
+            None => std::os::unix::fs::symlink("/etc/passwd", file).unwrap(),
+        }
+        let run = plumb(&args);
+        assert_eq!(run.code, Some(0), "{what}: {}", run.all());
+        assert!(
+            run.stdout.contains("registry.example.com/app:1")
+                && !run.all().contains("evil.example.com")
+                && !run.all().contains("root:x:0:0"),
+            "{what}: {}",
+            run.all()
+        );
+        // Rendered again and written back as a regular file that passes its checks.
+        assert!(
+            std::fs::symlink_metadata(file)
+                .unwrap()
+                .file_type()
+                .is_file(),
+            "{what}"
+        );
+        assert_eq!(std::fs::read_to_string(file).unwrap(), original, "{what}");
+    }
+}
