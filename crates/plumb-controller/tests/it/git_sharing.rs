@@ -4,7 +4,7 @@
 //! `plumb_renders_total`).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use plumb_controller::ControllerConfig;
@@ -45,8 +45,8 @@ fn value(text: &str, series: &str) -> u64 {
         .map_or(0, |v| v as u64)
 }
 
-fn config_for(cache: &PathBuf, metrics: SocketAddr) -> impl FnOnce(&mut ControllerConfig) {
-    let cache = cache.clone();
+fn config_for(cache: &Path, metrics: SocketAddr) -> impl FnOnce(&mut ControllerConfig) {
+    let cache = cache.to_path_buf();
     move |c: &mut ControllerConfig| {
         c.cache_dir = cache.clone();
         c.source.cache_dir = cache;

@@ -372,7 +372,7 @@ impl GitCache {
                 (p, t)
             })
             .collect();
-        trees.sort_by(|a, b| b.1.cmp(&a.1));
+        trees.sort_by_key(|t| std::cmp::Reverse(t.1));
         for (p, t) in trees.into_iter().skip(keep_n) {
             if p != keep && now.duration_since(t) >= idle {
                 make_removable(&p);
