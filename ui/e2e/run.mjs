@@ -3,8 +3,9 @@
 // crates/plumb-server/tests/ui (target `ui`), which sets up the control plane, the Git
 // repository and the accounts, and answers this script's requests for Git changes:
 //   this script prints `STEP <name>` and waits for a line `done` on stdin.
-// Environment: PLUMB_UI_URL, PLUMB_ADMIN_PASSWORD, PLUMB_VIEWER_PASSWORD, PLUMB_APP,
-// PLUMB_FIRST_REVISION (the commit of the first deployment), PLUMB_CHROMIUM (default /usr/bin/chromium), PLUMB_SCREENSHOTS (a directory: pages are saved
+// Environment: PLUMB_UI_URL, PLUMB_ADMIN_PASSWORD, PLUMB_VIEWER_PASSWORD, PLUMB_APP, PLUMB_DEPLOYMENT,
+// PLUMB_FIRST_REVISION (the commit of the first deployment), PLUMB_REPO_URL (the Git repository),
+// PLUMB_FORM_APP and PLUMB_FORM_NAMESPACE (the Application the form creates, and its destination), PLUMB_CHROMIUM (default /usr/bin/chromium), PLUMB_SCREENSHOTS (a directory: pages are saved
 // there), PLUMB_FAILURE_DIR (where a screenshot of a failing step goes).
 import { chromium } from 'playwright-core';
 import { createInterface } from 'node:readline';
@@ -14,15 +15,21 @@ import { join } from 'node:path';
 const base = process.env.PLUMB_UI_URL;
 const adminPw = process.env.PLUMB_ADMIN_PASSWORD;
 const viewerPw = process.env.PLUMB_VIEWER_PASSWORD;
-const appName = process.env.PLUMB_APP || 'payments-api';
+const appName = process.env.PLUMB_APP || 'payments-ui';
+// The Deployment the Application's Git directory holds.
+const deployment = process.env.PLUMB_DEPLOYMENT || 'payments-api';
 const firstRevision = process.env.PLUMB_FIRST_REVISION || '';
+const repoUrl = process.env.PLUMB_REPO_URL || '';
+// The Application the form creates: a name no other test uses.
+const formApp = process.env.PLUMB_FORM_APP || 'ui-form-app';
+const formNamespace = process.env.PLUMB_FORM_NAMESPACE || 'ui-form';
 const shots = process.env.PLUMB_SCREENSHOTS || '';
 const failDir = process.env.PLUMB_FAILURE_DIR || '/tmp';
 // Generous: the machine is shared; nothing here measures speed.
 const LONG = 150_000;
 
-if (!base || !adminPw || !viewerPw || !firstRevision) {
-  console.error('run.mjs: PLUMB_UI_URL, PLUMB_ADMIN_PASSWORD, PLUMB_VIEWER_PASSWORD and PLUMB_FIRST_REVISION are required');
+if (!base || !adminPw || !viewerPw || !firstRevision || !repoUrl) {
+  console.error('run.mjs: PLUMB_UI_URL, PLUMB_ADMIN_PASSWORD, PLUMB_VIEWER_PASSWORD, PLUMB_FIRST_REVISION and PLUMB_REPO_URL are required');
   process.exit(2);
 }
 
@@ -67,6 +74,23 @@ function assert(cond, msg) {
 
 const tile = (p = page) => p.locator(`[data-testid=app-tile][data-app="${appName}"]`);
 
+/** The Application as the API has it, read from the page (its session cookie). */
+async function apiApp(name) {
+  return page.evaluate(async (n) => {
+    const r = await fetch(`/api/v1/applications/${n}`);
+    return r.ok ? r.json() : { status: r.status, body: await r.text() };
+  }, name);
+}
+
+/** Replaces the text of the CodeMirror editor, as typing would (input events). */
+async function replaceEditorText(text) {
+  const editor = page.getByTestId('yaml-editor').locator('.cm-content');
+  await editor.click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+}
+
 async function login(p, user, pw) {
   await p.goto(`${base}/applications`);
   await p.waitForURL(/\/login/);
@@ -102,7 +126,7 @@ try {
     assert(!token.includes('argocd.token'), 'the token is not readable from page scripts');
   });
 
-  await step('the payments-api tile shows Healthy and Synced', async () => {
+  await step("the application's tile shows Healthy and Synced", async () => {
     await tile().waitFor();
     await tile().locator('[data-health=Healthy]').waitFor({ timeout: LONG });
     await tile().locator('[data-sync=Synced]').waitFor({ timeout: LONG });
@@ -129,6 +153,100 @@ try {
     await page.getByRole('button', { name: 'Tiles' }).click();
   });
 
+
+  await step('create an application through the form: labels, keyboard, errors next to the fields', async () => {
+    await page.getByRole('button', { name: '+ New application' }).click();
+    const form = page.getByTestId('app-form');
+    // The form and its editor are a chunk of their own, fetched now.
+    await form.waitFor();
+    const name = form.getByLabel('Application name');
+    await name.focus();
+    await page.keyboard.type('Not_A_Name');
+    await page.keyboard.press('Tab');
+    assert((await page.evaluate(() => document.activeElement?.getAttribute('name'))) === 'project', 'Tab moves from the name to the project');
+    await form.getByRole('button', { name: 'Create' }).click();
+    await form.getByTestId('error-name').waitFor();
+    assert((await name.getAttribute('aria-invalid')) === 'true', 'the name is marked invalid');
+    await form.getByTestId('error-repoURL').waitFor();
+    await name.fill(formApp);
+    await form.getByLabel('Project').fill('no-such-project');
+    await form.getByLabel('Repository URL').fill(repoUrl);
+    await form.getByLabel('Path').fill('k8s');
+    await form.getByLabel('Target revision').fill('main');
+    await form.getByLabel('Namespace').fill(formNamespace);
+    await form.getByLabel('Sync', { exact: true }).selectOption('automatic');
+    await form.getByLabel('Prune resources').check();
+    await form.getByLabel('Self heal').check();
+    await form.getByLabel('CreateNamespace=true').check();
+    // The server refuses a project that does not exist; its message is shown by the field.
+    await form.getByRole('button', { name: 'Create' }).click();
+    const projectError = form.getByTestId('error-project');
+    await projectError.waitFor();
+    const msg = await projectError.innerText();
+    assert(msg.includes('no-such-project') && msg.includes('does not exist'), `the server's refusal by the project field: ${msg}`);
+    await form.getByLabel('Project').fill('default');
+    await form.getByLabel('Sync', { exact: true }).selectOption('manual');
+    await shot('app-form');
+    await form.getByRole('button', { name: 'Create' }).click();
+    await page.waitForURL(new RegExp(`/applications/[^/]+/${formApp}$`));
+    const app = await apiApp(formApp);
+    assert(app.spec?.project === 'default', `project: ${JSON.stringify(app)}`);
+    assert(app.spec.source.repoURL === repoUrl && app.spec.source.path === 'k8s' && app.spec.source.targetRevision === 'main', `source: ${JSON.stringify(app.spec.source)}`);
+    assert(app.spec.destination.server === 'https://kubernetes.default.svc' && app.spec.destination.namespace === formNamespace, `destination: ${JSON.stringify(app.spec.destination)}`);
+    assert(!app.spec.syncPolicy?.automated, `manual sync: ${JSON.stringify(app.spec.syncPolicy)}`);
+    assert(JSON.stringify(app.spec.syncPolicy?.syncOptions) === '["CreateNamespace=true"]', `sync options: ${JSON.stringify(app.spec.syncPolicy)}`);
+  });
+
+  await step('edit it in YAML: a bad document is refused in place, a good one is saved', async () => {
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const form = page.getByTestId('app-form');
+    await form.getByRole('button', { name: 'YAML' }).click();
+    const editor = page.getByTestId('yaml-editor');
+    await editor.locator('.cm-content').getByText(`name: ${formApp}`).waitFor();
+    await replaceEditorText('spec: [not closed\n');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByTestId('yaml-error').waitFor();
+    const yaml = [
+      'apiVersion: argoproj.io/v1alpha1',
+      'kind: Application',
+      'metadata:',
+      `  name: ${formApp}`,
+      '  labels:',
+      '    team: forms',
+      'spec:',
+      '  project: default',
+      '  source:',
+      `    repoURL: ${repoUrl}`,
+      '    path: k8s',
+      '    targetRevision: main',
+      '    directory:',
+      '      recurse: true',
+      '  destination:',
+      '    server: https://kubernetes.default.svc',
+      `    namespace: ${formNamespace}`,
+      '  syncPolicy:',
+      '    syncOptions:',
+      '      - CreateNamespace=true',
+      '      - PruneLast=true',
+      '',
+    ].join('\n');
+    await replaceEditorText(yaml);
+    await shot('app-form-yaml');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').getByText(`Saved ${formApp}.`).waitFor();
+    const app = await apiApp(formApp);
+    assert(app.metadata.labels?.team === 'forms', `labels: ${JSON.stringify(app.metadata.labels)}`);
+    assert(app.spec.source.directory?.recurse === true, `directory: ${JSON.stringify(app.spec.source)}`);
+    assert(JSON.stringify(app.spec.syncPolicy?.syncOptions) === '["CreateNamespace=true","PruneLast=true"]', `sync options: ${JSON.stringify(app.spec.syncPolicy)}`);
+    // Back in the form, the fields show what the YAML set.
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    assert(await form.getByLabel('PruneLast=true').isChecked(), 'the form reads the saved sync options');
+    await page.keyboard.press('Escape');
+    await form.waitFor({ state: 'detached' });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Applications', exact: true }).click();
+    await tile().waitFor();
+  });
+
   await step('a Git change turns the tile OutOfSync without a reload', async () => {
     const marker = await page.evaluate(() => (window.__plumbMarker = Math.random()));
     await ask('git-change');
@@ -142,19 +260,48 @@ try {
     await page.waitForURL(new RegExp(`/applications/[^/]+/${appName}`));
     const tree = page.getByTestId('resource-tree');
     const node = (kind, name) => tree.locator(`[data-testid=tree-node][data-kind=${kind}]${name ? `[data-name="${name}"]` : ''}`);
-    await node('Deployment', appName).waitFor({ timeout: LONG });
+    await node('Deployment', deployment).waitFor({ timeout: LONG });
     await node('ReplicaSet').first().waitFor({ timeout: LONG });
     await node('Pod').first().waitFor({ timeout: LONG });
     // The edges follow owner references: the Pod's box is right of its ReplicaSet's, which is right of the Deployment's.
     const x = async (l) => (await l.boundingBox()).x;
-    const [d, r, p] = [await x(node('Deployment', appName)), await x(node('ReplicaSet').first()), await x(node('Pod').first())];
+    const [d, r, p] = [await x(node('Deployment', deployment)), await x(node('ReplicaSet').first()), await x(node('Pod').first())];
     assert(d < r && r < p, `tree columns: Deployment ${d}, ReplicaSet ${r}, Pod ${p}`);
     await page.getByTestId('app-sync').locator('[data-sync=OutOfSync]').waitFor();
     await shot('application-tree');
   });
 
+
+  await step('the tree follows the stream: a replaced Pod appears without a reload or a poll', async () => {
+    const tree = page.getByTestId('resource-tree');
+    const pods = async () => tree.locator('[data-testid=tree-node][data-kind=Pod]').evaluateAll((els) => els.map((e) => e.dataset.name).sort());
+    const before = await pods();
+    const marker = await page.evaluate(() => (window.__plumbMarker = Math.random()));
+    const polls = [];
+    const onRequest = (r) => {
+      if (/\/api\/v1\/applications\/[^/]+\/resource-tree/.test(r.url())) polls.push(r.url());
+    };
+    page.on('request', onRequest);
+    await ask('delete-pod');
+    // The server reads the live objects below the Application at least every 10 s and sends the
+    // tree when it changed; the Pod the ReplicaSet made in place of the deleted one appears.
+    await page.waitForFunction(
+      (old) => {
+        const now = [...document.querySelectorAll('[data-testid=resource-tree] [data-testid=tree-node][data-kind=Pod]')].map((e) => e.dataset.name);
+        return now.length > 0 && now.some((n) => !old.includes(n));
+      },
+      before,
+      { timeout: LONG },
+    );
+    page.off('request', onRequest);
+    const after = await pods();
+    assert(after.some((n) => !before.includes(n)), `a new Pod: before ${before}, after ${after}`);
+    assert((await page.evaluate(() => window.__plumbMarker)) === marker, 'the page was reloaded');
+    assert(polls.length === 0, `the tree was polled instead of streamed: ${polls.join(', ')}`);
+  });
+
   await step("the Deployment's diff shows the image lines and who last changed them", async () => {
-    await page.getByTestId('resource-tree').locator(`[data-kind=Deployment][data-name="${appName}"]`).click();
+    await page.getByTestId('resource-tree').locator(`[data-kind=Deployment][data-name="${deployment}"]`).click();
     const panel = page.getByTestId('resource-panel');
     await panel.getByRole('tab', { name: 'Diff' }).click();
     const diff = panel.getByTestId('diff');
@@ -176,7 +323,7 @@ try {
     await page.getByRole('button', { name: 'Sync', exact: true }).click();
     const form = page.getByTestId('sync-panel');
     await form.getByRole('button', { name: 'none', exact: true }).click();
-    await form.locator(`input[data-resource="Deployment/${appName}"]`).check();
+    await form.locator(`input[data-resource="Deployment/${deployment}"]`).check();
     await form.getByLabel('Dry run').check();
     await shot('sync-panel');
     await form.getByRole('button', { name: 'Synchronize' }).click();
@@ -191,7 +338,7 @@ try {
     await page.getByRole('button', { name: 'Sync', exact: true }).click();
     const form = page.getByTestId('sync-panel');
     await form.getByRole('button', { name: 'none', exact: true }).click();
-    await form.locator(`input[data-resource="Deployment/${appName}"]`).check();
+    await form.locator(`input[data-resource="Deployment/${deployment}"]`).check();
     await form.getByRole('button', { name: 'Synchronize' }).click();
     await page.getByTestId('app-sync').locator('[data-sync=Synced]').waitFor({ timeout: LONG });
     await page.getByTestId('app-health').locator('[data-health=Healthy]').waitFor({ timeout: LONG });
@@ -208,6 +355,8 @@ try {
     await page.getByRole('status').getByText('Sync requested').waitFor();
     await page.getByTestId('app-operation').locator('[data-phase=Succeeded][data-dry-run=false]').waitFor({ timeout: LONG });
     await page.getByTestId('app-sync').locator('[data-sync=Synced]').waitFor({ timeout: LONG });
+    // The header names the synced commit: its message and author.
+    await page.getByTestId('app-sync').getByTestId('commit').getByText('payments-api v1.4.0').waitFor({ timeout: LONG });
   });
 
   await step('history and rollback to the first deployment', async () => {
@@ -215,6 +364,10 @@ try {
     const table = page.getByTestId('history');
     // Two deployments: the first sync and the full one (partial syncs are not recorded, as in Argo CD).
     await table.locator('tbody tr').nth(1).waitFor({ timeout: LONG });
+    // Each deployment with its commit's message and author (revisions/{rev}/metadata).
+    await table.locator('tbody tr').first().getByTestId('commit').getByText('payments-api v1.4.0').waitFor({ timeout: LONG });
+    await table.locator('tbody tr').last().getByTestId('commit').getByText('payments-api v1.3.2').waitFor({ timeout: LONG });
+    assert((await table.locator('tbody tr').first().getByTestId('commit').innerText()).includes('by Plumb Test'), 'the commit author');
     await shot('history');
     await table.getByRole('button', { name: 'Rollback' }).last().click();
     await page.getByRole('group', { name: 'Confirm rollback' }).getByRole('button', { name: 'Rollback' }).click();
@@ -257,9 +410,21 @@ try {
     await page.getByTestId('denied-Sync').waitFor({ state: 'attached' });
     assert(await sync.isDisabled(), 'Sync is disabled for the read-only user');
     assert(await page.getByRole('button', { name: 'Delete' }).isDisabled(), 'Delete is disabled for the read-only user');
+    await page.getByTestId('denied-Edit').waitFor({ state: 'attached' });
+    assert(await page.getByRole('button', { name: 'Edit', exact: true }).isDisabled(), 'Edit is disabled for the read-only user');
     const reason = await page.getByTestId('denied-Sync').textContent();
     assert(reason.includes('viewer') && reason.includes('applications, sync'), `reason: ${reason}`);
     await shot('read-only');
+    const forgedEdit = await page.evaluate(async (name) => {
+      const app = await (await fetch(`/api/v1/applications/${name}`)).json();
+      app.metadata.labels = { ...(app.metadata.labels || {}), forged: 'yes' };
+      const r = await fetch(`/api/v1/applications/${name}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(app) });
+      return { status: r.status, body: await r.text() };
+    }, appName);
+    assert(forgedEdit.status === 403, `forged edit: ${forgedEdit.status} ${forgedEdit.body}`);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Applications', exact: true }).click();
+    await page.getByTestId('denied-New').waitFor({ state: 'attached' });
+    assert(await page.getByRole('button', { name: '+ New application' }).isDisabled(), 'New application is disabled for the read-only user');
     const forged = await page.evaluate(async (name) => {
       const r = await fetch(`/api/v1/applications/${name}/sync`, {
         method: 'POST',

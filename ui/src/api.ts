@@ -150,3 +150,55 @@ export function settings(): Promise<Json> {
 export function rbacObject(projectName: string, appNs: string, name: string, controlNs: string): string {
   return appNs && controlNs && appNs !== controlNs ? `${projectName}/${appNs}/${name}` : `${projectName}/${name}`;
 }
+
+/** Argo's `RevisionMetadata` of a commit: author, date, tags, message. */
+export interface RevisionMetadata {
+  author?: string;
+  date?: string;
+  tags?: string[];
+  message?: string;
+  signatureInfo?: string;
+}
+
+// One request per Application and revision per page load: commits do not change.
+const revisionCache = new Map<string, Promise<RevisionMetadata | null>>();
+/** `GET .../revisions/{rev}/metadata`; null when the server cannot tell (a Helm chart version,
+ * an unreachable repository). */
+export function revisionMetadata(app: string, ns: string | undefined, revision: string, sourceIndex = 0): Promise<RevisionMetadata | null> {
+  const k = `${ns || ''}/${app}/${sourceIndex}/${revision}`;
+  let p = revisionCache.get(k);
+  if (!p) {
+    const q: Record<string, string> = sourceIndex ? { sourceIndex: String(sourceIndex) } : {};
+    p = get<RevisionMetadata>(appPath(app, ns, `/revisions/${encodeURIComponent(revision)}/metadata`, q)).catch(() => null);
+    revisionCache.set(k, p);
+  }
+  return p;
+}
+
+/**
+ * Argo's `WatchResourceTree` as server-sent events: `onTree` gets the whole tree first and again
+ * whenever it changes. `onClosed` is called when the server refuses or ends the stream for good
+ * (the browser reconnects by itself after a dropped connection).
+ */
+export function watchResourceTree(
+  app: string,
+  ns: string | undefined,
+  onTree: (nodes: ResourceNode[]) => void,
+  onClosed: () => void,
+): () => void {
+  const q = ns ? `?appNamespace=${encodeURIComponent(ns)}` : '';
+  const es = new EventSource(`/api/v1/stream/applications/${encodeURIComponent(app)}/resource-tree${q}`);
+  es.onmessage = (m) => {
+    try {
+      const ev = JSON.parse(m.data);
+      const tree = ev.result ?? ev;
+      onTree(tree?.nodes || []);
+    } catch {
+      /* a malformed frame is skipped; the next one carries the whole tree again */
+    }
+  };
+  es.onerror = () => {
+    if (es.readyState === EventSource.CLOSED) onClosed();
+  };
+  return () => es.close();
+}

@@ -1,7 +1,8 @@
 // The Applications page: tiles or a table, filters kept in the URL (so a filtered view can be
 // shared), counts per status, and live updates from the watch stream without reloads.
-import { useEffect, useMemo, useState } from 'preact/hooks';
-import { get, watchApplications, type Application } from './api';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { canI, get, watchApplications, type Application, type Json } from './api';
+import { LazyAppForm } from './appform-lazy';
 import { HEALTH, HealthLabel, SYNC, SyncLabel, Time } from './status';
 import { navigate } from './router';
 
@@ -89,6 +90,21 @@ export function matches(a: Application, f: Filters): boolean {
   return true;
 }
 
+// What the Applications page reads of each Application (Argo's `fields`): a tenth of the
+// whole objects' bytes with a thousand Applications (docs/performance.md).
+const APP_FIELDS = [
+  'metadata.name',
+  'metadata.namespace',
+  'metadata.labels',
+  'metadata.resourceVersion',
+  'spec',
+  'status.sync.status',
+  'status.health.status',
+  'status.operationState.finishedAt',
+];
+const LIST_FIELDS = ['metadata.resourceVersion', ...APP_FIELDS.map((f) => `items.${f}`)].join(',');
+const STREAM_FIELDS = ['result.type', ...APP_FIELDS.map((f) => `result.application.${f}`)].join(',');
+
 const key = (a: Application) => `${a.metadata.namespace || ''}/${a.metadata.name}`;
 export const detailsHref = (a: Application) =>
   `/applications/${encodeURIComponent(a.metadata.namespace || 'argocd')}/${encodeURIComponent(a.metadata.name)}`;
@@ -131,8 +147,33 @@ function countBy(apps: Application[], f: (a: Application) => string): Record<str
   return out;
 }
 
+/** Whether the caller may create Applications in at least one project (as RBAC answers
+ * `can-i applications create <project>/*`), and if not, why. */
+function useCanCreate(): { allowed: boolean; reason: string } {
+  const [state, setState] = useState({ allowed: false, reason: '' });
+  useEffect(() => {
+    let live = true;
+    get<{ items: Json[] | null }>('/api/v1/projects')
+      .then((r) => (r.items || []).map((p) => p.metadata?.name as string).filter(Boolean))
+      .catch(() => [] as string[])
+      .then(async (names) => {
+        const list = names.length ? names : ['default'];
+        const answers = await Promise.all(list.map((p) => canI('applications', 'create', `${p}/*`)));
+        if (!live) return;
+        const allowed = answers.some(Boolean);
+        setState({ allowed, reason: allowed ? '' : `RBAC denies applications, create in every project (${list.join(', ')})` });
+      });
+    return () => {
+      live = false;
+    };
+  }, []);
+  return state;
+}
+
 export function AppsPage() {
   const [apps, setApps] = useState<Map<string, Application>>(new Map());
+  const [creating, setCreating] = useState(false);
+  const canCreate = useCanCreate();
   const [loaded, setLoaded] = useState(false);
   const [error, setError] = useState('');
   const [live, setLive] = useState(false);
@@ -142,16 +183,7 @@ export function AppsPage() {
 
   useEffect(() => {
     let closed = false;
-    get<{ items: Application[] | null }>('/api/v1/applications')
-      .then((r) => {
-        if (closed) return;
-        setApps(new Map((r.items || []).map((a) => [key(a), a])));
-        setLoaded(true);
-      })
-      .catch((e) => {
-        setError(String(e.message || e));
-        setLoaded(true);
-      });
+    let stop = () => {};
     // Buffer events and apply them at most every 200 ms: a burst of updates costs one render.
     let pending: [string, Application][] = [];
     let timer: number | undefined;
@@ -160,8 +192,7 @@ export function AppsPage() {
       const batch = pending;
       pending = [];
       setApps((prev) => {
-        // The stream starts with every Application as ADDED, the same ones the list just
-        // returned: unchanged objects (same resourceVersion) cost no new map and no render.
+        // Unchanged objects (same resourceVersion) cost no new map and no render.
         let next: Map<string, Application> | null = null;
         for (const [type, a] of batch) {
           const k = key(a);
@@ -178,14 +209,40 @@ export function AppsPage() {
         return next ?? prev;
       });
     };
-    const stop = watchApplications(
-      {},
-      (type, a) => {
-        pending.push([type, a]);
-        if (timer === undefined) timer = window.setTimeout(flush, 200);
-      },
-      setLive,
-    );
+    /** The list (only the fields tiles show), then the stream of what changes after it. */
+    const list = () =>
+      get<{ metadata?: { resourceVersion?: string }; items: Application[] | null }>(`/api/v1/applications?fields=${LIST_FIELDS}`).then((r) => {
+        if (!closed) {
+          setApps(new Map((r.items || []).map((a) => [key(a), a])));
+          setLoaded(true);
+        }
+        return r.metadata?.resourceVersion || '';
+      });
+    let dropped = false;
+    list()
+      .then((rv) => {
+        if (closed) return;
+        stop = watchApplications(
+          { fields: STREAM_FIELDS, ...(rv ? { resourceVersion: rv } : {}) },
+          (type, a) => {
+            pending.push([type, a]);
+            if (timer === undefined) timer = window.setTimeout(flush, 200);
+          },
+          (connected) => {
+            setLive(connected);
+            // Back after a dropped connection: what was deleted meanwhile is only in a new list.
+            if (!connected) dropped = true;
+            else if (dropped) {
+              dropped = false;
+              list().catch(() => {});
+            }
+          },
+        );
+      })
+      .catch((e) => {
+        setError(String(e.message || e));
+        setLoaded(true);
+      });
     return () => {
       closed = true;
       stop();
@@ -207,6 +264,22 @@ export function AppsPage() {
       <header class="page-head">
         <h1>Applications</h1>
         <div class="toolbar">
+          <span title={canCreate.reason || undefined}>
+            <button
+              type="button"
+              class="btn primary"
+              disabled={!canCreate.allowed}
+              aria-describedby={canCreate.reason ? 'why-new-app' : undefined}
+              onClick={() => setCreating(true)}
+            >
+              + New application
+            </button>
+            {canCreate.reason && (
+              <span id="why-new-app" class="sr-only" data-testid="denied-New">
+                {canCreate.reason}
+              </span>
+            )}
+          </span>
           <input
             type="search"
             class="search"
@@ -308,73 +381,158 @@ export function AppsPage() {
           {filters.view === 'tiles' ? <Tiles apps={shown} /> : <Table apps={shown} />}
         </section>
       </div>
+      {creating && (
+        <LazyAppForm
+          onClose={() => setCreating(false)}
+          onSaved={(a) => {
+            setCreating(false);
+            navigate(detailsHref(a));
+          }}
+        />
+      )}
     </div>
   );
 }
 
+// Only the tiles (and table rows) near the viewport are in the DOM: with a thousand
+// Applications, drawing every tile cost most of the first load. Tiles and rows have a fixed
+// height, so the rows to draw follow from the scroll position; spacers keep the scroll height.
+// Tab still walks every tile: focus scrolls the next tile into view, which draws the rows
+// around it. (The search box finds what is not drawn.)
+export const TILE_H = 268;
+export const TILE_GAP = 12;
+const TILE_MIN_W = 300;
+export const ROW_H = 37;
+const OVERSCAN_PX = 600;
+
+/** The rows of a list of `count` rows of `pitch` px whose top is `ref` that intersect the
+ * viewport (plus some margin), recomputed on scroll and resize. */
+function useWindow(ref: { current: HTMLElement | null }, pitch: number, count: number): [number, number] {
+  const compute = (): [number, number] => {
+    const el = ref.current;
+    const top = el ? el.getBoundingClientRect().top : 0;
+    const first = Math.max(0, Math.floor((-top - OVERSCAN_PX) / pitch));
+    const last = Math.min(count, Math.ceil((window.innerHeight - top + OVERSCAN_PX) / pitch));
+    return [first, Math.max(first, last)];
+  };
+  const [range, setRange] = useState<[number, number]>(() => compute());
+  useLayoutEffect(() => {
+    let frame = 0;
+    const update = () => {
+      frame = 0;
+      const next = compute();
+      setRange((r) => (r[0] === next[0] && r[1] === next[1] ? r : next));
+    };
+    const schedule = () => {
+      if (!frame) frame = requestAnimationFrame(update);
+    };
+    update();
+    // Capture: the page scrolls in whichever element holds it.
+    window.addEventListener('scroll', schedule, { capture: true, passive: true });
+    window.addEventListener('resize', schedule);
+    return () => {
+      window.removeEventListener('scroll', schedule, { capture: true });
+      window.removeEventListener('resize', schedule);
+      if (frame) cancelAnimationFrame(frame);
+    };
+  }, [pitch, count]);
+  return range;
+}
+
+/** The number of tile columns that fit the list's width (as `repeat(auto-fill, minmax(300px, 1fr))`). */
+function useColumns(ref: { current: HTMLElement | null }): number {
+  const fit = (w: number) => Math.max(1, Math.floor((w + TILE_GAP) / (TILE_MIN_W + TILE_GAP)));
+  const [cols, setCols] = useState(() => fit(Math.max(320, window.innerWidth - 460)));
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    const measure = () => setCols(fit(el.clientWidth));
+    measure();
+    const ro = new ResizeObserver(measure);
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+  return cols;
+}
+
 function Tiles({ apps }: { apps: Application[] }) {
+  const ref = useRef<HTMLUListElement>(null);
+  const cols = useColumns(ref);
+  const rows = Math.ceil(apps.length / cols);
+  const pitch = TILE_H + TILE_GAP;
+  const [first, last] = useWindow(ref, pitch, rows);
+  const shown = apps.slice(first * cols, last * cols);
   return (
-    <ul class="tiles">
-      {apps.map((a) => {
-        const s = source(a);
-        return (
-          <li
-            key={key(a)}
-            class={`tile h-${healthStatus(a)} s-${syncStatus(a)}`}
-            data-testid="app-tile"
-            data-app={a.metadata.name}
-          >
-            <a class="tile-title" href={detailsHref(a)}>
-              {a.metadata.name}
-            </a>
-            <dl>
-              <dt>Project</dt>
-              <dd>{project(a)}</dd>
-              {a.metadata.labels && Object.keys(a.metadata.labels).length > 0 && (
-                <>
-                  <dt>Labels</dt>
-                  <dd class="labels">
-                    {Object.entries(a.metadata.labels).map(([k, v]) => (
-                      <span class="tag" key={k}>
-                        {k}={v}
-                      </span>
-                    ))}
-                  </dd>
-                </>
-              )}
-              <dt>Status</dt>
-              <dd class="tile-status">
-                <HealthLabel status={healthStatus(a)} /> <SyncLabel status={syncStatus(a)} />
-              </dd>
-              <dt>Repository</dt>
-              <dd class="ellipsis" title={s.repoURL}>
-                {s.repoURL}
-              </dd>
-              <dt>Target</dt>
-              <dd>{s.targetRevision}</dd>
-              <dt>{s.chart ? 'Chart' : 'Path'}</dt>
-              <dd class="ellipsis">{s.chart || s.path || '.'}</dd>
-              <dt>Destination</dt>
-              <dd class="ellipsis" title={destCluster(a)}>
-                {a.spec?.destination?.name || (destCluster(a) === 'https://kubernetes.default.svc' ? 'in-cluster' : destCluster(a))}
-              </dd>
-              <dt>Namespace</dt>
-              <dd>{destNamespace(a)}</dd>
-              <dt>Last sync</dt>
-              <dd>
-                <Time t={lastSync(a)} />
-              </dd>
-            </dl>
-          </li>
-        );
-      })}
+    <ul
+      class="tiles"
+      ref={ref}
+      data-count={apps.length}
+      style={{
+        gridTemplateColumns: `repeat(${cols}, minmax(0, 1fr))`,
+        paddingTop: `${first * pitch}px`,
+        height: `${Math.max(0, rows * pitch - TILE_GAP)}px`,
+      }}
+    >
+      {shown.map((a) => (
+        <Tile key={key(a)} a={a} />
+      ))}
     </ul>
   );
 }
 
-function Table({ apps }: { apps: Application[] }) {
+function Tile({ a }: { a: Application }) {
+  const s = source(a);
+  const labels = a.metadata.labels ? Object.entries(a.metadata.labels) : [];
   return (
-    <table class="table apps-table">
+    <li class={`tile h-${healthStatus(a)} s-${syncStatus(a)}`} data-testid="app-tile" data-app={a.metadata.name}>
+      <a class="tile-title" href={detailsHref(a)}>
+        {a.metadata.name}
+      </a>
+      <dl>
+        <dt>Project</dt>
+        <dd>{project(a)}</dd>
+        <dt>Labels</dt>
+        <dd class="labels" title={labels.map(([k, v]) => `${k}=${v}`).join(', ')}>
+          {labels.length ? (
+            labels.map(([k, v]) => (
+              <span class="tag" key={k}>
+                {k}={v}
+              </span>
+            ))
+          ) : (
+            <span class="muted">none</span>
+          )}
+        </dd>
+        <dt>Status</dt>
+        <dd class="tile-status">
+          <HealthLabel status={healthStatus(a)} /> <SyncLabel status={syncStatus(a)} />
+        </dd>
+        <dt>Repository</dt>
+        <dd title={s.repoURL}>{s.repoURL}</dd>
+        <dt>Target</dt>
+        <dd>{s.targetRevision}</dd>
+        <dt>{s.chart ? 'Chart' : 'Path'}</dt>
+        <dd>{s.chart || s.path || '.'}</dd>
+        <dt>Destination</dt>
+        <dd title={destCluster(a)}>
+          {a.spec?.destination?.name || (destCluster(a) === 'https://kubernetes.default.svc' ? 'in-cluster' : destCluster(a))}
+        </dd>
+        <dt>Namespace</dt>
+        <dd>{destNamespace(a)}</dd>
+        <dt>Last sync</dt>
+        <dd>
+          <Time t={lastSync(a)} />
+        </dd>
+      </dl>
+    </li>
+  );
+}
+
+function Table({ apps }: { apps: Application[] }) {
+  const ref = useRef<HTMLTableSectionElement>(null);
+  const [first, last] = useWindow(ref, ROW_H, apps.length);
+  return (
+    <table class="table apps-table" data-count={apps.length}>
       <thead>
         <tr>
           <th scope="col">Name</th>
@@ -387,8 +545,9 @@ function Table({ apps }: { apps: Application[] }) {
           <th scope="col">Last sync</th>
         </tr>
       </thead>
-      <tbody>
-        {apps.map((a) => {
+      <tbody ref={ref}>
+        {first > 0 && <tr class="spacer" aria-hidden="true" style={{ height: `${first * ROW_H}px` }} />}
+        {apps.slice(first, last).map((a) => {
           const s = source(a);
           return (
             <tr key={key(a)} data-testid="app-row" data-app={a.metadata.name} onDblClick={() => navigate(detailsHref(a))}>
@@ -415,6 +574,7 @@ function Table({ apps }: { apps: Application[] }) {
             </tr>
           );
         })}
+        {last < apps.length && <tr class="spacer" aria-hidden="true" style={{ height: `${(apps.length - last) * ROW_H}px` }} />}
       </tbody>
     </table>
   );

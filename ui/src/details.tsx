@@ -2,7 +2,7 @@
 // list, or objects grouped by kind), the object side panel, and the actions (sync, refresh,
 // history and rollback, terminate, delete), each disabled with the reason when RBAC denies it.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { appPath, canI, get, rbacObject, settings, request, watchApplications, type Application, type Json, type ResourceDiff, type ResourceNode, type UserInfo } from './api';
+import { appPath, canI, get, rbacObject, settings, request, watchApplications, watchResourceTree, type Application, type Json, type ResourceDiff, type ResourceNode, type UserInfo } from './api';
 import { HealthIcon, HealthLabel, PhaseIcon, SyncIcon, SyncLabel, Time } from './status';
 import { layout, resKey, shortKind, treeItems, type Managed, type TreeItem } from './tree';
 import { ResourcePanel } from './resource';
@@ -10,9 +10,12 @@ import { navigate } from './router';
 import { project, source } from './apps';
 import { SyncPanel } from './sync';
 import { DeleteDialog, HistoryPanel } from './history';
+import { CommitInfo } from './commit';
+import { LazyAppForm } from './appform-lazy';
 
 interface Perms {
   sync: boolean;
+  update: boolean;
   delete: boolean;
   get: boolean;
   loaded: boolean;
@@ -39,8 +42,8 @@ export function AppDetailsPage({
   const [treeError, setTreeError] = useState('');
   const [diffs, setDiffs] = useState<ResourceDiff[] | null>(null);
   const [view, setView] = useState<'tree' | 'list' | 'kinds'>('tree');
-  const [dialog, setDialog] = useState<'' | 'sync' | 'history' | 'delete'>('');
-  const [perms, setPerms] = useState<Perms>({ sync: false, delete: false, get: false, loaded: false });
+  const [dialog, setDialog] = useState<'' | 'sync' | 'history' | 'delete' | 'edit'>('');
+  const [perms, setPerms] = useState<Perms>({ sync: false, update: false, delete: false, get: false, loaded: false });
   const [notice, setNotice] = useState('');
   const [refreshing, setRefreshing] = useState('');
   const lastRv = useRef('');
@@ -82,7 +85,6 @@ export function AppDetailsPage({
     setError('');
     setDiffs(null);
     load();
-    loadTree();
     const stop = watchApplications({ name, ...(ns ? { appNamespace: ns } : {}) }, (type, a) => {
       if (a.metadata.name !== name) return;
       if (type === 'DELETED') {
@@ -90,11 +92,25 @@ export function AppDetailsPage({
         setApp(null);
       } else setApp(a);
     });
-    // Pods come and go without the Application changing: look again now and then.
-    const timer = window.setInterval(loadTree, 10_000);
+    // The tree follows the server's tree stream (Argo's WatchResourceTree): the whole tree
+    // first, then again whenever it changes (Pods that come and go included). Should the server
+    // refuse or end the stream for good, look again now and then instead.
+    let timer: number | undefined;
+    const stopTree = watchResourceTree(
+      name,
+      ns,
+      (nodes) => {
+        setTree(nodes);
+        setTreeError('');
+      },
+      () => {
+        if (timer === undefined) timer = window.setInterval(loadTree, 10_000);
+      },
+    );
     return () => {
       stop();
-      clearInterval(timer);
+      stopTree();
+      if (timer !== undefined) clearInterval(timer);
     };
   }, [name, ns]);
 
@@ -104,15 +120,14 @@ export function AppDetailsPage({
     if (!app || rv === lastRv.current) return;
     const first = lastRv.current === '';
     lastRv.current = rv;
-    if (!first) loadTree();
     if (first || diffs !== null) loadDiffs();
   }, [app?.metadata.resourceVersion]);
 
   useEffect(() => {
     if (!app) return;
     const obj = rbacObject(project(app), ns, name, controlNs);
-    Promise.all([canI('applications', 'sync', obj), canI('applications', 'delete', obj), canI('applications', 'get', obj)]).then(
-      ([sync, del, g]) => setPerms({ sync, delete: del, get: g, loaded: true }),
+    Promise.all([canI('applications', 'sync', obj), canI('applications', 'update', obj), canI('applications', 'delete', obj), canI('applications', 'get', obj)]).then(
+      ([sync, update, del, g]) => setPerms({ sync, update, delete: del, get: g, loaded: true }),
     );
   }, [app && project(app), user?.username, controlNs]);
 
@@ -188,6 +203,7 @@ export function AppDetailsPage({
           <ActionButton label={refreshing === 'normal' ? 'Refreshing…' : 'Refresh'} reason={why('get', perms.get)} disabled={!perms.get || !!refreshing} onClick={() => refresh('normal')} />
           <ActionButton label={refreshing === 'hard' ? 'Refreshing…' : 'Hard refresh'} reason={why('get', perms.get)} disabled={!perms.get || !!refreshing} onClick={() => refresh('hard')} />
           <ActionButton label="History and rollback" onClick={() => setDialog('history')} />
+          <ActionButton label="Edit" reason={why('update', perms.update)} disabled={!perms.update} onClick={() => setDialog('edit')} />
           {running && <ActionButton label="Terminate" reason={why('sync', perms.sync)} disabled={!perms.sync} onClick={terminate} />}
           <ActionButton label="Delete" reason={why('delete', perms.delete)} disabled={!perms.delete} onClick={() => setDialog('delete')} danger />
         </div>
@@ -222,6 +238,7 @@ export function AppDetailsPage({
               </>
             )}
           </div>
+          {st.sync?.revision && !s.chart && <CommitInfo app={name} ns={ns} revision={String(st.sync.revision)} />}
           <div class="muted ellipsis" title={s.repoURL}>
             {s.repoURL} {s.chart || s.path}
           </div>
@@ -310,6 +327,17 @@ export function AppDetailsPage({
           onDone={(msg) => {
             setDialog('');
             setNotice(msg);
+          }}
+        />
+      )}
+      {dialog === 'edit' && (
+        <LazyAppForm
+          app={app}
+          onClose={() => setDialog('')}
+          onSaved={(a) => {
+            setDialog('');
+            setApp(a);
+            setNotice(`Saved ${a.metadata.name}.`);
           }}
         />
       )}

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { appPath, request, type Application, type Json } from './api';
 import { Modal } from './modal';
 import { Time } from './status';
+import { CommitInfo } from './commit';
 
 export function HistoryPanel({
   app,
@@ -47,6 +48,7 @@ export function HistoryPanel({
             <tr>
               <th scope="col">ID</th>
               <th scope="col">Revision</th>
+              <th scope="col">Commit</th>
               <th scope="col">Deployed</th>
               <th scope="col">Source</th>
               <th scope="col">
@@ -63,6 +65,9 @@ export function HistoryPanel({
                   <td>
                     <code title={h.revision}>{String(h.revision || '').slice(0, 7)}</code>
                     {h.id === current && <span class="tag">current</span>}
+                  </td>
+                  <td class="commit-cell">
+                    {!src.chart && <CommitInfo app={app.metadata.name} ns={ns} revision={h.revision || h.revisions?.[0]} compact />}
                   </td>
                   <td>
                     <Time t={h.deployedAt} />

@@ -1,14 +1,35 @@
-import { render } from 'preact';
+import { render, type JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './style.css';
 import { logout, setUnauthenticatedHandler, userInfo, type UserInfo } from './api';
 import { navigate, onLinkClick, useRoute } from './router';
 import { LoginPage } from './login';
 import { AppsPage } from './apps';
-import { AppDetailsPage } from './details';
-import { ProjectsPage } from './projects';
+import type { AppDetailsPage as DetailsPageType } from './details';
 
 type Theme = 'light' | 'dark';
+
+// The details page (dagre, jsdiff, the YAML printer) and the projects page are chunks of their
+// own, fetched when first shown: the Applications page, the one opened most, loads only what
+// it needs. Both are fetched once the list is up, so opening an application does not wait.
+type Pages = { AppDetailsPage: typeof DetailsPageType; ProjectsPage: () => JSX.Element };
+let pagesPromise: Promise<Pages> | null = null;
+const loadPages = () =>
+  (pagesPromise ??= Promise.all([import('./details'), import('./projects')]).then(([d, p]) => ({ AppDetailsPage: d.AppDetailsPage, ProjectsPage: p.ProjectsPage })));
+
+function usePages(wanted: boolean): Pages | null {
+  const [pages, setPages] = useState<Pages | null>(null);
+  useEffect(() => {
+    if (pages) return;
+    if (wanted) loadPages().then(setPages);
+    else {
+      // Idle prefetch after the first page is drawn.
+      const t = window.setTimeout(() => loadPages().then(setPages), 1500);
+      return () => clearTimeout(t);
+    }
+  }, [wanted]);
+  return pages;
+}
 
 function initialTheme(): Theme {
   const saved = localStorage.getItem('plumb.theme');
@@ -20,6 +41,7 @@ function Shell() {
   const route = useRoute();
   const [user, setUser] = useState<UserInfo | null>(null);
   const [theme, setTheme] = useState<Theme>(initialTheme);
+  const pages = usePages(route.page === 'app' || route.page === 'projects');
 
   useEffect(() => {
     document.documentElement.dataset.theme = theme;
@@ -97,8 +119,8 @@ function Shell() {
       </nav>
       <main id="main" tabIndex={-1}>
         {route.page === 'apps' && <AppsPage />}
-        {route.page === 'app' && <AppDetailsPage route={route} user={user} />}
-        {route.page === 'projects' && <ProjectsPage />}
+        {route.page === 'app' && (pages ? <pages.AppDetailsPage route={route} user={user} /> : <div class="page muted">Loading {route.name}…</div>)}
+        {route.page === 'projects' && (pages ? <pages.ProjectsPage /> : <div class="page muted">Loading…</div>)}
         {route.page === 'notfound' && (
           <div class="page">
             <h1>Not found</h1>

@@ -20,6 +20,7 @@
 mod auth;
 mod config;
 mod error;
+mod fields;
 mod gateway;
 mod metrics;
 mod rbac;

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::auth::middleware::Authenticated;
 use crate::error::{Error, Result};
+use crate::fields::Fields;
 use crate::gateway::{self, Query};
 use crate::rbac::{Authz, app_object};
 use crate::state::{AppState, check_name, to_application, to_value};
@@ -25,7 +26,7 @@ use crate::state::{AppState, check_name, to_application, to_value};
 const REFRESH_WAIT: Duration = Duration::from_secs(45);
 
 /// `GET /api/v1/applications`: `name`, `projects` (repeated; `project` too), `selector`,
-/// `appNamespace`. Applications of the control namespace and of every namespace
+/// `appNamespace`, `fields`. Applications of the control namespace and of every namespace
 /// `--application-namespaces` permits (a cluster-wide list then, filtered).
 pub(crate) async fn list(
     State(s): State<AppState>,
@@ -92,7 +93,12 @@ pub(crate) async fn list(
             name_of(b),
         ))
     });
-    Ok(Json(gateway::list(list.metadata.resource_version, items)))
+    let out = gateway::list(list.metadata.resource_version, items);
+    // Argo's `fields`: the answer cut down to the paths asked for (the web UI's tiles).
+    Ok(Json(match Fields::from_query(&q) {
+        Some(fields) => fields.apply(out),
+        None => out,
+    }))
 }
 
 fn namespace_of(v: &Value) -> &str {
@@ -199,6 +205,7 @@ pub(crate) async fn create(
             &app_object(&to_value(&app)?, &s.namespace),
         )
         .await?;
+    validate_spec(&s, &app).await?;
     app.status = None;
     app.operation = None;
     match api
@@ -276,10 +283,64 @@ pub(crate) async fn update(
             app.name()
         )));
     }
+    validate_spec(&s, &app).await?;
     let name = key;
     Ok(Json(with_type(to_value(
         &replace_spec(&s, &name, &app).await?,
     )?)))
+}
+
+/// What Argo's `validateAndNormalizeApp` refuses before writing a created or updated
+/// Application, with messages naming the field (the web UI shows each next to its field): a
+/// project that does not exist, a destination with neither or both of server and name, a
+/// source without a repository.
+async fn validate_spec(s: &AppState, app: &Application) -> Result<()> {
+    // An empty project is `default`, as everywhere else in Plumb.
+    let project = match app.spec.project.as_str() {
+        "" => "default",
+        p => p,
+    };
+    check_name("AppProject", project)?;
+    let exists = s
+        .projects()
+        .get_opt(project)
+        .await
+        .map_err(|e| Error::kube(format!("reading AppProject {}/{project}", s.namespace), e))?;
+    if exists.is_none() {
+        return Err(Error::InvalidArgument(format!(
+            "application references project {project} which does not exist"
+        )));
+    }
+    let dest = &app.spec.destination;
+    let set = |v: &Option<String>| v.as_deref().is_some_and(|x| !x.is_empty());
+    match (set(&dest.server), set(&dest.name)) {
+        (true, true) => {
+            return Err(Error::InvalidArgument(
+                "application destination can't have both name and server defined".into(),
+            ));
+        }
+        (false, false) => {
+            return Err(Error::InvalidArgument(
+                "spec.destination: a server or name is required".into(),
+            ));
+        }
+        _ => {}
+    }
+    let sources = app.sources();
+    if sources.is_empty() {
+        return Err(Error::InvalidArgument(
+            "spec.source: an application needs a source (or spec.sources)".into(),
+        ));
+    }
+    if let Some(i) = sources.iter().position(|src| src.repo_url.trim().is_empty()) {
+        let field = if app.spec.source.is_some() && app.spec.sources.as_ref().is_none_or(Vec::is_empty) {
+            "spec.source.repoURL".to_string()
+        } else {
+            format!("spec.sources[{i}].repoURL")
+        };
+        return Err(Error::InvalidArgument(format!("{field} is required")));
+    }
+    Ok(())
 }
 
 /// An Application outside the control namespace may only use a project whose
@@ -469,10 +530,11 @@ pub(crate) async fn patch(
     check_source_namespace(&s, &app).await?;
     // A patch can write what no form would: the project it names must exist (Argo validates
     // the patched Application as an update).
-    let project = app.spec.project.as_str();
-    if project.is_empty() {
-        return Err(Error::InvalidArgument("spec.project is required".into()));
-    }
+    // An empty project is `default`, as everywhere else in Plumb.
+    let project = match app.spec.project.as_str() {
+        "" => "default",
+        p => p,
+    };
     check_name("AppProject", project)?;
     let exists = s
         .projects()

@@ -1,8 +1,10 @@
 //! `GET /api/v1/stream/applications`: Application watch events as Argo CD's gateway streams
 //! them, one `{"result": {"type": "ADDED|MODIFIED|DELETED", "application": {...}}}` per line,
 //! or as server-sent events (`data: ...`) when the client accepts `text/event-stream` (what
-//! Argo's UI uses). Current Applications come first as ADDED. Filters: `name`, `projects`,
-//! `selector`. The stream ends when the server shuts down.
+//! Argo's UI uses). Current Applications come first as ADDED, except those a client that
+//! passes `resourceVersion` (of its list) already has. Filters: `name`, `projects`,
+//! `selector`; `fields` cuts each event down (see `crate::fields`). The stream ends when the
+//! server shuts down.
 //!
 //! `GET /api/v1/stream/applications/{name}/resource-tree`: Argo's `WatchResourceTree`, one
 //! `{"result": ApplicationTree}` per change of the tree, the current tree first.
@@ -22,12 +24,19 @@ use serde_json::{Value, json};
 
 use crate::auth::middleware::Authenticated;
 use crate::error::Error;
+use crate::fields::Fields;
 use crate::gateway::Query;
 use crate::rbac::{Authz, app_object};
 use crate::state::{AppState, to_value};
 
-/// What one watch event becomes on the wire.
-fn frame(kind: &str, obj: &DynamicObject, projects: &[String], sse: bool) -> Option<String> {
+/// What one watch event becomes on the wire (cut down to Argo's `fields` when asked).
+fn frame(
+    kind: &str,
+    obj: &DynamicObject,
+    projects: &[String],
+    fields: Option<&Fields>,
+    sse: bool,
+) -> Option<String> {
     let app = to_value(obj).ok()?;
     let project = app
         .pointer("/spec/project")
@@ -36,7 +45,12 @@ fn frame(kind: &str, obj: &DynamicObject, projects: &[String], sse: bool) -> Opt
     if !projects.is_empty() && !projects.iter().any(|p| p == project) {
         return None;
     }
-    let line = json!({"result": {"type": kind, "application": app}}).to_string();
+    let value = json!({"result": {"type": kind, "application": app}});
+    let line = match fields {
+        Some(f) => f.apply(value),
+        None => value,
+    }
+    .to_string();
     Some(if sse {
         format!("data: {line}\n\n")
     } else {
@@ -66,6 +80,15 @@ pub(crate) async fn applications(
     }
     let mut projects = q.all("projects");
     projects.extend(q.all("project"));
+    let fields = Fields::from_query(&q);
+    // As Argo's Watch: a client that listed first passes the list's resourceVersion and is not
+    // sent again, as ADDED, what it already has (unless it watches one Application by name).
+    // Kubernetes resourceVersions are opaque; they are compared as numbers when both are
+    // (etcd's are), and an object whose version cannot be compared is sent.
+    let since: Option<u64> = q
+        .get("resourceVersion")
+        .filter(|_| q.get("name").is_none())
+        .and_then(|rv| rv.parse().ok());
     let mut seen: BTreeSet<String> = BTreeSet::new();
     let mut stop = s.shutdown.clone();
     let stopped = async move {
@@ -110,17 +133,25 @@ pub(crate) async fn applications(
         })
         .map(move |event| {
             let frames: Vec<String> = match event {
+                Ok(Event::InitApply(obj)) if known_since(&obj, since) => {
+                    seen.insert(stream_key(&obj));
+                    Vec::new()
+                }
                 Ok(Event::InitApply(obj)) | Ok(Event::Apply(obj)) => {
                     let kind = if seen.insert(stream_key(&obj)) {
                         "ADDED"
                     } else {
                         "MODIFIED"
                     };
-                    frame(kind, &obj, &projects, sse).into_iter().collect()
+                    frame(kind, &obj, &projects, fields.as_ref(), sse)
+                        .into_iter()
+                        .collect()
                 }
                 Ok(Event::Delete(obj)) => {
                     seen.remove(&stream_key(&obj));
-                    frame("DELETED", &obj, &projects, sse).into_iter().collect()
+                    frame("DELETED", &obj, &projects, fields.as_ref(), sse)
+                        .into_iter()
+                        .collect()
                 }
                 Ok(Event::Init) | Ok(Event::InitDone) => Vec::new(),
                 Err(e) => {
@@ -250,6 +281,17 @@ pub(crate) async fn resource_tree(
         .map(Ok::<_, Infallible>)
         .take_until(stopped);
     streaming(events, sse)
+}
+
+/// Whether the client that passed `resourceVersion` (`since`) already has this version of the
+/// object from its list.
+fn known_since(obj: &DynamicObject, since: Option<u64>) -> bool {
+    let Some(since) = since else { return false };
+    obj.metadata
+        .resource_version
+        .as_deref()
+        .and_then(|rv| rv.parse::<u64>().ok())
+        .is_some_and(|rv| rv <= since)
 }
 
 /// What tells two streamed Applications apart: `namespace/name`.

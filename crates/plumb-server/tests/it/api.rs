@@ -185,6 +185,34 @@ async fn payments_api_through_the_rest_api() {
         "existing application spec is different, use upsert flag to force update"
     );
     assert_eq!(err["code"], 3);
+    // What Argo refuses before writing, each message naming its field (the web UI's form
+    // shows it next to that field).
+    for (edit, message) in [
+        (
+            json!({"spec": {"project": "no-such-project"}}),
+            "application references project no-such-project which does not exist",
+        ),
+        (
+            json!({"spec": {"destination": {"name": "in-cluster"}}}),
+            "application destination can't have both name and server defined",
+        ),
+        (
+            json!({"spec": {"destination": {"server": null}}}),
+            "spec.destination: a server or name is required",
+        ),
+        (
+            json!({"spec": {"source": {"repoURL": ""}}}),
+            "spec.source.repoURL is required",
+        ),
+    ] {
+        let mut bad = application(&repo, dest.name(), "v1.3.2");
+        bad["metadata"]["name"] = json!("payments-api-invalid");
+        json_patch::merge(&mut bad, &edit);
+        let (code, err) = stack
+            .send(Method::POST, "/api/v1/applications", Some(&bad))
+            .await;
+        assert_eq!((code, err["message"].as_str()), (400, Some(message)), "{edit}: {err}");
+    }
     let added = next_event(&mut stream, &mut buf, |e| e["result"]["type"] == "ADDED").await;
     assert_eq!(
         added["result"]["application"]["metadata"]["name"],

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use plumb_controller::ControllerConfig;
 use plumb_testenv::git::GitRepo;
 use serde_json::{Value, json};
@@ -27,7 +27,13 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use support::{DEADLINE, client_trusting, create_default_project, env, read, server_config};
 
-const APP: &str = "payments-api";
+/// The Application (its Git directory holds the payments-api Deployment, Service and
+/// ConfigMap); a name no other test uses, as two tests with one Application name share a
+/// tracking instance.
+const APP: &str = "payments-ui";
+const DEPLOYMENT: &str = "payments-api";
+/// The Application the browser creates through the form (a name no other test uses).
+const FORM_APP: &str = "ui-form-app";
 const IMAGE: &str = "registry.acme.internal/payments-api";
 
 fn files(version: &str) -> Vec<(&'static str, String)> {
@@ -238,7 +244,7 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
         }
         assert!(
             start.elapsed() < DEADLINE,
-            "payments-api not Synced and Healthy: {}",
+            "{APP} not Synced and Healthy: {}",
             a["status"]
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -252,7 +258,11 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
         .env("PLUMB_ADMIN_PASSWORD", &admin_pw)
         .env("PLUMB_VIEWER_PASSWORD", viewer_pw)
         .env("PLUMB_APP", APP)
+        .env("PLUMB_DEPLOYMENT", DEPLOYMENT)
         .env("PLUMB_FIRST_REVISION", &first)
+        .env("PLUMB_REPO_URL", repo.url())
+        .env("PLUMB_FORM_APP", FORM_APP)
+        .env("PLUMB_FORM_NAMESPACE", format!("{}-form", dest.name()))
         .env("PLUMB_CHROMIUM", &chromium)
         .env("PLUMB_FAILURE_DIR", std::env::temp_dir())
         .stdin(Stdio::piped())
@@ -278,6 +288,23 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
                 )
                 .await;
                 assert_eq!(code, 200, "refresh: {body}");
+                stdin.write_all(b"done\n").await.expect("answer the script");
+            }
+            if line == "STEP delete-pod" {
+                // A Pod replaced under the Application: only the live objects change (the
+                // Application does not), so only the tree stream can tell the page.
+                let pods: Api<Pod> = Api::namespaced(client.clone(), dest.name());
+                let list = pods
+                    .list(&ListParams::default().labels("app=payments-api"))
+                    .await
+                    .expect("list Pods");
+                let pod = list.items.first().expect("a payments-api Pod");
+                pods.delete(
+                    pod.metadata.name.as_deref().expect("Pod name"),
+                    &DeleteParams::default().grace_period(0),
+                )
+                .await
+                .expect("delete the Pod");
                 stdin.write_all(b"done\n").await.expect("answer the script");
             }
         }

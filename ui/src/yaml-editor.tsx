@@ -1,0 +1,55 @@
+// A YAML editor on CodeMirror 6 (@codemirror/view, state, commands, language, lang-yaml): line
+// numbers, undo history, YAML highlighting and indentation. Only the app form loads it. Tab is
+// left to the browser so the keyboard can leave the editor (CodeMirror's advice for
+// accessibility); indentation comes from Enter, as in most YAML editing.
+import { useEffect, useRef } from 'preact/hooks';
+import { EditorState } from '@codemirror/state';
+import { EditorView, drawSelection, highlightActiveLine, keymap, lineNumbers } from '@codemirror/view';
+import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
+import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
+import { yaml } from '@codemirror/lang-yaml';
+
+export function YamlEditor({ value, onChange, label, describedBy }: { value: string; onChange: (v: string) => void; label: string; describedBy?: string }) {
+  const host = useRef<HTMLDivElement>(null);
+  const view = useRef<EditorView | null>(null);
+  const changed = useRef(onChange);
+  changed.current = onChange;
+
+  useEffect(() => {
+    if (!host.current) return;
+    const v = new EditorView({
+      parent: host.current,
+      state: EditorState.create({
+        doc: value,
+        extensions: [
+          lineNumbers(),
+          history(),
+          drawSelection(),
+          highlightActiveLine(),
+          indentOnInput(),
+          bracketMatching(),
+          syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+          yaml(),
+          keymap.of([...defaultKeymap, ...historyKeymap]),
+          EditorView.contentAttributes.of({ 'aria-label': label, ...(describedBy ? { 'aria-describedby': describedBy } : {}) }),
+          EditorView.updateListener.of((u) => {
+            if (u.docChanged) changed.current(u.state.doc.toString());
+          }),
+        ],
+      }),
+    });
+    view.current = v;
+    return () => {
+      v.destroy();
+      view.current = null;
+    };
+  }, []);
+
+  // A value set from outside (switching from the form) replaces the text.
+  useEffect(() => {
+    const v = view.current;
+    if (v && v.state.doc.toString() !== value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } });
+  }, [value]);
+
+  return <div class="yaml-editor" ref={host} data-testid="yaml-editor" />;
+}
