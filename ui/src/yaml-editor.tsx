@@ -6,8 +6,19 @@ import { useEffect, useRef } from 'preact/hooks';
 import { EditorState } from '@codemirror/state';
 import { EditorView, drawSelection, highlightActiveLine, keymap, lineNumbers } from '@codemirror/view';
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
-import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
+import { HighlightStyle, bracketMatching, indentOnInput, syntaxHighlighting } from '@codemirror/language';
+import { tags } from '@lezer/highlight';
 import { yaml } from '@codemirror/lang-yaml';
+
+// Colours from the page's theme (style.css, light and dark), so highlighting keeps its contrast
+// in both.
+const highlight = HighlightStyle.define([
+  { tag: tags.definition(tags.propertyName), color: 'var(--cm-key)' },
+  { tag: [tags.string, tags.special(tags.string)], color: 'var(--cm-string)' },
+  { tag: tags.lineComment, color: 'var(--muted)', fontStyle: 'italic' },
+  { tag: [tags.separator, tags.punctuation, tags.squareBracket, tags.brace, tags.meta], color: 'var(--muted)' },
+  { tag: [tags.labelName, tags.typeName, tags.keyword], color: 'var(--cm-special)' },
+]);
 
 export function YamlEditor({ value, onChange, label, describedBy }: { value: string; onChange: (v: string) => void; label: string; describedBy?: string }) {
   const host = useRef<HTMLDivElement>(null);
@@ -28,7 +39,7 @@ export function YamlEditor({ value, onChange, label, describedBy }: { value: str
           highlightActiveLine(),
           indentOnInput(),
           bracketMatching(),
-          syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+          syntaxHighlighting(highlight),
           yaml(),
           keymap.of([...defaultKeymap, ...historyKeymap]),
           EditorView.contentAttributes.of({ 'aria-label': label, ...(describedBy ? { 'aria-describedby': describedBy } : {}) }),
