@@ -196,6 +196,8 @@ pub(crate) async fn create(
     let name = s.app_key(app.name(), app.metadata.namespace.as_deref())?;
     let (api, ns, n) = s.apps_for(&name)?;
     app.metadata.namespace = Some(ns.to_string());
+    check_project_exists(&s, &app).await?;
+    check_destination_and_sources(&app)?;
     check_source_namespace(&s, &app).await?;
     let mut authz = Authz::new(&s, &caller).await?;
     authz
@@ -205,7 +207,6 @@ pub(crate) async fn create(
             &app_object(&to_value(&app)?, &s.namespace),
         )
         .await?;
-    validate_spec(&s, &app).await?;
     app.status = None;
     app.operation = None;
     match api
@@ -267,6 +268,8 @@ pub(crate) async fn update(
     s.authorize_app(&caller, &key, "update").await?;
     let (_, ns, _) = s.apps_for(&key)?;
     app.metadata.namespace = Some(ns.to_string());
+    check_project_exists(&s, &app).await?;
+    check_destination_and_sources(&app)?;
     check_source_namespace(&s, &app).await?;
     // Moving it to another project needs update rights there too (as Argo).
     Authz::new(&s, &caller)
@@ -283,23 +286,19 @@ pub(crate) async fn update(
             app.name()
         )));
     }
-    validate_spec(&s, &app).await?;
     let name = key;
     Ok(Json(with_type(to_value(
         &replace_spec(&s, &name, &app).await?,
     )?)))
 }
 
-/// What Argo's `validateAndNormalizeApp` refuses before writing a created or updated
-/// Application, with messages naming the field (the web UI shows each next to its field): a
-/// project that does not exist, a destination with neither or both of server and name, a
-/// source without a repository.
-async fn validate_spec(s: &AppState, app: &Application) -> Result<()> {
-    // An empty project is `default`, as everywhere else in Plumb.
-    let project = match app.spec.project.as_str() {
-        "" => "default",
-        p => p,
-    };
+/// The project an Application names must exist (Argo's `validateAndNormalizeApp`, with its
+/// error text); an empty project is refused as Argo's validation refuses it.
+async fn check_project_exists(s: &AppState, app: &Application) -> Result<()> {
+    let project = app.spec.project.as_str();
+    if project.is_empty() {
+        return Err(Error::InvalidArgument("spec.project is required".into()));
+    }
     check_name("AppProject", project)?;
     let exists = s
         .projects()
@@ -311,6 +310,13 @@ async fn validate_spec(s: &AppState, app: &Application) -> Result<()> {
             "application references project {project} which does not exist"
         )));
     }
+    Ok(())
+}
+
+/// The rest of what Argo's `validateAndNormalizeApp` refuses before writing, each message
+/// naming its field (the web UI shows it next to that field): a destination with neither or
+/// both of server and name, a source without a repository.
+fn check_destination_and_sources(app: &Application) -> Result<()> {
     let dest = &app.spec.destination;
     let set = |v: &Option<String>| v.as_deref().is_some_and(|x| !x.is_empty());
     match (set(&dest.server), set(&dest.name)) {
@@ -326,6 +332,7 @@ async fn validate_spec(s: &AppState, app: &Application) -> Result<()> {
         }
         _ => {}
     }
+    let multi = app.spec.sources.as_ref().is_some_and(|v| !v.is_empty());
     let sources = app.sources();
     if sources.is_empty() {
         return Err(Error::InvalidArgument(
@@ -333,12 +340,11 @@ async fn validate_spec(s: &AppState, app: &Application) -> Result<()> {
         ));
     }
     if let Some(i) = sources.iter().position(|src| src.repo_url.trim().is_empty()) {
-        let field = if app.spec.source.is_some() && app.spec.sources.as_ref().is_none_or(Vec::is_empty) {
-            "spec.source.repoURL".to_string()
+        return Err(Error::InvalidArgument(if multi {
+            format!("spec.sources[{i}].repoURL is required")
         } else {
-            format!("spec.sources[{i}].repoURL")
-        };
-        return Err(Error::InvalidArgument(format!("{field} is required")));
+            "spec.source.repoURL is required".to_string()
+        }));
     }
     Ok(())
 }
