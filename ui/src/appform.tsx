@@ -63,7 +63,7 @@ function src(doc: Json): Json {
 /** Which field a message of the server (or of our own checks) is about. */
 export function fieldOf(message: string): Field | null {
   const m = message.toLowerCase();
-  if (/metadata\.name|application name|invalid value.*name/.test(m)) return 'name';
+  if (/metadata\.name|application name|object name|invalid value.*name/.test(m)) return 'name';
   if (/project/.test(m)) return 'project';
   if (/repourl|repository/.test(m)) return 'repoURL';
   if (/destination.*namespace|namespace.*destination/.test(m)) return 'namespace';
