@@ -52,6 +52,7 @@ context.setDefaultTimeout(30_000);
 let page = await context.newPage();
 const consoleErrors = [];
 page.on('pageerror', (e) => consoleErrors.push(String(e)));
+page.on('console', (m) => m.type() === 'error' && console.log(`console: ${m.text()}`));
 
 let current = '';
 async function step(name, f) {
@@ -173,8 +174,8 @@ try {
     await form.getByLabel('Repository URL').fill(repoUrl);
     await form.getByLabel('Path').fill('k8s');
     await form.getByLabel('Target revision').fill('main');
-    await form.getByLabel('Namespace').fill(formNamespace);
-    await form.getByLabel('Sync', { exact: true }).selectOption('automatic');
+    await form.getByLabel('Namespace', { exact: true }).fill(formNamespace);
+    await form.getByLabel('Sync policy', { exact: true }).selectOption('automatic');
     await form.getByLabel('Prune resources').check();
     await form.getByLabel('Self heal').check();
     await form.getByLabel('CreateNamespace=true').check();
@@ -185,7 +186,7 @@ try {
     const msg = await projectError.innerText();
     assert(msg.includes('no-such-project') && msg.includes('does not exist'), `the server's refusal by the project field: ${msg}`);
     await form.getByLabel('Project').fill('default');
-    await form.getByLabel('Sync', { exact: true }).selectOption('manual');
+    await form.getByLabel('Sync policy', { exact: true }).selectOption('manual');
     await shot('app-form');
     await form.getByRole('button', { name: 'Create' }).click();
     await page.waitForURL(new RegExp(`/applications/[^/]+/${formApp}$`));
@@ -455,6 +456,10 @@ try {
   console.log('PASS');
 } catch (e) {
   console.log(`not ok - ${current}: ${e.message}`);
+  for (const err of consoleErrors) console.log(`page error: ${err}`);
+  // What the page shows, if it still answers (a page stuck in a loop does not).
+  const text = await Promise.race([page.evaluate(() => document.querySelector('main')?.innerText.slice(0, 2000)).catch((x) => `(${x.message})`), new Promise((r) => setTimeout(() => r('(the page does not answer)'), 5000))]);
+  console.log(`page text: ${text}`);
   try {
     mkdirSync(failDir, { recursive: true });
     const path = join(failDir, 'plumb-ui-failure.png');

@@ -132,7 +132,9 @@ export function AppForm({ app, onClose, onSaved }: AppFormProps) {
     const next = structuredClone(doc);
     f(next);
     setDoc(next);
+    // What was refused was the previous document.
     setServerError('');
+    setErrors({});
   };
   const setSource = (k: string, v: string) => edit((d) => void (src(d)[k] = v));
   const setPolicy = (f: (p: Json) => void) =>
@@ -404,6 +406,7 @@ export function AppForm({ app, onClose, onSaved }: AppFormProps) {
                 Sync
                 <select
                   name="syncPolicy"
+                  aria-label="Sync policy"
                   value={automated ? 'automatic' : 'manual'}
                   onChange={(e) => {
                     const auto = e.currentTarget.value === 'automatic';

@@ -72,7 +72,7 @@ export function HistoryPanel({
                   <td>
                     <Time t={h.deployedAt} />
                   </td>
-                  <td class="ellipsis">
+                  <td class="ellipsis" title={`${src.repoURL || ''} ${src.path || src.chart || ''} ${src.targetRevision || ''}`}>
                     {src.repoURL} {src.path} {src.targetRevision}
                   </td>
                   <td>

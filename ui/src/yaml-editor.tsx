@@ -20,6 +20,9 @@ const highlight = HighlightStyle.define([
   { tag: [tags.labelName, tags.typeName, tags.keyword], color: 'var(--cm-special)' },
 ]);
 
+/** The editor owns its text once mounted (`value` is the text it starts with; the form mounts a
+ * new editor each time it switches to YAML): feeding each keystroke back in as a new value
+ * would race the editor's own updates. */
 export function YamlEditor({ value, onChange, label, describedBy }: { value: string; onChange: (v: string) => void; label: string; describedBy?: string }) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
@@ -56,11 +59,6 @@ export function YamlEditor({ value, onChange, label, describedBy }: { value: str
     };
   }, []);
 
-  // A value set from outside (switching from the form) replaces the text.
-  useEffect(() => {
-    const v = view.current;
-    if (v && v.state.doc.toString() !== value) v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: value } });
-  }, [value]);
 
   return <div class="yaml-editor" ref={host} data-testid="yaml-editor" />;
 }
