@@ -141,9 +141,15 @@ mod tests {
 
     #[test]
     fn a_leading_minus_removes_the_named_paths() {
-        let f = Fields::parse("-items.status.resources,items.status.history,items.metadata.managedFields").unwrap();
+        let f = Fields::parse(
+            "-items.status.resources,items.status.history,items.metadata.managedFields",
+        )
+        .unwrap();
         let out = f.apply(list());
-        assert_eq!(out["items"][0]["metadata"], json!({"name": "a", "namespace": "argocd"}));
+        assert_eq!(
+            out["items"][0]["metadata"],
+            json!({"name": "a", "namespace": "argocd"})
+        );
         assert_eq!(
             out["items"][0]["status"],
             json!({"sync": {"status": "Synced", "revision": "abc"}, "health": {"status": "Healthy"}})

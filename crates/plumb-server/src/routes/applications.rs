@@ -339,7 +339,10 @@ fn check_destination_and_sources(app: &Application) -> Result<()> {
             "spec.source: an application needs a source (or spec.sources)".into(),
         ));
     }
-    if let Some(i) = sources.iter().position(|src| src.repo_url.trim().is_empty()) {
+    if let Some(i) = sources
+        .iter()
+        .position(|src| src.repo_url.trim().is_empty())
+    {
         return Err(Error::InvalidArgument(if multi {
             format!("spec.sources[{i}].repoURL is required")
         } else {

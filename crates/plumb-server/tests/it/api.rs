@@ -211,7 +211,11 @@ async fn payments_api_through_the_rest_api() {
         let (code, err) = stack
             .send(Method::POST, "/api/v1/applications", Some(&bad))
             .await;
-        assert_eq!((code, err["message"].as_str()), (400, Some(message)), "{edit}: {err}");
+        assert_eq!(
+            (code, err["message"].as_str()),
+            (400, Some(message)),
+            "{edit}: {err}"
+        );
     }
     let added = next_event(&mut stream, &mut buf, |e| e["result"]["type"] == "ADDED").await;
     assert_eq!(

@@ -406,7 +406,10 @@ async fn first_load_of_1000_applications() {
             "API server list of {} Applications: {kube_ms} ms",
             listed.items.len()
         );
-        for query in ["", "?fields=items.metadata.name,items.spec,items.status.sync.status"] {
+        for query in [
+            "",
+            "?fields=items.metadata.name,items.spec,items.status.sync.status",
+        ] {
             let t = std::time::Instant::now();
             let body = http
                 .get(format!("{base}/api/v1/applications{query}"))
