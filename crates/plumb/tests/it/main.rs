@@ -13,6 +13,7 @@ mod app_namespaces;
 mod app_resource_ops;
 mod app_source_flags;
 mod argo_parity;
+mod bench_scale;
 mod cli_meta;
 mod diff;
 mod payments_api;
