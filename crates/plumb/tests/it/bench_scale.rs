@@ -25,7 +25,10 @@ fn bench_scale_check_runs_a_tiny_fleet_through_every_phase() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "bench/scale --check failed:\n{stderr}");
+    assert!(
+        run.status.success(),
+        "bench/scale --check failed:\n{stderr}"
+    );
     let text = std::fs::read_to_string(out.path().join("result.json")).unwrap();
     let r: Value = serde_json::from_str(&text).unwrap();
     let p = &r["phases"];
@@ -36,13 +39,32 @@ fn bench_scale_check_runs_a_tiny_fleet_through_every_phase() {
     assert_eq!(p["cold"]["apps_healthy"], 3, "{text}");
     assert_eq!(p["cold"]["objects_in_status"], 9, "{text}");
     assert!(p["cold"]["seconds_to_all_synced"].is_number(), "{text}");
-    assert!(p["cold"]["k8s_requests_total"].as_u64().unwrap_or(0) > 0, "{text}");
-    assert!(p["cold"]["controller"][0]["peak_rss_mib"].as_f64().unwrap_or(0.0) > 0.0, "{text}");
+    assert!(
+        p["cold"]["k8s_requests_total"].as_u64().unwrap_or(0) > 0,
+        "{text}"
+    );
+    assert!(
+        p["cold"]["controller"][0]["peak_rss_mib"]
+            .as_f64()
+            .unwrap_or(0.0)
+            > 0.0,
+        "{text}"
+    );
     // A restart confirms every app again without writing any managed object.
     assert_eq!(p["restart"]["apps_confirmed"], 3, "{text}");
-    assert_eq!(p["restart"]["controller_object_writes"], serde_json::json!({}), "{text}");
+    assert_eq!(
+        p["restart"]["controller_object_writes"],
+        serde_json::json!({}),
+        "{text}"
+    );
     // The commit reached every app; only the touched app's ConfigMap changed.
-    assert!(p["commit"]["seconds_to_all_synced_at_revision"].is_number(), "{text}");
-    assert_eq!(p["commit"]["objects_changed_outside_touched_apps"], 0, "{text}");
+    assert!(
+        p["commit"]["seconds_to_all_synced_at_revision"].is_number(),
+        "{text}"
+    );
+    assert_eq!(
+        p["commit"]["objects_changed_outside_touched_apps"], 0,
+        "{text}"
+    );
     assert!(out.path().join("result.md").is_file());
 }
