@@ -20,6 +20,10 @@ pub struct ClusterSecret {
     config: Value,
     /// The Secret's resourceVersion, to notice changes.
     pub version: String,
+    /// The Secret's UID: Argo CD's cluster ID, which its sharding algorithms hash.
+    pub id: String,
+    /// The `shard` key: pins the cluster to that controller shard (Argo CD's field).
+    pub shard: Option<i64>,
 }
 
 impl ClusterSecret {
@@ -50,11 +54,23 @@ impl ClusterSecret {
             n if n.is_empty() => server.clone(),
             n => n,
         };
+        let shard = match text("shard").trim() {
+            "" => None,
+            t => match t.parse::<i64>() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    tracing::warn!(secret = ?secret.metadata.name, "cluster Secret shard {t:?} is not a number; ignored");
+                    None
+                }
+            },
+        };
         Some(Self {
             name,
             server,
             config,
             version: secret.metadata.resource_version.clone().unwrap_or_default(),
+            id: secret.metadata.uid.clone().unwrap_or_default(),
+            shard,
         })
     }
 

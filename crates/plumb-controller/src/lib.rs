@@ -23,6 +23,7 @@ mod repositories;
 pub mod request;
 mod runtime;
 mod server;
+pub mod sharding;
 mod status;
 mod windows;
 

@@ -143,6 +143,14 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
         .as_ref()
         .and_then(|s| s.operation_state.as_ref())
         .filter(|s| !s.phase.is_completed());
+    if !ours && crate::sharding::ownership::running_elsewhere(shared, &app) {
+        // Another replica, alive, runs this operation and records its result; look again once
+        // its Lease could have lapsed (the end itself re-queues through the watcher).
+        if let Some(s) = &shared.sharding {
+            shared.requeue_after(key, s.lease_duration);
+        }
+        return Ok(true);
+    }
     if running_state.is_some() && !ours {
         // Interrupted by a restart: never run twice, fail it visibly.
         if app.operation.is_some() {
@@ -199,8 +207,11 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
             "operationState".into(),
             operation::started(&app, &started_at),
         );
-        write_status(shared, &app, clear).await?;
-        write_status(shared, &app, fields).await?;
+        if !crate::sharding::ownership::record_start(shared, &app, clear, fields).await? {
+            // Another replica wrote first (a hand-over between replicas): look again shortly.
+            shared.requeue_after(key, std::time::Duration::from_secs(1));
+            return Ok(true);
+        }
         let rev = app
             .operation
             .as_ref()
@@ -488,15 +499,27 @@ async fn act_on(
         if d.retrying_failure {
             shared.count_auto_failure(name);
         }
-        let patch = json!({"operation": op});
-        shared
+        let mut patch = json!({"operation": op});
+        if shared.sharding.is_some() {
+            // Decided from this read: with several replicas, only if nobody wrote since (the
+            // previous owner may have just synced it).
+            patch["metadata"] =
+                json!({"resourceVersion": app.metadata.other.get("resourceVersion")});
+        }
+        match shared
             .apps_api_in(app.namespace())
             .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
             .await
-            .map_err(|source| Error::Api {
-                what: format!("requesting the automated sync of {name}"),
-                source: Box::new(source),
-            })?;
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => shared.requeue(name),
+            Err(source) => {
+                return Err(Error::Api {
+                    what: format!("requesting the automated sync of {name}"),
+                    source: Box::new(source),
+                });
+            }
+        }
     }
     Ok(())
 }

@@ -60,6 +60,9 @@ pub struct ControllerConfig {
     /// the `application.namespaces` key of `argocd-cmd-params-cm` in the control namespace at
     /// start; an empty list (the default there) means the control namespace only.
     pub application_namespaces: Option<Vec<String>>,
+    /// Replicas sharing the work through Leases (`--replicas`, `--shard`, ...; one replica by
+    /// default: no Lease, everything reconciled here). See docs/sharding.md.
+    pub sharding: crate::sharding::ShardingConfig,
 }
 
 impl ControllerConfig {
@@ -81,6 +84,7 @@ impl ControllerConfig {
             sync_wave_delay: Duration::from_secs(2),
             discovery_interval: Duration::from_secs(30),
             application_namespaces: None,
+            sharding: crate::sharding::ShardingConfig::default(),
         }
     }
 }
@@ -139,6 +143,8 @@ pub(crate) struct Shared {
     /// resolved from the configuration or `argocd-cmd-params-cm` at start).
     pub(crate) app_namespaces: Vec<String>,
     queue: Queue,
+    /// This replica's part when several share the work (`None`: one replica does everything).
+    pub(crate) sharding: Option<Arc<crate::sharding::Sharding>>,
     /// Woken when a watch fails: discovery runs again (a group may have gone).
     pub(crate) rediscover: tokio::sync::Notify,
 }
@@ -240,6 +246,24 @@ impl Shared {
                 changed
             });
         }
+    }
+
+    /// Stops every operation running here (this replica lost its Lease: another one now
+    /// counts it dead and fails them as interrupted, so they must not go on writing).
+    fn terminate_all(&self) {
+        for tx in self
+            .running_ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+        {
+            tx.send_if_modified(|c| !std::mem::replace(&mut c.terminate, true));
+        }
+    }
+
+    /// Whether this replica reconciles the Application `key` (always, with one replica).
+    pub(crate) fn owns(&self, key: &str) -> bool {
+        self.sharding.as_ref().is_none_or(|s| s.owns(key))
     }
 
     pub(crate) fn requeue(&self, name: &str) {
@@ -413,6 +437,23 @@ pub async fn application_namespaces(
         .unwrap_or_default())
 }
 
+/// The data of `argocd-cmd-params-cm` in `control_namespace` (empty when absent).
+async fn cmd_params(
+    client: &kube::Client,
+    control_namespace: &str,
+) -> Result<std::collections::BTreeMap<String, String>> {
+    let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(client.clone(), control_namespace);
+    let cm = api
+        .get_opt(CMD_PARAMS_CONFIGMAP)
+        .await
+        .map_err(|source| Error::Api {
+            what: format!("reading ConfigMap {CMD_PARAMS_CONFIGMAP}"),
+            source: Box::new(source),
+        })?;
+    Ok(cm.and_then(|cm| cm.data).unwrap_or_default())
+}
+
 /// The limits renders run with: the configured ones, with the settings' `plumb.render.*` keys
 /// (checked when the settings were accepted; a value that fails here keeps the configured limit).
 pub(crate) fn render_limits(
@@ -444,6 +485,22 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     };
     if !app_namespaces.is_empty() {
         tracing::info!(namespaces = ?app_namespaces, "reconciling Applications in other namespaces too");
+    }
+    let sharding = if config.sharding.replicas > 1 {
+        let params = cmd_params(&client, &config.control_namespace).await?;
+        crate::sharding::Sharding::resolve(&config.sharding, &params)?.map(Arc::new)
+    } else {
+        None
+    };
+    if let Some(s) = &sharding {
+        tracing::info!(
+            shard = s.shard,
+            replicas = s.replicas,
+            identity = %s.identity,
+            algorithm = s.algorithm.as_str(),
+            by_application = s.by_application,
+            "sharing the work with other replicas through Leases"
+        );
     }
     let engines = Arc::new(Engines::new(
         settings,
@@ -488,6 +545,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
             pending: Arc::new(Mutex::new(HashSet::new())),
         },
         rediscover: tokio::sync::Notify::new(),
+        sharding,
         config,
     });
 
@@ -545,6 +603,24 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     watchers::spawn_repository_watcher(shared.clone());
     watchers::spawn_poller(shared.clone());
     watchers::spawn_rediscovery(shared.clone());
+    if let Some(sharding) = shared.sharding.clone() {
+        let s = shared.clone();
+        crate::sharding::spawn_membership(
+            shared.client.clone(),
+            shared.config.control_namespace.clone(),
+            sharding,
+            move |lost| {
+                if lost {
+                    tracing::warn!("this replica lost its shard Lease: stopping its operations");
+                    s.terminate_all();
+                }
+                // Applications that changed hands are reconciled by their new owner now.
+                for app in watchers::all_apps(&s) {
+                    s.queue.push(&app);
+                }
+            },
+        );
+    }
 
     // Workers: one Application at a time each; the same Application never runs on two at once.
     let in_flight: Arc<Mutex<HashSet<String>>> = Arc::default();
@@ -580,6 +656,17 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
                     continue;
                 }
                 shared.queue.taken(&name);
+                if !shared.owns(&name) {
+                    // Another replica's: its metrics are that replica's to publish.
+                    if let Some((ns, n)) = name.split_once('/') {
+                        shared.metrics.remove_app(ns, n);
+                    }
+                    in_flight
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&name);
+                    continue;
+                }
                 // Requests made for this Application carry its namespace and name.
                 let (app_ns, app_name) = name
                     .split_once('/')

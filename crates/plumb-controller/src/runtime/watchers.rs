@@ -54,6 +54,16 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .insert(name.clone());
+                    if let Some(s) = &shared.sharding {
+                        let dest = &obj.data["spec"]["destination"];
+                        let text = |k: &str| dest[k].as_str().unwrap_or_default().to_string();
+                        if s.set_app(&name, &text("server"), &text("name")) {
+                            // Consistent hashing weighs clusters by their Applications.
+                            for app in all_apps(&shared) {
+                                shared.queue.push(&app);
+                            }
+                        }
+                    }
                     if shared.is_running(&name)
                         && let Ok(v) = serde_json::to_value(&obj)
                     {
@@ -86,6 +96,13 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                     };
                     last.remove(&name);
                     shared.renderer.release(&name);
+                    if let Some(s) = &shared.sharding
+                        && s.remove_app(&name)
+                    {
+                        for app in all_apps(&shared) {
+                            shared.queue.push(&app);
+                        }
+                    }
                     shared
                         .known_apps
                         .lock()
@@ -149,7 +166,7 @@ fn enabled_key(shared: &Shared, obj: &DynamicObject) -> Option<String> {
 }
 
 /// Every Application the watcher knows of, from memory (no API request).
-fn all_apps(shared: &Shared) -> Vec<String> {
+pub(super) fn all_apps(shared: &Shared) -> Vec<String> {
     shared
         .known_apps
         .lock()
@@ -238,6 +255,23 @@ pub(super) fn spawn_cluster_watcher(shared: Arc<Shared>) {
             };
             if !changed {
                 continue;
+            }
+            if let Some(s) = &shared.sharding {
+                s.set_clusters(
+                    known
+                        .values()
+                        .map(|c| {
+                            (
+                                c.name.clone(),
+                                crate::sharding::ClusterRef {
+                                    id: c.id.clone(),
+                                    server: c.server.clone(),
+                                    shard: c.shard,
+                                },
+                            )
+                        })
+                        .collect(),
+                );
             }
             // Attach the new clusters first, then swap: Applications on clusters that stay never
             // see their cluster missing while another one connects.

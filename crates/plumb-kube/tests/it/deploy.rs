@@ -48,8 +48,14 @@ async fn crds_default_project_and_argo_examples_are_accepted() {
     let project: AppProject = serde_json::from_value(project).unwrap();
     assert_eq!(project.spec.source_repos, Some(vec!["*".to_string()]));
 
-    // RBAC and the controller and server Deployments are valid objects (server-side dry run).
-    for file in ["rbac.yaml", "controller-deployment.yaml", "server.yaml"] {
+    // RBAC, the controller (Deployment and StatefulSet variant) and the server are valid objects
+    // (server-side dry run).
+    for file in [
+        "rbac.yaml",
+        "controller-deployment.yaml",
+        "controller-statefulset.yaml",
+        "server.yaml",
+    ] {
         for doc in read_yaml_docs(&deploy.join(file)) {
             applier
                 .dry_run_apply(&doc)

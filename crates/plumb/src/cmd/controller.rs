@@ -67,6 +67,45 @@ pub struct ControllerArgs {
     /// `argocd-cmd-params-cm` ConfigMap in --namespace (none when absent).
     #[arg(long, env = "ARGOCD_APPLICATION_NAMESPACES", value_name = "NAMESPACES")]
     application_namespaces: Option<String>,
+    /// Controller replicas sharing the work (Argo CD's ARGOCD_CONTROLLER_REPLICAS). Above 1,
+    /// each replica holds the Lease `plumb-controller-shard-<n>` of its shard and reconciles the
+    /// Applications of its clusters; a dead replica's clusters move to the survivors within
+    /// --lease-duration. See docs/sharding.md.
+    #[arg(
+        long,
+        env = "ARGOCD_CONTROLLER_REPLICAS",
+        default_value_t = 1,
+        value_name = "N"
+    )]
+    replicas: usize,
+    /// This replica's shard, 0 to replicas-1 (ARGOCD_CONTROLLER_SHARD; a negative value means
+    /// unset). Default: the number ending the host name (a StatefulSet pod `...-2` is shard 2).
+    #[arg(
+        long,
+        env = "ARGOCD_CONTROLLER_SHARD",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    shard: Option<i64>,
+    /// How clusters are spread over the replicas: legacy, round-robin or consistent-hashing
+    /// (Argo CD's algorithms). Default: `controller.sharding.algorithm` of argocd-cmd-params-cm,
+    /// else legacy.
+    #[arg(
+        long,
+        env = "ARGOCD_CONTROLLER_SHARDING_ALGORITHM",
+        value_name = "ALGORITHM"
+    )]
+    sharding_method: Option<String>,
+    /// Spread the Applications of one cluster over the replicas by consistent hashing of their
+    /// namespace/name, instead of one cluster per replica (Plumb's own; clusters pinned by the
+    /// `shard` of their Secret stay on that shard). Default: `plumb.sharding.applications` of
+    /// argocd-cmd-params-cm, else false.
+    #[arg(long, env = "PLUMB_SHARD_APPLICATIONS", value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    shard_applications: Option<bool>,
+    /// How long a shard Lease stays valid without renewal, in whole seconds (2 or more): the
+    /// time within which a dead replica's work moves to the others.
+    #[arg(long, default_value_t = 15, value_name = "SECONDS")]
+    lease_duration: u64,
 }
 
 /// Runs the controller until it fails or is interrupted.
@@ -104,6 +143,23 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
                 format!("--metrics-addr {:?} is not host:port", args.metrics_addr)
             })?)
         };
+    anyhow::ensure!(args.replicas >= 1, "--replicas must be 1 or more");
+    anyhow::ensure!(
+        args.lease_duration >= 2,
+        "--lease-duration {} is too short (2 seconds or more)",
+        args.lease_duration
+    );
+    config.sharding = plumb_controller::sharding::ShardingConfig {
+        replicas: args.replicas,
+        shard: args
+            .shard
+            .filter(|s| *s >= 0)
+            .map(|s| usize::try_from(s).unwrap_or(usize::MAX)),
+        algorithm: args.sharding_method,
+        applications: args.shard_applications,
+        lease_duration: std::time::Duration::from_secs(args.lease_duration),
+        identity: None,
+    };
     config.source.tools.helm = args.helm;
     config.source.tools.kustomize = args.kustomize;
     config.source.plugins_dir = args.plugin_dir;

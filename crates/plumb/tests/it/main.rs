@@ -20,4 +20,5 @@ mod payments_api;
 mod previews;
 mod proj;
 mod render;
+mod replicas;
 mod server_cli;
