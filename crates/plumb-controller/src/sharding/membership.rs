@@ -47,9 +47,9 @@ fn hold(client: kube::Client, namespace: String, sharding: Arc<Sharding>) -> wat
     let (tx, rx) = watch::channel(false);
     tokio::spawn(async move {
         let secs = sharding.lease_duration.as_secs().max(2);
-        // Renew a third of the duration before expiry: two renewals can fail before the Lease
-        // lapses.
-        let grace = (secs / 3).max(1);
+        // Renew halfway through: a renewal delayed by a loaded node or API server still lands
+        // well before the others count the Lease lapsed.
+        let grace = (secs / 2).max(1);
         loop {
             let manager = LeaseManagerBuilder::new(client.clone(), lease_name(sharding.shard))
                 .with_namespace(namespace.clone())

@@ -18,7 +18,7 @@ use crate::app::{control_namespace, env, kubectl, kubectl_apply, text};
 const APPS: usize = 12;
 const REPLICAS: usize = 3;
 /// Short, so the test does not wait long for a dead replica's Lease to lapse.
-const LEASE_SECONDS: &str = "6";
+const LEASE_SECONDS: &str = "8";
 const DEADLINE: Duration = Duration::from_secs(240);
 const OWNER: &str = "plumb.dev/operation-owner";
 
