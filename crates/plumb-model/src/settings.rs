@@ -61,6 +61,12 @@ pub const PLUGINS_DIR: &str = "plumb.plugins.dir";
 /// Plumb: the most one download from a Helm chart repository or an OCI registry may be (an
 /// `index.yaml`, a chart archive, an OCI layer), as a Kubernetes quantity (default `128Mi`).
 pub const REPOSITORY_MAX_DOWNLOAD_SIZE: &str = "plumb.repository.maxDownloadSize";
+/// Plumb: how long a Helm repository's `index.yaml`, and what an OCI tag or constraint resolved
+/// to, are used before they are asked for again (a duration, `0s` for every time). Argo CD's
+/// equivalent is the repo-server's `--revision-cache-expiration`, whose default is
+/// `ARGOCD_RECONCILIATION_TIMEOUT`, i.e. this ConfigMap's `timeout.reconciliation`; without this
+/// key Plumb follows that `timeout.reconciliation`, else 3 minutes.
+pub const REPOSITORY_REVISION_CACHE_EXPIRATION: &str = "plumb.repository.revisionCacheExpiration";
 
 /// The data of a settings ConfigMap.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

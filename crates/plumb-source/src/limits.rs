@@ -3,7 +3,10 @@
 use std::time::Duration;
 
 use plumb_model::Settings;
-use plumb_model::settings::{RENDER_MEMORY_LIMIT, RENDER_TIMEOUT, REPOSITORY_MAX_DOWNLOAD_SIZE};
+use plumb_model::settings::{
+    RECONCILIATION_TIMEOUT, RENDER_MEMORY_LIMIT, RENDER_TIMEOUT, REPOSITORY_MAX_DOWNLOAD_SIZE,
+    REPOSITORY_REVISION_CACHE_EXPIRATION,
+};
 
 use crate::error::{Error, Result};
 
@@ -30,6 +33,11 @@ pub struct Limits {
     pub max_download_bytes: u64,
     /// Time allowed for one fetch or ref listing (default 120 s).
     pub fetch_timeout: Duration,
+    /// How long a Helm repository's `index.yaml`, and what an OCI tag or constraint resolved to,
+    /// are used before they are asked for again (default 3 minutes; setting
+    /// `plumb.repository.revisionCacheExpiration`, else `timeout.reconciliation`, as Argo CD's
+    /// repo-server `--revision-cache-expiration` defaults to it). A hard refresh asks at once.
+    pub revision_cache_expiration: Duration,
     /// Time allowed for one render: a helm or kustomize run, or a Jsonnet evaluation (default 90 s;
     /// setting `plumb.render.timeout`). The render's process group is killed when it passes.
     pub render_timeout: Duration,
@@ -49,6 +57,7 @@ impl Default for Limits {
             max_render_bytes: 64 << 20,
             max_download_bytes: 128 << 20,
             fetch_timeout: Duration::from_secs(120),
+            revision_cache_expiration: Duration::from_secs(180),
             render_timeout: Duration::from_secs(90),
             render_memory_bytes: 1 << 30,
             jsonnet_max_stack: 500,
@@ -85,6 +94,11 @@ impl Limits {
     /// Sets [`Limits::fetch_timeout`].
     pub fn fetch_timeout(mut self, d: Duration) -> Self {
         self.fetch_timeout = d;
+        self
+    }
+    /// Sets [`Limits::revision_cache_expiration`].
+    pub fn revision_cache_expiration(mut self, d: Duration) -> Self {
+        self.revision_cache_expiration = d;
         self
     }
     /// Sets [`Limits::render_timeout`].
@@ -145,6 +159,22 @@ impl Limits {
                     expected: "a quantity of bytes of at least 4Ki, such as 64Mi or 1Gi",
                 })?;
         }
+        if let Some(value) = settings.get(REPOSITORY_REVISION_CACHE_EXPIRATION) {
+            self.revision_cache_expiration = plumb_model::duration::parse_duration(value)
+                .ok_or_else(|| Error::InvalidSetting {
+                    key: REPOSITORY_REVISION_CACHE_EXPIRATION,
+                    value: value.to_owned(),
+                    expected: "a duration such as 3m, 30s or 1h (0s: ask every time)",
+                })?;
+        } else if let Some(d) = settings
+            .get(RECONCILIATION_TIMEOUT)
+            .and_then(plumb_model::duration::parse_duration)
+        {
+            // Argo's stock manifests give the repo-server ARGOCD_RECONCILIATION_TIMEOUT from this
+            // key, and --revision-cache-expiration defaults to it. A malformed value is the
+            // controller's to report; here it leaves the expiration as it was.
+            self.revision_cache_expiration = d;
+        }
         Ok(self)
     }
 }
@@ -182,6 +212,11 @@ pub fn parse_quantity(text: &str) -> Option<u64> {
         _ => return None,
     };
     n.checked_mul(unit)
+}
+
+/// A duration in whole milliseconds, saturating (for limits kept in atomics).
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// `1 GiB`, `256 MiB`, `1000 bytes`: a byte count as people write it, for messages.
@@ -261,6 +296,33 @@ mod tests {
         assert!(
             err.to_string()
                 .starts_with("setting plumb.repository.maxDownloadSize: \"12\""),
+            "{err}"
+        );
+        let set = base
+            .clone()
+            .with_settings(&s(&[(RECONCILIATION_TIMEOUT, "45s")]))
+            .unwrap();
+        assert_eq!(set.revision_cache_expiration, Duration::from_secs(45));
+        let set = base
+            .clone()
+            .with_settings(&s(&[
+                (RECONCILIATION_TIMEOUT, "45s"),
+                (REPOSITORY_REVISION_CACHE_EXPIRATION, "0s"),
+            ]))
+            .unwrap();
+        assert_eq!(set.revision_cache_expiration, Duration::ZERO);
+        let set = base
+            .clone()
+            .with_settings(&s(&[(RECONCILIATION_TIMEOUT, "soon")]))
+            .unwrap();
+        assert_eq!(set.revision_cache_expiration, base.revision_cache_expiration);
+        let err = base
+            .clone()
+            .with_settings(&s(&[(REPOSITORY_REVISION_CACHE_EXPIRATION, "a while")]))
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("setting plumb.repository.revisionCacheExpiration: \"a while\""),
             "{err}"
         );
         let err = base

@@ -55,9 +55,6 @@ pub struct Config {
     /// How long a repository's ref listing (`ls-remote`) is shared by every source on it
     /// (default 0: only a listing in flight is joined; the controller uses a few seconds).
     pub ref_cache_ttl: Duration,
-    /// How long a Helm repository's `index.yaml` is used before it is fetched again (default
-    /// 3 minutes, Argo CD's reconciliation period); a hard refresh fetches it at once.
-    pub helm_index_ttl: Duration,
     /// The directory of config management plugin files (`ConfigManagementPlugin` YAML); `None`:
     /// no plugins (a source that asks for one fails, and no discovery runs).
     pub plugins_dir: Option<PathBuf>,
@@ -74,7 +71,6 @@ impl Config {
             disk_cache: true,
             disk_cache_bytes: 1 << 30,
             ref_cache_ttl: Duration::ZERO,
-            helm_index_ttl: Duration::from_secs(180),
             plugins_dir: None,
         }
     }
@@ -111,11 +107,6 @@ impl Config {
     /// Turns the on-disk manifest cache on or off.
     pub fn disk_cache(mut self, on: bool) -> Self {
         self.disk_cache = on;
-        self
-    }
-    /// Sets how long a Helm repository index is used before it is fetched again.
-    pub fn helm_index_ttl(mut self, ttl: Duration) -> Self {
-        self.helm_index_ttl = ttl;
         self
     }
 }
@@ -263,13 +254,11 @@ impl Renderer {
             config.cache_dir.join("helm"),
             git.salt(),
             config.limits.clone(),
-            config.helm_index_ttl,
         )?;
         let oci = OciRegistries::new(
             config.cache_dir.join("oci"),
             git.salt(),
             config.limits.clone(),
-            config.helm_index_ttl,
         )?;
         Ok(Self {
             limits: RwLock::new(config.limits.clone()),
@@ -334,8 +323,8 @@ impl Renderer {
     /// when the settings ConfigMap changes). The Git cache keeps the fetch and tree limits it was
     /// created with.
     pub fn set_limits(&self, limits: Limits) {
-        self.helm.set_max_download(limits.max_download_bytes);
-        self.oci.set_max_download(limits.max_download_bytes);
+        self.helm.set_limits(&limits);
+        self.oci.set_limits(&limits);
         *self.limits.write().unwrap_or_else(|p| p.into_inner()) = limits;
     }
 

@@ -11,7 +11,7 @@
 //! index ever becomes a path): `chart.tgz` (the verified archive) and `tree/` (its files, 0444).
 //! Both are written to a staging directory and renamed into place, then never change: a chart
 //! version is immutable, so it is downloaded once and used for good. Indexes are kept in memory
-//! for [`Config::helm_index_ttl`](crate::Config) and fetched again after that, on a hard
+//! for [`Limits::revision_cache_expiration`] and fetched again after that, on a hard
 //! refresh, and when a version is asked for that the kept index does not list.
 
 pub(crate) mod archive;
@@ -30,7 +30,7 @@ use sha2::{Digest, Sha256};
 
 use crate::credentials::{RepoCredentials, TlsCerts, normalize_url};
 use crate::error::{Error, Result};
-use crate::limits::{Limits, human_bytes};
+use crate::limits::{Limits, human_bytes, millis};
 use crate::redact::{Redactor, strip_url_credentials};
 use index::{Index, Selection};
 
@@ -64,7 +64,8 @@ pub struct HelmRepos {
     root: PathBuf,
     salt: String,
     limits: Limits,
-    index_ttl: Duration,
+    /// [`Limits::revision_cache_expiration`] in milliseconds, changed by [`Self::set_limits`].
+    index_ttl_ms: AtomicU64,
     access: RwLock<Arc<Access>>,
     indexes: Mutex<HashMap<String, (Instant, Arc<Index>)>>,
     index_fetches: AtomicU64,
@@ -75,20 +76,15 @@ pub struct HelmRepos {
 
 impl HelmRepos {
     /// A chart cache under `root`, naming its entries with `salt`.
-    pub(crate) fn new(
-        root: PathBuf,
-        salt: &str,
-        limits: Limits,
-        index_ttl: Duration,
-    ) -> Result<Self> {
+    pub(crate) fn new(root: PathBuf, salt: &str, limits: Limits) -> Result<Self> {
         let charts = root.join("charts");
         std::fs::create_dir_all(&charts).map_err(Error::io("creating", &charts))?;
         Ok(Self {
             root,
             salt: salt.to_owned(),
             max_download: AtomicU64::new(limits.max_download_bytes),
+            index_ttl_ms: AtomicU64::new(millis(limits.revision_cache_expiration)),
             limits,
-            index_ttl,
             access: RwLock::new(Arc::new(Access::default())),
             indexes: Mutex::new(HashMap::new()),
             index_fetches: AtomicU64::new(0),
@@ -96,9 +92,13 @@ impl HelmRepos {
         })
     }
 
-    /// Uses this download limit from now on (the settings ConfigMap changed).
-    pub(crate) fn set_max_download(&self, bytes: u64) {
-        self.max_download.store(bytes, Ordering::Relaxed);
+    /// Uses these download and index expiration limits from now on (the settings ConfigMap
+    /// changed).
+    pub(crate) fn set_limits(&self, limits: &Limits) {
+        self.max_download
+            .store(limits.max_download_bytes, Ordering::Relaxed);
+        self.index_ttl_ms
+            .store(millis(limits.revision_cache_expiration), Ordering::Relaxed);
     }
 
     /// Uses these credentials and CA certificates from now on.
@@ -255,7 +255,7 @@ impl HelmRepos {
         if !refetch
             && let Ok(map) = self.indexes.lock()
             && let Some((at, idx)) = map.get(&key)
-            && at.elapsed() < self.index_ttl
+            && at.elapsed() < Duration::from_millis(self.index_ttl_ms.load(Ordering::Relaxed))
         {
             return Ok(Arc::clone(idx));
         }

@@ -12,8 +12,8 @@
 //!
 //! Cache: `<cache>/oci/<key>/{tree/,layer}` with `<key>` = SHA-256 of the salt, the repository
 //! and the manifest digest. A digest names immutable content, so an entry is used for good; what
-//! a tag or a constraint resolves to is kept in memory for [`Config::helm_index_ttl`]
-//! (crate::Config) and asked again after that and on a hard refresh.
+//! a tag or a constraint resolves to is kept in memory for
+//! [`Limits::revision_cache_expiration`] and asked again after that and on a hard refresh.
 
 pub(crate) mod client;
 pub(crate) mod manifest;
@@ -33,7 +33,7 @@ use crate::helm_repo::archive::{self, Layout};
 use crate::helm_repo::constraint::{Constraint, max_satisfying};
 use crate::helm_repo::http::Failure;
 use crate::helm_repo::{ChartCheckout, make_removable, read_only};
-use crate::limits::{Limits, human_bytes};
+use crate::limits::{Limits, human_bytes, millis};
 use crate::redact::Redactor;
 use client::{ReadError, Registry};
 use reference::{Reference, Wanted, tag_to_version};
@@ -62,7 +62,8 @@ pub struct OciRegistries {
     root: PathBuf,
     salt: String,
     limits: Limits,
-    ttl: Duration,
+    /// [`Limits::revision_cache_expiration`] in milliseconds, changed by [`Self::set_limits`].
+    ttl_ms: AtomicU64,
     access: RwLock<Arc<Access>>,
     tags: Mutex<HashMap<String, KeptTags>>,
     digests: Mutex<HashMap<String, (Instant, String)>>,
@@ -87,14 +88,14 @@ struct Fetched {
 
 impl OciRegistries {
     /// A cache under `root`, naming its entries with `salt`.
-    pub(crate) fn new(root: PathBuf, salt: &str, limits: Limits, ttl: Duration) -> Result<Self> {
+    pub(crate) fn new(root: PathBuf, salt: &str, limits: Limits) -> Result<Self> {
         std::fs::create_dir_all(&root).map_err(Error::io("creating", &root))?;
         Ok(Self {
             root,
             salt: salt.to_owned(),
             max_download: AtomicU64::new(limits.max_download_bytes),
+            ttl_ms: AtomicU64::new(millis(limits.revision_cache_expiration)),
             limits,
-            ttl,
             access: RwLock::new(Arc::new(Access::default())),
             tags: Mutex::new(HashMap::new()),
             digests: Mutex::new(HashMap::new()),
@@ -104,9 +105,17 @@ impl OciRegistries {
         })
     }
 
-    /// Uses this download limit from now on (the settings ConfigMap changed).
-    pub(crate) fn set_max_download(&self, bytes: u64) {
-        self.max_download.store(bytes, Ordering::Relaxed);
+    /// Uses these download and expiration limits from now on (the settings ConfigMap changed).
+    pub(crate) fn set_limits(&self, limits: &Limits) {
+        self.max_download
+            .store(limits.max_download_bytes, Ordering::Relaxed);
+        self.ttl_ms
+            .store(millis(limits.revision_cache_expiration), Ordering::Relaxed);
+    }
+
+    /// Whether something kept since `at` may still be used.
+    fn fresh(&self, at: Instant) -> bool {
+        at.elapsed() < Duration::from_millis(self.ttl_ms.load(Ordering::Relaxed))
     }
 
     /// Uses these credentials and CA certificates from now on.
@@ -365,7 +374,7 @@ impl OciRegistries {
         let digest = {
             let map = self.digests.lock().ok()?;
             let (at, d) = map.get(&format!("{repo_ref}:{tag}"))?;
-            (at.elapsed() < self.ttl).then(|| d.clone())?
+            self.fresh(*at).then(|| d.clone())?
         };
         let (dir, layer) = self.cached(repo_ref, &digest)?;
         Some(Fetched {
@@ -421,7 +430,7 @@ impl OciRegistries {
         if !refetch
             && let Ok(map) = self.tags.lock()
             && let Some((at, tags)) = map.get(repo_ref)
-            && at.elapsed() < self.ttl
+            && self.fresh(*at)
         {
             return Ok(Arc::clone(tags));
         }
@@ -594,13 +603,7 @@ mod tests {
     #[test]
     fn a_scheme_less_chart_repo_is_oci_only_when_its_secret_says_so() {
         let tmp = tempfile::tempdir().unwrap();
-        let oci = OciRegistries::new(
-            tmp.path().join("oci"),
-            "salt",
-            Limits::default(),
-            Duration::from_secs(60),
-        )
-        .unwrap();
+        let oci = OciRegistries::new(tmp.path().join("oci"), "salt", Limits::default()).unwrap();
         assert!(oci.is_oci_chart_repo("oci://r.example.com/charts"));
         assert!(!oci.is_oci_chart_repo("r.example.com/charts"));
         assert!(!oci.is_oci_chart_repo("https://r.example.com/charts"));

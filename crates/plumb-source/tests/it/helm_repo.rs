@@ -175,6 +175,56 @@ fn versions_are_cached_for_good_and_the_index_is_refreshed() {
     assert!(err.to_string().contains(&url), "{err}");
 }
 
+/// The index's expiration is a setting (`plumb.repository.revisionCacheExpiration`, else
+/// `timeout.reconciliation`), applied to a running renderer as the controller applies it.
+#[test]
+fn the_index_expiration_follows_the_settings() {
+    let settings = |pairs: &[(&str, &str)]| {
+        plumb_model::Settings::from_data(
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        )
+    };
+    let server = ChartRepoServer::start(Options::default());
+    server.publish(&api("1.0.0"));
+    let cache = tempfile::tempdir().unwrap();
+    let r = renderer_in(cache.path());
+    let render = || {
+        r.render(&request(vec![chart_source(&server.url(), "1.*")]))
+            .unwrap()
+    };
+    assert_eq!(version_of(&render()), "1.0.0");
+    assert_eq!(r.helm_repos().index_fetch_count(), 1);
+
+    // 0s: the index is asked for on every render, so a new version is seen without a refresh.
+    r.set_limits(
+        Limits::default()
+            .with_settings(&settings(&[(
+                "plumb.repository.revisionCacheExpiration",
+                "0s",
+            )]))
+            .unwrap(),
+    );
+    server.publish(&api("1.1.0"));
+    assert_eq!(version_of(&render()), "1.1.0");
+    assert_eq!(r.helm_repos().index_fetch_count(), 2);
+    assert_eq!(version_of(&render()), "1.1.0");
+    assert_eq!(r.helm_repos().index_fetch_count(), 3);
+
+    // Without Plumb's key, Argo's timeout.reconciliation decides (as the repo-server's
+    // --revision-cache-expiration defaults to it): one hour keeps the index.
+    r.set_limits(
+        Limits::default()
+            .with_settings(&settings(&[("timeout.reconciliation", "1h")]))
+            .unwrap(),
+    );
+    server.publish(&api("1.2.0"));
+    assert_eq!(version_of(&render()), "1.1.0");
+    assert_eq!(r.helm_repos().index_fetch_count(), 3);
+}
+
 #[test]
 fn credentials_good_bad_and_missing_over_tls() {
     let server = ChartRepoServer::start(Options {
