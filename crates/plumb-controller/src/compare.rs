@@ -118,6 +118,20 @@ pub async fn compare(
     renderer: &Arc<Renderer>,
     opts: &CompareOptions,
 ) -> Result<Comparison> {
+    compare_with(app, engines, cluster, renderer, opts, None).await
+}
+
+/// [`compare`], with the desired objects taken from `local_manifests` (an operation's
+/// `sync.manifests`, `app sync --local`) instead of rendered, when given: as Argo CD's
+/// `CompareAppState` with local manifests, the comparison then has no revision.
+pub async fn compare_with(
+    app: &Application,
+    engines: &Engines,
+    cluster: &Cluster,
+    renderer: &Arc<Renderer>,
+    opts: &CompareOptions,
+    local_manifests: Option<&[String]>,
+) -> Result<Comparison> {
     let dest_ns = app.spec.destination.namespace.clone().unwrap_or_default();
     let instance = app.instance_name(&engines.control_namespace);
     let mut sources: Vec<ApplicationSource> = match &opts.sources {
@@ -157,7 +171,12 @@ pub async fn compare(
             .cloned(),
         owner: Some(format!("{}/{}", app.namespace(), app.name())),
     };
-    let rendered: Rendered = {
+    let rendered: Rendered = if let Some(manifests) = local_manifests {
+        Rendered {
+            manifests: plumb_source::local_manifests(manifests)?,
+            sources: Vec::new(),
+        }
+    } else {
         let renderer = renderer.clone();
         tokio::task::spawn_blocking(move || renderer.render(&request))
             .await

@@ -28,7 +28,9 @@ mod status;
 mod windows;
 
 pub use clusters::{CLUSTER_SECRET_LABEL, ClusterSecret};
-pub use compare::{CompareOptions, ComparedResource, Comparison, Refresh, compare, images};
+pub use compare::{
+    CompareOptions, ComparedResource, Comparison, Refresh, compare, compare_with, images,
+};
 pub use context::{
     Cluster, DEFAULT_CONTROL_NAMESPACE, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER,
 };

@@ -24,7 +24,7 @@ use plumb_sync::{
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
-use crate::compare::{CompareOptions, Comparison, Refresh, compare};
+use crate::compare::{CompareOptions, Comparison, Refresh, compare, compare_with};
 use crate::error::chain;
 use crate::metrics::Timing;
 use crate::runtime::Shared;
@@ -193,7 +193,8 @@ async fn attempt(
         sources: operation_sources(&sync),
         source_repos: project.spec.source_repos.clone().unwrap_or_default(),
     };
-    let cmp = match compare(app, &engines, cluster, &shared.renderer, &cmp_opts).await {
+    let local = sync.manifests.as_deref();
+    let cmp = match compare_with(app, &engines, cluster, &shared.renderer, &cmp_opts, local).await {
         Ok(c) => c,
         Err(e) => {
             return (
@@ -659,7 +660,8 @@ fn history_entry(
         .map_or(0, |m| m + 1);
     let multi = cmp.sources.len() > 1;
     RevisionHistory {
-        revision: Some(cmp.revision.clone()),
+        // Local manifests have no revision: Argo CD records none (`omitempty`).
+        revision: Some(cmp.revision.clone()).filter(|r| !r.is_empty()),
         deployed_at: finished_at.to_string(),
         id: next_id,
         source: if multi {

@@ -55,7 +55,7 @@ pub use error::{Error, Result};
 pub use git::{Checkout, CommitMetadata, GitCache, RemoteRef};
 pub use helm_repo::{ChartCheckout, HelmRepos};
 pub use limits::{Limits, parse_duration, parse_quantity};
-pub use manifest::Manifest;
+pub use manifest::{Manifest, local_manifests};
 pub use oci::{OciArtifact, OciRegistries};
 pub use plugin::{Plugin, PluginSet};
 pub use redact::{Redactor, strip_url_credentials};

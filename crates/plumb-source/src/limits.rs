@@ -315,7 +315,10 @@ mod tests {
             .clone()
             .with_settings(&s(&[(RECONCILIATION_TIMEOUT, "soon")]))
             .unwrap();
-        assert_eq!(set.revision_cache_expiration, base.revision_cache_expiration);
+        assert_eq!(
+            set.revision_cache_expiration,
+            base.revision_cache_expiration
+        );
         let err = base
             .clone()
             .with_settings(&s(&[(REPOSITORY_REVISION_CACHE_EXPIRATION, "a while")]))

@@ -72,6 +72,27 @@ pub(crate) fn from_stream(
     Ok(out)
 }
 
+/// The objects of an operation's `sync.manifests` (what `argocd app sync --local` / `plumb app
+/// sync --local` sends: one YAML or JSON document per entry, rendered on the user's machine),
+/// read as rendered output is read; each is named `operation.sync.manifests[i]` in errors.
+///
+/// ```
+/// let objs = plumb_source::local_manifests(&[
+///     r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}"#.to_string(),
+/// ])?;
+/// assert_eq!(objs[0].key().name, "a");
+/// assert!(plumb_source::local_manifests(&["kind: ConfigMap".to_string()]).is_err());
+/// # Ok::<(), plumb_source::Error>(())
+/// ```
+pub fn local_manifests(manifests: &[String]) -> Result<Vec<Manifest>> {
+    let mut out = Vec::with_capacity(manifests.len());
+    for (i, text) in manifests.iter().enumerate() {
+        let file = format!("operation.sync.manifests[{i}]");
+        out.extend(from_stream(text, &file, |_| None)?);
+    }
+    Ok(out)
+}
+
 /// Checks that `value` is a Kubernetes object (a mapping with string `apiVersion` and `kind`).
 pub(crate) fn checked(value: Value, file: String, index: usize, line: usize) -> Result<Manifest> {
     let invalid = |detail: &str| Error::InvalidManifest {

@@ -193,6 +193,58 @@ fn a_hook_of_a_forbidden_kind_is_not_created() {
     assert!(get_json(dest.name(), "configmap", "settings").is_none());
 }
 
+/// `operation.sync.manifests` (what `app sync --local` sends) is written by whoever may patch
+/// the Application, from a tree on their machine: the project's rules judge those objects as
+/// they judge rendered ones (a forbidden kind fails the sync, nothing is applied), and a
+/// manifest that is not a Kubernetes object is an error naming it, with nothing applied.
+#[test]
+fn local_manifests_in_an_operation_obey_the_project() {
+    let ctl = Running::start("hostile-localops", &[]);
+    let dest = env().namespace("hostile-localops-dest");
+    let repo = plumb_testenv::git::GitRepo::new();
+    repo.commit(&[("app/cm.yaml", config_map("settings"))], "settings");
+    ctl.create_project(
+        "teams",
+        json!({"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
+               "namespaceResourceBlacklist": [{"group": "rbac.authorization.k8s.io", "kind": "*"}]}),
+    );
+    let name = unique("localops");
+    ctl.create_app(
+        &name,
+        json!({"project": "teams", "source": {"repoURL": repo.url(), "path": "app"},
+               "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}),
+    );
+    let grab = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                      "metadata": {"name": "grab"},
+                      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "admin"},
+                      "subjects": [{"kind": "ServiceAccount", "name": "default"}]});
+    let local_cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                          "metadata": {"name": "local-only"}, "data": {"k": "v"}});
+    let app = ctl.sync(
+        &name,
+        json!({"manifests": [local_cm.to_string(), grab.to_string()]}),
+    );
+    let st = &app["status"]["operationState"];
+    assert_eq!(st["phase"], "Failed", "{st:#}");
+    assert_eq!(
+        st["message"],
+        "one or more synchronization tasks are not valid: resource rbac.authorization.k8s.io:RoleBinding is not permitted in project teams (namespaceResourceBlacklist: denied by 'rbac.authorization.k8s.io:*')"
+    );
+    assert!(get_json(dest.name(), "rolebinding", "grab").is_none());
+    assert!(get_json(dest.name(), "configmap", "local-only").is_none());
+
+    let app = ctl.sync(
+        &name,
+        json!({"manifests": [local_cm.to_string(), "kind: ConfigMap\nmetadata: {name: x}\n"]}),
+    );
+    let st = &app["status"]["operationState"];
+    assert_eq!(st["phase"], "Error", "{st:#}");
+    let message = st["message"].as_str().unwrap_or_default();
+    assert!(message.contains("operation.sync.manifests[1]"), "{st:#}");
+    assert!(get_json(dest.name(), "configmap", "local-only").is_none());
+    assert!(get_json(dest.name(), "configmap", "settings").is_none());
+}
+
 /// `plumb app diff`, `plumb app manifests` and the API server's resource routes render with the
 /// Application's AppProject, as the controller does: a Kustomize remote base the project's
 /// sourceRepos do not allow is refused there too (before, they rendered with no sourceRepos and

@@ -375,3 +375,95 @@ fn kustomize_remote_bases_must_be_allowed_by_the_project() {
         run.stderr
     );
 }
+
+/// `plumb app diff/manifests/sync --local DIR` read a working tree on the user's machine, which
+/// may come from an untrusted pull request: a link out of it is refused before anything renders
+/// (nothing of the target is printed, nor sent to the controller), and `--local` must lie
+/// inside `--local-repo-root`. Moved here from `it::previews`, assertions unchanged.
+#[test]
+fn local_trees_cannot_reach_outside_themselves() {
+    use crate::running::{env, kubectl_apply};
+    use serde_json::json;
+
+    let ns = env().namespace("hostile-local");
+    let ns = ns.name();
+    let dest = env().namespace("hostile-local-dest");
+    kubectl_apply(&json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+        "metadata": {"name": "default", "namespace": ns},
+        "spec": {"sourceRepos": ["*"], "destinations": [{"namespace": "*", "server": "*"}]}
+    }));
+    let repo = GitRepo::new();
+    repo.commit(&[("k8s/cm.yaml", configmap("settings", "git"))], "main");
+    let name = "hostile-local-preview";
+    kubectl_apply(&json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"project": "default", "source": {"repoURL": repo.url(), "path": "k8s"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    }));
+    let kubeconfig = env().kubeconfig().display().to_string();
+    let cache = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["app"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--kubeconfig", &kubeconfig, "-N", ns]);
+        with_cache(cache.path(), &all)
+    };
+
+    let local = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(local.path().join("k8s")).unwrap();
+    std::fs::write(
+        local.path().join("k8s/cm.yaml"),
+        configmap("settings", "local"),
+    )
+    .unwrap();
+    let dir = local.path().join("k8s");
+    let dir = dir.to_str().unwrap();
+    let root = local.path().to_str().unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", local.path().join("k8s/passwd.yaml")).unwrap();
+    for verb in ["diff", "manifests", "sync"] {
+        let out = run(&[verb, name, "--local", dir]);
+        assert_eq!(out.code, Some(2), "{verb}: {}", out.stderr);
+        assert!(out.stderr.contains("passwd.yaml"), "{verb}: {}", out.stderr);
+        assert!(!out.stdout.contains("root:"), "{verb}: {}", out.stdout);
+    }
+    // Nothing was requested of the controller.
+    let app = crate::running::get_json(ns, "applications.argoproj.io", name).unwrap();
+    assert!(app["operation"].is_null(), "{app:#}");
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "diff",
+        name,
+        "--local",
+        elsewhere.path().to_str().unwrap(),
+        "--local-repo-root",
+        root,
+    ]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("outside --local-repo-root"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// [`plumb`] with `PLUMB_CACHE_DIR` set (the CLI's source cache for `--local` renders).
+fn with_cache(cache: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(args)
+        .env("PLUMB_CACHE_DIR", cache)
+        .env("PLUMB_HELM", plumb_testenv::tools::helm())
+        .env("PLUMB_KUSTOMIZE", plumb_testenv::tools::kustomize())
+        .env_remove("PLUMB_NAMESPACE")
+        .env_remove("KUBECTL_EXTERNAL_DIFF")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

@@ -16,6 +16,7 @@ mod argo_parity;
 mod bench_scale;
 mod cli_meta;
 mod diff;
+mod local_sync;
 mod payments_api;
 mod previews;
 mod proj;

@@ -1,7 +1,9 @@
 //! Pull-request previews against the real control plane: `plumb app diff --revision` for a
 //! branch (or a commit) not merged yet, `app diff --local` / `app manifests --local` for a
-//! working tree on this machine, `app sync --local` refused as Argo refuses it, and an
-//! Application rendered by a config management plugin through `app manifests`.
+//! working tree on this machine (directory, Helm and Kustomize sources, rendered with the
+//! Application's settings), `app sync --local` refused on an automated Application as Argo
+//! refuses it, and an Application rendered by a config management plugin through `app
+//! manifests`. `sync --local` itself: `local_sync`.
 
 use std::process::{Command, Output, Stdio};
 
@@ -139,36 +141,8 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
         text(&out.stderr)
     );
 
-    // The local tree is untrusted too: a link out of it is refused before anything renders,
-    // and --local must lie inside --local-repo-root.
-    std::os::unix::fs::symlink("/etc/passwd", local.path().join("k8s/passwd.yaml")).unwrap();
-    let out = run(&["diff", "payments-preview", "--local", dir]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).contains("passwd.yaml"),
-        "{}",
-        text(&out.stderr)
-    );
-    assert!(
-        !text(&out.stdout).contains("root:"),
-        "{}",
-        text(&out.stdout)
-    );
-    let elsewhere = tempfile::tempdir().unwrap();
-    let out = run(&[
-        "diff",
-        "payments-preview",
-        "--local",
-        elsewhere.path().to_str().unwrap(),
-        "--local-repo-root",
-        root,
-    ]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).contains("outside --local-repo-root"),
-        "{}",
-        text(&out.stderr)
-    );
+    // Links out of the local tree and a --local outside --local-repo-root: the hostile suite
+    // (repo_reads::local_trees_cannot_reach_outside_themselves).
 
     // Argo's rule: no local sync of an automated Application (except a dry run).
     let out = crate::app::kubectl(&[
@@ -192,6 +166,104 @@ fn diff_previews_an_unmerged_branch_a_commit_and_a_local_tree() {
         text(&out.stderr)
     );
     assert!(crate::app::app_json(ns, "payments-preview").unwrap()["operation"].is_null());
+}
+
+/// `--local` renders the working tree with the Application's own tool settings: Helm's release
+/// name and values, Kustomize's name prefix and images, as they would render from Git.
+#[test]
+fn local_helm_and_kustomize_trees_render_with_the_applications_settings() {
+    let ns = control_namespace("previews-tools");
+    let ns = ns.name();
+    let dest = env().namespace("previews-tools-dest");
+    let cache = tempfile::tempdir().unwrap();
+    let repo = GitRepo::named("previews-tools");
+    repo.commit(
+        &[
+            ("chart/Chart.yaml", "apiVersion: v2\nname: web\nversion: 1.0.0\n".to_string()),
+            ("chart/values.yaml", "level: info\n".to_string()),
+            (
+                "chart/templates/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  from: git\n".to_string(),
+            ),
+            ("kust/kustomization.yaml", "resources:\n- cm.yaml\n".to_string()),
+            ("kust/cm.yaml", configmap("git")),
+        ],
+        "chart and kustomization",
+    );
+    application(
+        ns,
+        dest.name(),
+        "previews-helm-local",
+        json!({"repoURL": repo.url(), "path": "chart",
+               "helm": {"releaseName": "checkout", "valuesObject": {"level": "warn"}}}),
+    );
+    application(
+        ns,
+        dest.name(),
+        "previews-kustomize-local",
+        json!({"repoURL": repo.url(), "path": "kust",
+               "kustomize": {"namePrefix": "edge-", "commonLabels": {"tier": "front"}}}),
+    );
+    let run = |args: &[&str]| plumb(ns, cache.path(), args, None);
+
+    let local = tempfile::tempdir().unwrap();
+    let chart = local.path().join("chart");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: web\nversion: 1.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(chart.join("values.yaml"), "level: info\n").unwrap();
+    std::fs::write(
+        chart.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  from: local\n  LOG_LEVEL: {{ .Values.level }}\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "manifests",
+        "previews-helm-local",
+        "--local",
+        chart.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.contains("name: checkout-cm"), "{shown}");
+    assert!(shown.contains("from: local"), "{shown}");
+    assert!(shown.contains("LOG_LEVEL: warn"), "{shown}");
+    assert!(!shown.contains("from: git"), "{shown}");
+    let out = run(&[
+        "diff",
+        "previews-helm-local",
+        "--local",
+        chart.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(&format!(
+            "===== /ConfigMap {}/checkout-cm ======",
+            dest.name()
+        )),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let kust = local.path().join("kust");
+    std::fs::create_dir_all(&kust).unwrap();
+    std::fs::write(kust.join("kustomization.yaml"), "resources:\n- cm.yaml\n").unwrap();
+    std::fs::write(kust.join("cm.yaml"), configmap("local")).unwrap();
+    let out = run(&[
+        "manifests",
+        "previews-kustomize-local",
+        "--local",
+        kust.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.contains("name: edge-payments-api"), "{shown}");
+    assert!(shown.contains("tier: front"), "{shown}");
+    assert!(shown.contains("LOG_LEVEL: local"), "{shown}");
+    assert!(!shown.contains("LOG_LEVEL: git"), "{shown}");
 }
 
 #[test]

@@ -14,6 +14,15 @@ use plumb_source::Renderer;
 
 use super::AppClient;
 
+/// What rendering and comparing an Application from the CLI needs, set up as the controller
+/// sets it up.
+struct Prepared {
+    engines: Engines,
+    cluster: Cluster,
+    renderer: Arc<Renderer>,
+    source_repos: Vec<String>,
+}
+
 /// Renders the Application's sources and compares them with the live cluster.
 pub(crate) async fn compare_app(
     client: &AppClient,
@@ -23,6 +32,82 @@ pub(crate) async fn compare_app(
     attribution: bool,
     local: Option<&plumb_source::LocalSource>,
 ) -> Result<Comparison> {
+    let p = prepare(client, app, local).await?;
+    let opts = CompareOptions {
+        revision,
+        refresh: if hard_refresh {
+            Refresh::Hard
+        } else {
+            Refresh::Normal
+        },
+        attribution,
+        fresh_reads: true,
+        sources: None,
+        source_repos: p.source_repos,
+    };
+    plumb_controller::compare(app, &p.engines, &p.cluster, &p.renderer, &opts)
+        .await
+        .map_err(|e| anyhow::anyhow!("{}", plumb_controller::chain(&e)))
+        .with_context(|| format!("comparing Application {}", app.name()))
+}
+
+/// The objects `local` renders to with the Application's source settings, as rendered (no
+/// tracking, hooks and `Skip` objects included): what `app sync --local` sends in
+/// `operation.sync.manifests`, as Argo's CLI sends what it rendered.
+pub(crate) async fn render_local(
+    client: &AppClient,
+    app: &Application,
+    local: &plumb_source::LocalSource,
+) -> Result<Vec<serde_json::Value>> {
+    let p = prepare(client, app, Some(local)).await?;
+    let api_versions: std::collections::BTreeSet<String> = p
+        .cluster
+        .discovery
+        .catalog()
+        .preferred()
+        .map(|k| {
+            let r = &k.resource;
+            if r.group.is_empty() {
+                r.version.clone()
+            } else {
+                format!("{}/{}", r.group, r.version)
+            }
+        })
+        .collect();
+    let request = plumb_source::RenderRequest {
+        sources: app.sources().into_iter().cloned().collect(),
+        app_name: app.name().to_string(),
+        namespace: app.spec.destination.namespace.clone().unwrap_or_default(),
+        project: app.spec.project.clone(),
+        kube_version: String::new(),
+        api_versions: api_versions.into_iter().collect(),
+        refresh: plumb_source::Refresh::Normal,
+        source_repos: Some(p.source_repos),
+        // A local tree never goes through the manifest cache.
+        generate_paths: None,
+        owner: None,
+    };
+    let renderer = p.renderer;
+    let rendered = tokio::task::spawn_blocking(move || renderer.render(&request))
+        .await
+        .context("rendering the local directory")?
+        .with_context(|| {
+            format!(
+                "rendering {} for Application {}",
+                local.dir.display(),
+                app.name()
+            )
+        })?;
+    Ok(rendered.manifests.into_iter().map(|m| m.object).collect())
+}
+
+/// Settings, engines, the cluster, the renderer (with the repository Secrets and `local`) and
+/// the project's `sourceRepos`, as the controller has them.
+async fn prepare(
+    client: &AppClient,
+    app: &Application,
+    local: Option<&plumb_source::LocalSource>,
+) -> Result<Prepared> {
     let settings = client.settings().await?;
     // The controller's render limits, from the same settings.
     let limits = plumb_source::Limits::default()
@@ -85,20 +170,10 @@ pub(crate) async fn compare_app(
                 client.namespace()
             )
         })?;
-    let opts = CompareOptions {
-        revision,
-        refresh: if hard_refresh {
-            Refresh::Hard
-        } else {
-            Refresh::Normal
-        },
-        attribution,
-        fresh_reads: true,
-        sources: None,
+    Ok(Prepared {
+        engines,
+        cluster,
+        renderer,
         source_repos: project.spec.source_repos.clone().unwrap_or_default(),
-    };
-    plumb_controller::compare(app, &engines, &cluster, &renderer, &opts)
-        .await
-        .map_err(|e| anyhow::anyhow!("{}", plumb_controller::chain(&e)))
-        .with_context(|| format!("comparing Application {}", app.name()))
+    })
 }

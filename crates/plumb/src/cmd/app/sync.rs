@@ -66,10 +66,14 @@ pub struct SyncArgs {
     /// Sync to this revision instead of the target revision.
     #[arg(long, value_name = "REVISION")]
     pub revision: Option<String>,
-    /// Sync the objects rendered from this local directory (refused when automated sync is on,
-    /// as in Argo CD).
-    #[arg(long, value_name = "DIR")]
+    /// Sync the objects rendered from this local directory with the Application's source
+    /// settings instead of its repository (refused when automated sync is on, except with
+    /// --dry-run, as in Argo CD).
+    #[arg(long, value_name = "DIR", conflicts_with = "revision")]
     pub local: Option<std::path::PathBuf>,
+    /// The repository root --local belongs to [default: --local itself].
+    #[arg(long, value_name = "DIR", requires = "local")]
+    pub local_repo_root: Option<std::path::PathBuf>,
     /// Return once the operation is requested.
     #[arg(long = "async")]
     pub async_: bool,
@@ -212,8 +216,8 @@ pub fn operation(args: &SyncArgs, app: &Application, username: &str) -> Result<O
     Ok(sync_operation(&sync_request(args, app)?, app, username))
 }
 
-/// Argo's rule for `--local`: not on an automated Application unless only a dry run. Plumb's
-/// controller does not take local manifests in an operation yet, so the rest is refused too.
+/// Argo's rule for `--local`: not on an automated Application unless only a dry run, and not on
+/// a multi-source one.
 fn refuse_local(args: &SyncArgs, app: &Application) -> Result<()> {
     if app.spec.sources.as_ref().is_some_and(|s| !s.is_empty()) {
         bail!("plumb cli does not work on multi-source app with --local flag");
@@ -226,10 +230,31 @@ fn refuse_local(args: &SyncArgs, app: &Application) -> Result<()> {
     if automated && !args.dry_run {
         bail!("Cannot use local sync when Automatic Sync Policy is enabled except with --dry-run");
     }
-    bail!(
-        "plumb app sync --local is not supported yet: use `plumb app diff {} --local DIR` to preview the change, then merge it",
-        args.name
-    )
+    Ok(())
+}
+
+/// `--local` as a source for the previews and the render.
+fn local_source(args: &SyncArgs) -> Option<plumb_source::LocalSource> {
+    args.local.clone().map(|dir| plumb_source::LocalSource {
+        dir,
+        repo_root: args.local_repo_root.clone(),
+    })
+}
+
+/// What `--local` renders to, one JSON document per object: Argo's `ApplicationSyncRequest`
+/// `manifests`, which the controller syncs instead of rendering the source.
+async fn local_manifests(client: &AppClient, args: &SyncArgs) -> Result<Option<Vec<String>>> {
+    let Some(local) = local_source(args) else {
+        return Ok(None);
+    };
+    let app = client.get(&args.name).await?;
+    refuse_local(args, &app)?;
+    let objects = super::compare::render_local(client, &app, &local).await?;
+    let manifests = objects
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(manifests))
 }
 
 fn refuse(args: &SyncArgs, app: &Application) -> Result<()> {
@@ -247,13 +272,24 @@ fn sync_request_unresolved(args: &SyncArgs) -> SyncRequest {
     }
 }
 
-/// Writes `.operation` unless one is already there, retrying on write conflicts.
-pub async fn request(client: &AppClient, args: &SyncArgs) -> Result<Application> {
+/// Writes `.operation` unless one is already there, retrying on write conflicts; `manifests`
+/// (from `--local`) go into `operation.sync.manifests`.
+pub async fn request(
+    client: &AppClient,
+    args: &SyncArgs,
+    manifests: Option<Vec<String>>,
+) -> Result<Application> {
     let username = client.username();
     for _ in 0..10 {
         let app = client.get(&args.name).await?;
         refuse(args, &app)?;
-        let op = operation(args, &app, &username)?;
+        if manifests.is_some() {
+            refuse_local(args, &app)?;
+        }
+        let mut op = operation(args, &app, &username)?;
+        if let Some(sync) = op.sync.as_mut() {
+            sync.manifests = manifests.clone();
+        }
         let rv = app
             .metadata
             .other
@@ -306,6 +342,7 @@ async fn preview(client: &AppClient, args: &SyncArgs) -> Result<bool> {
     )?;
     let view = DiffView {
         revision: args.revision.clone(),
+        local: local_source(args),
         ..DiffView::default()
     };
     if print_diff(client, &app, &view, &mut out).await? == 0 {
@@ -326,10 +363,8 @@ async fn preview(client: &AppClient, args: &SyncArgs) -> Result<bool> {
 
 /// Runs `plumb app sync`.
 pub async fn run(client: &AppClient, args: SyncArgs) -> Result<Outcome> {
-    if args.local.is_some() {
-        let app = client.get(&args.name).await?;
-        refuse_local(&args, &app)?;
-    }
+    // Rendered before anything is asked or requested, so a render error requests nothing.
+    let manifests = local_manifests(client, &args).await?;
     if args.preview_changes && !preview(client, &args).await? {
         return Ok(Outcome::Success);
     }
@@ -346,7 +381,7 @@ pub async fn run(client: &AppClient, args: SyncArgs) -> Result<Outcome> {
             return Ok(Outcome::Success);
         }
     }
-    request(client, &args).await?;
+    request(client, &args, manifests).await?;
     if args.async_ {
         return Ok(Outcome::Success);
     }
