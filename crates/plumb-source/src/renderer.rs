@@ -201,6 +201,7 @@ pub struct Renderer {
     /// The cache keys each owner was last given, and how many owners point at each key.
     pins: Mutex<Pins>,
     tool_versions: Mutex<HashMap<SourceType, String>>,
+    discovery: plugin::DiscoveryMemo,
     redactor: RwLock<Redactor>,
     /// The limits renders use; [`Renderer::set_limits`] changes them while running.
     limits: RwLock<Limits>,
@@ -276,6 +277,7 @@ impl Renderer {
             content_memo: Mutex::new(HashMap::new()),
             pins: Mutex::new(Pins::default()),
             tool_versions: Mutex::new(HashMap::new()),
+            discovery: plugin::DiscoveryMemo::default(),
             redactor: RwLock::new(Redactor::default()),
         })
     }
@@ -912,6 +914,12 @@ impl Renderer {
                 .iter()
                 .map(PathBuf::from),
         );
+        // A commit's discovery answer is kept; a working tree (no commit) is asked every time.
+        let memo = (!commit.is_empty()).then(|| plugin::MemoScope {
+            memo: &self.discovery,
+            scope: format!("{url}\n{commit}\n{}", text(&source.path)),
+            refresh: req.refresh == Refresh::Hard,
+        });
         plugin::Run {
             repo,
             app,
@@ -921,6 +929,7 @@ impl Renderer {
             redactor,
             readonly,
             hidden,
+            memo,
         }
     }
 

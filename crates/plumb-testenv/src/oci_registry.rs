@@ -6,6 +6,13 @@
 //! distribution API (for hostile tests), and [`OciRegistry::corrupt_blob`] changes a stored blob
 //! behind the registry's back (a registry serving bad bytes).
 //!
+//! With [`Options::token_auth`] the registry uses `auth: token` instead of htpasswd: clients get
+//! a `Bearer` challenge naming a real token server (docker/distribution's
+//! `contrib/token-server`, built from `tools/token-server`, serving HTTPS with the same test CA),
+//! which checks the same htpasswd users and signs ES256 tokens; the registry trusts its key
+//! through a JWKS file. That token server grants a user access only to repositories under
+//! `<user>/`, so charts go under e.g. `bot/charts`.
+//!
 //! ```no_run
 //! use plumb_testenv::chart_repo::chart;
 //! use plumb_testenv::oci_registry::{OciRegistry, Options};
@@ -30,11 +37,14 @@ pub struct Options {
     /// Demand a client certificate signed by the registry's CA
     /// ([`OciRegistry::client_identity`]).
     pub client_certs: bool,
+    /// Bearer tokens from a token server instead of Basic authentication (needs `auth`).
+    pub token_auth: bool,
 }
 
 /// The running registry; stopped (its process killed) when dropped.
 pub struct OciRegistry {
     child: Child,
+    token_server: Option<Child>,
     dir: tempfile::TempDir,
     port: u16,
     ca_pem: String,
@@ -67,10 +77,20 @@ impl OciRegistry {
             std::fs::write(dir.path().join("htpasswd"), format!("{user}:{hash}\n"))
                 .expect("htpasswd");
         }
+        let (mut token_server, token_port) = if opts.token_auth {
+            assert!(
+                opts.auth.is_some(),
+                "token_auth needs auth (the token server's user)"
+            );
+            let (child, port) = start_token_server(dir.path());
+            (Some(child), Some(port))
+        } else {
+            (None, None)
+        };
         let mut last_log = String::new();
         for _ in 0..5 {
             let port = free_port();
-            write_config(dir.path(), port, &opts);
+            write_config(dir.path(), port, &opts, token_port);
             let log = std::fs::File::create(dir.path().join("registry.log")).expect("log file");
             let mut child = Command::new(crate::tools::registry())
                 .arg("serve")
@@ -88,6 +108,7 @@ impl OciRegistry {
                 if TcpStream::connect(("127.0.0.1", port)).is_ok() {
                     return Self {
                         child,
+                        token_server: token_server.take(),
                         dir,
                         port,
                         ca_pem,
@@ -107,6 +128,10 @@ impl OciRegistry {
             if !last_log.contains("address already in use") {
                 break;
             }
+        }
+        if let Some(t) = token_server.as_mut() {
+            let _ = t.kill();
+            let _ = t.wait();
         }
         panic!("the registry did not start; its log:\n{last_log}");
     }
@@ -358,6 +383,10 @@ impl Drop for OciRegistry {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(t) = self.token_server.as_mut() {
+            let _ = t.kill();
+            let _ = t.wait();
+        }
     }
 }
 
@@ -400,7 +429,7 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
-fn write_config(dir: &Path, port: u16, opts: &Options) {
+fn write_config(dir: &Path, port: u16, opts: &Options, token_port: Option<u16>) {
     let d = |name: &str| -> PathBuf { dir.join(name) };
     let mut cfg = format!(
         "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n  secret: plumb-test-secret\n  tls:\n    certificate: {}\n    key: {}\n",
@@ -414,13 +443,119 @@ fn write_config(dir: &Path, port: u16, opts: &Options) {
             d("ca.pem").display()
         ));
     }
-    if opts.auth.is_some() {
+    if let Some(tp) = token_port {
+        cfg.push_str(&format!(
+            "auth:\n  token:\n    realm: https://127.0.0.1:{tp}/token/\n    service: plumb-test-registry\n    issuer: {TOKEN_ISSUER}\n    jwks: {}\n",
+            d("token-jwks.json").display()
+        ));
+    } else if opts.auth.is_some() {
         cfg.push_str(&format!(
             "auth:\n  htpasswd:\n    realm: plumb-test-registry\n    path: {}\n",
             d("htpasswd").display()
         ));
     }
     std::fs::write(d("config.yml"), cfg).expect("registry configuration");
+}
+
+/// The `iss` of the token server's tokens, which the registry checks.
+const TOKEN_ISSUER: &str = "plumb-test-token-issuer";
+
+/// Starts the token server on a free port (HTTPS with the registry's certificate, users from
+/// `htpasswd`, a new ES256 key) and writes the JWKS the registry trusts; returns it and its
+/// port once it accepts connections.
+fn start_token_server(dir: &Path) -> (Child, u16) {
+    use base64::Engine;
+    use rcgen::PublicKeyData;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let key = rcgen::KeyPair::generate().expect("token signing key");
+    let point = key.public_key_raw();
+    assert_eq!(point.len(), 65, "an uncompressed P-256 point");
+    let (x, y) = (&point[1..33], &point[33..]);
+    // The private scalar, from the PKCS#8 document (ECPrivateKey: version 1, then 32 bytes).
+    let pkcs8 = key.serialize_der();
+    let at = pkcs8
+        .windows(5)
+        .position(|w| w == [0x02, 0x01, 0x01, 0x04, 0x20])
+        .expect("ECPrivateKey in the PKCS#8 document");
+    let d = &pkcs8[at + 5..at + 37];
+    // libtrust's key id (what the token server puts in its tokens' `kid`): SHA-256 of the
+    // SubjectPublicKeyInfo, 240 bits in base32, groups of four. libtrust refuses a key file
+    // whose `kid` is not that, so a wrong id stops the token server from starting.
+    let kid = libtrust_key_id(&key.public_key_der());
+    let public = serde_json::json!({"kty": "EC", "crv": "P-256", "kid": kid,
+                                    "x": b64.encode(x), "y": b64.encode(y)});
+    let mut private = public.clone();
+    private["d"] = serde_json::Value::String(b64.encode(d));
+    std::fs::write(dir.join("token-key.json"), private.to_string()).expect("token key");
+    std::fs::write(
+        dir.join("token-jwks.json"),
+        serde_json::json!({"keys": [public]}).to_string(),
+    )
+    .expect("JWKS");
+    let mut last_log = String::new();
+    for _ in 0..5 {
+        let port = free_port();
+        let log = std::fs::File::create(dir.join("token-server.log")).expect("log file");
+        let mut child = Command::new(crate::tools::token_server())
+            .args(["-addr", &format!("127.0.0.1:{port}")])
+            .args(["-issuer", TOKEN_ISSUER, "-realm", "plumb-test-token"])
+            .arg("-key")
+            .arg(dir.join("token-key.json"))
+            .arg("-passwd")
+            .arg(dir.join("htpasswd"))
+            .arg("-tlscert")
+            .arg(dir.join("server.pem"))
+            .arg("-tlskey")
+            .arg(dir.join("server.key"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log file"))
+            .stderr(log)
+            .spawn()
+            .expect("starting the token server");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(Some(_)) = child.try_wait() {
+                break;
+            }
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return (child, port);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        last_log = std::fs::read_to_string(dir.join("token-server.log")).unwrap_or_default();
+        if !last_log.contains("address already in use") {
+            break;
+        }
+    }
+    panic!("the token server did not start; its log:\n{last_log}");
+}
+
+/// libtrust's `keyIDFromCryptoKey`: base32 (RFC 4648, no padding) of the first 30 bytes of the
+/// SHA-256 of the DER public key, in groups of four joined by `:`.
+fn libtrust_key_id(spki_der: &[u8]) -> String {
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let hash = Sha256::digest(spki_der);
+    let mut bits = 0u32;
+    let mut n = 0;
+    let mut text = String::new();
+    for b in &hash[..30] {
+        bits = (bits << 8) | u32::from(*b);
+        n += 8;
+        while n >= 5 {
+            n -= 5;
+            text.push(char::from(ALPHABET[((bits >> n) & 31) as usize]));
+        }
+    }
+    text.as_bytes()
+        .chunks(4)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// The CA (PEM), the server certificate and key for 127.0.0.1 (PEM), a client certificate and

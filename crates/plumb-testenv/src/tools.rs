@@ -24,6 +24,12 @@ pub fn registry() -> PathBuf {
     locate("registry", "PLUMB_REGISTRY")
 }
 
+/// The registry token server (`token-server`, docker/distribution's contrib/token-server),
+/// built by `scripts/testenv build` from `tools/token-server`.
+pub fn token_server() -> PathBuf {
+    locate("token-server", "PLUMB_TOKEN_SERVER")
+}
+
 /// The directory `scripts/testenv bin-dir` names, if the script ran.
 pub fn bin_dir() -> Option<PathBuf> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();

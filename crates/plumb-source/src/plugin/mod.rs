@@ -6,9 +6,11 @@
 pub(crate) mod env;
 pub mod spec;
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 
 use globset::GlobBuilder;
 use plumb_model::application::PluginSource;
@@ -148,6 +150,42 @@ fn read_plugin(file: &Path) -> std::result::Result<Plugin, String> {
     })
 }
 
+/// Most discovery results kept; past it the memo starts again (a bound, not an eviction policy:
+/// a miss only costs one run of the command).
+const MAX_DISCOVERY_MEMO: usize = 10_000;
+
+/// What each plugin's `discover.find.command` answered, per plugin (name and file digest),
+/// repository, commit and source path: the answer is a function of the files it looks at, and
+/// a commit's files never change, so the command runs once per commit instead of at every
+/// reconcile. A hard refresh asks again; a working tree (`--local`, no commit) is never kept.
+#[derive(Debug, Default)]
+pub(crate) struct DiscoveryMemo {
+    answers: Mutex<HashMap<String, bool>>,
+}
+
+impl DiscoveryMemo {
+    fn get(&self, key: &str) -> Option<bool> {
+        self.answers.lock().ok()?.get(key).copied()
+    }
+
+    fn put(&self, key: String, matched: bool) {
+        if let Ok(mut map) = self.answers.lock() {
+            if map.len() >= MAX_DISCOVERY_MEMO {
+                map.clear();
+            }
+            map.insert(key, matched);
+        }
+    }
+}
+
+/// Which memo entry a source's discovery uses: its repository, commit and path; `refresh`
+/// (a hard refresh) runs the command again and replaces the entry.
+pub(crate) struct MemoScope<'a> {
+    pub memo: &'a DiscoveryMemo,
+    pub scope: String,
+    pub refresh: bool,
+}
+
 /// Where and how a plugin's commands run.
 pub(crate) struct Run<'a> {
     /// The tree (checkout or local directory) and the source directory in it.
@@ -162,6 +200,8 @@ pub(crate) struct Run<'a> {
     pub readonly: Vec<PathBuf>,
     /// Hidden from the plugin (credentials).
     pub hidden: Vec<PathBuf>,
+    /// Where `find.command` answers are kept (`None`: a working tree, always asked).
+    pub memo: Option<MemoScope<'a>>,
 }
 
 /// The plugin a source with `plugin:` uses: the one `plugin.name` names (which must also match
@@ -270,8 +310,23 @@ fn matches(p: &Plugin, run: &Run<'_>) -> Result<bool> {
         return glob_matches(run, &d.find.glob, true);
     }
     if !d.find.command.command.is_empty() {
+        let key = run
+            .memo
+            .as_ref()
+            .map(|m| format!("{}\n{}\n{}", p.name, p.digest, m.scope));
+        if let (Some(m), Some(key)) = (&run.memo, &key)
+            && !m.refresh
+            && let Some(matched) = m.memo.get(key)
+        {
+            return Ok(matched);
+        }
+        // A failing command is not kept: it may be a passing fault.
         let out = command(p, run, "discover", &d.find.command, MAX_SMALL_OUTPUT)?;
-        return Ok(!out.trim().is_empty());
+        let matched = !out.trim().is_empty();
+        if let (Some(m), Some(key)) = (&run.memo, key) {
+            m.memo.put(key, matched);
+        }
+        return Ok(matched);
     }
     Ok(false)
 }

@@ -335,6 +335,63 @@ fn oci_credentials_good_bad_and_missing() {
     assert!(render(vec![template], certs).is_ok());
 }
 
+/// A registry with `auth: token` (Docker Hub, GHCR and Harbor work this way): the registry
+/// answers `401` with a `Bearer` challenge, Plumb takes the repository Secret's credentials to
+/// the real token server named in it (docker/distribution's token server over HTTPS), and the
+/// registry accepts the token it signed. Bad credentials, none, and a repository the token
+/// server does not grant (it allows a user only `<user>/...`) are refused with the repository
+/// named and no password shown.
+#[test]
+fn oci_bearer_tokens_from_a_real_token_server() {
+    let reg = OciRegistry::start(Options {
+        auth: Some(("bot", "token-pass-7")),
+        token_auth: true,
+        ..Default::default()
+    });
+    reg.push_chart(&api("1.0.0"), "bot/charts");
+    reg.push_chart(&api("2.0.0"), "bot/charts");
+    let url = reg.url("bot/charts");
+    let render = |creds: Vec<RepoCredentials>, url: &str, rev: &str| {
+        let cache = tempfile::tempdir().unwrap();
+        let r = renderer_in(cache.path(), plumb_source::Limits::default());
+        r.set_repositories(creds, TlsCerts::default().with("127.0.0.1", reg.ca_pem()));
+        r.render(&request(vec![chart_source(url, rev)]))
+    };
+    let good = oci_secret(&url, json!({"username": "bot", "password": "token-pass-7"}));
+    assert_eq!(
+        version_of(&render(vec![good.clone()], &url, "1.0.0").unwrap()),
+        "1.0.0"
+    );
+    // A constraint lists the tags, which needs a token for the tag list too.
+    assert_eq!(
+        version_of(&render(vec![good.clone()], &url, "^2").unwrap()),
+        "2.0.0"
+    );
+
+    let bad = oci_secret(
+        &url,
+        json!({"username": "bot", "password": "wrong-token-pass"}),
+    );
+    let err = render(vec![bad], &url, "1.0.0").unwrap_err();
+    assert!(matches!(err, Error::RepositoryUnreachable { .. }), "{err}");
+    assert!(err.to_string().contains(&url), "{err}");
+    assert!(!err.to_string().contains("wrong-token-pass"), "{err}");
+    let err = render(vec![], &url, "1.0.0").unwrap_err();
+    assert!(matches!(err, Error::RepositoryUnreachable { .. }), "{err}");
+    assert!(err.to_string().contains("HTTP 401"), "{err}");
+
+    // The token server grants `bot` nothing outside `bot/`: a token without that access.
+    let other = reg.url("team/charts");
+    let creds = oci_secret(
+        &other,
+        json!({"username": "bot", "password": "token-pass-7"}),
+    );
+    let err = render(vec![creds], &other, "1.0.0").unwrap_err();
+    assert!(matches!(err, Error::RepositoryUnreachable { .. }), "{err}");
+    assert!(err.to_string().contains(&other), "{err}");
+    assert!(!err.to_string().contains("token-pass-7"), "{err}");
+}
+
 #[test]
 fn oci_tls_client_certificate_from_the_secret_is_presented() {
     let reg = OciRegistry::start(Options {

@@ -400,3 +400,65 @@ spec:
         assert_eq!(data["net"], expected, "network: {network}");
     }
 }
+
+/// `discover.find.command` runs once per plugin, commit and path, not at every render: the
+/// command appends a line to a counter file each time it runs. A new commit or a hard refresh
+/// asks again; a second Application on the same commit and path uses the kept answer.
+#[test]
+fn discovery_commands_run_once_per_commit_and_path() {
+    let counter_dir = tempfile::tempdir().unwrap();
+    let counter = counter_dir.path().join("runs");
+    let plugin_file = format!(
+        r#"apiVersion: argoproj.io/v1alpha1
+kind: ConfigManagementPlugin
+metadata:
+  name: counted
+spec:
+  generate:
+    command: [sh, -c, 'echo "{{kind: ConfigMap, apiVersion: v1, metadata: {{name: counted}}, data: {{v: \"$(cat app.cue)\"}}}}"']
+  discover:
+    find:
+      command: [sh, -c, 'echo run >> {counter}; ls *.cue 2>/dev/null || true']
+"#,
+        counter = counter.display()
+    );
+    let plugins = plugins_dir(&[("counted.yaml", &plugin_file)]);
+    let (r, _d) = renderer_for(plugins.path(), Limits::default());
+    let repo = GitRepo::new();
+    repo.commit(&[("app/app.cue", "one")], "one");
+    let runs = || {
+        std::fs::read_to_string(&counter)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let src = source(&repo.url(), "app", "HEAD");
+    let mut other_app = request(vec![src.clone()]);
+    other_app.app_name = "billing".into();
+
+    for _ in 0..3 {
+        let out = r.render(&request(vec![src.clone()])).unwrap();
+        assert_eq!(out.sources[0].source_type, Some(SourceType::Plugin));
+        assert_eq!(out.manifests[0].object["data"]["v"], "one");
+    }
+    assert_eq!(runs(), 1, "the discovery command ran at every render");
+    let out = r.render(&other_app).unwrap();
+    assert_eq!(out.sources[0].source_type, Some(SourceType::Plugin));
+    assert_eq!(runs(), 1);
+
+    // A new commit: asked again, once.
+    repo.commit(&[("app/app.cue", "two")], "two");
+    for _ in 0..2 {
+        let out = r.render(&request(vec![src.clone()])).unwrap();
+        assert_eq!(out.manifests[0].object["data"]["v"], "two");
+    }
+    assert_eq!(runs(), 2);
+
+    // A hard refresh asks again.
+    let mut hard = request(vec![src.clone()]);
+    hard.refresh = plumb_source::Refresh::Hard;
+    r.render(&hard).unwrap();
+    assert_eq!(runs(), 3);
+    r.render(&request(vec![src])).unwrap();
+    assert_eq!(runs(), 3);
+}

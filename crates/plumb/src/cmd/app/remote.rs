@@ -250,6 +250,12 @@ pub async fn diff(c: &ServerClient, args: diff::DiffArgs) -> Result<Outcome> {
 }
 
 pub async fn sync(c: &ServerClient, args: sync::SyncArgs) -> Result<Outcome> {
+    // The server's sync route does not take rendered manifests yet: never sync Git instead.
+    if args.local.is_some() {
+        bail!(
+            "--local is not available through the server yet: add --core to sync the local manifests with your kubeconfig"
+        );
+    }
     if args.preview_changes {
         bail!(
             "--preview-changes is not available through the server yet; use plumb app diff, then sync"
