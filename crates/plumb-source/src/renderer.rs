@@ -766,6 +766,7 @@ impl Renderer {
             limits,
             redactor,
             helm_repos: &self.helm,
+            oci: &self.oci,
             hard_refresh: req.refresh == Refresh::Hard,
         };
         render::render(&ctx, source, kind)

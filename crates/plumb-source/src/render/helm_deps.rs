@@ -12,7 +12,9 @@
 //! - `https://…` / `http://…`: that repository, if `sourceRepos` permits it;
 //! - `@name` or `alias:name`: the repository whose Secret has that `name`;
 //! - `file://path`: a chart directory of the same repository (resolved beneath its root);
-//! - `oci://…`: not supported yet (an error naming the dependency).
+//! - `oci://registry/path`: the chart `path/<name>` of that OCI registry (as `helm dependency
+//!   build` reads it), if `sourceRepos` permits it, with the registry's Secret credentials; the
+//!   version may be a constraint over its tags.
 //!
 //! The chart is then rendered from a scratch copy of its directory (files hard-linked or copied,
 //! every symlink replaced by what it resolves to beneath the repository root, so nothing in the
@@ -182,9 +184,7 @@ fn fetch(
             ))
         })?
     } else if repo.starts_with("oci://") {
-        return Err(failed(format!(
-            "{repo}: charts from OCI registries are not supported yet"
-        )));
+        repo.trim_end_matches('/').to_owned()
     } else if repo.starts_with("https://") || repo.starts_with("http://") {
         repo.to_owned()
     } else {
@@ -210,10 +210,13 @@ fn fetch(
             )));
         }
     }
-    let chart = ctx
-        .helm_repos
-        .chart(&url, &dep.name, &dep.version, ctx.hard_refresh)
-        .map_err(|e| failed(e.to_string()))?;
+    let chart = if url.starts_with("oci://") {
+        ctx.oci.chart(&url, &dep.name, &dep.version, ctx.hard_refresh)
+    } else {
+        ctx.helm_repos
+            .chart(&url, &dep.name, &dep.version, ctx.hard_refresh)
+    }
+    .map_err(|e| failed(e.to_string()))?;
     let dest = charts.join(format!("{}-{}.tgz", dep.name, chart.version));
     std::fs::copy(&chart.archive, &dest).map_err(Error::io("copying", &chart.archive))?;
     Ok(())

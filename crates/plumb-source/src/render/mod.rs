@@ -18,6 +18,7 @@ use crate::beneath::RepoDir;
 use crate::detect::SourceType;
 use crate::error::Result;
 use crate::helm_repo::HelmRepos;
+use crate::oci::OciRegistries;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
 use crate::redact::Redactor;
@@ -48,6 +49,8 @@ pub(crate) struct Context<'a> {
     pub redactor: &'a Redactor,
     /// Chart repositories, for dependencies that are not vendored.
     pub helm_repos: &'a HelmRepos,
+    /// OCI registries, for `oci://` dependencies that are not vendored.
+    pub oci: &'a OciRegistries,
     /// A hard refresh: chart repository indexes are fetched again.
     pub hard_refresh: bool,
 }

@@ -437,3 +437,80 @@ fn a_layer_whose_bytes_do_not_match_its_digest_is_refused_and_not_kept() {
     assert!(matches!(again, Error::OciDigestMismatch { .. }), "{again}");
     assert_eq!(r.oci_registries().download_count(), 2);
 }
+
+/// A chart in Git whose `Chart.yaml` names a dependency in an OCI registry (`repository:
+/// oci://registry/charts`), not vendored: built as `helm dependency build` would, from the real
+/// registry with the repository Secret's credentials (the version a constraint over its tags),
+/// only when the project's sourceRepos permit the registry; errors name the dependency.
+#[test]
+fn oci_chart_dependencies_are_built_from_the_registry() {
+    let reg = OciRegistry::start(Options {
+        auth: Some(("bot", "dep-pass-3")),
+        ..Default::default()
+    });
+    reg.push_chart(&api("1.2.0"), "charts");
+    reg.push_chart(&api("1.4.0"), "charts");
+    reg.push_chart(&api("2.0.0"), "charts");
+    let deps_url = reg.url("charts");
+    let repo = plumb_testenv::git::GitRepo::new();
+    repo.commit(
+        &[
+            (
+                "shop/Chart.yaml",
+                format!(
+                    "apiVersion: v2\nname: shop\nversion: 0.1.0\ndependencies:\n- name: api\n  version: \"^1\"\n  repository: {deps_url}\n"
+                ),
+            ),
+            (
+                "shop/templates/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop\ndata:\n  k: v\n".to_string(),
+            ),
+        ],
+        "a chart with an OCI dependency",
+    );
+    let source = ApplicationSource {
+        repo_url: repo.url(),
+        path: Some("shop".into()),
+        target_revision: Some("HEAD".into()),
+        ..Default::default()
+    };
+    let render = |creds: Vec<RepoCredentials>, allowed: Vec<String>| {
+        let (r, dir) = renderer_for(&reg, creds);
+        let mut req = request(vec![source.clone()]);
+        req.source_repos = Some(allowed);
+        (r.render(&req), dir)
+    };
+    let creds = oci_secret(&deps_url, json!({"username": "bot", "password": "dep-pass-3"}));
+    let (out, _d) = render(vec![creds.clone()], vec!["*".into()]);
+    let out = out.unwrap();
+    let api_cm = out
+        .manifests
+        .iter()
+        .find(|m| m.object["metadata"]["name"] == "api")
+        .expect("the dependency's ConfigMap");
+    assert_eq!(api_cm.object["data"]["version"], "1.4.0");
+    assert!(
+        out.manifests
+            .iter()
+            .any(|m| m.object["metadata"]["name"] == "shop")
+    );
+
+    // Without credentials the registry refuses: the error names the declaring file and the
+    // dependency, never a password.
+    let (err, _d) = render(vec![], vec!["*".into()]);
+    let err = err.unwrap_err();
+    assert!(matches!(err, Error::ChartDependency { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("api"), "{text}");
+    assert!(text.contains("Chart.yaml"), "{text}");
+    assert!(text.contains("HTTP 401"), "{text}");
+
+    // The project's sourceRepos decide which registries a chart may pull from.
+    let (err, _d) = render(vec![creds], vec![repo.url()]);
+    let err = err.unwrap_err();
+    assert!(matches!(err, Error::ChartDependency { .. }), "{err}");
+    assert!(
+        err.to_string().contains("not permitted by the project's sourceRepos"),
+        "{err}"
+    );
+}
