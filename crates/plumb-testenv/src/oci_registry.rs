@@ -481,7 +481,7 @@ fn start_token_server(dir: &Path) -> (Child, u16) {
     // libtrust's key id (what the token server puts in its tokens' `kid`): SHA-256 of the
     // SubjectPublicKeyInfo, 240 bits in base32, groups of four. libtrust refuses a key file
     // whose `kid` is not that, so a wrong id stops the token server from starting.
-    let kid = libtrust_key_id(&key.public_key_der());
+    let kid = libtrust_key_id(&key.subject_public_key_info());
     let public = serde_json::json!({"kty": "EC", "crv": "P-256", "kid": kid,
                                     "x": b64.encode(x), "y": b64.encode(y)});
     let mut private = public.clone();
