@@ -211,7 +211,8 @@ fn fetch(
         }
     }
     let chart = if url.starts_with("oci://") {
-        ctx.oci.chart(&url, &dep.name, &dep.version, ctx.hard_refresh)
+        ctx.oci
+            .chart(&url, &dep.name, &dep.version, ctx.hard_refresh)
     } else {
         ctx.helm_repos
             .chart(&url, &dep.name, &dep.version, ctx.hard_refresh)

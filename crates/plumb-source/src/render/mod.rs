@@ -18,9 +18,9 @@ use crate::beneath::RepoDir;
 use crate::detect::SourceType;
 use crate::error::Result;
 use crate::helm_repo::HelmRepos;
-use crate::oci::OciRegistries;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
+use crate::oci::OciRegistries;
 use crate::redact::Redactor;
 
 /// Everything a renderer needs besides the source options.

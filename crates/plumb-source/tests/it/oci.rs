@@ -480,7 +480,10 @@ fn oci_chart_dependencies_are_built_from_the_registry() {
         req.source_repos = Some(allowed);
         (r.render(&req), dir)
     };
-    let creds = oci_secret(&deps_url, json!({"username": "bot", "password": "dep-pass-3"}));
+    let creds = oci_secret(
+        &deps_url,
+        json!({"username": "bot", "password": "dep-pass-3"}),
+    );
     let (out, _d) = render(vec![creds.clone()], vec!["*".into()]);
     let out = out.unwrap();
     let api_cm = out
@@ -510,7 +513,8 @@ fn oci_chart_dependencies_are_built_from_the_registry() {
     let err = err.unwrap_err();
     assert!(matches!(err, Error::ChartDependency { .. }), "{err}");
     assert!(
-        err.to_string().contains("not permitted by the project's sourceRepos"),
+        err.to_string()
+            .contains("not permitted by the project's sourceRepos"),
         "{err}"
     );
 }
