@@ -32,6 +32,8 @@ fn plumb(
         .arg(env().kubeconfig())
         .args(["-N", ns])
         .env("PLUMB_CACHE_DIR", cache)
+        .env("PLUMB_HELM", plumb_testenv::tools::helm())
+        .env("PLUMB_KUSTOMIZE", plumb_testenv::tools::kustomize())
         .env_remove("PLUMB_NAMESPACE")
         .env_remove("KUBECTL_EXTERNAL_DIFF")
         .env_remove("PLUMB_PLUGIN_DIR")
