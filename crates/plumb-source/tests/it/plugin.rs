@@ -415,7 +415,10 @@ metadata:
   name: counted
 spec:
   generate:
-    command: [sh, -c, 'echo "{{kind: ConfigMap, apiVersion: v1, metadata: {{name: counted}}, data: {{v: \"$(cat app.cue)\"}}}}"']
+    command: [sh, -c]
+    args:
+    - |
+      printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: counted\ndata:\n  v: "%s"\n' "$(cat app.cue)"
   discover:
     find:
       command: [sh, -c, 'echo run >> {counter}; ls *.cue 2>/dev/null || true']
