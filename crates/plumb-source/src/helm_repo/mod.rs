@@ -70,7 +70,7 @@ pub struct HelmRepos {
     indexes: Mutex<HashMap<String, (Instant, Arc<Index>)>>,
     index_fetches: AtomicU64,
     downloads: AtomicU64,
-    /// [`Limits::max_download_bytes`], changed while running by [`Self::set_max_download`].
+    /// [`Limits::max_download_bytes`], changed while running by [`Self::set_limits`].
     max_download: AtomicU64,
 }
 
