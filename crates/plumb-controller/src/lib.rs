@@ -7,6 +7,7 @@
 //! metrics. [`compare`] is also what `plumb app diff` and `plumb app manifests` use, so the CLI
 //! and the controller cannot disagree.
 
+pub mod actions;
 mod automation;
 mod clusters;
 mod compare;

@@ -202,6 +202,17 @@ fn classify_v1(m: &str, rest: &[&str]) -> Option<Call> {
             "RunResourceAction",
             "/api/v1/applications/{name}/resource/actions",
         ),
+        ("POST", ["applications", _, "resource", "actions", "v2"]) => call(
+            APPS,
+            "RunResourceActionV2",
+            "/api/v1/applications/{name}/resource/actions/v2",
+        ),
+        ("GET", ["applications", _, "logs"]) => Some(Call {
+            service: APPS,
+            method: "PodLogs",
+            stream: true,
+            route: "/api/v1/applications/{name}/logs",
+        }),
         ("GET", ["stream", "applications"]) => Some(Call {
             service: APPS,
             method: "Watch",

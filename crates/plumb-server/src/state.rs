@@ -30,6 +30,9 @@ pub(crate) struct Inner {
     /// `--application-namespaces`; empty: the control namespace only).
     pub(crate) app_namespaces: Vec<String>,
     pub(crate) renderer: Arc<Renderer>,
+    /// `--plugin-dir`: where config management plugins are read from unless argocd-cm's
+    /// `plumb.plugins.dir` says otherwise (as the controller decides).
+    pub(crate) plugins_dir: Option<std::path::PathBuf>,
     cluster: OnceCell<Arc<Cluster>>,
     pub(crate) shutdown: watch::Receiver<bool>,
     /// `None` with `--disable-auth`.
@@ -55,6 +58,7 @@ impl AppState {
             client,
             namespace,
             app_namespaces: Vec::new(),
+            plugins_dir: renderer.plugins_dir(),
             renderer,
             cluster: OnceCell::new(),
             shutdown,

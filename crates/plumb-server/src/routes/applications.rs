@@ -189,7 +189,8 @@ pub(crate) async fn create(
 ) -> Result<Json<Value>> {
     let q = Query::parse(raw.as_deref());
     let upsert = q.bool("upsert", false).map_err(Error::InvalidArgument)?;
-    let mut app: Application = serde_json::from_value(body)
+    // Argo's gateway fills apiVersion and kind; a body without them is an Application too.
+    let mut app: Application = serde_json::from_value(with_type(body))
         .map_err(|e| Error::InvalidArgument(format!("reading the Application: {e}")))?;
     // Its namespace: `metadata.namespace`, else the control namespace; one the server does not
     // serve is refused, and so is a project whose `sourceNamespaces` does not list it.
@@ -260,7 +261,7 @@ pub(crate) async fn update(
     Path(name): Path<String>,
     Json(body): Json<Value>,
 ) -> Result<Json<Value>> {
-    let mut app: Application = serde_json::from_value(body)
+    let mut app: Application = serde_json::from_value(with_type(body))
         .map_err(|e| Error::InvalidArgument(format!("reading the Application: {e}")))?;
     // The namespace is the body's (`metadata.namespace`), as Argo reads `appNamespace` from the
     // payload of a PUT.

@@ -3,6 +3,8 @@
 mod accounts;
 mod applications;
 mod events;
+mod live;
+mod logs;
 mod meta;
 mod operations;
 mod projects;
@@ -58,6 +60,18 @@ pub(crate) fn router(
         .route(&format!("{app}/rollback"), post(operations::rollback))
         .route(&format!("{app}/operation"), delete(operations::terminate))
         .route(
+            &format!("{app}/resource"),
+            get(live::get).post(live::patch).delete(live::delete),
+        )
+        .route(
+            &format!("{app}/resource/actions"),
+            get(live::list_actions).post(live::run_action_v1),
+        )
+        .route(
+            &format!("{app}/resource/actions/v2"),
+            post(live::run_action_v2),
+        )
+        .route(
             "/api/v1/projects",
             get(projects::list).post(projects::create),
         )
@@ -101,7 +115,9 @@ pub(crate) fn router(
         .route(
             "/api/v1/stream/applications/{name}/resource-tree",
             get(stream::resource_tree),
-        );
+        )
+        // Logs follow Pods for as long as the client reads (`follow=true`).
+        .route(&format!("{app}/logs"), get(logs::logs));
     // Webhooks read their body under their own limit (`webhook.maxPayloadSizeMB`, Argo's 50 MB
     // by default), so they are outside the API's body limit.
     let webhooks = Router::new()

@@ -32,6 +32,15 @@ async fn compare_app(
         .with_settings(&engines.settings)
         .map_err(|e| Error::Internal(format!("reading ConfigMap argocd-cm: {e}")))?;
     s.renderer.set_limits(limits);
+    // Plugins from argocd-cm's `plumb.plugins.dir`, else `--plugin-dir`, as in the controller.
+    s.renderer.set_plugins_dir(
+        engines
+            .settings
+            .get(plumb_model::settings::PLUGINS_DIR)
+            .filter(|d| !d.trim().is_empty())
+            .map(|d| std::path::PathBuf::from(d.trim()))
+            .or_else(|| s.plugins_dir.clone()),
+    );
     let cluster = s.cluster().await?;
     let d = &app.spec.destination;
     if !cluster.is_destination(d.server.as_deref(), d.name.as_deref()) {
@@ -64,7 +73,7 @@ async fn compare_app(
 
 /// The Application's AppProject: its sourceRepos bound the Kustomize remote bases a render may
 /// fetch, as in the controller. A project that cannot be read refuses the render.
-async fn project_of(s: &AppState, app: &Application) -> Result<AppProject> {
+pub(crate) async fn project_of(s: &AppState, app: &Application) -> Result<AppProject> {
     let name = if app.spec.project.is_empty() {
         "default"
     } else {

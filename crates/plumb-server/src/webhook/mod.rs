@@ -1,7 +1,8 @@
 //! `POST /api/webhook`: Git push notifications from GitHub, GitLab, Bitbucket Cloud and Server,
 //! Gogs/Gitea and Azure DevOps, as Argo CD's server takes them. The sender is recognised by its
 //! headers, its proof checked against its secret in `argocd-secret` ([`verify`]), the push read
-//! ([`push`]), and every Application of the control namespace the push concerns
+//! ([`push`]), and every Application the push concerns, in the control namespace and every
+//! namespace the server serves (`--application-namespaces`),
 //! ([`targeting`]) gets `argocd.argoproj.io/refresh: normal`, which the controller acts on at
 //! once instead of at the next `timeout.reconciliation`.
 //!
@@ -21,7 +22,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
 use crate::state::AppState;
@@ -185,7 +186,14 @@ async fn refresh(s: &AppState, push: &push::Push) -> crate::error::Result<Vec<St
     if regexes.is_empty() {
         return Ok(Vec::new());
     }
-    let apps = s.apps().list(&Default::default()).await.map_err(|e| {
+    // Every namespace the server serves: the control namespace, and those of
+    // `--application-namespaces` (one cluster-wide list then, filtered).
+    let api = if s.app_namespaces.is_empty() {
+        s.apps()
+    } else {
+        Api::all_with(s.client.clone(), &plumb_controller::application_resource())
+    };
+    let apps = api.list(&Default::default()).await.map_err(|e| {
         crate::error::Error::kube(format!("listing Applications in {}", s.namespace), e)
     })?;
     let mut refreshed = Vec::new();
@@ -193,6 +201,10 @@ async fn refresh(s: &AppState, push: &push::Push) -> crate::error::Result<Vec<St
         let Some(name) = obj.metadata.name.clone() else {
             continue;
         };
+        let ns = obj.metadata.namespace.clone().unwrap_or_default();
+        if !s.namespace_enabled(&ns) {
+            continue;
+        }
         let pending_hard = obj
             .metadata
             .annotations
@@ -206,28 +218,34 @@ async fn refresh(s: &AppState, push: &push::Push) -> crate::error::Result<Vec<St
         if !targeting::concerns(push, &regexes, &value) {
             continue;
         }
+        let shown = if ns == s.namespace {
+            name.clone()
+        } else {
+            format!("{ns}/{name}")
+        };
         if pending_hard {
             // A hard refresh already asked for covers this one.
-            refreshed.push(name);
+            refreshed.push(shown);
             continue;
         }
         let patch = json!({"metadata": {"annotations": {REFRESH: "normal"}}});
-        match s
-            .apps()
+        let apps: Api<DynamicObject> = Api::namespaced_with(
+            s.client.clone(),
+            &ns,
+            &plumb_controller::application_resource(),
+        );
+        match apps
             .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
             Ok(_) => {
-                tracing::info!(application = %name, "webhook: refresh requested");
-                refreshed.push(name);
+                tracing::info!(application = %shown, "webhook: refresh requested");
+                refreshed.push(shown);
             }
             // Deleted since the list: nothing to refresh.
             Err(kube::Error::Api(e)) if e.code == 404 => {}
             Err(e) => {
-                tracing::warn!(
-                    "webhook: requesting a refresh of Application {}/{name}: {e}",
-                    s.namespace
-                );
+                tracing::warn!("webhook: requesting a refresh of Application {ns}/{name}: {e}");
             }
         }
     }

@@ -5,6 +5,7 @@ mod api;
 mod auth;
 mod authn;
 mod listener;
+mod live;
 mod password;
 mod rbac;
 mod revisions;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::auth::app;
 use crate::authn::AuthStack;
 
-struct Route {
+pub(crate) struct Route {
     method: Method,
     path: &'static str,
     body: Option<Value>,
@@ -19,7 +19,7 @@ struct Route {
     stream: bool,
 }
 
-fn route(
+pub(crate) fn route(
     method: Method,
     path: &'static str,
     body: Option<Value>,
@@ -66,7 +66,7 @@ async fn call(s: &AuthStack, r: &Route, token: &str) -> (u16, Value) {
 
 /// The three cases of one route for user `u`: everything but its pair (a deny rule), nothing,
 /// exactly its pair.
-async fn check_route(s: &AuthStack, u: &str, r: &Route) {
+pub(crate) async fn check_route(s: &AuthStack, u: &str, r: &Route) {
     let pair = format!(
         "{} {}: {}, {}, {}",
         r.method, r.path, r.resource, r.action, r.object

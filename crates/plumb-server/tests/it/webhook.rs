@@ -35,6 +35,16 @@ fn fixture(name: &str) -> String {
 
 impl Hooks {
     async fn start(prefix: &str, secrets: &[(&str, &str)], cm: &[(&str, &str)]) -> Self {
+        Self::start_serving(prefix, secrets, cm, None).await
+    }
+
+    /// [`Hooks::start`] with `--application-namespaces`.
+    async fn start_serving(
+        prefix: &str,
+        secrets: &[(&str, &str)],
+        cm: &[(&str, &str)],
+        app_namespaces: Option<Vec<String>>,
+    ) -> Self {
         let env = env();
         let ns = env.namespace(prefix);
         let client = env.client().await;
@@ -57,7 +67,9 @@ impl Hooks {
             .create(&PostParams::default(), &config_map)
             .await
             .expect("create argocd-cm");
-        let server = plumb_server::serve(client.clone(), server_config(ns.name()))
+        let mut config = server_config(ns.name());
+        config.application_namespaces = app_namespaces;
+        let server = plumb_server::serve(client.clone(), config)
             .await
             .expect("server starts");
         let http = client_trusting(server.certificate_pem.as_deref().expect("TLS"));
@@ -71,11 +83,11 @@ impl Hooks {
         }
     }
 
-    fn apps(&self) -> Api<DynamicObject> {
-        Api::namespaced_with(self.client.clone(), self.ns.name(), &application_resource())
+    async fn create_app(&self, name: &str, sources: Value) {
+        self.create_app_in(self.ns.name(), name, sources).await;
     }
 
-    async fn create_app(&self, name: &str, sources: Value) {
+    async fn create_app_in(&self, namespace: &str, name: &str, sources: Value) {
         let mut spec = json!({"project": "default",
             "destination": {"server": "https://kubernetes.default.svc", "namespace": "payments"}});
         if sources.is_array() {
@@ -87,24 +99,36 @@ impl Hooks {
             "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
             "metadata": {"name": name}, "spec": spec}))
         .expect("application");
-        self.apps()
-            .create(&PostParams::default(), &app)
-            .await
-            .unwrap_or_else(|e| panic!("create Application {name}: {e}"));
+        Api::<DynamicObject>::namespaced_with(
+            self.client.clone(),
+            namespace,
+            &application_resource(),
+        )
+        .create(&PostParams::default(), &app)
+        .await
+        .unwrap_or_else(|e| panic!("create Application {namespace}/{name}: {e}"));
     }
 
     /// Names of the Applications carrying the refresh annotation (with its value).
     async fn refreshed(&self) -> BTreeSet<String> {
-        self.apps()
-            .list(&ListParams::default())
-            .await
-            .expect("list Applications")
-            .into_iter()
-            .filter_map(|a| {
-                let value = a.metadata.annotations.as_ref()?.get(REFRESH)?.clone();
-                Some(format!("{}={value}", a.metadata.name?))
-            })
-            .collect()
+        self.refreshed_in(self.ns.name()).await
+    }
+
+    async fn refreshed_in(&self, namespace: &str) -> BTreeSet<String> {
+        Api::<DynamicObject>::namespaced_with(
+            self.client.clone(),
+            namespace,
+            &application_resource(),
+        )
+        .list(&ListParams::default())
+        .await
+        .expect("list Applications")
+        .into_iter()
+        .filter_map(|a| {
+            let value = a.metadata.annotations.as_ref()?.get(REFRESH)?.clone();
+            Some(format!("{}={value}", a.metadata.name?))
+        })
+        .collect()
     }
 
     async fn post(&self, headers: &[(&str, String)], body: &str) -> (u16, String) {
@@ -592,4 +616,52 @@ async fn readyz_answers_when_the_kubernetes_api_does() {
     let resp = hooks.http.get(&url).send().await.expect("GET /readyz");
     assert_eq!(resp.status().as_u16(), 200);
     assert_eq!(resp.text().await.unwrap_or_default(), "ok\n");
+}
+
+#[tokio::test]
+async fn pushes_refresh_applications_in_every_served_namespace() {
+    let tenant = env().namespace("hook-tenant");
+    let unserved = env().namespace("hook-unserved");
+    let hooks = Hooks::start_serving(
+        "hook-app-ns",
+        SECRETS,
+        &[],
+        Some(vec![tenant.name().to_string()]),
+    )
+    .await;
+    let repo = "https://github.com/acme/payments-config.git";
+    hooks.create_app("hookns-control", src(repo, "main")).await;
+    hooks
+        .create_app_in(tenant.name(), "hookns-tenant", src(repo, "main"))
+        .await;
+    hooks
+        .create_app_in(tenant.name(), "hookns-other-branch", src(repo, "release"))
+        .await;
+    hooks
+        .create_app_in(unserved.name(), "hookns-unserved", src(repo, "main"))
+        .await;
+    let body = fixture("github-push.json");
+    let (code, text) = hooks
+        .post(
+            &[
+                ("x-github-event", "push".into()),
+                (
+                    "x-hub-signature-256",
+                    format!("sha256={}", sign_sha256_hex(b"gh-s3cret", body.as_bytes())),
+                ),
+            ],
+            &body,
+        )
+        .await;
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(hooks.refreshed().await, set(&["hookns-control"]));
+    assert_eq!(
+        hooks.refreshed_in(tenant.name()).await,
+        set(&["hookns-tenant"]),
+        "the served tenant namespace is refreshed, other branches are not"
+    );
+    assert!(
+        hooks.refreshed_in(unserved.name()).await.is_empty(),
+        "a namespace the server does not serve is left alone"
+    );
 }

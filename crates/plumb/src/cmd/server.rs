@@ -70,6 +70,11 @@ pub struct ServerArgs {
     /// The kustomize binary (use the controller's, so both render alike).
     #[arg(long, env = "PLUMB_KUSTOMIZE", default_value = "kustomize")]
     kustomize: PathBuf,
+    /// Directory of config management plugin files (Argo CD `ConfigManagementPlugin` YAML), the
+    /// controller's --plugin-dir, so plugin Applications render alike; argocd-cm's
+    /// `plumb.plugins.dir` overrides it.
+    #[arg(long, env = "PLUMB_PLUGIN_DIR", value_name = "DIR")]
+    plugin_dir: Option<PathBuf>,
 }
 
 /// Runs the server until SIGINT or SIGTERM, then shuts down gracefully.
@@ -117,6 +122,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<Outcome> {
     config.login_throttle = plumb_server::ThrottleConfig::from_env();
     config.source.tools.helm = args.helm;
     config.source.tools.kustomize = args.kustomize;
+    config.source.plugins_dir = args.plugin_dir;
     let source = match args.kubeconfig {
         Some(p) => plumb_kube::KubeconfigSource::Path(p),
         None => plumb_kube::KubeconfigSource::Infer,

@@ -72,6 +72,32 @@ fn remote(home: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// [`remote`] with `$EDITOR` set.
+fn remote_editing(home: &Path, editor: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(args)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", home.join("empty-bin"))
+        .env("TZ", "UTC")
+        .env("EDITOR", editor)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The live object as JSON, through kubectl (the test's view, not the CLI's).
+fn live(ns: &str, kind: &str, name: &str) -> Option<serde_json::Value> {
+    let out = env()
+        .kubectl()
+        .args(["-n", ns, "get", kind, name, "-o", "json"])
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| serde_json::from_slice(&out.stdout).unwrap())
+}
+
 fn all(o: &Output) -> String {
     format!("{}{}", text(&o.stdout), text(&o.stderr))
 }
@@ -85,7 +111,11 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
         &[
             (
                 "kust/kustomization.yaml",
-                "resources:\n- cm.yaml\nnamePrefix: prod-\ncommonLabels:\n  tier: web\n",
+                "resources:\n- cm.yaml\n- deploy.yaml\nnamePrefix: prod-\ncommonLabels:\n  tier: web\n",
+            ),
+            (
+                "kust/deploy.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: api\n  template:\n    metadata:\n      labels:\n        app: api\n    spec:\n      containers:\n      - name: api\n        image: registry.example/api:v1\n",
             ),
             (
                 "kust/cm.yaml",
@@ -118,7 +148,7 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     let (_server, addr) = start_server(ctl.name(), &cache.path().join("server"));
     kubectl_apply(&json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-        "metadata": {"name": "web", "namespace": ctl.name()},
+        "metadata": {"name": "server-cli-web", "namespace": ctl.name()},
         "spec": {"project": "default",
                  "source": {"repoURL": repo.url(), "path": "kust", "targetRevision": "HEAD"},
                  "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
@@ -207,8 +237,8 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     // list and get through the server; get prints URL: as Argo CD does with a server.
     let out = remote(home.path(), &["app", "list", "-o", "name"]);
     assert!(out.status.success(), "{}", all(&out));
-    assert_eq!(text(&out.stdout).trim(), format!("{}/web", ctl.name()));
-    let out = remote(home.path(), &["app", "get", "web"]);
+    assert_eq!(text(&out.stdout).trim(), format!("{}/server-cli-web", ctl.name()));
+    let out = remote(home.path(), &["app", "get", "server-cli-web"]);
     assert!(out.status.success(), "{}", all(&out));
     assert!(
         text(&out.stdout).contains(&format!(
@@ -219,14 +249,14 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     );
 
     // manifests and diff: rendered by the server with its kustomize.
-    let out = remote(home.path(), &["app", "manifests", "web"]);
+    let out = remote(home.path(), &["app", "manifests", "server-cli-web"]);
     assert!(out.status.success(), "{}", all(&out));
     let manifests = text(&out.stdout);
     assert!(
         manifests.contains("name: prod-settings") && manifests.contains("tier: web"),
         "{manifests}"
     );
-    let out = remote(home.path(), &["app", "diff", "web"]);
+    let out = remote(home.path(), &["app", "diff", "server-cli-web"]);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -245,14 +275,14 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     );
 
     // sync through the server, followed to the end.
-    let out = remote(home.path(), &["app", "sync", "web", "--timeout", "120"]);
+    let out = remote(home.path(), &["app", "sync", "server-cli-web", "--timeout", "120"]);
     assert!(out.status.success(), "{}", all(&out));
     assert!(
         text(&out.stdout).contains("Sync Status:        Synced"),
         "{}",
         all(&out)
     );
-    let out = remote(home.path(), &["app", "diff", "web"]);
+    let out = remote(home.path(), &["app", "diff", "server-cli-web"]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -278,7 +308,7 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     .unwrap()
     .to_path_buf();
     let out = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(["app", "manifests", "web", "--core", "-N", ctl.name()])
+        .args(["app", "manifests", "server-cli-web", "--core", "-N", ctl.name()])
         .arg("--kubeconfig")
         .arg(env().kubeconfig())
         .env("HOME", home.path())
@@ -308,7 +338,7 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     let synced = ok(&[
         "app",
         "sync",
-        "web",
+        "server-cli-web",
         "--resource",
         ":ConfigMap:prod-settings",
         "--server-side",
@@ -327,6 +357,176 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     ]);
     assert!(changed.contains("Password updated"), "{changed}");
     ok(&["app", "list"]);
+
+    // Every other app verb through the server, still without a kubeconfig or local tools.
+    let fails = |args: &[&str]| {
+        let out = remote(home.path(), args);
+        assert!(
+            !out.status.success(),
+            "plumb {} should fail: {}",
+            args.join(" "),
+            all(&out)
+        );
+        all(&out)
+    };
+    let created = ok(&[
+        "app",
+        "create",
+        "server-cli-created",
+        "--repo",
+        &repo.url(),
+        "--path",
+        "kust",
+        "--dest-server",
+        "https://kubernetes.default.svc",
+        "--dest-namespace",
+        dest.name(),
+        "--nameprefix",
+        "created-",
+    ]);
+    assert_eq!(created, "application 'server-cli-created' created\n");
+    let again = remote(
+        home.path(),
+        &[
+            "app",
+            "create",
+            "server-cli-created",
+            "--repo",
+            &repo.url(),
+            "--path",
+            "kust",
+            "--dest-server",
+            "https://kubernetes.default.svc",
+            "--dest-namespace",
+            dest.name(),
+        ],
+    );
+    assert!(!again.status.success(), "a different spec without --upsert: {}", all(&again));
+    let app_of = |name: &str| {
+        serde_json::from_str::<serde_json::Value>(&ok(&["app", "get", name, "-o", "json"]))
+            .unwrap()
+    };
+    ok(&["app", "set", "server-cli-created", "--revision", "main", "--sync-option", "CreateNamespace=true"]);
+    let got = app_of("server-cli-created");
+    assert_eq!(got["spec"]["source"]["targetRevision"], "main");
+    assert_eq!(got["spec"]["syncPolicy"]["syncOptions"], json!(["CreateNamespace=true"]));
+    ok(&["app", "unset", "server-cli-created", "--nameprefix"]);
+    assert!(app_of("server-cli-created")["spec"]["source"]["kustomize"]["namePrefix"].is_null());
+    ok(&["app", "patch", "server-cli-created", "--patch", r#"{"spec": {"revisionHistoryLimit": 3}}"#, "--type", "merge"]);
+    assert_eq!(app_of("server-cli-created")["spec"]["revisionHistoryLimit"], 3);
+    let editor = home.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nexec /bin/sed -i 's/revisionHistoryLimit: 3/revisionHistoryLimit: 4/' \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = remote_editing(home.path(), &editor, &["app", "edit", "server-cli-created"]);
+    assert!(out.status.success(), "{}", all(&out));
+    assert_eq!(app_of("server-cli-created")["spec"]["revisionHistoryLimit"], 4);
+    // A project that does not exist is refused by the server, with Argo's text.
+    let refused = fails(&["app", "set", "server-cli-created", "--project", "nope"]);
+    assert!(refused.contains("nope"), "{refused}");
+    let deleted = ok(&["app", "delete", "server-cli-created", "-y"]);
+    assert_eq!(deleted, "application 'server-cli-created' deleted\n");
+    ok(&["app", "wait", "server-cli-created", "--delete", "--timeout", "120"]);
+
+    let history = ok(&["app", "history", "server-cli-web"]);
+    assert!(history.starts_with(&format!("SOURCE  {}\n", repo.url())), "{history}");
+    let resources = ok(&["app", "resources", "server-cli-web"]);
+    assert!(
+        resources.contains("prod-settings") && resources.contains("prod-api"),
+        "{resources}"
+    );
+    ok(&["app", "wait", "server-cli-web", "--sync", "--timeout", "120"]);
+    let refused = fails(&["app", "terminate-op", "server-cli-web"]);
+    assert!(refused.contains("No operation is in progress"), "{refused}");
+    let rolled = ok(&["app", "rollback", "server-cli-web", "0", "--timeout", "120"]);
+    assert!(rolled.contains("Operation:          Sync"), "{rolled}");
+
+    // Live resources through the server's resource routes.
+    let listed = ok(&["app", "actions", "list", "server-cli-web", "--kind", "Deployment"]);
+    assert!(
+        listed.contains("apps   Deployment  prod-api  restart")
+            && listed.contains("scale"),
+        "{listed}"
+    );
+    ok(&[
+        "app",
+        "actions",
+        "run",
+        "server-cli-web",
+        "scale",
+        "--kind",
+        "Deployment",
+        "--param",
+        "replicas=2",
+    ]);
+    let d = live(dest.name(), "deployment", "prod-api").expect("Deployment");
+    assert_eq!(d["spec"]["replicas"], 2);
+    let patched = remote(
+        home.path(),
+        &[
+            "app",
+            "patch-resource",
+            "server-cli-web",
+            "--kind",
+            "ConfigMap",
+            "--patch",
+            r#"{"data": {"color": "green"}}"#,
+        ],
+    );
+    assert!(patched.status.success(), "{}", all(&patched));
+    assert_eq!(text(&patched.stderr), "Resource 'prod-settings' patched\n");
+    let cm = live(dest.name(), "configmap", "prod-settings").expect("ConfigMap");
+    assert_eq!(cm["data"]["color"], "green");
+    // Pod logs of the Deployment's Pods, through the server.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let pod = loop {
+        let out = env()
+            .kubectl()
+            .args(["-n", dest.name(), "get", "pods", "-l", "app=api", "-o", "jsonpath={.items[0].metadata.name}"])
+            .output()
+            .unwrap();
+        let name = text(&out.stdout).trim().to_string();
+        if !name.is_empty() {
+            break name;
+        }
+        assert!(Instant::now() < deadline, "no Pod of prod-api");
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    let logs_dir = tempfile::tempdir().unwrap();
+    let file = plumb_testenv::pod_logs::LogFile::create(
+        logs_dir.path(),
+        "api.log",
+        &[plumb_testenv::pod_logs::LogLine {
+            time: "2026-12-01T10:00:00.000000000Z",
+            stream: plumb_testenv::pod_logs::Stream::Stdout,
+            text: "api listening on :8080",
+        }],
+    );
+    env().set_pod_logs(dest.name(), &pod, &[(&[], &file)]);
+    let logs = ok(&["app", "logs", "server-cli-web", "--kind", "Deployment", "--name", "prod-api"]);
+    assert!(logs.contains("api listening on :8080"), "{logs}");
+    let deleted = remote(
+        home.path(),
+        &[
+            "app",
+            "delete-resource",
+            "server-cli-web",
+            "--kind",
+            "ConfigMap",
+            "--resource-name",
+            "prod-settings",
+        ],
+    );
+    assert!(deleted.status.success(), "{}", all(&deleted));
+    assert_eq!(text(&deleted.stderr), "Resource 'prod-settings' deleted\n");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while live(dest.name(), "configmap", "prod-settings").is_some() {
+        assert!(Instant::now() < deadline, "ConfigMap deleted");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 
     // logout forgets (and revokes) the token: the next call is refused.
     let out = remote(home.path(), &["logout"]);

@@ -11,15 +11,12 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
-use plumb_health::actions::{Actions, ImpactedResource, Operation, merge_patch};
+use plumb_health::actions::Actions;
 use plumb_model::ResourceKey;
-use plumb_model::application::Application;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::client::AppClient;
-use super::managed::{self, Destination, LiveResource, ResourceFilterArgs};
+use super::managed::{self, ResourceFilterArgs};
 use crate::exit::Outcome;
 use crate::output::tabwriter::Table;
 
@@ -27,11 +24,11 @@ use crate::output::tabwriter::Table;
 #[derive(Debug, Args)]
 pub struct ActionsArgs {
     #[command(subcommand)]
-    command: ActionsCommand,
+    pub(crate) command: ActionsCommand,
 }
 
 #[derive(Debug, Subcommand)]
-enum ActionsCommand {
+pub(crate) enum ActionsCommand {
     /// Lists available actions on a resource.
     #[command(
         after_help = "Examples:\n  # List the actions of every resource of an application\n  plumb app actions list guestbook\n\n  # Only Deployments\n  plumb app actions list guestbook --kind Deployment"
@@ -57,37 +54,37 @@ pub enum ListOutput {
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Application name.
-    name: String,
+    pub(crate) name: String,
     #[command(flatten)]
-    filter: ResourceFilterArgs,
+    pub(crate) filter: ResourceFilterArgs,
     /// Output format (default: a table).
     #[arg(short = 'o', long = "out", value_enum)]
-    out: Option<ListOutput>,
+    pub(crate) out: Option<ListOutput>,
     /// A directory laid out like Argo CD's resource_customizations whose actions come after
     /// argocd-cm's and before Plumb's own (repeatable; the controller's --customizations).
     #[arg(long = "customizations", value_name = "DIR")]
-    customizations: Vec<PathBuf>,
+    pub(crate) customizations: Vec<PathBuf>,
 }
 
 /// `plumb app actions run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Application name.
-    name: String,
+    pub(crate) name: String,
     /// The action to run.
-    action: String,
+    pub(crate) action: String,
     #[command(flatten)]
-    filter: ResourceFilterArgs,
+    pub(crate) filter: ResourceFilterArgs,
     /// Run the action on every matching resource.
     #[arg(long)]
-    all: bool,
+    pub(crate) all: bool,
     /// An action parameter, the script's actionParams[KEY] (repeatable).
     #[arg(long = "param", value_name = "KEY=VALUE")]
-    params: Vec<String>,
+    pub(crate) params: Vec<String>,
     /// A directory laid out like Argo CD's resource_customizations whose actions come after
     /// argocd-cm's and before Plumb's own (repeatable; the controller's --customizations).
     #[arg(long = "customizations", value_name = "DIR")]
-    customizations: Vec<PathBuf>,
+    pub(crate) customizations: Vec<PathBuf>,
 }
 
 /// `--param KEY=VALUE` flags as Argo parses them (the first `=` splits; a later one is the
@@ -210,118 +207,28 @@ async fn run_action(client: &AppClient, args: RunArgs) -> Result<Outcome> {
         let impacted = engine
             .run(&r.live, &args.action, &params)
             .with_context(|| format!("running action '{}' on {}", args.action, r.key))?;
-        apply(&dest, &app, &project, r, &impacted)
-            .await
-            .with_context(|| format!("action '{}' on {}", args.action, r.key))?;
+        let target = plumb_policy::project::Destination {
+            server: &dest.server,
+            name: &dest.name,
+            namespace: app
+                .spec
+                .destination
+                .namespace
+                .as_deref()
+                .unwrap_or_default(),
+        };
+        plumb_controller::actions::write_action_result(
+            &dest.discovery,
+            &project,
+            &target,
+            &r.key,
+            &r.live,
+            &impacted,
+        )
+        .await
+        .with_context(|| format!("action '{}' on {}", args.action, r.key))?;
     }
     Ok(Outcome::Success)
-}
-
-/// Checks every object the action returned, then writes them.
-async fn apply(
-    dest: &Destination,
-    app: &Application,
-    project: &plumb_model::application::AppProject,
-    source: &LiveResource,
-    impacted: &[ImpactedResource],
-) -> Result<()> {
-    let target = plumb_policy::project::Destination {
-        server: &dest.server,
-        name: &dest.name,
-        namespace: app
-            .spec
-            .destination
-            .namespace
-            .as_deref()
-            .unwrap_or_default(),
-    };
-    for item in impacted {
-        let key = ResourceKey::of(&item.resource);
-        if item.operation == Operation::Create {
-            if key.name.is_empty() {
-                bail!(
-                    "the action creates a {} without metadata.name",
-                    key.group_kind()
-                );
-            }
-            if key.namespace != source.key.namespace {
-                bail!(
-                    "the action creates {key} outside the namespace '{}' of the object it ran on; refused",
-                    source.key.namespace
-                );
-            }
-        }
-        let version = item
-            .resource
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .and_then(|v| v.rsplit('/').next());
-        let (kind, api) = dest.api(&key, version).await?;
-        plumb_policy::project::check_resource(
-            project,
-            &key.group,
-            &key.kind,
-            kind.namespaced,
-            &key.namespace,
-            &target,
-        )
-        .map_err(|v| anyhow!("{v}"))?;
-        if item.operation == Operation::Create {
-            let obj: DynamicObject = serde_json::from_value(item.resource.clone())
-                .with_context(|| format!("the action's {key} is not a Kubernetes object"))?;
-            api.create(
-                &PostParams {
-                    dry_run: true,
-                    ..Default::default()
-                },
-                &obj,
-            )
-            .await
-            .with_context(|| format!("creating {key} (dry run)"))?;
-        }
-    }
-    for item in impacted {
-        let key = ResourceKey::of(&item.resource);
-        let version = item
-            .resource
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .and_then(|v| v.rsplit('/').next());
-        let (kind, api) = dest.api(&key, version).await?;
-        match item.operation {
-            Operation::Create => {
-                let obj: DynamicObject = serde_json::from_value(item.resource.clone())?;
-                api.create(&PostParams::default(), &obj)
-                    .await
-                    .with_context(|| format!("creating {key}"))?;
-            }
-            Operation::Patch => {
-                let Some(mut patch) = merge_patch(&source.live, &item.resource) else {
-                    continue;
-                };
-                let status = patch.as_object_mut().and_then(|m| m.remove("status"));
-                if let Some(status) = status {
-                    if kind.status_subresource {
-                        api.patch_status(
-                            &key.name,
-                            &PatchParams::default(),
-                            &Patch::Merge(serde_json::json!({"status": status})),
-                        )
-                        .await
-                        .with_context(|| format!("patching the status of {key}"))?;
-                    } else {
-                        patch["status"] = status;
-                    }
-                }
-                if patch.as_object().is_some_and(|m| !m.is_empty()) {
-                    api.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
-                        .await
-                        .with_context(|| format!("patching {key}"))?;
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

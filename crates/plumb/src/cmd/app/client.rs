@@ -9,7 +9,9 @@
 use std::path::PathBuf;
 use std::pin::Pin;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
+
+use crate::cmd::remote::ServerClient;
 use futures::{Stream, StreamExt};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::discovery::ApiResource;
@@ -89,7 +91,10 @@ pub type AppStream = Pin<Box<dyn Stream<Item = Result<Option<Application>>> + Se
 /// Applications, with the control namespace they belong to.
 #[derive(Clone)]
 pub struct AppClient {
-    client: kube::Client,
+    /// The kubeconfig's cluster (core mode); `None` through `plumb server`.
+    client: Option<kube::Client>,
+    /// `plumb server` (when a context is set or `--server` given, unless `--core`).
+    server: Option<ServerClient>,
     /// The control namespace.
     namespace: String,
     /// Where a bare Application name is looked up.
@@ -131,12 +136,31 @@ impl AppClient {
             .await
             .context("connecting to the cluster")?;
         Ok(Self {
-            client,
+            client: Some(client),
+            server: None,
             namespace: args.control_namespace().to_string(),
             app_namespace: args.app_namespace.clone(),
             app_namespace_only: args.control_namespace() != args.app_namespace,
             kubeconfig: args.kubeconfig.clone(),
         })
+    }
+
+    /// Through `plumb server`: every call goes to the server's REST API (Argo CD's paths) with
+    /// the context's token; no kubeconfig is read.
+    pub fn through_server(server: ServerClient, args: &ConnArgs) -> Self {
+        Self {
+            client: None,
+            server: Some(server),
+            namespace: args.control_namespace().to_string(),
+            app_namespace: args.app_namespace.clone(),
+            app_namespace_only: args.control_namespace() != args.app_namespace,
+            kubeconfig: None,
+        }
+    }
+
+    /// The server, when the commands go through one.
+    pub fn server(&self) -> Option<&ServerClient> {
+        self.server.as_ref()
     }
 
     /// The control namespace.
@@ -155,17 +179,26 @@ impl AppClient {
     }
 
     /// The Applications API of `namespace`.
-    fn apps_in(&self, namespace: &str) -> Api<DynamicObject> {
-        Api::namespaced_with(
-            self.client.clone(),
+    fn apps_in(&self, namespace: &str) -> Result<Api<DynamicObject>> {
+        Ok(Api::namespaced_with(
+            self.kube()?.clone(),
             namespace,
             &resource(Application::KIND, "applications"),
-        )
+        ))
     }
 
-    /// The underlying client.
-    pub fn kube(&self) -> &kube::Client {
-        &self.client
+    /// The underlying Kubernetes client (core mode only: through `plumb server` there is none).
+    pub fn kube(&self) -> Result<&kube::Client> {
+        self.client.as_ref().ok_or_else(|| {
+            anyhow!(
+                "this needs the Kubernetes API, which plumb server does not offer for it yet: add --core to use your kubeconfig"
+            )
+        })
+    }
+
+    /// `/api/v1/applications/{name}{suffix}` of a possibly qualified name, with `query`.
+    pub fn app_path(&self, qualified: &str, suffix: &str, query: &[(&str, &str)]) -> String {
+        super::remote::app_url(qualified, suffix, query)
     }
 
     fn not_found(&self, name: &str) -> anyhow::Error {
@@ -182,8 +215,24 @@ impl AppClient {
 
     /// One Application, `None` when it does not exist.
     pub async fn get_opt(&self, name: &str) -> Result<Option<Application>> {
+        if let Some(srv) = &self.server {
+            let (code, v) = srv
+                .call(reqwest::Method::GET, &self.app_path(name, "", &[]), None)
+                .await?;
+            // With authorization on, the server answers a missing Application with a bare
+            // "permission denied" (as Argo, so names cannot be probed); a denial of one that
+            // exists names the rule.
+            let missing = code == 404
+                || (code == 403
+                    && v.get("message").and_then(Value::as_str) == Some("permission denied"));
+            return match code {
+                _ if missing => Ok(None),
+                200 => super::remote::application(v).map(Some),
+                _ => Err(srv.error(code, &v)),
+            };
+        }
         let (ns, name) = self.locate(name);
-        match self.apps_in(ns).get(name).await {
+        match self.apps_in(ns)?.get(name).await {
             Ok(obj) => to_application(obj).map(Some),
             Err(e) if is_not_found(&e) => Ok(None),
             Err(e) => Err(e).with_context(|| format!("reading Application {ns}/{name}")),
@@ -195,6 +244,7 @@ impl AppClient {
     /// control namespace and of every namespace `application.namespaces` of
     /// `argocd-cmd-params-cm` permits (Argo's `app list` over every enabled namespace).
     pub async fn list(&self, selector: Option<&str>) -> Result<Vec<Application>> {
+        let kube = self.kube()?.clone();
         let mut params = ListParams::default();
         if let Some(s) = selector {
             params = params.labels(s);
@@ -206,17 +256,14 @@ impl AppClient {
         };
         let (api, namespace) = if self.app_namespace_only {
             (
-                self.apps_in(&self.app_namespace),
+                self.apps_in(&self.app_namespace)?,
                 self.app_namespace.as_str(),
             )
         } else if permitted.is_empty() {
-            (self.apps_in(&self.namespace), self.namespace.as_str())
+            (self.apps_in(&self.namespace)?, self.namespace.as_str())
         } else {
             (
-                Api::all_with(
-                    self.client.clone(),
-                    &resource(Application::KIND, "applications"),
-                ),
+                Api::all_with(kube, &resource(Application::KIND, "applications")),
                 "",
             )
         };
@@ -251,7 +298,7 @@ impl AppClient {
     /// the ConfigMap or the key is absent, or the caller may not read it).
     pub async fn application_namespaces(&self) -> Result<Vec<String>> {
         let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
-            Api::namespaced(self.client.clone(), &self.namespace);
+            Api::namespaced(self.kube()?.clone(), &self.namespace);
         let cm = match api.get(plumb_controller::CMD_PARAMS_CONFIGMAP).await {
             Ok(cm) => cm,
             Err(e) if is_not_found(&e) => return Ok(Vec::new()),
@@ -283,9 +330,15 @@ impl AppClient {
 
     /// A JSON merge patch on the Application.
     pub async fn merge_patch(&self, qualified: &str, patch: &Value) -> Result<Application> {
+        if self.server.is_some() {
+            return match self.server_patch(qualified, patch).await? {
+                Some(app) => Ok(app),
+                None => bail!("application '{qualified}' changed while patching it"),
+            };
+        }
         let (ns, name) = self.locate(qualified);
         match self
-            .apps_in(ns)
+            .apps_in(ns)?
             .patch(name, &PatchParams::default(), &Patch::Merge(patch))
             .await
         {
@@ -303,10 +356,13 @@ impl AppClient {
         resource_version: &str,
         mut patch: Value,
     ) -> Result<Option<Application>> {
-        let (ns, name) = self.locate(qualified);
         patch["metadata"]["resourceVersion"] = Value::from(resource_version);
+        if self.server.is_some() {
+            return self.server_patch(qualified, &patch).await;
+        }
+        let (ns, name) = self.locate(qualified);
         match self
-            .apps_in(ns)
+            .apps_in(ns)?
             .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
@@ -319,9 +375,12 @@ impl AppClient {
 
     /// A merge patch of the status subresource.
     pub async fn patch_status(&self, qualified: &str, patch: &Value) -> Result<Application> {
+        if self.server.is_some() {
+            bail!("the status of an Application cannot be written through plumb server");
+        }
         let (ns, name) = self.locate(qualified);
         match self
-            .apps_in(ns)
+            .apps_in(ns)?
             .patch_status(name, &PatchParams::default(), &Patch::Merge(patch))
             .await
         {
@@ -345,11 +404,18 @@ impl AppClient {
 
     /// Creates an Application (in its `metadata.namespace`, else the `-N` namespace).
     pub async fn create(&self, app: &Application) -> Result<Application> {
+        if let Some(srv) = &self.server {
+            let mut body = serde_json::to_value(app)?;
+            if app.namespace().is_empty() && self.app_namespace != self.namespace {
+                body["metadata"]["namespace"] = Value::from(self.app_namespace.clone());
+            }
+            return super::remote::application(srv.post("/api/v1/applications", &body).await?);
+        }
         let obj: DynamicObject = serde_json::from_value(serde_json::to_value(app)?)
             .context("encoding the Application")?;
         let ns = self.namespace_of(app);
         let created = self
-            .apps_in(ns)
+            .apps_in(ns)?
             .create(&PostParams::default(), &obj)
             .await
             .with_context(|| format!("creating Application {ns}/{}", app.name()))?;
@@ -358,11 +424,22 @@ impl AppClient {
 
     /// Replaces an Application (its `metadata.resourceVersion` guards the write).
     pub async fn replace(&self, app: &Application) -> Result<Application> {
+        if let Some(srv) = &self.server {
+            let mut body = serde_json::to_value(app)?;
+            if app.namespace().is_empty() && self.app_namespace != self.namespace {
+                body["metadata"]["namespace"] = Value::from(self.app_namespace.clone());
+            }
+            let path = format!(
+                "/api/v1/applications/{}",
+                super::super::remote::enc(app.name())
+            );
+            return super::remote::application(srv.put(&path, &body).await?);
+        }
         let obj: DynamicObject = serde_json::from_value(serde_json::to_value(app)?)
             .context("encoding the Application")?;
         let ns = self.namespace_of(app);
         let replaced = self
-            .apps_in(ns)
+            .apps_in(ns)?
             .replace(app.name(), &PostParams::default(), &obj)
             .await
             .with_context(|| format!("updating Application {ns}/{}", app.name()))?;
@@ -372,9 +449,12 @@ impl AppClient {
     /// Deletes an Application (finalizers decide what happens to its resources); `false` when
     /// it was already gone.
     pub async fn delete(&self, qualified: &str) -> Result<bool> {
+        if self.server.is_some() {
+            return self.delete_through_server(qualified, true, false).await;
+        }
         let (ns, name) = self.locate(qualified);
         match self
-            .apps_in(ns)
+            .apps_in(ns)?
             .delete(name, &DeleteParams::default())
             .await
         {
@@ -388,8 +468,15 @@ impl AppClient {
     /// does not exist (or was deleted). The watch restarts by itself after API errors, which
     /// are passed through.
     pub fn watch(&self, qualified: &str) -> AppStream {
+        if self.server.is_some() {
+            return self.poll(qualified);
+        }
         let (ns, name) = self.locate(qualified);
-        kube::runtime::watcher::watch_object(self.apps_in(ns), name)
+        let api = match self.apps_in(ns) {
+            Ok(api) => api,
+            Err(e) => return futures::stream::once(async move { Err(e) }).boxed(),
+        };
+        kube::runtime::watcher::watch_object(api, name)
             .map(|event| match event {
                 Ok(Some(obj)) => to_application(obj).map(Some),
                 Ok(None) => Ok(None),
@@ -400,8 +487,15 @@ impl AppClient {
 
     /// The settings ConfigMap's data; empty settings when it does not exist.
     pub async fn settings(&self) -> Result<Settings> {
+        if let Some(srv) = &self.server {
+            // The server does not hand out argocd-cm; what the CLI shows from it through a
+            // server is the UI's address, which is the server itself (Argo's `appURL`).
+            return Ok(Settings::from_config_map(
+                &serde_json::json!({"data": {URL_KEY: srv.base()}}),
+            ));
+        }
         let api: Api<DynamicObject> = Api::namespaced_with(
-            self.client.clone(),
+            self.kube()?.clone(),
             &self.namespace,
             &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
         );
@@ -416,8 +510,19 @@ impl AppClient {
 
     /// An AppProject of the control namespace, `None` when it does not exist.
     pub async fn project(&self, name: &str) -> Result<Option<AppProject>> {
+        if let Some(srv) = &self.server {
+            let path = format!("/api/v1/projects/{}", super::super::remote::enc(name));
+            let (code, v) = srv.call(reqwest::Method::GET, &path, None).await?;
+            return match code {
+                404 => Ok(None),
+                200 => serde_json::from_value(v)
+                    .with_context(|| format!("reading AppProject {name} from the server"))
+                    .map(Some),
+                _ => Err(srv.error(code, &v)),
+            };
+        }
         let api: Api<DynamicObject> = Api::namespaced_with(
-            self.client.clone(),
+            self.kube()?.clone(),
             &self.namespace,
             &resource(AppProject::KIND, "appprojects"),
         );
@@ -433,6 +538,95 @@ impl AppClient {
                 Err(e).with_context(|| format!("reading AppProject {}/{name}", self.namespace))
             }
         }
+    }
+
+    /// `PATCH /api/v1/applications/{name}` with a merge patch (Argo's `ApplicationPatchRequest`);
+    /// `None` when a `metadata.resourceVersion` in the patch is stale (409).
+    async fn server_patch(&self, qualified: &str, patch: &Value) -> Result<Option<Application>> {
+        let srv = self.server.as_ref().ok_or_else(|| anyhow!("no server"))?;
+        let (ns, name) = split_qualified(qualified, "");
+        let mut body =
+            serde_json::json!({"name": name, "patch": patch.to_string(), "patchType": "merge"});
+        if !ns.is_empty() {
+            body["appNamespace"] = Value::from(ns);
+        }
+        let path = format!("/api/v1/applications/{}", super::super::remote::enc(name));
+        let (code, v) = srv.call(reqwest::Method::PATCH, &path, Some(&body)).await?;
+        match code {
+            200 => super::remote::application(v).map(Some),
+            409 => Ok(None),
+            _ => Err(srv.error(code, &v)),
+        }
+    }
+
+    /// `DELETE /api/v1/applications/{name}?cascade=&propagationPolicy=`: the server sets the
+    /// finalizers as `plumb app delete` does; `false` when it was already gone.
+    pub async fn delete_through_server(
+        &self,
+        qualified: &str,
+        cascade: bool,
+        background: bool,
+    ) -> Result<bool> {
+        let srv = self.server.as_ref().ok_or_else(|| anyhow!("no server"))?;
+        let policy = if background {
+            "background"
+        } else {
+            "foreground"
+        };
+        let cascade = if cascade { "true" } else { "false" };
+        let path = self.app_path(
+            qualified,
+            "",
+            &[("cascade", cascade), ("propagationPolicy", policy)],
+        );
+        let (code, v) = srv.call(reqwest::Method::DELETE, &path, None).await?;
+        match code {
+            200 => Ok(true),
+            404 => Ok(false),
+            _ => Err(srv.error(code, &v)),
+        }
+    }
+
+    /// The watch through a server: the Application read every second, passed on when its
+    /// resourceVersion changed; `None` once it is gone.
+    fn poll(&self, qualified: &str) -> AppStream {
+        let client = self.clone();
+        let name = qualified.to_string();
+        futures::stream::unfold(
+            (client, name, None::<String>, false, false),
+            |(client, name, last, started, ended)| async move {
+                if ended {
+                    return None;
+                }
+                let mut started = started;
+                loop {
+                    if started {
+                        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                    }
+                    started = true;
+                    match client.get_opt(&name).await {
+                        Ok(Some(app)) => {
+                            let rv = app
+                                .metadata
+                                .other
+                                .get("resourceVersion")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
+                                .to_string();
+                            if last.as_deref() != Some(rv.as_str()) {
+                                return Some((
+                                    Ok(Some(app)),
+                                    (client, name, Some(rv), true, false),
+                                ));
+                            }
+                        }
+                        Ok(None) => return Some((Ok(None), (client, name, last, true, true))),
+                        Err(e) => return Some((Err(e), (client, name, last, true, false))),
+                    }
+                }
+            },
+        )
+        .boxed()
     }
 
     /// Who is asking, for `operation.initiatedBy.username`: the kubeconfig's current user name,

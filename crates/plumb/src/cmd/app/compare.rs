@@ -115,7 +115,7 @@ async fn prepare(
         .context("reading the settings ConfigMap")?;
     let engines = Engines::new(settings.clone(), client.namespace(), &[])
         .context("reading the settings ConfigMap")?;
-    let cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.kube().clone())
+    let cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.kube()?.clone())
         .await
         .context("discovering the cluster's API")?;
     let d = &app.spec.destination;
@@ -152,7 +152,7 @@ async fn prepare(
     let renderer = Arc::new(renderer);
     // The repository Secrets and CA certificates the controller renders with (private Git and
     // Helm repositories), when this kubeconfig may read them.
-    plumb_controller::load_repositories(client.kube(), client.namespace(), &renderer).await;
+    plumb_controller::load_repositories(client.kube()?, client.namespace(), &renderer).await;
     // Kustomize remote bases are checked against the project's sourceRepos, as in the
     // controller; without the project nothing is rendered.
     let project_name = if app.spec.project.is_empty() {

@@ -76,6 +76,18 @@ pub async fn run(client: &AppClient, args: DeleteArgs) -> Result<Outcome> {
         if !args.yes && !confirm(name, args.cascade)? {
             continue;
         }
+        if client.server().is_some() {
+            // The server sets the finalizers from cascade and propagationPolicy, as below.
+            client
+                .delete_through_server(
+                    name,
+                    args.cascade,
+                    args.propagation_policy == Propagation::Background,
+                )
+                .await?;
+            println!("application '{name}' deleted");
+            continue;
+        }
         let current = app.metadata.finalizers.clone().unwrap_or_default();
         let wanted = finalizers(&current, args.cascade, args.propagation_policy);
         if wanted != current {

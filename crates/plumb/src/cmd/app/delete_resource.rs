@@ -18,18 +18,18 @@ use crate::exit::Outcome;
 )]
 pub struct DeleteResourceArgs {
     /// Application name.
-    name: String,
+    pub(crate) name: String,
     #[command(flatten)]
-    filter: ResourceFilterArgs,
+    pub(crate) filter: ResourceFilterArgs,
     /// Delete at once, without a grace period, dependents in the background.
     #[arg(long)]
-    force: bool,
+    pub(crate) force: bool,
     /// Orphan the dependents of the deleted resource.
     #[arg(long)]
-    orphan: bool,
+    pub(crate) orphan: bool,
     /// Indicates whether to delete multiple matching resources.
     #[arg(long)]
-    all: bool,
+    pub(crate) all: bool,
 }
 
 /// The delete options Argo's API server uses.

@@ -24,7 +24,12 @@ pub async fn resolve(
     if server.is_empty() && name.is_empty() {
         return Ok((String::new(), String::new()));
     }
-    let secrets: Api<Secret> = Api::namespaced(client.kube().clone(), client.namespace());
+    if client.server().is_some() {
+        // Through plumb server there are no cluster Secrets to read: the destination as given
+        // (the server and the controller check it against the project).
+        return Ok((server.to_string(), name.to_string()));
+    }
+    let secrets: Api<Secret> = Api::namespaced(client.kube()?.clone(), client.namespace());
     let list = secrets
         .list(&ListParams::default().labels(CLUSTER_SECRET_LABEL))
         .await

@@ -30,43 +30,43 @@ use crate::exit::Outcome;
 )]
 pub struct LogsArgs {
     /// Application name.
-    name: String,
+    pub(crate) name: String,
     /// Resource group.
     #[arg(long, value_name = "GROUP")]
-    group: Option<String>,
+    pub(crate) group: Option<String>,
     /// Resource kind.
     #[arg(long, value_name = "KIND")]
-    kind: Option<String>,
+    pub(crate) kind: Option<String>,
     /// Resource name.
     #[arg(long = "name", value_name = "NAME")]
-    resource_name: Option<String>,
+    pub(crate) resource_name: Option<String>,
     /// Resource namespace.
     #[arg(long, value_name = "NAMESPACE")]
-    namespace: Option<String>,
+    pub(crate) namespace: Option<String>,
     /// Optional container name.
     #[arg(short = 'c', long, value_name = "CONTAINER")]
-    container: Option<String>,
+    pub(crate) container: Option<String>,
     /// Specify if the logs should be streamed.
     #[arg(short = 'f', long)]
-    follow: bool,
+    pub(crate) follow: bool,
     /// The number of lines from the end of the logs to show.
     #[arg(long, value_name = "N")]
-    tail: Option<i64>,
+    pub(crate) tail: Option<i64>,
     /// A relative time in seconds before the current time from which to show logs.
     #[arg(long, value_name = "SECONDS")]
-    since_seconds: Option<i64>,
+    pub(crate) since_seconds: Option<i64>,
     /// Show logs until this time (RFC 3339); with --follow the stream ends there.
     #[arg(long, value_name = "TIME")]
-    until_time: Option<String>,
+    pub(crate) until_time: Option<String>,
     /// Show logs contain this string (a leading '!': logs that do not contain it).
     #[arg(long, value_name = "TEXT")]
-    filter: Option<String>,
+    pub(crate) filter: Option<String>,
     /// Specify if the filter should be case-sensitive.
     #[arg(short = 'm', long)]
-    match_case: bool,
+    pub(crate) match_case: bool,
     /// Specify if the previously terminated container logs should be returned.
     #[arg(short = 'p', long)]
-    previous: bool,
+    pub(crate) previous: bool,
 }
 
 /// argocd-cm's limit on the Pods one `logs` reads (Argo's `server.maxPodLogsToRender`).

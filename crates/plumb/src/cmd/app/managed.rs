@@ -83,9 +83,9 @@ impl Destination {
 pub async fn destination(client: &AppClient, app: &Application) -> Result<Destination> {
     let (server, name) = super::destination::resolve(client, &app.spec.destination).await?;
     let kube = if server == IN_CLUSTER_SERVER || name == IN_CLUSTER_NAME {
-        client.kube().clone()
+        client.kube()?.clone()
     } else {
-        let secrets: Api<Secret> = Api::namespaced(client.kube().clone(), client.namespace());
+        let secrets: Api<Secret> = Api::namespaced(client.kube()?.clone(), client.namespace());
         let list = secrets
             .list(&ListParams::default().labels(CLUSTER_SECRET_LABEL))
             .await

@@ -26,6 +26,7 @@ mod patch;
 mod patch_resource;
 mod prune_brake;
 mod remote;
+mod remote_live;
 mod resource_filter;
 mod resources;
 mod rollback;
@@ -151,35 +152,48 @@ pub fn run(args: AppArgs) -> Result<Outcome> {
                 AppCommand::Sync(a) => remote::sync(&server, a).await,
                 AppCommand::Diff(a) => remote::diff(&server, a).await,
                 AppCommand::Manifests(a) => remote::manifests(&server, a).await,
-                _ => bail!(
-                    "this command is not available through plumb server yet: add --core to use your kubeconfig"
-                ),
+                AppCommand::Logs(a) => remote_live::logs(&server, a).await,
+                AppCommand::Actions(a) => remote_live::actions(&server, a).await,
+                AppCommand::PatchResource(a) => remote_live::patch_resource(&server, a).await,
+                AppCommand::DeleteResource(a) => remote_live::delete_resource(&server, a).await,
+                // The other verbs run as in core mode over the server's Application API.
+                command => {
+                    let client = AppClient::through_server(server, &args.conn);
+                    run_with(&client, command).await
+                }
             };
         }
         let client = AppClient::connect(&args.conn).await?;
-        match args.command {
-            AppCommand::Get(a) => get::run(&client, a).await,
-            AppCommand::List(a) => list::run(&client, a).await,
-            AppCommand::Sync(a) => sync::run(&client, a).await,
-            AppCommand::Wait(a) => wait::run(&client, a).await,
-            AppCommand::Create(a) => create::run(&client, *a).await,
-            AppCommand::Delete(a) => delete::run(&client, a).await,
-            AppCommand::Resources(a) => resources::run(&client, a).await,
-            AppCommand::TerminateOp(a) => terminate_op::run(&client, a).await,
-            AppCommand::Diff(a) => diff::run(&client, a).await,
-            AppCommand::Manifests(a) => manifests::run(&client, a).await,
-            AppCommand::Set(a) => set::run(&client, *a).await,
-            AppCommand::History(a) => history::run(&client, a).await,
-            AppCommand::Rollback(a) => rollback::run(&client, a).await,
-            AppCommand::Unset(a) => unset::run(&client, a).await,
-            AppCommand::Logs(a) => logs::run(&client, a).await,
-            AppCommand::Edit(a) => edit::run(&client, a).await,
-            AppCommand::Patch(a) => patch::run(&client, a).await,
-            AppCommand::Actions(a) => actions::run(&client, a).await,
-            AppCommand::PatchResource(a) => patch_resource::run(&client, a).await,
-            AppCommand::DeleteResource(a) => delete_resource::run(&client, a).await,
-        }
+        run_with(&client, args.command).await
     })
+}
+
+/// One subcommand over `client` (the kubeconfig's cluster, or a server's Application API).
+async fn run_with(client: &AppClient, command: AppCommand) -> Result<Outcome> {
+    {
+        match command {
+            AppCommand::Get(a) => get::run(client, a).await,
+            AppCommand::List(a) => list::run(client, a).await,
+            AppCommand::Sync(a) => sync::run(client, a).await,
+            AppCommand::Wait(a) => wait::run(client, a).await,
+            AppCommand::Create(a) => create::run(client, *a).await,
+            AppCommand::Delete(a) => delete::run(client, a).await,
+            AppCommand::Resources(a) => resources::run(client, a).await,
+            AppCommand::TerminateOp(a) => terminate_op::run(client, a).await,
+            AppCommand::Diff(a) => diff::run(client, a).await,
+            AppCommand::Manifests(a) => manifests::run(client, a).await,
+            AppCommand::Set(a) => set::run(client, *a).await,
+            AppCommand::History(a) => history::run(client, a).await,
+            AppCommand::Rollback(a) => rollback::run(client, a).await,
+            AppCommand::Unset(a) => unset::run(client, a).await,
+            AppCommand::Logs(a) => logs::run(client, a).await,
+            AppCommand::Edit(a) => edit::run(client, a).await,
+            AppCommand::Patch(a) => patch::run(client, a).await,
+            AppCommand::Actions(a) => actions::run(client, a).await,
+            AppCommand::PatchResource(a) => patch_resource::run(client, a).await,
+            AppCommand::DeleteResource(a) => delete_resource::run(client, a).await,
+        }
+    }
 }
 
 /// The header inputs read from the cluster: the UI URL from the settings and, when

@@ -23,18 +23,18 @@ const STRATEGIC: &str = "application/strategic-merge-patch+json";
 )]
 pub struct PatchResourceArgs {
     /// Application name.
-    name: String,
+    pub(crate) name: String,
     /// Patch.
     #[arg(long, required = true)]
-    patch: String,
+    pub(crate) patch: String,
     /// Which Patching strategy to use: 'application/json-patch+json', 'application/merge-patch+json', or 'application/strategic-merge-patch+json'.
     #[arg(long = "patch-type", default_value = MERGE)]
-    patch_type: String,
+    pub(crate) patch_type: String,
     #[command(flatten)]
-    filter: ResourceFilterArgs,
+    pub(crate) filter: ResourceFilterArgs,
     /// Indicates whether to patch multiple matching of resources.
     #[arg(long)]
-    all: bool,
+    pub(crate) all: bool,
 }
 
 /// The patch a `--patch-type` and `--patch` describe.

@@ -15,7 +15,7 @@ use crate::exit::Outcome;
 use crate::output::wide::HeaderContext;
 use crate::output::{Clock, json as json_out, yaml};
 
-fn application(v: Value) -> Result<Application> {
+pub(crate) fn application(v: Value) -> Result<Application> {
     let name = v
         .pointer("/metadata/name")
         .and_then(Value::as_str)
@@ -26,7 +26,7 @@ fn application(v: Value) -> Result<Application> {
 
 /// `/api/v1/applications/{name}{suffix}` for a possibly qualified name (`namespace/name`: Argo's
 /// `appNamespace` query parameter), with `query`.
-fn app_url(qualified: &str, suffix: &str, query: &[(&str, &str)]) -> String {
+pub(crate) fn app_url(qualified: &str, suffix: &str, query: &[(&str, &str)]) -> String {
     let (ns, name) = match qualified.split_once('/') {
         Some((ns, n)) if !ns.is_empty() => (Some(ns), n),
         _ => (None, qualified),

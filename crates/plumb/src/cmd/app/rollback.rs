@@ -67,6 +67,21 @@ pub fn operation(
 
 /// Writes the rollback operation unless refused, retrying on write conflicts.
 pub async fn request(client: &AppClient, args: &RollbackArgs) -> Result<Application> {
+    if let Some(srv) = client.server() {
+        // Argo's `Rollback`: the server finds the entry, refuses as below and writes the
+        // operation (with the caller as its initiator).
+        let (ns, name) = super::client::split_qualified(&args.name, "");
+        let mut body = serde_json::json!({"name": name, "id": args.id.unwrap_or(-1),
+            "prune": args.prune, "dryRun": args.dry_run});
+        if !ns.is_empty() {
+            body["appNamespace"] = Value::from(ns);
+        }
+        let path = format!(
+            "/api/v1/applications/{}/rollback",
+            crate::cmd::remote::enc(name)
+        );
+        return super::remote::application(srv.post(&path, &body).await?);
+    }
     let username = client.username();
     for _ in 0..10 {
         let app = client.get(&args.name).await?;

@@ -319,7 +319,17 @@ pub(crate) async fn check_project(client: &AppClient, app: &Application) -> Resu
                 .join(";")
         )
     };
-    let Some(project) = client.project(&app.spec.project).await? else {
+    let project = match client.project(&app.spec.project).await {
+        Ok(p) => p,
+        // Through a server the caller may lack `projects, get`: the server checks the project
+        // when it writes the Application.
+        Err(e) if client.server().is_some() => {
+            tracing::debug!("reading the project through the server: {e:#}");
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    let Some(project) = project else {
         return Err(invalid(vec![format!(
             "Application referencing project {} which does not exist",
             app.spec.project

@@ -18,6 +18,19 @@ pub struct TerminateOpArgs {
 
 /// Runs `plumb app terminate-op`.
 pub async fn run(client: &AppClient, args: TerminateOpArgs) -> Result<Outcome> {
+    if let Some(srv) = client.server() {
+        // Argo's `TerminateOperation` (`DELETE .../operation`): the server refuses when no
+        // operation runs.
+        let app = client.get(&args.name).await?;
+        let running = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
+        if app.operation.is_none() || running.is_none() {
+            bail!("Unable to terminate operation. No operation is in progress");
+        }
+        srv.delete(&client.app_path(&args.name, "/operation", &[]))
+            .await?;
+        println!("Application '{}' operation terminating", args.name);
+        return Ok(Outcome::Success);
+    }
     for _ in 0..10 {
         let app = client.get(&args.name).await?;
         let running = app.status.as_ref().and_then(|s| s.operation_state.as_ref());

@@ -43,7 +43,7 @@ async fn list_kind(client: &kube::Client, ar: &ApiResource, namespace: &str) -> 
 }
 
 async fn fetch(client: &AppClient, rows: &[ResourceRow]) -> Result<Vec<Value>> {
-    let kube = client.kube().clone();
+    let kube = client.kube()?.clone();
     let discovery = Arc::new(plumb_kube::ApiDiscovery::new(kube.clone()).await?);
     let applier = plumb_kube::Applier::new(discovery);
     let mut live = Vec::new();

@@ -215,6 +215,30 @@ impl ServerClient {
         self.send(reqwest::Method::DELETE, path, None).await
     }
 
+    /// A GET whose answer is read as it arrives (logs, watch streams); an error status is
+    /// read whole and returned as the error.
+    pub async fn stream(&self, path: &str) -> Result<reqwest::Response> {
+        // A followed stream lasts as long as the user watches: no overall deadline.
+        let mut req = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .timeout(Duration::from_secs(10 * 365 * 24 * 3600));
+        if !self.token.is_empty() {
+            req = req.bearer_auth(&self.token);
+        }
+        let resp = req
+            .send()
+            .await
+            .with_context(|| format!("GET {}{path}", self.base))?;
+        let status = resp.status().as_u16();
+        if (200..300).contains(&status) {
+            return Ok(resp);
+        }
+        let text = resp.text().await.unwrap_or_default();
+        let value: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Err(self.error(status, &value))
+    }
+
     pub async fn put(&self, path: &str, body: &Value) -> Result<Value> {
         self.send(reqwest::Method::PUT, path, Some(body)).await
     }
