@@ -149,7 +149,7 @@ async fn live_resource_routes_act_on_the_tree_only_with_argo_rbac() {
     .expect("status");
     let pods = pods_of(c, &ns, "shopfront", 2).await;
     let pod = pods[0].clone();
-    let stranger_pod = pods_of(c, &ns, "stranger", 1).await.remove(0);
+    let stranger_pod = pods_of(c, &ns, "stranger", 2).await.remove(0);
     let base = format!("/api/v1/applications/{APP}/resource");
 
     // GET: a Pod the Application does not manage but shows in its tree (owned through the
@@ -349,7 +349,10 @@ async fn live_resource_routes_act_on_the_tree_only_with_argo_rbac() {
     let (code, body) = s
         .call(
             Method::DELETE,
-            &format!("{base}?{}&force=true", query(&ns, "", "v1", "Pod", &pods[1])),
+            &format!(
+                "{base}?{}&force=true",
+                query(&ns, "", "v1", "Pod", &pods[1])
+            ),
             Some(&admin),
             None,
         )
@@ -542,4 +545,57 @@ async fn live_resource_routes_act_on_the_tree_only_with_argo_rbac() {
         .await;
     let (code, _) = logs(&s, &u, "").await;
     assert_eq!(code, 403, "logs, get alone");
+}
+
+/// Argo's gateway fills `apiVersion` and `kind` of a created Application; create and update
+/// refuse a project that does not exist with Argo's text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_fills_the_type_and_writes_refuse_a_missing_project() {
+    let s = AuthStack::start("app-writes", Default::default()).await;
+    let admin = s.admin_token().await;
+    let mut body = crate::auth::app("untyped-create", "default");
+    let map = body.as_object_mut().expect("object");
+    map.remove("apiVersion");
+    map.remove("kind");
+    let (code, created) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications",
+            Some(&admin),
+            Some(&body),
+        )
+        .await;
+    assert_eq!(code, 200, "{created}");
+    assert_eq!(created["kind"], "Application");
+    assert_eq!(created["apiVersion"], "argoproj.io/v1alpha1");
+    let (code, refused) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications",
+            Some(&admin),
+            Some(&crate::auth::app("missing-project-create", "nowhere")),
+        )
+        .await;
+    assert_eq!(code, 400, "{refused}");
+    assert_eq!(
+        refused["message"],
+        "application references project nowhere which does not exist"
+    );
+    let mut moved = created.clone();
+    moved["spec"]["project"] = json!("nowhere");
+    let (code, refused) = s
+        .call(
+            Method::PUT,
+            "/api/v1/applications/untyped-create",
+            Some(&admin),
+            Some(&moved),
+        )
+        .await;
+    assert_eq!(code, 400, "{refused}");
+    assert_eq!(
+        refused["message"],
+        "application references project nowhere which does not exist"
+    );
+    let (_, stored) = s.get("/api/v1/applications/untyped-create", &admin).await;
+    assert_eq!(stored["spec"]["project"], "default", "nothing written");
 }

@@ -548,3 +548,164 @@ fn revisions_patches_projects_and_passwords_are_checked() {
     assert!((400..500).contains(&status(&r)), "{r}");
     healthy(addr);
 }
+
+/// The live-resource routes (`.../resource`, `.../resource/actions`, `.../logs`) take an object
+/// by group, kind, namespace and name from the query: with the server's rights they could reach
+/// any object of the cluster. Only nodes of the Application's tree are served: another
+/// namespace's Secret, names with path characters, a managed object's neighbour, malformed
+/// patches, numbers and times are refused with 4xx, nothing is changed, and the server keeps
+/// serving.
+#[test]
+fn live_resource_routes_reach_only_the_applications_tree() {
+    let env = crate::running::env();
+    let ns = env.namespace("hostile-live");
+    let n = ns.name();
+    let apply = |obj: serde_json::Value| {
+        let mut child = env
+            .kubectl()
+            .args(["apply", "-f", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(obj.to_string().as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+    };
+    for name in ["managed-cm", "neighbour-cm"] {
+        apply(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": n}, "data": {"k": "v"}}));
+    }
+    apply(
+        serde_json::json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+        "metadata": {"name": "default", "namespace": n},
+        "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}]}}),
+    );
+    apply(
+        serde_json::json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": "hostile-live", "namespace": n},
+        "spec": {"project": "default",
+                 "source": {"repoURL": "https://127.0.0.1:9/none.git", "path": ".", "targetRevision": "HEAD"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": n}}}),
+    );
+    let status = serde_json::json!({"status": {"resources": [
+        {"version": "v1", "kind": "ConfigMap", "namespace": n, "name": "managed-cm"}]}});
+    let out = env
+        .kubectl()
+        .args(["-n", n, "patch", "applications.argoproj.io", "hostile-live"])
+        .args(["--subresource=status", "--type=merge", "-p"])
+        .arg(status.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let server = start_in(n);
+    let addr = server.addr;
+    let get = |path: &str| {
+        raw(
+            addr,
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+    };
+    let base = "/api/v1/applications/hostile-live";
+    let managed =
+        format!("{base}/resource?namespace={n}&version=v1&kind=ConfigMap&resourceName=managed-cm");
+    let r = get(&managed);
+    assert_eq!(status(&r), 200, "the managed object itself: {r}");
+    for query in [
+        "namespace=kube-system&version=v1&kind=Secret&resourceName=bootstrap-token-abcdef"
+            .to_string(),
+        format!("namespace={n}&version=v1&kind=ConfigMap&resourceName=neighbour-cm"),
+        format!("namespace={n}&version=v1&kind=ConfigMap&resourceName=..%2Fneighbour-cm"),
+        format!("namespace={n}%2F..&version=v1&kind=ConfigMap&resourceName=managed-cm"),
+        format!("namespace={n}&version=v1&kind=Secret&resourceName=managed-cm"),
+        format!("namespace={n}&version=v1&kind=&resourceName="),
+    ] {
+        for path in [
+            format!("{base}/resource?{query}"),
+            format!("{base}/resource/actions?{query}"),
+        ] {
+            let r = get(&path);
+            assert!(matches!(status(&r), 400 | 404), "{path}: {r}");
+        }
+        let r = raw(
+            addr,
+            &send("DELETE", &format!("{base}/resource?{query}"), b""),
+        );
+        assert!(matches!(status(&r), 400 | 404), "delete {query}: {r}");
+        let r = raw(
+            addr,
+            &send(
+                "POST",
+                &format!("{base}/resource?{query}"),
+                br#""{\"data\":{\"k\":\"pwned\"}}""#,
+            ),
+        );
+        assert!(matches!(status(&r), 400 | 404), "patch {query}: {r}");
+    }
+    // Malformed patches and patch types on the managed object.
+    for (ptype, body) in [
+        (
+            "application%2Fjson-patch%2Bjson",
+            br#""{\"not\": \"a list\"}""#.as_slice(),
+        ),
+        ("application%2Fyaml", br#""{}""#.as_slice()),
+        ("", br#""data: [""#.as_slice()),
+        ("", "[".repeat(60_000).as_bytes()),
+    ] {
+        let path = format!(
+            "{base}/resource?namespace={n}&version=v1&kind=ConfigMap&resourceName=managed-cm&patchType={ptype}"
+        );
+        let r = raw(addr, &send("POST", &path, body));
+        assert!(matches!(status(&r), 400 | 422), "{ptype}: {r}");
+    }
+    // Logs: numbers and times that are not.
+    for q in [
+        "tailLines=ten",
+        "sinceSeconds=-x",
+        "untilTime=tomorrow",
+        "follow=maybe",
+    ] {
+        let r = get(&format!("{base}/logs?{q}"));
+        assert_eq!(status(&r), 400, "{q}: {r}");
+    }
+    // An action the object does not offer, and one named with path characters.
+    for action in [r#""restart""#, r#""..\/..\/x""#] {
+        let r = raw(
+            addr,
+            &send(
+                "POST",
+                &format!(
+                    "{base}/resource/actions?namespace={n}&version=v1&kind=ConfigMap&resourceName=managed-cm"
+                ),
+                action.as_bytes(),
+            ),
+        );
+        assert_eq!(status(&r), 400, "{action}: {r}");
+    }
+    let out = env
+        .kubectl()
+        .args([
+            "-n",
+            n,
+            "get",
+            "configmaps",
+            "-o",
+            "jsonpath={.items[*].data.k}",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "v v",
+        "nothing was changed"
+    );
+    healthy(addr);
+}

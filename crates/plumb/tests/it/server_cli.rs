@@ -22,7 +22,7 @@ impl Drop for Killed {
     }
 }
 
-fn start_server(ns: &str, cache: &Path) -> (Killed, SocketAddr) {
+fn start_server(ns: &str, cache: &Path, plugins: &Path) -> (Killed, SocketAddr) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
         .args([
             "server",
@@ -39,6 +39,7 @@ fn start_server(ns: &str, cache: &Path) -> (Killed, SocketAddr) {
         .arg(cache)
         .env("PLUMB_HELM", plumb_testenv::tools::helm())
         .env("PLUMB_KUSTOMIZE", plumb_testenv::tools::kustomize())
+        .env("PLUMB_PLUGIN_DIR", plugins)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -124,6 +125,7 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
         ],
         "kustomize app",
     );
+    repo.commit(&[("plugin/color.properties", "teal")], "plugin app");
     let cache = tempfile::tempdir().unwrap();
     let metrics_port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -145,7 +147,14 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
             .spawn()
             .unwrap(),
     );
-    let (_server, addr) = start_server(ctl.name(), &cache.path().join("server"));
+    // A config management plugin for the server (PLUMB_PLUGIN_DIR, as the controller's).
+    let plugins = tempfile::tempdir().unwrap();
+    std::fs::write(
+        plugins.path().join("cm-gen.yaml"),
+        "apiVersion: argoproj.io/v1alpha1\nkind: ConfigManagementPlugin\nmetadata:\n  name: cm-gen\nspec:\n  version: v1.0\n  generate:\n    command: [sh, -c]\n    args:\n    - |\n      echo \"apiVersion: v1\"\n      echo \"kind: ConfigMap\"\n      echo \"metadata: {name: ${ARGOCD_APP_NAME}-generated}\"\n      echo \"data: {color: '$(cat color.properties)'}\"\n  discover:\n    fileName: \"*.properties\"\n",
+    )
+    .unwrap();
+    let (_server, addr) = start_server(ctl.name(), &cache.path().join("server"), plugins.path());
     kubectl_apply(&json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
         "metadata": {"name": "server-cli-web", "namespace": ctl.name()},
@@ -237,7 +246,10 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     // list and get through the server; get prints URL: as Argo CD does with a server.
     let out = remote(home.path(), &["app", "list", "-o", "name"]);
     assert!(out.status.success(), "{}", all(&out));
-    assert_eq!(text(&out.stdout).trim(), format!("{}/server-cli-web", ctl.name()));
+    assert_eq!(
+        text(&out.stdout).trim(),
+        format!("{}/server-cli-web", ctl.name())
+    );
     let out = remote(home.path(), &["app", "get", "server-cli-web"]);
     assert!(out.status.success(), "{}", all(&out));
     assert!(
@@ -275,7 +287,10 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     );
 
     // sync through the server, followed to the end.
-    let out = remote(home.path(), &["app", "sync", "server-cli-web", "--timeout", "120"]);
+    let out = remote(
+        home.path(),
+        &["app", "sync", "server-cli-web", "--timeout", "120"],
+    );
     assert!(out.status.success(), "{}", all(&out));
     assert!(
         text(&out.stdout).contains("Sync Status:        Synced"),
@@ -308,7 +323,14 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     .unwrap()
     .to_path_buf();
     let out = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(["app", "manifests", "server-cli-web", "--core", "-N", ctl.name()])
+        .args([
+            "app",
+            "manifests",
+            "server-cli-web",
+            "--core",
+            "-N",
+            ctl.name(),
+        ])
         .arg("--kubeconfig")
         .arg(env().kubeconfig())
         .env("HOME", home.path())
@@ -358,6 +380,21 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     assert!(changed.contains("Password updated"), "{changed}");
     ok(&["app", "list"]);
 
+    // A plugin Application renders through the server with the server's --plugin-dir.
+    kubectl_apply(&json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": "server-cli-plugin", "namespace": ctl.name()},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "plugin", "targetRevision": "HEAD",
+                            "plugin": {"name": "cm-gen-v1.0"}},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    }));
+    let rendered = ok(&["app", "manifests", "server-cli-plugin"]);
+    assert!(
+        rendered.contains("name: server-cli-plugin-generated") && rendered.contains("color: teal"),
+        "{rendered}"
+    );
+
     // Every other app verb through the server, still without a kubeconfig or local tools.
     let fails = |args: &[&str]| {
         let out = remote(home.path(), args);
@@ -401,19 +438,44 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
             dest.name(),
         ],
     );
-    assert!(!again.status.success(), "a different spec without --upsert: {}", all(&again));
+    assert!(
+        !again.status.success(),
+        "a different spec without --upsert: {}",
+        all(&again)
+    );
     let app_of = |name: &str| {
-        serde_json::from_str::<serde_json::Value>(&ok(&["app", "get", name, "-o", "json"]))
-            .unwrap()
+        serde_json::from_str::<serde_json::Value>(&ok(&["app", "get", name, "-o", "json"])).unwrap()
     };
-    ok(&["app", "set", "server-cli-created", "--revision", "main", "--sync-option", "CreateNamespace=true"]);
+    ok(&[
+        "app",
+        "set",
+        "server-cli-created",
+        "--revision",
+        "main",
+        "--sync-option",
+        "CreateNamespace=true",
+    ]);
     let got = app_of("server-cli-created");
     assert_eq!(got["spec"]["source"]["targetRevision"], "main");
-    assert_eq!(got["spec"]["syncPolicy"]["syncOptions"], json!(["CreateNamespace=true"]));
+    assert_eq!(
+        got["spec"]["syncPolicy"]["syncOptions"],
+        json!(["CreateNamespace=true"])
+    );
     ok(&["app", "unset", "server-cli-created", "--nameprefix"]);
     assert!(app_of("server-cli-created")["spec"]["source"]["kustomize"]["namePrefix"].is_null());
-    ok(&["app", "patch", "server-cli-created", "--patch", r#"{"spec": {"revisionHistoryLimit": 3}}"#, "--type", "merge"]);
-    assert_eq!(app_of("server-cli-created")["spec"]["revisionHistoryLimit"], 3);
+    ok(&[
+        "app",
+        "patch",
+        "server-cli-created",
+        "--patch",
+        r#"{"spec": {"revisionHistoryLimit": 3}}"#,
+        "--type",
+        "merge",
+    ]);
+    assert_eq!(
+        app_of("server-cli-created")["spec"]["revisionHistoryLimit"],
+        3
+    );
     let editor = home.path().join("editor.sh");
     std::fs::write(
         &editor,
@@ -423,32 +485,58 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let out = remote_editing(home.path(), &editor, &["app", "edit", "server-cli-created"]);
     assert!(out.status.success(), "{}", all(&out));
-    assert_eq!(app_of("server-cli-created")["spec"]["revisionHistoryLimit"], 4);
+    assert_eq!(
+        app_of("server-cli-created")["spec"]["revisionHistoryLimit"],
+        4
+    );
     // A project that does not exist is refused by the server, with Argo's text.
     let refused = fails(&["app", "set", "server-cli-created", "--project", "nope"]);
     assert!(refused.contains("nope"), "{refused}");
     let deleted = ok(&["app", "delete", "server-cli-created", "-y"]);
     assert_eq!(deleted, "application 'server-cli-created' deleted\n");
-    ok(&["app", "wait", "server-cli-created", "--delete", "--timeout", "120"]);
+    ok(&[
+        "app",
+        "wait",
+        "server-cli-created",
+        "--delete",
+        "--timeout",
+        "120",
+    ]);
 
     let history = ok(&["app", "history", "server-cli-web"]);
-    assert!(history.starts_with(&format!("SOURCE  {}\n", repo.url())), "{history}");
+    assert!(
+        history.starts_with(&format!("SOURCE  {}\n", repo.url())),
+        "{history}"
+    );
     let resources = ok(&["app", "resources", "server-cli-web"]);
     assert!(
         resources.contains("prod-settings") && resources.contains("prod-api"),
         "{resources}"
     );
-    ok(&["app", "wait", "server-cli-web", "--sync", "--timeout", "120"]);
+    ok(&[
+        "app",
+        "wait",
+        "server-cli-web",
+        "--sync",
+        "--timeout",
+        "120",
+    ]);
     let refused = fails(&["app", "terminate-op", "server-cli-web"]);
     assert!(refused.contains("No operation is in progress"), "{refused}");
     let rolled = ok(&["app", "rollback", "server-cli-web", "0", "--timeout", "120"]);
     assert!(rolled.contains("Operation:          Sync"), "{rolled}");
 
     // Live resources through the server's resource routes.
-    let listed = ok(&["app", "actions", "list", "server-cli-web", "--kind", "Deployment"]);
+    let listed = ok(&[
+        "app",
+        "actions",
+        "list",
+        "server-cli-web",
+        "--kind",
+        "Deployment",
+    ]);
     assert!(
-        listed.contains("apps   Deployment  prod-api  restart")
-            && listed.contains("scale"),
+        listed.contains("apps   Deployment  prod-api  restart") && listed.contains("scale"),
         "{listed}"
     );
     ok(&[
@@ -485,7 +573,16 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     let pod = loop {
         let out = env()
             .kubectl()
-            .args(["-n", dest.name(), "get", "pods", "-l", "app=api", "-o", "jsonpath={.items[0].metadata.name}"])
+            .args([
+                "-n",
+                dest.name(),
+                "get",
+                "pods",
+                "-l",
+                "app=api",
+                "-o",
+                "jsonpath={.items[0].metadata.name}",
+            ])
             .output()
             .unwrap();
         let name = text(&out.stdout).trim().to_string();
@@ -506,7 +603,15 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
         }],
     );
     env().set_pod_logs(dest.name(), &pod, &[(&[], &file)]);
-    let logs = ok(&["app", "logs", "server-cli-web", "--kind", "Deployment", "--name", "prod-api"]);
+    let logs = ok(&[
+        "app",
+        "logs",
+        "server-cli-web",
+        "--kind",
+        "Deployment",
+        "--name",
+        "prod-api",
+    ]);
     assert!(logs.contains("api listening on :8080"), "{logs}");
     let deleted = remote(
         home.path(),

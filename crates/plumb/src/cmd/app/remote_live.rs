@@ -78,7 +78,7 @@ async fn pick(
 }
 
 /// Argo's `ApplicationResourceRequest` fields of one resource, as query parameters.
-fn resource_query<'a>(p: &'a Picked) -> Vec<(&'a str, &'a str)> {
+fn resource_query(p: &Picked) -> Vec<(&str, &str)> {
     vec![
         ("namespace", p.key.namespace.as_str()),
         ("resourceName", p.key.name.as_str()),
