@@ -592,13 +592,13 @@ fn live_resource_routes_reach_only_the_applications_tree() {
                  "source": {"repoURL": "https://127.0.0.1:9/none.git", "path": ".", "targetRevision": "HEAD"},
                  "destination": {"server": "https://kubernetes.default.svc", "namespace": n}}}),
     );
-    let status = serde_json::json!({"status": {"resources": [
+    let resources = serde_json::json!({"status": {"resources": [
         {"version": "v1", "kind": "ConfigMap", "namespace": n, "name": "managed-cm"}]}});
     let out = env
         .kubectl()
         .args(["-n", n, "patch", "applications.argoproj.io", "hostile-live"])
         .args(["--subresource=status", "--type=merge", "-p"])
-        .arg(status.to_string())
+        .arg(resources.to_string())
         .output()
         .unwrap();
     assert!(

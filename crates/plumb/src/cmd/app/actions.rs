@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use plumb_health::actions::Actions;
-use plumb_model::ResourceKey;
 use serde::Serialize;
 
 use super::client::AppClient;
@@ -233,6 +232,7 @@ async fn run_action(client: &AppClient, args: RunArgs) -> Result<Outcome> {
 
 #[cfg(test)]
 mod tests {
+    use plumb_model::ResourceKey;
     use serde_json::json;
 
     use super::*;
