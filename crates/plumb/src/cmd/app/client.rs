@@ -146,16 +146,35 @@ impl AppClient {
     }
 
     /// Through `plumb server`: every call goes to the server's REST API (Argo CD's paths) with
-    /// the context's token; no kubeconfig is read.
-    pub fn through_server(server: ServerClient, args: &ConnArgs) -> Self {
-        Self {
+    /// the context's token; no kubeconfig is read. The control namespace is the server's
+    /// (`controllerNamespace` of `GET /api/v1/settings`), and so is the namespace of bare
+    /// Application names unless `-N` (or `$PLUMB_NAMESPACE`) names another, as `argocd` sends
+    /// no namespace without `-N`.
+    pub async fn through_server(server: ServerClient, args: &ConnArgs) -> Result<Self> {
+        let settings = server.get("/api/v1/settings").await?;
+        let control = settings
+            .get("controllerNamespace")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .unwrap_or_else(|| args.control_namespace().to_string());
+        let explicit = std::env::var_os("PLUMB_NAMESPACE").is_some()
+            || std::env::args().any(|a| {
+                a == "-N" || a.starts_with("--app-namespace") || (a.starts_with("-N") && a.len() > 2)
+            });
+        let app_namespace = if explicit {
+            args.app_namespace.clone()
+        } else {
+            control.clone()
+        };
+        Ok(Self {
             client: None,
             server: Some(server),
-            namespace: args.control_namespace().to_string(),
-            app_namespace: args.app_namespace.clone(),
-            app_namespace_only: args.control_namespace() != args.app_namespace,
+            app_namespace_only: app_namespace != control,
+            namespace: control,
+            app_namespace,
             kubeconfig: None,
-        }
+        })
     }
 
     /// The server, when the commands go through one.
@@ -198,7 +217,8 @@ impl AppClient {
 
     /// `/api/v1/applications/{name}{suffix}` of a possibly qualified name, with `query`.
     pub fn app_path(&self, qualified: &str, suffix: &str, query: &[(&str, &str)]) -> String {
-        super::remote::app_url(qualified, suffix, query)
+        let (ns, name) = self.locate(qualified);
+        super::remote::app_url(&format!("{ns}/{name}"), suffix, query)
     }
 
     fn not_found(&self, name: &str) -> anyhow::Error {
@@ -544,7 +564,7 @@ impl AppClient {
     /// `None` when a `metadata.resourceVersion` in the patch is stale (409).
     async fn server_patch(&self, qualified: &str, patch: &Value) -> Result<Option<Application>> {
         let srv = self.server.as_ref().ok_or_else(|| anyhow!("no server"))?;
-        let (ns, name) = split_qualified(qualified, "");
+        let (ns, name) = self.locate(qualified);
         let mut body =
             serde_json::json!({"name": name, "patch": patch.to_string(), "patchType": "merge"});
         if !ns.is_empty() {

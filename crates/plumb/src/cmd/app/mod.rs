@@ -158,7 +158,7 @@ pub fn run(args: AppArgs) -> Result<Outcome> {
                 AppCommand::DeleteResource(a) => remote_live::delete_resource(&server, a).await,
                 // The other verbs run as in core mode over the server's Application API.
                 command => {
-                    let client = AppClient::through_server(server, &args.conn);
+                    let client = AppClient::through_server(server, &args.conn).await?;
                     run_with(&client, command).await
                 }
             };

@@ -29,7 +29,8 @@ pub(crate) fn application(v: Value) -> Result<Application> {
 pub(crate) fn app_url(qualified: &str, suffix: &str, query: &[(&str, &str)]) -> String {
     let (ns, name) = match qualified.split_once('/') {
         Some((ns, n)) if !ns.is_empty() => (Some(ns), n),
-        _ => (None, qualified),
+        Some((_, n)) => (None, n),
+        None => (None, qualified),
     };
     let params: Vec<String> = ns
         .map(|ns| ("appNamespace", ns))

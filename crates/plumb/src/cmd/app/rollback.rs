@@ -70,7 +70,7 @@ pub async fn request(client: &AppClient, args: &RollbackArgs) -> Result<Applicat
     if let Some(srv) = client.server() {
         // Argo's `Rollback`: the server finds the entry, refuses as below and writes the
         // operation (with the caller as its initiator).
-        let (ns, name) = super::client::split_qualified(&args.name, "");
+        let (ns, name) = client.locate(&args.name);
         let mut body = serde_json::json!({"name": name, "id": args.id.unwrap_or(-1),
             "prune": args.prune, "dryRun": args.dry_run});
         if !ns.is_empty() {
