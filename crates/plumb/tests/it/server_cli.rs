@@ -254,7 +254,7 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     assert!(out.status.success(), "{}", all(&out));
     assert!(
         text(&out.stdout).contains(&format!(
-            "URL:                https://{server}/applications/web"
+            "URL:                https://{server}/applications/server-cli-web"
         )),
         "{}",
         all(&out)
