@@ -160,7 +160,9 @@ impl AppClient {
             .unwrap_or_else(|| args.control_namespace().to_string());
         let explicit = std::env::var_os("PLUMB_NAMESPACE").is_some()
             || std::env::args().any(|a| {
-                a == "-N" || a.starts_with("--app-namespace") || (a.starts_with("-N") && a.len() > 2)
+                a == "-N"
+                    || a.starts_with("--app-namespace")
+                    || (a.starts_with("-N") && a.len() > 2)
             });
         let app_namespace = if explicit {
             args.app_namespace.clone()
