@@ -12,7 +12,7 @@ use plumb_policy::project::{Destination, Violation, check_application, check_res
 use plumb_sync::PermissionCheck;
 
 use crate::compare::{Comparison, app_sync};
-use crate::context::Cluster;
+use crate::context::{Cluster, Engines};
 
 /// What the Application's project refuses about the Application itself, one message each.
 pub(crate) fn application_violations(
@@ -26,6 +26,21 @@ pub(crate) fn application_violations(
         .into_iter()
         .map(|v| v.to_string())
         .collect()
+}
+
+/// The project's verdicts on a comparison: forbidden objects marked ([`mark_forbidden`]) and
+/// the orphaned-resources warning when the project asks for it.
+pub(crate) fn apply_project(
+    cmp: &mut Comparison,
+    project: &AppProject,
+    app: &Application,
+    cluster: &Cluster,
+    engines: &Engines,
+) {
+    mark_forbidden(cmp, project, app, cluster);
+    if let Some(w) = crate::orphans::warning(app, project, cluster, engines) {
+        cmp.warnings.push(w);
+    }
 }
 
 /// Marks the compared objects the project forbids: sync and health `Unknown`, the health message

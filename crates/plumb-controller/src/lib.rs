@@ -11,6 +11,7 @@ pub mod actions;
 mod automation;
 mod clusters;
 mod compare;
+mod config;
 mod context;
 mod error;
 mod events;
@@ -25,6 +26,7 @@ pub mod request;
 mod runtime;
 mod server;
 pub mod sharding;
+mod shared;
 mod status;
 mod windows;
 
@@ -32,13 +34,14 @@ pub use clusters::{CLUSTER_SECRET_LABEL, ClusterSecret};
 pub use compare::{
     CompareOptions, ComparedResource, Comparison, Refresh, compare, compare_with, images,
 };
+pub use config::{
+    APPLICATION_NAMESPACES_KEY, CMD_PARAMS_CONFIGMAP, ControllerConfig, application_namespaces,
+    application_resource, appproject_resource, parse_duration, parse_namespace_list,
+};
 pub use context::{
     Cluster, DEFAULT_CONTROL_NAMESPACE, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER,
 };
 pub use error::{Error, Result, chain};
 pub use metrics::{AppInfo, Metrics, Timing};
 pub use repositories::{load as load_repositories, watch as watch_repositories};
-pub use runtime::{
-    APPLICATION_NAMESPACES_KEY, CMD_PARAMS_CONFIGMAP, ControllerConfig, application_namespaces,
-    application_resource, appproject_resource, parse_duration, parse_namespace_list, run,
-};
+pub use runtime::run;

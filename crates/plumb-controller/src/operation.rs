@@ -15,7 +15,7 @@ use std::time::Duration;
 use plumb_model::annotations::DELETION_APPROVED;
 use plumb_model::application::{
     Application, OperationPhase, RetryStrategy, RevisionHistory, SyncOperationResource,
-    SyncStatusCode, condition,
+    SyncStatusCode,
 };
 use plumb_sync::{
     Control, HealthGate, NamespaceToCreate, Progress, SyncContext, SyncOptions, SyncOutcome,
@@ -27,7 +27,7 @@ use tokio::sync::watch;
 use crate::compare::{CompareOptions, Comparison, Refresh, compare, compare_with};
 use crate::error::chain;
 use crate::metrics::Timing;
-use crate::runtime::Shared;
+use crate::shared::{Shared, app_key};
 use crate::status::{self, now};
 
 /// Message recorded for an operation interrupted by a controller restart.
@@ -80,7 +80,7 @@ pub(crate) async fn drive(
     started_at: String,
     control: watch::Receiver<Control>,
 ) {
-    let name = crate::reconcile::app_key(&app);
+    let name = app_key(&app);
     let op_started = std::time::Instant::now();
     let Some(cluster) = shared.cluster_for(&app) else {
         shared.end_operation(&name);
@@ -128,7 +128,7 @@ pub(crate) async fn drive(
         }
         let mut fields = Map::new();
         fields.insert("operationState".into(), Value::Object(state));
-        if let Err(e) = crate::reconcile::write_status(&shared, &app, fields).await {
+        if let Err(e) = shared.write_status(&app, fields).await {
             tracing::warn!(app = %name, "recording a retry: {}", chain(&e));
         }
         let mut c = control.clone();
@@ -266,7 +266,7 @@ async fn attempt(
                     "operationState".into(),
                     json!({"message": p.message, "syncResult": result}),
                 );
-                if let Err(e) = crate::reconcile::write_status(&shared, &app, fields).await {
+                if let Err(e) = shared.write_status(&app, fields).await {
                     tracing::debug!(app = %app.name(), "writing progress: {}", chain(&e));
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -554,14 +554,14 @@ async fn finish(
         retries,
         cmp,
     } = end;
-    let key = crate::reconcile::app_key(app);
+    let key = app_key(app);
     let name = key.as_str();
     let op = app.operation.clone().unwrap_or_default();
     let sync = op.sync.clone().unwrap_or_default();
     let dry_run = sync.dry_run.unwrap_or(false);
     let selective = sync.resources.as_ref().is_some_and(|r| !r.is_empty());
     let cleared = persist(name, "clearing the operation", || {
-        crate::reconcile::clear_operation(shared, app)
+        shared.clear_operation(app)
     })
     .await;
     if let Err(e) = cleared {
@@ -592,21 +592,10 @@ async fn finish(
     let now = status::now();
     let mut fields = match compare(app, &engines, cluster, &shared.renderer, &opts).await {
         Ok(mut c) => {
-            crate::guard::mark_forbidden(&mut c, project, app, cluster);
-            if let Some(w) = crate::orphans::warning(app, project, cluster, &engines) {
-                c.warnings.push(w);
-            }
+            crate::guard::apply_project(&mut c, project, app, cluster, &engines);
             status::from_comparison(app, &c, &now)
         }
-        Err(e) => status::from_failure(
-            app,
-            condition::COMPARISON_ERROR,
-            &format!(
-                "Failed to compare desired state to live state: {}",
-                chain(&e)
-            ),
-            &now,
-        ),
+        Err(e) => status::from_comparison_error(app, &e, &now),
     };
     fields.insert("operationState".into(), state);
     // Argo records a deployment in history only for a successful, full, real sync.
@@ -619,7 +608,7 @@ async fn finish(
         fields.insert("history".into(), json!(history_with(app, entry)));
     }
     let written = persist(name, "recording the operation result", || {
-        crate::reconcile::write_status(shared, app, fields.clone())
+        shared.write_status(app, fields.clone())
     })
     .await;
     if let Err(e) = written {

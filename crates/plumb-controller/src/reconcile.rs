@@ -1,25 +1,26 @@
-//! One reconcile of one Application: cascade deletion, project and destination checks, the
-//! requested operation, comparison, status write, refresh annotation, events and metrics.
+//! One reconcile of one Application, as a sequence of named steps: read it, check its namespace
+//! may use its project, cascade a deletion, find its destination and project, carry out a
+//! requested operation, observe (compare, the project's verdicts, automation), write what changed,
+//! then announce (events) and record (metrics).
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use plumb_model::annotations::REFRESH;
-use plumb_model::application::{Application, RESOURCES_FINALIZER, SyncStatusCode, condition};
+use plumb_model::application::{
+    AppProject, Application, RESOURCES_FINALIZER, SyncStatusCode, condition,
+};
 use serde_json::{Map, Value, json};
 
-use crate::compare::{CompareOptions, Refresh, compare};
+use crate::automation::Decision;
+use crate::compare::{CompareOptions, Comparison, Refresh, compare};
+use crate::context::Cluster;
 use crate::error::{Error, Result, chain};
 use crate::metrics::{AppInfo, Timing};
 use crate::operation;
-use crate::runtime::Shared;
+use crate::shared::{Shared, app_key};
 use crate::status;
-
-/// The key of an Application in the work queue and in the controller's memory: `namespace/name`.
-pub(crate) fn app_key(app: &Application) -> String {
-    format!("{}/{}", app.namespace(), app.name())
-}
 
 /// Reconciles the Application whose key is `key` (`namespace/name`); returns whether it still
 /// exists.
@@ -33,70 +34,130 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
         // Never queued by the watcher; a stale key is dropped without reading the Application.
         return Ok(false);
     }
-    let api = shared.apps_api_in(namespace);
     // Whether this process runs the Application's operation, taken before the read: an operation
     // that ends between the read and the check would otherwise look Running and not ours, and be
     // failed as interrupted.
     let ours = shared.is_running(key);
-    let Some(obj) = api.get_opt(name).await.map_err(|source| Error::Api {
-        what: format!("reading Application {key}"),
-        source: Box::new(source),
-    })?
-    else {
+    let Some(app) = read_app(shared, key).await? else {
         shared.metrics.remove_app(namespace, name);
         return Ok(false);
     };
-    let app: Application = serde_json::to_value(&obj)
-        .and_then(serde_json::from_value)
-        .map_err(|e| Error::InvalidApplication {
-            name: key.to_string(),
-            reason: e.to_string(),
-        })?;
-
-    // An Application outside the control namespace may use only a project whose
-    // `sourceNamespaces` lists its namespace: otherwise nothing is done for it (no comparison,
-    // no sync, no cascade deletion), and its status says why, as Argo CD's controller says it.
-    if namespace != shared.config.control_namespace {
-        match project_of(shared, &app).await? {
-            Ok(project)
-                if plumb_policy::project::app_namespace_permitted(
-                    &project,
-                    namespace,
-                    &shared.config.control_namespace,
-                ) => {}
-            Ok(project) => {
-                let msg = format!(
-                    "{} (sourceNamespaces)",
-                    plumb_policy::project::project_not_permitted_message(
-                        name,
-                        namespace,
-                        project.metadata.name.as_deref().unwrap_or_default(),
-                    )
-                );
-                tracing::warn!(app = key, "{msg}");
-                refuse(shared, &app, condition::UNKNOWN_ERROR, &msg).await?;
-                return Ok(true);
-            }
-            Err(msg) => {
-                refuse(shared, &app, condition::INVALID_SPEC_ERROR, &msg).await?;
-                return Ok(true);
-            }
-        }
+    if !namespace_may_use_project(shared, &app).await? {
+        return Ok(true);
     }
-
     crate::k8s_requests::set_project(&app.spec.project);
-    if app
-        .metadata
-        .other
-        .get("deletionTimestamp")
-        .is_some_and(|v| !v.is_null())
-    {
+    if is_deleting(&app) {
         cascade_delete(shared, &app).await?;
         return Ok(true);
     }
+    let Some(target) = target(shared, &app).await? else {
+        return Ok(true);
+    };
+    let operated = match operate(shared, &app, &target.project, ours).await? {
+        Operated::Nothing => false,
+        Operated::Interrupted => true,
+        Operated::Started => {
+            shared.metrics.observe(Timing::Reconcile, started.elapsed());
+            return Ok(true);
+        }
+        Operated::Refused => return Ok(true),
+    };
+    // Re-read after an operation so the comparison starts from the recorded state.
+    let app = if operated {
+        match read_app(shared, key).await? {
+            Some(app) => app,
+            None => return Ok(false),
+        }
+    } else {
+        app
+    };
+    let mut observed = observe(shared, &app, &target).await;
+    write_observation(shared, &app, &mut observed, operated).await?;
+    announce(shared, &app, &observed).await;
+    record(shared, &app, observed, started);
+    Ok(true)
+}
 
-    let engines = shared.engines();
-    let Some(cluster) = shared.cluster_for(&app) else {
+/// The Application as the API server holds it; `None` once it is gone.
+async fn read_app(shared: &Shared, key: &str) -> Result<Option<Application>> {
+    let Some((namespace, name)) = key.split_once('/') else {
+        return Ok(None);
+    };
+    let Some(obj) = shared
+        .apps_api_in(namespace)
+        .get_opt(name)
+        .await
+        .map_err(|source| Error::Api {
+            what: format!("reading Application {key}"),
+            source: Box::new(source),
+        })?
+    else {
+        return Ok(None);
+    };
+    serde_json::to_value(&obj)
+        .and_then(serde_json::from_value)
+        .map(Some)
+        .map_err(|e| Error::InvalidApplication {
+            name: key.to_string(),
+            reason: e.to_string(),
+        })
+}
+
+/// An Application outside the control namespace may use only a project whose
+/// `sourceNamespaces` lists its namespace: otherwise nothing is done for it (no comparison, no
+/// sync, no cascade deletion), and its status says why, as Argo CD's controller says it.
+async fn namespace_may_use_project(shared: &Arc<Shared>, app: &Application) -> Result<bool> {
+    let (namespace, name) = (app.namespace(), app.name());
+    if namespace == shared.config.control_namespace {
+        return Ok(true);
+    }
+    match project_of(shared, app).await? {
+        Ok(project)
+            if plumb_policy::project::app_namespace_permitted(
+                &project,
+                namespace,
+                &shared.config.control_namespace,
+            ) =>
+        {
+            Ok(true)
+        }
+        Ok(project) => {
+            let msg = format!(
+                "{} (sourceNamespaces)",
+                plumb_policy::project::project_not_permitted_message(
+                    name,
+                    namespace,
+                    project.metadata.name.as_deref().unwrap_or_default(),
+                )
+            );
+            tracing::warn!(app = %app_key(app), "{msg}");
+            refuse(shared, app, condition::UNKNOWN_ERROR, &msg).await?;
+            Ok(false)
+        }
+        Err(msg) => {
+            refuse(shared, app, condition::INVALID_SPEC_ERROR, &msg).await?;
+            Ok(false)
+        }
+    }
+}
+
+fn is_deleting(app: &Application) -> bool {
+    app.metadata
+        .other
+        .get("deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+}
+
+/// Where an admitted Application goes and under which rules.
+struct Target {
+    cluster: Arc<Cluster>,
+    project: AppProject,
+}
+
+/// The destination cluster and the project, once the project permits the Application itself;
+/// `None` (with the reason written to status) otherwise.
+async fn target(shared: &Arc<Shared>, app: &Application) -> Result<Option<Target>> {
+    let Some(cluster) = shared.cluster_for(app) else {
         let dest = app
             .spec
             .destination
@@ -110,157 +171,193 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
         // The cluster may still be connecting (a Secret just added, a controller starting): the
         // condition says why nothing happens, a requested operation waits for it.
         let now = status::now();
-        write_status(
-            shared,
-            &app,
-            status::from_failure(&app, condition::INVALID_SPEC_ERROR, &msg, &now),
-        )
-        .await?;
-        return Ok(true);
+        shared
+            .write_status(
+                app,
+                status::from_failure(app, condition::INVALID_SPEC_ERROR, &msg, &now),
+            )
+            .await?;
+        return Ok(None);
     };
-    let project = match project_of(shared, &app).await? {
+    let project = match project_of(shared, app).await? {
         Ok(p) => p,
         Err(msg) => {
-            invalid_spec(shared, &app, &msg).await?;
-            return Ok(true);
+            invalid_spec(shared, app, &msg).await?;
+            return Ok(None);
         }
     };
     let violations = crate::guard::application_violations(
         &project,
-        &app,
+        app,
         &shared.config.control_namespace,
         &cluster,
     );
     if !violations.is_empty() {
-        invalid_spec(shared, &app, &violations.join("; ")).await?;
-        return Ok(true);
+        invalid_spec(shared, app, &violations.join("; ")).await?;
+        return Ok(None);
     }
+    Ok(Some(Target { cluster, project }))
+}
 
-    // The requested operation first; its result is then visible in the comparison below.
-    let mut operated = false;
+/// What [`operate`] did about `.operation` and `status.operationState`.
+enum Operated {
+    /// No operation to start or fail.
+    Nothing,
+    /// An operation interrupted by a restart was failed: compare from the recorded state.
+    Interrupted,
+    /// A requested sync was refused by a sync window; this reconcile is over.
+    Refused,
+    /// A requested sync started in its own task; this reconcile is over.
+    Started,
+}
+
+/// The requested operation first; its result is then visible in the comparison that follows.
+async fn operate(
+    shared: &Arc<Shared>,
+    app: &Application,
+    project: &AppProject,
+    ours: bool,
+) -> Result<Operated> {
     let running_state = app
         .status
         .as_ref()
         .and_then(|s| s.operation_state.as_ref())
         .filter(|s| !s.phase.is_completed());
-    if !ours && crate::sharding::ownership::running_elsewhere(shared, &app) {
+    if !ours && crate::sharding::ownership::running_elsewhere(shared, app) {
         // Another replica, alive, runs this operation and records its result; look again once
         // its Lease could have lapsed (the end itself re-queues through the watcher).
         if let Some(s) = &shared.sharding {
-            shared.requeue_after(key, s.lease_duration);
+            shared.requeue_after(&app_key(app), s.lease_duration);
         }
-        return Ok(true);
+        return Ok(Operated::Refused);
     }
     if running_state.is_some() && !ours {
-        // Interrupted by a restart: never run twice, fail it visibly.
-        if app.operation.is_some() {
-            clear_operation(shared, &app).await?;
-        }
-        let mut state = serde_json::to_value(running_state).unwrap_or(Value::Null);
-        state["phase"] = json!("Failed");
-        state["message"] = json!(operation::INTERRUPTED);
-        state["finishedAt"] = json!(status::now());
-        let mut fields = Map::new();
-        fields.insert("operationState".into(), state);
-        write_status(shared, &app, fields).await?;
-        operated = true;
-    } else if app.operation.as_ref().is_some_and(|o| o.sync.is_some()) && !ours {
-        let manual = !app
-            .operation
-            .as_ref()
-            .and_then(|o| o.initiated_by.as_ref())
-            .and_then(|i| i.automated)
-            .unwrap_or(false);
-        if let Err(reason) = crate::windows::allows(&project, &app, manual) {
-            // Refused before it starts, as Argo CD's API server refuses the request: nothing
-            // waits silently for a window to open.
-            let now = status::now();
-            let mut fields = Map::new();
-            fields.insert("operationState".into(), Value::Null);
-            write_status(shared, &app, fields).await?;
-            let mut fields = Map::new();
-            fields.insert(
-                "operationState".into(),
-                json!({"operation": app.operation, "phase": "Failed",
-                       "message": format!("Sync operation blocked by sync window: {reason}"),
-                       "startedAt": now, "finishedAt": now}),
-            );
-            clear_operation(shared, &app).await?;
-            write_status(shared, &app, fields).await?;
-            shared
-                .events
-                .warning(
-                    &app,
-                    "OperationCompleted",
-                    format!("Sync operation blocked by sync window: {reason}"),
-                )
-                .await;
-            return Ok(true);
-        }
-        let started_at = status::now();
-        // A merge patch would blend the new operation into the previous one's record: drop the
-        // old record first, then write the new one.
-        let mut clear = Map::new();
-        clear.insert("operationState".into(), Value::Null);
-        let mut fields = Map::new();
-        fields.insert(
-            "operationState".into(),
-            operation::started(&app, &started_at),
-        );
-        if !crate::sharding::ownership::record_start(shared, &app, clear, fields).await? {
-            // Another replica wrote first (a hand-over between replicas): look again shortly.
-            shared.requeue_after(key, std::time::Duration::from_secs(1));
-            return Ok(true);
-        }
-        let rev = app
-            .operation
-            .as_ref()
-            .and_then(|o| o.sync.as_ref())
-            .and_then(|s| s.revision.clone())
-            .or(app
-                .sources()
-                .first()
-                .and_then(|s| s.target_revision.clone()))
-            .unwrap_or_else(|| "HEAD".into());
-        shared
-            .events
-            .normal(&app, "OperationStarted", format!("Initiated sync to {rev}"))
-            .await;
-        let control = shared.start_operation(key);
-        tokio::spawn(crate::k8s_requests::for_app(
-            namespace,
-            name,
-            &app.spec.project,
-            operation::drive(
-                shared.clone(),
-                app.clone(),
-                project.clone(),
-                started_at,
-                control,
-            ),
-        ));
-        shared.metrics.observe(Timing::Reconcile, started.elapsed());
-        return Ok(true);
+        fail_interrupted(shared, app, running_state).await?;
+        return Ok(Operated::Interrupted);
     }
+    let sync_requested = app.operation.as_ref().is_some_and(|o| o.sync.is_some());
+    if ours || !sync_requested {
+        return Ok(Operated::Nothing);
+    }
+    let manual = !app
+        .operation
+        .as_ref()
+        .and_then(|o| o.initiated_by.as_ref())
+        .and_then(|i| i.automated)
+        .unwrap_or(false);
+    if let Err(reason) = crate::windows::allows(project, app, manual) {
+        refuse_in_window(shared, app, &reason).await?;
+        return Ok(Operated::Refused);
+    }
+    start_sync(shared, app, project).await?;
+    Ok(Operated::Started)
+}
 
-    // Re-read after an operation so the comparison starts from the recorded state.
-    let app = if operated {
-        match api.get_opt(name).await.map_err(|source| Error::Api {
-            what: format!("reading Application {key}"),
-            source: Box::new(source),
-        })? {
-            Some(o) => serde_json::to_value(&o)
-                .and_then(serde_json::from_value)
-                .map_err(|e| Error::InvalidApplication {
-                    name: key.to_string(),
-                    reason: e.to_string(),
-                })?,
-            None => return Ok(false),
-        }
-    } else {
-        app
-    };
+/// Interrupted by a restart: never run twice, fail it visibly.
+async fn fail_interrupted(
+    shared: &Shared,
+    app: &Application,
+    running_state: Option<&plumb_model::application::OperationState>,
+) -> Result<()> {
+    if app.operation.is_some() {
+        shared.clear_operation(app).await?;
+    }
+    let mut state = serde_json::to_value(running_state).unwrap_or(Value::Null);
+    state["phase"] = json!("Failed");
+    state["message"] = json!(operation::INTERRUPTED);
+    state["finishedAt"] = json!(status::now());
+    let mut fields = Map::new();
+    fields.insert("operationState".into(), state);
+    shared.write_status(app, fields).await
+}
 
+/// Refused before it starts, as Argo CD's API server refuses the request: nothing waits
+/// silently for a window to open.
+async fn refuse_in_window(shared: &Shared, app: &Application, reason: &str) -> Result<()> {
+    let now = status::now();
+    let mut fields = Map::new();
+    fields.insert("operationState".into(), Value::Null);
+    shared.write_status(app, fields).await?;
+    let mut fields = Map::new();
+    fields.insert(
+        "operationState".into(),
+        json!({"operation": app.operation, "phase": "Failed",
+               "message": format!("Sync operation blocked by sync window: {reason}"),
+               "startedAt": now, "finishedAt": now}),
+    );
+    shared.clear_operation(app).await?;
+    shared.write_status(app, fields).await?;
+    shared
+        .events
+        .warning(
+            app,
+            "OperationCompleted",
+            format!("Sync operation blocked by sync window: {reason}"),
+        )
+        .await;
+    Ok(())
+}
+
+/// Records the operation `Running` and starts it in a task of its own.
+async fn start_sync(shared: &Arc<Shared>, app: &Application, project: &AppProject) -> Result<()> {
+    let key = app_key(app);
+    let started_at = status::now();
+    // A merge patch would blend the new operation into the previous one's record: drop the
+    // old record first, then write the new one.
+    let mut clear = Map::new();
+    clear.insert("operationState".into(), Value::Null);
+    let mut fields = Map::new();
+    fields.insert(
+        "operationState".into(),
+        operation::started(app, &started_at),
+    );
+    if !crate::sharding::ownership::record_start(shared, app, clear, fields).await? {
+        // Another replica wrote first (a hand-over between replicas): look again shortly.
+        shared.requeue_after(&key, std::time::Duration::from_secs(1));
+        return Ok(());
+    }
+    let rev = app
+        .operation
+        .as_ref()
+        .and_then(|o| o.sync.as_ref())
+        .and_then(|s| s.revision.clone())
+        .or(app
+            .sources()
+            .first()
+            .and_then(|s| s.target_revision.clone()))
+        .unwrap_or_else(|| "HEAD".into());
+    shared
+        .events
+        .normal(app, "OperationStarted", format!("Initiated sync to {rev}"))
+        .await;
+    let control = shared.start_operation(&key);
+    tokio::spawn(crate::k8s_requests::for_app(
+        app.namespace(),
+        app.name(),
+        &app.spec.project,
+        operation::drive(
+            shared.clone(),
+            app.clone(),
+            project.clone(),
+            started_at,
+            control,
+        ),
+    ));
+    Ok(())
+}
+
+/// What one look at the Application found: the status to write, the codes it reports, what
+/// automation decided, and whether a refresh was requested.
+struct Observed {
+    fields: Map<String, Value>,
+    sync_code: String,
+    health_code: String,
+    decision: Option<Decision>,
+    refresh_requested: bool,
+}
+
+/// Compares the Application, applies its project's verdicts and asks automation what to do.
+async fn observe(shared: &Arc<Shared>, app: &Application, target: &Target) -> Observed {
     let refresh_req = app
         .metadata
         .annotations
@@ -272,6 +369,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
     } else {
         Refresh::Normal
     };
+    let engines = shared.engines();
     let render_started = Instant::now();
     let opts = CompareOptions {
         revision: None,
@@ -279,43 +377,48 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
         attribution: true,
         fresh_reads: false,
         sources: None,
-        source_repos: project.spec.source_repos.clone().unwrap_or_default(),
+        source_repos: target.project.spec.source_repos.clone().unwrap_or_default(),
     };
     let now = status::now();
-    let mut decision = None;
-    let (fields, sync_code, health_code) =
-        match compare(&app, &engines, &cluster, &shared.renderer, &opts).await {
-            Ok(mut cmp) => {
-                shared
-                    .metrics
-                    .observe(Timing::Render, render_started.elapsed());
-                crate::guard::mark_forbidden(&mut cmp, &project, &app, &cluster);
-                if let Some(w) = crate::orphans::warning(&app, &project, &cluster, &engines) {
-                    cmp.warnings.push(w);
-                }
-                let d = automate(shared, &app, &project, &cmp);
-                cmp.warnings.extend(d.conditions.iter().cloned());
-                decision = Some(d);
-                let fields = status::from_comparison(&app, &cmp, &now);
-                (
-                    fields,
-                    cmp.sync.as_str().to_string(),
-                    cmp.health.code.as_str().to_string(),
-                )
-            }
-            Err(e) => {
-                let msg = format!(
-                    "Failed to compare desired state to live state: {}",
-                    chain(&e)
-                );
-                tracing::warn!(app = key, "{msg}");
-                (
-                    status::from_failure(&app, condition::COMPARISON_ERROR, &msg, &now),
-                    "Unknown".into(),
-                    "Unknown".into(),
-                )
-            }
-        };
+    let compared = compare(app, &engines, &target.cluster, &shared.renderer, &opts).await;
+    let (fields, sync_code, health_code, decision) = match compared {
+        Ok(mut cmp) => {
+            shared
+                .metrics
+                .observe(Timing::Render, render_started.elapsed());
+            crate::guard::apply_project(&mut cmp, &target.project, app, &target.cluster, &engines);
+            let d = automate(shared, app, &target.project, &cmp);
+            cmp.warnings.extend(d.conditions.iter().cloned());
+            (
+                status::from_comparison(app, &cmp, &now),
+                cmp.sync.as_str().to_string(),
+                cmp.health.code.as_str().to_string(),
+                Some(d),
+            )
+        }
+        Err(e) => {
+            let fields = status::from_comparison_error(app, &e, &now);
+            tracing::warn!(app = %app_key(app), "{}", status::comparison_error_message(&e));
+            (fields, "Unknown".into(), "Unknown".into(), None)
+        }
+    };
+    Observed {
+        fields,
+        sync_code,
+        health_code,
+        decision,
+        refresh_requested: refresh_req.is_some(),
+    }
+}
+
+/// Writes the status when it changed (or was asked for), carries out automation's decision and
+/// removes a handled refresh request.
+async fn write_observation(
+    shared: &Arc<Shared>,
+    app: &Application,
+    observed: &mut Observed,
+    operated: bool,
+) -> Result<()> {
     let stale = app
         .status
         .as_ref()
@@ -325,32 +428,44 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
             jiff::Timestamp::now().duration_since(t).as_secs()
                 >= shared.poll_interval().as_secs() as i64
         });
-    if operated || refresh_req.is_some() || stale || status::changes_anything(&app, &fields) {
-        write_status(shared, &app, fields).await?;
+    if operated
+        || observed.refresh_requested
+        || stale
+        || status::changes_anything(app, &observed.fields)
+    {
+        shared.write_status(app, observed.fields.clone()).await?;
     }
-    if let Some(d) = decision {
-        act_on(shared, &app, d).await?;
+    if let Some(d) = observed.decision.take() {
+        act_on(shared, app, d).await?;
     }
-    if refresh_req.is_some() {
+    if observed.refresh_requested {
         let patch = json!({"metadata": {"annotations": {REFRESH: null}}});
-        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        shared
+            .apps_api_in(app.namespace())
+            .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|source| Error::Api {
-                what: format!("removing the refresh annotation of {key}"),
+                what: format!("removing the refresh annotation of {}", app_key(app)),
                 source: Box::new(source),
             })?;
     }
+    Ok(())
+}
 
+/// Events for a sync or health status that changed.
+async fn announce(shared: &Shared, app: &Application, observed: &Observed) {
+    let sync_code = &observed.sync_code;
+    let health_code = &observed.health_code;
     let prev_sync = app
         .status
         .as_ref()
         .and_then(|s| s.sync.as_ref())
         .map(|s| s.status);
-    if prev_sync.map(|s| s.as_str().to_string()) != Some(sync_code.clone()) {
+    if prev_sync.map(|s| s.as_str()) != Some(sync_code.as_str()) {
         shared
             .events
             .normal(
-                &app,
+                app,
                 "ResourceUpdated",
                 format!(
                     "Updated sync status: {} -> {sync_code}",
@@ -368,7 +483,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
         shared
             .events
             .normal(
-                &app,
+                app,
                 "ResourceUpdated",
                 format!(
                     "Updated health status: {} -> {health_code}",
@@ -377,17 +492,20 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
             )
             .await;
     }
+}
+
+/// The reconcile's metrics: the Application's series, the reconcile count and duration, Git.
+fn record(shared: &Shared, app: &Application, observed: Observed, started: Instant) {
     shared
         .metrics
-        .set_app(app_info(&app, sync_code, health_code));
+        .set_app(app_info(app, observed.sync_code, observed.health_code));
     shared.metrics.reconciled(
         app.namespace(),
         app.spec.destination.server.as_deref().unwrap_or_default(),
         started.elapsed(),
     );
-    tracing::debug!(app = key, sync = %shared_code(&app), "reconciled in {:?}", started.elapsed());
+    tracing::debug!(app = %app_key(app), sync = %shared_code(app), "reconciled in {:?}", started.elapsed());
     shared.metrics.source_totals(&shared.renderer);
-    Ok(true)
 }
 
 /// The `argocd_app_info` series of an Application, with Argo's labels.
@@ -434,16 +552,16 @@ fn shared_code(app: &Application) -> String {
 fn automate(
     shared: &Arc<Shared>,
     app: &Application,
-    project: &plumb_model::application::AppProject,
-    cmp: &crate::compare::Comparison,
-) -> crate::automation::Decision {
+    project: &AppProject,
+    cmp: &Comparison,
+) -> Decision {
     if !app
         .spec
         .sync_policy
         .as_ref()
         .is_some_and(|p| p.is_automated())
     {
-        return crate::automation::Decision::default();
+        return Decision::default();
     }
     let state = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
     let in_progress = app.operation.is_some()
@@ -474,11 +592,7 @@ fn automate(
 }
 
 /// Carries out an automation decision: the operation, the events, a later look.
-async fn act_on(
-    shared: &Arc<Shared>,
-    app: &Application,
-    d: crate::automation::Decision,
-) -> Result<()> {
+async fn act_on(shared: &Arc<Shared>, app: &Application, d: Decision) -> Result<()> {
     let key = app_key(app);
     let name = key.as_str();
     for (reason, message, warning) in &d.events {
@@ -549,45 +663,15 @@ async fn refuse(
             "operationState".into(),
             json!({"operation": op, "phase": "Error", "message": msg, "startedAt": now, "finishedAt": now}),
         );
-        clear_operation(shared, app).await?;
+        shared.clear_operation(app).await?;
     }
-    write_status(shared, app, fields).await
-}
-
-pub(crate) async fn write_status(
-    shared: &Shared,
-    app: &Application,
-    fields: Map<String, Value>,
-) -> Result<()> {
-    let patch = json!({"status": Value::Object(fields)});
-    shared
-        .apps_api_in(app.namespace())
-        .patch_status(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(|source| Error::Api {
-            what: format!("writing the status of Application {}", app_key(app)),
-            source: Box::new(source),
-        })?;
-    Ok(())
-}
-
-pub(crate) async fn clear_operation(shared: &Shared, app: &Application) -> Result<()> {
-    let patch = json!({"operation": null});
-    shared
-        .apps_api_in(app.namespace())
-        .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(|source| Error::Api {
-            what: format!("clearing the operation of Application {}", app_key(app)),
-            source: Box::new(source),
-        })?;
-    Ok(())
+    shared.write_status(app, fields).await
 }
 
 async fn project_of(
     shared: &Shared,
     app: &Application,
-) -> Result<std::result::Result<plumb_model::application::AppProject, String>> {
+) -> Result<std::result::Result<AppProject, String>> {
     let project = if app.spec.project.is_empty() {
         "default"
     } else {
@@ -596,7 +680,7 @@ async fn project_of(
     let api: Api<DynamicObject> = Api::namespaced_with(
         shared.client.clone(),
         &shared.config.control_namespace,
-        &crate::runtime::appproject_resource(),
+        &crate::config::appproject_resource(),
     );
     match api.get_opt(project).await {
         Ok(Some(p)) => Ok(serde_json::to_value(&p)
@@ -657,7 +741,7 @@ async fn cascade_delete(shared: &Arc<Shared>, app: &Application) -> Result<()> {
                         &status::now(),
                     ),
                 );
-                write_status(shared, app, fields).await?;
+                shared.write_status(app, fields).await?;
                 return Err(e.into());
             }
         }

@@ -174,6 +174,28 @@ pub fn from_failure(
     status
 }
 
+/// The message of a failed comparison, as Argo CD words it.
+pub fn comparison_error_message(e: &crate::error::Error) -> String {
+    format!(
+        "Failed to compare desired state to live state: {}",
+        crate::error::chain(e)
+    )
+}
+
+/// [`from_failure`] for a failed comparison (`ComparisonError`).
+pub fn from_comparison_error(
+    app: &Application,
+    e: &crate::error::Error,
+    now: &str,
+) -> Map<String, Value> {
+    from_failure(
+        app,
+        plumb_model::application::condition::COMPARISON_ERROR,
+        &comparison_error_message(e),
+        now,
+    )
+}
+
 fn compared_to(app: &Application, cmp: &Comparison) -> Value {
     let mut v = json!({"destination": app.spec.destination});
     if app.spec.sources.as_ref().is_some_and(|s| !s.is_empty()) {

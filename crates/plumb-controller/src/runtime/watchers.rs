@@ -4,6 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use serde_json::Value;
+
 use super::*;
 
 /// What about an Application makes a reconcile necessary (status writes alone do not).
@@ -67,7 +69,7 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                     if shared.is_running(&name)
                         && let Ok(v) = serde_json::to_value(&obj)
                     {
-                        shared.update_control(&name, &v);
+                        shared.update_control(&name, crate::operation::control_of(&v));
                     }
                     let t = trigger_of(&obj);
                     tracing::debug!(app = %name, generation = t.generation, operation = t.operation, "application event");
@@ -383,10 +385,10 @@ pub(super) fn spawn_settings_watcher(shared: Arc<Shared>) {
                 Ok(e) => {
                     shared
                         .renderer
-                        .set_limits(super::render_limits(&shared.config, &e.settings));
+                        .set_limits(crate::config::render_limits(&shared.config, &e.settings));
                     shared
                         .renderer
-                        .set_plugins_dir(super::plugins_dir(&shared.config, &e.settings));
+                        .set_plugins_dir(crate::config::plugins_dir(&shared.config, &e.settings));
                     *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
                     current = data;
                     tracing::info!("settings reloaded");

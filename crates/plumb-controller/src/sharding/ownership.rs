@@ -15,7 +15,7 @@ use plumb_model::application::Application;
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
-use crate::runtime::Shared;
+use crate::shared::Shared;
 
 /// The annotation naming the replica (its Lease holder identity) that started the operation
 /// recorded in `status.operationState`.
@@ -121,8 +121,8 @@ pub(crate) async fn record_start(
 ) -> Result<bool> {
     let rv = match claim(shared, app).await? {
         None => {
-            crate::reconcile::write_status(shared, app, clear).await?;
-            crate::reconcile::write_status(shared, app, running).await?;
+            shared.write_status(app, clear).await?;
+            shared.write_status(app, running).await?;
             return Ok(true);
         }
         Some(None) => return Ok(false),

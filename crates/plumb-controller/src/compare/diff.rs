@@ -1,0 +1,243 @@
+//! Diffing the pairs of a comparison. The I/O half (server-side dry runs, or a cached result)
+//! runs on the Application's task; the CPU half (normalisers and jq ignore rules, each rule up to
+//! its time limit per object) runs in one batch per Application on the blocking pool, never on a
+//! runtime worker.
+
+use plumb_diff::{DiffConfig, DiffResult, IgnoreOptions, IgnoreRules, Pair, Strategy};
+use plumb_model::application::{Application, SyncStatusCode};
+use serde_json::Value;
+
+use super::{CompareOptions, ComparedResource};
+use crate::context::{Cluster, Engines};
+use crate::error::{Error, Result};
+
+/// How the pairs of one Application are diffed.
+pub(super) struct DiffSetup {
+    /// The compiled ignore rules (system-level and the Application's `ignoreDifferences`).
+    pub(super) ignore: IgnoreRules,
+    pub(super) config: DiffConfig,
+    /// Identifies the configuration: cached results are only valid under the same one.
+    pub(super) config_id: u64,
+}
+
+/// Compiles the ignore rules and builds the diff configuration. Compiling runs each jq
+/// expression on a made-up object (up to its time limit): CPU work, on the blocking pool.
+pub(super) async fn setup(
+    app: &Application,
+    engines: &Engines,
+    opts: &CompareOptions,
+) -> Result<DiffSetup> {
+    let app_json = serde_json::to_value(app).map_err(|e| Error::InvalidApplication {
+        name: app.name().to_string(),
+        reason: e.to_string(),
+    })?;
+    let mut rules = engines.diff.rules.clone();
+    rules.extend(
+        plumb_diff::application_rules(&app_json, &format!("Application {}", app.name()))
+            .map_err(|e| Error::Pair(Box::new(e)))?,
+    );
+    let allow_sensitive = engines.diff.allow_sensitive;
+    let ignore = tokio::task::spawn_blocking(move || {
+        IgnoreRules::compile(
+            rules,
+            IgnoreOptions {
+                allow_sensitive,
+                ..IgnoreOptions::default()
+            },
+        )
+    })
+    .await
+    .map_err(|e| Error::Task(e.to_string()))?
+    .map_err(|e| Error::Pair(Box::new(e)))?;
+    let config_id = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        format!(
+            "{ignore:?}|{:?}|{}",
+            engines.diff.normalize, opts.attribution
+        )
+        .hash(&mut h);
+        h.finish()
+    };
+    let config = DiffConfig::default()
+        .normalize(engines.diff.normalize.clone())
+        .ignore(ignore.clone())
+        .attribution(opts.attribution);
+    Ok(DiffSetup {
+        ignore,
+        config,
+        config_id,
+    })
+}
+
+/// One pair on its way to the diff batch.
+pub(super) struct Planned {
+    pub(super) pair: Pair,
+    /// How to diff it; `None` for hooks.
+    pub(super) plan: Option<DiffPlan>,
+    pub(super) hook: bool,
+    pub(super) version: String,
+    pub(super) sync_wave: i64,
+    pub(super) shared_with: Option<String>,
+}
+
+/// What the I/O half of a diff found: the diff itself is computed later, off the runtime.
+pub(super) enum DiffPlan {
+    /// The server-side result of an unchanged pair under the same configuration.
+    Cached(Box<DiffResult>),
+    /// Offline three-way diff; with the reason when a server-side dry run failed.
+    Offline { fallback: Option<String> },
+    /// Server-side diff against the object the dry run returned.
+    ServerSide(Value),
+}
+
+/// The I/O half of diffing one pair: the server-side dry run (retried when the live object
+/// changed in between, which updates `p.live`), or a cached result.
+pub(super) async fn plan(cluster: &Cluster, p: &mut Pair, config_id: u64) -> Result<DiffPlan> {
+    let (Some(desired), Some(_)) = (p.desired.clone(), &p.live) else {
+        return Ok(DiffPlan::Offline { fallback: None });
+    };
+    // Results depend on the ignore rules and options too: one cache per configuration.
+    let cache_key = plumb_diff::CacheKey::for_pair(p);
+    if let Some(k) = &cache_key
+        && let Some(hit) = cache(cluster).entry(config_id).or_default().get(k)
+    {
+        return Ok(DiffPlan::Cached(Box::new(hit.clone())));
+    }
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let predicted = match cluster.applier.dry_run_apply(&desired).await {
+            Ok(v) => v,
+            Err(e) => {
+                // The dry run can fail for reasons the sync will report (an invalid field, a
+                // denied admission): compare offline and say why.
+                return Ok(DiffPlan::Offline {
+                    fallback: Some(format!(
+                        "server-side dry run failed: {}",
+                        crate::error::chain(&e)
+                    )),
+                });
+            }
+        };
+        // A controller may write the object between our read and the dry run (a Deployment's
+        // revision annotation, say); comparing across two versions would show its write as drift.
+        let rv = |v: &Value| v.pointer("/metadata/resourceVersion").cloned();
+        if attempts >= 3 || p.live.as_ref().map(rv) == Some(rv(&predicted)) {
+            return Ok(DiffPlan::ServerSide(predicted));
+        }
+        match cluster.applier.get(&p.key).await? {
+            Some(fresh) => p.live = Some(fresh),
+            None => {
+                p.live = None;
+                return Ok(DiffPlan::Offline { fallback: None });
+            }
+        }
+    }
+}
+
+/// The CPU half for every planned pair, in one batch on the blocking pool: each pair with its
+/// diff and whether that result may be cached.
+pub(super) async fn run(
+    planned: Vec<Planned>,
+    config: DiffConfig,
+) -> Result<Vec<(Planned, Option<(DiffResult, bool)>)>> {
+    tokio::task::spawn_blocking(move || {
+        planned
+            .into_iter()
+            .map(|mut e| {
+                let diff = e
+                    .plan
+                    .take()
+                    .map(|plan| run_plan(&e.pair, plan, &config))
+                    .transpose()?;
+                Ok((e, diff))
+            })
+            .collect::<Result<Vec<_>>>()
+    })
+    .await
+    .map_err(|e| Error::Task(e.to_string()))?
+}
+
+/// The diff a plan calls for, and whether its result may be cached.
+fn run_plan(p: &Pair, plan: DiffPlan, config: &DiffConfig) -> Result<(DiffResult, bool)> {
+    let diff_err = |source| Error::Diff {
+        key: p.key.clone(),
+        source: Box::new(source),
+    };
+    match plan {
+        DiffPlan::Cached(hit) => Ok((*hit, false)),
+        DiffPlan::Offline { fallback } => {
+            let mut r = plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err)?;
+            if fallback.is_some() {
+                r.strategy.fallback_reason = fallback;
+            }
+            Ok((r, false))
+        }
+        DiffPlan::ServerSide(predicted) => plumb_diff::diff(
+            p,
+            Strategy::ServerSide {
+                predicted_live: &predicted,
+            },
+            config,
+        )
+        .map(|r| (r, true))
+        .map_err(diff_err),
+    }
+}
+
+/// The compared resources (without health yet), ordered by key; server-side results are kept
+/// for the next comparison of the same pair.
+pub(super) fn resources(
+    cluster: &Cluster,
+    config_id: u64,
+    diffed: Vec<(Planned, Option<(DiffResult, bool)>)>,
+) -> Vec<ComparedResource> {
+    let mut resources = Vec::with_capacity(diffed.len());
+    for (e, diff) in diffed {
+        let p = e.pair;
+        let diff = diff.map(|(result, cacheable)| {
+            if cacheable && let Some(k) = plumb_diff::CacheKey::for_pair(&p) {
+                cache(cluster)
+                    .entry(config_id)
+                    .or_default()
+                    .insert(k, result.clone());
+            }
+            result
+        });
+        let hook = e.hook;
+        let requires_pruning = p.desired.is_none() && p.live.is_some() && !hook;
+        let status = if hook {
+            None
+        } else if p.desired.is_none()
+            || p.live.is_none()
+            || diff.as_ref().is_some_and(|d| d.modified)
+        {
+            Some(SyncStatusCode::OutOfSync)
+        } else {
+            Some(SyncStatusCode::Synced)
+        };
+        resources.push(ComparedResource {
+            key: p.key.clone(),
+            version: e.version,
+            source: p.desired_source.clone(),
+            desired: p.desired,
+            live: p.live,
+            diff,
+            status,
+            health: None,
+            requires_pruning,
+            sync_wave: e.sync_wave,
+            hook,
+            shared_with: e.shared_with,
+        });
+    }
+    resources.sort_by(|a, b| a.key.cmp(&b.key));
+    resources
+}
+
+fn cache(
+    cluster: &Cluster,
+) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, plumb_diff::ServerSideCache>> {
+    cluster.diff_cache.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,378 @@
+//! Comparison of one Application: render → prepare desired objects → read live → pair → diff →
+//! health. The controller writes the result into `status`; `plumb app diff` and
+//! `plumb app manifests` print it. Both use this one function so they cannot disagree.
+//!
+//! The steps: `desired` (render, prepare), `live` (read from the live cache or the API server),
+//! `diff` (server-side dry runs or cached results, then the diffs in one blocking batch), and
+//! health here.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use plumb_diff::{DiffResult, IgnoreRules, Pair, PairOptions};
+use plumb_health::{AppResource, HealthStatus};
+use plumb_model::ResourceKey;
+use plumb_model::application::{Application, ApplicationSource, SyncStatusCode};
+use plumb_source::Renderer;
+use serde_json::Value;
+
+use crate::context::{Cluster, Engines};
+use crate::error::{Error, Result};
+
+mod desired;
+mod diff;
+mod live;
+
+pub use plumb_source::Refresh;
+
+/// Options of one comparison.
+#[derive(Debug, Clone, Default)]
+pub struct CompareOptions {
+    /// Compare against this revision instead of the Application's target (a sync's `revision`).
+    pub revision: Option<String>,
+    /// Cache use for the render.
+    pub refresh: Refresh,
+    /// Name managers of drifted fields (diff attribution).
+    pub attribution: bool,
+    /// Read every live object from the API server instead of the live cache (right after a
+    /// sync, when the cache may not have seen the writes yet).
+    pub fresh_reads: bool,
+    /// Compare against these sources instead of the Application's (an operation's
+    /// `sync.source`, or `sync.sources` of a multi-source rollback, with its revisions applied).
+    pub sources: Option<Vec<ApplicationSource>>,
+    /// The project's `sourceRepos`, which kustomize remote bases must match. Not optional: every
+    /// caller (controller, `plumb app diff/manifests`, the API server) loads the Application's
+    /// AppProject first and refuses to render without it.
+    pub source_repos: Vec<String>,
+}
+
+/// One compared object.
+#[derive(Debug, Clone)]
+pub struct ComparedResource {
+    /// Identity (namespace defaulted).
+    pub key: ResourceKey,
+    /// API version of the desired object, else of the live one.
+    pub version: String,
+    /// What Git declares, prepared for apply (namespace, tracking annotation).
+    pub desired: Option<Value>,
+    /// The file (and document) it came from.
+    pub source: Option<String>,
+    /// What the cluster holds.
+    pub live: Option<Value>,
+    /// The diff; `None` for hooks.
+    pub diff: Option<DiffResult>,
+    /// Sync status; `None` for hooks.
+    pub status: Option<SyncStatusCode>,
+    /// Health; `None` when the kind has none (or the object is a hook or ignored).
+    pub health: Option<HealthStatus>,
+    /// Live object tracked by this Application that Git no longer declares.
+    pub requires_pruning: bool,
+    /// `argocd.argoproj.io/sync-wave` (else `helm.sh/hook-weight`), default 0.
+    pub sync_wave: i64,
+    /// Whether the object is a sync hook.
+    pub hook: bool,
+    /// Another Application (its instance name, as Argo CD names it in messages) whose tracking
+    /// annotation the live object carries.
+    pub shared_with: Option<String>,
+}
+
+/// An object Git declares with `argocd.argoproj.io/hook: Skip`: never applied or compared, but
+/// listed in `status.resources` (without status or health), as Argo CD lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedObject {
+    /// Identity (namespace defaulted).
+    pub key: ResourceKey,
+    /// API version.
+    pub version: String,
+    /// `argocd.argoproj.io/sync-wave`, default 0.
+    pub sync_wave: i64,
+}
+
+/// The result of comparing one Application.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// The commit compared against (first source), and every source's commit.
+    pub revision: String,
+    /// Commits of all sources, in `spec.sources` order.
+    pub revisions: Vec<String>,
+    /// The sources compared (with the revision override applied).
+    pub sources: Vec<ApplicationSource>,
+    /// Detected source type of each source (`Helm`, `Kustomize`, `Directory`, ...).
+    pub source_types: Vec<String>,
+    /// Every compared object, ordered by key.
+    pub resources: Vec<ComparedResource>,
+    /// Objects Git marks `Skip`, ordered by key.
+    pub skipped: Vec<SkippedObject>,
+    /// Application sync status.
+    pub sync: SyncStatusCode,
+    /// Application health.
+    pub health: HealthStatus,
+    /// Warnings found while comparing (`SharedResourceWarning`, ...): (type, message).
+    pub warnings: Vec<(String, String)>,
+    /// Images of the live workloads.
+    pub images: Vec<String>,
+    /// The ignore rules compared with (a sync with `RespectIgnoreDifferences=true` uses them).
+    pub ignore: IgnoreRules,
+}
+
+/// Compares an Application with its destination cluster: render → prepare the desired objects →
+/// read the live ones → pair → diff → health. The caches are the comparison's collaborators: the
+/// renderer's manifest cache, the cluster's live cache and its server-side diff results.
+pub async fn compare(
+    app: &Application,
+    engines: &Engines,
+    cluster: &Cluster,
+    renderer: &Arc<Renderer>,
+    opts: &CompareOptions,
+) -> Result<Comparison> {
+    compare_with(app, engines, cluster, renderer, opts, None).await
+}
+
+/// [`compare`], with the desired objects taken from `local_manifests` (an operation's
+/// `sync.manifests`, `app sync --local`) instead of rendered, when given: as Argo CD's
+/// `CompareAppState` with local manifests, the comparison then has no revision.
+pub async fn compare_with(
+    app: &Application,
+    engines: &Engines,
+    cluster: &Cluster,
+    renderer: &Arc<Renderer>,
+    opts: &CompareOptions,
+    local_manifests: Option<&[String]>,
+) -> Result<Comparison> {
+    let dest_ns = app.spec.destination.namespace.clone().unwrap_or_default();
+    let instance = app.instance_name(&engines.control_namespace);
+    let catalog = cluster.discovery.catalog();
+
+    let sources = desired::sources(app, opts);
+    let rendered = match local_manifests {
+        Some(manifests) => plumb_source::Rendered {
+            manifests: plumb_source::local_manifests(manifests)?,
+            sources: Vec::new(),
+        },
+        None => desired::render(app, &sources, &catalog, renderer, opts).await?,
+    };
+    let desired = desired::prepare(&rendered, &catalog, engines, &dest_ns, &instance);
+
+    let desired_keys: BTreeSet<ResourceKey> = desired
+        .objects
+        .iter()
+        .map(|d| ResourceKey::of(&d.value))
+        .collect();
+    let live = live::read(
+        app,
+        cluster,
+        engines,
+        &instance,
+        &desired_keys,
+        opts.fresh_reads,
+    )
+    .await?;
+
+    let pair_opts = PairOptions {
+        default_namespace: dest_ns,
+        cluster_scoped: desired.cluster_scoped,
+    };
+    let pairs = plumb_diff::pair(desired.objects, live, &pair_opts)
+        .map_err(|e| Error::Pair(Box::new(e)))?;
+
+    let setup = diff::setup(app, engines, opts).await?;
+    let (planned, warnings) = plan_diffs(app, engines, cluster, &instance, pairs, &setup).await?;
+    let diffed = diff::run(planned, setup.config).await?;
+    let resources = diff::resources(cluster, setup.config_id, diffed);
+
+    let (resources, health) = assess_health(app, engines, cluster, resources).await?;
+    Ok(Comparison {
+        revision: rendered
+            .sources
+            .first()
+            .map(|s| s.commit.clone())
+            .unwrap_or_default(),
+        revisions: rendered.sources.iter().map(|s| s.commit.clone()).collect(),
+        sources,
+        source_types: rendered
+            .sources
+            .iter()
+            .filter_map(|s| s.source_type.map(|t| t.to_string()))
+            .collect(),
+        sync: app_sync(&resources),
+        images: images(resources.iter().filter_map(|r| r.live.as_ref())),
+        resources,
+        skipped: desired.skipped,
+        health,
+        warnings,
+        ignore: setup.ignore,
+    })
+}
+
+/// The I/O half of every pair's diff (dry runs stay on this task), with what each pair needs
+/// later: hook, version, wave, and the other Application a shared object is tracked by (one
+/// `SharedResourceWarning` each).
+async fn plan_diffs(
+    app: &Application,
+    engines: &Engines,
+    cluster: &Cluster,
+    instance: &str,
+    pairs: Vec<Pair>,
+    setup: &diff::DiffSetup,
+) -> Result<(Vec<diff::Planned>, Vec<(String, String)>)> {
+    let mut planned = Vec::with_capacity(pairs.len());
+    let mut warnings = Vec::new();
+    for mut p in pairs {
+        let obj = p.desired.as_ref().or(p.live.as_ref());
+        let hook = obj.is_some_and(plumb_sync::hook::is_hook);
+        let version = obj.map(short_version).unwrap_or_default();
+        let sync_wave = p
+            .desired
+            .as_ref()
+            .map(plumb_sync::hook::sync_wave)
+            .unwrap_or(0);
+        let shared_with = shared_with(engines, instance, &p);
+        if let Some(other) = &shared_with {
+            warnings.push((
+                "SharedResourceWarning".to_string(),
+                format!(
+                    "{}/{} is part of applications {}/{} and {other}",
+                    p.key.kind,
+                    p.key.name,
+                    app.namespace(),
+                    app.name()
+                ),
+            ));
+        }
+        let plan = if hook {
+            None
+        } else {
+            Some(diff::plan(cluster, &mut p, setup.config_id).await?)
+        };
+        planned.push(diff::Planned {
+            pair: p,
+            plan,
+            hook,
+            version,
+            sync_wave,
+            shared_with,
+        });
+    }
+    Ok((planned, warnings))
+}
+
+/// The other Application whose tracking the live object of a declared pair carries. Argo CD's
+/// wording names the other by its instance name (`ns_name` for an Application outside the
+/// control namespace reads `ns/name`).
+fn shared_with(engines: &Engines, instance: &str, p: &Pair) -> Option<String> {
+    let (Some(_), Some(l)) = (&p.desired, &p.live) else {
+        return None;
+    };
+    let t = live::tracked_by(engines, &p.key, l)?;
+    (t.app != instance && t.self_referencing).then(|| t.app.replace('_', "/"))
+}
+
+/// Health per object and for the Application (hooks and ignored objects skipped inside). Health
+/// scripts are CPU work (bounded by their limits, but up to a second each): they run on the
+/// blocking pool, never on a runtime worker.
+async fn assess_health(
+    app: &Application,
+    engines: &Engines,
+    cluster: &Cluster,
+    resources: Vec<ComparedResource>,
+) -> Result<(Vec<ComparedResource>, HealthStatus)> {
+    let app_key = ResourceKey::new("argoproj.io", "Application", app.namespace(), app.name());
+    let assessor = engines.assessor.clone();
+    let facts = cluster.health_facts();
+    let (mut resources, app_health) = tokio::task::spawn_blocking(move || {
+        let inputs: Vec<AppResource<'_>> = resources
+            .iter()
+            .map(|r| AppResource {
+                key: &r.key,
+                target: r.desired.as_ref(),
+                live: r.live.as_ref(),
+            })
+            .collect();
+        let app_health = assessor.app_health_in(&app_key, &inputs, &facts);
+        (resources, app_health)
+    })
+    .await
+    .map_err(|e| Error::Task(e.to_string()))?;
+    for (r, h) in resources.iter_mut().zip(app_health.resources) {
+        r.health = if r.hook { None } else { h };
+    }
+    Ok((resources, app_health.status))
+}
+
+/// The version part of an object's `apiVersion` (`apps/v1` → `v1`).
+fn short_version(obj: &Value) -> String {
+    obj.get("apiVersion")
+        .and_then(Value::as_str)
+        .map(|v| v.rsplit('/').next().unwrap_or(v).to_string())
+        .unwrap_or_default()
+}
+
+fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
+    obj.pointer("/metadata/annotations")
+        .and_then(|a| a.get(key))
+        .and_then(Value::as_str)
+}
+
+/// The Application's sync status from its resources: OutOfSync when any is, except extraneous
+/// objects marked `IgnoreExtraneous`.
+pub(crate) fn app_sync(resources: &[ComparedResource]) -> SyncStatusCode {
+    if resources.iter().any(|r| {
+        r.status == Some(SyncStatusCode::OutOfSync)
+            && !(r.requires_pruning && r.live.as_ref().is_some_and(ignores_extraneous))
+    }) {
+        SyncStatusCode::OutOfSync
+    } else {
+        SyncStatusCode::Synced
+    }
+}
+
+fn ignores_extraneous(obj: &Value) -> bool {
+    annotation(obj, plumb_model::annotations::COMPARE_OPTIONS)
+        .is_some_and(|o| o.split(',').any(|p| p.trim() == "IgnoreExtraneous"))
+}
+
+/// Container images of workloads (pod templates, pods, cron jobs), sorted and unique.
+pub fn images<'a>(objects: impl Iterator<Item = &'a Value>) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    for obj in objects {
+        for spec in [
+            obj.pointer("/spec/template/spec"),
+            obj.pointer("/spec/jobTemplate/spec/template/spec"),
+            obj.get("spec")
+                .filter(|_| obj.get("kind").and_then(Value::as_str) == Some("Pod")),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            for list in ["initContainers", "containers"] {
+                for c in spec
+                    .get(list)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(image) = c.get("image").and_then(Value::as_str) {
+                        out.insert(image.to_string());
+                    }
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use serde_json::json;
+
+    #[test]
+    fn images_from_templates_pods_and_cronjobs() {
+        let d = json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"image": "b:1"}], "initContainers": [{"image": "a:1"}]}}}});
+        let p =
+            json!({"kind": "Pod", "spec": {"containers": [{"image": "b:1"}, {"image": "c:2"}]}});
+        let c = json!({"kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [{"image": "d:3"}]}}}}}});
+        assert_eq!(images([d, p, c].iter()), ["a:1", "b:1", "c:2", "d:3"]);
+    }
+}

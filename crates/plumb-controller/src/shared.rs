@@ -1,0 +1,325 @@
+//! The state the controller's tasks share ([`Shared`]: configuration, engines, clusters, running
+//! operations, automation memory, the work queue) and the Application writes every step makes
+//! through it (status, `.operation`).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use plumb_model::application::Application;
+use plumb_model::settings::{RECONCILIATION_JITTER, RECONCILIATION_TIMEOUT};
+use plumb_source::Renderer;
+use plumb_sync::Control;
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, watch};
+
+use crate::config::{ControllerConfig, application_resource, parse_duration};
+use crate::context::{Cluster, Engines};
+use crate::error::{Error, Result};
+use crate::events::Events;
+use crate::metrics::Metrics;
+
+/// A cluster from a cluster Secret: the Secret as read, the connection, its live cache task.
+pub(crate) type RemoteCluster = (
+    crate::clusters::ClusterSecret,
+    Arc<Cluster>,
+    tokio::task::JoinHandle<()>,
+);
+
+/// State shared by the watchers and workers.
+pub(crate) struct Shared {
+    pub(crate) config: ControllerConfig,
+    pub(crate) client: kube::Client,
+    pub(crate) renderer: Arc<Renderer>,
+    pub(crate) events: Events,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) engines: RwLock<Arc<Engines>>,
+    pub(crate) in_cluster: Arc<Cluster>,
+    /// Clusters from Argo cluster Secrets, with the task driving each one's live cache.
+    pub(crate) remote: RwLock<Vec<RemoteCluster>>,
+    /// Operations running in this process, with the channel that tells each one to stop.
+    pub(crate) running_ops: Mutex<HashMap<String, watch::Sender<Control>>>,
+    /// Automated attempts started again after a failure: Application → (revision, count).
+    pub(crate) auto_failures: Mutex<HashMap<String, (String, u32)>>,
+    /// The pending delayed reconcile of each Application.
+    pub(crate) wakes: Mutex<HashMap<String, Instant>>,
+    /// The last automation skip reported per Application (so each is said once).
+    pub(crate) last_skip: Mutex<HashMap<String, String>>,
+    /// Keys (`namespace/name`) of the Applications reconciled, kept by the Application watcher.
+    pub(crate) known_apps: Mutex<std::collections::BTreeSet<String>>,
+    /// The namespaces besides the control namespace whose Applications are reconciled (patterns,
+    /// resolved from the configuration or `argocd-cmd-params-cm` at start).
+    pub(crate) app_namespaces: Vec<String>,
+    pub(crate) queue: Queue,
+    /// This replica's part when several share the work (`None`: one replica does everything).
+    pub(crate) sharding: Option<Arc<crate::sharding::Sharding>>,
+    /// Woken when a watch fails: discovery runs again (a group may have gone).
+    pub(crate) rediscover: tokio::sync::Notify,
+}
+
+impl Shared {
+    /// The Applications of `namespace` (an Application's own namespace: every read and write
+    /// of an Application goes there).
+    pub(crate) fn apps_api_in(&self, namespace: &str) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), namespace, &application_resource())
+    }
+
+    /// What the Application watcher lists: the control namespace alone, or every namespace
+    /// when others are permitted (filtered by [`Shared::namespace_enabled`]). One cluster-wide
+    /// watch rather than one per namespace, as Argo CD does: the patterns may be globs or
+    /// regular expressions matching namespaces created later, which per-namespace watches would
+    /// miss without a second watch on Namespaces.
+    pub(crate) fn apps_watch_api(&self) -> Api<DynamicObject> {
+        if self.app_namespaces.is_empty() {
+            self.apps_api_in(&self.config.control_namespace)
+        } else {
+            Api::all_with(self.client.clone(), &application_resource())
+        }
+    }
+
+    /// Whether Applications in `namespace` are reconciled: the control namespace, or one the
+    /// configured patterns match (Argo's `IsNamespaceEnabled`). Others are never touched.
+    pub(crate) fn namespace_enabled(&self, namespace: &str) -> bool {
+        namespace == self.config.control_namespace
+            || plumb_policy::project::namespace_in_list(&self.app_namespaces, namespace)
+    }
+
+    /// The queue key of the Application that tracks objects under `instance` (its instance
+    /// name: `name` in the control namespace, `namespace_name` elsewhere; neither a namespace
+    /// nor a name can contain `_`).
+    pub(crate) fn key_of_instance(&self, instance: &str) -> String {
+        match instance.split_once('_') {
+            Some((ns, name)) => format!("{ns}/{name}"),
+            None => format!("{}/{instance}", self.config.control_namespace),
+        }
+    }
+
+    pub(crate) fn engines(&self) -> Arc<Engines> {
+        self.engines
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn cluster_for(&self, app: &Application) -> Option<Arc<Cluster>> {
+        let d = &app.spec.destination;
+        let (server, name) = (d.server.as_deref(), d.name.as_deref());
+        if self.in_cluster.is_destination(server, name) {
+            return Some(self.in_cluster.clone());
+        }
+        self.remote
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(_, c, _)| c.is_destination(server, name))
+            .map(|(_, c, _)| c.clone())
+    }
+
+    pub(crate) fn is_running(&self, name: &str) -> bool {
+        self.running_ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(name)
+    }
+
+    /// Registers a starting operation; its control follows the Application from now on.
+    pub(crate) fn start_operation(&self, name: &str) -> watch::Receiver<Control> {
+        let (tx, rx) = watch::channel(Control::default());
+        self.running_ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string(), tx);
+        rx
+    }
+
+    pub(crate) fn end_operation(&self, name: &str) {
+        self.running_ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+    }
+
+    /// Passes terminate requests and deletion approvals to a running operation.
+    pub(crate) fn update_control(&self, name: &str, c: Control) {
+        if let Some(tx) = self
+            .running_ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+        {
+            tx.send_if_modified(|cur| {
+                let changed = *cur != c;
+                *cur = c;
+                changed
+            });
+        }
+    }
+
+    /// Stops every operation running here (this replica lost its Lease: another one now
+    /// counts it dead and fails them as interrupted, so they must not go on writing).
+    pub(crate) fn terminate_all(&self) {
+        for tx in self
+            .running_ops
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+        {
+            tx.send_if_modified(|c| !std::mem::replace(&mut c.terminate, true));
+        }
+    }
+
+    /// Whether this replica reconciles the Application `key` (always, with one replica).
+    pub(crate) fn owns(&self, key: &str) -> bool {
+        self.sharding.as_ref().is_none_or(|s| s.owns(key))
+    }
+
+    pub(crate) fn requeue(&self, name: &str) {
+        self.queue.push(name);
+    }
+
+    /// Reconciles the Application again after `after`. One wake-up per Application is kept
+    /// (the earliest): a blocked Application reconciled often does not pile up sleeping tasks.
+    pub(crate) fn requeue_after(&self, name: &str, after: Duration) {
+        let at = Instant::now() + after;
+        {
+            let mut wakes = self.wakes.lock().unwrap_or_else(|e| e.into_inner());
+            if wakes
+                .get(name)
+                .is_some_and(|t| *t <= at && *t > Instant::now())
+            {
+                return;
+            }
+            wakes.insert(name.to_string(), at);
+        }
+        let queue = self.queue.clone();
+        let name = name.to_string();
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            queue.push(&name);
+        });
+    }
+
+    /// Failed automated attempts started again for `revision` (0 after a revision change).
+    pub(crate) fn auto_failures(&self, name: &str, revision: &str) -> u32 {
+        let mut m = self.auto_failures.lock().unwrap_or_else(|e| e.into_inner());
+        match m.get(name) {
+            Some((rev, n)) if rev == revision => *n,
+            _ => {
+                m.insert(name.to_string(), (revision.to_string(), 0));
+                0
+            }
+        }
+    }
+
+    pub(crate) fn count_auto_failure(&self, name: &str) {
+        if let Some((_, n)) = self
+            .auto_failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(name)
+        {
+            *n += 1;
+        }
+    }
+
+    /// Drops what automation remembers of a deleted Application.
+    pub(crate) fn forget_automation(&self, name: &str) {
+        self.auto_failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        self.last_skip
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        self.wakes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+    }
+
+    /// Records a skip message; returns whether it is new for this Application.
+    pub(crate) fn note_skip(&self, name: &str, message: &str) -> bool {
+        let mut m = self.last_skip.lock().unwrap_or_else(|e| e.into_inner());
+        if m.get(name).map(String::as_str) == Some(message) {
+            return false;
+        }
+        m.insert(name.to_string(), message.to_string());
+        true
+    }
+
+    pub(crate) fn poll_interval(&self) -> Duration {
+        parse_duration(self.engines().settings.get(RECONCILIATION_TIMEOUT))
+            .unwrap_or(Duration::from_secs(120))
+    }
+
+    pub(crate) fn jitter(&self) -> Duration {
+        parse_duration(self.engines().settings.get(RECONCILIATION_JITTER))
+            .unwrap_or(Duration::from_secs(60))
+    }
+}
+
+/// A deduplicating queue: an Application waits at most once; one queued while it is being
+/// reconciled is reconciled again afterwards.
+#[derive(Clone)]
+pub(crate) struct Queue {
+    pub(crate) tx: mpsc::UnboundedSender<String>,
+    pub(crate) pending: Arc<Mutex<HashSet<String>>>,
+}
+
+impl Queue {
+    pub(crate) fn push(&self, name: &str) {
+        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let fresh = p.insert(name.to_string());
+        tracing::trace!(app = name, queued = fresh, "push");
+        if fresh {
+            // The receiver lives as long as the controller; a send error means we are stopping.
+            let _ = self.tx.send(name.to_string());
+        }
+    }
+
+    pub(crate) fn taken(&self, name: &str) {
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+    }
+}
+
+/// The key of an Application in the work queue and in the controller's memory: `namespace/name`.
+pub(crate) fn app_key(app: &Application) -> String {
+    format!("{}/{}", app.namespace(), app.name())
+}
+
+/// The writes every step makes to an Application: its status (a merge patch on the status
+/// subresource) and its `.operation` (cleared when an operation ends or is refused).
+impl Shared {
+    pub(crate) async fn write_status(
+        &self,
+        app: &Application,
+        fields: Map<String, Value>,
+    ) -> Result<()> {
+        let patch = json!({"status": Value::Object(fields)});
+        self.apps_api_in(app.namespace())
+            .patch_status(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| Error::Api {
+                what: format!("writing the status of Application {}", app_key(app)),
+                source: Box::new(source),
+            })?;
+        Ok(())
+    }
+
+    pub(crate) async fn clear_operation(&self, app: &Application) -> Result<()> {
+        let patch = json!({"operation": null});
+        self.apps_api_in(app.namespace())
+            .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| Error::Api {
+                what: format!("clearing the operation of Application {}", app_key(app)),
+                source: Box::new(source),
+            })?;
+        Ok(())
+    }
+}
