@@ -235,6 +235,9 @@ impl GitCache {
                     .with(&self.repo_key(url), || self.fetch(url, Vec::new()))?;
                 self.expand_short_sha(url, &short)?.ok_or_else(not_found)
             }
+            // A listing shared within the TTL may predate a ref pushed moments ago (a new tag the
+            // Application was just pointed at): a miss is only believed from a fresh listing.
+            Match::None if !max_age.is_zero() => self.resolve_within(url, revision, Duration::ZERO),
             Match::FullSha(_) | Match::None => Err(not_found()),
         }
     }

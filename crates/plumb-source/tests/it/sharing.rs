@@ -105,6 +105,27 @@ fn twenty_applications_on_one_repository_list_and_fetch_it_once() {
 }
 
 #[test]
+fn a_tag_pushed_within_the_ttl_is_found_not_reported_missing() {
+    let repo = fleet(1);
+    let (r, _d) = shared_renderer();
+    r.render(&app(&repo.url(), "sharing-tag", "apps/app-0"))
+        .unwrap();
+    assert_eq!(r.git().listing_count(), 1);
+    // The Application is pointed at a tag pushed after the shared listing was made: the kept
+    // listing does not know it, so a fresh one is asked for before "not found" is believed.
+    repo.tag("v1.4.0");
+    let mut tagged = app(&repo.url(), "sharing-tag", "apps/app-0");
+    tagged.sources[0].target_revision = Some("v1.4.0".into());
+    let out = r.render(&tagged).unwrap();
+    assert_eq!(out.sources[0].commit, repo.head());
+    assert_eq!(r.git().listing_count(), 2);
+    // A revision that really does not exist is still refused, after one more listing.
+    tagged.sources[0].target_revision = Some("v9.9.9".into());
+    let err = r.render(&tagged).unwrap_err().to_string();
+    assert!(err.contains("v9.9.9"), "{err}");
+}
+
+#[test]
 fn one_render_for_many_requests_of_the_same_input() {
     let repo = fleet(1);
     let (r, _d) = shared_renderer();
