@@ -301,6 +301,15 @@ try {
     assert(polls.length === 0, `the tree was polled instead of streamed: ${polls.join(', ')}`);
   });
 
+  await step("side panel: a Pod's live manifest, though the Application does not manage it (GET .../resource)", async () => {
+    const panel = page.getByTestId('resource-panel');
+    await page.getByTestId('resource-tree').locator('[data-testid=tree-node][data-kind=Pod]').first().click();
+    await panel.getByRole('tab', { name: 'Live manifest' }).click();
+    await panel.getByLabel('Live manifest').getByText('kind: Pod').first().waitFor({ timeout: LONG });
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
+  });
+
   await step("the Deployment's diff shows the image lines and who last changed them", async () => {
     await page.getByTestId('resource-tree').locator(`[data-kind=Deployment][data-name="${deployment}"]`).click();
     const panel = page.getByTestId('resource-panel');
@@ -379,6 +388,20 @@ try {
     const op = page.getByTestId('app-operation');
     await op.getByText(firstRevision.slice(0, 7)).waitFor({ timeout: LONG });
     await op.locator('[data-phase=Succeeded][data-dry-run=false]').waitFor({ timeout: LONG });
+  });
+
+  await step("side panel: the Deployment's restart action (built-in Lua, POST .../resource/actions/v2)", async () => {
+    const panel = page.getByTestId('resource-panel');
+    await page.getByTestId('resource-tree').locator(`[data-kind=Deployment][data-name="${deployment}"]`).click();
+    const actions = panel.getByTestId('resource-actions');
+    await actions.getByRole('button', { name: 'restart', exact: true }).click({ timeout: LONG });
+    await actions.getByRole('button', { name: 'Run', exact: true }).click();
+    await actions.getByRole('status').getByText(`ran on Deployment ${deployment}`).waitFor({ timeout: LONG });
+    await shot('resource-actions');
+    await panel.getByRole('tab', { name: 'Live manifest' }).click();
+    await panel.getByLabel('Live manifest').getByText('kubectl.kubernetes.io/restartedAt').first().waitFor({ timeout: LONG });
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
   });
 
   await step('projects page lists the default project', async () => {

@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { diffLines } from 'diff';
 import YAML from 'yaml';
-import { appPath, get, type Json, type ResourceDiff } from './api';
+import { ApiError, appPath, get, request, type Json, type ResourceDiff } from './api';
 import { HealthLabel, SyncLabel, Time } from './status';
 import type { TreeItem } from './tree';
 
@@ -79,7 +79,18 @@ export function ResourcePanel({
       .catch(() => setEvents([]));
   }, [tab, item.id]);
 
-  const live = withoutManagedFields(parse(d?.liveState));
+  // Objects the Application does not manage (ReplicaSets, Pods...) are read one by one through
+  // Argo's `GET .../resource` (a node of the tree only; Secrets masked by the server).
+  const [fetchedLive, setFetchedLive] = useState<{ id: string; obj: Json; error: string } | null>(null);
+  const needLive = tab === 'Live manifest' && !(d && parse(d.liveState)) && !item.root && (!managed || diffs !== null);
+  useEffect(() => {
+    if (!needLive || fetchedLive?.id === item.id) return;
+    get<{ manifest: string }>(appPath(app, ns, '/resource', resourceQuery(item)))
+      .then((r) => setFetchedLive({ id: item.id, obj: parse(r.manifest), error: '' }))
+      .catch((e) => setFetchedLive({ id: item.id, obj: null, error: e instanceof ApiError && e.status === 404 ? '' : (e as Error).message }));
+  }, [needLive, item.id]);
+  const fromRoute = fetchedLive?.id === item.id ? fetchedLive : null;
+  const live = withoutManagedFields(parse(d?.liveState) ?? fromRoute?.obj ?? null);
   const desired = parse(d?.targetState);
   const changes = changesOf(d);
 
@@ -185,6 +196,7 @@ export function ResourcePanel({
             <dd>{events === null ? 'Loading…' : events.length ? `${events.length} (see Events)` : 'none'}</dd>
           </dl>
         )}
+        {tab === 'Summary' && !item.root && <ActionsView app={app} ns={ns} item={item} />}
         {tab === 'Live manifest' &&
           (live ? (
             <pre class="manifest" aria-label="Live manifest">
@@ -192,11 +204,11 @@ export function ResourcePanel({
             </pre>
           ) : (
             <p class="muted">
-              {managed
-                ? diffs === null
+              {fromRoute?.error
+                ? fromRoute.error
+                : (managed && diffs === null) || (needLive && !fromRoute)
                   ? 'Loading…'
-                  : 'The object does not exist in the cluster.'
-                : 'Plumb serves manifests of the objects an Application manages; this object is owned by one of them (see its parent).'}
+                  : 'The object does not exist in the cluster.'}
             </p>
           ))}
         {tab === 'Desired manifest' &&
@@ -358,5 +370,140 @@ function DiffView({
         </>
       )}
     </div>
+  );
+}
+
+/** Argo's `ApplicationResourceRequest` fields naming one object of the tree. */
+function resourceQuery(item: TreeItem): Record<string, string> {
+  return {
+    namespace: item.namespace || '',
+    resourceName: item.name,
+    version: item.node?.version || item.managed?.version || '',
+    group: item.group || '',
+    kind: item.kind,
+  };
+}
+
+interface ActionParam {
+  name: string;
+  value?: string;
+  type?: string;
+  default?: string;
+}
+
+interface ResourceAction {
+  name: string;
+  disabled?: boolean;
+  displayName?: string;
+  params?: ActionParam[];
+}
+
+/** The object's Lua resource actions (`resource.customizations.actions`, Argo's
+ * `.../resource/actions`): each runs after a confirmation that also takes its parameters. */
+function ActionsView({ app, ns, item }: { app: string; ns: string; item: TreeItem }) {
+  const [actions, setActions] = useState<ResourceAction[] | null>(null);
+  const [error, setError] = useState('');
+  const [chosen, setChosen] = useState<ResourceAction | null>(null);
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [result, setResult] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  useEffect(() => {
+    setActions(null);
+    setChosen(null);
+    setResult('');
+    setError('');
+    get<{ actions: ResourceAction[] | null }>(appPath(app, ns, '/resource/actions', resourceQuery(item)))
+      .then((r) => setActions(r.actions || []))
+      .catch((e) => {
+        setActions([]);
+        // An object that is gone, or a server without the route, has no actions to offer.
+        if (!(e instanceof ApiError && e.status === 404)) setError((e as Error).message);
+      });
+  }, [item.id]);
+
+  const run = async (e: Event) => {
+    e.preventDefault();
+    if (!chosen) return;
+    setBusy(true);
+    setError('');
+    setResult('');
+    try {
+      await request('POST', appPath(app, ns, '/resource/actions/v2'), {
+        ...resourceQuery(item),
+        ...(ns ? { appNamespace: ns } : {}),
+        action: chosen.name,
+        resourceActionParameters: (chosen.params || []).map((p) => ({ name: p.name, value: values[p.name] ?? p.value ?? p.default ?? '' })),
+      });
+      setResult(`Action ${chosen.displayName || chosen.name} ran on ${item.kind} ${item.name}.`);
+      setChosen(null);
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (actions === null) return null;
+  if (!actions.length && !error) return null;
+  return (
+    <section class="actions-view" aria-label="Resource actions" data-testid="resource-actions">
+      <h3>Actions</h3>
+      <div class="action-buttons">
+        {actions.map((a) => (
+          <button
+            type="button"
+            class="btn"
+            key={a.name}
+            disabled={a.disabled || busy}
+            title={a.disabled ? 'The action is not available for the object in its current state' : undefined}
+            aria-pressed={chosen?.name === a.name}
+            onClick={() => {
+              setChosen(a);
+              setValues({});
+              setResult('');
+            }}
+          >
+            {a.displayName || a.name}
+          </button>
+        ))}
+      </div>
+      {chosen && (
+        <form class="form confirm card" onSubmit={run} aria-label={`Run ${chosen.name}`}>
+          <p>
+            Run <strong>{chosen.displayName || chosen.name}</strong> on {item.kind} {item.name}?
+          </p>
+          {(chosen.params || []).map((p) => (
+            <label key={p.name}>
+              {p.name}
+              <input
+                name={p.name}
+                value={values[p.name] ?? p.value ?? p.default ?? ''}
+                inputMode={p.type === 'number' ? 'numeric' : undefined}
+                onInput={(e) => setValues({ ...values, [p.name]: e.currentTarget.value })}
+              />
+            </label>
+          ))}
+          <div class="form-actions">
+            <button type="submit" class="btn primary" disabled={busy}>
+              {busy ? 'Running…' : 'Run'}
+            </button>
+            <button type="button" class="btn" onClick={() => setChosen(null)}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
+      {result && (
+        <p class="ok" role="status">
+          {result}
+        </p>
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </section>
   );
 }
