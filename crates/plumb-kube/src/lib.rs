@@ -24,6 +24,7 @@
 mod apply;
 mod body;
 mod client;
+mod delete_options;
 mod discovery;
 mod error;
 mod live;
@@ -32,6 +33,7 @@ mod migrate;
 pub use apply::{Applier, Deleted, WriteOptions, is_not_found};
 pub use body::{apply_body, strip_nulls, strip_server_fields};
 pub use client::{KubeconfigSource, client_from, connect, install_crypto_provider, load_config};
+pub use delete_options::resource_delete_params;
 pub use discovery::{ApiCatalog, ApiDiscovery, ApiKind};
 pub use error::{Error, Result};
 pub use kube::api::PropagationPolicy;

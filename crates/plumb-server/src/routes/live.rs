@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PropagationPolicy};
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use plumb_health::actions::Actions;
 use plumb_kube::ApiKind;
 use plumb_model::ResourceKey;
@@ -224,28 +224,6 @@ pub(crate) async fn patch(
     Ok(manifest(live))
 }
 
-/// The delete options of Argo's `DeleteResource`: foreground by default, `orphan` leaves the
-/// dependents, `force` deletes at once in the background.
-pub(crate) fn delete_params(force: bool, orphan: bool) -> DeleteParams {
-    if orphan {
-        DeleteParams {
-            propagation_policy: Some(PropagationPolicy::Orphan),
-            ..Default::default()
-        }
-    } else if force {
-        DeleteParams {
-            propagation_policy: Some(PropagationPolicy::Background),
-            grace_period_seconds: Some(0),
-            ..Default::default()
-        }
-    } else {
-        DeleteParams {
-            propagation_policy: Some(PropagationPolicy::Foreground),
-            ..Default::default()
-        }
-    }
-}
-
 /// `DELETE /api/v1/applications/{name}/resource`: Argo's `DeleteResource` (applications,
 /// delete), `force` and `orphan` in the query.
 pub(crate) async fn delete(
@@ -261,7 +239,10 @@ pub(crate) async fn delete(
     let found = find(&s, &caller, &name, &r, "delete").await?;
     found
         .api
-        .delete(&found.key.name, &delete_params(force, orphan))
+        .delete(
+            &found.key.name,
+            &plumb_kube::resource_delete_params(force, orphan),
+        )
         .await
         .map_err(|e| Error::kube(format!("deleting {}", found.key), e))?;
     tracing::info!(app = %found.app_key, resource = %found.key, by = %caller.subject, "resource deleted");
@@ -461,7 +442,7 @@ mod tests {
     }
 
     #[test]
-    fn patch_types_and_delete_options() {
+    fn patch_types() {
         assert!(matches!(
             patch_of("application/merge-patch+json", r#"{"spec":{}}"#),
             Ok(Patch::Merge(_))
@@ -477,16 +458,5 @@ mod tests {
         assert!(patch_of("application/json-patch+json", "{}").is_err());
         assert!(patch_of("application/yaml", "{}").is_err());
         assert!(patch_of("", "spec: 1").is_err());
-        let p = delete_params(false, false);
-        assert!(matches!(
-            p.propagation_policy,
-            Some(PropagationPolicy::Foreground)
-        ));
-        let p = delete_params(true, false);
-        assert_eq!(p.grace_period_seconds, Some(0));
-        assert!(matches!(
-            delete_params(true, true).propagation_policy,
-            Some(PropagationPolicy::Orphan)
-        ));
     }
 }

@@ -5,7 +5,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use kube::api::{DeleteParams, PropagationPolicy};
+use plumb_kube::resource_delete_params;
 
 use super::client::AppClient;
 use super::managed::{self, ResourceFilterArgs};
@@ -32,27 +32,6 @@ pub struct DeleteResourceArgs {
     pub(crate) all: bool,
 }
 
-/// The delete options Argo's API server uses.
-pub fn delete_params(force: bool, orphan: bool) -> DeleteParams {
-    if orphan {
-        DeleteParams {
-            propagation_policy: Some(PropagationPolicy::Orphan),
-            ..Default::default()
-        }
-    } else if force {
-        DeleteParams {
-            propagation_policy: Some(PropagationPolicy::Background),
-            grace_period_seconds: Some(0),
-            ..Default::default()
-        }
-    } else {
-        DeleteParams {
-            propagation_policy: Some(PropagationPolicy::Foreground),
-            ..Default::default()
-        }
-    }
-}
-
 /// Runs `plumb app delete-resource`.
 pub async fn run(client: &AppClient, args: DeleteResourceArgs) -> Result<Outcome> {
     if args.filter.kind.as_deref().is_none_or(str::is_empty) {
@@ -65,7 +44,7 @@ pub async fn run(client: &AppClient, args: DeleteResourceArgs) -> Result<Outcome
         &args.filter,
         args.all,
     )?;
-    let params = delete_params(args.force, args.orphan);
+    let params = resource_delete_params(args.force, args.orphan);
     for r in &found {
         let (_, api) = dest.api(&r.key, None).await?;
         api.delete(&r.key.name, &params)
@@ -74,30 +53,4 @@ pub async fn run(client: &AppClient, args: DeleteResourceArgs) -> Result<Outcome
         eprintln!("Resource '{}' deleted", r.key.name);
     }
     Ok(Outcome::Success)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn argo_delete_options() {
-        let p = delete_params(false, false);
-        assert!(matches!(
-            p.propagation_policy,
-            Some(PropagationPolicy::Foreground)
-        ));
-        assert_eq!(p.grace_period_seconds, None);
-        let p = delete_params(true, false);
-        assert!(matches!(
-            p.propagation_policy,
-            Some(PropagationPolicy::Background)
-        ));
-        assert_eq!(p.grace_period_seconds, Some(0));
-        let p = delete_params(true, true);
-        assert!(matches!(
-            p.propagation_policy,
-            Some(PropagationPolicy::Orphan)
-        ));
-    }
 }
