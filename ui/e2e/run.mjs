@@ -412,7 +412,11 @@ try {
 
   await step('dark theme', async () => {
     await page.getByRole('button', { name: 'Switch to dark theme' }).click();
-    assert((await page.evaluate(() => document.documentElement.dataset.theme)) === 'dark', 'theme attribute');
+    // React sets the attribute in an effect after the click's render: wait for it, bounded.
+    const dark = await page
+      .waitForFunction(() => document.documentElement.dataset.theme === 'dark', null, { timeout: 5000 })
+      .then(() => true, () => false);
+    assert(dark, `theme attribute: ${await page.evaluate(() => document.documentElement.dataset.theme)}`);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Applications', exact: true }).click();
     await tile().waitFor();
     await shot('applications-dark');

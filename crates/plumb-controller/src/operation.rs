@@ -187,7 +187,8 @@ async fn attempt(
     let sync = op.sync.clone().unwrap_or_default();
     let cmp_opts = CompareOptions {
         revision: sync.revision.clone().filter(|r| !r.is_empty()),
-        refresh: Refresh::Normal,
+        // A sync goes to the branch's head as of now, not as of a listing shared for the TTL.
+        refresh: Refresh::Latest,
         attribution: false,
         fresh_reads: true,
         sources: operation_sources(&sync),
@@ -583,7 +584,9 @@ async fn finish(
     }
     let opts = CompareOptions {
         revision: None,
-        refresh: Refresh::Normal,
+        // The status recorded with the result stands until the next poll: it must not come
+        // from a listing that predates a push (a rollback would read Synced against an old HEAD).
+        refresh: Refresh::Latest,
         attribution: true,
         fresh_reads: true,
         sources: None,

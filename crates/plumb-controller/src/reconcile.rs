@@ -364,10 +364,12 @@ async fn observe(shared: &Arc<Shared>, app: &Application, target: &Target) -> Ob
         .as_ref()
         .and_then(|a| a.get(REFRESH))
         .cloned();
-    let refresh = if refresh_req.as_deref() == Some("hard") {
-        Refresh::Hard
-    } else {
-        Refresh::Normal
+    // An asked-for refresh (a webhook, `plumb app get --refresh`) must see a push made moments
+    // ago; only a poll may share a ref listing within the TTL.
+    let refresh = match refresh_req.as_deref() {
+        Some("hard") => Refresh::Hard,
+        Some(_) => Refresh::Latest,
+        None => Refresh::Normal,
     };
     let engines = shared.engines();
     let render_started = Instant::now();

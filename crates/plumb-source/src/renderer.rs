@@ -114,11 +114,29 @@ impl Config {
 /// Whether cached manifests may be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Refresh {
-    /// Use the manifest cache when the commit and parameters are unchanged.
+    /// Use the manifest cache when the commit and parameters are unchanged; a ref may be
+    /// resolved from a listing of the repository shared within the ref cache TTL (a poll).
     #[default]
     Normal,
-    /// Render again even if the cache has an entry (Argo's hard refresh).
+    /// [`Refresh::Normal`], but refs are resolved from a listing started after the request: a
+    /// refresh someone asked for (Argo's normal refresh, a webhook), a sync, the comparison
+    /// that records a sync's result. A push moments ago is seen.
+    Latest,
+    /// Render again even if the cache has an entry (Argo's hard refresh); refs as
+    /// [`Refresh::Latest`].
     Hard,
+}
+
+impl Refresh {
+    /// Whether a rendered result cached for the same commit and parameters may be served.
+    pub fn uses_manifest_cache(self) -> bool {
+        self != Refresh::Hard
+    }
+
+    /// Whether refs must come from a listing started after the request.
+    pub fn needs_fresh_refs(self) -> bool {
+        self != Refresh::Normal
+    }
 }
 
 /// What to render: an Application's sources and the context they render in.
@@ -450,7 +468,7 @@ impl Renderer {
                     .artifact(&s.repo_url, text(&s.target_revision), hard)?;
                 commits.push(artifact.digest.clone());
                 charts.push(Some(Fetched::Artifact(artifact.dir)));
-            } else if hard {
+            } else if req.refresh.needs_fresh_refs() {
                 commits.push(
                     self.git
                         .resolve_fresh(&s.repo_url, s.target_revision_or_head())?,
@@ -630,14 +648,14 @@ impl Renderer {
                 key: key.clone(),
             })
         };
-        if req.refresh == Refresh::Normal
+        if req.refresh.uses_manifest_cache()
             && let Some(one) = lookup()
         {
             return Ok(one);
         }
         self.render_gates.with(&key, || {
             // Someone else may have rendered it while this one waited.
-            if req.refresh == Refresh::Normal
+            if req.refresh.uses_manifest_cache()
                 && let Some(one) = lookup()
             {
                 return Ok(one);

@@ -126,6 +126,35 @@ fn a_tag_pushed_within_the_ttl_is_found_not_reported_missing() {
 }
 
 #[test]
+fn a_poll_may_share_a_listing_but_a_refresh_or_sync_sees_the_push() {
+    let repo = fleet(1);
+    let (r, _d) = shared_renderer();
+    let first = r
+        .render(&app(&repo.url(), "sharing-latest", "apps/app-0"))
+        .unwrap();
+    let pushed = repo.commit(
+        &[(
+            "apps/app-0/extra.yaml",
+            "kind: ConfigMap\napiVersion: v1\nmetadata: {name: extra}\n",
+        )],
+        "push",
+    );
+    // A poll within the TTL shares the kept listing: the push is seen at a later poll.
+    let polled = r
+        .render(&app(&repo.url(), "sharing-latest", "apps/app-0"))
+        .unwrap();
+    assert_eq!(polled.sources[0].commit, first.sources[0].commit);
+    assert_eq!(r.git().listing_count(), 1);
+    // A refresh someone asked for, a sync, and the comparison recording its result list again.
+    let mut latest = app(&repo.url(), "sharing-latest", "apps/app-0");
+    latest.refresh = Refresh::Latest;
+    let out = r.render(&latest).unwrap();
+    assert_eq!(out.sources[0].commit, pushed);
+    assert_eq!(r.git().listing_count(), 2);
+    assert_eq!(out.manifests.len(), first.manifests.len() + 1);
+}
+
+#[test]
 fn one_render_for_many_requests_of_the_same_input() {
     let repo = fleet(1);
     let (r, _d) = shared_renderer();
