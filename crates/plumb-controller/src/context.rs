@@ -1,11 +1,10 @@
 //! What a reconcile works with: the engines built from the settings ConfigMap, and a connection to
 //! a destination cluster.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use plumb_diff::{DiffSettings, ServerSideCache};
+use plumb_diff::DiffSettings;
 use plumb_health::{Assessor, ClusterFacts, Config as HealthConfig, UnknownKindHealth};
 use plumb_kube::{
     ApiCatalog, ApiDiscovery, Applier, ExclusionRule, LiveCacheReader, Tracking, TrackingMethod,
@@ -14,6 +13,7 @@ use plumb_model::annotations::DEFAULT_INSTANCE_LABEL;
 use plumb_model::settings::{EXCLUSIONS, INSTANCE_LABEL_KEY, TRACKING_METHOD, UNKNOWN_KIND_HEALTH};
 use plumb_model::{GroupKind, Settings};
 
+use crate::diff_cache::{AppliedAnswers, DiffCache};
 use crate::error::{Error, Result};
 
 /// The default control namespace (Argo CD's).
@@ -112,9 +112,10 @@ pub struct Cluster {
     pub applier: Applier,
     /// The live cache, when one runs (the controller); the CLI reads objects directly.
     pub live: Option<LiveCacheReader>,
-    /// Server-side diff results by comparison configuration, then (desired hash, live
-    /// resourceVersion).
-    pub diff_cache: Mutex<HashMap<u64, ServerSideCache>>,
+    /// Server-side diff results, reused until the desired or the live object changes (bounded).
+    pub diff_cache: DiffCache,
+    /// Answers of this controller's recent applies, which serve as dry runs' answers.
+    pub applied: AppliedAnswers,
 }
 
 /// What the health engine learns about a cluster from its discovery: which kinds have a status
@@ -170,7 +171,8 @@ impl Cluster {
             applier: Applier::new(discovery.clone()),
             discovery,
             live: None,
-            diff_cache: Mutex::new(HashMap::new()),
+            diff_cache: DiffCache::default(),
+            applied: AppliedAnswers::default(),
         })
     }
 

@@ -1,15 +1,34 @@
 //! Kubernetes Events on Applications (`kubectl describe application` shows them), with Argo CD's
 //! reasons (`OperationStarted`, `OperationCompleted`, `ResourceUpdated`) and Plumb's own for
 //! automation (`SelfHeal`, naming what was reverted and who changed it; `AutoSyncSkipped`).
+//!
+//! Repeats are aggregated: the same reason and message for the same Application, right after
+//! the same one was posted, is not posted again within [`REPEAT_WINDOW`] (Kubernetes' own event
+//! correlator aggregates over the same span). A different message in between posts again, so
+//! each transition is still seen; events that record an occurrence rather than a state (an
+//! operation started or completed, a self-heal) are always posted.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use plumb_model::application::Application;
 
+/// How long an identical repeat is not posted again.
+pub const REPEAT_WINDOW: Duration = Duration::from_secs(600);
+/// Reasons that record an occurrence: each is posted, however often it repeats.
+const OCCURRENCES: &[&str] = &["OperationStarted", "OperationCompleted", "SelfHeal"];
+/// Remembered (Application, type, reason) entries before old ones are dropped.
+const REMEMBERED: usize = 10_000;
+
 /// Publishes events about Applications; failures are logged, never fatal.
 #[derive(Clone)]
 pub struct Events {
     recorder: Recorder,
+    /// (Application uid or namespace/name, type, reason) → the last message posted, and when.
+    last: Arc<Mutex<HashMap<(String, &'static str, String), (String, Instant)>>>,
 }
 
 impl Events {
@@ -21,6 +40,7 @@ impl Events {
         };
         Self {
             recorder: Recorder::new(client, reporter),
+            last: Arc::default(),
         }
     }
 
@@ -34,7 +54,46 @@ impl Events {
         self.publish(app, EventType::Warning, reason, note).await;
     }
 
+    /// Whether `note` repeats the last message of this reason for this Application within the
+    /// window; records it otherwise.
+    fn is_repeat(&self, app: &Application, type_: EventType, reason: &str, note: &str) -> bool {
+        if OCCURRENCES.contains(&reason) {
+            return false;
+        }
+        let who =
+            meta_str(app, "uid").unwrap_or_else(|| format!("{}/{}", app.namespace(), app.name()));
+        let kind = match type_ {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        };
+        let key = (who, kind, reason.to_string());
+        let now = Instant::now();
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if last
+            .get(&key)
+            .is_some_and(|(n, at)| n == note && now.duration_since(*at) < REPEAT_WINDOW)
+        {
+            return true;
+        }
+        if last.len() >= REMEMBERED {
+            last.retain(|_, (_, at)| now.duration_since(*at) < REPEAT_WINDOW);
+            if last.len() >= REMEMBERED {
+                last.clear();
+            }
+        }
+        last.insert(key, (note.to_string(), now));
+        false
+    }
+
     async fn publish(&self, app: &Application, type_: EventType, reason: &str, note: String) {
+        if self.is_repeat(app, type_, reason, &note) {
+            tracing::debug!(
+                app = app.name(),
+                reason,
+                "event repeated within the window; not posted"
+            );
+            return;
+        }
         let reference = ObjectReference {
             api_version: Some(plumb_model::application::API_VERSION.to_string()),
             kind: Some("Application".to_string()),

@@ -13,6 +13,7 @@ mod clusters;
 mod compare;
 mod config;
 mod context;
+mod diff_cache;
 mod error;
 mod events;
 mod guard;
@@ -28,6 +29,7 @@ mod server;
 pub mod sharding;
 mod shared;
 mod status;
+mod watched;
 mod windows;
 
 pub use clusters::{CLUSTER_SECRET_LABEL, ClusterSecret};
@@ -41,6 +43,7 @@ pub use config::{
 pub use context::{
     Cluster, DEFAULT_CONTROL_NAMESPACE, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER,
 };
+pub use diff_cache::{DiffCache, DiffKey, DiffScope};
 pub use error::{Error, Result, chain};
 pub use metrics::{AppInfo, Metrics, Timing};
 pub use repositories::{load as load_repositories, watch as watch_repositories};

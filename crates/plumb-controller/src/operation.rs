@@ -24,7 +24,9 @@ use plumb_sync::{
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
-use crate::compare::{CompareOptions, Comparison, Refresh, compare, compare_with};
+use crate::compare::{
+    CompareOptions, Comparison, Refresh, Written, compare_after_sync, compare_with,
+};
 use crate::error::chain;
 use crate::metrics::Timing;
 use crate::shared::{Shared, app_key};
@@ -35,6 +37,9 @@ pub const INTERRUPTED: &str = "Operation was interrupted by a controller restart
 
 /// How often running hooks and gated waves are looked at.
 const POLL: Duration = Duration::from_millis(500);
+
+/// The least time between two writes of a running operation's progress.
+const PROGRESS_PACE: Duration = Duration::from_secs(1);
 
 /// The `operationState` written when an operation starts.
 pub fn started(app: &Application, now: &str) -> Value {
@@ -92,9 +97,19 @@ pub(crate) async fn drive(
         .clone()
         .or_else(|| app.spec.sync_policy.as_ref().and_then(|p| p.retry.clone()));
     let mut retries: u64 = 0;
+    // What every attempt wrote, for the comparison that records the result.
+    let written = std::sync::Mutex::new(Written::default());
     let (outcome, cmp) = loop {
-        let (outcome, cmp) =
-            attempt(&shared, &app, &project, &cluster, &started_at, &control).await;
+        let (outcome, cmp) = attempt(
+            &shared,
+            &app,
+            &project,
+            &cluster,
+            &started_at,
+            &control,
+            &written,
+        )
+        .await;
         let failed = matches!(
             outcome.phase,
             OperationPhase::Failed | OperationPhase::Error
@@ -153,11 +168,21 @@ pub(crate) async fn drive(
         } else {
             outcome.message.clone()
         };
+    let mut written = written.into_inner().unwrap_or_else(|e| e.into_inner());
+    for r in &outcome.results {
+        written.touched(plumb_model::ResourceKey::new(
+            r.group.clone(),
+            r.kind.clone(),
+            r.namespace.clone(),
+            r.name.clone(),
+        ));
+    }
     let end = End {
         outcome,
         message,
         retries,
         cmp,
+        written,
     };
     let phase = end.outcome.phase.as_str().to_string();
     finish(&shared, &app, &project, &cluster, &started_at, end).await;
@@ -181,16 +206,21 @@ async fn attempt(
     cluster: &crate::context::Cluster,
     started_at: &str,
     control: &watch::Receiver<Control>,
+    written: &std::sync::Mutex<Written>,
 ) -> (SyncOutcome, Option<Comparison>) {
     let engines = shared.engines();
     let op = app.operation.clone().unwrap_or_default();
     let sync = op.sync.clone().unwrap_or_default();
+    // From the live cache, as the reconcile that led here compared (a GET of every desired
+    // object, half of them 404 before a first sync, bought nothing the watch had not shown), and
+    // with the reconcile's diff configuration, so its server-side results are reused rather than
+    // dry-run again.
     let cmp_opts = CompareOptions {
         revision: sync.revision.clone().filter(|r| !r.is_empty()),
         // A sync goes to the branch's head as of now, not as of a listing shared for the TTL.
         refresh: Refresh::Latest,
-        attribution: false,
-        fresh_reads: true,
+        attribution: true,
+        fresh_reads: false,
         sources: operation_sources(&sync),
         source_repos: project.spec.source_repos.clone().unwrap_or_default(),
     };
@@ -255,7 +285,13 @@ async fn attempt(
             },
         );
         tokio::spawn(async move {
-            while rx.changed().await.is_ok() {
+            // A change seen while the writer paced itself, not written yet.
+            let mut pending = false;
+            loop {
+                if !pending && rx.changed().await.is_err() {
+                    return;
+                }
+                pending = false;
                 let Some(p) = rx.borrow_and_update().clone() else {
                     continue;
                 };
@@ -270,18 +306,38 @@ async fn attempt(
                 if let Err(e) = shared.write_status(&app, fields).await {
                     tracing::debug!(app = %app.name(), "writing progress: {}", chain(&e));
                 }
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                // At most one progress write per PROGRESS_PACE. The end of the sync (the sender
+                // dropped) ends the wait without a write: the result written next holds it all.
+                let pace = tokio::time::sleep(PROGRESS_PACE);
+                tokio::pin!(pace);
+                loop {
+                    tokio::select! {
+                        _ = &mut pace => break,
+                        changed = rx.changed() => match changed {
+                            Ok(()) => pending = true,
+                            Err(_) => return,
+                        },
+                    }
+                }
             }
         })
     };
     let progress = move |p: &Progress| {
         let _ = tx.send(Some(p.clone()));
     };
+    let applied = |key: &plumb_model::ResourceKey, desired: &Value, stored: &Value| {
+        cluster.applied.insert(key, desired, stored);
+        written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .applied(key, desired, stored);
+    };
     let ctx = SyncContext {
         applier: &cluster.applier,
         assessor: engines.assessor.clone(),
         facts: Some(std::sync::Arc::new(cluster.live_health_facts())),
         progress: &progress,
+        applied: Some(&applied),
         control: control.clone(),
         poll: POLL,
         wave_delay: shared.config.sync_wave_delay,
@@ -496,6 +552,8 @@ struct End {
     message: String,
     retries: u64,
     cmp: Option<Comparison>,
+    /// What the sync wrote: the comparison recorded with the result reads it.
+    written: Written,
 }
 
 /// How long the end of an operation is retried while the API server does not answer.
@@ -554,6 +612,7 @@ async fn finish(
         message,
         retries,
         cmp,
+        written,
     } = end;
     let key = app_key(app);
     let name = key.as_str();
@@ -588,12 +647,16 @@ async fn finish(
         // from a listing that predates a push (a rollback would read Synced against an old HEAD).
         refresh: Refresh::Latest,
         attribution: true,
-        fresh_reads: true,
+        fresh_reads: false,
         sources: None,
         source_repos: project.spec.source_repos.clone().unwrap_or_default(),
     };
     let now = status::now();
-    let mut fields = match compare(app, &engines, cluster, &shared.renderer, &opts).await {
+    // What the sync applied is read from its answers (the live cache may not have seen the
+    // writes yet), what it pruned or ran as hooks from the API server, the rest from the cache.
+    let compared =
+        compare_after_sync(app, &engines, cluster, &shared.renderer, &opts, &written).await;
+    let mut fields = match compared {
         Ok(mut c) => {
             crate::guard::apply_project(&mut c, project, app, cluster, &engines);
             status::from_comparison(app, &c, &now)

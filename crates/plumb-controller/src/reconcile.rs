@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DynamicObject};
 use plumb_model::annotations::REFRESH;
 use plumb_model::application::{
     AppProject, Application, RESOURCES_FINALIZER, SyncStatusCode, condition,
@@ -21,6 +21,7 @@ use crate::metrics::{AppInfo, Timing};
 use crate::operation;
 use crate::shared::{Shared, app_key};
 use crate::status;
+use crate::watched::Lookup;
 
 /// Reconciles the Application whose key is `key` (`namespace/name`); returns whether it still
 /// exists.
@@ -78,23 +79,30 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
     Ok(true)
 }
 
-/// The Application as the API server holds it; `None` once it is gone.
+/// The Application as the watch last saw it (the API server's copy when the watch cannot tell);
+/// `None` once it is gone.
 async fn read_app(shared: &Shared, key: &str) -> Result<Option<Application>> {
     let Some((namespace, name)) = key.split_once('/') else {
         return Ok(None);
     };
-    let Some(obj) = shared
-        .apps_api_in(namespace)
-        .get_opt(name)
-        .await
-        .map_err(|source| Error::Api {
-            what: format!("reading Application {key}"),
-            source: Box::new(source),
-        })?
-    else {
-        return Ok(None);
+    let obj = match shared.watched.application(key).await {
+        Lookup::Found(obj) => obj,
+        Lookup::Missing => return Ok(None),
+        Lookup::Unknown => {
+            match shared
+                .apps_api_in(namespace)
+                .get_opt(name)
+                .await
+                .map_err(|source| Error::Api {
+                    what: format!("reading Application {key}"),
+                    source: Box::new(source),
+                })? {
+                Some(obj) => Arc::new(obj),
+                None => return Ok(None),
+            }
+        }
     };
-    serde_json::to_value(&obj)
+    serde_json::to_value(&*obj)
         .and_then(serde_json::from_value)
         .map(Some)
         .map_err(|e| Error::InvalidApplication {
@@ -302,16 +310,20 @@ async fn refuse_in_window(shared: &Shared, app: &Application, reason: &str) -> R
 async fn start_sync(shared: &Arc<Shared>, app: &Application, project: &AppProject) -> Result<()> {
     let key = app_key(app);
     let started_at = status::now();
-    // A merge patch would blend the new operation into the previous one's record: drop the
-    // old record first, then write the new one.
-    let mut clear = Map::new();
-    clear.insert("operationState".into(), Value::Null);
+    // A plain merge patch would blend the new operation into the previous one's record: one
+    // patch clears what the new record does not hold.
+    let previous = app
+        .status
+        .as_ref()
+        .and_then(|s| s.operation_state.as_ref())
+        .and_then(|s| serde_json::to_value(s).ok())
+        .unwrap_or(Value::Null);
     let mut fields = Map::new();
     fields.insert(
         "operationState".into(),
-        operation::started(app, &started_at),
+        status::replacing(&previous, &operation::started(app, &started_at)),
     );
-    if !crate::sharding::ownership::record_start(shared, app, clear, fields).await? {
+    if !crate::sharding::ownership::record_start(shared, app, fields).await? {
         // Another replica wrote first (a hand-over between replicas): look again shortly.
         shared.requeue_after(&key, std::time::Duration::from_secs(1));
         return Ok(());
@@ -421,20 +433,9 @@ async fn write_observation(
     observed: &mut Observed,
     operated: bool,
 ) -> Result<()> {
-    let stale = app
-        .status
-        .as_ref()
-        .and_then(|s| s.reconciled_at.as_deref())
-        .and_then(|t| t.parse::<jiff::Timestamp>().ok())
-        .is_none_or(|t| {
-            jiff::Timestamp::now().duration_since(t).as_secs()
-                >= shared.poll_interval().as_secs() as i64
-        });
-    if operated
-        || observed.refresh_requested
-        || stale
-        || status::changes_anything(app, &observed.fields)
-    {
+    // Written once per change: a poll that finds nothing new writes nothing (the timestamps
+    // alone are not a change).
+    if operated || observed.refresh_requested || status::changes_anything(app, &observed.fields) {
         shared.write_status(app, observed.fields.clone()).await?;
     }
     if let Some(d) = observed.decision.take() {
@@ -443,13 +444,8 @@ async fn write_observation(
     if observed.refresh_requested {
         let patch = json!({"metadata": {"annotations": {REFRESH: null}}});
         shared
-            .apps_api_in(app.namespace())
-            .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(|source| Error::Api {
-                what: format!("removing the refresh annotation of {}", app_key(app)),
-                source: Box::new(source),
-            })?;
+            .patch_app(app, &patch, "removing the refresh annotation of")
+            .await?;
     }
     Ok(())
 }
@@ -622,11 +618,7 @@ async fn act_on(shared: &Arc<Shared>, app: &Application, d: Decision) -> Result<
             patch["metadata"] =
                 json!({"resourceVersion": app.metadata.other.get("resourceVersion")});
         }
-        match shared
-            .apps_api_in(app.namespace())
-            .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
+        match shared.try_patch_app(app, &patch).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 409 => shared.requeue(name),
             Err(source) => {
@@ -679,22 +671,35 @@ async fn project_of(
     } else {
         app.spec.project.as_str()
     };
-    let api: Api<DynamicObject> = Api::namespaced_with(
-        shared.client.clone(),
-        &shared.config.control_namespace,
-        &crate::config::appproject_resource(),
-    );
-    match api.get_opt(project).await {
-        Ok(Some(p)) => Ok(serde_json::to_value(&p)
+    let found = match shared
+        .watched
+        .project(&shared.config.control_namespace, project)
+    {
+        Lookup::Found(p) => Some(p),
+        Lookup::Missing => None,
+        // Not in the watch's cache (yet): the API server says whether it exists.
+        Lookup::Unknown => {
+            let api: Api<DynamicObject> = Api::namespaced_with(
+                shared.client.clone(),
+                &shared.config.control_namespace,
+                &crate::config::appproject_resource(),
+            );
+            api.get_opt(project)
+                .await
+                .map_err(|source| Error::Api {
+                    what: format!("reading AppProject {project}"),
+                    source: Box::new(source),
+                })?
+                .map(Arc::new)
+        }
+    };
+    match found {
+        Some(p) => Ok(serde_json::to_value(&*p)
             .and_then(serde_json::from_value)
             .map_err(|e| format!("AppProject {project} is not valid: {e}"))),
-        Ok(None) => Ok(Err(format!(
+        None => Ok(Err(format!(
             "Application referencing project {project} which does not exist"
         ))),
-        Err(source) => Err(Error::Api {
-            what: format!("reading AppProject {project}"),
-            source: Box::new(source),
-        }),
     }
 }
 
@@ -754,12 +759,6 @@ async fn cascade_delete(shared: &Arc<Shared>, app: &Application) -> Result<()> {
         .collect();
     let patch = json!({"metadata": {"finalizers": remaining}});
     shared
-        .apps_api_in(app.namespace())
-        .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
+        .patch_app(app, &patch, "removing the finalizer of")
         .await
-        .map_err(|source| Error::Api {
-            what: format!("removing the finalizer of {}", app_key(app)),
-            source: Box::new(source),
-        })?;
-    Ok(())
 }

@@ -19,6 +19,7 @@ use crate::context::{Cluster, Engines};
 use crate::error::{Error, Result};
 use crate::events::Events;
 use crate::metrics::Metrics;
+use crate::watched::Watched;
 
 /// A cluster from a cluster Secret: the Secret as read, the connection, its live cache task.
 pub(crate) type RemoteCluster = (
@@ -54,6 +55,8 @@ pub(crate) struct Shared {
     pub(crate) queue: Queue,
     /// This replica's part when several share the work (`None`: one replica does everything).
     pub(crate) sharding: Option<Arc<crate::sharding::Sharding>>,
+    /// Applications and AppProjects as the watches last saw them.
+    pub(crate) watched: Watched,
     /// Woken when a watch fails: discovery runs again (a group may have gone).
     pub(crate) rediscover: tokio::sync::Notify,
 }
@@ -293,7 +296,8 @@ pub(crate) fn app_key(app: &Application) -> String {
 }
 
 /// The writes every step makes to an Application: its status (a merge patch on the status
-/// subresource) and its `.operation` (cleared when an operation ends or is refused).
+/// subresource), its `.operation` (cleared when an operation ends or is refused) and other merge
+/// patches. Each answer's resourceVersion is remembered until the watch shows it.
 impl Shared {
     pub(crate) async fn write_status(
         &self,
@@ -301,25 +305,55 @@ impl Shared {
         fields: Map<String, Value>,
     ) -> Result<()> {
         let patch = json!({"status": Value::Object(fields)});
-        self.apps_api_in(app.namespace())
+        let written = self
+            .apps_api_in(app.namespace())
             .patch_status(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|source| Error::Api {
                 what: format!("writing the status of Application {}", app_key(app)),
                 source: Box::new(source),
             })?;
+        self.watched
+            .wrote(&app_key(app), written.metadata.resource_version.as_deref());
         Ok(())
     }
 
     pub(crate) async fn clear_operation(&self, app: &Application) -> Result<()> {
-        let patch = json!({"operation": null});
-        self.apps_api_in(app.namespace())
-            .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
+        self.patch_app(
+            app,
+            &json!({"operation": null}),
+            "clearing the operation of Application",
+        )
+        .await
+    }
+
+    /// A merge patch of the Application; `what` names the write in an error (`... <key>`).
+    pub(crate) async fn patch_app(
+        &self,
+        app: &Application,
+        patch: &Value,
+        what: &str,
+    ) -> Result<()> {
+        self.try_patch_app(app, patch)
             .await
             .map_err(|source| Error::Api {
-                what: format!("clearing the operation of Application {}", app_key(app)),
+                what: format!("{what} {}", app_key(app)),
                 source: Box::new(source),
-            })?;
+            })
+    }
+
+    /// [`Shared::patch_app`] with the API server's error as it came (a caller handles 409).
+    pub(crate) async fn try_patch_app(
+        &self,
+        app: &Application,
+        patch: &Value,
+    ) -> std::result::Result<(), kube::Error> {
+        let written = self
+            .apps_api_in(app.namespace())
+            .patch(app.name(), &PatchParams::default(), &Patch::Merge(patch))
+            .await?;
+        self.watched
+            .wrote(&app_key(app), written.metadata.resource_version.as_deref());
         Ok(())
     }
 }

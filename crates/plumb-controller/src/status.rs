@@ -242,6 +242,30 @@ pub fn conditions_value(
     }
 }
 
+/// The JSON merge patch (RFC 7386) that turns `old` into exactly `new`: what `old` holds and
+/// `new` does not is cleared with `null`, so one write replaces a record that a plain merge
+/// would blend into the previous one (an operation's state over the last operation's).
+pub fn replacing(old: &Value, new: &Value) -> Value {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            let mut patch: Map<String, Value> = o
+                .keys()
+                .filter(|k| !n.contains_key(*k))
+                .map(|k| (k.clone(), Value::Null))
+                .collect();
+            for (k, v) in n {
+                let v = match o.get(k) {
+                    Some(before) => replacing(before, v),
+                    None => v.clone(),
+                };
+                patch.insert(k.clone(), v);
+            }
+            Value::Object(patch)
+        }
+        _ => new.clone(),
+    }
+}
+
 /// Whether writing `new` would change anything but the reconcile timestamps.
 pub fn changes_anything(app: &Application, new: &Map<String, Value>) -> bool {
     let old = app
@@ -282,5 +306,55 @@ fn strip_nulls(v: Value) -> Value {
         ),
         Value::Array(a) => Value::Array(a.into_iter().map(strip_nulls).collect()),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// RFC 7386's application of a merge patch, to check what a patch does.
+    fn merge(target: &Value, patch: &Value) -> Value {
+        match patch {
+            Value::Object(p) => {
+                let mut out = target.as_object().cloned().unwrap_or_default();
+                for (k, v) in p {
+                    if v.is_null() {
+                        out.remove(k);
+                    } else {
+                        let merged = merge(out.get(k).unwrap_or(&Value::Null), v);
+                        out.insert(k.clone(), merged);
+                    }
+                }
+                Value::Object(out)
+            }
+            _ => patch.clone(),
+        }
+    }
+
+    #[test]
+    fn one_patch_replaces_the_previous_operation_state_without_blending() {
+        let old = json!({
+            "operation": {"sync": {"revision": "abc", "prune": true, "resources": [{"kind": "X"}]},
+                          "initiatedBy": {"username": "alice"}},
+            "phase": "Succeeded", "message": "successfully synced",
+            "startedAt": "2026-12-02T01:00:00Z", "finishedAt": "2026-12-02T01:00:05Z",
+            "syncResult": {"revision": "abc", "resources": [{"kind": "ConfigMap"}]},
+            "retryCount": 2,
+        });
+        let new = json!({
+            "operation": {"sync": {"syncStrategy": {"hook": {}}},
+                          "initiatedBy": {"automated": true}},
+            "phase": "Running", "message": "one or more tasks are running",
+            "startedAt": "2026-12-02T02:00:00Z", "finishedAt": null, "syncResult": null,
+            "retryCount": null,
+        });
+        let patch = replacing(&old, &new);
+        assert_eq!(merge(&old, &patch), strip_nulls(new.clone()));
+        // Nothing to replace: the patch is the new state.
+        assert_eq!(
+            merge(&Value::Null, &replacing(&Value::Null, &new)),
+            strip_nulls(new)
+        );
     }
 }

@@ -16,6 +16,16 @@ use crate::options::SyncOptions;
 pub(crate) struct Written {
     /// kubectl's verb: created, configured, unchanged, replaced.
     pub verb: &'static str,
+    /// The object as the API server stored it, from a real (not dry-run) server-side apply with
+    /// validation: the live object right after the write, which the comparison that records the
+    /// sync's result reads instead of asking again.
+    pub stored: Option<Value>,
+}
+
+impl Written {
+    fn verb(verb: &'static str) -> Self {
+        Self { verb, stored: None }
+    }
 }
 
 /// How often a replacement is based anew on the live object after a conflict.
@@ -48,7 +58,7 @@ pub(crate) async fn write(
             return applier
                 .create(desired, dry_run)
                 .await
-                .map(|_| Written { verb: "created" })
+                .map(|_| Written::verb("created"))
                 .map_err(fail);
         }
         if force && !dry_run {
@@ -62,16 +72,16 @@ pub(crate) async fn write(
                 break applier
                     .create(desired, dry_run)
                     .await
-                    .map(|_| Written { verb: "created" })
+                    .map(|_| Written::verb("created"))
                     .map_err(fail);
             };
             match applier.replace(desired, &current, dry_run).await {
-                Ok(_) => break Ok(Written { verb: "replaced" }),
+                Ok(_) => break Ok(Written::verb("replaced")),
                 Err(e) if e.status_code() == Some(409) && conflicts < REPLACE_CONFLICTS => {
                     conflicts += 1;
                 }
                 // A dry run cannot show that deleting first would succeed; the real run will.
-                Err(e) if force && is_immutable(&e) => break Ok(Written { verb: "replaced" }),
+                Err(e) if force && is_immutable(&e) => break Ok(Written::verb("replaced")),
                 Err(e) => break Err(fail(e)),
             }
         };
@@ -86,10 +96,11 @@ pub(crate) async fn write(
                 }
                 Some(_) => "configured",
             };
-            Ok(Written { verb })
+            let stored = (!dry_run && opts.validate).then_some(stored);
+            Ok(Written { verb, stored })
         }
         Err(e) if force && is_immutable(&e) => match live {
-            Some(_) if dry_run => Ok(Written { verb: "replaced" }),
+            Some(_) if dry_run => Ok(Written::verb("replaced")),
             _ => recreate(applier, &key, desired).await,
         },
         Err(e) => Err(fail(e)),
@@ -115,7 +126,7 @@ async fn recreate(
     applier
         .create(desired, false)
         .await
-        .map(|_| Written { verb: "replaced" })
+        .map(|_| Written::verb("replaced"))
         .map_err(|e| error_text(&e))
 }
 

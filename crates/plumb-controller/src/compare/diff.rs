@@ -7,8 +7,9 @@ use plumb_diff::{DiffConfig, DiffResult, IgnoreOptions, IgnoreRules, Pair, Strat
 use plumb_model::application::{Application, SyncStatusCode};
 use serde_json::Value;
 
-use super::{CompareOptions, ComparedResource};
+use super::{CompareOptions, ComparedResource, Written};
 use crate::context::{Cluster, Engines};
+use crate::diff_cache::{DiffKey, DiffScope};
 use crate::error::{Error, Result};
 
 /// How the pairs of one Application are diffed.
@@ -17,7 +18,7 @@ pub(super) struct DiffSetup {
     pub(super) ignore: IgnoreRules,
     pub(super) config: DiffConfig,
     /// Identifies the configuration: cached results are only valid under the same one.
-    pub(super) config_id: u64,
+    pub(super) scope: DiffScope,
 }
 
 /// Compiles the ignore rules and builds the diff configuration. Compiling runs each jq
@@ -66,7 +67,10 @@ pub(super) async fn setup(
     Ok(DiffSetup {
         ignore,
         config,
-        config_id,
+        scope: DiffScope {
+            config_id,
+            status: engines.diff.normalize.status,
+        },
     })
 }
 
@@ -93,16 +97,27 @@ pub(super) enum DiffPlan {
 
 /// The I/O half of diffing one pair: the server-side dry run (retried when the live object
 /// changed in between, which updates `p.live`), or a cached result.
-pub(super) async fn plan(cluster: &Cluster, p: &mut Pair, config_id: u64) -> Result<DiffPlan> {
-    let (Some(desired), Some(_)) = (p.desired.clone(), &p.live) else {
+pub(super) async fn plan(
+    cluster: &Cluster,
+    p: &mut Pair,
+    scope: DiffScope,
+    written: Option<&Written>,
+) -> Result<DiffPlan> {
+    let (Some(desired), Some(live)) = (p.desired.clone(), &p.live) else {
         return Ok(DiffPlan::Offline { fallback: None });
     };
-    // Results depend on the ignore rules and options too: one cache per configuration.
-    let cache_key = plumb_diff::CacheKey::for_pair(p);
-    if let Some(k) = &cache_key
-        && let Some(hit) = cache(cluster).entry(config_id).or_default().get(k)
+    // The sync that just applied this very object answered what a dry run would.
+    let predicted = written
+        .and_then(|w| w.prediction(&p.key, &desired, live).cloned())
+        .or_else(|| cluster.applied.take_prediction(&p.key, &desired, live));
+    if let Some(predicted) = predicted {
+        return Ok(DiffPlan::ServerSide(predicted));
+    }
+    // Results depend on the ignore rules and options too: the configuration is in the key.
+    if let Some(k) = DiffKey::for_pair(scope, p)
+        && let Some(hit) = cluster.diff_cache.get(&k)
     {
-        return Ok(DiffPlan::Cached(Box::new(hit.clone())));
+        return Ok(DiffPlan::Cached(Box::new(hit)));
     }
     let mut attempts = 0;
     loop {
@@ -190,18 +205,15 @@ fn run_plan(p: &Pair, plan: DiffPlan, config: &DiffConfig) -> Result<(DiffResult
 /// for the next comparison of the same pair.
 pub(super) fn resources(
     cluster: &Cluster,
-    config_id: u64,
+    scope: DiffScope,
     diffed: Vec<(Planned, Option<(DiffResult, bool)>)>,
 ) -> Vec<ComparedResource> {
     let mut resources = Vec::with_capacity(diffed.len());
     for (e, diff) in diffed {
         let p = e.pair;
         let diff = diff.map(|(result, cacheable)| {
-            if cacheable && let Some(k) = plumb_diff::CacheKey::for_pair(&p) {
-                cache(cluster)
-                    .entry(config_id)
-                    .or_default()
-                    .insert(k, result.clone());
+            if cacheable && let Some(k) = DiffKey::for_pair(scope, &p) {
+                cluster.diff_cache.insert(k, result.clone());
             }
             result
         });
@@ -234,10 +246,4 @@ pub(super) fn resources(
     }
     resources.sort_by(|a, b| a.key.cmp(&b.key));
     resources
-}
-
-fn cache(
-    cluster: &Cluster,
-) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, plumb_diff::ServerSideCache>> {
-    cluster.diff_cache.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -8,8 +8,22 @@ use plumb_model::ResourceKey;
 use plumb_model::application::Application;
 use serde_json::Value;
 
+use super::Written;
+use super::written::at_least;
 use crate::context::{Cluster, Engines};
 use crate::error::{Error, Result};
+
+/// Where a comparison reads live objects from.
+#[derive(Clone, Copy)]
+pub(super) enum Reads<'a> {
+    /// The live cache (the API server for what it cannot tell).
+    Cache,
+    /// The API server, every object.
+    Fresh,
+    /// Right after a sync: what it applied from its answers unless the cache has caught up,
+    /// what it touched otherwise from the API server, the rest from the cache.
+    AfterSync(&'a Written),
+}
 
 /// The live objects of the desired keys, then those tracked by this Application (`instance`)
 /// that Git no longer declares. Fails when one of them belongs to an API group version that
@@ -20,13 +34,13 @@ pub(super) async fn read(
     engines: &Engines,
     instance: &str,
     desired_keys: &BTreeSet<ResourceKey>,
-    fresh: bool,
+    reads: Reads<'_>,
 ) -> Result<Vec<Value>> {
     let tracked = tracked_keys(app, cluster, instance);
     check_available(cluster, desired_keys.iter().chain(&tracked)).await?;
     let mut live = Vec::new();
     for key in desired_keys {
-        if let Some(obj) = read_one(cluster, key, fresh).await? {
+        if let Some(obj) = read_one(cluster, key, reads).await? {
             live.push(obj);
         }
     }
@@ -34,7 +48,7 @@ pub(super) async fn read(
         if desired_keys.contains(&key) {
             continue;
         }
-        if let Some(obj) = read_one(cluster, &key, fresh).await? {
+        if let Some(obj) = read_one(cluster, &key, reads).await? {
             let tracked = tracked_by(engines, &key, &obj);
             if tracked
                 .as_ref()
@@ -47,7 +61,17 @@ pub(super) async fn read(
     Ok(live)
 }
 
-async fn read_one(cluster: &Cluster, key: &ResourceKey, fresh: bool) -> Result<Option<Value>> {
+async fn read_one(cluster: &Cluster, key: &ResourceKey, reads: Reads<'_>) -> Result<Option<Value>> {
+    let fresh = match reads {
+        Reads::Cache => false,
+        Reads::Fresh => true,
+        Reads::AfterSync(w) => {
+            if let Some(obj) = after_apply(cluster, key, w) {
+                return Ok(Some(obj));
+            }
+            w.touched_only(key) || w.stored(key).is_some()
+        }
+    };
     if let Some(reader) = cluster.live.as_ref().filter(|_| !fresh) {
         match reader.get(key) {
             Some(obj) => {
@@ -77,6 +101,32 @@ async fn read_one(cluster: &Cluster, key: &ResourceKey, fresh: bool) -> Result<O
         Err(plumb_kube::Error::UnknownKind { .. }) => Ok(None),
         Err(e) => Err(e.into()),
     }
+}
+
+/// An object the sync applied: the live cache's copy once it is at least as new as the apply's
+/// answer, else the answer itself. `None` (read it from the API server) when the answer is in
+/// another version than the kind's preferred one, which the cache and reads use.
+fn after_apply(cluster: &Cluster, key: &ResourceKey, w: &Written) -> Option<Value> {
+    let stored = w.stored(key)?;
+    let catalog = cluster.discovery.catalog();
+    let preferred = catalog.resolve(&key.group_kind(), None)?;
+    if stored.get("apiVersion").and_then(Value::as_str)
+        != Some(preferred.resource.api_version.as_str())
+    {
+        return None;
+    }
+    let stored_rv = stored
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let stored_uid = stored.pointer("/metadata/uid").and_then(Value::as_str);
+    let cached = cluster
+        .live
+        .as_ref()
+        .and_then(|r| r.get(key))
+        .filter(|o| Some(o.uid.as_str()) == stored_uid && at_least(&o.resource_version, stored_rv))
+        .and_then(|o| o.object());
+    Some(cached.unwrap_or_else(|| stored.clone()))
 }
 
 /// Fails when an object's kind belongs to an API group version the server lists but cannot serve

@@ -22,8 +22,11 @@ use crate::error::{Error, Result};
 mod desired;
 mod diff;
 mod live;
+mod written;
 
 pub use plumb_source::Refresh;
+pub use written::Written;
+pub(crate) use written::predicts;
 
 /// Options of one comparison.
 #[derive(Debug, Clone, Default)]
@@ -139,6 +142,33 @@ pub async fn compare_with(
     opts: &CompareOptions,
     local_manifests: Option<&[String]>,
 ) -> Result<Comparison> {
+    compare_in(app, engines, cluster, renderer, opts, local_manifests, None).await
+}
+
+/// [`compare`] right after a sync that wrote `written`: the objects it applied are read from its
+/// answers (or the live cache once it has caught up), the ones it touched otherwise from the API
+/// server, the rest from the live cache; an applied object that did not change since needs no
+/// dry run ([`Written`]).
+pub async fn compare_after_sync(
+    app: &Application,
+    engines: &Engines,
+    cluster: &Cluster,
+    renderer: &Arc<Renderer>,
+    opts: &CompareOptions,
+    written: &Written,
+) -> Result<Comparison> {
+    compare_in(app, engines, cluster, renderer, opts, None, Some(written)).await
+}
+
+async fn compare_in(
+    app: &Application,
+    engines: &Engines,
+    cluster: &Cluster,
+    renderer: &Arc<Renderer>,
+    opts: &CompareOptions,
+    local_manifests: Option<&[String]>,
+    written: Option<&Written>,
+) -> Result<Comparison> {
     let dest_ns = app.spec.destination.namespace.clone().unwrap_or_default();
     let instance = app.instance_name(&engines.control_namespace);
     let catalog = cluster.discovery.catalog();
@@ -158,15 +188,12 @@ pub async fn compare_with(
         .iter()
         .map(|d| ResourceKey::of(&d.value))
         .collect();
-    let live = live::read(
-        app,
-        cluster,
-        engines,
-        &instance,
-        &desired_keys,
-        opts.fresh_reads,
-    )
-    .await?;
+    let reads = match written {
+        Some(w) => live::Reads::AfterSync(w),
+        None if opts.fresh_reads => live::Reads::Fresh,
+        None => live::Reads::Cache,
+    };
+    let live = live::read(app, cluster, engines, &instance, &desired_keys, reads).await?;
 
     let pair_opts = PairOptions {
         default_namespace: dest_ns,
@@ -176,9 +203,10 @@ pub async fn compare_with(
         .map_err(|e| Error::Pair(Box::new(e)))?;
 
     let setup = diff::setup(app, engines, opts).await?;
-    let (planned, warnings) = plan_diffs(app, engines, cluster, &instance, pairs, &setup).await?;
+    let (planned, warnings) =
+        plan_diffs(app, engines, cluster, &instance, pairs, &setup, written).await?;
     let diffed = diff::run(planned, setup.config).await?;
-    let resources = diff::resources(cluster, setup.config_id, diffed);
+    let resources = diff::resources(cluster, setup.scope, diffed);
 
     let (resources, health) = assess_health(app, engines, cluster, resources).await?;
     Ok(Comparison {
@@ -214,6 +242,7 @@ async fn plan_diffs(
     instance: &str,
     pairs: Vec<Pair>,
     setup: &diff::DiffSetup,
+    written: Option<&Written>,
 ) -> Result<(Vec<diff::Planned>, Vec<(String, String)>)> {
     let mut planned = Vec::with_capacity(pairs.len());
     let mut warnings = Vec::new();
@@ -242,7 +271,7 @@ async fn plan_diffs(
         let plan = if hook {
             None
         } else {
-            Some(diff::plan(cluster, &mut p, setup.config_id).await?)
+            Some(diff::plan(cluster, &mut p, setup.scope, written).await?)
         };
         planned.push(diff::Planned {
             pair: p,

@@ -83,6 +83,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         .map(|v| v.git_version)
         .unwrap_or_default();
     metrics.cluster(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, &k8s_version);
+    let (watched, apps_cache, projects_cache) = crate::watched::Watched::new();
     let shared = Arc::new(Shared {
         client: client.clone(),
         renderer,
@@ -103,6 +104,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         },
         rediscover: tokio::sync::Notify::new(),
         sharding,
+        watched,
         config,
     });
 
@@ -154,8 +156,8 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     tracing::info!("live cache ready");
 
     watchers::spawn_cluster_watcher(shared.clone());
-    watchers::spawn_app_watcher(shared.clone());
-    watchers::spawn_project_watcher(shared.clone());
+    watchers::spawn_app_watcher(shared.clone(), apps_cache);
+    watchers::spawn_project_watcher(shared.clone(), projects_cache);
     watchers::spawn_settings_watcher(shared.clone());
     watchers::spawn_repository_watcher(shared.clone());
     watchers::spawn_poller(shared.clone());

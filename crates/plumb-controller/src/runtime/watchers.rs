@@ -4,6 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use kube::runtime::WatchStreamExt as _;
+use kube::runtime::reflector::store::Writer;
 use serde_json::Value;
 
 use super::*;
@@ -31,10 +33,13 @@ fn trigger_of(obj: &DynamicObject) -> AppTrigger {
     }
 }
 
-pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
+pub(super) fn spawn_app_watcher(shared: Arc<Shared>, cache: Writer<DynamicObject>) {
     tokio::spawn(async move {
         let mut last: HashMap<String, AppTrigger> = HashMap::new();
-        let stream = watcher::watcher(shared.apps_watch_api(), watcher::Config::default());
+        // Keys listed by a (re)list: queued once the list is complete and in the cache.
+        let mut listed: Vec<String> = Vec::new();
+        let stream =
+            watcher::watcher(shared.apps_watch_api(), watcher::Config::default()).reflect(cache);
         let mut stream = std::pin::pin!(stream);
         loop {
             match stream.try_next().await {
@@ -46,11 +51,20 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .clear();
+                    listed.clear();
                 }
-                Ok(Some(watcher::Event::Apply(obj) | watcher::Event::InitApply(obj))) => {
+                Ok(Some(ev @ (watcher::Event::Apply(_) | watcher::Event::InitApply(_)))) => {
+                    let (obj, initial) = match ev {
+                        watcher::Event::InitApply(obj) => (obj, true),
+                        watcher::Event::Apply(obj) => (obj, false),
+                        _ => continue,
+                    };
                     let Some(name) = enabled_key(&shared, &obj) else {
                         continue;
                     };
+                    shared
+                        .watched
+                        .saw(&name, obj.metadata.resource_version.as_deref());
                     shared
                         .known_apps
                         .lock()
@@ -89,7 +103,12 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                             }
                         }
                         last.insert(name.clone(), t);
-                        shared.queue.push(&name);
+                        if initial {
+                            // The cache shows a relist only once it is complete.
+                            listed.push(name);
+                        } else {
+                            shared.queue.push(&name);
+                        }
                     }
                 }
                 Ok(Some(watcher::Event::Delete(obj))) => {
@@ -105,6 +124,7 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                             shared.queue.push(&app);
                         }
                     }
+                    shared.watched.forget(&name);
                     shared
                         .known_apps
                         .lock()
@@ -116,7 +136,12 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>) {
                     );
                     shared.forget_automation(&name);
                 }
-                Ok(Some(watcher::Event::InitDone)) => shared.metrics.set_apps_synced(true),
+                Ok(Some(watcher::Event::InitDone)) => {
+                    shared.metrics.set_apps_synced(true);
+                    for name in listed.drain(..) {
+                        shared.queue.push(&name);
+                    }
+                }
                 Ok(None) => return,
                 Err(e) => {
                     tracing::warn!("watching Applications: {e}");
@@ -316,14 +341,15 @@ pub(super) fn spawn_cluster_watcher(shared: Arc<Shared>) {
     });
 }
 
-pub(super) fn spawn_project_watcher(shared: Arc<Shared>) {
+pub(super) fn spawn_project_watcher(shared: Arc<Shared>, cache: Writer<DynamicObject>) {
     tokio::spawn(async move {
         let api: Api<DynamicObject> = Api::namespaced_with(
             shared.client.clone(),
             &shared.config.control_namespace,
             &appproject_resource(),
         );
-        let mut stream = std::pin::pin!(watcher::watcher(api, watcher::Config::default()));
+        let mut stream =
+            std::pin::pin!(watcher::watcher(api, watcher::Config::default()).reflect(cache));
         let mut seen: HashMap<String, i64> = HashMap::new();
         loop {
             match stream.try_next().await {

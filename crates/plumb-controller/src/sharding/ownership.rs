@@ -71,7 +71,13 @@ pub(crate) async fn claim(shared: &Shared, app: &Application) -> Result<Option<O
         .patch(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
         .await
     {
-        Ok(o) => Ok(Some(o.metadata.resource_version)),
+        Ok(o) => {
+            let key = crate::shared::app_key(app);
+            shared
+                .watched
+                .wrote(&key, o.metadata.resource_version.as_deref());
+            Ok(Some(o.metadata.resource_version))
+        }
         Err(e) if conflict(&e) => Ok(Some(None)),
         Err(source) => Err(Error::Api {
             what: format!(
@@ -98,7 +104,13 @@ pub(crate) async fn write_status_at(
         .patch_status(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
         .await
     {
-        Ok(o) => Ok(o.metadata.resource_version),
+        Ok(o) => {
+            let key = crate::shared::app_key(app);
+            shared
+                .watched
+                .wrote(&key, o.metadata.resource_version.as_deref());
+            Ok(o.metadata.resource_version)
+        }
         Err(e) if conflict(&e) => Ok(None),
         Err(source) => Err(Error::Api {
             what: format!(
@@ -111,25 +123,20 @@ pub(crate) async fn write_status_at(
     }
 }
 
-/// Records the start of the operation as the reconcile would (`clear` then `running`), each
-/// write guarded when sharding is on. Returns whether the operation is this replica's to run.
+/// Records the start of the operation as the reconcile would (one status write), guarded when
+/// sharding is on. Returns whether the operation is this replica's to run.
 pub(crate) async fn record_start(
     shared: &Shared,
     app: &Application,
-    clear: Map<String, Value>,
     running: Map<String, Value>,
 ) -> Result<bool> {
     let rv = match claim(shared, app).await? {
         None => {
-            shared.write_status(app, clear).await?;
             shared.write_status(app, running).await?;
             return Ok(true);
         }
         Some(None) => return Ok(false),
         Some(Some(rv)) => rv,
-    };
-    let Some(rv) = write_status_at(shared, app, clear, &rv).await? else {
-        return Ok(false);
     };
     Ok(write_status_at(shared, app, running, &rv).await?.is_some())
 }

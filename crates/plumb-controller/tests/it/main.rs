@@ -1,5 +1,6 @@
 //! The controller against a real control plane and real Git repositories.
 
+mod api_traffic;
 mod app_namespaces;
 mod app_of_apps;
 mod automation;

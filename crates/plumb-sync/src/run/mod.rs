@@ -138,6 +138,9 @@ pub struct SyncContext<'a> {
     pub facts: Option<Arc<dyn ClusterFacts + Send + Sync>>,
     /// Receives progress.
     pub progress: &'a (dyn Fn(&Progress) + Send + Sync),
+    /// Receives each object the sync applied (not hooks): its key, the desired object written
+    /// and the object as the API server stored it (see `Written::stored`).
+    pub applied: Option<&'a (dyn Fn(&ResourceKey, &Value, &Value) + Send + Sync)>,
     /// Terminate requests and prune confirmations.
     pub control: watch::Receiver<Control>,
     /// How often running tasks are looked at.
@@ -457,6 +460,11 @@ impl<'a, 'b> Run<'a, 'b> {
             .await
             {
                 Ok(w) => {
+                    if let (Some(applied), Some(stored), false) =
+                        (self.ctx.applied, w.stored.as_ref(), task.is_hook())
+                    {
+                        applied(&task.key, &desired, stored);
+                    }
                     let msg = format!("{} {}", kubectl_name(&task.key), w.verb);
                     let idx = self.record(&task, Some(ResultCode::Synced), msg);
                     let e = &mut execs[i];

@@ -1,0 +1,422 @@
+//! Server-side diff results of one cluster, reused until the desired or the live object changes:
+//! keyed by the diff configuration, the hash of the desired object and the live object's uid and
+//! resourceVersion. Bounded in entries and in (estimated) bytes; the least recently used result
+//! goes first.
+
+use std::sync::Mutex;
+
+use hashlink::LruCache;
+use plumb_diff::{DiffResult, Pair, StatusField};
+use serde_json::Value;
+
+/// Entries kept by default: 20,000 (1,000 Applications × 10 objects, twice over).
+pub const DEFAULT_MAX_ENTRIES: usize = 20_000;
+/// Estimated bytes kept by default (the JSON size of the objects a result holds): 96 MiB.
+pub const DEFAULT_MAX_BYTES: usize = 96 << 20;
+
+/// What a cached result is valid under: the diff configuration (ignore rules, normalizer
+/// options, attribution) and whether `status` counts (`resource.compareoptions`
+/// `ignoreResourceStatusField`).
+#[derive(Debug, Clone, Copy)]
+pub struct DiffScope {
+    /// Identifies the configuration.
+    pub config_id: u64,
+    /// How `status` is normalized.
+    pub status: StatusField,
+}
+
+impl DiffScope {
+    fn status_ignored(&self, pair: &Pair) -> bool {
+        match self.status {
+            StatusField::All => true,
+            StatusField::Crd => {
+                pair.key.group == "apiextensions.k8s.io"
+                    && pair.key.kind == "CustomResourceDefinition"
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What identifies a result: the same desired object diffed against the same live object under
+/// the same configuration gives the same result. Where `status` does not count, the live object
+/// is identified by its content without `status` (and the server fields a status write moves:
+/// resourceVersion, the status subresource's managedFields entries), so a controller writing
+/// the status of a Deployment many times does not cost a dry run each; otherwise by its
+/// resourceVersion.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DiffKey {
+    config_id: u64,
+    desired_hash: String,
+    live_uid: String,
+    live_version: String,
+}
+
+impl DiffKey {
+    /// The key of a pair under `scope`; `None` without a desired or a live object, or a live
+    /// object without a resourceVersion (never cached).
+    pub fn for_pair(scope: DiffScope, pair: &Pair) -> Option<Self> {
+        let live = pair.live.as_ref()?;
+        let key = plumb_diff::CacheKey::for_pair(pair)?;
+        let live_version = if scope.status_ignored(pair) {
+            format!("content:{}", plumb_diff::hash_value(&without_status(live)))
+        } else {
+            key.live_resource_version
+        };
+        Some(Self {
+            config_id: scope.config_id,
+            desired_hash: key.desired_hash,
+            live_uid: live
+                .pointer("/metadata/uid")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            live_version,
+        })
+    }
+}
+
+/// The live object without what a status write changes.
+fn without_status(live: &Value) -> Value {
+    let mut v = live.clone();
+    if let Some(m) = v.as_object_mut() {
+        m.remove("status");
+    }
+    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+        if let Some(Value::Array(entries)) = meta.get_mut("managedFields") {
+            entries.retain(|e| e.get("subresource").and_then(Value::as_str) != Some("status"));
+            if entries.is_empty() {
+                meta.remove("managedFields");
+            }
+        }
+    }
+    v
+}
+
+struct Entry {
+    result: DiffResult,
+    bytes: usize,
+}
+
+struct Inner {
+    entries: LruCache<DiffKey, Entry>,
+    bytes: usize,
+}
+
+/// The bounded cache of server-side results.
+pub struct DiffCache {
+    inner: Mutex<Inner>,
+    max_entries: usize,
+    max_bytes: usize,
+}
+
+impl Default for DiffCache {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_ENTRIES, DEFAULT_MAX_BYTES)
+    }
+}
+
+impl DiffCache {
+    /// A cache holding at most `max_entries` results and about `max_bytes`.
+    pub fn new(max_entries: usize, max_bytes: usize) -> Self {
+        Self {
+            inner: Mutex::new(Inner {
+                entries: LruCache::new_unbounded(),
+                bytes: 0,
+            }),
+            max_entries: max_entries.max(1),
+            max_bytes,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The cached result for `key` (marked most recently used).
+    pub fn get(&self, key: &DiffKey) -> Option<DiffResult> {
+        self.lock().entries.get(key).map(|e| e.result.clone())
+    }
+
+    /// Stores a result, evicting the least recently used ones beyond the bounds. A result larger
+    /// than the whole byte budget is not kept.
+    pub fn insert(&self, key: DiffKey, result: DiffResult) {
+        let bytes = estimated_size(&result);
+        if bytes > self.max_bytes {
+            return;
+        }
+        let mut inner = self.lock();
+        if let Some(old) = inner.entries.insert(key, Entry { result, bytes }) {
+            inner.bytes -= old.bytes;
+        }
+        inner.bytes += bytes;
+        while inner.entries.len() > self.max_entries || inner.bytes > self.max_bytes {
+            match inner.entries.remove_lru() {
+                Some((_, e)) => inner.bytes -= e.bytes,
+                None => break,
+            }
+        }
+    }
+
+    /// Number of results held.
+    pub fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+
+    /// Whether no result is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Estimated bytes held.
+    pub fn bytes(&self) -> usize {
+        self.lock().bytes
+    }
+}
+
+/// Answers of recent applies, per object: (hash of the desired object written, the object as
+/// stored), until a comparison uses one as its dry run's answer (then the result is in the
+/// [`DiffCache`]). Lets a reconcile that runs while a sync is applying (the watch reports each
+/// write) skip the dry run of what was just applied. Bounded; the least recent goes first.
+pub struct AppliedAnswers {
+    inner: Mutex<LruCache<plumb_model::ResourceKey, (String, Value)>>,
+}
+
+/// Answers kept at most (a few MiB of objects).
+pub const APPLIED_ANSWERS_KEPT: usize = 2_000;
+
+impl Default for AppliedAnswers {
+    fn default() -> Self {
+        Self {
+            inner: Mutex::new(LruCache::new(APPLIED_ANSWERS_KEPT)),
+        }
+    }
+}
+
+impl AppliedAnswers {
+    /// Records the answer of applying `desired`.
+    pub fn insert(&self, key: &plumb_model::ResourceKey, desired: &Value, stored: &Value) {
+        let entry = (plumb_diff::hash_value(desired), stored.clone());
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.clone(), entry);
+    }
+
+    /// The answer that predicts a dry run of `desired` against `live`, taken out.
+    pub fn take_prediction(
+        &self,
+        key: &plumb_model::ResourceKey,
+        desired: &Value,
+        live: &Value,
+    ) -> Option<Value> {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (hash, stored) = inner.get(key)?;
+        if !crate::compare::predicts(hash, stored, desired, live) {
+            return None;
+        }
+        inner.remove(key).map(|(_, stored)| stored)
+    }
+
+    /// Number of answers held.
+    pub fn len(&self) -> usize {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Whether none is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// About the JSON size of what a result holds (both objects and the field changes).
+fn estimated_size(r: &DiffResult) -> usize {
+    let objects = [r.normalized_live.as_ref(), r.predicted_live.as_ref()]
+        .into_iter()
+        .flatten()
+        .map(value_size)
+        .sum::<usize>();
+    let changes = r
+        .changes
+        .iter()
+        .map(|c| {
+            64 + c.live.as_ref().map_or(0, value_size) + c.predicted.as_ref().map_or(0, value_size)
+        })
+        .sum::<usize>();
+    256 + objects + changes
+}
+
+fn value_size(v: &Value) -> usize {
+    match v {
+        Value::Null | Value::Bool(_) => 4,
+        Value::Number(_) => 8,
+        Value::String(s) => s.len() + 2,
+        Value::Array(a) => 2 + a.iter().map(|e| value_size(e) + 1).sum::<usize>(),
+        Value::Object(m) => {
+            2 + m
+                .iter()
+                .map(|(k, e)| k.len() + 4 + value_size(e))
+                .sum::<usize>()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plumb_diff::{DiffConfig, Strategy};
+    use serde_json::json;
+
+    fn pair(name: &str, rv: &str, data: &str) -> Pair {
+        let desired = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "web"}, "data": {"k": data}});
+        let mut live = desired.clone();
+        live["metadata"]["resourceVersion"] = json!(rv);
+        live["metadata"]["uid"] = json!(format!("uid-{name}"));
+        plumb_diff::pair(
+            vec![plumb_diff::SourcedObject {
+                value: desired,
+                source: "test.yaml".into(),
+            }],
+            vec![live],
+            &plumb_diff::PairOptions::default(),
+        )
+        .expect("pair")
+        .remove(0)
+    }
+
+    /// A scope where status counts: keys follow the resourceVersion.
+    fn scope(config_id: u64) -> DiffScope {
+        DiffScope {
+            config_id,
+            status: StatusField::None,
+        }
+    }
+
+    #[test]
+    fn a_status_write_keeps_the_result_where_status_does_not_count() {
+        let ignored = DiffScope {
+            config_id: 1,
+            status: StatusField::All,
+        };
+        let p = pair("a", "1", "x");
+        let mut status_written = p.clone();
+        let live = status_written.live.as_mut().expect("live");
+        live["metadata"]["resourceVersion"] = json!("2");
+        live["status"] = json!({"readyReplicas": 1});
+        live["metadata"]["managedFields"] = json!([{"manager": "kube-controller-manager",
+            "operation": "Update", "subresource": "status", "time": "2026-12-02T02:00:00Z"}]);
+        assert_eq!(
+            DiffKey::for_pair(ignored, &p),
+            DiffKey::for_pair(ignored, &status_written)
+        );
+        assert_ne!(
+            DiffKey::for_pair(scope(1), &p),
+            DiffKey::for_pair(scope(1), &status_written),
+            "where status counts, any new version is diffed again"
+        );
+        // A change of anything else is a new live object.
+        let mut edited = p.clone();
+        edited.live.as_mut().expect("live")["data"]["k"] = json!("changed");
+        assert_ne!(
+            DiffKey::for_pair(ignored, &p),
+            DiffKey::for_pair(ignored, &edited)
+        );
+        let mut labelled = p.clone();
+        labelled.live.as_mut().expect("live")["metadata"]["labels"] = json!({"team": "a"});
+        assert_ne!(
+            DiffKey::for_pair(ignored, &p),
+            DiffKey::for_pair(ignored, &labelled)
+        );
+    }
+
+    #[test]
+    fn an_apply_answer_serves_one_comparison_of_the_same_desired_and_version() {
+        let answers = AppliedAnswers::default();
+        let p = pair("a", "7", "x");
+        let (desired, stored) = (
+            p.desired.clone().expect("desired"),
+            p.live.clone().expect("live"),
+        );
+        answers.insert(&p.key, &desired, &stored);
+        let mut newer = stored.clone();
+        newer["metadata"]["resourceVersion"] = json!("8");
+        assert!(answers.take_prediction(&p.key, &desired, &newer).is_none());
+        let mut edited = desired.clone();
+        edited["data"]["k"] = json!("y");
+        assert!(answers.take_prediction(&p.key, &edited, &stored).is_none());
+        assert_eq!(
+            answers.take_prediction(&p.key, &desired, &stored),
+            Some(stored.clone())
+        );
+        assert!(
+            answers.is_empty(),
+            "used once: the diff cache holds the result from then on"
+        );
+    }
+
+    fn result(p: &Pair) -> DiffResult {
+        plumb_diff::diff(p, Strategy::ThreeWay, &DiffConfig::default()).expect("diff")
+    }
+
+    #[test]
+    fn a_result_is_reused_only_for_the_same_desired_live_version_and_configuration() {
+        let cache = DiffCache::default();
+        let p = pair("a", "1", "x");
+        let key = DiffKey::for_pair(scope(7), &p).expect("key");
+        cache.insert(key.clone(), result(&p));
+        assert!(cache.get(&key).is_some());
+        let other_rv = DiffKey::for_pair(scope(7), &pair("a", "2", "x")).expect("key");
+        let other_desired = DiffKey::for_pair(scope(7), &pair("a", "1", "y")).expect("key");
+        let other_config = DiffKey::for_pair(scope(8), &p).expect("key");
+        for k in [other_rv, other_desired, other_config] {
+            assert!(cache.get(&k).is_none(), "{k:?}");
+        }
+    }
+
+    #[test]
+    fn the_least_recently_used_result_goes_first_beyond_the_entry_bound() {
+        let cache = DiffCache::new(2, DEFAULT_MAX_BYTES);
+        let keys: Vec<(DiffKey, Pair)> = ["a", "b", "c"]
+            .iter()
+            .map(|n| {
+                let p = pair(n, "1", "x");
+                (DiffKey::for_pair(scope(1), &p).expect("key"), p)
+            })
+            .collect();
+        cache.insert(keys[0].0.clone(), result(&keys[0].1));
+        cache.insert(keys[1].0.clone(), result(&keys[1].1));
+        // `a` used again: `b` is now the least recently used.
+        assert!(cache.get(&keys[0].0).is_some());
+        cache.insert(keys[2].0.clone(), result(&keys[2].1));
+        assert_eq!(cache.len(), 2);
+        assert!(cache.get(&keys[0].0).is_some());
+        assert!(cache.get(&keys[1].0).is_none());
+        assert!(cache.get(&keys[2].0).is_some());
+    }
+
+    #[test]
+    fn the_byte_bound_holds_and_accounts_replacements() {
+        let p = pair("a", "1", "x");
+        let one = estimated_size(&result(&p));
+        let cache = DiffCache::new(100, one * 2 + one / 2);
+        for n in ["a", "b", "c", "d"] {
+            let p = pair(n, "1", "x");
+            cache.insert(DiffKey::for_pair(scope(1), &p).expect("key"), result(&p));
+            assert!(cache.bytes() <= one * 2 + one / 2, "{}", cache.bytes());
+        }
+        assert_eq!(cache.len(), 2);
+        // The same key again replaces the entry, it does not count twice.
+        let p = pair("d", "1", "x");
+        cache.insert(DiffKey::for_pair(scope(1), &p).expect("key"), result(&p));
+        assert_eq!(cache.len(), 2);
+        assert_eq!(cache.bytes(), 2 * one);
+        let tiny = DiffCache::new(100, 10);
+        tiny.insert(DiffKey::for_pair(scope(1), &p).expect("key"), result(&p));
+        assert!(
+            tiny.is_empty(),
+            "a result beyond the whole budget is not kept"
+        );
+    }
+}
