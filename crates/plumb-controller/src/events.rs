@@ -23,12 +23,15 @@ const OCCURRENCES: &[&str] = &["OperationStarted", "OperationCompleted", "SelfHe
 /// Remembered (Application, type, reason) entries before old ones are dropped.
 const REMEMBERED: usize = 10_000;
 
+/// (Application uid or namespace/name, event type, reason).
+type Topic = (String, &'static str, String);
+
 /// Publishes events about Applications; failures are logged, never fatal.
 #[derive(Clone)]
 pub struct Events {
     recorder: Recorder,
     /// (Application uid or namespace/name, type, reason) → the last message posted, and when.
-    last: Arc<Mutex<HashMap<(String, &'static str, String), (String, Instant)>>>,
+    last: Arc<Mutex<HashMap<Topic, (String, Instant)>>>,
 }
 
 impl Events {

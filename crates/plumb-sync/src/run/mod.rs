@@ -125,6 +125,9 @@ pub struct Progress {
     pub results: Vec<ResourceResult>,
 }
 
+/// Called with each applied object's key, the desired object written and the stored answer.
+pub type OnApplied<'a> = dyn Fn(&ResourceKey, &Value, &Value) + Send + Sync + 'a;
+
 /// The world a sync runs in.
 pub struct SyncContext<'a> {
     /// Writes to the destination cluster.
@@ -140,7 +143,7 @@ pub struct SyncContext<'a> {
     pub progress: &'a (dyn Fn(&Progress) + Send + Sync),
     /// Receives each object the sync applied (not hooks): its key, the desired object written
     /// and the object as the API server stored it (see `Written::stored`).
-    pub applied: Option<&'a (dyn Fn(&ResourceKey, &Value, &Value) + Send + Sync)>,
+    pub applied: Option<&'a OnApplied<'a>>,
     /// Terminate requests and prune confirmations.
     pub control: watch::Receiver<Control>,
     /// How often running tasks are looked at.
