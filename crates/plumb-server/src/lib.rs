@@ -17,6 +17,7 @@
 //! unless a certificate and key are given, graceful shutdown, and limits on body size, time per
 //! request and concurrent requests.
 
+mod app_cache;
 mod auth;
 mod config;
 mod error;

@@ -39,6 +39,8 @@ pub struct Running {
     task: JoinHandle<()>,
     /// The watch on repository Secrets and CA certificates; it never ends by itself.
     repositories: JoinHandle<()>,
+    /// The watch that keeps the Application cache current; it never ends by itself.
+    app_cache: JoinHandle<()>,
 }
 
 impl Running {
@@ -49,6 +51,8 @@ impl Running {
         let _ = self.task.await;
         self.repositories.abort();
         let _ = self.repositories.await;
+        self.app_cache.abort();
+        let _ = self.app_cache.await;
     }
 
     /// Waits until the server stops (it only stops through [`Running::shutdown`]).
@@ -115,6 +119,12 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         Some(addr) => Some(crate::metrics::listen(addr, metrics.clone(), stop_rx.clone()).await?),
         None => None,
     };
+    let app_cache = tokio::spawn(
+        state
+            .app_cache
+            .clone()
+            .feed(state.app_cache.api(state.client.clone())),
+    );
     let app = crate::routes::router(state, &config.limits, metrics)
         .layer(axum::Extension(crate::routes::SecureCookie(tls.is_some())));
     let certificate_pem = tls.as_ref().map(|(_, pem)| pem.clone());
@@ -128,6 +138,7 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         stop,
         task,
         repositories,
+        app_cache,
     })
 }
 

@@ -37,6 +37,8 @@ pub(crate) struct Inner {
     pub(crate) shutdown: watch::Receiver<bool>,
     /// `None` with `--disable-auth`.
     pub(crate) auth: Option<Arc<crate::auth::Auth>>,
+    /// The served Applications, kept current by a watch (the list and get routes read it).
+    pub(crate) app_cache: Arc<crate::app_cache::AppCache>,
 }
 
 impl std::ops::Deref for AppState {
@@ -56,11 +58,15 @@ impl AppState {
     ) -> Self {
         Self(Arc::new(Inner {
             client,
-            namespace,
             app_namespaces: Vec::new(),
             plugins_dir: renderer.plugins_dir(),
             renderer,
             cluster: OnceCell::new(),
+            app_cache: Arc::new(crate::app_cache::AppCache::new(
+                namespace.clone(),
+                Vec::new(),
+            )),
+            namespace,
             shutdown,
             auth,
         }))
@@ -71,6 +77,10 @@ impl AppState {
     /// The same state serving Applications of `patterns` namespaces too (before it is shared).
     pub(crate) fn with_app_namespaces(mut self, patterns: Vec<String>) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.0) {
+            inner.app_cache = Arc::new(crate::app_cache::AppCache::new(
+                inner.namespace.clone(),
+                patterns.clone(),
+            ));
             inner.app_namespaces = patterns;
         }
         self

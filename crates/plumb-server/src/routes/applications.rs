@@ -15,6 +15,8 @@ use plumb_model::annotations::REFRESH;
 use plumb_model::application::Application;
 use serde_json::{Value, json};
 
+use crate::app_cache::Cached;
+use crate::auth::CallerKind;
 use crate::auth::middleware::Authenticated;
 use crate::error::{Error, Result};
 use crate::fields::Fields;
@@ -35,39 +37,26 @@ pub(crate) async fn list(
 ) -> Result<Json<Value>> {
     let mut authz = Authz::new(&s, &caller).await?;
     let q = Query::parse(raw.as_deref());
-    let mut params = ListParams::default();
-    if let Some(sel) = q.get("selector") {
-        params = params.labels(sel);
-    }
     let only_ns = q.get("appNamespace").filter(|ns| !ns.is_empty());
     if let Some(ns) = only_ns {
         s.app_key("x", Some(ns))?;
     }
-    let api = match only_ns {
-        Some(ns) => Api::namespaced_with(s.client.clone(), ns, &application_resource()),
-        None if s.app_namespaces.is_empty() => s.apps(),
-        None => Api::all_with(s.client.clone(), &application_resource()),
+    // From the server's cache (crate::app_cache); a label selector is left to the API server,
+    // which evaluates Kubernetes' selector syntax exactly.
+    let (resource_version, listed) = match q.get("selector") {
+        Some(sel) => list_from_api(&s, only_ns, sel).await?,
+        None => s.app_cache.list().await?,
     };
-    let list = api.list(&params).await.map_err(|e| {
-        Error::kube(
-            format!(
-                "listing Applications in namespace {}",
-                only_ns.unwrap_or(&s.namespace)
-            ),
-            e,
-        )
-    })?;
     let name = q.get("name");
     let mut projects = q.all("projects");
     projects.extend(q.all("project"));
     let mut items = Vec::new();
-    for obj in list.items {
-        if !s.namespace_enabled(obj.metadata.namespace.as_deref().unwrap_or_default()) {
+    for value in listed {
+        let ns = namespace_of(&value);
+        if !s.namespace_enabled(ns) || only_ns.is_some_and(|only| only != ns) {
             continue;
         }
-        let value = with_type(to_value(&obj)?);
-        if name.is_some_and(|n| value.pointer("/metadata/name").and_then(Value::as_str) != Some(n))
-        {
+        if name.is_some_and(|n| name_of(&value) != n) {
             continue;
         }
         let project = value
@@ -93,12 +82,59 @@ pub(crate) async fn list(
             name_of(b),
         ))
     });
-    let out = gateway::list(list.metadata.resource_version, items);
+    let items = items.iter().map(|v| Value::clone(v)).collect();
+    let out = gateway::list(resource_version, items);
     // Argo's `fields`: the answer cut down to the paths asked for (the web UI's tiles).
     Ok(Json(match Fields::from_query(&q) {
         Some(fields) => fields.apply(out),
         None => out,
     }))
+}
+
+/// The Applications matching the label selector `sel`, listed by the API server.
+async fn list_from_api(
+    s: &AppState,
+    only_ns: Option<&str>,
+    sel: &str,
+) -> Result<(Option<String>, Vec<Cached>)> {
+    let api = match only_ns {
+        Some(ns) => Api::namespaced_with(s.client.clone(), ns, &application_resource()),
+        None if s.app_namespaces.is_empty() => s.apps(),
+        None => Api::all_with(s.client.clone(), &application_resource()),
+    };
+    let list = api
+        .list(&ListParams::default().labels(sel))
+        .await
+        .map_err(|e| {
+            Error::kube(
+                format!(
+                    "listing Applications in namespace {}",
+                    only_ns.unwrap_or(&s.namespace)
+                ),
+                e,
+            )
+        })?;
+    let items = list
+        .items
+        .iter()
+        .map(|obj| Ok(std::sync::Arc::new(with_type(to_value(obj)?))))
+        .collect::<Result<_>>()?;
+    Ok((list.metadata.resource_version, items))
+}
+
+/// The Application of `key` from the server's cache, or from the API server when the cache
+/// does not hold it (yet): one created a moment ago by someone else is found all the same.
+async fn read_app(s: &AppState, key: &str) -> Result<Option<Cached>> {
+    let (api, ns, name) = s.apps_for(key)?;
+    if let Some(v) = s.app_cache.get(ns, name).await? {
+        return Ok(Some(v));
+    }
+    let live = api
+        .get_opt(name)
+        .await
+        .map_err(|e| Error::kube(format!("reading Application {ns}/{name}"), e))?;
+    live.map(|obj| Ok(std::sync::Arc::new(with_type(to_value(&obj)?))))
+        .transpose()
 }
 
 fn namespace_of(v: &Value) -> &str {
@@ -134,8 +170,8 @@ pub(crate) async fn get(
 ) -> Result<Json<Value>> {
     let q = Query::parse(raw.as_deref());
     let name = s.app_key(&name, q.get("appNamespace"))?;
-    s.authorize_app(&caller, &name, "get").await?;
     if let Some(kind) = q.get("refresh") {
+        s.authorize_app(&caller, &name, "get").await?;
         if kind != "normal" && kind != "hard" {
             return Err(Error::InvalidArgument(format!(
                 "refresh: expected normal or hard, got {kind:?}"
@@ -147,11 +183,31 @@ pub(crate) async fn get(
         api.patch(n, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|e| Error::kube(format!("requesting a refresh of Application {ns}/{n}"), e))?;
-        return Ok(Json(with_type(to_value(
-            &wait_refreshed(&s, &name).await?,
-        )?)));
+        let refreshed = wait_refreshed(&s, &name).await?;
+        s.app_cache.written(&refreshed).await;
+        return Ok(Json(with_type(to_value(&refreshed)?)));
     }
-    Ok(Json(with_type(to_value(&s.app_object(&name).await?)?)))
+    let found = read_app(&s, &name).await?;
+    // As Argo CD (and `authorize_app`): an Application that does not exist is "permission
+    // denied" to a caller whose rights are checked, so names cannot be probed.
+    if caller.kind != CallerKind::Unrestricted {
+        let Some(value) = &found else {
+            return Err(Error::PermissionDenied("permission denied".into()));
+        };
+        Authz::new(&s, &caller)
+            .await?
+            .check("applications", "get", &app_object(value, &s.namespace))
+            .await?;
+    }
+    match found {
+        Some(value) => Ok(Json(Value::clone(&value))),
+        None => {
+            let (_, _, n) = s.apps_for(&name)?;
+            Err(Error::NotFound(format!(
+                "applications.argoproj.io \"{n}\" not found"
+            )))
+        }
+    }
 }
 
 /// Waits until the controller removed the refresh annotation (or the wait ends), returning the
@@ -222,6 +278,7 @@ pub(crate) async fn create(
                 .create(&PostParams::default(), &obj)
                 .await
                 .map_err(|e| Error::kube(format!("creating Application {ns}/{n}"), e))?;
+            s.app_cache.written(&created).await;
             Ok(Json(with_type(to_value(&created)?)))
         }
         Some(existing_obj) => {
@@ -409,7 +466,10 @@ async fn replace_spec(s: &AppState, name: &str, app: &Application) -> Result<Dyn
             .map_err(|e| Error::Internal(format!("encoding Application {name}: {e}")))?;
         let (api, _, n) = s.apps_for(name)?;
         match api.replace(n, &PostParams::default(), &obj).await {
-            Ok(updated) => return Ok(updated),
+            Ok(updated) => {
+                s.app_cache.written(&updated).await;
+                return Ok(updated);
+            }
             Err(kube::Error::Api(st)) if st.code == 409 => {
                 tracing::debug!("Application {name} changed while updating; retrying");
             }
@@ -462,9 +522,16 @@ pub(crate) async fn delete(
         .await
         .map_err(|e| Error::kube(format!("setting the finalizers of Application {ns}/{n}"), e))?;
     }
-    api.delete(n, &DeleteParams::default())
+    let deleted = api
+        .delete(n, &DeleteParams::default())
         .await
         .map_err(|e| Error::kube(format!("deleting Application {ns}/{n}"), e))?;
+    // Gone, or still there with its deletion under way (finalizers): either way a read after
+    // this answer sees it.
+    match deleted.left() {
+        Some(terminating) => s.app_cache.written(&terminating).await,
+        None => s.app_cache.deleted(ns, n).await,
+    }
     Ok(Json(json!({})))
 }
 

@@ -52,7 +52,10 @@ async fn request_operation(
             .patch(n, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
-            Ok(updated) => return Ok(Json(to_value(&updated)?)),
+            Ok(updated) => {
+                s.app_cache.written(&updated).await;
+                return Ok(Json(to_value(&updated)?));
+            }
             Err(kube::Error::Api(st)) if st.code == 409 => {
                 tracing::debug!("Application {name} changed while requesting the {what}; retrying");
             }
@@ -151,7 +154,10 @@ pub(crate) async fn terminate(
             .patch_status(n, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
-            Ok(_) => return Ok(Json(json!({}))),
+            Ok(updated) => {
+                s.app_cache.written(&updated).await;
+                return Ok(Json(json!({})));
+            }
             Err(kube::Error::Api(st)) if st.code == 409 => {
                 // The controller writes progress while an operation runs; let it land.
                 tokio::time::sleep(std::time::Duration::from_millis(150)).await;

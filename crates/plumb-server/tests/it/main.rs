@@ -4,6 +4,7 @@
 mod api;
 mod auth;
 mod authn;
+mod cache;
 mod listener;
 mod live;
 mod password;
