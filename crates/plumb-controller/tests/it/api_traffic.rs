@@ -204,14 +204,27 @@ async fn a_fleet_cold_start_and_an_idle_poll_wave_cost_what_the_work_needs() {
         }))
         .await;
     }
+    // The control plane's Deployment controller sets the pace to Healthy: a bigger fleet gets
+    // a longer deadline (a deadline only, nothing is timed).
+    let deadline = Instant::now() + Duration::from_secs(90 + 3 * apps as u64);
     for name in &names {
-        ctl.wait_app(name, "Synced and Healthy after its sync", |a| {
-            a["status"]["sync"]["status"] == "Synced"
+        loop {
+            let a = serde_json::to_value(ctl.apps().get(name).await.expect("application"))
+                .expect("json");
+            if a["status"]["sync"]["status"] == "Synced"
                 && a["status"]["health"]["status"] == "Healthy"
                 && a["status"]["operationState"]["phase"] == "Succeeded"
                 && a["operation"].is_null()
-        })
-        .await;
+            {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name}: Synced and Healthy after its sync not reached; last seen:\n{:#}",
+                a["status"]
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
     }
     let cold = settled(port, &ns).await;
     let total: f64 = cold.values().sum();
