@@ -43,7 +43,7 @@ impl Replica {
             .args(["--shard-applications", "--lease-duration", LEASE_SECONDS])
             // Three waves with a pause between them: a sync lasts seconds, long enough to be
             // killed in the middle of one.
-            .args(["--sync-wave-delay", "3"])
+            .args(["--sync-wave-delay", "5"])
             .env(
                 "PLUMB_LOG",
                 std::env::var("PLUMB_LOG").unwrap_or_else(|_| "warn,plumb_controller=info".into()),
@@ -217,17 +217,33 @@ fn three_replicas_share_the_apps_and_a_killed_ones_move_without_running_twice() 
         }));
     }
 
-    // The victim: a replica seen running a sync.
+    // The victim: a replica seen running a sync that has not applied its wave 0 yet. Its last
+    // wave comes a whole --sync-wave-delay after wave 0, so the kill right after this check lands
+    // mid-sync even on a loaded machine (a kill after the last apply would leave nothing to
+    // finish, and the Application Synced with its operation failed as interrupted).
     let (victim, interrupted) = loop {
-        assert!(start.elapsed() < DEADLINE, "no sync seen running");
-        let running = apps_state(&ctl).into_iter().find_map(|a| {
-            let holder = replicas.iter().position(|r| {
-                a["status"]["operationState"]["phase"] == "Running" && r.is(owner(&a))
-            })?;
-            Some((holder, a))
-        });
-        if let Some(found) = running {
-            break found;
+        assert!(
+            start.elapsed() < DEADLINE,
+            "no sync seen running before its wave 0"
+        );
+        let running: Vec<(usize, Value)> = apps_state(&ctl)
+            .into_iter()
+            .filter_map(|a| {
+                let holder = replicas.iter().position(|r| {
+                    a["status"]["operationState"]["phase"] == "Running" && r.is(owner(&a))
+                })?;
+                Some((holder, a))
+            })
+            .collect();
+        if !running.is_empty() {
+            let applied = deployed(dest.name());
+            let early = running.into_iter().find(|(_, a)| {
+                let name = a["metadata"]["name"].as_str().unwrap_or_default();
+                !applied.contains_key(&format!("{name}-b"))
+            });
+            if let Some(found) = early {
+                break found;
+            }
         }
         std::thread::sleep(Duration::from_millis(100));
     };
