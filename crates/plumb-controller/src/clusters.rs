@@ -59,7 +59,12 @@ impl ClusterSecret {
             t => match t.parse::<i64>() {
                 Ok(n) => Some(n),
                 Err(_) => {
-                    tracing::warn!(secret = ?secret.metadata.name, "cluster Secret shard {t:?} is not a number; ignored");
+                    // Argo CD logs and ignores it too (`SecretToCluster`): the cluster stays,
+                    // placed by the sharding algorithm.
+                    tracing::warn!(
+                        "cluster Secret {}: shard {t:?} is not an integer; ignored, the cluster is placed by the sharding algorithm",
+                        secret.metadata.name.as_deref().unwrap_or_default()
+                    );
                     None
                 }
             },
@@ -172,5 +177,38 @@ mod tests {
         let unnamed =
             ClusterSecret::from_secret(&secret(&[("server", "https://a")])).expect("valid");
         assert_eq!(unnamed.name, "https://a");
+    }
+
+    // A malformed `shard` never drops the cluster: a value that is not an integer is ignored
+    // (Argo CD's `SecretToCluster` warns and ignores it too); a negative or out-of-range one is
+    // kept for sharding to place on shard 0 (`sharding::argo::distribute`).
+    #[test]
+    fn a_malformed_shard_is_ignored_and_keeps_the_cluster() {
+        let shard_of = |v: &str| {
+            ClusterSecret::from_secret(&secret(&[("server", "https://a"), ("shard", v)]))
+                .expect("the cluster is kept")
+                .shard
+        };
+        assert_eq!(shard_of("2"), Some(2));
+        assert_eq!(shard_of(" 2\n"), Some(2));
+        assert_eq!(shard_of("-1"), Some(-1));
+        assert_eq!(shard_of(""), None);
+        for hostile in [
+            "abc",
+            "1.5",
+            "0x1",
+            "1e3",
+            "99999999999999999999",
+            "2 3",
+            "\u{0}",
+        ] {
+            assert_eq!(shard_of(hostile), None, "{hostile:?}");
+        }
+        let mut s = secret(&[("server", "https://a")]);
+        if let Some(d) = s.data.as_mut() {
+            d.insert("shard".into(), ByteString(vec![0xff, 0xfe]));
+        }
+        let c = ClusterSecret::from_secret(&s).expect("not UTF-8: the cluster is kept");
+        assert_eq!(c.shard, None);
     }
 }

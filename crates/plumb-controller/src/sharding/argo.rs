@@ -55,7 +55,8 @@ pub struct ClusterRef {
 
 /// The shard of every cluster (by server URL) for `replicas` replicas: Argo's
 /// `ClusterSharding.updateDistribution`. A pinned shard below `replicas` wins; a pinned shard
-/// out of range falls back to shard 0 (Argo logs "Using shard 0"). `apps_per_server` counts the
+/// out of range falls back to shard 0 (Argo logs "Using shard 0"; a negative one, which Argo
+/// would keep and so leave the cluster to no replica, also goes to shard 0). `apps_per_server` counts the
 /// Applications whose `destination.server` is each cluster's URL (the consistent-hashing loads).
 pub fn distribute(
     algorithm: Algorithm,
@@ -77,19 +78,19 @@ pub fn distribute(
         .iter()
         .map(|c| {
             let shard = match c.shard {
-                Some(pin) if pin >= 0 && (pin as u64) < replicas as u64 => pin as usize,
-                Some(pin) => {
-                    tracing::warn!(
-                        cluster = %c.server,
-                        "cluster Secret shard {pin} is not below the number of replicas ({replicas}); using shard 0"
-                    );
-                    0
-                }
+                Some(pin) => pinned_shard(pin, replicas).unwrap_or(0),
                 None => computed.get(&c.id).copied().unwrap_or(0),
             };
             (c.server.clone(), shard)
         })
         .collect()
+}
+
+/// A Secret's `shard` when it names one of the `replicas` shards; `None` for one out of range
+/// (negative, or not below the replicas), which [`distribute`] places on shard 0 as Argo does
+/// (the caller warns once per change of the Secrets, see `Sharding::set_clusters`).
+pub fn pinned_shard(pin: i64, replicas: usize) -> Option<usize> {
+    usize::try_from(pin).ok().filter(|p| *p < replicas)
 }
 
 /// Argo's `LegacyDistributionFunction`: FNV-32a of the ID modulo the replicas; an empty ID (the
@@ -298,7 +299,15 @@ mod tests {
         c4.shard = Some(1);
         let mut c5 = cluster("5");
         c5.shard = Some(7);
-        let clusters = vec![cluster("1"), cluster("2"), cluster("3"), c4, c5];
+        // Hostile pins: negative (Argo would keep -1 and leave the cluster to no replica) and
+        // the extremes of the field.
+        let mut c6 = cluster("6");
+        c6.shard = Some(-1);
+        let mut c7 = cluster("7");
+        c7.shard = Some(i64::MIN);
+        let mut c8 = cluster("8");
+        c8.shard = Some(i64::MAX);
+        let clusters = vec![cluster("1"), cluster("2"), cluster("3"), c4, c5, c6, c7, c8];
         let none = HashMap::new();
         for alg in [
             Algorithm::Legacy,
@@ -308,6 +317,13 @@ mod tests {
             let d = distribute(alg, &clusters, &none, 3);
             assert_eq!(d["https://kubernetes.default.svc?4"], 1, "{alg:?}");
             assert_eq!(d["https://kubernetes.default.svc?5"], 0, "{alg:?}");
+            for hostile in ["6", "7", "8"] {
+                assert_eq!(
+                    d[&format!("https://kubernetes.default.svc?{hostile}")],
+                    0,
+                    "{alg:?}: cluster {hostile}"
+                );
+            }
         }
     }
 

@@ -233,6 +233,18 @@ impl Sharding {
 
     /// The cluster Secrets changed.
     pub(crate) fn set_clusters(&self, secrets: Vec<(String, ClusterRef)>) {
+        for (name, c) in &secrets {
+            if let Some(pin) = c
+                .shard
+                .filter(|p| argo::pinned_shard(*p, self.replicas).is_none())
+            {
+                tracing::warn!(
+                    "cluster {name} ({}): shard {pin} of its Secret is out of range (0 to {}); using shard 0",
+                    c.server,
+                    self.replicas - 1
+                );
+            }
+        }
         let mut st = self.write();
         st.secrets = secrets;
         st.stale_home = true;

@@ -23,5 +23,6 @@ mod repo_reads;
 mod running;
 mod secrets;
 mod server;
+mod sharding;
 mod spec_values;
 mod webhooks;

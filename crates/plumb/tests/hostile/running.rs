@@ -52,6 +52,12 @@ impl Running {
     /// Starts a controller over a fresh control namespace; `env` adds environment variables
     /// (`RUST_LOG=trace`).
     pub fn start(prefix: &str, vars: &[(&str, &str)]) -> Self {
+        Self::start_with(prefix, vars, &[])
+    }
+
+    /// [`Running::start`] with extra `plumb controller` flags (`--sync-wave-delay` among them
+    /// replaces the default of 0).
+    pub fn start_with(prefix: &str, vars: &[(&str, &str)], args: &[&str]) -> Self {
         let ns = env().namespace(prefix);
         kubectl_apply(&json!({
             "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
@@ -69,7 +75,13 @@ impl Running {
             .arg(env().kubeconfig())
             .arg("--cache-dir")
             .arg(dir.path().join("cache"))
-            .args(["--metrics-addr", "off", "--sync-wave-delay", "0"])
+            .args(["--metrics-addr", "off"])
+            .args(if args.contains(&"--sync-wave-delay") {
+                &[][..]
+            } else {
+                &["--sync-wave-delay", "0"][..]
+            })
+            .args(args)
             .arg("--helm")
             .arg(plumb_testenv::tools::helm())
             .arg("--kustomize")
@@ -90,6 +102,11 @@ impl Running {
             log,
             _dir: dir,
         }
+    }
+
+    /// Whether the controller process is still running (it did not crash).
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     /// Everything the controller wrote so far.
