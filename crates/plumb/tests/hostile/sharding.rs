@@ -239,6 +239,12 @@ fn a_forged_operation_owner_neither_skips_nor_repeats_an_operation() {
             .to_string(),
         ]);
         assert!(out.status.success(), "{}", text(&out.stderr));
+        // A status write alone does not queue a reconcile; the next poll would (here a refresh,
+        // as the membership change after a replica's death does).
+        ctl.patch_app(
+            &name,
+            &json!({"metadata": {"annotations": {"argocd.argoproj.io/refresh": "normal"}}}),
+        );
         let app = ctl.wait_app(&name, "the stale operation failed", |a| {
             a["status"]["operationState"]["phase"] == "Failed"
         });
@@ -266,7 +272,15 @@ fn a_forged_operation_owner_neither_skips_nor_repeats_an_operation() {
 /// The credentials of the shared control plane's admin as an Argo CD cluster `config`, and its
 /// URL: a cluster Secret naming the same API server as a destination of its own.
 fn cluster_config() -> (String, Value) {
-    let out = kubectl(&["config", "view", "--raw", "--minify", "-o", "json"]);
+    let out = kubectl(&[
+        "config",
+        "view",
+        "--raw",
+        "--minify",
+        "--flatten",
+        "-o",
+        "json",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let cfg: Value = serde_json::from_slice(&out.stdout).unwrap();
     let cluster = &cfg["clusters"][0]["cluster"];
@@ -291,10 +305,11 @@ fn a_malformed_cluster_secret_shard_neither_crashes_the_controller_nor_drops_the
     let (server, config) = cluster_config();
     let secret = unique("cluster-shard");
     let cluster = unique("shard-cluster");
+    let ctl_ns = ctl.ns.name().to_string();
     let write_secret = |shard: &str| {
         kubectl_apply(&json!({
             "apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": secret, "namespace": ctl.ns.name(),
+            "metadata": {"name": secret, "namespace": ctl_ns,
                          "labels": {"argocd.argoproj.io/secret-type": "cluster"}},
             "stringData": {"name": cluster, "server": server, "config": config.to_string(),
                            "shard": shard}
