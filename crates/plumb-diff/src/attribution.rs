@@ -29,22 +29,27 @@ pub(crate) fn attribute(changes: &mut [FieldChange], managed: &[ManagedEntry]) {
 /// The comment line for one attributed change.
 pub(crate) fn comment_line(change: &FieldChange) -> Option<String> {
     let a = change.attribution.as_ref()?;
+    Some(comment_text(&change.path.to_string(), a))
+}
+
+/// The comment line for the change at `path` (as printed) last written as `a` says.
+pub(crate) fn comment_text(path: &str, a: &Attribution) -> String {
     let at = if a.time.is_empty() {
         String::new()
     } else {
         format!(" at {}", a.time)
     };
     if a.exact {
-        return Some(format!(
-            "# {}: last written by {} ({}){at}",
-            change.path, a.manager, a.operation
-        ));
+        return format!(
+            "# {path}: last written by {} ({}){at}",
+            a.manager, a.operation
+        );
     }
     // The field is gone from live. The API server records no field manager for a removal (a
     // `kubectl patch` that only removes leaves no managedFields entry), so name what is known:
     // who last wrote the nearest parent that is still there.
-    Some(format!(
-        "# {}: not in live; the removal was not recorded by any field manager (parent last written by {} ({}){at})",
-        change.path, a.manager, a.operation
-    ))
+    format!(
+        "# {path}: not in live; the removal was not recorded by any field manager (parent last written by {} ({}){at})",
+        a.manager, a.operation
+    )
 }

@@ -57,7 +57,7 @@ pub use path::{FieldPath, Segment};
 pub use pipeline::{DiffConfig, diff};
 pub use render::{
     DiffFormat, ExternalDiff, JsonAttribution, JsonChange, JsonDiff, RenderOptions, normal_diff,
-    render, render_json, unified_diff,
+    render, render_json, render_wire, unified_diff,
 };
 pub use result::{
     Action, Attribution, ChangeOp, DiffResult, DiffStrategy, FieldChange, StrategyUsed,

@@ -68,6 +68,10 @@ pub struct ServerConfig {
     /// `--application-namespaces`: names, globs, `/regexp/`). `None` reads `application.namespaces`
     /// of `argocd-cmd-params-cm` at start, as the controller does.
     pub application_namespaces: Option<Vec<String>>,
+    /// Directories of Lua scripts in Argo's `resource_customizations` layout (the controller's
+    /// `--customizations`): health for the resource tree and the comparison, actions for the
+    /// resource-action routes, after argocd-cm's and before Plumb's built-ins.
+    pub customizations: Vec<PathBuf>,
 }
 
 impl ServerConfig {
@@ -84,6 +88,7 @@ impl ServerConfig {
             login_throttle: crate::auth::ThrottleConfig::default(),
             metrics_listen: None,
             application_namespaces: None,
+            customizations: Vec::new(),
         }
     }
 }

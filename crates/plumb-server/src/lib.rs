@@ -24,12 +24,13 @@ mod error;
 mod fields;
 mod gateway;
 mod metrics;
+mod project_rules;
 mod rbac;
 mod routes;
 mod serve;
 mod state;
 mod tls;
-mod tree;
+pub mod tree;
 mod ui;
 mod webhook;
 

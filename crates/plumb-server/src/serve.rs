@@ -113,7 +113,8 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         stop_rx.clone(),
         auth,
     )
-    .with_app_namespaces(app_namespaces);
+    .with_app_namespaces(app_namespaces)
+    .with_customizations(config.customizations.clone());
     let metrics = Arc::new(crate::metrics::ServerMetrics::new());
     let metrics_addr = match config.metrics_listen {
         Some(addr) => Some(crate::metrics::listen(addr, metrics.clone(), stop_rx.clone()).await?),

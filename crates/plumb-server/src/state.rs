@@ -33,6 +33,8 @@ pub(crate) struct Inner {
     /// `--plugin-dir`: where config management plugins are read from unless argocd-cm's
     /// `plumb.plugins.dir` says otherwise (as the controller decides).
     pub(crate) plugins_dir: Option<std::path::PathBuf>,
+    /// `--customizations`: Lua health and action directories in Argo's layout.
+    pub(crate) customizations: Vec<std::path::PathBuf>,
     cluster: OnceCell<Arc<Cluster>>,
     pub(crate) shutdown: watch::Receiver<bool>,
     /// `None` with `--disable-auth`.
@@ -59,6 +61,7 @@ impl AppState {
         Self(Arc::new(Inner {
             client,
             app_namespaces: Vec::new(),
+            customizations: Vec::new(),
             plugins_dir: renderer.plugins_dir(),
             renderer,
             cluster: OnceCell::new(),
@@ -82,6 +85,14 @@ impl AppState {
                 patterns.clone(),
             ));
             inner.app_namespaces = patterns;
+        }
+        self
+    }
+
+    /// The same state reading Lua health and actions from `dirs` too (before it is shared).
+    pub(crate) fn with_customizations(mut self, dirs: Vec<std::path::PathBuf>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.0) {
+            inner.customizations = dirs;
         }
         self
     }
@@ -184,7 +195,7 @@ impl Inner {
     /// The engines (health, diff, tracking) of the current settings.
     pub(crate) async fn engines(&self) -> Result<Engines> {
         let settings = self.settings().await?;
-        Engines::new(settings, &self.namespace, &[]).map_err(|e| {
+        Engines::new(settings, &self.namespace, &self.customizations).map_err(|e| {
             Error::Internal(format!(
                 "reading ConfigMap {}/{SETTINGS_CONFIGMAP}: {}",
                 self.namespace,

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use kube::discovery::ApiResource;
 use plumb_health::Assessor;
 use serde_json::{Map, Value, json};
 
@@ -18,9 +19,23 @@ fn group_version(api_version: &str) -> (&str, &str) {
     }
 }
 
+/// Kinds whose objects are owned by managed objects and make up the tree below them (listed
+/// in the namespaces of the managed objects).
+pub fn child_kinds() -> [ApiResource; 5] {
+    [
+        ApiResource::erase::<k8s_openapi::api::apps::v1::ReplicaSet>(&()),
+        ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&()),
+        ApiResource::erase::<k8s_openapi::api::batch::v1::Job>(&()),
+        ApiResource::erase::<k8s_openapi::api::apps::v1::ControllerRevision>(&()),
+        ApiResource::erase::<k8s_openapi::api::discovery::v1::EndpointSlice>(&()),
+    ]
+}
+
 /// The tree of `managed` (live objects the Application tracks) and the descendants among
-/// `candidates` (live objects of the same namespaces that may be owned by them).
-pub(crate) fn build(managed: &[Value], candidates: &[Value], assessor: &Assessor) -> Value {
+/// `candidates` (live objects of the same namespaces that may be owned by them, of
+/// [`child_kinds`]). `plumb app get -o tree` in core mode builds it with this function too, so
+/// the CLI draws the same tree with and without the server.
+pub fn build(managed: &[Value], candidates: &[Value], assessor: &Assessor) -> Value {
     let mut in_tree: BTreeSet<String> = BTreeSet::new();
     let mut nodes: Vec<&Value> = Vec::new();
     for obj in managed {

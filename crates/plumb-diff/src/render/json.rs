@@ -109,7 +109,7 @@ fn to_json(d: &MaskedDiff) -> JsonDiff {
 }
 
 /// Rebuilds objects with sorted keys, whatever serde_json's map order is.
-fn sorted(v: Value) -> Value {
+pub(crate) fn sorted(v: Value) -> Value {
     match v {
         Value::Object(m) => {
             let mut entries: Vec<(String, Value)> = m.into_iter().collect();

@@ -9,6 +9,7 @@ mod gnu;
 mod json;
 mod normal;
 mod unified;
+mod wire;
 
 use std::io::Write;
 
@@ -22,6 +23,7 @@ pub use external::ExternalDiff;
 pub use json::{JsonAttribution, JsonChange, JsonDiff, render_json};
 pub use normal::normal_diff;
 pub use unified::unified_diff;
+pub use wire::render_wire;
 
 /// Output format (`--diff-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,47 +51,62 @@ pub struct RenderOptions {
 
 /// Renders `diffs` (already filtered to the ones to show) to `out`.
 pub fn render(diffs: &[MaskedDiff], opts: &RenderOptions, out: &mut dyn Write) -> Result<()> {
-    let io = |source| Error::ExternalDiff {
-        program: "<output>".into(),
-        source,
-    };
     if opts.format == DiffFormat::Json {
         return out.write_all(render_json(diffs).as_bytes()).map_err(io);
     }
     for d in diffs {
-        let k = d.key();
-        write!(
-            out,
-            "\n===== {}/{} {}/{} ======\n",
-            k.group, k.kind, k.namespace, k.name
-        )
-        .map_err(io)?;
-        let live = d.live().map(plumb_yaml::to_yaml_string).unwrap_or_default();
-        let desired = d
-            .predicted()
-            .map(plumb_yaml::to_yaml_string)
-            .unwrap_or_default();
-        if let Some(ext) = &opts.external {
-            let version = d
-                .predicted()
-                .or(d.live())
-                .map(api_version)
-                .unwrap_or_default();
-            ext.run(k, &version, &live, &desired, out)?;
+        let comments: Vec<String> = if opts.attribution {
+            d.changes().iter().filter_map(comment_line).collect()
         } else {
-            let text = match opts.format {
-                DiffFormat::Unified => {
-                    unified_diff(&live, &desired, &format!("{}-live.yaml", k.name), &k.name)
-                }
-                _ => normal_diff(&live, &desired),
-            };
-            out.write_all(text.as_bytes()).map_err(io)?;
-        }
-        if opts.attribution {
-            for line in d.changes().iter().filter_map(comment_line) {
-                writeln!(out, "{line}").map_err(io)?;
-            }
-        }
+            Vec::new()
+        };
+        text_block(d.key(), d.live(), d.predicted(), &comments, opts, out)?;
+    }
+    Ok(())
+}
+
+fn io(source: std::io::Error) -> Error {
+    Error::ExternalDiff {
+        program: "<output>".into(),
+        source,
+    }
+}
+
+/// One object's text: the heading, the diff of its YAML from live to desired (built in or
+/// `KUBECTL_EXTERNAL_DIFF`), then the attribution `comments`.
+pub(crate) fn text_block(
+    k: &plumb_model::ResourceKey,
+    live: Option<&Value>,
+    predicted: Option<&Value>,
+    comments: &[String],
+    opts: &RenderOptions,
+    out: &mut dyn Write,
+) -> Result<()> {
+    write!(
+        out,
+        "\n===== {}/{} {}/{} ======\n",
+        k.group, k.kind, k.namespace, k.name
+    )
+    .map_err(io)?;
+    let live_text = live.map(plumb_yaml::to_yaml_string).unwrap_or_default();
+    let desired = predicted.map(plumb_yaml::to_yaml_string).unwrap_or_default();
+    if let Some(ext) = &opts.external {
+        let version = predicted.or(live).map(api_version).unwrap_or_default();
+        ext.run(k, &version, &live_text, &desired, out)?;
+    } else {
+        let text = match opts.format {
+            DiffFormat::Unified => unified_diff(
+                &live_text,
+                &desired,
+                &format!("{}-live.yaml", k.name),
+                &k.name,
+            ),
+            _ => normal_diff(&live_text, &desired),
+        };
+        out.write_all(text.as_bytes()).map_err(io)?;
+    }
+    for line in comments {
+        writeln!(out, "{line}").map_err(io)?;
     }
     Ok(())
 }

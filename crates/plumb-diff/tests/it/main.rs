@@ -8,3 +8,4 @@ mod fixtures;
 mod normal_format;
 mod offline_pairs;
 mod server_side;
+mod wire_format;

@@ -264,6 +264,8 @@ pub(crate) async fn create(
             &app_object(&to_value(&app)?, &s.namespace),
         )
         .await?;
+    // The project's rules, once the caller may create it (Argo checks RBAC first).
+    crate::project_rules::check(&s, &app).await?;
     app.status = None;
     app.operation = None;
     match api
@@ -338,6 +340,7 @@ pub(crate) async fn update(
             &app_object(&to_value(&app)?, &s.namespace),
         )
         .await?;
+    crate::project_rules::check(&s, &app).await?;
     if app.name() != name {
         return Err(Error::InvalidArgument(format!(
             "metadata.name {:?} does not match the path's {name:?}",
@@ -631,6 +634,7 @@ pub(crate) async fn patch(
             &app_object(&to_value(&app)?, &s.namespace),
         )
         .await?;
+    crate::project_rules::check(&s, &app).await?;
     Ok(Json(with_type(to_value(
         &replace_spec(&s, &key, &app).await?,
     )?)))

@@ -249,12 +249,14 @@ pub(crate) async fn delete(
     Ok(Json(json!({})))
 }
 
-/// The actions engine of the current settings (argocd-cm's `resource.customizations.actions.*`
-/// and Plumb's built-ins), with the controller's Lua limits.
+/// The actions engine of the current settings (argocd-cm's `resource.customizations.actions.*`,
+/// then the `--customizations` directories, then Plumb's built-ins), with the controller's Lua
+/// limits.
 async fn engine(s: &AppState) -> Result<Actions> {
     let engines = s.engines().await?;
     Actions::from_settings(&engines.settings)
-        .map_err(|e| Error::Internal(format!("reading the resource actions of argocd-cm: {e}")))
+        .and_then(|a| a.with_directories(&s.customizations))
+        .map_err(|e| Error::Internal(format!("reading the resource actions: {e}")))
 }
 
 /// `GET /api/v1/applications/{name}/resource/actions`: Argo's `ListResourceActions`

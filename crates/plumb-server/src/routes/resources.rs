@@ -8,7 +8,6 @@ use std::collections::BTreeSet;
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use kube::api::{Api, DynamicObject, ListParams};
-use kube::discovery::ApiResource;
 use plumb_controller::{CompareOptions, ComparedResource, Comparison, Refresh};
 use plumb_model::ResourceKey;
 use plumb_model::annotations::LAST_APPLIED;
@@ -160,6 +159,9 @@ fn resource_diff(r: &ComparedResource) -> Value {
         );
         if m.modified() {
             d.insert("modified".into(), json!(true));
+        }
+        // What `plumb app diff` shows: a modified object, and a live one Git no longer declares.
+        if m.modified() || m.action() == plumb_diff::Action::Extra {
             d.insert(
                 "diff".into(),
                 json!(plumb_diff::render_json(std::slice::from_ref(m))),
@@ -179,7 +181,9 @@ fn resource_diff(r: &ComparedResource) -> Value {
     Value::Object(d)
 }
 
-/// `GET /api/v1/applications/{name}/managed-resources`: `{"items": [ResourceDiff...]}`.
+/// `GET /api/v1/applications/{name}/managed-resources`: `{"items": [ResourceDiff...]}`;
+/// `revision=` compares another revision of the source (Plumb's addition, what `plumb app diff
+/// --revision` asks for: Argo's CLI gets that revision's manifests and diffs them itself).
 pub(crate) async fn managed(
     State(s): State<AppState>,
     Authenticated(caller): Authenticated,
@@ -190,7 +194,8 @@ pub(crate) async fn managed(
     let name = s.app_key(&name, q.get("appNamespace"))?;
     s.authorize_app(&caller, &name, "get").await?;
     let (_, app) = s.app(&name).await?;
-    let cmp = compare_app(&s, &app, None).await?;
+    let revision = q.get("revision").filter(|r| !r.is_empty()).map(str::to_string);
+    let cmp = compare_app(&s, &app, revision).await?;
     let items: Vec<Value> = cmp.resources.iter().map(resource_diff).collect();
     Ok(Json(json!({"items": items})))
 }
@@ -221,17 +226,6 @@ pub(crate) async fn manifests(
         "revision": cmp.revision,
         "sourceType": cmp.source_types.first().cloned().unwrap_or_default(),
     })))
-}
-
-/// Kinds whose objects are owned by managed objects and make up the tree below them.
-fn child_kinds() -> [ApiResource; 5] {
-    [
-        ApiResource::erase::<k8s_openapi::api::apps::v1::ReplicaSet>(&()),
-        ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&()),
-        ApiResource::erase::<k8s_openapi::api::batch::v1::Job>(&()),
-        ApiResource::erase::<k8s_openapi::api::apps::v1::ControllerRevision>(&()),
-        ApiResource::erase::<k8s_openapi::api::discovery::v1::EndpointSlice>(&()),
-    ]
 }
 
 /// `GET /api/v1/applications/{name}/resource-tree`: Argo's `ApplicationTree` (`nodes`), read
@@ -285,7 +279,7 @@ pub(crate) async fn app_tree(s: &AppState, name: &str) -> Result<Value> {
     }
     let mut candidates = Vec::new();
     for ns in &namespaces {
-        for ar in &child_kinds() {
+        for ar in &crate::tree::child_kinds() {
             let api: Api<DynamicObject> = Api::namespaced_with(s.client.clone(), ns, ar);
             let list = api
                 .list(&ListParams::default())

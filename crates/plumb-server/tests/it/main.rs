@@ -3,11 +3,13 @@
 
 mod api;
 mod auth;
+mod customizations;
 mod authn;
 mod cache;
 mod listener;
 mod live;
 mod password;
+mod project_rules;
 mod rbac;
 mod revisions;
 mod support;

@@ -75,6 +75,11 @@ pub struct ServerArgs {
     /// `plumb.plugins.dir` overrides it.
     #[arg(long, env = "PLUMB_PLUGIN_DIR", value_name = "DIR")]
     plugin_dir: Option<PathBuf>,
+    /// Directory of Lua health and action scripts in Argo's resource_customizations layout, the
+    /// controller's --customizations (repeatable): the API's resource tree, comparison and
+    /// resource actions use them as the controller and `plumb app actions` do.
+    #[arg(long = "customizations", value_name = "DIR")]
+    customizations: Vec<PathBuf>,
 }
 
 /// Runs the server until SIGINT or SIGTERM, then shuts down gracefully.
@@ -123,6 +128,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<Outcome> {
     config.source.tools.helm = args.helm;
     config.source.tools.kustomize = args.kustomize;
     config.source.plugins_dir = args.plugin_dir;
+    config.customizations = args.customizations;
     let source = match args.kubeconfig {
         Some(p) => plumb_kube::KubeconfigSource::Path(p),
         None => plumb_kube::KubeconfigSource::Infer,

@@ -2,9 +2,10 @@
 //! (ReplicaSets, Pods, Jobs, ...), drawn as Argo's `printTreeView` draws them:
 //! `KIND/NAME STATUS HEALTH MESSAGE`, children prefixed with `├─` / `└─` and `│ ` guides.
 //!
-//! Argo reads the tree from its resource-tree cache; Plumb's CLI builds it from owner references
-//! of live objects the command lists ([`build`]). Children show their own health and no sync
-//! status, as in Argo.
+//! Argo's CLI draws the tree the server's `ResourceTree` returns; Plumb's draws the nodes of
+//! `GET .../resource-tree` through `plumb server`, and in core mode the nodes the same function
+//! (`plumb_server::tree::build`) makes of the live objects it lists ([`from_nodes`]). Children
+//! show their own health and no sync status, as in Argo.
 
 use std::collections::BTreeMap;
 
@@ -36,28 +37,24 @@ fn str_at<'a>(v: &'a Value, path: &[&str]) -> &'a str {
     cur.as_str().unwrap_or_default()
 }
 
-/// Builds the tree: one root per row, children found through `ownerReferences[].uid` among
-/// `live` (which must hold the live managed objects themselves, to learn their uids, and the
-/// candidate children).
-pub fn build(rows: &[ResourceRow], live: &[Value]) -> Vec<TreeNode> {
-    let mut by_owner: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
+/// Builds the tree from Argo's `ApplicationTree` nodes (`GET .../resource-tree`, or the same
+/// function over the live objects in core mode): one root per row, its children the nodes whose
+/// `parentRefs` name it, each with the health the tree gives it.
+pub fn from_nodes(rows: &[ResourceRow], nodes: &[Value]) -> Vec<TreeNode> {
+    let mut by_parent: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
     let mut uid_of: BTreeMap<String, &str> = BTreeMap::new();
-    for obj in live {
+    for node in nodes {
         let key = format!(
             "{}/{}/{}/{}",
-            plumb_model::group_of(str_at(obj, &["apiVersion"])),
-            str_at(obj, &["kind"]),
-            str_at(obj, &["metadata", "namespace"]),
-            str_at(obj, &["metadata", "name"])
+            str_at(node, &["group"]),
+            str_at(node, &["kind"]),
+            str_at(node, &["namespace"]),
+            str_at(node, &["name"])
         );
-        uid_of.insert(key, str_at(obj, &["metadata", "uid"]));
-        for owner in obj["metadata"]["ownerReferences"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            if let Some(uid) = owner["uid"].as_str() {
-                by_owner.entry(uid).or_default().push(obj);
+        uid_of.insert(key, str_at(node, &["uid"]));
+        for parent in node["parentRefs"].as_array().into_iter().flatten() {
+            if let Some(uid) = parent["uid"].as_str() {
+                by_parent.entry(uid).or_default().push(node);
             }
         }
     }
@@ -69,45 +66,34 @@ pub fn build(rows: &[ResourceRow], live: &[Value]) -> Vec<TreeNode> {
             message: r.message.clone(),
             children: uid_of
                 .get(&r.key())
-                .map(|uid| children(uid, &by_owner, 0))
+                .filter(|uid| !uid.is_empty())
+                .map(|uid| children(uid, &by_parent, 0))
                 .unwrap_or_default(),
         })
         .collect()
 }
 
-fn children(uid: &str, by_owner: &BTreeMap<&str, Vec<&Value>>, depth: usize) -> Vec<TreeNode> {
+fn children(uid: &str, by_parent: &BTreeMap<&str, Vec<&Value>>, depth: usize) -> Vec<TreeNode> {
     // Owner references cannot form cycles in a sane cluster; the depth bound makes sure a broken
     // one cannot recurse forever.
     if depth > 16 {
         return Vec::new();
     }
-    let mut nodes: Vec<(String, String, &Value)> = by_owner
+    let mut nodes: Vec<(&str, &str, &Value)> = by_parent
         .get(uid)
         .into_iter()
         .flatten()
-        .map(|o| {
-            (
-                str_at(o, &["kind"]).to_string(),
-                str_at(o, &["metadata", "name"]).to_string(),
-                *o,
-            )
-        })
+        .map(|n| (str_at(n, &["kind"]), str_at(n, &["name"]), *n))
         .collect();
-    nodes.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    nodes.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
     nodes
         .into_iter()
-        .map(|(kind, name, obj)| {
-            let health = plumb_health::assess(obj);
-            TreeNode {
-                label: format!("{kind}/{name}"),
-                status: String::new(),
-                health: health
-                    .as_ref()
-                    .map(|h| h.code.to_string())
-                    .unwrap_or_default(),
-                message: health.map(|h| h.message).unwrap_or_default(),
-                children: children(str_at(obj, &["metadata", "uid"]), by_owner, depth + 1),
-            }
+        .map(|(kind, name, node)| TreeNode {
+            label: format!("{kind}/{name}"),
+            status: String::new(),
+            health: str_at(node, &["health", "status"]).to_string(),
+            message: str_at(node, &["health", "message"]).to_string(),
+            children: children(str_at(node, &["uid"]), by_parent, depth + 1),
         })
         .collect()
 }
@@ -199,9 +185,14 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "api-7d9-b", "namespace": "payments", "uid": "p2", "ownerReferences": owner("r1")},
                    "spec": {"restartPolicy": "Always"}, "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
         ];
-        let tree = build(&rows, &live);
+        // The nodes `GET .../resource-tree` answers with, made by the server's own function.
+        let assessor = plumb_health::Assessor::new(plumb_health::Config::default()).unwrap();
+        let nodes = plumb_server::tree::build(&live[..1], &live[1..], &assessor);
+        let tree = from_nodes(&rows, nodes["nodes"].as_array().unwrap());
         assert_eq!(tree[0].children.len(), 2);
         assert_eq!(tree[0].children[1].children.len(), 2);
+        assert_eq!(tree[0].children[1].health, "Healthy");
+        assert_eq!(tree[0].children[1].children[0].health, "Healthy");
         assert!(tree[1].children.is_empty());
         let text = render(&tree);
         let labels: Vec<String> = text

@@ -709,3 +709,196 @@ fn live_resource_routes_reach_only_the_applications_tree() {
     );
     healthy(addr);
 }
+
+/// `kubectl apply` of one object.
+fn apply_object(obj: &serde_json::Value) {
+    let mut child = crate::running::env()
+        .kubectl()
+        .args(["apply", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(obj.to_string().as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+/// Someone who may create and update Applications tries to write one its project forbids
+/// through a door the API's project check could miss: a repository path that climbs out of the
+/// permitted prefix, a second source, the source hydrator's dry source, the local cluster named
+/// by its other alias or a trailing slash, an upsert over a permitted Application, a JSON patch.
+/// Each is refused (400) before anything is written. And a `--customizations` directory whose
+/// action script links outside it is refused, naming the file, without the server's reading
+/// what the link points at; the server keeps serving.
+#[test]
+fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath_their_root() {
+    let env = crate::running::env();
+    let ns = env.namespace("hostile-rules");
+    let n = ns.name();
+    apply_object(&serde_json::json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+        "metadata": {"name": "fenced", "namespace": n},
+        "spec": {"sourceRepos": ["https://git.acme.internal/team/*"],
+                 "destinations": [{"server": "https://kubernetes.default.svc", "namespace": "team-*"}]}}));
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("payload.lua"),
+        "obj.data.leaked = 'outside-marker-4711'\nreturn obj\n",
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let actions = dir.path().join("ConfigMap/actions");
+    std::fs::create_dir_all(actions.join("go")).unwrap();
+    std::fs::write(actions.join("discovery.lua"), "return {go = {}}\n").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("payload.lua"),
+        actions.join("go/action.lua"),
+    )
+    .unwrap();
+    let dir_arg = dir.path().display().to_string();
+    let server = start_in_with(n, &["--disable-auth", "--customizations", &dir_arg]);
+    let addr = server.addr;
+    let allowed_repo = "https://git.acme.internal/team/web.git";
+    let app = |name: &str, spec_extra: serde_json::Value| {
+        let mut app = serde_json::json!({
+            "metadata": {"name": name, "namespace": n},
+            "spec": {"project": "fenced",
+                     "source": {"repoURL": allowed_repo, "path": ".", "targetRevision": "HEAD"},
+                     "destination": {"server": "https://kubernetes.default.svc", "namespace": "team-web"}}});
+        json_patch::merge(&mut app, &spec_extra);
+        app
+    };
+    let created = raw(
+        addr,
+        &post(
+            "/api/v1/applications",
+            app("hostile-rules-ok", serde_json::json!({}))
+                .to_string()
+                .as_bytes(),
+        ),
+    );
+    assert_eq!(status(&created), 200, "{created}");
+    let evil = "https://evil.example/payload.git";
+    for (name, extra) in [
+        (
+            "hostile-rules-climb",
+            serde_json::json!({"spec": {"source": {"repoURL": "https://git.acme.internal/team/../../evil/x.git"}}}),
+        ),
+        (
+            "hostile-rules-second",
+            serde_json::json!({"spec": {"source": null, "sources": [
+                {"repoURL": allowed_repo, "path": ".", "targetRevision": "HEAD"},
+                {"repoURL": evil, "path": ".", "targetRevision": "HEAD"}]}}),
+        ),
+        (
+            "hostile-rules-hydrator",
+            serde_json::json!({"spec": {"sourceHydrator": {
+                "drySource": {"repoURL": evil, "path": ".", "targetRevision": "HEAD"},
+                "syncSource": {"targetBranch": "env/prod", "path": "."}}}}),
+        ),
+        (
+            "hostile-rules-alias",
+            serde_json::json!({"spec": {"destination": {"server": null, "name": "in-cluster", "namespace": "kube-system"}}}),
+        ),
+        (
+            "hostile-rules-slash",
+            serde_json::json!({"spec": {"destination": {"server": "https://kubernetes.default.svc/", "namespace": "kube-system"}}}),
+        ),
+    ] {
+        let body = app(name, extra).to_string();
+        let r = raw(addr, &post("/api/v1/applications", body.as_bytes()));
+        assert_eq!(status(&r), 400, "{name}: {r}");
+        assert!(body_of(&r).contains("is invalid: InvalidSpecError"), "{name}: {r}");
+    }
+    // An upsert over the permitted one, and a JSON patch of it.
+    let upsert = app(
+        "hostile-rules-ok",
+        serde_json::json!({"spec": {"source": {"repoURL": evil}}}),
+    );
+    let r = raw(
+        addr,
+        &post(
+            "/api/v1/applications?upsert=true",
+            upsert.to_string().as_bytes(),
+        ),
+    );
+    assert_eq!(status(&r), 400, "upsert: {r}");
+    let patch = serde_json::json!({"patch": serde_json::json!([
+        {"op": "replace", "path": "/spec/source/repoURL", "value": evil}]).to_string(),
+        "patchType": "json"});
+    let r = raw(
+        addr,
+        &send(
+            "PATCH",
+            "/api/v1/applications/hostile-rules-ok",
+            patch.to_string().as_bytes(),
+        ),
+    );
+    assert_eq!(status(&r), 400, "json patch: {r}");
+    let out = env
+        .kubectl()
+        .args(["-n", n, "get", "applications.argoproj.io", "-o"])
+        .arg("jsonpath={range .items[*]}{.metadata.name} {.spec.source.repoURL}{\"\\n\"}{end}")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("hostile-rules-ok {allowed_repo}\n"),
+        "only the permitted Application, unchanged"
+    );
+
+    // The customizations directory: a link out of it is refused, naming it, and what it
+    // points at is never run.
+    apply_object(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "rules-cm", "namespace": n}, "data": {"k": "v"}}));
+    let resources = serde_json::json!({"status": {"resources": [
+        {"version": "v1", "kind": "ConfigMap", "namespace": n, "name": "rules-cm"}]}});
+    let out = env
+        .kubectl()
+        .args(["-n", n, "patch", "applications.argoproj.io", "hostile-rules-ok"])
+        .args(["--subresource=status", "--type=merge", "-p"])
+        .arg(resources.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let q = format!("namespace={n}&version=v1&kind=ConfigMap&resourceName=rules-cm");
+    let listed = raw(
+        addr,
+        format!(
+            "GET /api/v1/applications/hostile-rules-ok/resource/actions?{q} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    assert_eq!(status(&listed), 500, "{listed}");
+    let link = actions.join("go/action.lua").display().to_string();
+    assert!(body_of(&listed).contains(&link), "names the link: {listed}");
+    let run = raw(
+        addr,
+        &post(
+            "/api/v1/applications/hostile-rules-ok/resource/actions/v2",
+            serde_json::json!({"namespace": n, "resourceName": "rules-cm", "version": "v1",
+                "kind": "ConfigMap", "action": "go"})
+            .to_string()
+            .as_bytes(),
+        ),
+    );
+    assert!(status(&run) >= 400, "{run}");
+    let out = env
+        .kubectl()
+        .args(["-n", n, "get", "configmap", "rules-cm", "-o", "jsonpath={.data}"])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("outside-marker-4711"),
+        "the script outside the directory never ran"
+    );
+    healthy(addr);
+}

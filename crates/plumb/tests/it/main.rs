@@ -23,3 +23,4 @@ mod proj;
 mod render;
 mod replicas;
 mod server_cli;
+mod server_parity;

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::app::{control_namespace, env, kubectl_apply, text};
 
-struct Killed(Child);
+pub(crate) struct Killed(pub(crate) Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -23,16 +23,19 @@ impl Drop for Killed {
 }
 
 fn start_server(ns: &str, cache: &Path, plugins: &Path) -> (Killed, SocketAddr) {
+    start_server_with(ns, cache, plugins, &["--metrics-addr", "off"])
+}
+
+/// `plumb server` over the control namespace `ns` with `extra` flags.
+pub(crate) fn start_server_with(
+    ns: &str,
+    cache: &Path,
+    plugins: &Path,
+    extra: &[&str],
+) -> (Killed, SocketAddr) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args([
-            "server",
-            "--listen",
-            "127.0.0.1:0",
-            "--metrics-addr",
-            "off",
-            "-n",
-            ns,
-        ])
+        .args(["server", "--listen", "127.0.0.1:0", "-n", ns])
+        .args(extra)
         .arg("--kubeconfig")
         .arg(env().kubeconfig())
         .arg("--cache-dir")
@@ -61,7 +64,7 @@ fn start_server(ns: &str, cache: &Path, plugins: &Path) -> (Killed, SocketAddr) 
 
 /// `plumb ARGS` as a user without cluster credentials or render tools: HOME is a fresh
 /// directory, PATH holds nothing, no KUBECONFIG.
-fn remote(home: &Path, args: &[&str]) -> Output {
+pub(crate) fn remote(home: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_plumb"))
         .args(args)
         .env_clear()
@@ -99,7 +102,7 @@ fn live(ns: &str, kind: &str, name: &str) -> Option<serde_json::Value> {
         .then(|| serde_json::from_slice(&out.stdout).unwrap())
 }
 
-fn all(o: &Output) -> String {
+pub(crate) fn all(o: &Output) -> String {
     format!("{}{}", text(&o.stdout), text(&o.stderr))
 }
 

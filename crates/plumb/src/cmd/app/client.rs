@@ -491,7 +491,7 @@ impl AppClient {
     /// are passed through.
     pub fn watch(&self, qualified: &str) -> AppStream {
         if self.server.is_some() {
-            return self.poll(qualified);
+            return super::server_watch::watch(self.clone(), qualified);
         }
         let (ns, name) = self.locate(qualified);
         let api = match self.apps_in(ns) {
@@ -607,48 +607,6 @@ impl AppClient {
             404 => Ok(false),
             _ => Err(srv.error(code, &v)),
         }
-    }
-
-    /// The watch through a server: the Application read every second, passed on when its
-    /// resourceVersion changed; `None` once it is gone.
-    fn poll(&self, qualified: &str) -> AppStream {
-        let client = self.clone();
-        let name = qualified.to_string();
-        futures::stream::unfold(
-            (client, name, None::<String>, false, false),
-            |(client, name, last, started, ended)| async move {
-                if ended {
-                    return None;
-                }
-                let mut started = started;
-                loop {
-                    if started {
-                        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                    }
-                    started = true;
-                    match client.get_opt(&name).await {
-                        Ok(Some(app)) => {
-                            let rv = app
-                                .metadata
-                                .other
-                                .get("resourceVersion")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_string();
-                            if last.as_deref() != Some(rv.as_str()) {
-                                return Some((
-                                    Ok(Some(app)),
-                                    (client, name, Some(rv), true, false),
-                                ));
-                            }
-                        }
-                        Ok(None) => return Some((Ok(None), (client, name, last, true, true))),
-                        Err(e) => return Some((Err(e), (client, name, last, true, false))),
-                    }
-                }
-            },
-        )
-        .boxed()
     }
 
     /// Who is asking, for `operation.initiatedBy.username`: the kubeconfig's current user name,

@@ -50,7 +50,7 @@ pub struct DiffArgs {
     pub(crate) diff_format: DiffFormatArg,
     /// Print `# <field>: last written by <manager>` lines (false = Argo's output).
     #[arg(long, value_name = "BOOL", default_value_t = true, action = ArgAction::Set)]
-    attribution: bool,
+    pub(crate) attribution: bool,
 }
 
 /// Runs `app diff`.
@@ -116,6 +116,16 @@ pub(crate) async fn print_diff(
     view: &DiffView,
     out: &mut impl Write,
 ) -> Result<usize> {
+    // Through plumb server: the server compares, with its tools and the controller's code.
+    if let Some(server) = client.server() {
+        if view.local.is_some() {
+            anyhow::bail!(
+                "--local is not available through the server yet: add --core to render the local directory with your kubeconfig"
+            );
+        }
+        let qualified = format!("{}/{}", app.namespace(), app.name());
+        return super::remote::print_diff(server, &qualified, view, out).await;
+    }
     let cmp = super::compare::compare_app(
         client,
         app,

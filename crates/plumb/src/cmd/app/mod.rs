@@ -30,6 +30,7 @@ mod remote_live;
 mod resource_filter;
 mod resources;
 mod rollback;
+mod server_watch;
 mod set;
 #[cfg(test)]
 mod snapshot_tests;
@@ -146,11 +147,12 @@ pub fn run(args: AppArgs) -> Result<Outcome> {
     runtime.block_on(async move {
         // Through plumb server when a context is set (or --server given), unless --core.
         if let Some(server) = crate::cmd::remote::ServerClient::from_flags(&args.server)? {
+            let through = |server| AppClient::through_server(server, &args.conn);
             return match args.command {
-                AppCommand::Get(a) => remote::get(&server, a).await,
+                AppCommand::Get(a) => remote::get(&through(server).await?, a).await,
                 AppCommand::List(a) => remote::list(&server, a).await,
-                AppCommand::Sync(a) => remote::sync(&server, a).await,
-                AppCommand::Diff(a) => remote::diff(&server, a).await,
+                AppCommand::Sync(a) => remote::sync(&through(server).await?, a).await,
+                AppCommand::Diff(a) => remote::diff(&through(server).await?, a).await,
                 AppCommand::Manifests(a) => remote::manifests(&server, a).await,
                 AppCommand::Logs(a) => remote_live::logs(&server, a).await,
                 AppCommand::Actions(a) => remote_live::actions(&server, a).await,

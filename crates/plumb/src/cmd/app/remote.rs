@@ -2,14 +2,14 @@
 //! `--server` is given): the server reads, renders and compares, so no kubeconfig and no local
 //! helm or kustomize are needed, and the answer is the controller's.
 
-use std::time::{Duration, Instant};
+use std::io::Write;
 
 use anyhow::{Context, Result, bail};
 use plumb_model::application::{AppProject, Application};
 use serde_json::{Value, json};
 
-use super::{OutputFormat, diff, get, list, manifests, sync};
-use crate::cmd::diff::DiffFormatArg;
+use super::{AppClient, OutputFormat, diff, get, list, manifests, sync};
+use crate::cmd::diff::render_options;
 use crate::cmd::remote::{ServerClient, enc};
 use crate::exit::Outcome;
 use crate::output::wide::HeaderContext;
@@ -73,10 +73,15 @@ async fn header(c: &ServerClient, app: &Application, with_windows: bool) -> Resu
     Ok(HeaderContext { url, windows })
 }
 
-pub async fn get(c: &ServerClient, args: get::GetArgs) -> Result<Outcome> {
-    if args.output == OutputFormat::Tree {
-        bail!("-o tree is not available through the server yet; use -o wide or --core");
-    }
+/// The server of a client made with `AppClient::through_server`.
+fn server_of(client: &AppClient) -> Result<&ServerClient> {
+    client
+        .server()
+        .context("this command goes through plumb server, but none is configured")
+}
+
+pub async fn get(client: &AppClient, args: get::GetArgs) -> Result<Outcome> {
+    let c = server_of(client)?;
     let refresh = if args.hard_refresh {
         Some("hard")
     } else if args.refresh {
@@ -88,6 +93,21 @@ pub async fn get(c: &ServerClient, args: get::GetArgs) -> Result<Outcome> {
     let text = match args.output {
         OutputFormat::Json => json_out::render(&app)?,
         OutputFormat::Yaml => yaml::render(&app)?,
+        OutputFormat::Tree => {
+            // Argo's tree: the header, then the nodes of the server's resource tree.
+            let ctx = header(c, &app, true).await?;
+            let mut out = get::header_text(&app, &ctx, args.show_operation, &Clock::system());
+            if app
+                .status
+                .as_ref()
+                .and_then(|s| s.resources.as_ref())
+                .is_some_and(|r| !r.is_empty())
+            {
+                out.push('\n');
+                out.push_str(&super::render_tree(client, &app).await?);
+            }
+            out
+        }
         _ => {
             let ctx = header(c, &app, true).await?;
             get::wide_text(&app, &ctx, args.show_operation, &Clock::system())
@@ -126,6 +146,11 @@ pub async fn list(c: &ServerClient, args: list::ListArgs) -> Result<Outcome> {
 }
 
 pub async fn manifests(c: &ServerClient, args: manifests::ManifestsArgs) -> Result<Outcome> {
+    if args.local.is_some() {
+        bail!(
+            "--local is not available through the server yet: add --core to render the local directory with your kubeconfig"
+        );
+    }
     let name = args.name.as_str();
     let mut out = String::new();
     match args.source {
@@ -154,7 +179,7 @@ pub async fn manifests(c: &ServerClient, args: manifests::ManifestsArgs) -> Resu
             if args.revision.is_some() {
                 bail!("--revision applies to --source git only");
             }
-            for item in managed(c, name).await? {
+            for item in managed(c, name, &[]).await? {
                 if let Some(live) = state(&item, "liveState") {
                     out.push_str("---\n");
                     out.push_str(&plumb_yaml::to_yaml_string(&live));
@@ -166,8 +191,8 @@ pub async fn manifests(c: &ServerClient, args: manifests::ManifestsArgs) -> Resu
     Ok(Outcome::Success)
 }
 
-async fn managed(c: &ServerClient, name: &str) -> Result<Vec<Value>> {
-    let answer = c.get(&app_url(name, "/managed-resources", &[])).await?;
+async fn managed(c: &ServerClient, name: &str, query: &[(&str, &str)]) -> Result<Vec<Value>> {
+    let answer = c.get(&app_url(name, "/managed-resources", query)).await?;
     Ok(answer
         .get("items")
         .and_then(Value::as_array)
@@ -183,12 +208,12 @@ fn state(item: &Value, field: &str) -> Option<Value> {
         .filter(|v| !v.is_null())
 }
 
-pub async fn diff(c: &ServerClient, args: diff::DiffArgs) -> Result<Outcome> {
-    if args.revision.is_some() {
-        bail!("--revision is not available through the server yet; use --core");
-    }
-    if args.diff_format == DiffFormatArg::Json {
-        bail!("--diff-format json is not available through the server yet; use --core");
+pub async fn diff(client: &AppClient, args: diff::DiffArgs) -> Result<Outcome> {
+    let c = server_of(client)?;
+    if args.local.is_some() {
+        bail!(
+            "--local is not available through the server yet: add --core to render the local directory with your kubeconfig"
+        );
     }
     if args.refresh || args.hard_refresh {
         app(
@@ -198,51 +223,14 @@ pub async fn diff(c: &ServerClient, args: diff::DiffArgs) -> Result<Outcome> {
         )
         .await?;
     }
-    let mut shown = 0;
-    let mut out = String::new();
-    for item in managed(c, &args.name).await? {
-        if item.get("hook").and_then(Value::as_bool) == Some(true) {
-            continue;
-        }
-        let live = state(&item, "normalizedLiveState");
-        let predicted = state(&item, "predictedLiveState");
-        // Modified, or tracked live object Git no longer declares (shown as removed).
-        let modified = item.get("modified").and_then(Value::as_bool) == Some(true);
-        let extra = predicted.is_none() && live.is_some();
-        if !modified && !extra {
-            continue;
-        }
-        shown += 1;
-        let s = |f: &str| {
-            item.get(f)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        out.push_str(&format!(
-            "\n===== {}/{} {}/{} ======\n",
-            s("group"),
-            s("kind"),
-            s("namespace"),
-            s("name")
-        ));
-        let live = live
-            .as_ref()
-            .map(plumb_yaml::to_yaml_string)
-            .unwrap_or_default();
-        let desired = predicted
-            .as_ref()
-            .map(plumb_yaml::to_yaml_string)
-            .unwrap_or_default();
-        out.push_str(&match args.diff_format {
-            DiffFormatArg::Unified => {
-                let n = s("name");
-                plumb_diff::unified_diff(&live, &desired, &format!("{n}-live.yaml"), &n)
-            }
-            _ => plumb_diff::normal_diff(&live, &desired),
-        });
-    }
-    print!("{out}");
+    let view = diff::DiffView {
+        revision: args.revision.clone(),
+        hard_refresh: args.hard_refresh,
+        attribution: args.attribution,
+        format: args.diff_format,
+        local: None,
+    };
+    let shown = print_diff(c, &args.name, &view, &mut std::io::stdout()).await?;
     Ok(if shown > 0 && args.exit_code {
         Outcome::Negative
     } else {
@@ -250,17 +238,48 @@ pub async fn diff(c: &ServerClient, args: diff::DiffArgs) -> Result<Outcome> {
     })
 }
 
-pub async fn sync(c: &ServerClient, args: sync::SyncArgs) -> Result<Outcome> {
+/// `app diff` through the server: the server compares (`managed-resources`, with `revision`
+/// when asked) and sends each differing object's diff as JSON; it is printed as core mode prints
+/// the same diffs (`plumb_diff::render_wire`). Returns how many objects differ.
+pub(crate) async fn print_diff(
+    c: &ServerClient,
+    name: &str,
+    view: &diff::DiffView,
+    out: &mut impl Write,
+) -> Result<usize> {
+    let query: Vec<(&str, &str)> = view
+        .revision
+        .as_deref()
+        .map(|r| ("revision", r))
+        .into_iter()
+        .collect();
+    let mut shown = Vec::new();
+    for item in managed(c, name, &query).await? {
+        if item.get("hook").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
+        let Some(text) = item.get("diff").and_then(Value::as_str) else {
+            continue;
+        };
+        let doc: Value = serde_json::from_str(text).context("reading a diff from the server")?;
+        shown.extend(doc.as_array().into_iter().flatten().cloned());
+    }
+    let opts = render_options(view.format.format(), view.attribution);
+    plumb_diff::render_wire(&shown, &opts, out).context("writing the diff")?;
+    out.flush().context("writing the diff")?;
+    Ok(shown.len())
+}
+
+pub async fn sync(client: &AppClient, args: sync::SyncArgs) -> Result<Outcome> {
+    let c = server_of(client)?;
     // The server's sync route does not take rendered manifests yet: never sync Git instead.
     if args.local.is_some() {
         bail!(
             "--local is not available through the server yet: add --core to sync the local manifests with your kubeconfig"
         );
     }
-    if args.preview_changes {
-        bail!(
-            "--preview-changes is not available through the server yet; use plumb app diff, then sync"
-        );
+    if args.preview_changes && !sync::preview(client, &args).await? {
+        return Ok(Outcome::Success);
     }
     // Every other flag becomes Argo's ApplicationSyncRequest, built as the core mode builds
     // its operation (resource filters resolved against the Application's resources).
@@ -291,51 +310,21 @@ pub async fn sync(c: &ServerClient, args: sync::SyncArgs) -> Result<Outcome> {
         body["name"] = json!(path_name);
         body["appNamespace"] = json!(ns);
     }
-    let requested = c.post(&app_url(path_name, "/sync", &[]), &body).await?;
-    let started = requested
-        .pointer("/operation/sync")
-        .is_some()
-        .then(Instant::now);
+    c.post(&app_url(path_name, "/sync", &[]), &body).await?;
     if args.async_ {
         return Ok(Outcome::Success);
     }
-    // Follow it: the operation is done when the controller removed `.operation` and recorded
-    // a finished state.
-    let deadline = (args.timeout > 0).then(|| Instant::now() + Duration::from_secs(args.timeout));
-    loop {
-        let app = app(c, &args.name, None).await?;
-        let state = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
-        let finished = app.operation.is_none()
-            && state.is_some_and(|s| !matches!(s.phase.as_str(), "Running" | "Terminating"));
-        if finished {
-            let ctx = header(c, &app, false).await?;
-            let clock = Clock::system();
-            let text = match args.output {
-                OutputFormat::Json => json_out::render(&app)?,
-                OutputFormat::Yaml => yaml::render(&app)?,
-                _ => get::wide_text(&app, &ctx, true, &clock),
-            };
-            print!("{text}");
-            if args.dry_run {
-                return Ok(Outcome::Success);
-            }
-            return sync::judge(&app, state, true);
-        }
-        if deadline.is_some_and(|d| Instant::now() > d) {
-            eprintln!(
-                "timed out ({}s) waiting for the sync of '{}'{}",
-                args.timeout,
-                args.name,
-                if started.is_some() {
-                    ""
-                } else {
-                    " (no operation was recorded)"
-                }
-            );
-            return Ok(Outcome::Negative);
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+    // Followed as in core mode (progress rows, the final status, Argo's verdict), on the
+    // server's watch stream.
+    sync::follow_operation(
+        client,
+        &args.name,
+        args.resources.clone(),
+        args.timeout,
+        args.output,
+        args.dry_run,
+    )
+    .await
 }
 
 #[cfg(test)]

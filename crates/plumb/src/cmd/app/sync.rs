@@ -328,7 +328,7 @@ fn preview_name(namespace: &str, name: &str) -> String {
 /// Argo's `--preview-changes` (`NewApplicationSyncCommand`): the heading, the diff as `app
 /// diff` prints it, then the question unless `--assumeYes`. Returns whether to sync: not when
 /// nothing differs, nor when the answer is no.
-async fn preview(client: &AppClient, args: &SyncArgs) -> Result<bool> {
+pub(crate) async fn preview(client: &AppClient, args: &SyncArgs) -> Result<bool> {
     let app = client.get(&args.name).await?;
     // Everything that would refuse the request is checked before the diff, so that a yes is
     // never answered with a flag error.

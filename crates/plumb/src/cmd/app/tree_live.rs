@@ -1,12 +1,15 @@
-//! Live objects for `-o tree`: the Application's resources themselves (for their uids) and the
-//! ReplicaSets, Pods and Jobs of their namespaces, from which the tree follows owner references.
-//! Only the local cluster (the kubeconfig's) is read; for other destinations the tree shows the
-//! managed resources without children.
+//! The nodes of `-o tree`: through `plumb server` its `GET .../resource-tree`; in core mode the
+//! same `ApplicationTree`, made by the server's function (`plumb_server::tree::build`) of the
+//! Application's live resources and the objects of the server's child kinds (ReplicaSets, Pods,
+//! Jobs, ControllerRevisions, EndpointSlices) in their namespaces, judged with the settings'
+//! health rules. So the tree reads the same with and without the server. Only the local cluster
+//! (the kubeconfig's) is read; for other destinations the tree shows the managed resources
+//! without children.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::ApiResource;
 use plumb_model::ResourceKey;
@@ -42,15 +45,16 @@ async fn list_kind(client: &kube::Client, ar: &ApiResource, namespace: &str) -> 
         .collect()
 }
 
-async fn fetch(client: &AppClient, rows: &[ResourceRow]) -> Result<Vec<Value>> {
+/// Core mode: the tree's nodes from the live objects.
+async fn core_nodes(client: &AppClient, rows: &[ResourceRow]) -> Result<Vec<Value>> {
     let kube = client.kube()?.clone();
     let discovery = Arc::new(plumb_kube::ApiDiscovery::new(kube.clone()).await?);
     let applier = plumb_kube::Applier::new(discovery);
-    let mut live = Vec::new();
+    let mut managed = Vec::new();
     for r in rows {
         let key = ResourceKey::new(&r.group, &r.kind, &r.namespace, &r.name);
         if let Some(obj) = applier.get(&key).await? {
-            live.push(obj);
+            managed.push(obj);
         }
     }
     let namespaces: BTreeSet<&str> = rows
@@ -58,25 +62,36 @@ async fn fetch(client: &AppClient, rows: &[ResourceRow]) -> Result<Vec<Value>> {
         .map(|r| r.namespace.as_str())
         .filter(|n| !n.is_empty())
         .collect();
-    let kinds = [
-        ApiResource::erase::<k8s_openapi::api::apps::v1::ReplicaSet>(&()),
-        ApiResource::erase::<k8s_openapi::api::core::v1::Pod>(&()),
-        ApiResource::erase::<k8s_openapi::api::batch::v1::Job>(&()),
-    ];
+    let mut candidates = Vec::new();
     for ns in namespaces {
-        for ar in &kinds {
-            live.extend(list_kind(&kube, ar, ns).await?);
+        for ar in &plumb_server::tree::child_kinds() {
+            candidates.extend(list_kind(&kube, ar, ns).await?);
         }
     }
-    Ok(live)
+    // Health as the server judges it: the settings' Lua rules and unknown-kind mode.
+    let engines = plumb_controller::Engines::new(client.settings().await?, client.namespace(), &[])
+        .map_err(|e| anyhow::anyhow!("{}", plumb_controller::chain(&e)))
+        .context("reading the settings ConfigMap")?;
+    let tree = plumb_server::tree::build(&managed, &candidates, &engines.assessor);
+    Ok(nodes_of(tree))
+}
+
+fn nodes_of(mut tree: Value) -> Vec<Value> {
+    match tree.get_mut("nodes").map(Value::take) {
+        Some(Value::Array(nodes)) => nodes,
+        _ => Vec::new(),
+    }
 }
 
 /// The tree table of an Application.
 pub async fn render(client: &AppClient, app: &Application) -> Result<String> {
     let rows = resource_rows(app);
-    let live = if is_local(app) {
-        match fetch(client, &rows).await {
-            Ok(live) => live,
+    let nodes = if let Some(server) = client.server() {
+        let path = client.app_path(&wide_name(app), "/resource-tree", &[]);
+        nodes_of(server.get(&path).await?)
+    } else if is_local(app) {
+        match core_nodes(client, &rows).await {
+            Ok(nodes) => nodes,
             Err(e) => {
                 tracing::warn!("reading live objects for the tree: {e:#}");
                 Vec::new()
@@ -85,5 +100,10 @@ pub async fn render(client: &AppClient, app: &Application) -> Result<String> {
     } else {
         Vec::new()
     };
-    Ok(tree::render(&tree::build(&rows, &live)))
+    Ok(tree::render(&tree::from_nodes(&rows, &nodes)))
+}
+
+/// `namespace/name` of the Application.
+fn wide_name(app: &Application) -> String {
+    format!("{}/{}", app.namespace(), app.name())
 }

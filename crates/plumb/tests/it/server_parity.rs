@@ -1,0 +1,325 @@
+//! The CLI prints the same through `plumb server` as in core mode: `app get -o tree` (the
+//! server's resource tree), `app diff --revision` in every `--diff-format`, `app sync
+//! --preview-changes`; and `app wait` / `app sync` through the server follow the server's watch
+//! stream (they open it; they still time out with Argo's message). A plain-directory
+//! Application, so core mode needs no render tools either; the server-mode CLI has no
+//! kubeconfig and an empty PATH.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use plumb_testenv::git::GitRepo;
+use serde_json::json;
+
+use crate::app::{app_json, control_namespace, env, kubectl_apply, text};
+use crate::server_cli::{Killed, all, remote, start_server_with};
+
+const APP: &str = "srv-parity-web";
+
+fn files(color: &str, image: &str) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "app/cm.yaml",
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: parity-settings\ndata:\n  color: {color}\n"
+            ),
+        ),
+        (
+            "app/deploy.yaml",
+            format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: parity-api\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: parity-api\n  template:\n    metadata:\n      labels:\n        app: parity-api\n    spec:\n      containers:\n      - name: api\n        image: {image}\n"
+            ),
+        ),
+    ]
+}
+
+/// `plumb ARGS --core` with the kubeconfig, the same HOME (its context is ignored) and the
+/// test's PATH (git); `input` on stdin.
+fn core(home: &Path, ns: &str, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(args)
+        .args(["--core", "-N", ns])
+        .arg("--kubeconfig")
+        .arg(env().kubeconfig())
+        .env("HOME", home)
+        .env("TZ", "UTC")
+        .env("PLUMB_CACHE_DIR", home.join("core-cache"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// [`remote`] with `input` on stdin.
+fn remote_with_stdin(home: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(args)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", home.join("empty-bin"))
+        .env("TZ", "UTC")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn admin_password(ns: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = env()
+            .kubectl()
+            .args([
+                "-n",
+                ns,
+                "get",
+                "secret",
+                "argocd-initial-admin-secret",
+                "-o",
+                "jsonpath={.data.password}",
+            ])
+            .output()
+            .unwrap();
+        if out.status.success() && !out.stdout.is_empty() {
+            use base64::Engine;
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(text(&out.stdout).trim())
+                .unwrap();
+            return String::from_utf8(raw).unwrap();
+        }
+        assert!(Instant::now() < deadline, "no argocd-initial-admin-secret");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// How many watch streams of Applications the server opened (its own metrics).
+fn watches_opened(metrics: &str) -> u64 {
+    let mut conn = std::net::TcpStream::connect(metrics).unwrap();
+    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut conn, &mut text).unwrap();
+    text.lines()
+        .filter(|l| {
+            l.starts_with("grpc_server_started_total{")
+                && l.contains("grpc_method=\"Watch\"")
+                && l.contains("application.ApplicationService")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .map(|v| v as u64)
+        .sum()
+}
+
+/// The text from the tree's heading on (the header above differs only by `URL:`, which a
+/// server context always prints).
+fn tree_part(out: &Output) -> String {
+    let t = text(&out.stdout);
+    match t.find("KIND/NAME") {
+        Some(i) => t[i..].to_string(),
+        None => panic!("no tree in:\n{t}"),
+    }
+}
+
+#[test]
+fn the_cli_reads_the_same_through_the_server_and_waits_on_its_stream() {
+    let ctl = control_namespace("srv-parity");
+    let dest = env().namespace("srv-parity-dest");
+    let repo = GitRepo::named("srv-parity");
+    repo.commit(&files("blue", "registry.example/api:v1"), "parity v1");
+    repo.tag("v1");
+    repo.commit(&files("teal", "registry.example/api:v2"), "parity v2");
+    repo.tag("v2");
+    let cache = tempfile::tempdir().unwrap();
+    let _controller = Killed(
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args(["controller", "-n", ctl.name(), "--metrics-addr", "off"])
+            .arg("--kubeconfig")
+            .arg(env().kubeconfig())
+            .arg("--cache-dir")
+            .arg(cache.path().join("controller"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let metrics = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let plugins = tempfile::tempdir().unwrap();
+    let (_server, addr) = start_server_with(
+        ctl.name(),
+        &cache.path().join("server"),
+        plugins.path(),
+        &["--metrics-addr", &metrics],
+    );
+    kubectl_apply(&json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": APP, "namespace": ctl.name()},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "app", "targetRevision": "v1"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    }));
+    let home = tempfile::tempdir().unwrap();
+    let server = addr.to_string();
+    let password = admin_password(ctl.name());
+    let out = remote(
+        home.path(),
+        &[
+            "login",
+            &server,
+            "--username",
+            "admin",
+            "--password",
+            &password,
+            "--insecure",
+        ],
+    );
+    assert!(out.status.success(), "{}", all(&out));
+    let ok = |args: &[&str]| {
+        let out = remote(home.path(), args);
+        assert!(
+            out.status.success(),
+            "plumb {}: {}",
+            args.join(" "),
+            all(&out)
+        );
+        text(&out.stdout)
+    };
+
+    // Sync and wait through the server: both follow its watch stream.
+    let before = watches_opened(&metrics);
+    let synced = ok(&["app", "sync", APP, "--timeout", "120"]);
+    assert!(synced.contains("Sync Status:        Synced"), "{synced}");
+    ok(&["app", "wait", APP, "--health", "--sync", "--timeout", "120"]);
+    let after = watches_opened(&metrics);
+    assert!(
+        after >= before + 2,
+        "sync and wait opened the watch stream ({before} before, {after} after)"
+    );
+
+    // -o tree: the same tree through the server as in core mode, with the owned objects.
+    let through = remote(home.path(), &["app", "get", APP, "-o", "tree"]);
+    assert!(through.status.success(), "{}", all(&through));
+    let core_tree = core(home.path(), ctl.name(), &["app", "get", APP, "-o", "tree"], "");
+    assert!(core_tree.status.success(), "{}", all(&core_tree));
+    let tree = tree_part(&through);
+    assert_eq!(tree, tree_part(&core_tree));
+    assert!(
+        tree.contains("Deployment/parity-api")
+            && tree.contains("└─ReplicaSet/parity-api-")
+            && tree.contains("─Pod/parity-api-"),
+        "{tree}"
+    );
+
+    // diff --revision in every format, with and without attribution: byte for byte the same.
+    for extra in [
+        &[][..],
+        &["--diff-format", "unified"][..],
+        &["--diff-format", "json"][..],
+        &["--attribution=false"][..],
+        &["--diff-format", "json", "--attribution=false"][..],
+    ] {
+        let mut args = vec!["app", "diff", APP, "--revision", "v2"];
+        args.extend_from_slice(extra);
+        let through = remote(home.path(), &args);
+        let local = core(home.path(), ctl.name(), &args, "");
+        assert_eq!(through.status.code(), Some(1), "{extra:?}: {}", all(&through));
+        assert_eq!(local.status.code(), Some(1), "{extra:?}: {}", all(&local));
+        assert_eq!(text(&through.stdout), text(&local.stdout), "{extra:?}");
+        assert!(
+            text(&through.stdout).contains("parity-settings")
+                && text(&through.stdout).contains("teal"),
+            "{extra:?}: {}",
+            all(&through)
+        );
+    }
+    // Against the target (v1, synced): nothing.
+    let through = remote(home.path(), &["app", "diff", APP]);
+    assert_eq!(through.status.code(), Some(0), "{}", all(&through));
+    assert_eq!(text(&through.stdout), "");
+
+    // --preview-changes: the same heading, diff and question; "n" requests nothing.
+    let args = ["app", "sync", APP, "--preview-changes", "--revision", "v2"];
+    let through = remote_with_stdin(home.path(), &args, "n\n");
+    let local = core(home.path(), ctl.name(), &args, "n\n");
+    assert_eq!(through.status.code(), Some(0), "{}", all(&through));
+    assert_eq!(local.status.code(), Some(0), "{}", all(&local));
+    assert_eq!(text(&through.stdout), text(&local.stdout));
+    assert!(
+        text(&through.stdout).starts_with(
+            "====== Previewing differences between live and desired state of application "
+        ) && text(&through.stdout).contains("Do you want to continue the sync process? (y/n): "),
+        "{}",
+        all(&through)
+    );
+    assert!(app_json(ctl.name(), APP).unwrap()["operation"].is_null());
+    // "y": the sync to v2 runs, followed to the end through the server.
+    let through = remote_with_stdin(
+        home.path(),
+        &[
+            "app",
+            "sync",
+            APP,
+            "--preview-changes",
+            "--revision",
+            "v2",
+            "--timeout",
+            "120",
+        ],
+        "y\n",
+    );
+    assert!(through.status.success(), "{}", all(&through));
+    let cm = env()
+        .kubectl()
+        .args([
+            "-n",
+            dest.name(),
+            "get",
+            "configmap",
+            "parity-settings",
+            "-o",
+            "jsonpath={.data.color}",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(text(&cm.stdout), "teal");
+
+    // wait still times out with Argo's message and exit code.
+    let out = remote(
+        home.path(),
+        &["app", "wait", APP, "--suspended", "--timeout", "3"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", all(&out));
+    assert!(
+        text(&out.stdout).contains("The command timed out waiting for the conditions to be met."),
+        "{}",
+        all(&out)
+    );
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "timed out (3s) waiting for app \"{APP}\" match desired state"
+        )),
+        "{}",
+        all(&out)
+    );
+}
