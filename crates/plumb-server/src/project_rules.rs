@@ -34,7 +34,10 @@ pub(crate) async fn check(s: &AppState, app: &Application) -> Result<()> {
         return Ok(());
     };
     let project: AppProject = serde_json::from_value(to_value(&obj)?).map_err(|e| {
-        Error::FailedPrecondition(format!("AppProject {}/{name} is not valid: {e}", s.namespace))
+        Error::FailedPrecondition(format!(
+            "AppProject {}/{name} is not valid: {e}",
+            s.namespace
+        ))
     })?;
     let mut messages = Vec::new();
     let d = &app.spec.destination;

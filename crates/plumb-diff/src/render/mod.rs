@@ -89,7 +89,9 @@ pub(crate) fn text_block(
     )
     .map_err(io)?;
     let live_text = live.map(plumb_yaml::to_yaml_string).unwrap_or_default();
-    let desired = predicted.map(plumb_yaml::to_yaml_string).unwrap_or_default();
+    let desired = predicted
+        .map(plumb_yaml::to_yaml_string)
+        .unwrap_or_default();
     if let Some(ext) = &opts.external {
         let version = predicted.or(live).map(api_version).unwrap_or_default();
         ext.run(k, &version, &live_text, &desired, out)?;

@@ -40,8 +40,8 @@ pub fn render_wire(diffs: &[Value], opts: &RenderOptions, out: &mut dyn Write) -
                 d
             })
             .collect();
-        let mut text = serde_json::to_string_pretty(&sorted(Value::Array(items)))
-            .unwrap_or_default();
+        let mut text =
+            serde_json::to_string_pretty(&sorted(Value::Array(items))).unwrap_or_default();
         text.push('\n');
         return out.write_all(text.as_bytes()).map_err(io);
     }

@@ -194,7 +194,10 @@ pub(crate) async fn managed(
     let name = s.app_key(&name, q.get("appNamespace"))?;
     s.authorize_app(&caller, &name, "get").await?;
     let (_, app) = s.app(&name).await?;
-    let revision = q.get("revision").filter(|r| !r.is_empty()).map(str::to_string);
+    let revision = q
+        .get("revision")
+        .filter(|r| !r.is_empty())
+        .map(str::to_string);
     let cmp = compare_app(&s, &app, revision).await?;
     let items: Vec<Value> = cmp.resources.iter().map(resource_diff).collect();
     Ok(Json(json!({"items": items})))

@@ -99,7 +99,14 @@ async fn customization_directories_give_actions_and_health_through_the_api() {
                  "source": {"repoURL": "https://127.0.0.1:9/none.git", "path": ".", "targetRevision": "HEAD"},
                  "destination": {"server": "https://kubernetes.default.svc", "namespace": ns.name()}}
     });
-    let (code, body) = call(&http, &custom, Method::POST, "/api/v1/applications", Some(app)).await;
+    let (code, body) = call(
+        &http,
+        &custom,
+        Method::POST,
+        "/api/v1/applications",
+        Some(app),
+    )
+    .await;
     assert_eq!(code, 200, "{body}");
     // No controller runs: the status says what it manages, as the controller would write it.
     let apps: Api<DynamicObject> = Api::namespaced_with(
@@ -125,7 +132,10 @@ async fn customization_directories_give_actions_and_health_through_the_api() {
     // Without the directory nothing is offered for a ConfigMap; with it, its action is.
     let (code, body) = call(&plain_http, &plain, Method::GET, &actions, None).await;
     assert_eq!(code, 200, "{body}");
-    assert!(!action_names(&body).contains(&"stamp".to_string()), "{body}");
+    assert!(
+        !action_names(&body).contains(&"stamp".to_string()),
+        "{body}"
+    );
     let (code, body) = call(&http, &custom, Method::GET, &actions, None).await;
     assert_eq!(code, 200, "{body}");
     assert_eq!(action_names(&body), ["stamp"], "{body}");
@@ -134,14 +144,19 @@ async fn customization_directories_give_actions_and_health_through_the_api() {
         &custom,
         Method::POST,
         &format!("/api/v1/applications/{APP}/resource/actions/v2"),
-        Some(json!({"name": APP, "namespace": ns.name(), "resourceName": "cust-settings",
-                    "version": "v1", "kind": "ConfigMap", "action": "stamp"})),
+        Some(
+            json!({"name": APP, "namespace": ns.name(), "resourceName": "cust-settings",
+                    "version": "v1", "kind": "ConfigMap", "action": "stamp"}),
+        ),
     )
     .await;
     assert_eq!(code, 200, "{body}");
     let stamped = cms.get("cust-settings").await.expect("ConfigMap");
     assert_eq!(
-        stamped.data.and_then(|d| d.get("stamped").cloned()).as_deref(),
+        stamped
+            .data
+            .and_then(|d| d.get("stamped").cloned())
+            .as_deref(),
         Some("yes")
     );
 

@@ -3,9 +3,9 @@
 
 mod api;
 mod auth;
-mod customizations;
 mod authn;
 mod cache;
+mod customizations;
 mod listener;
 mod live;
 mod password;

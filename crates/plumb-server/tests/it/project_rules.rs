@@ -138,17 +138,17 @@ async fn writes_obey_the_projects_source_and_destination_rules() {
         assert_eq!(code, 400, "{name}: {body}");
         assert_eq!(body["code"], 3, "{name}: {body}");
         assert_eq!(body["message"], message.as_str(), "{name}");
-        let (code, _) = call(Method::GET, &format!("/api/v1/applications/{name}"), json!({})).await;
+        let (code, _) = call(
+            Method::GET,
+            &format!("/api/v1/applications/{name}"),
+            json!({}),
+        )
+        .await;
         assert_eq!(code, 404, "{name} was not written");
     }
 
     // Update and patch: the same rules on the result; nothing is written.
-    let (_, stored) = call(
-        Method::GET,
-        "/api/v1/applications/rules-ok-url",
-        json!({}),
-    )
-    .await;
+    let (_, stored) = call(Method::GET, "/api/v1/applications/rules-ok-url", json!({})).await;
     let mut moved = stored.clone();
     moved["spec"]["source"]["repoURL"] = json!("https://evil.example/web.git");
     let (code, body) = call(Method::PUT, "/api/v1/applications/rules-ok-url", moved).await;
@@ -168,15 +168,11 @@ async fn writes_obey_the_projects_source_and_destination_rules() {
     assert!(
         body["message"]
             .as_str()
-            .is_some_and(|m| m.contains("namespace 'kube-system' do not match any of the allowed destinations")),
+            .is_some_and(|m| m
+                .contains("namespace 'kube-system' do not match any of the allowed destinations")),
         "{body}"
     );
-    let (_, after) = call(
-        Method::GET,
-        "/api/v1/applications/rules-ok-url",
-        json!({}),
-    )
-    .await;
+    let (_, after) = call(Method::GET, "/api/v1/applications/rules-ok-url", json!({})).await;
     assert_eq!(after["spec"], stored["spec"], "nothing written");
     // A permitted change still goes through.
     let patch = json!({"spec": {"destination": {"namespace": "team-shop"}}});

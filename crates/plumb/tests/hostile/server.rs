@@ -740,10 +740,12 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
     let env = crate::running::env();
     let ns = env.namespace("hostile-rules");
     let n = ns.name();
-    apply_object(&serde_json::json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+    apply_object(
+        &serde_json::json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
         "metadata": {"name": "fenced", "namespace": n},
         "spec": {"sourceRepos": ["https://git.acme.internal/team/*"],
-                 "destinations": [{"server": "https://kubernetes.default.svc", "namespace": "team-*"}]}}));
+                 "destinations": [{"server": "https://kubernetes.default.svc", "namespace": "team-*"}]}}),
+    );
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(
         outside.path().join("payload.lua"),
@@ -812,7 +814,10 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
         let body = app(name, extra).to_string();
         let r = raw(addr, &post("/api/v1/applications", body.as_bytes()));
         assert_eq!(status(&r), 400, "{name}: {r}");
-        assert!(body_of(&r).contains("is invalid: InvalidSpecError"), "{name}: {r}");
+        assert!(
+            body_of(&r).contains("is invalid: InvalidSpecError"),
+            "{name}: {r}"
+        );
     }
     // An upsert over the permitted one, and a JSON patch of it.
     let upsert = app(
@@ -859,7 +864,13 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
         {"version": "v1", "kind": "ConfigMap", "namespace": n, "name": "rules-cm"}]}});
     let out = env
         .kubectl()
-        .args(["-n", n, "patch", "applications.argoproj.io", "hostile-rules-ok"])
+        .args([
+            "-n",
+            n,
+            "patch",
+            "applications.argoproj.io",
+            "hostile-rules-ok",
+        ])
         .args(["--subresource=status", "--type=merge", "-p"])
         .arg(resources.to_string())
         .output()
@@ -893,7 +904,15 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
     assert!(status(&run) >= 400, "{run}");
     let out = env
         .kubectl()
-        .args(["-n", n, "get", "configmap", "rules-cm", "-o", "jsonpath={.data}"])
+        .args([
+            "-n",
+            n,
+            "get",
+            "configmap",
+            "rules-cm",
+            "-o",
+            "jsonpath={.data}",
+        ])
         .output()
         .unwrap();
     assert!(

@@ -220,7 +220,12 @@ fn the_cli_reads_the_same_through_the_server_and_waits_on_its_stream() {
     // -o tree: the same tree through the server as in core mode, with the owned objects.
     let through = remote(home.path(), &["app", "get", APP, "-o", "tree"]);
     assert!(through.status.success(), "{}", all(&through));
-    let core_tree = core(home.path(), ctl.name(), &["app", "get", APP, "-o", "tree"], "");
+    let core_tree = core(
+        home.path(),
+        ctl.name(),
+        &["app", "get", APP, "-o", "tree"],
+        "",
+    );
     assert!(core_tree.status.success(), "{}", all(&core_tree));
     let tree = tree_part(&through);
     assert_eq!(tree, tree_part(&core_tree));
@@ -243,7 +248,12 @@ fn the_cli_reads_the_same_through_the_server_and_waits_on_its_stream() {
         args.extend_from_slice(extra);
         let through = remote(home.path(), &args);
         let local = core(home.path(), ctl.name(), &args, "");
-        assert_eq!(through.status.code(), Some(1), "{extra:?}: {}", all(&through));
+        assert_eq!(
+            through.status.code(),
+            Some(1),
+            "{extra:?}: {}",
+            all(&through)
+        );
         assert_eq!(local.status.code(), Some(1), "{extra:?}: {}", all(&local));
         assert_eq!(text(&through.stdout), text(&local.stdout), "{extra:?}");
         assert!(
