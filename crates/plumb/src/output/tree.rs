@@ -174,7 +174,7 @@ mod tests {
         ];
         let owner =
             |uid: &str| json!([{"apiVersion": "apps/v1", "kind": "X", "name": "x", "uid": uid}]);
-        let live = vec![
+        let live = [
             json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "api", "namespace": "payments", "uid": "d1"}}),
             json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "api-7d9", "namespace": "payments", "uid": "r1", "ownerReferences": owner("d1")},
                    "spec": {"replicas": 2}, "status": {"replicas": 2, "availableReplicas": 2, "readyReplicas": 2}}),
