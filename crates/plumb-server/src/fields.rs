@@ -59,6 +59,56 @@ impl Fields {
     }
 }
 
+impl Fields {
+    /// `apply` on the list `{"metadata": {"resourceVersion"}, "items"}` built from borrowed
+    /// items: only the selected parts of each item are copied (a tenth of the bytes of the web
+    /// UI's 1,000 tiles), instead of copying every item whole and then cutting it down.
+    pub(crate) fn apply_list(&self, resource_version: Option<String>, items: &[&Value]) -> Value {
+        let items_node = self.root.children.get("items");
+        if self.exclude || items_node.is_none_or(|n| n.leaf) {
+            let items = items.iter().map(|v| Value::clone(v)).collect();
+            return self.apply(crate::gateway::list(resource_version, items));
+        }
+        let list = crate::gateway::list(resource_version, Vec::new());
+        let mut out = self.apply(list);
+        if let (Some(node), Some(map)) = (items_node, out.as_object_mut()) {
+            let kept = items
+                .iter()
+                .map(|item| keep_ref(item, node).unwrap_or(Value::Object(Map::new())))
+                .collect();
+            map.insert("items".into(), Value::Array(kept));
+        }
+        out
+    }
+}
+
+/// [`keep`] of a borrowed value: copies only what is kept.
+fn keep_ref(value: &Value, node: &Node) -> Option<Value> {
+    if node.leaf {
+        return Some(value.clone());
+    }
+    match value {
+        Value::Object(map) => {
+            let mut out = Map::new();
+            for (key, child) in &node.children {
+                if let Some(v) = map.get(key)
+                    && let Some(kept) = keep_ref(v, child)
+                {
+                    out.insert(key.clone(), kept);
+                }
+            }
+            Some(Value::Object(out))
+        }
+        Value::Array(items) => Some(Value::Array(
+            items
+                .iter()
+                .map(|item| keep_ref(item, node).unwrap_or(Value::Object(Map::new())))
+                .collect(),
+        )),
+        _ => None,
+    }
+}
+
 /// What of `value` lies on the paths of `node`; None when nothing does.
 fn keep(value: Value, node: &Node) -> Option<Value> {
     if node.leaf {
@@ -137,6 +187,27 @@ mod tests {
                 ]
             })
         );
+    }
+
+    #[test]
+    fn a_list_cut_from_borrowed_items_is_the_list_cut_whole() {
+        let whole = list();
+        let items: Vec<&Value> = whole["items"].as_array().unwrap().iter().collect();
+        for raw in [
+            "metadata.resourceVersion,items.metadata.name,items.spec,items.status.sync.status,items.status.health.status",
+            "items.metadata.name",
+            "items",
+            "metadata",
+            "items.status.resources.kind,items.metadata.namespace",
+            "-items.status.resources,items.metadata.managedFields",
+        ] {
+            let f = Fields::parse(raw).unwrap();
+            assert_eq!(
+                f.apply_list(Some("42".into()), &items),
+                f.apply(whole.clone()),
+                "{raw}"
+            );
+        }
     }
 
     #[test]

@@ -82,12 +82,11 @@ pub(crate) async fn list(
             name_of(b),
         ))
     });
-    let items = items.iter().map(|v| Value::clone(v)).collect();
-    let out = gateway::list(resource_version, items);
+    let items: Vec<&Value> = items.iter().map(|v| v.as_ref()).collect();
     // Argo's `fields`: the answer cut down to the paths asked for (the web UI's tiles).
     Ok(Json(match Fields::from_query(&q) {
-        Some(fields) => fields.apply(out),
-        None => out,
+        Some(fields) => fields.apply_list(resource_version, &items),
+        None => gateway::list(resource_version, items.into_iter().cloned().collect()),
     }))
 }
 
