@@ -66,7 +66,7 @@ impl Fields {
     pub(crate) fn apply_list(&self, resource_version: Option<String>, items: &[&Value]) -> Value {
         let items_node = self.root.children.get("items");
         if self.exclude || items_node.is_none_or(|n| n.leaf) {
-            let items = items.iter().map(|v| Value::clone(v)).collect();
+            let items = items.iter().copied().cloned().collect();
             return self.apply(crate::gateway::list(resource_version, items));
         }
         let list = crate::gateway::list(resource_version, Vec::new());
