@@ -508,7 +508,8 @@ fn payments_api_release_and_tamper() {
     );
     // The controller's Kubernetes requests: during the Application's reconciles and its sync
     // (applies are patches of deployments, labelled with the Application).
-    // The project is known once the Application was read: its own read has none yet.
+    // The Application is read from the controller's watch cache (no request); its writes carry
+    // its project.
     let app_requests = |verb: &str, kind: &str, project: &str| {
         find(
             "argocd_app_k8s_request_total",
@@ -524,7 +525,10 @@ fn payments_api_release_and_tamper() {
         .iter()
         .sum::<f64>()
     };
-    assert!(app_requests("get", "applications", "") >= 1.0, "{metrics}");
+    assert!(
+        app_requests("patch", "applications", "default") >= 1.0,
+        "{metrics}"
+    );
     assert!(
         app_requests("patch", "deployments", "default") >= 1.0,
         "{metrics}"
