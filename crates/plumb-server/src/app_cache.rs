@@ -52,6 +52,10 @@ pub(crate) struct AppCache {
 struct State {
     /// The first list is in.
     ready: bool,
+    /// The watch failed (an API server restart, a dropped connection) and nothing has arrived
+    /// since: changes made meanwhile may be missing, so reads go to the API server until the
+    /// watch delivers again.
+    interrupted: bool,
     objects: BTreeMap<Key, Cached>,
     /// The map being rebuilt by a (re)list, between the watcher's `Init` and `InitDone`.
     relisting: Option<BTreeMap<Key, Cached>>,
@@ -113,9 +117,19 @@ impl AppCache {
         while let Some(event) = events.next().await {
             match event {
                 Ok(event) => self.apply(event),
-                Err(e) => tracing::warn!("watching Applications for the server's cache: {e}"),
+                Err(e) => {
+                    tracing::warn!("watching Applications for the server's cache: {e}");
+                    self.interrupt();
+                }
             }
         }
+    }
+
+    fn interrupt(&self) {
+        self.state
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .interrupted = true;
     }
 
     fn served(&self, namespace: &str) -> bool {
@@ -183,14 +197,17 @@ impl AppCache {
                         st.objects = listed;
                     }
                     st.ready = true;
+                    st.interrupted = false;
                 }
                 Event::Apply(obj) => {
+                    st.interrupted = false;
                     st.version = st.version.max(version_of(&obj));
                     if let Some((key, value)) = self.entry(&obj) {
                         st.objects.insert(key, value);
                     }
                 }
                 Event::Delete(obj) => {
+                    st.interrupted = false;
                     st.version = st.version.max(version_of(&obj));
                     let ns = obj.metadata.namespace.as_deref().unwrap_or_default();
                     let name = obj.metadata.name.as_deref().unwrap_or_default();
@@ -229,6 +246,13 @@ impl AppCache {
                 self.control
             )))
         }
+    }
+
+    /// Whether the cache, once loaded, lost its watch and has not heard from it since: reads
+    /// then go to the API server (before the first list they wait for it instead).
+    pub(crate) fn is_interrupted(&self) -> bool {
+        let st = self.read();
+        st.ready && st.interrupted
     }
 
     /// Every served Application, in list order, and the resourceVersion up to which the cache
@@ -382,6 +406,35 @@ mod tests {
             .expect("the wait ends once it is gone")
             .expect("joined");
         assert_eq!(cache.get("argocd", "api").await.expect("ready"), None);
+    }
+
+    #[tokio::test]
+    async fn a_failed_watch_sends_reads_to_the_api_server_until_it_delivers_again() {
+        let cache = AppCache::new("argocd".into(), vec![]);
+        cache.interrupt();
+        assert!(
+            !cache.is_interrupted(),
+            "before the first list, reads wait for it"
+        );
+        cache.apply(Event::Init);
+        cache.apply(Event::InitApply(app("argocd", "api", "10")));
+        cache.apply(Event::InitDone);
+        assert!(!cache.is_interrupted());
+        cache.interrupt();
+        assert!(cache.is_interrupted());
+        // A watch resumed from its resourceVersion delivers no Init: its next event is the sign.
+        cache.apply(Event::Apply(app("argocd", "other", "11")));
+        assert!(!cache.is_interrupted());
+        cache.interrupt();
+        cache.apply(Event::Delete(app("argocd", "other", "12")));
+        assert!(!cache.is_interrupted());
+        // A relist (410 Gone) is whole only at InitDone.
+        cache.interrupt();
+        cache.apply(Event::Init);
+        cache.apply(Event::InitApply(app("argocd", "api", "13")));
+        assert!(cache.is_interrupted());
+        cache.apply(Event::InitDone);
+        assert!(!cache.is_interrupted());
     }
 
     #[test]

@@ -464,16 +464,28 @@ pub(super) fn spawn_poller(shared: Arc<Shared>) {
             let apps = all_apps(&shared);
             next.retain(|k, _| apps.contains(k));
             for app in apps {
-                let due = next
-                    .entry(app.clone())
-                    .or_insert_with(|| now + interval + jitter_for(&app, shared.jitter()));
-                if *due <= now {
-                    *due = now + interval + jitter_for(&app, shared.jitter());
+                let armed = now + interval + jitter_for(&app, shared.jitter());
+                if poll_due(next.entry(app.clone()).or_insert(armed), now, armed) {
                     shared.queue.push(&app);
                 }
             }
         }
     });
+}
+
+/// Whether an Application's poll is due at `now`; moves `due` to its next time. `armed` is when
+/// a poll armed now would fall: a due time beyond it was armed with a longer
+/// `timeout.reconciliation`, and a shortened one applies at once (as Argo compares the last
+/// reconcile with the current timeout), not after the old interval ran out.
+fn poll_due(due: &mut Instant, now: Instant, armed: Instant) -> bool {
+    if *due > armed {
+        *due = armed;
+    }
+    if *due <= now {
+        *due = armed;
+        return true;
+    }
+    false
 }
 
 /// A per-Application offset in `[0, jitter)` so polls spread out instead of arriving together.
@@ -558,4 +570,27 @@ pub(super) fn spawn_rediscovery(shared: Arc<Shared>) {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod poll_tests {
+    use super::*;
+
+    #[test]
+    fn a_shortened_reconciliation_timeout_applies_at_once() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        // Armed under the default 120 s.
+        let mut due = t0 + s(120);
+        assert!(!poll_due(&mut due, t0 + s(1), t0 + s(121)));
+        assert_eq!(due, t0 + s(120), "an unchanged interval keeps its time");
+        // timeout.reconciliation becomes 2s at t0 + 10 s.
+        assert!(!poll_due(&mut due, t0 + s(10), t0 + s(12)));
+        assert_eq!(due, t0 + s(12));
+        assert!(poll_due(&mut due, t0 + s(12), t0 + s(14)));
+        assert_eq!(due, t0 + s(14), "re-armed with the new interval");
+        // Lengthened again: the poll already armed stays, the next one takes the new interval.
+        assert!(poll_due(&mut due, t0 + s(14), t0 + s(134)));
+        assert_eq!(due, t0 + s(134));
+    }
 }

@@ -42,9 +42,11 @@ pub(crate) async fn list(
         s.app_key("x", Some(ns))?;
     }
     // From the server's cache (crate::app_cache); a label selector is left to the API server,
-    // which evaluates Kubernetes' selector syntax exactly.
+    // which evaluates Kubernetes' selector syntax exactly, and so is every list while the
+    // cache's watch is interrupted (it may have missed changes).
     let (resource_version, listed) = match q.get("selector") {
         Some(sel) => list_from_api(&s, only_ns, sel).await?,
+        None if s.app_cache.is_interrupted() => list_from_api(&s, only_ns, "").await?,
         None => s.app_cache.list().await?,
     };
     let name = q.get("name");
@@ -125,7 +127,9 @@ async fn list_from_api(
 /// does not hold it (yet): one created a moment ago by someone else is found all the same.
 async fn read_app(s: &AppState, key: &str) -> Result<Option<Cached>> {
     let (api, ns, name) = s.apps_for(key)?;
-    if let Some(v) = s.app_cache.get(ns, name).await? {
+    if !s.app_cache.is_interrupted()
+        && let Some(v) = s.app_cache.get(ns, name).await?
+    {
         return Ok(Some(v));
     }
     let live = api
