@@ -306,15 +306,28 @@ async fn attempt(
                 if let Err(e) = shared.write_status(&app, fields).await {
                     tracing::debug!(app = %app.name(), "writing progress: {}", chain(&e));
                 }
-                // At most one progress write per PROGRESS_PACE. The end of the sync (the sender
-                // dropped) ends the wait without a write: the result written next holds it all.
+                // At most one progress write per PROGRESS_PACE for results, but a new message
+                // (what the sync waits for, e.g. a wave's health) is written at once: a short
+                // wait must still be visible to whoever watches the sync. The end of the sync
+                // (the sender dropped) ends the wait without a write: the result written next
+                // holds it all.
+                let written = p.message;
                 let pace = tokio::time::sleep(PROGRESS_PACE);
                 tokio::pin!(pace);
                 loop {
                     tokio::select! {
                         _ = &mut pace => break,
                         changed = rx.changed() => match changed {
-                            Ok(()) => pending = true,
+                            Ok(()) => {
+                                pending = true;
+                                let news = rx
+                                    .borrow()
+                                    .as_ref()
+                                    .is_some_and(|n| n.message != written);
+                                if news {
+                                    break;
+                                }
+                            }
                             Err(_) => return,
                         },
                     }
