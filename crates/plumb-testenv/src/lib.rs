@@ -8,6 +8,8 @@
 //!   or restart one [`Component`] (etcd, kube-apiserver, ...), pause it (SIGSTOP) or compact etcd;
 //!   [`TestEnv::private_with`] changes its settings ([`PrivateOptions`]).
 //! - [`TestNamespace`]: an isolated namespace per test, deleted when dropped.
+//! - [`process`]: a command with input on stdin, `kubectl apply` of one object, the admin
+//!   password of a control namespace, the address a `plumb server` child listens on.
 //! - [`pod_logs`]: container logs served for fake Pods (kwok's `Logs`), so that `pods/log` works.
 //! - [`oci_registry::OciRegistry`]: a real OCI registry (CNCF distribution) on loopback, TLS and
 //!   htpasswd, charts pushed with the real `helm push`.
@@ -29,6 +31,7 @@ pub mod git_ssh;
 mod namespace;
 pub mod oci_registry;
 pub mod pod_logs;
+pub mod process;
 pub mod tools;
 
 pub use cluster::{Component, Error, PrivateOptions, TestEnv};

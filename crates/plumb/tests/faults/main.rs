@@ -76,22 +76,7 @@ pub(crate) fn kubectl_ok(args: &[&str]) -> String {
 }
 
 pub(crate) fn kubectl_apply(obj: &Value) {
-    let mut child = env()
-        .kubectl()
-        .args(["apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(obj.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "kubectl apply: {}", text(&out.stderr));
+    plumb_testenv::process::kubectl_apply(env(), obj);
 }
 
 /// A control namespace with the `default` AppProject.

@@ -2,7 +2,7 @@
 //! (`/api/v1/stream/applications`): the stream carries on with the Applications changed after
 //! the restart (or ends cleanly), and the server keeps serving new requests.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
 use crate::*;
@@ -43,18 +43,7 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let mut lines = BufReader::new(stderr).lines();
-        let addr = loop {
-            let line = lines
-                .next()
-                .expect("server exited before listening")
-                .unwrap();
-            if let Some(addr) = line.strip_prefix("plumb server listening on ") {
-                break addr.trim().parse().unwrap();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
+        let (addr, _log) = plumb_testenv::process::listening_addr(&mut child);
         Self { child, addr }
     }
 

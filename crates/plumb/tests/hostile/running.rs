@@ -3,7 +3,6 @@
 //! its log captured to a file at the level asked, and helpers to drive Applications through
 //! kubectl and the `plumb app` CLI as a user would.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -190,34 +189,20 @@ impl Running {
 
     /// `plumb app ARGS -N <control namespace>` with `stdin` (none: a closed stdin).
     pub fn plumb_app(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
-            .arg("app")
-            .args(args)
-            .arg("--kubeconfig")
-            .arg(env().kubeconfig())
-            .args(["-N", self.ns.name()])
-            .env("TZ", "UTC")
-            .env_remove("PLUMB_NAMESPACE")
-            .env_remove("PLUMB_LOG")
-            .env_remove("RUST_LOG")
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        if let Some(input) = stdin {
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(input.as_bytes())
-                .unwrap();
-        }
-        child.wait_with_output().unwrap()
+        // A closed stdin reads as an empty one.
+        plumb_testenv::process::output_with_stdin(
+            Command::new(env!("CARGO_BIN_EXE_plumb"))
+                .arg("app")
+                .args(args)
+                .arg("--kubeconfig")
+                .arg(env().kubeconfig())
+                .args(["-N", self.ns.name()])
+                .env("TZ", "UTC")
+                .env_remove("PLUMB_NAMESPACE")
+                .env_remove("PLUMB_LOG")
+                .env_remove("RUST_LOG"),
+            stdin.unwrap_or_default(),
+        )
     }
 
     /// Events recorded in the control namespace, as JSON text.
@@ -231,22 +216,7 @@ pub fn kubectl(args: &[&str]) -> Output {
 }
 
 pub fn kubectl_apply(obj: &Value) {
-    let mut child = env()
-        .kubectl()
-        .args(["apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(obj.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "kubectl apply: {}", text(&out.stderr));
+    plumb_testenv::process::kubectl_apply(env(), obj);
 }
 
 /// An object as JSON, if it exists (`ns` empty: cluster-scoped).

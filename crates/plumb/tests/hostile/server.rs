@@ -4,7 +4,7 @@
 //! refused with a clear status and the server keeps answering. Raw HTTP/1.1 over TCP, so the
 //! requests are exactly what an attacker sends.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -12,6 +12,8 @@ use std::time::Duration;
 pub(crate) struct Server {
     child: Child,
     pub addr: SocketAddr,
+    /// What the server logged after it started listening.
+    pub log: plumb_testenv::process::LogTail,
     _cache: tempfile::TempDir,
     _ns: Option<plumb_testenv::TestNamespace>,
 }
@@ -54,22 +56,11 @@ fn start_in_with(ns: &str, extra: &[&str]) -> Server {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("server exited before listening")
-            .unwrap();
-        if let Some(addr) = line.strip_prefix("plumb server listening on ") {
-            break addr.trim().parse().unwrap();
-        }
-    };
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
+    let (addr, log) = plumb_testenv::process::listening_addr(&mut child);
     Server {
         child,
         addr,
+        log,
         _cache: cache,
         _ns: None,
     }
@@ -287,25 +278,7 @@ fn auth_refuses_hostile_credentials_and_survives_a_garbage_policy() {
 
     // A policy full of garbage: reported and skipped; the server answers for admin.
     let env = crate::running::env();
-    let password = {
-        let out = env
-            .kubectl()
-            .args([
-                "-n",
-                &ns,
-                "get",
-                "secret",
-                "argocd-initial-admin-secret",
-                "-o",
-                "jsonpath={.data.password}",
-            ])
-            .output()
-            .unwrap();
-        let raw = base64::engine::general_purpose::STANDARD
-            .decode(String::from_utf8_lossy(&out.stdout).trim())
-            .unwrap();
-        String::from_utf8(raw).unwrap()
-    };
+    let password = plumb_testenv::process::initial_admin_password(env, &ns);
     let login = format!(r#"{{"username":"admin","password":"{password}"}}"#);
     let r = raw(addr, &post("/api/v1/session", login.as_bytes()));
     assert_eq!(status(&r), 200, "{r}");
@@ -320,20 +293,7 @@ fn auth_refuses_hostile_credentials_and_survives_a_garbage_policy() {
         "metadata": {"name": "argocd-rbac-cm", "namespace": ns},
         "data": {"policy.csv": garbage, "policy.matchMode": "regex", "scopes": "[[[,,,"}
     });
-    let mut child = env
-        .kubectl()
-        .args(["apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(cm.to_string().as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    apply_object(&cm);
     let r = get_with(
         addr,
         "/api/v1/applications",
@@ -560,22 +520,7 @@ fn live_resource_routes_reach_only_the_applications_tree() {
     let env = crate::running::env();
     let ns = env.namespace("hostile-live");
     let n = ns.name();
-    let apply = |obj: serde_json::Value| {
-        let mut child = env
-            .kubectl()
-            .args(["apply", "-f", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(obj.to_string().as_bytes())
-            .unwrap();
-        assert!(child.wait().unwrap().success());
-    };
+    let apply = |obj: serde_json::Value| apply_object(&obj);
     for name in ["managed-cm", "neighbour-cm"] {
         apply(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": n}, "data": {"k": "v"}}));
@@ -712,20 +657,7 @@ fn live_resource_routes_reach_only_the_applications_tree() {
 
 /// `kubectl apply` of one object.
 fn apply_object(obj: &serde_json::Value) {
-    let mut child = crate::running::env()
-        .kubectl()
-        .args(["apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(obj.to_string().as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    plumb_testenv::process::kubectl_apply(crate::running::env(), obj);
 }
 
 /// Someone who may create and update Applications tries to write one its project forbids

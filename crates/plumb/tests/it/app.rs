@@ -30,27 +30,7 @@ pub(crate) fn control_namespace(prefix: &str) -> TestNamespace {
 }
 
 pub(crate) fn kubectl_apply(obj: &Value) {
-    let mut child = env()
-        .kubectl()
-        .args(["apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(obj.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "kubectl apply: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    plumb_testenv::process::kubectl_apply(env(), obj);
 }
 
 pub(crate) fn kubectl(args: &[&str]) -> Output {
@@ -528,29 +508,19 @@ fn sync_async_writes_the_operation_and_terminate_op_marks_it() {
 
 /// `plumb app ...` with `input` on stdin and a cache of its own (the comparison renders Git).
 fn plumb_with_stdin(ns: &str, cache: &std::path::Path, args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .arg("app")
-        .args(args)
-        .arg("--kubeconfig")
-        .arg(env().kubeconfig())
-        .args(["-N", ns])
-        .env("TZ", "UTC")
-        .env("PLUMB_CACHE_DIR", cache)
-        .env_remove("PLUMB_NAMESPACE")
-        .env_remove("KUBECTL_EXTERNAL_DIFF")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    plumb_testenv::process::output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .arg("app")
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(env().kubeconfig())
+            .args(["-N", ns])
+            .env("TZ", "UTC")
+            .env("PLUMB_CACHE_DIR", cache)
+            .env_remove("PLUMB_NAMESPACE")
+            .env_remove("KUBECTL_EXTERNAL_DIFF"),
+        input,
+    )
 }
 
 /// `--preview-changes` prints exactly what `app diff` prints, between Argo's heading and

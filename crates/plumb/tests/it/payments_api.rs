@@ -69,21 +69,10 @@ fn stdout(o: &Output) -> String {
 }
 
 fn kubectl(env: &TestEnv, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = env
-        .kubectl()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.unwrap_or_default().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = plumb_testenv::process::output_with_stdin(
+        env.kubectl().args(args),
+        stdin.unwrap_or_default(),
+    );
     assert!(
         out.status.success(),
         "kubectl {args:?}: {}",

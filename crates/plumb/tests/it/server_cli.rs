@@ -2,13 +2,13 @@
 //! list/get/sync/diff/manifests` over the REST API on a Kustomize Application, with no
 //! kustomize, no helm and no kubeconfig for the CLI: the server and the controller render.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use plumb_testenv::git::GitRepo;
+use plumb_testenv::process::{initial_admin_password, listening_addr};
 use serde_json::json;
 
 use crate::app::{control_namespace, env, kubectl_apply, text};
@@ -47,18 +47,7 @@ pub(crate) fn start_server_with(
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("server exited before listening")
-            .unwrap();
-        if let Some(addr) = line.strip_prefix("plumb server listening on ") {
-            break addr.trim().parse().unwrap();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let (addr, _log) = listening_addr(&mut child);
     (Killed(child), addr)
 }
 
@@ -173,31 +162,7 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     assert!(!out.status.success(), "{}", all(&out));
 
     // The admin password from argocd-initial-admin-secret, as with Argo CD.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let password = loop {
-        let out = env()
-            .kubectl()
-            .args([
-                "-n",
-                ctl.name(),
-                "get",
-                "secret",
-                "argocd-initial-admin-secret",
-                "-o",
-                "jsonpath={.data.password}",
-            ])
-            .output()
-            .unwrap();
-        if out.status.success() && !out.stdout.is_empty() {
-            use base64::Engine;
-            let raw = base64::engine::general_purpose::STANDARD
-                .decode(text(&out.stdout).trim())
-                .unwrap();
-            break String::from_utf8(raw).unwrap();
-        }
-        assert!(Instant::now() < deadline, "no argocd-initial-admin-secret");
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let password = initial_admin_password(env(), ctl.name());
     let out = remote(
         home.path(),
         &[

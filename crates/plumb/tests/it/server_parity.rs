@@ -8,9 +8,9 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use plumb_testenv::git::GitRepo;
+use plumb_testenv::process::{initial_admin_password, output_with_stdin};
 use serde_json::json;
 
 use crate::app::{app_json, control_namespace, env, kubectl_apply, text};
@@ -38,76 +38,30 @@ fn files(color: &str, image: &str) -> Vec<(&'static str, String)> {
 /// `plumb ARGS --core` with the kubeconfig, the same HOME (its context is ignored) and the
 /// test's PATH (git); `input` on stdin.
 fn core(home: &Path, ns: &str, args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(args)
-        .args(["--core", "-N", ns])
-        .arg("--kubeconfig")
-        .arg(env().kubeconfig())
-        .env("HOME", home)
-        .env("TZ", "UTC")
-        .env("PLUMB_CACHE_DIR", home.join("core-cache"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args(args)
+            .args(["--core", "-N", ns])
+            .arg("--kubeconfig")
+            .arg(env().kubeconfig())
+            .env("HOME", home)
+            .env("TZ", "UTC")
+            .env("PLUMB_CACHE_DIR", home.join("core-cache")),
+        input,
+    )
 }
 
 /// [`remote`] with `input` on stdin.
 fn remote_with_stdin(home: &Path, args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
-        .args(args)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", home.join("empty-bin"))
-        .env("TZ", "UTC")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn admin_password(ns: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let out = env()
-            .kubectl()
-            .args([
-                "-n",
-                ns,
-                "get",
-                "secret",
-                "argocd-initial-admin-secret",
-                "-o",
-                "jsonpath={.data.password}",
-            ])
-            .output()
-            .unwrap();
-        if out.status.success() && !out.stdout.is_empty() {
-            use base64::Engine;
-            let raw = base64::engine::general_purpose::STANDARD
-                .decode(text(&out.stdout).trim())
-                .unwrap();
-            return String::from_utf8(raw).unwrap();
-        }
-        assert!(Instant::now() < deadline, "no argocd-initial-admin-secret");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args(args)
+            .env_clear()
+            .env("HOME", home)
+            .env("PATH", home.join("empty-bin"))
+            .env("TZ", "UTC"),
+        input,
+    )
 }
 
 /// How many watch streams of Applications the server opened (its own metrics).
@@ -181,7 +135,7 @@ fn the_cli_reads_the_same_through_the_server_and_waits_on_its_stream() {
     }));
     let home = tempfile::tempdir().unwrap();
     let server = addr.to_string();
-    let password = admin_password(ctl.name());
+    let password = initial_admin_password(env(), ctl.name());
     let out = remote(
         home.path(),
         &[
