@@ -204,6 +204,24 @@ impl ApiCatalog {
         self.kinds.values().filter_map(|v| v.first())
     }
 
+    /// The group/versions of the preferred versions (`v1`, `apps/v1`, ...), sorted: the API
+    /// versions a render is given (Helm's `.Capabilities.APIVersions`), by `plumb app ...
+    /// --local` from the cluster and by `plumb server`'s `GET /api/v1/clusters/{server}`.
+    pub fn preferred_api_versions(&self) -> Vec<String> {
+        let set: std::collections::BTreeSet<String> = self
+            .preferred()
+            .map(|k| {
+                let r = &k.resource;
+                if r.group.is_empty() {
+                    r.version.clone()
+                } else {
+                    format!("{}/{}", r.group, r.version)
+                }
+            })
+            .collect();
+        set.into_iter().collect()
+    }
+
     /// Preferred versions of the kinds that can be listed and watched (unavailable group
     /// versions have no kinds here: [`ApiCatalog::from_aggregated`] leaves them out).
     pub fn listable(&self) -> impl Iterator<Item = &ApiKind> {

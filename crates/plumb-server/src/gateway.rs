@@ -82,7 +82,8 @@ pub(crate) struct SyncRequestBody {
     pub retry_strategy: Option<RetryStrategy>,
     #[serde(default)]
     pub sync_options: Option<SyncOptionsBody>,
-    /// Local manifests (`argocd app sync --local`): refused, Plumb renders from Git only.
+    /// Local manifests (`argocd app sync --local`): one YAML or JSON document per entry, written
+    /// to `operation.sync.manifests`.
     #[serde(default)]
     pub manifests: Option<Vec<String>>,
     /// The Application's namespace (absent: the control namespace).

@@ -23,6 +23,7 @@ mod config;
 mod error;
 mod fields;
 mod gateway;
+mod local_manifests;
 mod metrics;
 mod project_rules;
 mod rbac;

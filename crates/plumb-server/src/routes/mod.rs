@@ -37,6 +37,7 @@ pub(crate) fn router(
     let timed = Router::new()
         .route("/api/version", get(meta::version))
         .route("/api/v1/settings", get(meta::settings))
+        .route("/api/v1/clusters/{server}", get(meta::cluster))
         .route(
             "/api/v1/applications",
             get(applications::list).post(applications::create),
@@ -49,7 +50,10 @@ pub(crate) fn router(
                 .delete(applications::delete),
         )
         .route(&format!("{app}/resource-tree"), get(resources::tree))
-        .route(&format!("{app}/managed-resources"), get(resources::managed))
+        .route(
+            &format!("{app}/managed-resources"),
+            get(resources::managed).post(resources::managed_local),
+        )
         .route(&format!("{app}/manifests"), get(resources::manifests))
         .route(&format!("{app}/events"), get(events::list))
         .route(

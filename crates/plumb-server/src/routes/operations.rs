@@ -73,27 +73,59 @@ async fn request_operation(
 }
 
 /// `POST /api/v1/applications/{name}/sync` with an `ApplicationSyncRequest`.
+///
+/// With `manifests` (what `argocd app sync --local` / `plumb app sync --local` rendered on the
+/// user's machine), Argo's rules: the caller also needs `override` on the Application, and an
+/// automated Application takes them only for a dry run. They are read and checked against the
+/// project before anything is written ([`crate::local_manifests`]); the controller applies the
+/// project's rules again in the sync, as to rendered objects. Their text is never logged nor
+/// repeated in an error (they may hold Secrets).
 pub(crate) async fn sync(
     State(s): State<AppState>,
     Authenticated(caller): Authenticated,
     Path(name): Path<String>,
     bytes: Bytes,
 ) -> Result<Json<Value>> {
-    let body: SyncRequestBody = body(&bytes, "sync request")?;
+    let mut body: SyncRequestBody = body(&bytes, "sync request")?;
     let name = s.app_key(&name, body.app_namespace.as_deref())?;
     s.authorize_app(&caller, &name, "sync").await?;
-    if body.manifests.as_ref().is_some_and(|m| !m.is_empty()) {
-        return Err(Error::InvalidArgument(
-            "manifests: syncing local manifests is not supported; Plumb syncs what Git declares"
-                .into(),
-        ));
+    // Argo's gRPC decoding makes an empty list absent.
+    let manifests = body.manifests.take().filter(|m| !m.is_empty());
+    if let Some(m) = &manifests {
+        crate::local_manifests::authorize(&s, &caller, &name).await?;
+        let (_, app) = s.app(&name).await?;
+        let project = super::resources::project_of(&s, &app).await?;
+        crate::local_manifests::check(&s, &app, &project, m).await?;
     }
     let req = body.request();
     request_operation(&s, &name, "sync", |app| {
+        if manifests.is_some() {
+            refuse_local(app, req.dry_run)?;
+        }
         request::refuse_sync(&req, app)?;
-        Ok(request::sync_operation(&req, app, username(&caller)))
+        let mut op = request::sync_operation(&req, app, username(&caller));
+        if let Some(sync) = op.sync.as_mut() {
+            sync.manifests = manifests.clone();
+        }
+        Ok(op)
     })
     .await
+}
+
+/// Argo's refusal of local manifests on an automated Application unless for a dry run
+/// (`server/application/application.go`, `Sync`).
+fn refuse_local(app: &Application, dry_run: bool) -> Result<()> {
+    let automated = app
+        .spec
+        .sync_policy
+        .as_ref()
+        .is_some_and(|p| p.is_automated());
+    if automated && !dry_run {
+        return Err(Error::FailedPrecondition(
+            "cannot use local sync when Automatic Sync Policy is enabled unless for dry run".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// `POST /api/v1/applications/{name}/rollback` with an `ApplicationRollbackRequest`.

@@ -25,6 +25,18 @@ async fn compare_app(
     app: &Application,
     revision: Option<String>,
 ) -> Result<Comparison> {
+    compare_app_with(s, app, revision, None).await
+}
+
+/// [`compare_app`] with the desired objects taken from `local` (checked local manifests)
+/// instead of rendered from the source: the controller's `compare_with`, as for a sync of
+/// `operation.sync.manifests`.
+async fn compare_app_with(
+    s: &AppState,
+    app: &Application,
+    revision: Option<String>,
+    local: Option<&[String]>,
+) -> Result<Comparison> {
     let engines = s.engines().await?;
     // The controller's render limits (plumb.render.*), from the same settings.
     let limits = plumb_source::Limits::default()
@@ -59,7 +71,7 @@ async fn compare_app(
         sources: None,
         source_repos: project.spec.source_repos.unwrap_or_default(),
     };
-    plumb_controller::compare(app, &engines, &cluster, &s.renderer, &opts)
+    plumb_controller::compare_with(app, &engines, &cluster, &s.renderer, &opts, local)
         .await
         .map_err(|e| {
             Error::Compare(format!(
@@ -199,6 +211,42 @@ pub(crate) async fn managed(
         .filter(|r| !r.is_empty())
         .map(str::to_string);
     let cmp = compare_app(&s, &app, revision).await?;
+    let items: Vec<Value> = cmp.resources.iter().map(resource_diff).collect();
+    Ok(Json(json!({"items": items})))
+}
+
+/// The body of `POST .../managed-resources`: the local manifests to compare instead of the
+/// source (`plumb app diff --local` through the server).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LocalDiffBody {
+    #[serde(default)]
+    manifests: Vec<String>,
+    #[serde(default)]
+    app_namespace: Option<String>,
+}
+
+/// `POST /api/v1/applications/{name}/managed-resources` with `{"manifests": [...]}`: the
+/// answer of the GET, with the desired objects taken from the manifests (what `plumb app diff
+/// --local` rendered on the user's machine) instead of the source; Plumb's addition (Argo's
+/// CLI diffs local manifests itself, without the server-side dry run; a list too long for a
+/// query string travels in the body). The caller needs `get`, as for Argo's `ServerSideDiff`
+/// (nothing is written), and every object passes the project's rules first
+/// ([`crate::local_manifests`]), so the comparison never reads a namespace the project forbids.
+pub(crate) async fn managed_local(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(name): Path<String>,
+    bytes: axum::body::Bytes,
+) -> Result<Json<Value>> {
+    let body: LocalDiffBody = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::InvalidArgument(format!("reading the local manifests: {e}")))?;
+    let name = s.app_key(&name, body.app_namespace.as_deref())?;
+    s.authorize_app(&caller, &name, "get").await?;
+    let (_, app) = s.app(&name).await?;
+    let project = project_of(&s, &app).await?;
+    crate::local_manifests::check(&s, &app, &project, &body.manifests).await?;
+    let cmp = compare_app_with(&s, &app, None, Some(&body.manifests)).await?;
     let items: Vec<Value> = cmp.resources.iter().map(resource_diff).collect();
     Ok(Json(json!({"items": items})))
 }

@@ -3,7 +3,9 @@
 //! or as server-sent events (`data: ...`) when the client accepts `text/event-stream` (what
 //! Argo's UI uses). Current Applications come first as ADDED, except those a client that
 //! passes `resourceVersion` (of its list) already has. Filters: `name`, `projects`,
-//! `selector`; `fields` cuts each event down (see `crate::fields`). The stream ends when the
+//! `selector`, `appNamespace` (Argo's `ApplicationQuery.appNamespace`: with `name`, the
+//! Application of that namespace, as Argo's Watch; Plumb also applies it alone, to every
+//! Application of the namespace); `fields` cuts each event down (see `crate::fields`). The stream ends when the
 //! server shuts down.
 //!
 //! `GET /api/v1/stream/applications/{name}/resource-tree`: Argo's `WatchResourceTree`, one
@@ -70,6 +72,14 @@ pub(crate) async fn applications(
         Err(e) => return e.into_response(),
     };
     let q = Query::parse(raw.as_deref());
+    // Checked as every route checks it (a namespace the server does not serve is refused).
+    let app_namespace = match q.get("appNamespace") {
+        None => None,
+        Some(ns) => match s.app_key("stream", Some(ns)) {
+            Ok(_) => Some(ns.to_string()),
+            Err(e) => return e.into_response(),
+        },
+    };
     let sse = wants_sse(&headers);
     let mut config = watcher::Config::default();
     if let Some(sel) = q.get("selector") {
@@ -110,6 +120,7 @@ pub(crate) async fn applications(
             let authz = authz.clone();
             let served = served.clone();
             let control = control.clone();
+            let app_namespace = app_namespace.clone();
             async move {
                 let obj = match &event {
                     Ok(Event::InitApply(obj)) | Ok(Event::Apply(obj)) | Ok(Event::Delete(obj)) => {
@@ -117,7 +128,9 @@ pub(crate) async fn applications(
                     }
                     _ => return Some(event),
                 };
-                if !served.namespace_enabled(obj.metadata.namespace.as_deref().unwrap_or_default())
+                let ns = obj.metadata.namespace.as_deref().unwrap_or_default();
+                if !served.namespace_enabled(ns)
+                    || app_namespace.as_deref().is_some_and(|want| want != ns)
                 {
                     return None;
                 }

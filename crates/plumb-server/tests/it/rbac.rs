@@ -99,7 +99,7 @@ pub(crate) async fn check_route(s: &AuthStack, u: &str, r: &Route) {
 async fn every_route_checks_its_resource_and_action() {
     let s = AuthStack::start("rbac-routes", Default::default()).await;
     let admin = s.admin_token().await;
-    for name in ["web", "doomed"] {
+    for name in ["web", "doomed", "rbac-local-web"] {
         let (code, body) = s
             .call(
                 Method::POST,
@@ -115,6 +115,7 @@ async fn every_route_checks_its_resource_and_action() {
     let u = s.login("u", "u-pw").await;
     let mut web = app("web", "default");
     web["spec"]["source"]["targetRevision"] = json!("main");
+    let local_cm = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"rbac-local"},"data":{"k":"v"}}"#;
     let routes = [
         route(
             Method::GET,
@@ -243,6 +244,18 @@ async fn every_route_checks_its_resource_and_action() {
             ("accounts", "update", "other"),
         ),
         route(
+            Method::GET,
+            "/api/v1/clusters/https%3A%2F%2Fkubernetes.default.svc",
+            None,
+            ("clusters", "get", "https://kubernetes.default.svc"),
+        ),
+        route(
+            Method::POST,
+            "/api/v1/applications/web/managed-resources",
+            Some(json!({"manifests": [local_cm]})),
+            ("applications", "get", "default/web"),
+        ),
+        route(
             Method::DELETE,
             "/api/v1/applications/doomed?cascade=false",
             None,
@@ -252,6 +265,65 @@ async fn every_route_checks_its_resource_and_action() {
     for r in &routes {
         check_route(&s, &u, r).await;
     }
+    // A sync with local manifests also needs `override` (Argo's rule): `sync` alone is
+    // PermissionDenied naming override, both get through.
+    let local_sync = route(
+        Method::POST,
+        "/api/v1/applications/rbac-local-web/sync",
+        Some(json!({"manifests": [local_cm], "dryRun": true})),
+        ("applications", "override", "default/rbac-local-web"),
+    );
+    s.set_policy(
+        "p, u, applications, sync, default/rbac-local-web, allow\n",
+        "",
+    )
+    .await;
+    let (code, body) = call(&s, &local_sync, &u).await;
+    assert_eq!(code, 403, "sync without override: {body}");
+    assert_eq!(body["code"], 7, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("applications, override, default/rbac-local-web")),
+        "{body}"
+    );
+    s.set_policy(
+        "p, u, applications, sync, default/rbac-local-web, allow\np, u, applications, override, default/rbac-local-web, allow\n",
+        "",
+    )
+    .await;
+    let (code, body) = call(&s, &local_sync, &u).await;
+    assert_eq!(code, 200, "sync and override: {body}");
+    assert_eq!(
+        body["operation"]["sync"]["manifests"][0], local_cm,
+        "written to operation.sync.manifests: {body}"
+    );
+    s.set_policy("", "").await;
+    // Automated: local manifests only for a dry run (Argo's FailedPrecondition and message).
+    let (code, body) = s
+        .call(
+            Method::PATCH,
+            "/api/v1/applications/rbac-local-web",
+            Some(&admin),
+            Some(&json!({"patch": "{\"spec\":{\"syncPolicy\":{\"automated\":{}}}}", "patchType": "merge"})),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications/rbac-local-web/sync",
+            Some(&admin),
+            Some(&json!({"manifests": [local_cm]})),
+        )
+        .await;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(body["code"], 9, "{body}");
+    assert_eq!(
+        body["message"],
+        "cannot use local sync when Automatic Sync Policy is enabled unless for dry run"
+    );
+
     // The one delete went through.
     let (code, _) = s.get("/api/v1/applications/doomed", &admin).await;
     assert_eq!(
@@ -504,6 +576,62 @@ async fn applications_outside_the_control_namespace_are_project_namespace_name_o
         .get(&format!("/api/v1/applications?appNamespace={t}"), &admin)
         .await;
     assert_eq!(qualified(&list), [format!("{t}/web")]);
+    // The watch stream's `appNamespace` (Argo's `ApplicationQuery.appNamespace`): with `name`,
+    // only the Application of that namespace; a namespace the server does not serve is 403.
+    for ns in [t.clone(), s.ns.name().to_string()] {
+        let mut resp = s
+            .http
+            .get(format!(
+                "{}/api/v1/stream/applications?name=web&appNamespace={ns}",
+                s.base
+            ))
+            .bearer_auth(&admin)
+            .send()
+            .await
+            .expect("stream");
+        assert_eq!(resp.status().as_u16(), 200);
+        let mut seen: Vec<String> = Vec::new();
+        let mut buf = String::new();
+        let read = |buf: &mut String, seen: &mut Vec<String>| {
+            while let Some(pos) = buf.find('\n') {
+                let line: String = buf.drain(..=pos).collect();
+                if let Ok(v) = serde_json::from_str::<Value>(line.trim()) {
+                    seen.push(
+                        v.pointer("/result/application/metadata/namespace")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
+                    );
+                }
+            }
+        };
+        while seen.is_empty() {
+            match tokio::time::timeout(std::time::Duration::from_secs(60), resp.chunk()).await {
+                Ok(Ok(Some(chunk))) => buf.push_str(&String::from_utf8_lossy(&chunk)),
+                other => panic!("no event on the stream of {ns}: {other:?}"),
+            }
+            read(&mut buf, &mut seen);
+        }
+        // The current Applications come together: what else arrives right after the first.
+        while let Ok(Ok(Some(chunk))) =
+            tokio::time::timeout(std::time::Duration::from_secs(3), resp.chunk()).await
+        {
+            buf.push_str(&String::from_utf8_lossy(&chunk));
+            read(&mut buf, &mut seen);
+        }
+        assert_eq!(seen, std::slice::from_ref(&ns), "the stream of web in {ns}");
+    }
+    let resp = s
+        .http
+        .get(format!(
+            "{}/api/v1/stream/applications?name=web&appNamespace=kube-system",
+            s.base
+        ))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .expect("stream");
+    assert_eq!(resp.status().as_u16(), 403);
     // A sync names the namespace in its body; the operation lands on the tenant's Application.
     let (code, body) = s
         .call(

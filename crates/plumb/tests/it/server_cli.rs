@@ -51,6 +51,22 @@ pub(crate) fn start_server_with(
     (Killed(child), addr)
 }
 
+/// `plumb login SERVER` as admin with `password` (`--insecure`: the generated certificate).
+pub(crate) fn login_admin(home: &Path, server: &str, password: &str) -> Output {
+    remote(
+        home,
+        &[
+            "login",
+            server,
+            "--username",
+            "admin",
+            "--password",
+            password,
+            "--insecure",
+        ],
+    )
+}
+
 /// `plumb ARGS` as a user without cluster credentials or render tools: HOME is a fresh
 /// directory, PATH holds nothing, no KUBECONFIG.
 pub(crate) fn remote(home: &Path, args: &[&str]) -> Output {
@@ -181,18 +197,7 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
         "{}",
         all(&out)
     );
-    let out = remote(
-        home.path(),
-        &[
-            "login",
-            &server,
-            "--username",
-            "admin",
-            "--password",
-            &password,
-            "--insecure",
-        ],
-    );
+    let out = login_admin(home.path(), &server, &password);
     assert!(out.status.success(), "{}", all(&out));
     assert_eq!(
         text(&out.stdout),

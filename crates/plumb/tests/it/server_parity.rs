@@ -14,7 +14,7 @@ use plumb_testenv::process::{initial_admin_password, output_with_stdin};
 use serde_json::json;
 
 use crate::app::{app_json, control_namespace, env, kubectl_apply, text};
-use crate::server_cli::{Killed, all, remote, start_server_with};
+use crate::server_cli::{Killed, all, login_admin, remote, start_server_with};
 
 const APP: &str = "srv-parity-web";
 
@@ -64,6 +64,23 @@ fn remote_with_stdin(home: &Path, args: &[&str], input: &str) -> Output {
     )
 }
 
+/// `plumb controller` over the control namespace `ns`, killed when dropped.
+fn controller(ns: &str, cache: &Path) -> Killed {
+    Killed(
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args(["controller", "-n", ns, "--metrics-addr", "off"])
+            .arg("--kubeconfig")
+            .arg(env().kubeconfig())
+            .arg("--cache-dir")
+            .arg(cache)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
 /// How many watch streams of Applications the server opened (its own metrics).
 fn watches_opened(metrics: &str) -> u64 {
     let mut conn = std::net::TcpStream::connect(metrics).unwrap();
@@ -102,19 +119,7 @@ fn the_cli_reads_the_same_through_the_server_and_waits_on_its_stream() {
     repo.commit(&files("teal", "registry.example/api:v2"), "parity v2");
     repo.tag("v2");
     let cache = tempfile::tempdir().unwrap();
-    let _controller = Killed(
-        Command::new(env!("CARGO_BIN_EXE_plumb"))
-            .args(["controller", "-n", ctl.name(), "--metrics-addr", "off"])
-            .arg("--kubeconfig")
-            .arg(env().kubeconfig())
-            .arg("--cache-dir")
-            .arg(cache.path().join("controller"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let _controller = controller(ctl.name(), &cache.path().join("controller"));
     let metrics = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().to_string()
@@ -136,18 +141,7 @@ fn the_cli_reads_the_same_through_the_server_and_waits_on_its_stream() {
     let home = tempfile::tempdir().unwrap();
     let server = addr.to_string();
     let password = initial_admin_password(env(), ctl.name());
-    let out = remote(
-        home.path(),
-        &[
-            "login",
-            &server,
-            "--username",
-            "admin",
-            "--password",
-            &password,
-            "--insecure",
-        ],
-    );
+    let out = login_admin(home.path(), &server, &password);
     assert!(out.status.success(), "{}", all(&out));
     let ok = |args: &[&str]| {
         let out = remote(home.path(), args);
@@ -283,6 +277,213 @@ fn the_cli_reads_the_same_through_the_server_and_waits_on_its_stream() {
         text(&out.stderr).contains(&format!(
             "timed out (3s) waiting for app \"{APP}\" match desired state"
         )),
+        "{}",
+        all(&out)
+    );
+}
+
+/// `--local` through the server, as Argo's CLI does it through argocd-server: the directory is
+/// rendered on this machine (no kubeconfig; a plain directory, so no render tool either) with
+/// the server's settings and the destination's API versions; `app diff --local` and `app
+/// manifests --local` print exactly what `--core` prints; `app sync --local` sends the
+/// manifests in the sync request, the controller applies them and records the sync in the
+/// history. An automated Application is refused (Argo's message), and `--prune` past the brake
+/// on mass deletion is refused without a terminal, as in core mode.
+#[test]
+fn local_manifests_sync_diff_and_render_through_the_server() {
+    const LOCAL_APP: &str = "srv-local-web";
+    let ctl = control_namespace("srv-local");
+    let dest = env().namespace("srv-local-dest");
+    let repo = GitRepo::named("srv-local");
+    repo.commit(&files("blue", "registry.example/api:v1"), "local v1");
+    let work = tempfile::tempdir().unwrap();
+    let mut local_files = files("green", "registry.example/api:v1");
+    for extra in ["local-extra-a", "local-extra-b"] {
+        local_files.push((
+            if extra.ends_with('a') {
+                "app/extra-a.yaml"
+            } else {
+                "app/extra-b.yaml"
+            },
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {extra}\ndata:\n  k: v\n"),
+        ));
+    }
+    for (path, body) in &local_files {
+        let p = work.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    }
+    let local_dir = work.path().join("app");
+    let local_dir = local_dir.to_str().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let _controller = controller(ctl.name(), &cache.path().join("controller"));
+    let plugins = tempfile::tempdir().unwrap();
+    let (_server, addr) = start_server_with(
+        ctl.name(),
+        &cache.path().join("server"),
+        plugins.path(),
+        &["--metrics-addr", "off"],
+    );
+    kubectl_apply(&json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": LOCAL_APP, "namespace": ctl.name()},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "app", "targetRevision": "HEAD"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()},
+                 "syncPolicy": {"syncOptions": ["PruneMaxDeletions=1", "PruneMaxFraction=0.1"]}}
+    }));
+    let home = tempfile::tempdir().unwrap();
+    let password = initial_admin_password(env(), ctl.name());
+    let out = login_admin(home.path(), &addr.to_string(), &password);
+    assert!(out.status.success(), "{}", all(&out));
+
+    // diff --local and manifests --local: byte for byte what --core prints.
+    for args in [
+        &["app", "diff", LOCAL_APP, "--local", local_dir][..],
+        &[
+            "app",
+            "diff",
+            LOCAL_APP,
+            "--local",
+            local_dir,
+            "--diff-format",
+            "json",
+        ][..],
+        &["app", "manifests", LOCAL_APP, "--local", local_dir][..],
+    ] {
+        let through = remote(home.path(), args);
+        let core_out = core(home.path(), ctl.name(), args, "");
+        assert_eq!(
+            through.status.code(),
+            core_out.status.code(),
+            "{args:?}: {}\n--- core:\n{}",
+            all(&through),
+            all(&core_out)
+        );
+        assert_eq!(text(&through.stdout), text(&core_out.stdout), "{args:?}");
+        assert!(
+            text(&through.stdout).contains("green")
+                && text(&through.stdout).contains("local-extra-b"),
+            "{args:?}: {}",
+            all(&through)
+        );
+    }
+
+    // sync --local: the local objects are applied, the sync is in the history (no revision,
+    // as Argo records local manifests).
+    let out = remote(
+        home.path(),
+        &[
+            "app",
+            "sync",
+            LOCAL_APP,
+            "--local",
+            local_dir,
+            "--timeout",
+            "120",
+        ],
+    );
+    assert!(out.status.success(), "{}", all(&out));
+    assert!(
+        text(&out.stdout).contains("Phase:              Succeeded"),
+        "{}",
+        all(&out)
+    );
+    let color = env()
+        .kubectl()
+        .args([
+            "-n",
+            dest.name(),
+            "get",
+            "configmap",
+            "parity-settings",
+            "-o",
+            "jsonpath={.data.color}",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(text(&color.stdout), "green");
+    let app = app_json(ctl.name(), LOCAL_APP).unwrap();
+    let history = app["status"]["history"].as_array().unwrap();
+    assert_eq!(history.len(), 1, "{app}");
+    assert!(
+        history[0]["revision"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty(),
+        "{app}"
+    );
+    let sent = &app["status"]["operationState"]["operation"]["sync"]["manifests"];
+    assert_eq!(sent.as_array().map(Vec::len), Some(4), "{app}");
+    // The live objects now match the directory: no difference either way.
+    let args = ["app", "diff", LOCAL_APP, "--local", local_dir];
+    let through = remote(home.path(), &args);
+    let core_out = core(home.path(), ctl.name(), &args, "");
+    assert_eq!(through.status.code(), Some(0), "{}", all(&through));
+    assert_eq!(core_out.status.code(), Some(0), "{}", all(&core_out));
+    assert_eq!(text(&through.stdout), text(&core_out.stdout));
+
+    // --prune against Git now deletes the two extra ConfigMaps: past the Application's brake
+    // (1 object, 10%), refused without a terminal, through the server as in core mode, and
+    // nothing is requested.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let app = app_json(ctl.name(), LOCAL_APP).unwrap();
+        let prunable = app["status"]["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["requiresPruning"] == true)
+            .count();
+        if prunable == 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the extra objects never required pruning: {app}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let args = ["app", "sync", LOCAL_APP, "--prune", "--timeout", "120"];
+    let through = remote(home.path(), &args);
+    let core_out = core(home.path(), ctl.name(), &args, "");
+    for out in [&through, &core_out] {
+        assert_eq!(out.status.code(), Some(2), "{}", all(out));
+        assert!(
+            text(&out.stderr).contains("refusing to sync application")
+                && text(&out.stderr).contains("the mass-deletion brake"),
+            "{}",
+            all(out)
+        );
+    }
+    assert!(app_json(ctl.name(), LOCAL_APP).unwrap()["operation"].is_null());
+
+    // Automated: local manifests refused with Argo's message (only a dry run may use them).
+    let patched = env()
+        .kubectl()
+        .args([
+            "-n",
+            ctl.name(),
+            "patch",
+            "application",
+            LOCAL_APP,
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"syncPolicy":{"automated":{}}}}"#,
+        ])
+        .output()
+        .unwrap();
+    assert!(patched.status.success(), "{}", all(&patched));
+    let out = remote(
+        home.path(),
+        &["app", "sync", LOCAL_APP, "--local", local_dir],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", all(&out));
+    assert!(
+        all(&out).contains(
+            "Cannot use local sync when Automatic Sync Policy is enabled except with --dry-run"
+        ),
         "{}",
         all(&out)
     );

@@ -510,11 +510,9 @@ impl AppClient {
     /// The settings ConfigMap's data; empty settings when it does not exist.
     pub async fn settings(&self) -> Result<Settings> {
         if let Some(srv) = &self.server {
-            // The server does not hand out argocd-cm; what the CLI shows from it through a
-            // server is the UI's address, which is the server itself (Argo's `appURL`).
-            return Ok(Settings::from_config_map(
-                &serde_json::json!({"data": {URL_KEY: srv.base()}}),
-            ));
+            // The server does not hand out argocd-cm: what the CLI reads of it comes from
+            // `GET /api/v1/settings` (the UI's address is the server itself, Argo's `appURL`).
+            return super::remote_local::settings(srv).await;
         }
         let api: Api<DynamicObject> = Api::namespaced_with(
             self.kube()?.clone(),

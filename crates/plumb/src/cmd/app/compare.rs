@@ -54,40 +54,47 @@ pub(crate) async fn compare_app(
 /// The objects `local` renders to with the Application's source settings, as rendered (no
 /// tracking, hooks and `Skip` objects included): what `app sync --local` sends in
 /// `operation.sync.manifests`, as Argo's CLI sends what it rendered.
+///
+/// In core mode the settings, the API versions and the repository Secrets come from the
+/// cluster of the kubeconfig; through `plumb server`, as with Argo's CLI, the settings from
+/// `GET /api/v1/settings`, the API versions from `GET /api/v1/clusters/{server}` (the
+/// destination's discovery) and no repository credentials. The render itself is the same code
+/// with the local helm and kustomize.
 pub(crate) async fn render_local(
     client: &AppClient,
     app: &Application,
     local: &plumb_source::LocalSource,
 ) -> Result<Vec<serde_json::Value>> {
-    let p = prepare(client, app, Some(local)).await?;
-    let api_versions: std::collections::BTreeSet<String> = p
-        .cluster
-        .discovery
-        .catalog()
-        .preferred()
-        .map(|k| {
-            let r = &k.resource;
-            if r.group.is_empty() {
-                r.version.clone()
-            } else {
-                format!("{}/{}", r.group, r.version)
-            }
-        })
-        .collect();
+    let (renderer, api_versions, source_repos) = match client.server() {
+        Some(server) => {
+            let settings = super::remote_local::settings(server).await?;
+            let api_versions = super::remote_local::api_versions(server, app).await?;
+            let renderer = renderer_for(client, app, &settings, Some(local), false).await?;
+            (
+                renderer,
+                api_versions,
+                project_source_repos(client, app).await?,
+            )
+        }
+        None => {
+            let p = prepare(client, app, Some(local)).await?;
+            let api_versions = p.cluster.discovery.catalog().preferred_api_versions();
+            (p.renderer, api_versions, p.source_repos)
+        }
+    };
     let request = plumb_source::RenderRequest {
         sources: app.sources().into_iter().cloned().collect(),
         app_name: app.name().to_string(),
         namespace: app.spec.destination.namespace.clone().unwrap_or_default(),
         project: app.spec.project.clone(),
         kube_version: String::new(),
-        api_versions: api_versions.into_iter().collect(),
+        api_versions,
         refresh: plumb_source::Refresh::Normal,
-        source_repos: Some(p.source_repos),
+        source_repos: Some(source_repos),
         // A local tree never goes through the manifest cache.
         generate_paths: None,
         owner: None,
     };
-    let renderer = p.renderer;
     let rendered = tokio::task::spawn_blocking(move || renderer.render(&request))
         .await
         .context("rendering the local directory")?
@@ -109,10 +116,6 @@ async fn prepare(
     local: Option<&plumb_source::LocalSource>,
 ) -> Result<Prepared> {
     let settings = client.settings().await?;
-    // The controller's render limits, from the same settings.
-    let limits = plumb_source::Limits::default()
-        .with_settings(&settings)
-        .context("reading the settings ConfigMap")?;
     let engines = Engines::new(settings.clone(), client.namespace(), &[])
         .context("reading the settings ConfigMap")?;
     let cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.kube()?.clone())
@@ -126,6 +129,31 @@ async fn prepare(
             d.server.clone().or(d.name.clone()).unwrap_or_default()
         );
     }
+    let renderer = renderer_for(client, app, &settings, local, true).await?;
+    let source_repos = project_source_repos(client, app).await?;
+    Ok(Prepared {
+        engines,
+        cluster,
+        renderer,
+        source_repos,
+    })
+}
+
+/// The renderer the CLI renders with, set up as the controller's: the render limits of
+/// `settings`, the local helm and kustomize (`$PLUMB_HELM`, `$PLUMB_KUSTOMIZE`), plugins from
+/// `$PLUMB_PLUGIN_DIR` or the settings, `local` as the source, and (`repositories`) the
+/// repository Secrets and CA certificates the controller renders with, when the kubeconfig may
+/// read them.
+async fn renderer_for(
+    client: &AppClient,
+    app: &Application,
+    settings: &plumb_model::Settings,
+    local: Option<&plumb_source::LocalSource>,
+    repositories: bool,
+) -> Result<Arc<Renderer>> {
+    let limits = plumb_source::Limits::default()
+        .with_settings(settings)
+        .context("reading the settings ConfigMap")?;
     let mut config =
         plumb_source::Config::new(crate::cmd::cache_root()?.join("cli")).limits(limits);
     if let Some(helm) = std::env::var_os("PLUMB_HELM") {
@@ -150,11 +178,15 @@ async fn prepare(
         renderer = renderer.with_local(local.clone());
     }
     let renderer = Arc::new(renderer);
-    // The repository Secrets and CA certificates the controller renders with (private Git and
-    // Helm repositories), when this kubeconfig may read them.
-    plumb_controller::load_repositories(client.kube()?, client.namespace(), &renderer).await;
-    // Kustomize remote bases are checked against the project's sourceRepos, as in the
-    // controller; without the project nothing is rendered.
+    if repositories {
+        plumb_controller::load_repositories(client.kube()?, client.namespace(), &renderer).await;
+    }
+    Ok(renderer)
+}
+
+/// The `sourceRepos` of the Application's project (Kustomize remote bases are checked against
+/// them, as in the controller); without the project nothing is rendered.
+async fn project_source_repos(client: &AppClient, app: &Application) -> Result<Vec<String>> {
     let project_name = if app.spec.project.is_empty() {
         "default"
     } else {
@@ -170,10 +202,5 @@ async fn prepare(
                 client.namespace()
             )
         })?;
-    Ok(Prepared {
-        engines,
-        cluster,
-        renderer,
-        source_repos: project.spec.source_repos.clone().unwrap_or_default(),
-    })
+    Ok(project.spec.source_repos.clone().unwrap_or_default())
 }

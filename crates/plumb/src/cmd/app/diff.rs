@@ -117,14 +117,10 @@ pub(crate) async fn print_diff(
     out: &mut impl Write,
 ) -> Result<usize> {
     // Through plumb server: the server compares, with its tools and the controller's code.
-    if let Some(server) = client.server() {
-        if view.local.is_some() {
-            anyhow::bail!(
-                "--local is not available through the server yet: add --core to render the local directory with your kubeconfig"
-            );
-        }
+    // With `--local`, the directory is rendered here and the server compares what it renders.
+    if client.server().is_some() {
         let qualified = format!("{}/{}", app.namespace(), app.name());
-        return super::remote::print_diff(server, &qualified, view, out).await;
+        return super::remote::print_diff(client, &qualified, view, out).await;
     }
     let cmp = super::compare::compare_app(
         client,

@@ -27,6 +27,7 @@ mod patch_resource;
 mod prune_brake;
 mod remote;
 mod remote_live;
+mod remote_local;
 mod resource_filter;
 mod resources;
 mod rollback;
@@ -153,7 +154,7 @@ pub fn run(args: AppArgs) -> Result<Outcome> {
                 AppCommand::List(a) => remote::list(&server, a).await,
                 AppCommand::Sync(a) => remote::sync(&through(server).await?, a).await,
                 AppCommand::Diff(a) => remote::diff(&through(server).await?, a).await,
-                AppCommand::Manifests(a) => remote::manifests(&server, a).await,
+                AppCommand::Manifests(a) => remote::manifests(&through(server).await?, a).await,
                 AppCommand::Logs(a) => remote_live::logs(&server, a).await,
                 AppCommand::Actions(a) => remote_live::actions(&server, a).await,
                 AppCommand::PatchResource(a) => remote_live::patch_resource(&server, a).await,

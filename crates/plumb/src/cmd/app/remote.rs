@@ -145,15 +145,27 @@ pub async fn list(c: &ServerClient, args: list::ListArgs) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-pub async fn manifests(c: &ServerClient, args: manifests::ManifestsArgs) -> Result<Outcome> {
-    if args.local.is_some() {
-        bail!(
-            "--local is not available through the server yet: add --core to render the local directory with your kubeconfig"
-        );
-    }
+pub async fn manifests(client: &AppClient, args: manifests::ManifestsArgs) -> Result<Outcome> {
+    let c = server_of(client)?;
     let name = args.name.as_str();
     let mut out = String::new();
     match args.source {
+        manifests::SourceArg::Git if args.local.is_some() => {
+            // What core mode prints: the desired objects of the comparison with the local
+            // render (the server's, as for `app diff --local`).
+            let local = plumb_source::LocalSource {
+                dir: args.local.clone().unwrap_or_default(),
+                repo_root: args.local_repo_root.clone(),
+            };
+            for item in managed_local(client, name, &local).await? {
+                if let Some(target) = state(&item, "targetState") {
+                    out.push_str("---\n");
+                    out.push_str(&plumb_yaml::to_yaml_string(&manifests::strip_tracking(
+                        target,
+                    )));
+                }
+            }
+        }
         manifests::SourceArg::Git => {
             let query: Vec<(&str, &str)> = args
                 .revision
@@ -176,6 +188,11 @@ pub async fn manifests(c: &ServerClient, args: manifests::ManifestsArgs) -> Resu
             }
         }
         manifests::SourceArg::Live => {
+            if args.local.is_some() {
+                bail!(
+                    "--local renders the desired objects: it cannot be combined with --source live"
+                );
+            }
             if args.revision.is_some() {
                 bail!("--revision applies to --source git only");
             }
@@ -200,6 +217,41 @@ async fn managed(c: &ServerClient, name: &str, query: &[(&str, &str)]) -> Result
         .unwrap_or_default())
 }
 
+/// `--local` through the server: the directory rendered here as core mode renders it
+/// ([`super::compare::render_local`], with the server's settings and the destination's API
+/// versions), then `POST .../managed-resources` with the manifests: the server compares them
+/// with the live objects as the controller compares a sync of local manifests, so the answer is
+/// what `--core` computes.
+async fn managed_local(
+    client: &AppClient,
+    name: &str,
+    local: &plumb_source::LocalSource,
+) -> Result<Vec<Value>> {
+    let c = server_of(client)?;
+    let app = app(c, name, None).await?;
+    let objects = super::compare::render_local(client, &app, local).await?;
+    let manifests = objects
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut body = json!({ "manifests": manifests });
+    let (path_name, app_namespace) = match name.split_once('/') {
+        Some((ns, n)) if !ns.is_empty() => (n, Some(ns)),
+        _ => (name, None),
+    };
+    if let Some(ns) = app_namespace {
+        body["appNamespace"] = json!(ns);
+    }
+    let answer = c
+        .post(&app_url(path_name, "/managed-resources", &[]), &body)
+        .await?;
+    Ok(answer
+        .get("items")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default())
+}
+
 /// A state of a `ResourceDiff` (JSON text; `null` when absent).
 fn state(item: &Value, field: &str) -> Option<Value> {
     item.get(field)
@@ -210,11 +262,6 @@ fn state(item: &Value, field: &str) -> Option<Value> {
 
 pub async fn diff(client: &AppClient, args: diff::DiffArgs) -> Result<Outcome> {
     let c = server_of(client)?;
-    if args.local.is_some() {
-        bail!(
-            "--local is not available through the server yet: add --core to render the local directory with your kubeconfig"
-        );
-    }
     if args.refresh || args.hard_refresh {
         app(
             c,
@@ -228,9 +275,12 @@ pub async fn diff(client: &AppClient, args: diff::DiffArgs) -> Result<Outcome> {
         hard_refresh: args.hard_refresh,
         attribution: args.attribution,
         format: args.diff_format,
-        local: None,
+        local: args.local.clone().map(|dir| plumb_source::LocalSource {
+            dir,
+            repo_root: args.local_repo_root.clone(),
+        }),
     };
-    let shown = print_diff(c, &args.name, &view, &mut std::io::stdout()).await?;
+    let shown = print_diff(client, &args.name, &view, &mut std::io::stdout()).await?;
     Ok(if shown > 0 && args.exit_code {
         Outcome::Negative
     } else {
@@ -242,19 +292,27 @@ pub async fn diff(client: &AppClient, args: diff::DiffArgs) -> Result<Outcome> {
 /// when asked) and sends each differing object's diff as JSON; it is printed as core mode prints
 /// the same diffs (`plumb_diff::render_wire`). Returns how many objects differ.
 pub(crate) async fn print_diff(
-    c: &ServerClient,
+    client: &AppClient,
     name: &str,
     view: &diff::DiffView,
     out: &mut impl Write,
 ) -> Result<usize> {
-    let query: Vec<(&str, &str)> = view
-        .revision
-        .as_deref()
-        .map(|r| ("revision", r))
-        .into_iter()
-        .collect();
+    let c = server_of(client)?;
+    let items = match &view.local {
+        // `--local`: rendered here, compared by the server with the live objects.
+        Some(local) => managed_local(client, name, local).await?,
+        None => {
+            let query: Vec<(&str, &str)> = view
+                .revision
+                .as_deref()
+                .map(|r| ("revision", r))
+                .into_iter()
+                .collect();
+            managed(c, name, &query).await?
+        }
+    };
     let mut shown = Vec::new();
-    for item in managed(c, name, &query).await? {
+    for item in items {
         if item.get("hook").and_then(Value::as_bool) == Some(true) {
             continue;
         }
@@ -272,13 +330,13 @@ pub(crate) async fn print_diff(
 
 pub async fn sync(client: &AppClient, args: sync::SyncArgs) -> Result<Outcome> {
     let c = server_of(client)?;
-    // The server's sync route does not take rendered manifests yet: never sync Git instead.
-    if args.local.is_some() {
-        bail!(
-            "--local is not available through the server yet: add --core to sync the local manifests with your kubeconfig"
-        );
-    }
+    // `--local`: rendered here (with the server's settings and the destination's API versions)
+    // before anything is asked or requested, and sent as Argo's `manifests`.
+    let manifests = sync::local_manifests(client, &args).await?;
     if args.preview_changes && !sync::preview(client, &args).await? {
+        return Ok(Outcome::Success);
+    }
+    if !sync::prune_confirmed(client, &args).await? {
         return Ok(Outcome::Success);
     }
     // Every other flag becomes Argo's ApplicationSyncRequest, built as the core mode builds
@@ -300,6 +358,9 @@ pub async fn sync(client: &AppClient, args: sync::SyncArgs) -> Result<Outcome> {
     }
     if let Some(r) = &req.retry {
         body["retryStrategy"] = serde_json::to_value(r)?;
+    }
+    if let Some(m) = manifests {
+        body["manifests"] = json!(m);
     }
     // The namespace of a qualified name goes in the body (Argo's `appNamespace` field).
     let (path_name, app_namespace) = match args.name.split_once('/') {

@@ -26,7 +26,6 @@ const MAX_LINE: usize = 32 * 1024 * 1024;
 struct State {
     client: AppClient,
     qualified: String,
-    namespace: String,
     path: String,
     response: Option<reqwest::Response>,
     buf: Vec<u8>,
@@ -44,9 +43,13 @@ pub(crate) fn watch(client: AppClient, qualified: &str) -> AppStream {
     let (ns, name) = client.locate(qualified);
     let (namespace, name) = (ns.to_string(), name.to_string());
     let state = State {
-        path: format!("/api/v1/stream/applications?name={}", enc(&name)),
+        // The server picks the Application of this namespace (Argo's `appNamespace`).
+        path: format!(
+            "/api/v1/stream/applications?name={}&appNamespace={}",
+            enc(&name),
+            enc(&namespace)
+        ),
         qualified: format!("{namespace}/{name}"),
-        namespace,
         client,
         response: None,
         buf: Vec::new(),
@@ -131,8 +134,8 @@ fn lines(st: &mut State) {
     }
 }
 
-/// One line of the stream: an event of the watched Application (others are skipped: the
-/// stream's `name` filter spans every namespace the server serves).
+/// One line of the stream: an event of the watched Application (the stream's `name` and
+/// `appNamespace` filters pick it).
 fn event(st: &mut State, line: &[u8]) {
     let text = String::from_utf8_lossy(line);
     let text = text.trim();
@@ -158,13 +161,6 @@ fn event(st: &mut State, line: &[u8]) {
     }
     let result = &value["result"];
     let app = &result["application"];
-    let ns = app
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if ns != st.namespace {
-        return;
-    }
     if result["type"] == "DELETED" {
         st.queue.push_back(Ok(None));
         return;

@@ -243,7 +243,10 @@ fn local_source(args: &SyncArgs) -> Option<plumb_source::LocalSource> {
 
 /// What `--local` renders to, one JSON document per object: Argo's `ApplicationSyncRequest`
 /// `manifests`, which the controller syncs instead of rendering the source.
-async fn local_manifests(client: &AppClient, args: &SyncArgs) -> Result<Option<Vec<String>>> {
+pub(crate) async fn local_manifests(
+    client: &AppClient,
+    args: &SyncArgs,
+) -> Result<Option<Vec<String>>> {
     let Some(local) = local_source(args) else {
         return Ok(None);
     };
@@ -361,6 +364,27 @@ pub(crate) async fn preview(client: &AppClient, args: &SyncArgs) -> Result<bool>
     )
 }
 
+/// The brake on mass deletion for `--prune` (not for a dry run): whether to go on, asked as
+/// [`super::prune_brake::confirm`] asks; a no prints that nothing was requested. Core mode and
+/// the server mode share it.
+pub(crate) async fn prune_confirmed(client: &AppClient, args: &SyncArgs) -> Result<bool> {
+    if !args.prune || args.dry_run {
+        return Ok(true);
+    }
+    let app = client.get(&args.name).await?;
+    refuse(args, &app)?;
+    let op = operation(args, &app, "")?;
+    let selected = op.sync.as_ref().and_then(|s| s.resources.as_deref());
+    if !super::prune_brake::confirm(client, &app, selected, args.assume_yes).await? {
+        println!(
+            "Sync of application '{}' cancelled: nothing was requested.",
+            args.name
+        );
+        return Ok(false);
+    }
+    Ok(true)
+}
+
 /// Runs `plumb app sync`.
 pub async fn run(client: &AppClient, args: SyncArgs) -> Result<Outcome> {
     // Rendered before anything is asked or requested, so a render error requests nothing.
@@ -368,18 +392,8 @@ pub async fn run(client: &AppClient, args: SyncArgs) -> Result<Outcome> {
     if args.preview_changes && !preview(client, &args).await? {
         return Ok(Outcome::Success);
     }
-    if args.prune && !args.dry_run {
-        let app = client.get(&args.name).await?;
-        refuse(&args, &app)?;
-        let op = operation(&args, &app, "")?;
-        let selected = op.sync.as_ref().and_then(|s| s.resources.as_deref());
-        if !super::prune_brake::confirm(client, &app, selected, args.assume_yes).await? {
-            println!(
-                "Sync of application '{}' cancelled: nothing was requested.",
-                args.name
-            );
-            return Ok(Outcome::Success);
-        }
+    if !prune_confirmed(client, &args).await? {
+        return Ok(Outcome::Success);
     }
     request(client, &args, manifests).await?;
     if args.async_ {
