@@ -64,6 +64,10 @@ pub(crate) async fn settings(State(s): State<AppState>) -> Result<Json<Value>> {
             None => json!({}),
         },
     );
+    let overrides = resource_overrides(&settings);
+    if !overrides.is_empty() {
+        out.insert("resourceOverrides".into(), Value::Object(overrides));
+    }
     // Plumb's: the brake on mass deletion, which `plumb app sync --prune` asks about through
     // the server as in core mode.
     let mut brake = Map::new();
@@ -87,6 +91,89 @@ pub(crate) async fn settings(State(s): State<AppState>) -> Result<Json<Value>> {
         }
     }
     Ok(Json(Value::Object(out)))
+}
+
+/// Argo's `Settings.resourceOverrides`: per `<group>/<Kind>` (`Kind` for the core group, `*/*`
+/// for `.all`), the customizations of argocd-cm in the fields of Argo's `rawResourceOverride`
+/// (`health.lua`, `health.lua.useOpenLibs`, `actions`, `ignoreDifferences`,
+/// `ignoreResourceUpdates` as the YAML text argocd-cm holds, `knownTypeFields` as a list), from
+/// the split keys (`resource.customizations.<field>.<group>_<kind>`) over the legacy
+/// `resource.customizations` map. Values that do not parse are left out here: the controller
+/// reports them.
+fn resource_overrides(settings: &plumb_model::Settings) -> Map<String, Value> {
+    use plumb_model::settings::{LEGACY_CUSTOMIZATIONS, split_group_kind_suffix};
+    let mut out: Map<String, Value> = Map::new();
+    let key_of = |suffix: &str| match split_group_kind_suffix(suffix) {
+        (g, k) if g.is_empty() => k,
+        (g, k) => format!("{g}/{k}"),
+    };
+    if let Some(text) = settings.get(LEGACY_CUSTOMIZATIONS)
+        && let Ok(docs) = plumb_yaml::read_documents(text, LEGACY_CUSTOMIZATIONS)
+        && let Some(map) = docs.into_iter().next().and_then(|d| match d.value {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+    {
+        for (gk, custom) in map {
+            let Value::Object(fields) = custom else {
+                continue;
+            };
+            let mut o = Map::new();
+            for (field, v) in fields {
+                let v = match (field.as_str(), v) {
+                    ("knownTypeFields", v @ Value::Array(_)) => v,
+                    ("health.lua.useOpenLibs", v @ Value::Bool(_)) => v,
+                    (_, Value::String(t)) => Value::String(t),
+                    // Structured ignore rules are shown as argocd-cm would hold them: YAML text.
+                    (_, other) => Value::String(plumb_yaml::to_yaml_string(&other)),
+                };
+                o.insert(field, v);
+            }
+            out.insert(gk, Value::Object(o));
+        }
+    }
+    let split = [
+        (plumb_model::settings::HEALTH_PREFIX, "health.lua"),
+        (
+            plumb_model::settings::USE_OPEN_LIBS_PREFIX,
+            "health.lua.useOpenLibs",
+        ),
+        (plumb_model::settings::ACTIONS_PREFIX, "actions"),
+        (
+            plumb_model::settings::IGNORE_DIFFERENCES_PREFIX,
+            "ignoreDifferences",
+        ),
+        (
+            "resource.customizations.ignoreResourceUpdates.",
+            "ignoreResourceUpdates",
+        ),
+        (
+            "resource.customizations.knownTypeFields.",
+            "knownTypeFields",
+        ),
+    ];
+    for (prefix, field) in split {
+        for (suffix, text) in settings.with_prefix(prefix) {
+            let value = match field {
+                "health.lua.useOpenLibs" => json!(text.trim() == "true"),
+                "knownTypeFields" => match plumb_yaml::read_documents(text, prefix)
+                    .ok()
+                    .and_then(|d| d.into_iter().next())
+                {
+                    Some(d) if d.value.is_array() => d.value,
+                    _ => continue,
+                },
+                _ => json!(text),
+            };
+            if let Value::Object(o) = out
+                .entry(key_of(suffix))
+                .or_insert_with(|| Value::Object(Map::new()))
+            {
+                o.insert(field.into(), value);
+            }
+        }
+    }
+    out
 }
 
 /// `GET /api/v1/clusters/{server}` (Argo's `ClusterService.Get`; the server URL percent-encoded,
@@ -159,5 +246,50 @@ pub(crate) async fn ready(State(s): State<AppState>) -> axum::response::Response
             "not ready: the Kubernetes API did not answer within 5 s\n".to_string(),
         )
             .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_overrides_use_argos_keys_and_fields() {
+        let settings = plumb_model::Settings::from_config_map(&json!({"data": {
+            "resource.customizations": "apps/Deployment:\n  health.lua: return {}\n  ignoreDifferences: |\n    jsonPointers:\n    - /spec/replicas\nConfigMap:\n  ignoreDifferences:\n    jqPathExpressions: [.data.x]\n",
+            "resource.customizations.ignoreDifferences.all": "managedFieldsManagers:\n- kube-controller-manager\n",
+            "resource.customizations.health.cert-manager.io_Certificate": "return {status = 'Healthy'}",
+            "resource.customizations.useOpenLibs.cert-manager.io_Certificate": "true",
+            "resource.customizations.knownTypeFields.argoproj.io_Rollout": "- field: spec.template.spec\n  type: core/v1/PodSpec\n",
+            "resource.customizations.actions.apps_Deployment": "discovery.lua: return {}\n",
+        }}));
+        let o = resource_overrides(&settings);
+        assert_eq!(
+            o["apps/Deployment"]["ignoreDifferences"],
+            "jsonPointers:\n- /spec/replicas\n"
+        );
+        assert_eq!(o["apps/Deployment"]["health.lua"], "return {}");
+        assert_eq!(
+            o["apps/Deployment"]["actions"],
+            "discovery.lua: return {}\n"
+        );
+        assert!(
+            o["ConfigMap"]["ignoreDifferences"]
+                .as_str()
+                .is_some_and(|t| t.contains(".data.x")),
+            "{o:?}"
+        );
+        assert_eq!(
+            o["*/*"]["ignoreDifferences"],
+            "managedFieldsManagers:\n- kube-controller-manager\n"
+        );
+        assert_eq!(
+            o["cert-manager.io/Certificate"]["health.lua.useOpenLibs"],
+            true
+        );
+        assert_eq!(
+            o["argoproj.io/Rollout"]["knownTypeFields"][0]["type"],
+            "core/v1/PodSpec"
+        );
     }
 }

@@ -369,6 +369,28 @@ fn local_manifests_sync_diff_and_render_through_the_server() {
         );
     }
 
+    // sync --local --dry-run: the operation runs, nothing is created.
+    let out = remote(
+        home.path(),
+        &[
+            "app",
+            "sync",
+            LOCAL_APP,
+            "--local",
+            local_dir,
+            "--dry-run",
+            "--timeout",
+            "120",
+        ],
+    );
+    assert!(out.status.success(), "{}", all(&out));
+    let none = env()
+        .kubectl()
+        .args(["-n", dest.name(), "get", "configmap", "parity-settings"])
+        .output()
+        .unwrap();
+    assert!(!none.status.success(), "a dry run created nothing");
+
     // sync --local: the local objects are applied, the sync is in the history (no revision,
     // as Argo records local manifests).
     let out = remote(
