@@ -300,19 +300,21 @@ async fn every_route_checks_its_resource_and_action() {
     );
     s.set_policy("", "").await;
     // Automated: local manifests only for a dry run (Argo's FailedPrecondition and message).
+    let mut auto = app("rbac-local-auto", "default");
+    auto["spec"]["syncPolicy"] = json!({"automated": {}});
     let (code, body) = s
         .call(
-            Method::PATCH,
-            "/api/v1/applications/rbac-local-web",
+            Method::POST,
+            "/api/v1/applications",
             Some(&admin),
-            Some(&json!({"patch": "{\"spec\":{\"syncPolicy\":{\"automated\":{}}}}", "patchType": "merge"})),
+            Some(&auto),
         )
         .await;
     assert_eq!(code, 200, "{body}");
     let (code, body) = s
         .call(
             Method::POST,
-            "/api/v1/applications/rbac-local-web/sync",
+            "/api/v1/applications/rbac-local-auto/sync",
             Some(&admin),
             Some(&json!({"manifests": [local_cm]})),
         )
@@ -322,6 +324,20 @@ async fn every_route_checks_its_resource_and_action() {
     assert_eq!(
         body["message"],
         "cannot use local sync when Automatic Sync Policy is enabled unless for dry run"
+    );
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications/rbac-local-auto/sync",
+            Some(&admin),
+            Some(&json!({"manifests": [local_cm], "dryRun": true})),
+        )
+        .await;
+    assert_eq!(code, 200, "a dry run may: {body}");
+    assert_eq!(body["operation"]["sync"]["dryRun"], true, "{body}");
+    assert_eq!(
+        body["operation"]["sync"]["manifests"][0], local_cm,
+        "{body}"
     );
 
     // The one delete went through.
