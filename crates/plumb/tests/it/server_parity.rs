@@ -480,6 +480,56 @@ fn local_manifests_sync_diff_and_render_through_the_server() {
     }
     assert!(app_json(ctl.name(), LOCAL_APP).unwrap()["operation"].is_null());
 
+    // A user who may sync but not override: the local sync is refused with Argo's
+    // PermissionDenied, and nothing is requested.
+    kubectl_apply(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "argocd-cm", "namespace": ctl.name()},
+        "data": {"accounts.srv-local-syncer": "login"}}));
+    kubectl_apply(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "argocd-rbac-cm", "namespace": ctl.name()},
+        "data": {"policy.csv": "p, srv-local-syncer, applications, get, default/*, allow\np, srv-local-syncer, applications, sync, default/*, allow\np, srv-local-syncer, projects, get, default, allow\np, srv-local-syncer, clusters, get, *, allow\n"}}));
+    let out = remote(
+        home.path(),
+        &[
+            "account",
+            "update-password",
+            "--account",
+            "srv-local-syncer",
+            "--current-password",
+            &password,
+            "--new-password",
+            "syncer-pw-1234",
+        ],
+    );
+    assert!(out.status.success(), "{}", all(&out));
+    let syncer_home = tempfile::tempdir().unwrap();
+    let out = remote(
+        syncer_home.path(),
+        &[
+            "login",
+            &addr.to_string(),
+            "--username",
+            "srv-local-syncer",
+            "--password",
+            "syncer-pw-1234",
+            "--insecure",
+        ],
+    );
+    assert!(out.status.success(), "{}", all(&out));
+    let out = remote(
+        syncer_home.path(),
+        &["app", "sync", LOCAL_APP, "--local", local_dir],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", all(&out));
+    assert!(
+        all(&out).contains(&format!(
+            "permission denied: applications, override, default/{LOCAL_APP}, sub: srv-local-syncer"
+        )),
+        "{}",
+        all(&out)
+    );
+    assert!(app_json(ctl.name(), LOCAL_APP).unwrap()["operation"].is_null());
+
     // Automated: local manifests refused with Argo's message (only a dry run may use them).
     let patched = env()
         .kubectl()
