@@ -459,9 +459,10 @@ mod tests {
                 ("base/deploy.yaml", CM),
                 (
                     "overlays/prod/kustomization.yaml",
-                    "resources: [../../base]\npatches:\n- path: ../../patches/replicas.yaml\nnamePrefix: prod-\n",
+                    "resources: [../../base]\npatches:\n- path: ../../patches/replicas.yaml\nreplacements:\n- path: ../../shared/replace.yaml\nnamePrefix: prod-\n",
                 ),
                 ("patches/replicas.yaml", CM),
+                ("shared/replace.yaml", "source: {kind: ConfigMap}\n"),
                 ("other/cm.yaml", CM),
             ],
             &[],
@@ -469,7 +470,12 @@ mod tests {
         let src = ApplicationSource::default();
         assert_eq!(
             of(&dir, SourceType::Kustomize, &src, "overlays/prod"),
-            paths(&["base", "overlays/prod", "patches/replicas.yaml"])
+            paths(&[
+                "base",
+                "overlays/prod",
+                "patches/replicas.yaml",
+                "shared/replace.yaml"
+            ])
         );
     }
 
@@ -480,7 +486,7 @@ mod tests {
             &[
                 (
                     "app/kustomization.yaml",
-                    "replacements:\n- path: ../shared/replace.yaml\n",
+                    "metadata:\n  annotations:\n    config: ../shared/replace.yaml\n",
                 ),
                 ("shared/replace.yaml", "x"),
             ],

@@ -221,7 +221,7 @@ pub(crate) fn first_document(text: &str, file: &str) -> Result<Value> {
 }
 
 /// Fields of a kustomization that name local files or directories.
-const PATH_FIELDS: [&str; 11] = [
+const PATH_FIELDS: [&str; 12] = [
     "resources",
     "bases",
     "components",
@@ -233,6 +233,7 @@ const PATH_FIELDS: [&str; 11] = [
     "patchesStrategicMerge",
     "patches",
     "patchesJson6902",
+    "replacements",
 ];
 
 /// Refuses any local path named by the kustomization in `dir` (and the ones it reaches) that
@@ -330,6 +331,25 @@ pub(crate) fn references(doc: &Value) -> Vec<(String, String)> {
             }
         }
     }
+    for chart in doc
+        .get("helmCharts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(p) = chart.get("valuesFile").and_then(Value::as_str) {
+            refs.push(("helmCharts[].valuesFile".into(), p.to_owned()));
+        }
+        for p in chart
+            .get("additionalValuesFiles")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            refs.push(("helmCharts[].additionalValuesFiles".into(), p.to_owned()));
+        }
+    }
     if let Some(p) = doc.pointer("/openapi/path").and_then(Value::as_str) {
         refs.push(("openapi.path".into(), p.to_owned()));
     }
@@ -338,6 +358,12 @@ pub(crate) fn references(doc: &Value) -> Vec<(String, String)> {
         .and_then(Value::as_str)
     {
         refs.push(("helmGlobals.chartHome".into(), p.to_owned()));
+    }
+    if let Some(p) = doc
+        .pointer("/helmGlobals/configHome")
+        .and_then(Value::as_str)
+    {
+        refs.push(("helmGlobals.configHome".into(), p.to_owned()));
     }
     refs
 }

@@ -340,6 +340,65 @@ fn kustomize_bases_outside_the_checkout_are_refused() {
     }
 }
 
+/// `replacements[].path`, a Helm chart's values files and Helm's config home (registry logins) are
+/// read by kustomize itself (from anywhere with `--load-restrictor LoadRestrictionsNone` in
+/// `kustomize.buildOptions`): each is checked like a base, before kustomize runs.
+#[test]
+fn kustomize_replacement_and_helm_values_files_outside_the_checkout_are_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    let stolen = outside.path().join("values.yaml");
+    std::fs::write(&stolen, "secret: controller-disk-secret\n").unwrap();
+    let abs = stolen.display().to_string();
+    for (field, kustomization) in [
+        (
+            "replacements[].path",
+            format!("resources:\n- cm.yaml\nreplacements:\n- path: {abs}\n"),
+        ),
+        (
+            "helmCharts[].valuesFile",
+            format!(
+                "resources:\n- cm.yaml\nhelmCharts:\n- name: x\n  valuesFile: ../../../../../../../..{abs}\n"
+            ),
+        ),
+        (
+            "helmGlobals.configHome",
+            format!(
+                "resources:\n- cm.yaml\nhelmGlobals:\n  configHome: {}\n",
+                outside.path().display()
+            ),
+        ),
+        (
+            "helmCharts[].additionalValuesFiles",
+            format!(
+                "resources:\n- cm.yaml\nhelmCharts:\n- name: x\n  additionalValuesFiles:\n  - {abs}\n"
+            ),
+        ),
+    ] {
+        let repo = GitRepo::new();
+        repo.commit(
+            &[
+                ("k/kustomization.yaml", kustomization),
+                ("k/cm.yaml", configmap("a", "v")),
+            ],
+            "kustomize",
+        );
+        let run = render(&repo, "k", &[]);
+        refused(&run);
+        assert!(
+            !run.all().contains("controller-disk-secret"),
+            "{}",
+            run.all()
+        );
+        assert!(
+            run.stderr
+                .contains(&format!("k/kustomization.yaml: {field}: "))
+                && run.stderr.contains("resolves outside the repository root"),
+            "{field}: {}",
+            run.stderr
+        );
+    }
+}
+
 #[test]
 fn kustomize_remote_bases_must_be_allowed_by_the_project() {
     let repo = GitRepo::new();
