@@ -205,8 +205,8 @@ impl ApiCatalog {
     }
 
     /// The group/versions of the preferred versions (`v1`, `apps/v1`, ...), sorted: the API
-    /// versions a render is given (Helm's `.Capabilities.APIVersions`), by `plumb app ...
-    /// --local` from the cluster and by `plumb server`'s `GET /api/v1/clusters/{server}`.
+    /// versions a render is given (Helm's `.Capabilities.APIVersions`) by the controller's
+    /// comparison, `plumb app ... --local` and `plumb server`'s `GET /api/v1/clusters/{server}`.
     pub fn preferred_api_versions(&self) -> Vec<String> {
         let set: std::collections::BTreeSet<String> = self
             .preferred()

@@ -44,19 +44,7 @@ pub(super) async fn render(
         namespace: app.spec.destination.namespace.clone().unwrap_or_default(),
         project: app.spec.project.clone(),
         kube_version: String::new(),
-        api_versions: catalog
-            .preferred()
-            .map(|k| {
-                let r = &k.resource;
-                if r.group.is_empty() {
-                    r.version.clone()
-                } else {
-                    format!("{}/{}", r.group, r.version)
-                }
-            })
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect(),
+        api_versions: catalog.preferred_api_versions(),
         refresh: opts.refresh,
         source_repos: Some(opts.source_repos.clone()),
         generate_paths: app

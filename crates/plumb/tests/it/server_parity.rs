@@ -81,6 +81,24 @@ fn controller(ns: &str, cache: &Path) -> Killed {
     )
 }
 
+/// `data.color` of the ConfigMap `parity-settings` in `ns` (empty when there is none).
+fn color_in(ns: &str) -> String {
+    let out = env()
+        .kubectl()
+        .args([
+            "-n",
+            ns,
+            "get",
+            "configmap",
+            "parity-settings",
+            "-o",
+            "jsonpath={.data.color}",
+        ])
+        .output()
+        .unwrap();
+    text(&out.stdout)
+}
+
 /// How many watch streams of Applications the server opened (its own metrics).
 fn watches_opened(metrics: &str) -> u64 {
     let mut conn = std::net::TcpStream::connect(metrics).unwrap();
@@ -247,20 +265,7 @@ fn the_cli_reads_the_same_through_the_server_and_waits_on_its_stream() {
         "y\n",
     );
     assert!(through.status.success(), "{}", all(&through));
-    let cm = env()
-        .kubectl()
-        .args([
-            "-n",
-            dest.name(),
-            "get",
-            "configmap",
-            "parity-settings",
-            "-o",
-            "jsonpath={.data.color}",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(text(&cm.stdout), "teal");
+    assert_eq!(color_in(dest.name()), "teal");
 
     // wait still times out with Argo's message and exit code.
     let out = remote(
@@ -411,20 +416,7 @@ fn local_manifests_sync_diff_and_render_through_the_server() {
         "{}",
         all(&out)
     );
-    let color = env()
-        .kubectl()
-        .args([
-            "-n",
-            dest.name(),
-            "get",
-            "configmap",
-            "parity-settings",
-            "-o",
-            "jsonpath={.data.color}",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(text(&color.stdout), "green");
+    assert_eq!(color_in(dest.name()), "green");
     let app = app_json(ctl.name(), LOCAL_APP).unwrap();
     let history = app["status"]["history"].as_array().unwrap();
     assert_eq!(history.len(), 1, "{app}");
