@@ -22,8 +22,13 @@ pub struct ControllerConfig {
     pub cache_dir: PathBuf,
     /// Argo-layout Lua health directories.
     pub customizations: Vec<PathBuf>,
-    /// Reconcile workers.
+    /// Reconcile workers (Argo CD's status processors).
     pub workers: usize,
+    /// Operations (syncs) run at once; the others wait for a slot with their `Running` state
+    /// written (Argo CD's operation processors, 10). Unbounded, a cold start of a thousand
+    /// automated Applications sent every sync's requests at once: kube-apiserver then answered
+    /// the Service applies 504 (their cluster IP allocation timed out) and every sync crawled.
+    pub operation_processors: usize,
     /// `/metrics` and `/healthz` listen address; `None` disables the server.
     pub metrics_addr: Option<SocketAddr>,
     /// Source tools (helm, kustomize) and limits.
@@ -45,7 +50,8 @@ pub struct ControllerConfig {
 }
 
 impl ControllerConfig {
-    /// Defaults: namespace `argocd`, ConfigMap `argocd-cm`, 4 workers, metrics on 127.0.0.1:8082.
+    /// Defaults: namespace `argocd`, ConfigMap `argocd-cm`, 4 workers, 10 operation processors,
+    /// metrics on 127.0.0.1:8082.
     pub fn new(cache_dir: impl Into<PathBuf>) -> Self {
         let cache_dir = cache_dir.into();
         Self {
@@ -59,6 +65,7 @@ impl ControllerConfig {
             cache_dir,
             customizations: Vec::new(),
             workers: 4,
+            operation_processors: 10,
             metrics_addr: Some(SocketAddr::from(([127, 0, 0, 1], 8082))),
             sync_wave_delay: Duration::from_secs(2),
             discovery_interval: Duration::from_secs(30),

@@ -343,18 +343,28 @@ async fn start_sync(shared: &Arc<Shared>, app: &Application, project: &AppProjec
         .normal(app, "OperationStarted", format!("Initiated sync to {rev}"))
         .await;
     let control = shared.start_operation(&key);
-    tokio::spawn(crate::k8s_requests::for_app(
-        app.namespace(),
-        app.name(),
-        &app.spec.project,
-        operation::drive(
-            shared.clone(),
-            app.clone(),
-            project.clone(),
-            started_at,
-            control,
-        ),
-    ));
+    let (shared, app, project) = (shared.clone(), app.clone(), project.clone());
+    tokio::spawn(async move {
+        // Waits for an operation processor; a terminate request does not wait for one (the
+        // operation then ends at once as terminated, having applied nothing).
+        let mut terminated = control.clone();
+        let _slot = tokio::select! {
+            slot = shared.operation_slots.clone().acquire_owned() => slot.ok(),
+            _ = terminated.wait_for(|c| c.terminate) => None,
+        };
+        let (namespace, name, project_name) = (
+            app.namespace().to_string(),
+            app.name().to_string(),
+            app.spec.project.clone(),
+        );
+        crate::k8s_requests::for_app(
+            &namespace,
+            &name,
+            &project_name,
+            operation::drive(shared, app, project, started_at, control),
+        )
+        .await;
+    });
     Ok(())
 }
 

@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub(crate) remote: RwLock<Vec<RemoteCluster>>,
     /// Operations running in this process, with the channel that tells each one to stop.
     pub(crate) running_ops: Mutex<HashMap<String, watch::Sender<Control>>>,
+    /// One permit per operation processor: an operation holds one while it runs.
+    pub(crate) operation_slots: Arc<tokio::sync::Semaphore>,
     /// Automated attempts started again after a failure: Application → (revision, count).
     pub(crate) auto_failures: Mutex<HashMap<String, (String, u32)>>,
     /// The pending delayed reconcile of each Application.

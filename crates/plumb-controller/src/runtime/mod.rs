@@ -93,6 +93,9 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         in_cluster: Arc::new(cluster),
         remote: RwLock::new(Vec::new()),
         running_ops: Mutex::new(HashMap::new()),
+        operation_slots: Arc::new(tokio::sync::Semaphore::new(
+            config.operation_processors.max(1),
+        )),
         auto_failures: Mutex::new(HashMap::new()),
         last_skip: Mutex::new(HashMap::new()),
         wakes: Mutex::new(HashMap::new()),

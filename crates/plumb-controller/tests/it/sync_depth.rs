@@ -1780,3 +1780,62 @@ async fn generate_name_hooks_get_a_name_per_operation_and_stay_apart() {
         "{jobs}"
     );
 }
+
+/// With one operation processor, a second sync waits (its state `Running`, nothing applied)
+/// while the first holds the slot; a terminate request ends it without waiting for the slot,
+/// and once the slot is free the next sync of that Application runs.
+#[tokio::test]
+async fn operations_beyond_the_operation_processors_wait_for_a_slot_and_can_be_terminated_meanwhile()
+ {
+    let env = TestEnv::shared();
+    let ctl = Controlled::start_with(env, "ctl-opslots", |c| {
+        c.sync_wave_delay = WAVE_DELAY;
+        c.operation_processors = 1;
+    })
+    .await;
+    let dest = env.namespace("dest-opslots");
+    let holder_repo = GitRepo::new();
+    holder_repo.commit(
+        &[(
+            "app/hold.yaml",
+            stuck_job("hold", json!({"argocd.argoproj.io/hook": "PreSync"})),
+        )],
+        "a hook that never ends",
+    );
+    let waiter_repo = GitRepo::new();
+    waiter_repo.commit(
+        &[("app/queued.yaml", configmap("queued", json!({})))],
+        "one ConfigMap",
+    );
+    let holder = app_name("opslots-holder");
+    let waiter = app_name("opslots-waiter");
+    create_app(&ctl, &holder, &holder_repo, dest.name(), json!({})).await;
+    create_app(&ctl, &waiter, &waiter_repo, dest.name(), json!({})).await;
+    let holder_messages = Messages::record(&ctl, &holder).await;
+
+    let holder_who = ctl.request_op(&holder, json!({"sync": {}})).await;
+    let waiting = "waiting for completion of hook batch/Job/hold";
+    holder_messages.wait_for(waiting, |m| m == waiting).await;
+
+    // The second sync is accepted and recorded `Running`, but applies nothing while the slot
+    // is taken (unbounded, it would have created its ConfigMap within a second).
+    let waiter_who = ctl.request_op(&waiter, json!({"sync": {}})).await;
+    ctl.wait_app(&waiter, "its operation recorded Running", |a| {
+        state(a)["phase"] == "Running"
+            && state(a)["operation"]["initiatedBy"]["username"] == waiter_who.as_str()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(live(env, dest.name(), "configmap", "queued"), None);
+
+    // Terminated while it waits: it ends at once, having applied nothing.
+    let app = terminate(&ctl, &waiter, &waiter_who).await;
+    assert!(results(&app).is_empty(), "{:#?}", results(&app));
+    assert_eq!(live(env, dest.name(), "configmap", "queued"), None);
+
+    // The holder ends; the slot is free for the next sync.
+    terminate(&ctl, &holder, &holder_who).await;
+    let app = ctl.sync(&waiter, json!({})).await;
+    assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
+    assert!(live(env, dest.name(), "configmap", "queued").is_some());
+}

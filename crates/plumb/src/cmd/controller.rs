@@ -32,9 +32,23 @@ pub struct ControllerArgs {
     /// Directory of Lua health scripts in Argo's resource_customizations layout (repeatable).
     #[arg(long = "customizations")]
     customizations: Vec<PathBuf>,
-    /// Applications reconciled concurrently.
-    #[arg(long, default_value_t = 4)]
+    /// Applications reconciled concurrently (Argo CD's status processors).
+    #[arg(
+        long,
+        visible_alias = "status-processors",
+        env = "ARGOCD_APPLICATION_CONTROLLER_STATUS_PROCESSORS",
+        default_value_t = 4
+    )]
     workers: usize,
+    /// Operations (syncs) run at once; more wait for a slot, their state already `Running`
+    /// (Argo CD's operation processors).
+    #[arg(
+        long,
+        env = "ARGOCD_APPLICATION_CONTROLLER_OPERATION_PROCESSORS",
+        default_value_t = 10,
+        value_name = "N"
+    )]
+    operation_processors: usize,
     /// Address of the /metrics and /healthz endpoint; "off" disables it.
     #[arg(long, default_value = "127.0.0.1:8082")]
     metrics_addr: String,
@@ -119,6 +133,11 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
     config.settings_name = args.settings_configmap;
     config.customizations = args.customizations;
     config.workers = args.workers;
+    anyhow::ensure!(
+        args.operation_processors >= 1,
+        "--operation-processors must be 1 or more"
+    );
+    config.operation_processors = args.operation_processors;
     config.application_namespaces = args
         .application_namespaces
         .as_deref()
