@@ -77,13 +77,15 @@ pub fn control_of(app: &Value) -> Control {
 }
 
 /// Runs the requested operation to its end (with retries) and records the result; the caller
-/// has written the `Running` state.
+/// has written the `Running` state. `asked`: when the operation was started here; refs come from
+/// a Git listing begun since.
 pub(crate) async fn drive(
     shared: Arc<Shared>,
     app: Application,
     project: plumb_model::application::AppProject,
     started_at: String,
     control: watch::Receiver<Control>,
+    asked: std::time::Instant,
 ) {
     let name = app_key(&app);
     let op_started = std::time::Instant::now();
@@ -105,7 +107,10 @@ pub(crate) async fn drive(
             &app,
             &project,
             &cluster,
-            &started_at,
+            Began {
+                at: &started_at,
+                asked,
+            },
             &control,
             &written,
         )
@@ -183,6 +188,7 @@ pub(crate) async fn drive(
         retries,
         cmp,
         written,
+        asked,
     };
     let phase = end.outcome.phase.as_str().to_string();
     finish(&shared, &app, &project, &cluster, &started_at, end).await;
@@ -198,16 +204,27 @@ pub(crate) async fn drive(
     shared.requeue(&name);
 }
 
+/// When an operation began: `at` as written in its state, `asked` for the Git listing its
+/// refs must come from (see [`drive`]).
+struct Began<'a> {
+    at: &'a str,
+    asked: std::time::Instant,
+}
+
 /// One attempt: compare, then run the sync with progress written as it goes.
 async fn attempt(
     shared: &Arc<Shared>,
     app: &Application,
     project: &plumb_model::application::AppProject,
     cluster: &crate::context::Cluster,
-    started_at: &str,
+    began: Began<'_>,
     control: &watch::Receiver<Control>,
     written: &std::sync::Mutex<Written>,
 ) -> (SyncOutcome, Option<Comparison>) {
+    let Began {
+        at: started_at,
+        asked,
+    } = began;
     let engines = shared.engines();
     let op = app.operation.clone().unwrap_or_default();
     let sync = op.sync.clone().unwrap_or_default();
@@ -217,8 +234,10 @@ async fn attempt(
     // dry-run again.
     let cmp_opts = CompareOptions {
         revision: sync.revision.clone().filter(|r| !r.is_empty()),
-        // A sync goes to the branch's head as of now, not as of a listing shared for the TTL.
+        // A sync goes to the branch's head as of its request, not as of a listing shared for
+        // the TTL; syncs asked for together share one listing.
         refresh: Refresh::Latest,
+        refs_asked_at: Some(asked),
         attribution: true,
         fresh_reads: false,
         sources: operation_sources(&sync),
@@ -567,6 +586,8 @@ struct End {
     cmp: Option<Comparison>,
     /// What the sync wrote: the comparison recorded with the result reads it.
     written: Written,
+    /// When the operation was asked for (see [`drive`]).
+    asked: std::time::Instant,
 }
 
 /// How long the end of an operation is retried while the API server does not answer.
@@ -626,6 +647,7 @@ async fn finish(
         retries,
         cmp,
         written,
+        asked,
     } = end;
     let key = app_key(app);
     let name = key.as_str();
@@ -659,6 +681,7 @@ async fn finish(
         // The status recorded with the result stands until the next poll: it must not come
         // from a listing that predates a push (a rollback would read Synced against an old HEAD).
         refresh: Refresh::Latest,
+        refs_asked_at: Some(asked),
         attribution: true,
         fresh_reads: false,
         sources: None,

@@ -343,6 +343,7 @@ async fn start_sync(shared: &Arc<Shared>, app: &Application, project: &AppProjec
         .normal(app, "OperationStarted", format!("Initiated sync to {rev}"))
         .await;
     let control = shared.start_operation(&key);
+    let asked = Instant::now();
     let (shared, app, project) = (shared.clone(), app.clone(), project.clone());
     tokio::spawn(async move {
         // Waits for an operation processor; a terminate request does not wait for one (the
@@ -361,7 +362,7 @@ async fn start_sync(shared: &Arc<Shared>, app: &Application, project: &AppProjec
             &namespace,
             &name,
             &project_name,
-            operation::drive(shared, app, project, started_at, control),
+            operation::drive(shared, app, project, started_at, control, asked),
         )
         .await;
     });
@@ -387,7 +388,8 @@ async fn observe(shared: &Arc<Shared>, app: &Application, target: &Target) -> Ob
         .and_then(|a| a.get(REFRESH))
         .cloned();
     // An asked-for refresh (a webhook, `plumb app get --refresh`) must see a push made moments
-    // ago; only a poll may share a ref listing within the TTL.
+    // ago: a listing begun after the watcher saw the request; only a poll may share a listing
+    // made before, within the TTL.
     let refresh = match refresh_req.as_deref() {
         Some("hard") => Refresh::Hard,
         Some(_) => Refresh::Latest,
@@ -398,6 +400,7 @@ async fn observe(shared: &Arc<Shared>, app: &Application, target: &Target) -> Ob
     let opts = CompareOptions {
         revision: None,
         refresh,
+        refs_asked_at: shared.refresh_asked_at(&app_key(app)),
         attribution: true,
         fresh_reads: false,
         sources: None,

@@ -41,6 +41,9 @@ pub(crate) struct Shared {
     pub(crate) remote: RwLock<Vec<RemoteCluster>>,
     /// Operations running in this process, with the channel that tells each one to stop.
     pub(crate) running_ops: Mutex<HashMap<String, watch::Sender<Control>>>,
+    /// When the watcher last saw a refresh requested for each Application (the refresh
+    /// annotation set or changed): a Git listing begun since answers it.
+    pub(crate) refresh_seen: Mutex<HashMap<String, Instant>>,
     /// One permit per operation processor: an operation holds one while it runs.
     pub(crate) operation_slots: Arc<tokio::sync::Semaphore>,
     /// Automated attempts started again after a failure: Application → (revision, count).
@@ -129,6 +132,22 @@ impl Shared {
     }
 
     /// Registers a starting operation; its control follows the Application from now on.
+    pub(crate) fn refresh_asked(&self, name: &str) {
+        self.refresh_seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string(), Instant::now());
+    }
+
+    /// When a refresh of `name` was asked for, if the watcher saw one.
+    pub(crate) fn refresh_asked_at(&self, name: &str) -> Option<Instant> {
+        self.refresh_seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .copied()
+    }
+
     pub(crate) fn start_operation(&self, name: &str) -> watch::Receiver<Control> {
         let (tx, rx) = watch::channel(Control::default());
         self.running_ops

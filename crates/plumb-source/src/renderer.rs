@@ -156,6 +156,10 @@ pub struct RenderRequest {
     pub api_versions: Vec<String>,
     /// Cache use.
     pub refresh: Refresh,
+    /// With a refresh that needs fresh refs: when it was asked for. A ref listing started at or
+    /// after it answers (one listing serves every request asked before it began); `None`: a
+    /// listing started after the render itself.
+    pub refs_asked_at: Option<std::time::Instant>,
     /// The project's `spec.sourceRepos`: a kustomize remote base or resource must be an
     /// https/ssh Git URL one of them permits. `None` when no project applies (`plumb render
     /// --repo`): any https/ssh Git URL. `file://` and paths outside the checkout are always refused.
@@ -469,10 +473,12 @@ impl Renderer {
                 commits.push(artifact.digest.clone());
                 charts.push(Some(Fetched::Artifact(artifact.dir)));
             } else if req.refresh.needs_fresh_refs() {
-                commits.push(
-                    self.git
-                        .resolve_fresh(&s.repo_url, s.target_revision_or_head())?,
-                );
+                let asked = req.refs_asked_at.unwrap_or_else(std::time::Instant::now);
+                commits.push(self.git.resolve_since(
+                    &s.repo_url,
+                    s.target_revision_or_head(),
+                    asked,
+                )?);
                 charts.push(None);
             } else {
                 commits.push(self.git.resolve(&s.repo_url, s.target_revision_or_head())?);

@@ -46,6 +46,7 @@ pub(super) async fn render(
         kube_version: String::new(),
         api_versions: catalog.preferred_api_versions(),
         refresh: opts.refresh,
+        refs_asked_at: opts.refs_asked_at,
         source_repos: Some(opts.source_repos.clone()),
         generate_paths: app
             .metadata

@@ -35,6 +35,9 @@ pub struct CompareOptions {
     pub revision: Option<String>,
     /// Cache use for the render.
     pub refresh: Refresh,
+    /// When the refresh or operation was asked for: with a refresh that needs fresh refs, a
+    /// ref listing started since answers (`None`: one started after the render began).
+    pub refs_asked_at: Option<std::time::Instant>,
     /// Name managers of drifted fields (diff attribution).
     pub attribution: bool,
     /// Read every live object from the API server instead of the live cache (right after a

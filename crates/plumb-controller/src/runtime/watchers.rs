@@ -94,6 +94,9 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>, cache: Writer<DynamicObject
                         let sync_to_latest = t.operation
                             && before.is_none_or(|l| !l.operation)
                             && syncs_to_target(&obj);
+                        if refreshed {
+                            shared.refresh_asked(&name);
+                        }
                         if refreshed || sync_to_latest {
                             // A refresh (or a webhook) says the repository moved, and a sync of
                             // the target revision (not a given commit) must see the latest
@@ -116,6 +119,11 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>, cache: Writer<DynamicObject
                         continue;
                     };
                     last.remove(&name);
+                    shared
+                        .refresh_seen
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .remove(&name);
                     shared.renderer.release(&name);
                     if let Some(s) = &shared.sharding
                         && s.remove_app(&name)

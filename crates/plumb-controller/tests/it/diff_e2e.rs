@@ -49,6 +49,7 @@ async fn server_defaults_are_not_drift_and_patched_fields_name_their_manager() {
     let renderer =
         Arc::new(Renderer::new(plumb_source::Config::new(cache.path())).expect("renderer"));
     let opts = CompareOptions {
+        refs_asked_at: None,
         attribution: true,
         fresh_reads: true,
         ..CompareOptions::default()

@@ -123,6 +123,7 @@ fn an_expensive_jq_rule_does_not_hold_the_runtime() {
         let renderer =
             Arc::new(Renderer::new(plumb_source::Config::new(cache.path())).unwrap());
         let opts = CompareOptions {
+            refs_asked_at: None,
             fresh_reads: true,
             ..CompareOptions::default()
         };

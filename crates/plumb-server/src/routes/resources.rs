@@ -64,6 +64,7 @@ async fn compare_app_with(
     }
     let project = project_of(s, app).await?;
     let opts = CompareOptions {
+        refs_asked_at: None,
         revision,
         refresh: Refresh::Normal,
         attribution: true,

@@ -194,16 +194,25 @@ impl GitCache {
     /// A ref is resolved from a listing of the repository shared with other callers within the
     /// ref cache TTL ([`GitCache::set_ref_cache_ttl`]).
     pub fn resolve(&self, url: &str, revision: &str) -> Result<String> {
-        self.resolve_within(url, revision, self.ref_cache_ttl())
+        let now = Instant::now();
+        self.resolve_since(
+            url,
+            revision,
+            now.checked_sub(self.ref_cache_ttl()).unwrap_or(now),
+        )
     }
 
     /// [`GitCache::resolve`] from a listing that started after this call (a hard refresh): one
     /// already in flight that started before is not used, one started since is joined.
     pub fn resolve_fresh(&self, url: &str, revision: &str) -> Result<String> {
-        self.resolve_within(url, revision, Duration::ZERO)
+        self.resolve_since(url, revision, Instant::now())
     }
 
-    fn resolve_within(&self, url: &str, revision: &str, max_age: Duration) -> Result<String> {
+    /// [`GitCache::resolve`] from a listing that started at or after `asked`: the moment a
+    /// refresh or sync was asked for. Every request asked before a listing began shares it, so
+    /// a webhook refreshing a thousand Applications of one repository lists it a few times,
+    /// not a thousand, and each still sees the push that preceded it.
+    pub fn resolve_since(&self, url: &str, revision: &str, asked: Instant) -> Result<String> {
         let clean = strip_url_credentials(url);
         let not_found = || Error::RevisionNotFound {
             url: clean.clone(),
@@ -221,13 +230,10 @@ impl GitCache {
                 Err(not_found())
             };
         }
-        let now = Instant::now();
-        let not_before = now.checked_sub(max_age).unwrap_or(now);
+        let called = Instant::now();
         let refs = self
             .shared_listings
-            .get(&self.repo_key(url), &clean, not_before, || {
-                self.ls_remote(url)
-            })?;
+            .get(&self.repo_key(url), &clean, asked, || self.ls_remote(url))?;
         match revision::match_revision(revision, &refs) {
             Match::Ref { commit, .. } => Ok(commit),
             Match::MaybeShortSha(short) => {
@@ -237,7 +243,7 @@ impl GitCache {
             }
             // A listing shared within the TTL may predate a ref pushed moments ago (a new tag the
             // Application was just pointed at): a miss is only believed from a fresh listing.
-            Match::None if !max_age.is_zero() => self.resolve_within(url, revision, Duration::ZERO),
+            Match::None if asked < called => self.resolve_since(url, revision, called),
             Match::FullSha(_) | Match::None => Err(not_found()),
         }
     }

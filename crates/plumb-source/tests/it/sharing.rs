@@ -154,6 +154,52 @@ fn a_poll_may_share_a_listing_but_a_refresh_or_sync_sees_the_push() {
     assert_eq!(out.manifests.len(), first.manifests.len() + 1);
 }
 
+/// Refreshes asked for at the same moment (a webhook annotating every Application of a
+/// repository) share the first listing begun after they were asked; one asked after it began
+/// lists again and sees a push made in between.
+#[test]
+fn refreshes_asked_before_a_listing_began_share_it() {
+    let repo = fleet(3);
+    let (r, _d) = shared_renderer();
+    let asked = std::time::Instant::now();
+    let refreshed = |name: &str, path: &str, at: std::time::Instant| {
+        let mut req = app(&repo.url(), name, path);
+        req.refresh = Refresh::Latest;
+        req.refs_asked_at = Some(at);
+        r.render(&req).unwrap()
+    };
+    let a = refreshed("asked-0", "apps/app-0", asked);
+    let b = refreshed("asked-1", "apps/app-1", asked);
+    let c = refreshed("asked-2", "apps/app-2", asked);
+    assert_eq!(
+        r.git().listing_count(),
+        1,
+        "one listing for three refreshes"
+    );
+    assert!(
+        [&b, &c]
+            .iter()
+            .all(|o| o.sources[0].commit == a.sources[0].commit)
+    );
+
+    let pushed = repo.commit(
+        &[("apps/app-0/cm.yaml", configmap("app-0", "v: two"))],
+        "push",
+    );
+    let later = refreshed("asked-0", "apps/app-0", std::time::Instant::now());
+    assert_eq!(
+        r.git().listing_count(),
+        2,
+        "asked after the listing began: listed again"
+    );
+    assert_eq!(later.sources[0].commit, pushed);
+    // Without the moment it was asked, a refresh lists after the render began.
+    let mut unasked = app(&repo.url(), "asked-1", "apps/app-1");
+    unasked.refresh = Refresh::Latest;
+    r.render(&unasked).unwrap();
+    assert_eq!(r.git().listing_count(), 3);
+}
+
 #[test]
 fn one_render_for_many_requests_of_the_same_input() {
     let repo = fleet(1);

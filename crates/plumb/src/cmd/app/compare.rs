@@ -34,6 +34,7 @@ pub(crate) async fn compare_app(
 ) -> Result<Comparison> {
     let p = prepare(client, app, local).await?;
     let opts = CompareOptions {
+        refs_asked_at: None,
         revision,
         refresh: if hard_refresh {
             Refresh::Hard
@@ -83,6 +84,7 @@ pub(crate) async fn render_local(
         }
     };
     let request = plumb_source::RenderRequest {
+        refs_asked_at: None,
         sources: app.sources().into_iter().cloned().collect(),
         app_name: app.name().to_string(),
         namespace: app.spec.destination.namespace.clone().unwrap_or_default(),
