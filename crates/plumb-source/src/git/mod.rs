@@ -195,11 +195,18 @@ impl GitCache {
     /// ref cache TTL ([`GitCache::set_ref_cache_ttl`]).
     pub fn resolve(&self, url: &str, revision: &str) -> Result<String> {
         let now = Instant::now();
-        self.resolve_since(
-            url,
-            revision,
-            now.checked_sub(self.ref_cache_ttl()).unwrap_or(now),
-        )
+        let shared_since = now.checked_sub(self.ref_cache_ttl()).unwrap_or(now);
+        // A listing shared within the TTL may predate a ref pushed moments ago (a new tag the
+        // Application was just pointed at): a miss is only believed from a fresh listing.
+        match self.resolve_since(url, revision, shared_since) {
+            Err(Error::RevisionNotFound { .. })
+                if shared_since < now
+                    && !matches!(revision::match_revision(revision, &[]), Match::FullSha(_)) =>
+            {
+                self.resolve_since(url, revision, Instant::now())
+            }
+            other => other,
+        }
     }
 
     /// [`GitCache::resolve`] from a listing that started after this call (a hard refresh): one
@@ -230,7 +237,6 @@ impl GitCache {
                 Err(not_found())
             };
         }
-        let called = Instant::now();
         let refs = self
             .shared_listings
             .get(&self.repo_key(url), &clean, asked, || self.ls_remote(url))?;
@@ -241,9 +247,6 @@ impl GitCache {
                     .with(&self.repo_key(url), || self.fetch(url, Vec::new()))?;
                 self.expand_short_sha(url, &short)?.ok_or_else(not_found)
             }
-            // A listing shared within the TTL may predate a ref pushed moments ago (a new tag the
-            // Application was just pointed at): a miss is only believed from a fresh listing.
-            Match::None if asked < called => self.resolve_since(url, revision, called),
             Match::FullSha(_) | Match::None => Err(not_found()),
         }
     }

@@ -198,6 +198,16 @@ fn refreshes_asked_before_a_listing_began_share_it() {
     unasked.refresh = Refresh::Latest;
     r.render(&unasked).unwrap();
     assert_eq!(r.git().listing_count(), 3);
+    // A branch deleted before the refresh was asked: not found from one listing begun since,
+    // not listed again and again.
+    let asked = std::time::Instant::now();
+    let mut gone = app(&repo.url(), "asked-2", "apps/app-2");
+    gone.sources[0].target_revision = Some("deleted-branch".into());
+    gone.refresh = Refresh::Latest;
+    gone.refs_asked_at = Some(asked);
+    let err = r.render(&gone).unwrap_err().to_string();
+    assert!(err.contains("deleted-branch"), "{err}");
+    assert_eq!(r.git().listing_count(), 4);
 }
 
 #[test]
