@@ -36,6 +36,9 @@ pub(crate) struct Inner {
     /// `--customizations`: Lua health and action directories in Argo's layout.
     pub(crate) customizations: Vec<std::path::PathBuf>,
     cluster: OnceCell<Arc<Cluster>>,
+    /// Clusters of Argo CD cluster Secrets, by server URL, with the Secret's resourceVersion
+    /// they were connected with (a changed Secret connects again).
+    remote_clusters: std::sync::Mutex<std::collections::HashMap<String, (String, Arc<Cluster>)>>,
     pub(crate) shutdown: watch::Receiver<bool>,
     /// `None` with `--disable-auth`.
     pub(crate) auth: Option<Arc<crate::auth::Auth>>,
@@ -65,6 +68,7 @@ impl AppState {
             plugins_dir: renderer.plugins_dir(),
             renderer,
             cluster: OnceCell::new(),
+            remote_clusters: std::sync::Mutex::new(std::collections::HashMap::new()),
             app_cache: Arc::new(crate::app_cache::AppCache::new(
                 namespace.clone(),
                 Vec::new(),
@@ -220,6 +224,84 @@ impl Inner {
             })
             .await
             .cloned()
+    }
+}
+
+impl AppState {
+    /// The cluster `destination` names: this server's own, or one an Argo CD cluster Secret of
+    /// the control namespace describes (by server URL, else by name), reached with the
+    /// Secret's credentials as the controller reaches it. FailedPrecondition when no cluster
+    /// matches.
+    pub(crate) async fn cluster_of(
+        &self,
+        destination: &plumb_model::application::ApplicationDestination,
+    ) -> Result<Arc<Cluster>> {
+        let own = self.cluster().await?;
+        let (server, name) = (
+            destination.server.as_deref().filter(|s| !s.is_empty()),
+            destination.name.as_deref().filter(|n| !n.is_empty()),
+        );
+        if own.is_destination(server, name) {
+            return Ok(own);
+        }
+        let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+            kube::Api::namespaced(self.client.clone(), &self.namespace);
+        let list = secrets
+            .list(&kube::api::ListParams::default().labels(plumb_controller::CLUSTER_SECRET_LABEL))
+            .await
+            .map_err(|e| {
+                Error::kube(
+                    format!("listing cluster Secrets in namespace {}", self.namespace),
+                    e,
+                )
+            })?;
+        let found = list
+            .items
+            .iter()
+            .filter_map(plumb_controller::ClusterSecret::from_secret)
+            .find(|c| match server {
+                Some(s) => c.server.trim_end_matches('/') == s.trim_end_matches('/'),
+                None => Some(c.name.as_str()) == name,
+            });
+        let Some(secret) = found else {
+            return Err(Error::FailedPrecondition(format!(
+                "no cluster Secret in namespace {} describes the destination {}",
+                self.namespace,
+                server.or(name).unwrap_or_default()
+            )));
+        };
+        let known = self
+            .remote_clusters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&secret.server)
+            .filter(|(version, _)| *version == secret.version)
+            .map(|(_, c)| c.clone());
+        if let Some(cluster) = known {
+            return Ok(cluster);
+        }
+        let unreachable = |e: plumb_controller::Error| {
+            Error::FailedPrecondition(format!(
+                "cluster {} ({}): {}",
+                secret.name,
+                secret.server,
+                plumb_controller::chain(&e)
+            ))
+        };
+        let client = secret.client().await.map_err(unreachable)?;
+        let cluster = Arc::new(
+            Cluster::connect(&secret.server, &secret.name, client)
+                .await
+                .map_err(unreachable)?,
+        );
+        self.remote_clusters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(
+                secret.server.clone(),
+                (secret.version.clone(), cluster.clone()),
+            );
+        Ok(cluster)
     }
 }
 

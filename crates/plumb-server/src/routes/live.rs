@@ -133,7 +133,7 @@ pub(crate) async fn find(
                 .map(str::to_string)
         });
     let key = ResourceKey::new(&r.group, &r.kind, &r.namespace, &r.resource_name);
-    let cluster = s.cluster().await?;
+    let cluster = s.cluster_of(&app.spec.destination).await?;
     let (kind, api) =
         plumb_controller::actions::api_for(&cluster.discovery, &key, version.as_deref())
             .await

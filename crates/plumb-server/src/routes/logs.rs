@@ -244,7 +244,12 @@ pub(crate) async fn logs(
             "max pods to view logs are reached. Please provide more granular query".into(),
         ));
     }
-    let client = s.cluster().await?.discovery.client().clone();
+    let client = s
+        .cluster_of(&app.spec.destination)
+        .await?
+        .discovery
+        .client()
+        .clone();
     let body = if params.follow {
         follow(client, pods, params, filter, s.shutdown.clone()).await
     } else {

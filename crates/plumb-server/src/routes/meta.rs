@@ -177,11 +177,10 @@ fn resource_overrides(settings: &plumb_model::Settings) -> Map<String, Value> {
 }
 
 /// `GET /api/v1/clusters/{server}` (Argo's `ClusterService.Get`; the server URL percent-encoded,
-/// or its name with `id.type=name`): the server's own cluster, the one it compares, with
-/// `serverVersion` (`MAJOR.MINOR`) and `info.apiVersions` (the preferred group/versions of its
-/// discovery, what the controller renders with). RBAC: `clusters, get, <server URL>`. Other
-/// registered clusters are not served (403, as Argo answers for a cluster it does not have):
-/// this server compares its own cluster only.
+/// or its name with `id.type=name`): the server's own cluster or one of the Argo CD cluster
+/// Secrets, with `serverVersion` (`MAJOR.MINOR`) and `info.apiVersions` (the preferred
+/// group/versions of its discovery, what the controller renders with). RBAC: `clusters, get,
+/// <server URL>`. A cluster no Secret describes is 403, as Argo answers.
 pub(crate) async fn cluster(
     State(s): State<AppState>,
     Authenticated(caller): Authenticated,
@@ -189,24 +188,27 @@ pub(crate) async fn cluster(
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
     let q = Query::parse(raw.as_deref());
-    let cluster = s.cluster().await?;
     let by_name = q.get("id.type") == Some("name");
-    let known = if by_name {
-        id == cluster.name
-    } else {
-        cluster.is_destination(Some(id.trim_end_matches('/')), None)
+    let destination = plumb_model::application::ApplicationDestination {
+        server: (!by_name).then(|| id.trim_end_matches('/').to_string()),
+        name: by_name.then(|| id.clone()),
+        ..Default::default()
     };
     // As Argo's `getClusterWith403IfNotExist`: an unknown cluster is "permission denied", so
     // cluster URLs cannot be probed.
-    if !known {
-        return Err(Error::PermissionDenied("permission denied".into()));
-    }
+    let cluster = match s.cluster_of(&destination).await {
+        Ok(c) => c,
+        Err(Error::FailedPrecondition(_)) => {
+            return Err(Error::PermissionDenied("permission denied".into()));
+        }
+        Err(e) => return Err(e),
+    };
     crate::rbac::Authz::new(&s, &caller)
         .await?
         .check("clusters", "get", &cluster.server)
         .await?;
-    let version = s
-        .client
+    let version = cluster
+        .client()
         .apiserver_version()
         .await
         .map_err(|e| Error::kube("reading the cluster's version".to_string(), e))?;

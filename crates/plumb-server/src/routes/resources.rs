@@ -52,16 +52,7 @@ async fn compare_app_with(
             .map(|d| std::path::PathBuf::from(d.trim()))
             .or_else(|| s.plugins_dir.clone()),
     );
-    let cluster = s.cluster().await?;
-    let d = &app.spec.destination;
-    if !cluster.is_destination(d.server.as_deref(), d.name.as_deref()) {
-        return Err(Error::FailedPrecondition(format!(
-            "Application {} targets {:?}: this server compares Applications of its own cluster ({}) only",
-            app.name(),
-            d.server.clone().or(d.name.clone()).unwrap_or_default(),
-            cluster.server
-        )));
-    }
+    let cluster = s.cluster_of(&app.spec.destination).await?;
     let project = project_of(s, app).await?;
     let opts = CompareOptions {
         refs_asked_at: None,
@@ -299,11 +290,12 @@ pub(crate) async fn tree(
 /// resource-tree route and its stream both answer with it.
 pub(crate) async fn app_tree(s: &AppState, name: &str) -> Result<Value> {
     let (_, app) = s.app(name).await?;
-    let cluster = s.cluster().await?;
-    let d = &app.spec.destination;
-    if !cluster.is_destination(d.server.as_deref(), d.name.as_deref()) {
-        return Ok(json!({"nodes": []}));
-    }
+    // A destination no cluster Secret describes has no tree to show.
+    let cluster = match s.cluster_of(&app.spec.destination).await {
+        Ok(c) => c,
+        Err(Error::FailedPrecondition(_)) => return Ok(json!({"nodes": []})),
+        Err(e) => return Err(e),
+    };
     let engines = s.engines().await?;
     let resources = app
         .status
@@ -332,7 +324,7 @@ pub(crate) async fn app_tree(s: &AppState, name: &str) -> Result<Value> {
     let mut candidates = Vec::new();
     for ns in &namespaces {
         for ar in &crate::tree::child_kinds() {
-            let api: Api<DynamicObject> = Api::namespaced_with(s.client.clone(), ns, ar);
+            let api: Api<DynamicObject> = Api::namespaced_with(cluster.client().clone(), ns, ar);
             let list = api
                 .list(&ListParams::default())
                 .await

@@ -11,6 +11,7 @@ mod live;
 mod password;
 mod project_rules;
 mod rbac;
+mod remote_cluster;
 mod revisions;
 mod support;
 mod webhook;
