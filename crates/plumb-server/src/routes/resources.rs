@@ -54,6 +54,7 @@ async fn compare_app_with(
     );
     let cluster = s.cluster_of(&app.spec.destination).await?;
     let project = project_of(s, app).await?;
+    let source_repos = project.spec.source_repos.clone().unwrap_or_default();
     let opts = CompareOptions {
         refs_asked_at: None,
         revision,
@@ -61,17 +62,57 @@ async fn compare_app_with(
         attribution: true,
         fresh_reads: true,
         sources: None,
-        source_repos: project.spec.source_repos.unwrap_or_default(),
+        source_repos,
     };
-    plumb_controller::compare_with(app, &engines, &cluster, &s.renderer, &opts, local)
-        .await
-        .map_err(|e| {
-            Error::Compare(format!(
-                "comparing Application {}: {}",
-                app.name(),
-                plumb_controller::chain(&e)
-            ))
-        })
+    let mut cmp =
+        plumb_controller::compare_with(app, &engines, &cluster, &s.renderer, &opts, local)
+            .await
+            .map_err(|e| {
+                Error::Compare(format!(
+                    "comparing Application {}: {}",
+                    app.name(),
+                    plumb_controller::chain(&e)
+                ))
+            })?;
+    for r in &mut cmp.resources {
+        if !permitted(&project, app, &cluster, &r.key) {
+            r.live = None;
+            r.diff = None;
+        }
+    }
+    Ok(cmp)
+}
+
+/// Whether the project permits the object (kind and destination). One it forbids is still listed
+/// (the controller reports it), but its live state is never read out: Git that names an object
+/// in a namespace or of a kind the project does not grant must not turn `applications, get`
+/// into a read of it.
+fn permitted(
+    project: &AppProject,
+    app: &Application,
+    cluster: &plumb_controller::Cluster,
+    key: &ResourceKey,
+) -> bool {
+    let dest_ns = app.spec.destination.namespace.clone().unwrap_or_default();
+    let dest = plumb_policy::project::Destination {
+        server: &cluster.server,
+        name: &cluster.name,
+        namespace: &dest_ns,
+    };
+    let namespaced = cluster
+        .discovery
+        .catalog()
+        .is_namespaced(&key.group_kind())
+        .unwrap_or(!key.namespace.is_empty());
+    let namespace = if key.namespace.is_empty() {
+        dest_ns.as_str()
+    } else {
+        key.namespace.as_str()
+    };
+    plumb_policy::project::check_resource(
+        project, &key.group, &key.kind, namespaced, namespace, &dest,
+    )
+    .is_ok()
 }
 
 /// The Application's AppProject: its sourceRepos bound the Kustomize remote bases a render may
@@ -296,6 +337,7 @@ pub(crate) async fn app_tree(s: &AppState, name: &str) -> Result<Value> {
         Err(Error::FailedPrecondition(_)) => return Ok(json!({"nodes": []})),
         Err(e) => return Err(e),
     };
+    let project = project_of(s, &app).await?;
     let engines = s.engines().await?;
     let resources = app
         .status
@@ -311,6 +353,10 @@ pub(crate) async fn app_tree(s: &AppState, name: &str) -> Result<Value> {
             r.namespace.as_deref().unwrap_or_default(),
             r.name.as_deref().unwrap_or_default(),
         );
+        // Neither shown nor a parent of what is shown: the project does not grant it.
+        if !permitted(&project, &app, &cluster, &key) {
+            continue;
+        }
         match cluster.applier.get(&key).await {
             Ok(Some(obj)) => managed.push(obj),
             Ok(None) => {}

@@ -9,6 +9,7 @@ mod customizations;
 mod listener;
 mod live;
 mod password;
+mod project_reads;
 mod project_rules;
 mod rbac;
 mod remote_cluster;
