@@ -337,7 +337,12 @@ pub(crate) async fn app_tree(s: &AppState, name: &str) -> Result<Value> {
         Err(Error::FailedPrecondition(_)) => return Ok(json!({"nodes": []})),
         Err(e) => return Err(e),
     };
-    let project = project_of(s, &app).await?;
+    // Without its project nothing of the Application is permitted (the controller refuses it).
+    let project = match project_of(s, &app).await {
+        Ok(p) => p,
+        Err(Error::FailedPrecondition(_)) => return Ok(json!({"nodes": []})),
+        Err(e) => return Err(e),
+    };
     let engines = s.engines().await?;
     let resources = app
         .status
