@@ -794,11 +794,14 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
     );
 
     // The customizations directory: a link out of it is refused, naming it, and what it
-    // points at is never run.
+    // points at is never run. The object acted on is one of the Application's that its
+    // project permits (a namespace `team-*`): the API shows no other.
+    let team = env.namespace("team-hostile-rules");
+    let t = team.name();
     apply_object(&serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": "rules-cm", "namespace": n}, "data": {"k": "v"}}));
+        "metadata": {"name": "rules-cm", "namespace": t}, "data": {"k": "v"}}));
     let resources = serde_json::json!({"status": {"resources": [
-        {"version": "v1", "kind": "ConfigMap", "namespace": n, "name": "rules-cm"}]}});
+        {"version": "v1", "kind": "ConfigMap", "namespace": t, "name": "rules-cm"}]}});
     let out = env
         .kubectl()
         .args([
@@ -817,7 +820,7 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let q = format!("namespace={n}&version=v1&kind=ConfigMap&resourceName=rules-cm");
+    let q = format!("namespace={t}&version=v1&kind=ConfigMap&resourceName=rules-cm");
     let listed = raw(
         addr,
         format!(
@@ -832,7 +835,7 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
         addr,
         &post(
             "/api/v1/applications/hostile-rules-ok/resource/actions/v2",
-            serde_json::json!({"namespace": n, "resourceName": "rules-cm", "version": "v1",
+            serde_json::json!({"namespace": t, "resourceName": "rules-cm", "version": "v1",
                 "kind": "ConfigMap", "action": "go"})
             .to_string()
             .as_bytes(),
@@ -843,7 +846,7 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
         .kubectl()
         .args([
             "-n",
-            n,
+            t,
             "get",
             "configmap",
             "rules-cm",
