@@ -52,12 +52,9 @@ pub(crate) fn mark_forbidden(
     app: &Application,
     cluster: &Cluster,
 ) {
-    let catalog = cluster.discovery.catalog();
-    let dest = destination(app, cluster);
     let mut refused = Vec::new();
     for r in &mut cmp.resources {
-        let namespaced = catalog.is_namespaced(&r.key.group_kind());
-        if let Err(v) = check_object(project, &r.key, namespaced, &dest) {
+        if let Err(v) = object_refusal(project, app, cluster, &r.key) {
             r.status = Some(SyncStatusCode::Unknown);
             r.health = Some(HealthStatus::new(HealthCode::Unknown, v.to_string()));
             refused.push(v.to_string());
@@ -72,6 +69,18 @@ pub(crate) fn mark_forbidden(
         ));
         cmp.sync = app_sync(&cmp.resources);
     }
+}
+
+/// Why the project refuses the compared object `key` (its kind, or its namespace on this
+/// destination), if it does: what the controller marks `Unknown` and the API never reads out.
+pub fn object_refusal(
+    project: &AppProject,
+    app: &Application,
+    cluster: &Cluster,
+    key: &ResourceKey,
+) -> Result<(), Violation> {
+    let namespaced = cluster.discovery.catalog().is_namespaced(&key.group_kind());
+    check_object(project, key, namespaced, &destination(app, cluster))
 }
 
 /// The sync engine's per-object check for this project and destination.

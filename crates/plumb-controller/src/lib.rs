@@ -45,6 +45,7 @@ pub use context::{
 };
 pub use diff_cache::{DiffCache, DiffKey, DiffScope};
 pub use error::{Error, Result, chain};
+pub use guard::object_refusal;
 pub use metrics::{AppInfo, Metrics, Timing};
 pub use repositories::{load as load_repositories, watch as watch_repositories};
 pub use runtime::run;

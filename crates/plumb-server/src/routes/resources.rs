@@ -83,36 +83,17 @@ async fn compare_app_with(
     Ok(cmp)
 }
 
-/// Whether the project permits the object (kind and destination). One it forbids is still listed
-/// (the controller reports it), but its live state is never read out: Git that names an object
-/// in a namespace or of a kind the project does not grant must not turn `applications, get`
-/// into a read of it.
+/// Whether the project permits the object (kind and destination), as the controller judges it.
+/// One it forbids is still listed (the controller reports it), but its live state is never read
+/// out: Git that names an object in a namespace or of a kind the project does not grant must not
+/// turn `applications, get` into a read of it.
 fn permitted(
     project: &AppProject,
     app: &Application,
     cluster: &plumb_controller::Cluster,
     key: &ResourceKey,
 ) -> bool {
-    let dest_ns = app.spec.destination.namespace.clone().unwrap_or_default();
-    let dest = plumb_policy::project::Destination {
-        server: &cluster.server,
-        name: &cluster.name,
-        namespace: &dest_ns,
-    };
-    let namespaced = cluster
-        .discovery
-        .catalog()
-        .is_namespaced(&key.group_kind())
-        .unwrap_or(!key.namespace.is_empty());
-    let namespace = if key.namespace.is_empty() {
-        dest_ns.as_str()
-    } else {
-        key.namespace.as_str()
-    };
-    plumb_policy::project::check_resource(
-        project, &key.group, &key.kind, namespaced, namespace, &dest,
-    )
-    .is_ok()
+    plumb_controller::object_refusal(project, app, cluster, key).is_ok()
 }
 
 /// The Application's AppProject: its sourceRepos bound the Kustomize remote bases a render may

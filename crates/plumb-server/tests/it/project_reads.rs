@@ -32,39 +32,23 @@ async fn objects_the_project_forbids_show_no_live_state_and_no_tree_node() {
         .expect("create project");
     // The allowed object exists; so does, in the namespace the project does not grant, the
     // one Git also names.
-    let out = env
-        .kubectl()
-        .args([
-            "-n",
-            allowed.name(),
-            "create",
-            "configmap",
-            "reads-mine",
-            "--from-literal=a=b",
-        ])
-        .output()
-        .expect("kubectl");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = env
-        .kubectl()
-        .args([
-            "-n",
-            other.name(),
-            "create",
-            "configmap",
-            "reads-stolen",
-            "--from-literal=token=other-teams-value",
-        ])
-        .output()
-        .expect("kubectl");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let create = |ns: &str, name: &str, literal: &str| {
+        let out = env
+            .kubectl()
+            .args(["-n", ns, "create", "configmap", name, literal])
+            .output()
+            .expect("kubectl");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    create(allowed.name(), "reads-mine", "--from-literal=a=b");
+    create(
+        other.name(),
+        "reads-stolen",
+        "--from-literal=token=other-teams-value",
     );
 
     let repo = GitRepo::new();
