@@ -1,8 +1,12 @@
 //! Server-side diff results of one cluster, reused until the desired or the live object changes:
 //! keyed by the diff configuration, the hash of the desired object and the live object's uid and
-//! resourceVersion. Bounded in entries and in (estimated) bytes; the least recently used result
-//! goes first.
-
+//! resourceVersion. At most two results per live object and configuration, the newest ones (a
+//! result for a version the object has left is not asked for again, but while a sync applies,
+//! comparisons from the live cache still see the version before the apply's); bounded in entries and in
+//! bytes, the least recently used result going first. A result's objects are kept as JSON text,
+//! parsed again when it is used: a parsed `Value` costs several times its text (issue #17, the
+//! controller's memory: these results were a third of its heap).
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use hashlink::LruCache;
@@ -11,8 +15,8 @@ use serde_json::Value;
 
 /// Entries kept by default: 20,000 (1,000 Applications × 10 objects, twice over).
 pub const DEFAULT_MAX_ENTRIES: usize = 20_000;
-/// Estimated bytes kept by default (the JSON size of the objects a result holds): 96 MiB.
-pub const DEFAULT_MAX_BYTES: usize = 96 << 20;
+/// Bytes kept by default (the JSON text of the objects the results hold): 64 MiB.
+pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
 
 /// What a cached result is valid under: the diff configuration (ignore rules, normalizer
 /// options, attribution) and whether `status` counts (`resource.compareoptions`
@@ -76,6 +80,12 @@ impl DiffKey {
     }
 }
 
+impl DiffKey {
+    fn slot(&self) -> ObjectSlot {
+        (self.config_id, self.live_uid.clone())
+    }
+}
+
 /// The live object without what a status write changes.
 fn without_status(live: &Value) -> Value {
     let mut v = live.clone();
@@ -94,14 +104,83 @@ fn without_status(live: &Value) -> Value {
     v
 }
 
+/// A result as kept: its objects as text.
 struct Entry {
+    /// The result without `normalized_live` and `predicted_live`.
     result: DiffResult,
+    normalized_live: Option<Box<str>>,
+    predicted_live: Option<Box<str>>,
     bytes: usize,
 }
 
+impl Entry {
+    fn new(mut result: DiffResult) -> Self {
+        let text = |v: Option<Value>| v.map(|v| v.to_string().into_boxed_str());
+        let normalized_live = text(result.normalized_live.take());
+        let predicted_live = text(result.predicted_live.take());
+        let changes = result
+            .changes
+            .iter()
+            .map(|c| {
+                64 + c.live.as_ref().map_or(0, value_size)
+                    + c.predicted.as_ref().map_or(0, value_size)
+            })
+            .sum::<usize>();
+        let bytes = 256
+            + normalized_live.as_deref().map_or(0, str::len)
+            + predicted_live.as_deref().map_or(0, str::len)
+            + changes;
+        Self {
+            result,
+            normalized_live,
+            predicted_live,
+            bytes,
+        }
+    }
+
+    fn result(&self) -> DiffResult {
+        // The text was written by serde_json from a `Value`, so it parses back to the same.
+        let parse = |t: &Option<Box<str>>| t.as_deref().and_then(|t| serde_json::from_str(t).ok());
+        DiffResult {
+            normalized_live: parse(&self.normalized_live),
+            predicted_live: parse(&self.predicted_live),
+            ..self.result.clone()
+        }
+    }
+}
+
+/// The live object a result was computed against, under one configuration.
+type ObjectSlot = (u64, String);
+
 struct Inner {
     entries: LruCache<DiffKey, Entry>,
+    /// The keys of the results each live object has, the newest first.
+    current: HashMap<ObjectSlot, Vec<DiffKey>>,
     bytes: usize,
+}
+
+/// Results kept per live object and configuration.
+const PER_OBJECT: usize = 2;
+
+impl Inner {
+    /// Forgets a result that left the LRU list.
+    fn forget(&mut self, key: &DiffKey) {
+        let slot = key.slot();
+        if let Some(keys) = self.current.get_mut(&slot) {
+            keys.retain(|k| k != key);
+            if keys.is_empty() {
+                self.current.remove(&slot);
+            }
+        }
+    }
+
+    /// Records `key` as its object's newest result; returns the results it pushes out.
+    fn newest(&mut self, key: &DiffKey) -> Vec<DiffKey> {
+        let keys = self.current.entry(key.slot()).or_default();
+        keys.retain(|k| k != key);
+        keys.insert(0, key.clone());
+        keys.split_off(keys.len().min(PER_OBJECT))
+    }
 }
 
 /// The bounded cache of server-side results.
@@ -123,6 +202,7 @@ impl DiffCache {
         Self {
             inner: Mutex::new(Inner {
                 entries: LruCache::new_unbounded(),
+                current: HashMap::new(),
                 bytes: 0,
             }),
             max_entries: max_entries.max(1),
@@ -136,26 +216,32 @@ impl DiffCache {
 
     /// The cached result for `key` (marked most recently used).
     pub fn get(&self, key: &DiffKey) -> Option<DiffResult> {
-        self.lock().entries.get(key).map(|e| e.result.clone())
+        self.lock().entries.get(key).map(Entry::result)
     }
 
-    /// Stores a result, evicting the least recently used ones beyond the bounds. A result larger
-    /// than the whole byte budget is not kept.
+    /// Stores a result in place of the live object's previous one, evicting the least recently
+    /// used ones beyond the bounds. A result larger than the whole byte budget is not kept.
     pub fn insert(&self, key: DiffKey, result: DiffResult) {
-        let bytes = estimated_size(&result);
-        if bytes > self.max_bytes {
+        let entry = Entry::new(result);
+        if entry.bytes > self.max_bytes {
             return;
         }
         let mut inner = self.lock();
-        if let Some(old) = inner.entries.insert(key, Entry { result, bytes }) {
+        for old in inner.newest(&key) {
+            if let Some(e) = inner.entries.remove(&old) {
+                inner.bytes -= e.bytes;
+            }
+        }
+        inner.bytes += entry.bytes;
+        if let Some(old) = inner.entries.insert(key, entry) {
             inner.bytes -= old.bytes;
         }
-        inner.bytes += bytes;
         while inner.entries.len() > self.max_entries || inner.bytes > self.max_bytes {
-            match inner.entries.remove_lru() {
-                Some((_, e)) => inner.bytes -= e.bytes,
-                None => break,
-            }
+            let Some((key, e)) = inner.entries.remove_lru() else {
+                break;
+            };
+            inner.bytes -= e.bytes;
+            inner.forget(&key);
         }
     }
 
@@ -169,7 +255,7 @@ impl DiffCache {
         self.len() == 0
     }
 
-    /// Estimated bytes held.
+    /// Bytes held (the objects' text and an estimate of the rest).
     pub fn bytes(&self) -> usize {
         self.lock().bytes
     }
@@ -180,7 +266,8 @@ impl DiffCache {
 /// [`DiffCache`]). Lets a reconcile that runs while a sync is applying (the watch reports each
 /// write) skip the dry run of what was just applied. Bounded; the least recent goes first.
 pub struct AppliedAnswers {
-    inner: Mutex<LruCache<plumb_model::ResourceKey, (String, Value)>>,
+    /// (hash of the desired object, the stored object as JSON text).
+    inner: Mutex<LruCache<plumb_model::ResourceKey, (String, Box<str>)>>,
 }
 
 /// Answers kept at most (a few MiB of objects).
@@ -197,7 +284,10 @@ impl Default for AppliedAnswers {
 impl AppliedAnswers {
     /// Records the answer of applying `desired`.
     pub fn insert(&self, key: &plumb_model::ResourceKey, desired: &Value, stored: &Value) {
-        let entry = (plumb_diff::hash_value(desired), stored.clone());
+        let entry = (
+            plumb_diff::hash_value(desired),
+            stored.to_string().into_boxed_str(),
+        );
         self.inner
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -212,11 +302,13 @@ impl AppliedAnswers {
         live: &Value,
     ) -> Option<Value> {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let (hash, stored) = inner.get(key)?;
-        if !crate::compare::predicts(hash, stored, desired, live) {
+        let (hash, text) = inner.get(key)?;
+        let stored: Value = serde_json::from_str(text).ok()?;
+        if !crate::compare::predicts(hash, &stored, desired, live) {
             return None;
         }
-        inner.remove(key).map(|(_, stored)| stored)
+        inner.remove(key);
+        Some(stored)
     }
 
     /// Number of answers held.
@@ -228,23 +320,6 @@ impl AppliedAnswers {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
-
-/// About the JSON size of what a result holds (both objects and the field changes).
-fn estimated_size(r: &DiffResult) -> usize {
-    let objects = [r.normalized_live.as_ref(), r.predicted_live.as_ref()]
-        .into_iter()
-        .flatten()
-        .map(value_size)
-        .sum::<usize>();
-    let changes = r
-        .changes
-        .iter()
-        .map(|c| {
-            64 + c.live.as_ref().map_or(0, value_size) + c.predicted.as_ref().map_or(0, value_size)
-        })
-        .sum::<usize>();
-    256 + objects + changes
 }
 
 fn value_size(v: &Value) -> usize {
@@ -376,6 +451,55 @@ mod tests {
     }
 
     #[test]
+    fn a_result_comes_back_whole_from_its_text() {
+        let cache = DiffCache::default();
+        let mut p = pair("a", "1", "x");
+        p.desired.as_mut().expect("desired")["data"]["k"] = json!("changed");
+        let r = result(&p);
+        assert!(r.modified && !r.changes.is_empty());
+        let key = DiffKey::for_pair(scope(1), &p).expect("key");
+        cache.insert(key.clone(), r.clone());
+        assert_eq!(cache.get(&key), Some(r));
+    }
+
+    #[test]
+    fn a_live_object_keeps_its_two_newest_results() {
+        let cache = DiffCache::default();
+        let versions: Vec<(DiffKey, Pair)> = ["1", "2", "3"]
+            .iter()
+            .map(|rv| {
+                let p = pair("a", rv, "x");
+                (DiffKey::for_pair(scope(1), &p).expect("key"), p)
+            })
+            .collect();
+        cache.insert(versions[0].0.clone(), result(&versions[0].1));
+        let one = cache.bytes();
+        cache.insert(versions[1].0.clone(), result(&versions[1].1));
+        assert!(cache.get(&versions[0].0).is_some(), "the version before");
+        cache.insert(versions[2].0.clone(), result(&versions[2].1));
+        assert!(
+            cache.get(&versions[0].0).is_none(),
+            "a version the object left"
+        );
+        assert!(cache.get(&versions[1].0).is_some() && cache.get(&versions[2].0).is_some());
+        assert_eq!((cache.len(), cache.bytes()), (2, 2 * one));
+        // A result asked for again becomes the newest: the older of the other two goes.
+        cache.insert(versions[1].0.clone(), result(&versions[1].1));
+        cache.insert(versions[0].0.clone(), result(&versions[0].1));
+        assert!(cache.get(&versions[2].0).is_none());
+        assert!(cache.get(&versions[0].0).is_some() && cache.get(&versions[1].0).is_some());
+        // Another configuration, or another object, keeps its own.
+        let k3 = DiffKey::for_pair(scope(2), &versions[0].1).expect("key");
+        cache.insert(k3.clone(), result(&versions[0].1));
+        let other = pair("b", "1", "x");
+        cache.insert(
+            DiffKey::for_pair(scope(1), &other).expect("key"),
+            result(&other),
+        );
+        assert_eq!(cache.len(), 4);
+    }
+
+    #[test]
     fn the_least_recently_used_result_goes_first_beyond_the_entry_bound() {
         let cache = DiffCache::new(2, DEFAULT_MAX_BYTES);
         let keys: Vec<(DiffKey, Pair)> = ["a", "b", "c"]
@@ -399,7 +523,7 @@ mod tests {
     #[test]
     fn the_byte_bound_holds_and_accounts_replacements() {
         let p = pair("a", "1", "x");
-        let one = estimated_size(&result(&p));
+        let one = Entry::new(result(&p)).bytes;
         let cache = DiffCache::new(100, one * 2 + one / 2);
         for n in ["a", "b", "c", "d"] {
             let p = pair(n, "1", "x");

@@ -77,6 +77,11 @@ struct ResultLabels {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct ServerLabels {
+    server: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct ClusterLabels {
     server: String,
     name: String,
@@ -109,6 +114,9 @@ pub struct Metrics {
     plumb_git_requests: Family<RequestLabels, Counter>,
     renders_by_result: Family<ResultLabels, Counter>,
     manifest_memory: Gauge,
+    live_objects: Family<ServerLabels, Gauge>,
+    diff_results: Family<ServerLabels, Gauge>,
+    diff_bytes: Family<ServerLabels, Gauge>,
     clusters: Family<ClusterLabels, Gauge>,
     apps_synced: AtomicBool,
     live_cache_synced: AtomicBool,
@@ -203,10 +211,31 @@ impl Metrics {
             "Bytes of rendered manifests held in memory (compact JSON).",
             manifest_memory.clone(),
         );
+        let live_objects = Family::<ServerLabels, Gauge>::default();
+        registry.register(
+            "plumb_live_cache_objects",
+            "Objects in a cluster's live cache (full bodies for tracked objects, metadata for the rest).",
+            live_objects.clone(),
+        );
+        let diff_results = Family::<ServerLabels, Gauge>::default();
+        registry.register(
+            "plumb_diff_cache_results",
+            "Server-side diff results kept for a cluster (one per live object at most).",
+            diff_results.clone(),
+        );
+        let diff_bytes = Family::<ServerLabels, Gauge>::default();
+        registry.register(
+            "plumb_diff_cache_memory_bytes",
+            "Bytes of server-side diff results kept for a cluster (the objects' JSON text and an estimate of the rest).",
+            diff_bytes.clone(),
+        );
         Self {
             plumb_git_requests,
             renders_by_result,
             manifest_memory,
+            live_objects,
+            diff_results,
+            diff_bytes,
             registry,
             app_info,
             current: Mutex::new(BTreeMap::new()),
@@ -330,6 +359,23 @@ impl Metrics {
         }
         self.manifest_memory
             .set(i64::try_from(renderer.memory_cache_bytes()).unwrap_or(i64::MAX));
+    }
+
+    /// The sizes of a cluster's caches.
+    pub fn cluster_caches(&self, cluster: &crate::context::Cluster) {
+        let labels = ServerLabels {
+            server: cluster.server.clone(),
+        };
+        let set = |family: &Family<ServerLabels, Gauge>, n: usize| {
+            family
+                .get_or_create(&labels)
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+        };
+        if let Some(live) = &cluster.live {
+            set(&self.live_objects, live.len());
+        }
+        set(&self.diff_results, cluster.diff_cache.len());
+        set(&self.diff_bytes, cluster.diff_cache.bytes());
     }
 
     /// Records a connected cluster (`argocd_cluster_info`).

@@ -692,13 +692,27 @@ async fn finish(
     // writes yet), what it pruned or ran as hooks from the API server, the rest from the cache.
     let compared =
         compare_after_sync(app, &engines, cluster, &shared.renderer, &opts, &written).await;
-    let mut fields = match compared {
+    let (mut fields, codes) = match compared {
         Ok(mut c) => {
             crate::guard::apply_project(&mut c, project, app, cluster, &engines);
-            status::from_comparison(app, &c, &now)
+            let codes = (
+                c.sync.as_str().to_string(),
+                c.health.code.as_str().to_string(),
+            );
+            (status::from_comparison(app, &c, &now), codes)
         }
-        Err(e) => status::from_comparison_error(app, &e, &now),
+        Err(e) => (
+            status::from_comparison_error(app, &e, &now),
+            ("Unknown".to_string(), "Unknown".to_string()),
+        ),
     };
+    // The transitions this write records are announced against the status as last written
+    // (reconciles' writes are paced while the operation runs, so this may be the first to
+    // record them).
+    let before = crate::reconcile::read_app(shared, &key)
+        .await
+        .ok()
+        .flatten();
     fields.insert("operationState".into(), state);
     // Argo records a deployment in history only for a successful, full, real sync.
     if outcome.phase == OperationPhase::Succeeded
@@ -713,8 +727,8 @@ async fn finish(
         shared.write_status(app, fields.clone())
     })
     .await;
-    if let Err(e) = written {
-        tracing::warn!(app = %name, "recording the operation result: {}", chain(&e));
+    if let Err(e) = &written {
+        tracing::warn!(app = %name, "recording the operation result: {}", chain(e));
     }
     if outcome.phase == OperationPhase::Succeeded {
         shared
@@ -734,6 +748,11 @@ async fn finish(
                 format!("Sync operation to {revision} failed: {message}"),
             )
             .await;
+    }
+    // As Argo CD: the operation's end first, then the status changes it brought.
+    if written.is_ok() {
+        let before = before.as_ref().unwrap_or(app);
+        crate::reconcile::announce(shared, before, &codes.0, &codes.1).await;
     }
 }
 

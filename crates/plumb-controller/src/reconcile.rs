@@ -73,15 +73,17 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
         app
     };
     let mut observed = observe(shared, &app, &target).await;
-    write_observation(shared, &app, &mut observed, operated).await?;
-    announce(shared, &app, &observed).await;
+    if write_observation(shared, &app, &mut observed, operated, ours).await? {
+        announce(shared, &app, &observed.sync_code, &observed.health_code).await;
+    }
+    shared.metrics.cluster_caches(&target.cluster);
     record(shared, &app, observed, started);
     Ok(true)
 }
 
 /// The Application as the watch last saw it (the API server's copy when the watch cannot tell);
 /// `None` once it is gone.
-async fn read_app(shared: &Shared, key: &str) -> Result<Option<Application>> {
+pub(crate) async fn read_app(shared: &Shared, key: &str) -> Result<Option<Application>> {
     let Some((namespace, name)) = key.split_once('/') else {
         return Ok(None);
     };
@@ -353,6 +355,7 @@ async fn start_sync(shared: &Arc<Shared>, app: &Application, project: &AppProjec
             slot = shared.operation_slots.clone().acquire_owned() => slot.ok(),
             _ = terminated.wait_for(|c| c.terminate) => None,
         };
+        shared.operation_applying(&app_key(&app));
         let (namespace, name, project_name) = (
             app.namespace().to_string(),
             app.name().to_string(),
@@ -439,17 +442,29 @@ async fn observe(shared: &Arc<Shared>, app: &Application, target: &Target) -> Ob
 }
 
 /// Writes the status when it changed (or was asked for), carries out automation's decision and
-/// removes a handled refresh request.
+/// removes a handled refresh request. Returns whether the Application's status now says what
+/// was observed: `false` when the write was put off because this process runs its operation
+/// ([`Shared::pace_status`]; a reconcile is queued for when it may write).
 async fn write_observation(
     shared: &Arc<Shared>,
     app: &Application,
     observed: &mut Observed,
     operated: bool,
-) -> Result<()> {
+    ours: bool,
+) -> Result<bool> {
     // Written once per change: a poll that finds nothing new writes nothing (the timestamps
     // alone are not a change).
-    if operated || observed.refresh_requested || status::changes_anything(app, &observed.fields) {
-        shared.write_status(app, observed.fields.clone()).await?;
+    let asked = operated || observed.refresh_requested;
+    let mut current = true;
+    if asked || status::changes_anything(app, &observed.fields) {
+        let key = app_key(app);
+        match (ours && !asked).then(|| shared.pace_status(&key)).flatten() {
+            Some(wait) => {
+                shared.requeue_after(&key, wait);
+                current = false;
+            }
+            None => shared.write_status(app, observed.fields.clone()).await?,
+        }
     }
     if let Some(d) = observed.decision.take() {
         act_on(shared, app, d).await?;
@@ -460,19 +475,23 @@ async fn write_observation(
             .patch_app(app, &patch, "removing the refresh annotation of")
             .await?;
     }
-    Ok(())
+    Ok(current)
 }
 
-/// Events for a sync or health status that changed.
-async fn announce(shared: &Shared, app: &Application, observed: &Observed) {
-    let sync_code = &observed.sync_code;
-    let health_code = &observed.health_code;
+/// Events for a sync or health status that changed from what `app` holds (the status before
+/// the write that recorded them).
+pub(crate) async fn announce(
+    shared: &Shared,
+    app: &Application,
+    sync_code: &str,
+    health_code: &str,
+) {
     let prev_sync = app
         .status
         .as_ref()
         .and_then(|s| s.sync.as_ref())
         .map(|s| s.status);
-    if prev_sync.map(|s| s.as_str()) != Some(sync_code.as_str()) {
+    if prev_sync.map(|s| s.as_str()) != Some(sync_code) {
         shared
             .events
             .normal(
@@ -490,7 +509,7 @@ async fn announce(shared: &Shared, app: &Application, observed: &Observed) {
         .as_ref()
         .and_then(|s| s.health.as_ref())
         .and_then(|h| h.status.clone());
-    if prev_health.as_deref() != Some(health_code.as_str()) {
+    if prev_health.as_deref() != Some(health_code) {
         shared
             .events
             .normal(

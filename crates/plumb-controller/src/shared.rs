@@ -28,6 +28,10 @@ pub(crate) type RemoteCluster = (
     tokio::task::JoinHandle<()>,
 );
 
+/// The least time between two status writes by reconciles while this process runs the
+/// Application's operation ([`Shared::pace_status`]).
+pub(crate) const STATUS_PACE: Duration = Duration::from_secs(5);
+
 /// State shared by the watchers and workers.
 pub(crate) struct Shared {
     pub(crate) config: ControllerConfig,
@@ -41,6 +45,9 @@ pub(crate) struct Shared {
     pub(crate) remote: RwLock<Vec<RemoteCluster>>,
     /// Operations running in this process, with the channel that tells each one to stop.
     pub(crate) running_ops: Mutex<HashMap<String, watch::Sender<Control>>>,
+    /// While this process runs an Application's operation: when its status was last written by
+    /// a reconcile (or the operation began applying). See [`Shared::pace_status`].
+    pub(crate) status_paced: Mutex<HashMap<String, Instant>>,
     /// When the watcher last saw a refresh requested for each Application (the refresh
     /// annotation set or changed): a Git listing begun since answers it.
     pub(crate) refresh_seen: Mutex<HashMap<String, Instant>>,
@@ -162,6 +169,37 @@ impl Shared {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(name);
+        self.status_paced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+    }
+
+    /// The operation of `name` begins (or began again) to apply: reconciles' status writes are
+    /// paced from now on.
+    pub(crate) fn operation_applying(&self, name: &str) {
+        self.status_paced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string(), Instant::now());
+    }
+
+    /// Whether a reconcile may write the status of `name`, whose operation this process runs,
+    /// now (`None`, and the write is counted) or only after the returned wait. While a sync
+    /// applies, every object it writes wakes a reconcile whose status differs from the last by
+    /// one object; the operation writes its own progress and, at its end, the status with its
+    /// result, so the reconciles' intermediate states are written at most once per
+    /// [`STATUS_PACE`] (issue #17: about four Application writes per app of a cold start).
+    pub(crate) fn pace_status(&self, name: &str) -> Option<Duration> {
+        let now = Instant::now();
+        let mut paced = self.status_paced.lock().unwrap_or_else(|e| e.into_inner());
+        match paced.get(name) {
+            Some(last) if now < *last + STATUS_PACE => Some(*last + STATUS_PACE - now),
+            _ => {
+                paced.insert(name.to_string(), now);
+                None
+            }
+        }
     }
 
     /// Passes terminate requests and deletion approvals to a running operation.

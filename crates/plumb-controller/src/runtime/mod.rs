@@ -93,6 +93,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         in_cluster: Arc::new(cluster),
         remote: RwLock::new(Vec::new()),
         running_ops: Mutex::new(HashMap::new()),
+        status_paced: Mutex::new(HashMap::new()),
         refresh_seen: Mutex::new(HashMap::new()),
         operation_slots: Arc::new(tokio::sync::Semaphore::new(
             config.operation_processors.max(1),

@@ -33,13 +33,25 @@ fn trigger_of(obj: &DynamicObject) -> AppTrigger {
     }
 }
 
+/// What the watch caches keep of an Application or AppProject: all but `managedFields` and
+/// kubectl's last-applied copy, which nothing here reads (with a status written many times, the
+/// field ownership of `status` was the largest part of a cached Application; issue #17's memory
+/// budget).
+fn slim(obj: &mut DynamicObject) {
+    obj.metadata.managed_fields = None;
+    if let Some(a) = obj.metadata.annotations.as_mut() {
+        a.remove(plumb_model::annotations::LAST_APPLIED);
+    }
+}
+
 pub(super) fn spawn_app_watcher(shared: Arc<Shared>, cache: Writer<DynamicObject>) {
     tokio::spawn(async move {
         let mut last: HashMap<String, AppTrigger> = HashMap::new();
         // Keys listed by a (re)list: queued once the list is complete and in the cache.
         let mut listed: Vec<String> = Vec::new();
-        let stream =
-            watcher::watcher(shared.apps_watch_api(), watcher::Config::default()).reflect(cache);
+        let stream = watcher::watcher(shared.apps_watch_api(), watcher::Config::default())
+            .modify(slim)
+            .reflect(cache);
         let mut stream = std::pin::pin!(stream);
         loop {
             match stream.try_next().await {
@@ -356,8 +368,11 @@ pub(super) fn spawn_project_watcher(shared: Arc<Shared>, cache: Writer<DynamicOb
             &shared.config.control_namespace,
             &appproject_resource(),
         );
-        let mut stream =
-            std::pin::pin!(watcher::watcher(api, watcher::Config::default()).reflect(cache));
+        let mut stream = std::pin::pin!(
+            watcher::watcher(api, watcher::Config::default())
+                .modify(slim)
+                .reflect(cache)
+        );
         let mut seen: HashMap<String, i64> = HashMap::new();
         loop {
             match stream.try_next().await {
