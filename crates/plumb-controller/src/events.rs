@@ -2,6 +2,11 @@
 //! reasons (`OperationStarted`, `OperationCompleted`, `ResourceUpdated`) and Plumb's own for
 //! automation (`SelfHeal`, naming what was reverted and who changed it; `AutoSyncSkipped`).
 //!
+//! Posted as events.k8s.io/v1 Events directly rather than through kube-runtime's `Recorder`:
+//! the `Recorder` aggregates by reason and object but not message, so a second `ResourceUpdated`
+//! for the same version of an Application ("Updated health status" right after "Updated sync
+//! status") became a repeat of the first, its message lost.
+//!
 //! Repeats are aggregated: the same reason and message for the same Application, right after
 //! the same one was posted, is not posted again within [`REPEAT_WINDOW`] (Kubernetes' own event
 //! correlator aggregates over the same span). A different message in between posts again, so
@@ -13,8 +18,17 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kube::api::{Api, PostParams};
 use plumb_model::application::Application;
+
+/// Normal or Warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EventType {
+    Normal,
+    Warning,
+}
 
 /// How long an identical repeat is not posted again.
 pub const REPEAT_WINDOW: Duration = Duration::from_secs(600);
@@ -29,7 +43,9 @@ type Topic = (String, &'static str, String);
 /// Publishes events about Applications; failures are logged, never fatal.
 #[derive(Clone)]
 pub struct Events {
-    recorder: Recorder,
+    client: kube::Client,
+    /// `reportingInstance`: the Pod's name, else the controller's.
+    instance: String,
     /// (Application uid or namespace/name, type, reason) → the last message posted, and when.
     last: Arc<Mutex<HashMap<Topic, (String, Instant)>>>,
 }
@@ -37,12 +53,10 @@ pub struct Events {
 impl Events {
     /// A publisher reporting as `plumb-controller`.
     pub fn new(client: kube::Client) -> Self {
-        let reporter = Reporter {
-            controller: plumb_model::FIELD_MANAGER.to_string(),
-            instance: std::env::var("POD_NAME").ok(),
-        };
         Self {
-            recorder: Recorder::new(client, reporter),
+            client,
+            instance: std::env::var("POD_NAME")
+                .unwrap_or_else(|_| plumb_model::FIELD_MANAGER.to_string()),
             last: Arc::default(),
         }
     }
@@ -65,11 +79,7 @@ impl Events {
         }
         let who =
             meta_str(app, "uid").unwrap_or_else(|| format!("{}/{}", app.namespace(), app.name()));
-        let kind = match type_ {
-            EventType::Normal => "Normal",
-            EventType::Warning => "Warning",
-        };
-        let key = (who, kind, reason.to_string());
+        let key = (who, type_.as_str(), reason.to_string());
         let now = Instant::now();
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         if last
@@ -106,16 +116,43 @@ impl Events {
             resource_version: meta_str(app, "resourceVersion"),
             ..ObjectReference::default()
         };
+        let now = jiff::Timestamp::now();
+        let namespace = app.namespace().to_string();
         let ev = Event {
-            type_,
-            reason: reason.to_string(),
+            metadata: ObjectMeta {
+                // As kube-runtime names them; the Application's name shortened so the whole
+                // stays a valid object name.
+                name: Some(format!(
+                    "{}.{:x}",
+                    app.name().chars().take(230).collect::<String>(),
+                    now.as_nanosecond()
+                )),
+                namespace: Some(namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            event_time: Some(MicroTime(now)),
+            type_: Some(type_.as_str().to_string()),
+            reason: Some(reason.to_string()),
+            action: Some(reason.to_string()),
             note: Some(note),
-            action: reason.to_string(),
-            secondary: None,
+            regarding: Some(reference),
+            reporting_controller: Some(plumb_model::FIELD_MANAGER.to_string()),
+            reporting_instance: Some(self.instance.clone()),
+            ..Event::default()
         };
         tracing::debug!(app = app.name(), reason, "event");
-        if let Err(e) = self.recorder.publish(&ev, &reference).await {
+        let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
+        if let Err(e) = api.create(&PostParams::default(), &ev).await {
             tracing::warn!(app = app.name(), reason, "publishing an event failed: {e}");
+        }
+    }
+}
+
+impl EventType {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Normal => "Normal",
+            Self::Warning => "Warning",
         }
     }
 }

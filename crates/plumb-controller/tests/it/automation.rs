@@ -88,6 +88,21 @@ async fn wait_event(ctl: &Controlled, app: &str, reason: &str) -> String {
     }
 }
 
+async fn wait_note(ctl: &Controlled, app: &str, reason: &str, note: &str) {
+    let start = Instant::now();
+    loop {
+        let evs = events(ctl, app).await;
+        if evs.iter().any(|(r, n)| r == reason && n == note) {
+            return;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "no {reason} event {note:?} for {app}; events: {evs:#?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 async fn get(
     ctl: &Controlled,
     kind_api: (&str, &str, &str),
@@ -144,12 +159,37 @@ async fn automated_sync_follows_new_commits() {
         "Argo's default retry for auto-sync"
     );
     assert_eq!(app["status"]["history"][0]["revision"], first.as_str());
-    let note = wait_event(&ctl, &name, "OperationStarted").await;
-    assert!(
-        note.contains(&format!("Initiated automated sync to '{first}'"))
-            || note.starts_with("Initiated sync"),
-        "{note}"
-    );
+    // Each event keeps its own message: the request, the start, and every transition of sync
+    // and health status (several for the same version of the Application).
+    for (reason, note) in [
+        (
+            "OperationStarted",
+            format!("Initiated automated sync to '{first}'"),
+        ),
+        ("OperationStarted", format!("Initiated sync to {first}")),
+        (
+            "OperationCompleted",
+            format!("Sync operation to {first} succeeded"),
+        ),
+        (
+            "ResourceUpdated",
+            "Updated sync status:  -> OutOfSync".into(),
+        ),
+        (
+            "ResourceUpdated",
+            "Updated health status:  -> Missing".into(),
+        ),
+        (
+            "ResourceUpdated",
+            "Updated sync status: OutOfSync -> Synced".into(),
+        ),
+        (
+            "ResourceUpdated",
+            "Updated health status: Missing -> Healthy".into(),
+        ),
+    ] {
+        wait_note(&ctl, &name, reason, &note).await;
+    }
 
     let second = repo.commit(&[("app/cm.yaml", config_map("settings", "two"))], "two");
     ctl.patch_app(
