@@ -63,6 +63,14 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
         }
         Operated::Refused => return Ok(true),
     };
+    if ours
+        && !refresh_requested(&app)
+        && let Some(wait) = shared.status_wait(key)
+    {
+        // The operation writes its progress and, at its end, the status; look again then.
+        shared.requeue_after(key, wait);
+        return Ok(true);
+    }
     // Re-read after an operation so the comparison starts from the recorded state.
     let app = if operated {
         match read_app(shared, key).await? {
@@ -380,6 +388,14 @@ struct Observed {
     health_code: String,
     decision: Option<Decision>,
     refresh_requested: bool,
+}
+
+/// Whether a refresh is asked for (the refresh annotation).
+fn refresh_requested(app: &Application) -> bool {
+    app.metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(REFRESH))
 }
 
 /// Compares the Application, applies its project's verdicts and asks automation what to do.

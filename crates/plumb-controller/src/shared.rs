@@ -184,6 +184,21 @@ impl Shared {
             .insert(name.to_string(), Instant::now());
     }
 
+    /// How long a reconcile of `name`, whose operation this process runs, should wait before it
+    /// compares at all (`None`: now). While the sync applies, each object it writes wakes a
+    /// reconcile; comparing then would only find a status it may not write yet, and would
+    /// dry-run objects whose apply answer has not arrived (the watch is often faster).
+    pub(crate) fn status_wait(&self, name: &str) -> Option<Duration> {
+        let now = Instant::now();
+        self.status_paced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .map(|last| *last + STATUS_PACE)
+            .filter(|at| *at > now)
+            .map(|at| at - now)
+    }
+
     /// Whether a reconcile may write the status of `name`, whose operation this process runs,
     /// now (`None`, and the write is counted) or only after the returned wait. While a sync
     /// applies, every object it writes wakes a reconcile whose status differs from the last by
