@@ -46,10 +46,10 @@ impl DiffScope {
 
 /// What identifies a result: the same desired object diffed against the same live object under
 /// the same configuration gives the same result. Where `status` does not count, the live object
-/// is identified by its content without `status` (and the server fields a status write moves:
-/// resourceVersion, the status subresource's managedFields entries), so a controller writing
-/// the status of a Deployment many times does not cost a dry run each; otherwise by its
-/// resourceVersion.
+/// is identified by what the diff depends on in it ([`plumb_diff::answer_basis`]: not the
+/// status, nor another manager's annotations, labels and managedFields entries, nor the
+/// resourceVersion), so a controller writing a Deployment's status or revision annotation does
+/// not cost a dry run; otherwise by its resourceVersion.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct DiffKey {
     config_id: u64,
@@ -62,30 +62,71 @@ impl DiffKey {
     /// The key of a pair under `scope`; `None` without a desired or a live object, or a live
     /// object without a resourceVersion (never cached).
     pub fn for_pair(scope: DiffScope, pair: &Pair) -> Option<Self> {
+        Probe::for_pair(scope, pair).map(|p| p.key)
+    }
+
+    fn slot(&self) -> ObjectSlot {
+        (self.config_id, self.live_uid.clone())
+    }
+}
+
+/// A lookup: the key, and the exact live version at hand (its content without `status` where
+/// `status` does not count, else its resourceVersion). A result computed against another
+/// version under the same key is exact but for what the key leaves out, so it is computed
+/// again from the dry run's answer it kept (CPU only, no request).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    /// The cache key.
+    pub key: DiffKey,
+    exact: String,
+    status_ignored: bool,
+}
+
+impl Probe {
+    /// The probe of a pair under `scope` (see [`DiffKey::for_pair`]).
+    pub fn for_pair(scope: DiffScope, pair: &Pair) -> Option<Self> {
         let live = pair.live.as_ref()?;
+        let desired = pair.desired.as_ref()?;
         let key = plumb_diff::CacheKey::for_pair(pair)?;
-        let live_version = if scope.status_ignored(pair) {
-            format!("content:{}", plumb_diff::hash_value(&without_status(live)))
+        let status_ignored = scope.status_ignored(pair);
+        let (live_version, exact) = if status_ignored {
+            let mut basis = plumb_diff::answer_basis(live, desired);
+            if let Some(m) = basis.as_object_mut() {
+                m.remove("status");
+            }
+            (
+                format!("basis:{}", plumb_diff::hash_value(&basis)),
+                format!("content:{}", plumb_diff::hash_value(&without_status(live))),
+            )
         } else {
-            key.live_resource_version
+            let rv = key.live_resource_version;
+            (rv.clone(), rv)
         };
         Some(Self {
-            config_id: scope.config_id,
-            desired_hash: key.desired_hash,
-            live_uid: live
-                .pointer("/metadata/uid")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            live_version,
+            key: DiffKey {
+                config_id: scope.config_id,
+                desired_hash: key.desired_hash,
+                live_uid: live
+                    .pointer("/metadata/uid")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                live_version,
+            },
+            exact,
+            status_ignored,
         })
     }
 }
 
-impl DiffKey {
-    fn slot(&self) -> ObjectSlot {
-        (self.config_id, self.live_uid.clone())
-    }
+/// What the cache holds for a probe.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Hit {
+    /// The result, computed against this very live version.
+    Result(Box<DiffResult>),
+    /// The dry run's answer a result under the same key was computed from: the diff against
+    /// the live version at hand is computed from it again.
+    Answer(Value),
 }
 
 /// The live object without what a status write changes.
@@ -106,17 +147,35 @@ fn without_status(live: &Value) -> Value {
     v
 }
 
-/// A result as kept: its objects as text.
+/// A dry run's answer as kept: what the diff reads of it (the status is normalized away where
+/// it does not count, and of managedFields only Plumb's entries are read).
+fn kept_answer(answer: &Value, status_ignored: bool) -> Box<str> {
+    let mut v = answer.clone();
+    if status_ignored && let Some(m) = v.as_object_mut() {
+        m.remove("status");
+    }
+    if let Some(Value::Array(entries)) = v.pointer_mut("/metadata/managedFields") {
+        entries.retain(|e| {
+            e.get("manager").and_then(Value::as_str) == Some(plumb_model::FIELD_MANAGER)
+        });
+    }
+    v.to_string().into_boxed_str()
+}
+
+/// A result as kept: its objects as text, the live version it was computed against, the dry
+/// run's answer it came from.
 struct Entry {
     /// The result without `normalized_live` and `predicted_live`.
     result: DiffResult,
     normalized_live: Option<Box<str>>,
     predicted_live: Option<Box<str>>,
+    exact: String,
+    answer: Box<str>,
     bytes: usize,
 }
 
 impl Entry {
-    fn new(mut result: DiffResult) -> Self {
+    fn new(mut result: DiffResult, exact: String, answer: Box<str>) -> Self {
         let text = |v: Option<Value>| v.map(|v| v.to_string().into_boxed_str());
         let normalized_live = text(result.normalized_live.take());
         let predicted_live = text(result.predicted_live.take());
@@ -131,13 +190,24 @@ impl Entry {
         let bytes = 256
             + normalized_live.as_deref().map_or(0, str::len)
             + predicted_live.as_deref().map_or(0, str::len)
+            + exact.len()
+            + answer.len()
             + changes;
         Self {
             result,
             normalized_live,
             predicted_live,
+            exact,
+            answer,
             bytes,
         }
+    }
+
+    fn hit(&self, exact: &str) -> Option<Hit> {
+        if self.exact == exact {
+            return Some(Hit::Result(Box::new(self.result())));
+        }
+        serde_json::from_str(&self.answer).ok().map(Hit::Answer)
     }
 
     fn result(&self) -> DiffResult {
@@ -216,15 +286,24 @@ impl DiffCache {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The cached result for `key` (marked most recently used).
-    pub fn get(&self, key: &DiffKey) -> Option<DiffResult> {
-        self.lock().entries.get(key).map(Entry::result)
+    /// What is cached for `probe` (marked most recently used).
+    pub fn get(&self, probe: &Probe) -> Option<Hit> {
+        self.lock()
+            .entries
+            .get(&probe.key)
+            .and_then(|e| e.hit(&probe.exact))
     }
 
-    /// Stores a result in place of the live object's previous one, evicting the least recently
-    /// used ones beyond the bounds. A result larger than the whole byte budget is not kept.
-    pub fn insert(&self, key: DiffKey, result: DiffResult) {
-        let entry = Entry::new(result);
+    /// Stores a result, computed from the dry run's `answer`, in place of the live object's
+    /// previous one, evicting the least recently used ones beyond the bounds. A result larger
+    /// than the whole byte budget is not kept.
+    pub fn insert(&self, probe: Probe, result: DiffResult, answer: &Value) {
+        let Probe {
+            key,
+            exact,
+            status_ignored,
+        } = probe;
+        let entry = Entry::new(result, exact, kept_answer(answer, status_ignored));
         if entry.bytes > self.max_bytes {
             return;
         }
@@ -419,6 +498,7 @@ mod tests {
         answers.insert(&p.key, &desired, &stored);
         let mut newer = stored.clone();
         newer["metadata"]["resourceVersion"] = json!("8");
+        newer["data"]["k"] = json!("edited");
         assert!(answers.take_prediction(&p.key, &desired, &newer).is_none());
         let mut edited = desired.clone();
         edited["data"]["k"] = json!("y");
@@ -433,6 +513,11 @@ mod tests {
         );
     }
 
+    /// The dry run's answer a test result stands for: the live object itself.
+    fn answer(p: &Pair) -> Value {
+        p.live.clone().expect("live")
+    }
+
     fn result(p: &Pair) -> DiffResult {
         plumb_diff::diff(p, Strategy::ThreeWay, &DiffConfig::default()).expect("diff")
     }
@@ -441,12 +526,12 @@ mod tests {
     fn a_result_is_reused_only_for_the_same_desired_live_version_and_configuration() {
         let cache = DiffCache::default();
         let p = pair("a", "1", "x");
-        let key = DiffKey::for_pair(scope(7), &p).expect("key");
-        cache.insert(key.clone(), result(&p));
+        let key = Probe::for_pair(scope(7), &p).expect("key");
+        cache.insert(key.clone(), result(&p), &answer(&p));
         assert!(cache.get(&key).is_some());
-        let other_rv = DiffKey::for_pair(scope(7), &pair("a", "2", "x")).expect("key");
-        let other_desired = DiffKey::for_pair(scope(7), &pair("a", "1", "y")).expect("key");
-        let other_config = DiffKey::for_pair(scope(8), &p).expect("key");
+        let other_rv = Probe::for_pair(scope(7), &pair("a", "2", "x")).expect("key");
+        let other_desired = Probe::for_pair(scope(7), &pair("a", "1", "y")).expect("key");
+        let other_config = Probe::for_pair(scope(8), &p).expect("key");
         for k in [other_rv, other_desired, other_config] {
             assert!(cache.get(&k).is_none(), "{k:?}");
         }
@@ -459,26 +544,38 @@ mod tests {
         p.desired.as_mut().expect("desired")["data"]["k"] = json!("changed");
         let r = result(&p);
         assert!(r.modified && !r.changes.is_empty());
-        let key = DiffKey::for_pair(scope(1), &p).expect("key");
-        cache.insert(key.clone(), r.clone());
-        assert_eq!(cache.get(&key), Some(r));
+        let key = Probe::for_pair(scope(1), &p).expect("key");
+        cache.insert(key.clone(), r.clone(), &answer(&p));
+        assert_eq!(cache.get(&key), Some(Hit::Result(Box::new(r))));
     }
 
     #[test]
     fn a_live_object_keeps_its_two_newest_results() {
         let cache = DiffCache::default();
-        let versions: Vec<(DiffKey, Pair)> = ["1", "2", "3"]
+        let versions: Vec<(Probe, Pair)> = ["1", "2", "3"]
             .iter()
             .map(|rv| {
                 let p = pair("a", rv, "x");
-                (DiffKey::for_pair(scope(1), &p).expect("key"), p)
+                (Probe::for_pair(scope(1), &p).expect("key"), p)
             })
             .collect();
-        cache.insert(versions[0].0.clone(), result(&versions[0].1));
+        cache.insert(
+            versions[0].0.clone(),
+            result(&versions[0].1),
+            &answer(&versions[0].1),
+        );
         let one = cache.bytes();
-        cache.insert(versions[1].0.clone(), result(&versions[1].1));
+        cache.insert(
+            versions[1].0.clone(),
+            result(&versions[1].1),
+            &answer(&versions[1].1),
+        );
         assert!(cache.get(&versions[0].0).is_some(), "the version before");
-        cache.insert(versions[2].0.clone(), result(&versions[2].1));
+        cache.insert(
+            versions[2].0.clone(),
+            result(&versions[2].1),
+            &answer(&versions[2].1),
+        );
         assert!(
             cache.get(&versions[0].0).is_none(),
             "a version the object left"
@@ -486,17 +583,26 @@ mod tests {
         assert!(cache.get(&versions[1].0).is_some() && cache.get(&versions[2].0).is_some());
         assert_eq!((cache.len(), cache.bytes()), (2, 2 * one));
         // A result asked for again becomes the newest: the older of the other two goes.
-        cache.insert(versions[1].0.clone(), result(&versions[1].1));
-        cache.insert(versions[0].0.clone(), result(&versions[0].1));
+        cache.insert(
+            versions[1].0.clone(),
+            result(&versions[1].1),
+            &answer(&versions[1].1),
+        );
+        cache.insert(
+            versions[0].0.clone(),
+            result(&versions[0].1),
+            &answer(&versions[0].1),
+        );
         assert!(cache.get(&versions[2].0).is_none());
         assert!(cache.get(&versions[0].0).is_some() && cache.get(&versions[1].0).is_some());
         // Another configuration, or another object, keeps its own.
-        let k3 = DiffKey::for_pair(scope(2), &versions[0].1).expect("key");
-        cache.insert(k3.clone(), result(&versions[0].1));
+        let k3 = Probe::for_pair(scope(2), &versions[0].1).expect("key");
+        cache.insert(k3.clone(), result(&versions[0].1), &answer(&versions[0].1));
         let other = pair("b", "1", "x");
         cache.insert(
-            DiffKey::for_pair(scope(1), &other).expect("key"),
+            Probe::for_pair(scope(1), &other).expect("key"),
             result(&other),
+            &answer(&other),
         );
         assert_eq!(cache.len(), 4);
     }
@@ -504,18 +610,18 @@ mod tests {
     #[test]
     fn the_least_recently_used_result_goes_first_beyond_the_entry_bound() {
         let cache = DiffCache::new(2, DEFAULT_MAX_BYTES);
-        let keys: Vec<(DiffKey, Pair)> = ["a", "b", "c"]
+        let keys: Vec<(Probe, Pair)> = ["a", "b", "c"]
             .iter()
             .map(|n| {
                 let p = pair(n, "1", "x");
-                (DiffKey::for_pair(scope(1), &p).expect("key"), p)
+                (Probe::for_pair(scope(1), &p).expect("key"), p)
             })
             .collect();
-        cache.insert(keys[0].0.clone(), result(&keys[0].1));
-        cache.insert(keys[1].0.clone(), result(&keys[1].1));
+        cache.insert(keys[0].0.clone(), result(&keys[0].1), &answer(&keys[0].1));
+        cache.insert(keys[1].0.clone(), result(&keys[1].1), &answer(&keys[1].1));
         // `a` used again: `b` is now the least recently used.
         assert!(cache.get(&keys[0].0).is_some());
-        cache.insert(keys[2].0.clone(), result(&keys[2].1));
+        cache.insert(keys[2].0.clone(), result(&keys[2].1), &answer(&keys[2].1));
         assert_eq!(cache.len(), 2);
         assert!(cache.get(&keys[0].0).is_some());
         assert!(cache.get(&keys[1].0).is_none());
@@ -525,24 +631,91 @@ mod tests {
     #[test]
     fn the_byte_bound_holds_and_accounts_replacements() {
         let p = pair("a", "1", "x");
-        let one = Entry::new(result(&p)).bytes;
+        let probe = Probe::for_pair(scope(1), &p).expect("key");
+        let one = Entry::new(
+            result(&p),
+            probe.exact.clone(),
+            kept_answer(&answer(&p), false),
+        )
+        .bytes;
         let cache = DiffCache::new(100, one * 2 + one / 2);
         for n in ["a", "b", "c", "d"] {
             let p = pair(n, "1", "x");
-            cache.insert(DiffKey::for_pair(scope(1), &p).expect("key"), result(&p));
+            cache.insert(
+                Probe::for_pair(scope(1), &p).expect("key"),
+                result(&p),
+                &answer(&p),
+            );
             assert!(cache.bytes() <= one * 2 + one / 2, "{}", cache.bytes());
         }
         assert_eq!(cache.len(), 2);
         // The same key again replaces the entry, it does not count twice.
         let p = pair("d", "1", "x");
-        cache.insert(DiffKey::for_pair(scope(1), &p).expect("key"), result(&p));
+        cache.insert(
+            Probe::for_pair(scope(1), &p).expect("key"),
+            result(&p),
+            &answer(&p),
+        );
         assert_eq!(cache.len(), 2);
         assert_eq!(cache.bytes(), 2 * one);
         let tiny = DiffCache::new(100, 10);
-        tiny.insert(DiffKey::for_pair(scope(1), &p).expect("key"), result(&p));
+        tiny.insert(
+            Probe::for_pair(scope(1), &p).expect("key"),
+            result(&p),
+            &answer(&p),
+        );
         assert!(
             tiny.is_empty(),
             "a result beyond the whole budget is not kept"
+        );
+    }
+
+    #[test]
+    fn another_managers_label_gets_the_diff_again_from_the_kept_answer() {
+        let ignored = DiffScope {
+            config_id: 1,
+            status: StatusField::All,
+        };
+        let mut p = pair("a", "1", "x");
+        p.live.as_mut().expect("live")["metadata"]["managedFields"] = json!([{
+            "manager": "plumb-controller", "operation": "Apply", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:data": {"f:k": {}}}}]);
+        let cache = DiffCache::default();
+        let probe = Probe::for_pair(ignored, &p).expect("key");
+        cache.insert(probe.clone(), result(&p), &answer(&p));
+        assert!(matches!(cache.get(&probe), Some(Hit::Result(_))));
+        // A policy engine labels the object: same key, another version.
+        let mut labelled = p.clone();
+        let live = labelled.live.as_mut().expect("live");
+        live["metadata"]["resourceVersion"] = json!("2");
+        live["metadata"]["labels"] = json!({"policy.example.com/scanned": "true"});
+        let later = Probe::for_pair(ignored, &labelled).expect("key");
+        assert_eq!(later.key, probe.key);
+        let Some(Hit::Answer(kept)) = cache.get(&later) else {
+            panic!("the kept answer, not the result of another version");
+        };
+        assert_eq!(kept, answer(&p), "the answer as the dry run gave it");
+        // The diff from it against the labelled version: the label is live's, nothing drifts.
+        let again = plumb_diff::diff(
+            &labelled,
+            Strategy::ServerSide {
+                predicted_live: &kept,
+            },
+            &DiffConfig::default(),
+        )
+        .expect("diff");
+        assert!(!again.modified, "{:?}", again.changes);
+        assert_eq!(
+            again.normalized_live.expect("live")["metadata"]["labels"]["policy.example.com/scanned"],
+            "true"
+        );
+        // A change of a field Plumb owns is another key: a dry run again.
+        let mut edited = labelled.clone();
+        edited.live.as_mut().expect("live")["data"]["k"] = json!("edited");
+        assert!(
+            cache
+                .get(&Probe::for_pair(ignored, &edited).expect("key"))
+                .is_none()
         );
     }
 }

@@ -43,7 +43,7 @@ pub use config::{
 pub use context::{
     Cluster, DEFAULT_CONTROL_NAMESPACE, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER,
 };
-pub use diff_cache::{DiffCache, DiffKey, DiffScope};
+pub use diff_cache::{DiffCache, DiffKey, DiffScope, Hit, Probe};
 pub use error::{Error, Result, chain};
 pub use guard::object_refusal;
 pub use metrics::{AppInfo, Metrics, Timing};

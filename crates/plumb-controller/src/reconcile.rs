@@ -81,7 +81,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
         app
     };
     let mut observed = observe(shared, &app, &target).await;
-    if write_observation(shared, &app, &mut observed, operated, ours).await? {
+    if write_observation(shared, &app, &target.project, &mut observed, operated, ours).await? {
         announce(shared, &app, &observed.sync_code, &observed.health_code).await;
     }
     shared.metrics.cluster_caches(&target.cluster);
@@ -112,13 +112,7 @@ pub(crate) async fn read_app(shared: &Shared, key: &str) -> Result<Option<Applic
             }
         }
     };
-    serde_json::to_value(&*obj)
-        .and_then(serde_json::from_value)
-        .map(Some)
-        .map_err(|e| Error::InvalidApplication {
-            name: key.to_string(),
-            reason: e.to_string(),
-        })
+    application_of(&obj, key).map(Some)
 }
 
 /// An Application outside the control namespace may use only a project whose
@@ -267,7 +261,7 @@ async fn operate(
         refuse_in_window(shared, app, &reason).await?;
         return Ok(Operated::Refused);
     }
-    start_sync(shared, app, project).await?;
+    start_sync(shared, app, project, Map::new(), false).await?;
     Ok(Operated::Started)
 }
 
@@ -316,8 +310,16 @@ async fn refuse_in_window(shared: &Shared, app: &Application, reason: &str) -> R
     Ok(())
 }
 
-/// Records the operation `Running` and starts it in a task of its own.
-async fn start_sync(shared: &Arc<Shared>, app: &Application, project: &AppProject) -> Result<()> {
+/// Records the operation `Running` (with `observation`, the status a reconcile found, in the
+/// same write) and starts it in a task of its own. `claimed`: the request itself named this
+/// replica the operation's owner (an automated sync requested by this reconcile).
+async fn start_sync(
+    shared: &Arc<Shared>,
+    app: &Application,
+    project: &AppProject,
+    observation: Map<String, Value>,
+    claimed: bool,
+) -> Result<()> {
     let key = app_key(app);
     let started_at = status::now();
     // A plain merge patch would blend the new operation into the previous one's record: one
@@ -328,12 +330,12 @@ async fn start_sync(shared: &Arc<Shared>, app: &Application, project: &AppProjec
         .and_then(|s| s.operation_state.as_ref())
         .and_then(|s| serde_json::to_value(s).ok())
         .unwrap_or(Value::Null);
-    let mut fields = Map::new();
+    let mut fields = observation;
     fields.insert(
         "operationState".into(),
         status::replacing(&previous, &operation::started(app, &started_at)),
     );
-    if !crate::sharding::ownership::record_start(shared, app, fields).await? {
+    if !crate::sharding::ownership::record_start(shared, app, fields, claimed).await? {
         // Another replica wrote first (a hand-over between replicas): look again shortly.
         shared.requeue_after(&key, std::time::Duration::from_secs(1));
         return Ok(());
@@ -348,10 +350,7 @@ async fn start_sync(shared: &Arc<Shared>, app: &Application, project: &AppProjec
             .first()
             .and_then(|s| s.target_revision.clone()))
         .unwrap_or_else(|| "HEAD".into());
-    shared
-        .events
-        .normal(app, "OperationStarted", format!("Initiated sync to {rev}"))
-        .await;
+    announce_start(shared, app, &rev).await;
     let control = shared.start_operation(&key);
     let asked = Instant::now();
     let (shared, app, project) = (shared.clone(), app.clone(), project.clone());
@@ -378,6 +377,34 @@ async fn start_sync(shared: &Arc<Shared>, app: &Application, project: &AppProjec
         .await;
     });
     Ok(())
+}
+
+/// The request's event, as Argo CD's API server posts it when a user asks for a sync (the
+/// CLI in core mode and `plumb server` leave it to the controller). An automated sync has
+/// posted its own (`Initiated automated sync to '<rev>'`), and Argo CD's controller posts
+/// nothing more when the operation starts.
+async fn announce_start(shared: &Shared, app: &Application, rev: &str) {
+    let op = app.operation.as_ref();
+    if op
+        .and_then(|o| o.initiated_by.as_ref())
+        .and_then(|i| i.automated)
+        .unwrap_or(false)
+    {
+        return;
+    }
+    let partial = op
+        .and_then(|o| o.sync.as_ref())
+        .and_then(|s| s.resources.as_ref())
+        .is_some_and(|r| !r.is_empty());
+    let partial = if partial { "partial " } else { "" };
+    shared
+        .events
+        .normal(
+            app,
+            "OperationStarted",
+            format!("initiated {partial}sync to {rev}"),
+        )
+        .await;
 }
 
 /// What one look at the Application found: the status to write, the codes it reports, what
@@ -461,29 +488,26 @@ async fn observe(shared: &Arc<Shared>, app: &Application, target: &Target) -> Ob
 /// removes a handled refresh request. Returns whether the Application's status now says what
 /// was observed: `false` when the write was put off because this process runs its operation
 /// ([`Shared::pace_status`]; a reconcile is queued for when it may write).
+///
+/// An automated sync decided here is requested first and then started at once: the status
+/// found and the operation's `Running` state are one write, where a later reconcile would have
+/// written each on its own (issue #17: Application writes are the API server's costliest).
 async fn write_observation(
     shared: &Arc<Shared>,
     app: &Application,
+    project: &AppProject,
     observed: &mut Observed,
     operated: bool,
     ours: bool,
 ) -> Result<bool> {
-    // Written once per change: a poll that finds nothing new writes nothing (the timestamps
-    // alone are not a change).
-    let asked = operated || observed.refresh_requested;
-    let mut current = true;
-    if asked || status::changes_anything(app, &observed.fields) {
-        let key = app_key(app);
-        match (ours && !asked).then(|| shared.pace_status(&key)).flatten() {
-            Some(wait) => {
-                shared.requeue_after(&key, wait);
-                current = false;
-            }
-            None => shared.write_status(app, observed.fields.clone()).await?,
-        }
-    }
-    if let Some(d) = observed.decision.take() {
-        act_on(shared, app, d).await?;
+    let requested = match observed.decision.take() {
+        Some(d) => act_on(shared, app, d).await?,
+        None => None,
+    };
+    if let Some(requested) = requested {
+        start_sync(shared, &requested, project, observed.fields.clone(), true).await?;
+    } else if !write_found(shared, app, observed, operated, ours).await? {
+        return Ok(false);
     }
     if observed.refresh_requested {
         let patch = json!({"metadata": {"annotations": {REFRESH: null}}});
@@ -491,7 +515,35 @@ async fn write_observation(
             .patch_app(app, &patch, "removing the refresh annotation of")
             .await?;
     }
-    Ok(current)
+    Ok(true)
+}
+
+/// Writes the status found when it changed (or was asked for); `false` when the write was put
+/// off (see [`write_observation`]).
+async fn write_found(
+    shared: &Arc<Shared>,
+    app: &Application,
+    observed: &Observed,
+    operated: bool,
+    ours: bool,
+) -> Result<bool> {
+    // Written once per change: a poll that finds nothing new writes nothing (the timestamps
+    // alone are not a change).
+    let asked = operated || observed.refresh_requested;
+    if !asked && !status::changes_anything(app, &observed.fields) {
+        return Ok(true);
+    }
+    let key = app_key(app);
+    match (ours && !asked).then(|| shared.pace_status(&key)).flatten() {
+        Some(wait) => {
+            shared.requeue_after(&key, wait);
+            Ok(false)
+        }
+        None => {
+            shared.write_status(app, observed.fields.clone()).await?;
+            Ok(true)
+        }
+    }
 }
 
 /// Events for a sync or health status that changed from what `app` holds (the status before
@@ -637,8 +689,14 @@ fn automate(
     crate::automation::decide(app, cmp, ctx)
 }
 
-/// Carries out an automation decision: the operation, the events, a later look.
-async fn act_on(shared: &Arc<Shared>, app: &Application, d: Decision) -> Result<()> {
+/// Carries out an automation decision: the events, a later look, the operation's request.
+/// Returns the Application as the request left it, for the caller to start; `None` when
+/// nothing was requested (or another writer came first: looked at again).
+async fn act_on(
+    shared: &Arc<Shared>,
+    app: &Application,
+    d: Decision,
+) -> Result<Option<Application>> {
     let key = app_key(app);
     let name = key.as_str();
     for (reason, message, warning) in &d.events {
@@ -655,29 +713,43 @@ async fn act_on(shared: &Arc<Shared>, app: &Application, d: Decision) -> Result<
     if let Some(after) = d.recheck_after {
         shared.requeue_after(name, after);
     }
-    if let Some(op) = d.operation {
-        if d.retrying_failure {
-            shared.count_auto_failure(name);
-        }
-        let mut patch = json!({"operation": op});
-        if shared.sharding.is_some() {
-            // Decided from this read: with several replicas, only if nobody wrote since (the
-            // previous owner may have just synced it).
-            patch["metadata"] =
-                json!({"resourceVersion": app.metadata.other.get("resourceVersion")});
-        }
-        match shared.try_patch_app(app, &patch).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 409 => shared.requeue(name),
-            Err(source) => {
-                return Err(Error::Api {
-                    what: format!("requesting the automated sync of {name}"),
-                    source: Box::new(source),
-                });
-            }
-        }
+    let Some(op) = d.operation else {
+        return Ok(None);
+    };
+    if d.retrying_failure {
+        shared.count_auto_failure(name);
     }
-    Ok(())
+    let mut patch = json!({"operation": op});
+    if let Some(sharding) = &shared.sharding {
+        // Decided from this read: with several replicas, only if nobody wrote since (the
+        // previous owner may have just synced it). The request claims the operation for
+        // this replica in the same guarded write.
+        patch["metadata"] = json!({
+            "resourceVersion": app.metadata.other.get("resourceVersion"),
+            "annotations": {crate::sharding::ownership::OPERATION_OWNER: sharding.identity},
+        });
+    }
+    match shared.try_patch_app(app, &patch).await {
+        Ok(written) => Ok(Some(application_of(&written, name)?)),
+        Err(kube::Error::Api(s)) if s.code == 409 => {
+            shared.requeue(name);
+            Ok(None)
+        }
+        Err(source) => Err(Error::Api {
+            what: format!("requesting the automated sync of {name}"),
+            source: Box::new(source),
+        }),
+    }
+}
+
+/// The typed Application of an object the API server returned.
+fn application_of(obj: &DynamicObject, key: &str) -> Result<Application> {
+    serde_json::to_value(obj)
+        .and_then(serde_json::from_value)
+        .map_err(|e| Error::InvalidApplication {
+            name: key.to_string(),
+            reason: e.to_string(),
+        })
 }
 
 /// The Application cannot be compared or synced as specified: status says why, and a requested

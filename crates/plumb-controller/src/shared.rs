@@ -410,6 +410,7 @@ impl Shared {
     ) -> Result<()> {
         self.try_patch_app(app, patch)
             .await
+            .map(|_| ())
             .map_err(|source| Error::Api {
                 what: format!("{what} {}", app_key(app)),
                 source: Box::new(source),
@@ -421,13 +422,13 @@ impl Shared {
         &self,
         app: &Application,
         patch: &Value,
-    ) -> std::result::Result<(), kube::Error> {
+    ) -> std::result::Result<DynamicObject, kube::Error> {
         let written = self
             .apps_api_in(app.namespace())
             .patch(app.name(), &PatchParams::default(), &Patch::Merge(patch))
             .await?;
         self.watched
             .wrote(&app_key(app), written.metadata.resource_version.as_deref());
-        Ok(())
+        Ok(written)
     }
 }

@@ -64,3 +64,4 @@ pub use result::{
 };
 pub use settings::{DiffSettings, application_rules};
 pub use strategy::Strategy;
+pub use strategy::server_side::{answer_basis, rebase_answer};

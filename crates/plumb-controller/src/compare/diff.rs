@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{CompareOptions, ComparedResource, Written};
 use crate::context::{Cluster, Engines};
-use crate::diff_cache::{DiffKey, DiffScope};
+use crate::diff_cache::{DiffScope, Hit, Probe};
 use crate::error::{Error, Result};
 
 /// How the pairs of one Application are diffed.
@@ -110,14 +110,18 @@ pub(super) async fn plan(
     let predicted = written
         .and_then(|w| w.prediction(&p.key, &desired, live).cloned())
         .or_else(|| cluster.applied.take_prediction(&p.key, &desired, live));
+    // An answer for another version with the same basis is made that version's answer.
+    let rebased = |answer: &Value, live: &Value| plumb_diff::rebase_answer(answer, live, &desired);
     if let Some(predicted) = predicted {
-        return Ok(DiffPlan::ServerSide(predicted));
+        return Ok(DiffPlan::ServerSide(rebased(&predicted, live)));
     }
     // Results depend on the ignore rules and options too: the configuration is in the key.
-    if let Some(k) = DiffKey::for_pair(scope, p)
-        && let Some(hit) = cluster.diff_cache.get(&k)
-    {
-        return Ok(DiffPlan::Cached(Box::new(hit)));
+    if let Some(probe) = Probe::for_pair(scope, p) {
+        match cluster.diff_cache.get(&probe) {
+            Some(Hit::Result(hit)) => return Ok(DiffPlan::Cached(hit)),
+            Some(Hit::Answer(answer)) => return Ok(DiffPlan::ServerSide(rebased(&answer, live))),
+            None => {}
+        }
     }
     let mut attempts = 0;
     loop {
@@ -135,11 +139,20 @@ pub(super) async fn plan(
                 });
             }
         };
-        // A controller may write the object between our read and the dry run (a Deployment's
-        // revision annotation, say); comparing across two versions would show its write as drift.
+        // Another writer may change the object between our read and the dry run; an answer
+        // for a version that differs from the one read only where the diff takes live's values
+        // (a Deployment's revision annotation) stands, any other is asked again.
         let rv = |v: &Value| v.pointer("/metadata/resourceVersion").cloned();
         if attempts >= 3 || p.live.as_ref().map(rv) == Some(rv(&predicted)) {
             return Ok(DiffPlan::ServerSide(predicted));
+        }
+        if let Some(live) = &p.live
+            && plumb_diff::answer_basis(live, &desired)
+                == plumb_diff::answer_basis(&predicted, &desired)
+        {
+            return Ok(DiffPlan::ServerSide(plumb_diff::rebase_answer(
+                &predicted, live, &desired,
+            )));
         }
         match cluster.applier.get(&p.key).await? {
             Some(fresh) => p.live = Some(fresh),
@@ -151,12 +164,16 @@ pub(super) async fn plan(
     }
 }
 
+/// A pair's diff and, for a server-side one, the dry run's answer it came from (kept with the
+/// result in the cache).
+pub(super) type Diffed = (DiffResult, Option<Value>);
+
 /// The CPU half for every planned pair, in one batch on the blocking pool: each pair with its
-/// diff and whether that result may be cached.
+/// diff.
 pub(super) async fn run(
     planned: Vec<Planned>,
     config: DiffConfig,
-) -> Result<Vec<(Planned, Option<(DiffResult, bool)>)>> {
+) -> Result<Vec<(Planned, Option<Diffed>)>> {
     tokio::task::spawn_blocking(move || {
         planned
             .into_iter()
@@ -174,20 +191,20 @@ pub(super) async fn run(
     .map_err(|e| Error::Task(e.to_string()))?
 }
 
-/// The diff a plan calls for, and whether its result may be cached.
-fn run_plan(p: &Pair, plan: DiffPlan, config: &DiffConfig) -> Result<(DiffResult, bool)> {
+/// The diff a plan calls for, with the dry run's answer when the result is to be cached.
+fn run_plan(p: &Pair, plan: DiffPlan, config: &DiffConfig) -> Result<Diffed> {
     let diff_err = |source| Error::Diff {
         key: p.key.clone(),
         source: Box::new(source),
     };
     match plan {
-        DiffPlan::Cached(hit) => Ok((*hit, false)),
+        DiffPlan::Cached(hit) => Ok((*hit, None)),
         DiffPlan::Offline { fallback } => {
             let mut r = plumb_diff::diff(p, Strategy::ThreeWay, config).map_err(diff_err)?;
             if fallback.is_some() {
                 r.strategy.fallback_reason = fallback;
             }
-            Ok((r, false))
+            Ok((r, None))
         }
         DiffPlan::ServerSide(predicted) => plumb_diff::diff(
             p,
@@ -196,7 +213,7 @@ fn run_plan(p: &Pair, plan: DiffPlan, config: &DiffConfig) -> Result<(DiffResult
             },
             config,
         )
-        .map(|r| (r, true))
+        .map(|r| (r, Some(predicted)))
         .map_err(diff_err),
     }
 }
@@ -206,14 +223,16 @@ fn run_plan(p: &Pair, plan: DiffPlan, config: &DiffConfig) -> Result<(DiffResult
 pub(super) fn resources(
     cluster: &Cluster,
     scope: DiffScope,
-    diffed: Vec<(Planned, Option<(DiffResult, bool)>)>,
+    diffed: Vec<(Planned, Option<Diffed>)>,
 ) -> Vec<ComparedResource> {
     let mut resources = Vec::with_capacity(diffed.len());
     for (e, diff) in diffed {
         let p = e.pair;
-        let diff = diff.map(|(result, cacheable)| {
-            if cacheable && let Some(k) = DiffKey::for_pair(scope, &p) {
-                cluster.diff_cache.insert(k, result.clone());
+        let diff = diff.map(|(result, answer)| {
+            if let Some(answer) = answer
+                && let Some(probe) = Probe::for_pair(scope, &p)
+            {
+                cluster.diff_cache.insert(probe, result.clone(), &answer);
             }
             result
         });

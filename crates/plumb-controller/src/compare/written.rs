@@ -57,14 +57,17 @@ impl Written {
     }
 }
 
-/// Whether the answer `stored` of applying the desired object hashed `hash` is what a dry run of
-/// `desired` against `live` would answer: the same desired object, and `live` is that very
-/// version.
+/// Whether the answer `stored` of applying the desired object hashed `hash` serves as a dry
+/// run's answer of `desired` against `live`: the same desired object and the same object, and
+/// `live` is that very version or differs from it only where the diff takes live's values
+/// anyway ([`plumb_diff::answer_basis`]: the Deployment controller's revision annotation,
+/// written moments after the apply, say).
 pub(crate) fn predicts(hash: &str, stored: &Value, desired: &Value, live: &Value) -> bool {
     let same = |p: &str| stored.pointer(p).is_some() && stored.pointer(p) == live.pointer(p);
     same("/metadata/uid")
-        && same("/metadata/resourceVersion")
         && hash == plumb_diff::hash_value(desired)
+        && (same("/metadata/resourceVersion")
+            || plumb_diff::answer_basis(stored, desired) == plumb_diff::answer_basis(live, desired))
 }
 
 /// Whether `cached` (a resourceVersion from the live cache) is at least `stored`. Kubernetes
@@ -100,8 +103,13 @@ mod tests {
             Some(&cm("10", "x"))
         );
         assert!(
-            w.prediction(&key, &desired, &cm("11", "x")).is_none(),
+            w.prediction(&key, &desired, &cm("11", "edited")).is_none(),
             "live moved on"
+        );
+        assert_eq!(
+            w.prediction(&key, &desired, &cm("11", "x")),
+            Some(&cm("10", "x")),
+            "a new version with the same content"
         );
         let mut other = desired.clone();
         other["data"]["k"] = json!("y");
@@ -114,6 +122,27 @@ mod tests {
         assert!(
             w.prediction(&key, &desired, &recreated).is_none(),
             "another object"
+        );
+        // Another manager's label, its entry and a status moments later: the same answer.
+        let mut owned = cm("10", "x");
+        owned["metadata"]["managedFields"] = json!([{"manager": "plumb-controller",
+            "operation": "Apply", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:data": {"f:k": {}}}}]);
+        w.applied(&key, &desired, &owned);
+        let mut labelled = owned.clone();
+        labelled["metadata"]["resourceVersion"] = json!("12");
+        labelled["metadata"]["labels"] = json!({"policy.example.com/scanned": "true"});
+        labelled["metadata"]["managedFields"]
+            .as_array_mut()
+            .expect("entries")
+            .push(json!({"manager": "scanner", "operation": "Update", "fieldsType": "FieldsV1",
+                         "fieldsV1": {"f:metadata": {"f:labels": {"f:policy.example.com/scanned": {}}}}}));
+        assert_eq!(w.prediction(&key, &desired, &labelled), Some(&owned));
+        let mut edited = labelled.clone();
+        edited["data"]["k"] = json!("edited");
+        assert!(
+            w.prediction(&key, &desired, &edited).is_none(),
+            "a field Plumb owns moved on"
         );
         let other_key = ResourceKey::new("", "ConfigMap", "web", "b");
         assert!(w.prediction(&other_key, &desired, &cm("10", "x")).is_none());

@@ -1,11 +1,12 @@
 //! Who runs an Application's operation when several replicas share the work: the replica that
 //! started it, recorded durably on the Application before it starts.
 //!
-//! Starting is three writes, each guarded by the resourceVersion the previous one returned: the
-//! claim (the annotation `plumb.dev/operation-owner` naming this replica), the cleared
-//! `operationState`, the `Running` state. Two replicas that both believe they own the
-//! Application (the moments around a hand-over) cannot both get through: whoever writes second
-//! gets a conflict and starts nothing. The annotation stays after the end; it is read only while
+//! Starting is two writes, the second guarded by the resourceVersion the first returned: the
+//! claim (the annotation `plumb.dev/operation-owner` naming this replica, guarded by the version
+//! the decision was made from; an automated sync's request carries it in the same write), then
+//! the `Running` state. Two replicas that both believe they own the Application (the moments
+//! around a hand-over) cannot both get through: whoever writes second gets a conflict and
+//! starts nothing. The annotation stays after the end; it is read only while
 //! the recorded state is still running, to tell a live owner (leave it alone: it finishes and
 //! records its own result) from a dead one (the operation is failed as interrupted, never run
 //! again, the rule a restarted single controller already follows).
@@ -124,13 +125,20 @@ pub(crate) async fn write_status_at(
 }
 
 /// Records the start of the operation as the reconcile would (one status write), guarded when
-/// sharding is on. Returns whether the operation is this replica's to run.
+/// sharding is on. Returns whether the operation is this replica's to run. `claimed`: `app` is
+/// as the guarded write that requested the operation and claimed it for this replica left it.
 pub(crate) async fn record_start(
     shared: &Shared,
     app: &Application,
     running: Map<String, Value>,
+    claimed: bool,
 ) -> Result<bool> {
-    let rv = match claim(shared, app).await? {
+    let claim = if claimed && shared.sharding.is_some() {
+        Some(resource_version(app))
+    } else {
+        claim(shared, app).await?
+    };
+    let rv = match claim {
         None => {
             shared.write_status(app, running).await?;
             return Ok(true);

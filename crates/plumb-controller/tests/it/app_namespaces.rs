@@ -206,13 +206,15 @@ async fn an_application_in_a_permitted_namespace_syncs_with_status_and_events_in
         let started = list.items.iter().any(|e| {
             e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("web")
                 && e.reason.as_deref() == Some("OperationStarted")
+                // Argo CD's API server's words for a requested sync.
+                && e.note.as_deref().is_some_and(|n| n.starts_with("initiated sync to "))
         });
         if started {
             break;
         }
         assert!(
             start.elapsed() < DEADLINE,
-            "no OperationStarted event in {}",
+            "no OperationStarted event \"initiated sync to ...\" in {}",
             tenant.name()
         );
         tokio::time::sleep(Duration::from_millis(200)).await;

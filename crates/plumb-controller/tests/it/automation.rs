@@ -159,14 +159,14 @@ async fn automated_sync_follows_new_commits() {
         "Argo's default retry for auto-sync"
     );
     assert_eq!(app["status"]["history"][0]["revision"], first.as_str());
-    // Each event keeps its own message: the request, the start, and every transition of sync
-    // and health status (several for the same version of the Application).
+    // Each event keeps its own message: the request (the operation's start posts no second
+    // one, as in Argo CD), and every transition of sync and health status (several for the same
+    // version of the Application).
     for (reason, note) in [
         (
             "OperationStarted",
             format!("Initiated automated sync to '{first}'"),
         ),
-        ("OperationStarted", format!("Initiated sync to {first}")),
         (
             "OperationCompleted",
             format!("Sync operation to {first} succeeded"),
@@ -190,6 +190,16 @@ async fn automated_sync_follows_new_commits() {
     ] {
         wait_note(&ctl, &name, reason, &note).await;
     }
+    let started: Vec<_> = events(&ctl, &name)
+        .await
+        .into_iter()
+        .filter(|(r, _)| r == "OperationStarted")
+        .collect();
+    assert_eq!(
+        started.len(),
+        1,
+        "one OperationStarted event for an automated sync: {started:#?}"
+    );
 
     let second = repo.commit(&[("app/cm.yaml", config_map("settings", "two"))], "two");
     ctl.patch_app(
