@@ -41,13 +41,16 @@ const POLL: Duration = Duration::from_millis(500);
 /// The least time between two writes of a running operation's progress.
 const PROGRESS_PACE: Duration = Duration::from_secs(1);
 
+/// The message of an operation that has started (Argo CD's).
+const RUNNING_MESSAGE: &str = "one or more tasks are running";
+
 /// The `operationState` written when an operation starts.
 pub fn started(app: &Application, now: &str) -> Value {
     // Written as a merge patch over the previous operation's state: clear what belonged to it.
     json!({
         "operation": app.operation,
         "phase": "Running",
-        "message": "one or more tasks are running",
+        "message": RUNNING_MESSAGE,
         "startedAt": now,
         "finishedAt": null,
         "syncResult": null,
@@ -304,33 +307,16 @@ async fn attempt(
             },
         );
         tokio::spawn(async move {
-            // A change seen while the writer paced itself, not written yet.
-            let mut pending = false;
+            // The start wrote `Running` with this message moments ago: the first progress write
+            // waits its pace as any other (a sync done within it writes no progress at all).
+            let mut written = RUNNING_MESSAGE.to_string();
             loop {
-                if !pending && rx.changed().await.is_err() {
-                    return;
-                }
-                pending = false;
-                let Some(p) = rx.borrow_and_update().clone() else {
-                    continue;
-                };
-                let mut result = result_base.clone();
-                result["resources"] = json!(p.results);
-                // No `phase`: `Terminating`, written by terminate-op, must not be overwritten.
-                let mut fields = Map::new();
-                fields.insert(
-                    "operationState".into(),
-                    json!({"message": p.message, "syncResult": result}),
-                );
-                if let Err(e) = shared.write_status(&app, fields).await {
-                    tracing::debug!(app = %app.name(), "writing progress: {}", chain(&e));
-                }
                 // At most one progress write per PROGRESS_PACE for results, but a new message
                 // (what the sync waits for, e.g. a wave's health) is written at once: a short
                 // wait must still be visible to whoever watches the sync. The end of the sync
                 // (the sender dropped) ends the wait without a write: the result written next
                 // holds it all.
-                let written = p.message;
+                let mut pending = false;
                 let pace = tokio::time::sleep(PROGRESS_PACE);
                 tokio::pin!(pace);
                 loop {
@@ -351,6 +337,25 @@ async fn attempt(
                         },
                     }
                 }
+                // Quiet through the pace: the next change is written as it comes.
+                if !pending && rx.changed().await.is_err() {
+                    return;
+                }
+                let Some(p) = rx.borrow_and_update().clone() else {
+                    continue;
+                };
+                let mut result = result_base.clone();
+                result["resources"] = json!(p.results);
+                // No `phase`: `Terminating`, written by terminate-op, must not be overwritten.
+                let mut fields = Map::new();
+                fields.insert(
+                    "operationState".into(),
+                    json!({"message": p.message, "syncResult": result}),
+                );
+                if let Err(e) = shared.write_status(&app, fields).await {
+                    tracing::debug!(app = %app.name(), "writing progress: {}", chain(&e));
+                }
+                written = p.message;
             }
         })
     };

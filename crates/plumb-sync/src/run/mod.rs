@@ -13,6 +13,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
+
 use plumb_health::{Assessor, ClusterFacts};
 use plumb_kube::{Applier, Deleted, PropagationPolicy};
 use plumb_model::ResourceKey;
@@ -27,6 +29,25 @@ use crate::options::SyncOptions;
 use crate::plan::{PlanInput, PlannedTask, plan};
 use crate::task::{SyncTask, TaskSelection};
 use crate::write::{delete_and_wait, error_text, kubectl_name, write};
+
+/// Applies one task (a hook is always created anew).
+async fn write_task(
+    applier: &Applier,
+    task: &PlannedTask,
+    desired: &Value,
+) -> Result<crate::write::Written, String> {
+    let live = if task.is_hook() {
+        None
+    } else {
+        task.live.as_ref()
+    };
+    write(applier, desired, live, &task.options, false).await
+}
+
+/// Writes of one kind a step has in flight at once (Argo CD runs them all together).
+const WRITES_IN_FLIGHT: usize = 16;
+/// Dry runs in flight at once before a sync.
+const DRY_RUNS_IN_FLIGHT: usize = 16;
 
 mod crd;
 mod hooks;
@@ -311,7 +332,7 @@ impl<'a, 'b> Run<'a, 'b> {
             revision: self.req.revision.clone(),
             started_unix: self.req.started_unix,
         });
-        let mut tasks: Vec<PlannedTask> = tasks
+        let tasks: Vec<PlannedTask> = tasks
             .into_iter()
             .map(|mut t| {
                 if self.req.force {
@@ -331,7 +352,7 @@ impl<'a, 'b> Run<'a, 'b> {
         if let Some(failed) = self.create_namespace().await {
             return failed;
         }
-        if let Some(failed) = self.dry_run_all(&mut tasks).await {
+        if let Some(failed) = self.dry_run_all(&tasks).await {
             return failed;
         }
         if self.req.dry_run {
@@ -436,83 +457,100 @@ impl<'a, 'b> Run<'a, 'b> {
                 apply_failed = true;
             }
         }
-        for &i in in_step {
-            let e = &mut execs[i];
-            if e.task.is_prune() || e.state != State::Pending {
-                continue;
-            }
-            let Some(mut desired) = e.task.desired.clone() else {
-                continue;
-            };
-            if e.task.is_hook() {
-                add_hook_finalizer(&mut desired);
-            }
-            let live = if e.task.is_hook() {
-                None
-            } else {
-                e.task.live.clone()
-            };
-            let task = e.task.clone();
-            match write(
-                self.ctx.applier,
-                &desired,
-                live.as_ref(),
-                &task.options,
-                false,
-            )
-            .await
-            {
-                Ok(w) => {
-                    if let (Some(applied), Some(stored), false) =
-                        (self.ctx.applied, w.stored.as_ref(), task.is_hook())
-                    {
-                        applied(&task.key, &desired, stored);
+        // As Argo CD: the step's tasks kind after kind, in the planned order, and the tasks of
+        // one kind together (at most WRITES_IN_FLIGHT at once); their results in that order.
+        let pending: Vec<usize> = in_step
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let e = &execs[i];
+                !e.task.is_prune() && e.state == State::Pending && e.task.desired.is_some()
+            })
+            .collect();
+        let same_kind = |a: usize, b: usize| {
+            let (a, b) = (&execs[a].task.key, &execs[b].task.key);
+            a.group == b.group && a.kind == b.kind
+        };
+        let groups: Vec<Vec<usize>> = pending
+            .chunk_by(|&a, &b| same_kind(a, b))
+            .map(<[usize]>::to_vec)
+            .collect();
+        for group in groups {
+            let writes: Vec<(PlannedTask, Value)> = group
+                .iter()
+                .map(|&i| {
+                    let task = execs[i].task.clone();
+                    let mut desired = task.desired.clone().unwrap_or(Value::Null);
+                    if task.is_hook() {
+                        add_hook_finalizer(&mut desired);
                     }
-                    let msg = format!("{} {}", kubectl_name(&task.key), w.verb);
-                    let idx = self.record(&task, Some(ResultCode::Synced), msg);
-                    let e = &mut execs[i];
-                    e.result = Some(idx);
-                    // Argo CD: an applied object is `Running` until its health is looked at
-                    // (before the next step); the last step's objects stay `Running`.
-                    self.results[idx].hook_phase = Some(OperationPhase::Running);
-                    if !task.is_hook() && ends_when_applied {
-                        self.results[idx].finished_at = Some(now());
-                        e.state = State::Succeeded;
-                    } else {
-                        e.state = State::Running;
-                    }
-                    if is_crd(&task.key) {
-                        // Its custom resources may follow in this very step (a CRD adopts
-                        // the wave of its first resource): they need the kind served first.
-                        self.report();
-                        if let Err(msg) = self.wait_established(&task.key).await {
-                            let r = &mut self.results[idx];
-                            r.status = Some(ResultCode::SyncFailed);
-                            r.hook_phase = Some(OperationPhase::Failed);
-                            r.message = Some(msg);
-                            r.finished_at = Some(now());
-                            execs[i].state = State::Failed;
-                            self.report();
-                            return Some(
-                                "one or more synchronization tasks completed unsuccessfully",
-                            );
+                    (task, desired)
+                })
+                .collect();
+            let applier = self.ctx.applier;
+            let futures: Vec<_> = writes
+                .iter()
+                .map(|(task, desired)| write_task(applier, task, desired))
+                .collect();
+            let answers: Vec<Result<crate::write::Written, String>> =
+                futures::stream::iter(futures)
+                    .buffered(WRITES_IN_FLIGHT)
+                    .collect()
+                    .await;
+            for ((&i, (task, desired)), answer) in group.iter().zip(writes).zip(answers) {
+                match answer {
+                    Ok(w) => {
+                        if let (Some(applied), Some(stored), false) =
+                            (self.ctx.applied, w.stored.as_ref(), task.is_hook())
+                        {
+                            applied(&task.key, &desired, stored);
                         }
-                        if last {
+                        let msg = format!("{} {}", kubectl_name(&task.key), w.verb);
+                        let idx = self.record(&task, Some(ResultCode::Synced), msg);
+                        let e = &mut execs[i];
+                        e.result = Some(idx);
+                        // Argo CD: an applied object is `Running` until its health is looked at
+                        // (before the next step); the last step's objects stay `Running`.
+                        self.results[idx].hook_phase = Some(OperationPhase::Running);
+                        if !task.is_hook() && ends_when_applied {
                             self.results[idx].finished_at = Some(now());
+                            e.state = State::Succeeded;
+                        } else {
+                            e.state = State::Running;
+                        }
+                        if is_crd(&task.key) {
+                            // Its custom resources may follow in this very step (a CRD adopts
+                            // the wave of its first resource): they need the kind served first.
+                            self.report();
+                            if let Err(msg) = self.wait_established(&task.key).await {
+                                let r = &mut self.results[idx];
+                                r.status = Some(ResultCode::SyncFailed);
+                                r.hook_phase = Some(OperationPhase::Failed);
+                                r.message = Some(msg);
+                                r.finished_at = Some(now());
+                                execs[i].state = State::Failed;
+                                self.report();
+                                return Some(
+                                    "one or more synchronization tasks completed unsuccessfully",
+                                );
+                            }
+                            if last {
+                                self.results[idx].finished_at = Some(now());
+                            }
                         }
                     }
+                    Err(msg) => {
+                        let idx = self.record(&task, Some(ResultCode::SyncFailed), msg);
+                        self.results[idx].finished_at = Some(now());
+                        self.results[idx].hook_phase = Some(OperationPhase::Failed);
+                        let e = &mut execs[i];
+                        e.result = Some(idx);
+                        e.state = State::Failed;
+                        apply_failed = true;
+                    }
                 }
-                Err(msg) => {
-                    let idx = self.record(&task, Some(ResultCode::SyncFailed), msg);
-                    self.results[idx].finished_at = Some(now());
-                    self.results[idx].hook_phase = Some(OperationPhase::Failed);
-                    let e = &mut execs[i];
-                    e.result = Some(idx);
-                    e.state = State::Failed;
-                    apply_failed = true;
-                }
+                self.report();
             }
-            self.report();
         }
         if apply_failed {
             return Some("one or more objects failed to apply");

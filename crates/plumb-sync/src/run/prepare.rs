@@ -121,8 +121,9 @@ impl Run<'_, '_> {
 
     /// Every object is dry-run before anything changes; one failure fails the sync. Custom
     /// resources whose CRD is part of this sync (or `SkipDryRunOnMissingResource=true`) skip
-    /// the dry run when their kind is not served yet.
-    pub(super) async fn dry_run_all(&mut self, tasks: &mut [PlannedTask]) -> Option<SyncOutcome> {
+    /// the dry run when their kind is not served yet. The dry runs change nothing, so they are
+    /// asked together (at most [`DRY_RUNS_IN_FLIGHT`] at once) and read in the tasks' order.
+    pub(super) async fn dry_run_all(&mut self, tasks: &[PlannedTask]) -> Option<SyncOutcome> {
         let crd_kinds: BTreeSet<(String, String)> = tasks
             .iter()
             .filter(|t| t.key.kind == "CustomResourceDefinition" && !t.is_prune())
@@ -140,48 +141,38 @@ impl Run<'_, '_> {
                 )
             })
             .collect();
+        // A dry-run sync does not create the namespace, and the API server refuses a dry run
+        // into a namespace that does not exist; Argo CD's dry-run sync (a client-side dry run)
+        // passes such objects, and so does Plumb.
+        let (checked, passed): (Vec<&PlannedTask>, Vec<&PlannedTask>) =
+            tasks.iter().filter(|t| t.desired.is_some()).partition(|t| {
+                self.namespace_not_created
+                    .as_ref()
+                    .is_none_or(|ns| *ns != t.key.namespace)
+            });
+        for t in passed {
+            self.dry_verbs.push((t.key.clone(), "created"));
+        }
+        let futures: Vec<_> = checked.iter().map(|t| self.dry_run_task(t)).collect();
+        let answers: Vec<Result<Option<&'static str>, String>> = futures::stream::iter(futures)
+            .buffered(DRY_RUNS_IN_FLIGHT)
+            .collect()
+            .await;
         let mut failed = Vec::new();
-        for t in tasks.iter_mut() {
-            let Some(desired) = t.desired.clone() else {
-                continue;
-            };
-            // A dry-run sync does not create the namespace, and the API server refuses a dry
-            // run into a namespace that does not exist; Argo CD's dry-run sync (a client-side
-            // dry run) passes such objects, and so does Plumb.
-            if self
-                .namespace_not_created
-                .as_ref()
-                .is_some_and(|ns| *ns == t.key.namespace)
-            {
-                self.dry_verbs.push((t.key.clone(), "created"));
-                continue;
-            }
-            let r = if t.is_hook() {
-                self.dry_run_hook(&desired).await
-            } else {
-                match write(
-                    self.ctx.applier,
-                    &desired,
-                    t.live.as_ref(),
-                    &t.options,
-                    true,
-                )
-                .await
-                {
-                    Ok(w) => {
-                        self.dry_verbs.push((t.key.clone(), w.verb));
-                        Ok(())
+        for (t, answer) in checked.into_iter().zip(answers) {
+            match answer {
+                Ok(Some(verb)) => self.dry_verbs.push((t.key.clone(), verb)),
+                Ok(None) => {}
+                Err(msg) => {
+                    let missing_kind = msg.contains("kind not served by the API server");
+                    let crd_here = crd_kinds.contains(&(t.key.group.clone(), t.key.kind.clone()));
+                    if missing_kind
+                        && (crd_here || t.options.is_true("SkipDryRunOnMissingResource"))
+                    {
+                        continue;
                     }
-                    Err(e) => Err(e),
+                    failed.push((t.clone(), msg));
                 }
-            };
-            if let Err(msg) = r {
-                let missing_kind = msg.contains("kind not served by the API server");
-                let crd_here = crd_kinds.contains(&(t.key.group.clone(), t.key.kind.clone()));
-                if missing_kind && (crd_here || t.options.is_true("SkipDryRunOnMissingResource")) {
-                    continue;
-                }
-                failed.push((t.clone(), msg));
             }
         }
         if failed.is_empty() {
@@ -192,6 +183,18 @@ impl Run<'_, '_> {
                 "one or more objects failed to apply (dry run)",
                 Some(OperationPhase::Failed),
             ))
+        }
+    }
+
+    /// One task's dry run: the verb it would take (none for a hook).
+    async fn dry_run_task(&self, t: &PlannedTask) -> Result<Option<&'static str>, String> {
+        let desired = t.desired.as_ref().unwrap_or(&Value::Null);
+        if t.is_hook() {
+            self.dry_run_hook(desired).await.map(|()| None)
+        } else {
+            write(self.ctx.applier, desired, t.live.as_ref(), &t.options, true)
+                .await
+                .map(|w| Some(w.verb))
         }
     }
 
