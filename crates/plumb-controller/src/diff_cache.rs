@@ -59,12 +59,6 @@ pub struct DiffKey {
 }
 
 impl DiffKey {
-    /// The key of a pair under `scope`; `None` without a desired or a live object, or a live
-    /// object without a resourceVersion (never cached).
-    pub fn for_pair(scope: DiffScope, pair: &Pair) -> Option<Self> {
-        Probe::for_pair(scope, pair).map(|p| p.key)
-    }
-
     fn slot(&self) -> ObjectSlot {
         (self.config_id, self.live_uid.clone())
     }
@@ -83,7 +77,8 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// The probe of a pair under `scope` (see [`DiffKey::for_pair`]).
+    /// The probe of a pair under `scope`; `None` without a desired or a live object, or a
+    /// live object without a resourceVersion (never cached).
     pub fn for_pair(scope: DiffScope, pair: &Pair) -> Option<Self> {
         let live = pair.live.as_ref()?;
         let desired = pair.desired.as_ref()?;
@@ -463,28 +458,19 @@ mod tests {
         live["status"] = json!({"readyReplicas": 1});
         live["metadata"]["managedFields"] = json!([{"manager": "kube-controller-manager",
             "operation": "Update", "subresource": "status", "time": "2026-12-02T02:00:00Z"}]);
-        assert_eq!(
-            DiffKey::for_pair(ignored, &p),
-            DiffKey::for_pair(ignored, &status_written)
-        );
+        assert_eq!(key(ignored, &p), key(ignored, &status_written));
         assert_ne!(
-            DiffKey::for_pair(scope(1), &p),
-            DiffKey::for_pair(scope(1), &status_written),
+            key(scope(1), &p),
+            key(scope(1), &status_written),
             "where status counts, any new version is diffed again"
         );
         // A change of anything else is a new live object.
         let mut edited = p.clone();
         edited.live.as_mut().expect("live")["data"]["k"] = json!("changed");
-        assert_ne!(
-            DiffKey::for_pair(ignored, &p),
-            DiffKey::for_pair(ignored, &edited)
-        );
+        assert_ne!(key(ignored, &p), key(ignored, &edited));
         let mut labelled = p.clone();
         labelled.live.as_mut().expect("live")["metadata"]["labels"] = json!({"team": "a"});
-        assert_ne!(
-            DiffKey::for_pair(ignored, &p),
-            DiffKey::for_pair(ignored, &labelled)
-        );
+        assert_ne!(key(ignored, &p), key(ignored, &labelled));
     }
 
     #[test]
@@ -511,6 +497,10 @@ mod tests {
             answers.is_empty(),
             "used once: the diff cache holds the result from then on"
         );
+    }
+
+    fn key(scope: DiffScope, p: &Pair) -> Option<DiffKey> {
+        Probe::for_pair(scope, p).map(|p| p.key)
     }
 
     /// The dry run's answer a test result stands for: the live object itself.

@@ -289,14 +289,10 @@ async fn attempt(
     };
     request.permitted = Some(crate::guard::permission_check(project, app, cluster));
 
-    // Progress goes through a watch channel to one writer: the engine never waits for the API
-    // server, and a burst of changes becomes one status write.
-    let (tx, mut rx) = watch::channel::<Option<Progress>>(None);
+    let (tx, rx) = watch::channel::<Option<Progress>>(None);
     let writer = {
-        let shared = shared.clone();
-        let app = app.clone();
         let result_base = sync_result(
-            &app,
+            app,
             &cmp,
             &SyncOutcome {
                 phase: OperationPhase::Running,
@@ -306,58 +302,7 @@ async fn attempt(
                 braked: false,
             },
         );
-        tokio::spawn(async move {
-            // The start wrote `Running` with this message moments ago: the first progress write
-            // waits its pace as any other (a sync done within it writes no progress at all).
-            let mut written = RUNNING_MESSAGE.to_string();
-            loop {
-                // At most one progress write per PROGRESS_PACE for results, but a new message
-                // (what the sync waits for, e.g. a wave's health) is written at once: a short
-                // wait must still be visible to whoever watches the sync. The end of the sync
-                // (the sender dropped) ends the wait without a write: the result written next
-                // holds it all.
-                let mut pending = false;
-                let pace = tokio::time::sleep(PROGRESS_PACE);
-                tokio::pin!(pace);
-                loop {
-                    tokio::select! {
-                        _ = &mut pace => break,
-                        changed = rx.changed() => match changed {
-                            Ok(()) => {
-                                pending = true;
-                                let news = rx
-                                    .borrow()
-                                    .as_ref()
-                                    .is_some_and(|n| n.message != written);
-                                if news {
-                                    break;
-                                }
-                            }
-                            Err(_) => return,
-                        },
-                    }
-                }
-                // Quiet through the pace: the next change is written as it comes.
-                if !pending && rx.changed().await.is_err() {
-                    return;
-                }
-                let Some(p) = rx.borrow_and_update().clone() else {
-                    continue;
-                };
-                let mut result = result_base.clone();
-                result["resources"] = json!(p.results);
-                // No `phase`: `Terminating`, written by terminate-op, must not be overwritten.
-                let mut fields = Map::new();
-                fields.insert(
-                    "operationState".into(),
-                    json!({"message": p.message, "syncResult": result}),
-                );
-                if let Err(e) = shared.write_status(&app, fields).await {
-                    tracing::debug!(app = %app.name(), "writing progress: {}", chain(&e));
-                }
-                written = p.message;
-            }
-        })
+        tokio::spawn(write_progress(shared.clone(), app.clone(), result_base, rx))
     };
     let progress = move |p: &Progress| {
         let _ = tx.send(Some(p.clone()));
@@ -384,6 +329,66 @@ async fn attempt(
     drop(progress);
     let _ = writer.await;
     (outcome, Some(cmp))
+}
+
+/// Writes a running sync's progress to `operationState` as the engine reports it: the engine
+/// never waits for the API server, and a burst of changes becomes one status write.
+async fn write_progress(
+    shared: Arc<Shared>,
+    app: Application,
+    result_base: Value,
+    mut rx: watch::Receiver<Option<Progress>>,
+) {
+    // The start wrote `Running` with this message moments ago: the first progress write
+    // waits its pace as any other (a sync done within it writes no progress at all).
+    let mut written = RUNNING_MESSAGE.to_string();
+    loop {
+        // At most one progress write per PROGRESS_PACE for results, but a new message
+        // (what the sync waits for, e.g. a wave's health) is written at once: a short
+        // wait must still be visible to whoever watches the sync. The end of the sync
+        // (the sender dropped) ends the wait without a write: the result written next
+        // holds it all.
+        let mut pending = false;
+        let pace = tokio::time::sleep(PROGRESS_PACE);
+        tokio::pin!(pace);
+        loop {
+            tokio::select! {
+                _ = &mut pace => break,
+                changed = rx.changed() => match changed {
+                    Ok(()) => {
+                        pending = true;
+                        let news = rx
+                            .borrow()
+                            .as_ref()
+                            .is_some_and(|n| n.message != written);
+                        if news {
+                            break;
+                        }
+                    }
+                    Err(_) => return,
+                },
+            }
+        }
+        // Quiet through the pace: the next change is written as it comes.
+        if !pending && rx.changed().await.is_err() {
+            return;
+        }
+        let Some(p) = rx.borrow_and_update().clone() else {
+            continue;
+        };
+        let mut result = result_base.clone();
+        result["resources"] = json!(p.results);
+        // No `phase`: `Terminating`, written by terminate-op, must not be overwritten.
+        let mut fields = Map::new();
+        fields.insert(
+            "operationState".into(),
+            json!({"message": p.message, "syncResult": result}),
+        );
+        if let Err(e) = shared.write_status(&app, fields).await {
+            tracing::debug!(app = %app.name(), "writing progress: {}", chain(&e));
+        }
+        written = p.message;
+    }
 }
 
 /// The engine's request from the comparison, the Application and the operation.

@@ -106,27 +106,23 @@ pub fn rebase_answer(answer: &Value, live: &Value, desired: &Value) -> Value {
         Some(rv) => meta.insert("resourceVersion".into(), rv.clone()),
         None => meta.remove("resourceVersion"),
     };
-    let live_entries = live_field("managedFields").and_then(Value::as_array);
-    let answer_entries = meta.get("managedFields").and_then(Value::as_array);
-    if live_entries.is_some() || answer_entries.is_some() {
-        let kept_from = |entries: Option<&Vec<Value>>, plumbs: bool| -> Vec<Value> {
-            entries
-                .into_iter()
-                .flatten()
-                .filter(|e| {
-                    if ours.is_empty() {
-                        // Nothing told apart: the answer's entries but status ones, live's status.
-                        is_status_entry(e) != plumbs
-                    } else {
-                        (is_plumbs(e) && !is_status_entry(e)) == plumbs
-                    }
-                })
-                .cloned()
-                .collect()
-        };
-        let mut entries = kept_from(answer_entries, true);
-        entries.extend(kept_from(live_entries, false));
-        meta.insert("managedFields".into(), Value::Array(entries));
+    // The answer's own entries (Plumb's; all but the status ones when Plumb has none), live's
+    // others.
+    let from_answer = |e: &Value| !is_status_entry(e) && (ours.is_empty() || is_plumbs(e));
+    let entries = |obj: Option<&Value>, answers: bool| -> Vec<Value> {
+        obj.and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|e| from_answer(e) == answers)
+            .cloned()
+            .collect()
+    };
+    let mut merged = entries(meta.get("managedFields"), true);
+    merged.extend(entries(live_field("managedFields"), false));
+    if merged.is_empty() {
+        meta.remove("managedFields");
+    } else {
+        meta.insert("managedFields".into(), Value::Array(merged));
     }
     if ours.is_empty() {
         return v;

@@ -457,8 +457,30 @@ impl<'a, 'b> Run<'a, 'b> {
                 apply_failed = true;
             }
         }
-        // As Argo CD: the step's tasks kind after kind, in the planned order, and the tasks of
-        // one kind together (at most WRITES_IN_FLIGHT at once); their results in that order.
+        match self
+            .apply_step(execs, in_step, last, ends_when_applied)
+            .await
+        {
+            Err(message) => return Some(message),
+            Ok(failed) => apply_failed |= failed,
+        }
+        if apply_failed {
+            return Some("one or more objects failed to apply");
+        }
+        self.wait_for_step(execs, in_step).await
+    }
+
+    /// The step's applies, as Argo CD runs them: kind after kind in the planned order, the tasks
+    /// of one kind together (at most [`WRITES_IN_FLIGHT`] at once), their results recorded in
+    /// that order. `Ok(true)` when an apply failed; `Err` when a CRD never became established
+    /// (nothing after it is applied).
+    async fn apply_step(
+        &mut self,
+        execs: &mut [Exec],
+        in_step: &[usize],
+        last: bool,
+        ends_when_applied: bool,
+    ) -> Result<bool, &'static str> {
         let pending: Vec<usize> = in_step
             .iter()
             .copied()
@@ -475,6 +497,7 @@ impl<'a, 'b> Run<'a, 'b> {
             .chunk_by(|&a, &b| same_kind(a, b))
             .map(<[usize]>::to_vec)
             .collect();
+        let mut failed = false;
         for group in groups {
             let writes: Vec<(PlannedTask, Value)> = group
                 .iter()
@@ -500,62 +523,80 @@ impl<'a, 'b> Run<'a, 'b> {
             for ((&i, (task, desired)), answer) in group.iter().zip(writes).zip(answers) {
                 match answer {
                     Ok(w) => {
-                        if let (Some(applied), Some(stored), false) =
-                            (self.ctx.applied, w.stored.as_ref(), task.is_hook())
-                        {
-                            applied(&task.key, &desired, stored);
-                        }
-                        let msg = format!("{} {}", kubectl_name(&task.key), w.verb);
-                        let idx = self.record(&task, Some(ResultCode::Synced), msg);
-                        let e = &mut execs[i];
-                        e.result = Some(idx);
-                        // Argo CD: an applied object is `Running` until its health is looked at
-                        // (before the next step); the last step's objects stay `Running`.
-                        self.results[idx].hook_phase = Some(OperationPhase::Running);
-                        if !task.is_hook() && ends_when_applied {
-                            self.results[idx].finished_at = Some(now());
-                            e.state = State::Succeeded;
-                        } else {
-                            e.state = State::Running;
-                        }
+                        self.record_applied(&mut execs[i], &task, &desired, &w, ends_when_applied);
                         if is_crd(&task.key) {
-                            // Its custom resources may follow in this very step (a CRD adopts
-                            // the wave of its first resource): they need the kind served first.
-                            self.report();
-                            if let Err(msg) = self.wait_established(&task.key).await {
-                                let r = &mut self.results[idx];
-                                r.status = Some(ResultCode::SyncFailed);
-                                r.hook_phase = Some(OperationPhase::Failed);
-                                r.message = Some(msg);
-                                r.finished_at = Some(now());
-                                execs[i].state = State::Failed;
-                                self.report();
-                                return Some(
-                                    "one or more synchronization tasks completed unsuccessfully",
-                                );
-                            }
-                            if last {
-                                self.results[idx].finished_at = Some(now());
-                            }
+                            self.await_crd(&mut execs[i], &task, last).await?;
                         }
                     }
                     Err(msg) => {
                         let idx = self.record(&task, Some(ResultCode::SyncFailed), msg);
                         self.results[idx].finished_at = Some(now());
                         self.results[idx].hook_phase = Some(OperationPhase::Failed);
-                        let e = &mut execs[i];
-                        e.result = Some(idx);
-                        e.state = State::Failed;
-                        apply_failed = true;
+                        execs[i].result = Some(idx);
+                        execs[i].state = State::Failed;
+                        failed = true;
                     }
                 }
                 self.report();
             }
         }
-        if apply_failed {
-            return Some("one or more objects failed to apply");
+        Ok(failed)
+    }
+
+    /// Records a successful apply of `task`.
+    fn record_applied(
+        &mut self,
+        e: &mut Exec,
+        task: &PlannedTask,
+        desired: &Value,
+        w: &crate::write::Written,
+        ends_when_applied: bool,
+    ) {
+        if let (Some(applied), Some(stored), false) =
+            (self.ctx.applied, w.stored.as_ref(), task.is_hook())
+        {
+            applied(&task.key, desired, stored);
         }
-        self.wait_for_step(execs, in_step).await
+        let msg = format!("{} {}", kubectl_name(&task.key), w.verb);
+        let idx = self.record(task, Some(ResultCode::Synced), msg);
+        e.result = Some(idx);
+        // Argo CD: an applied object is `Running` until its health is looked at (before the
+        // next step); the last step's objects stay `Running`.
+        self.results[idx].hook_phase = Some(OperationPhase::Running);
+        if !task.is_hook() && ends_when_applied {
+            self.results[idx].finished_at = Some(now());
+            e.state = State::Succeeded;
+        } else {
+            e.state = State::Running;
+        }
+    }
+
+    /// Waits until an applied CRD is established: its custom resources may follow in this very
+    /// step (a CRD adopts the wave of its first resource) and need the kind served first.
+    async fn await_crd(
+        &mut self,
+        e: &mut Exec,
+        task: &PlannedTask,
+        last: bool,
+    ) -> Result<(), &'static str> {
+        let Some(idx) = e.result else {
+            return Ok(());
+        };
+        self.report();
+        if let Err(msg) = self.wait_established(&task.key).await {
+            let r = &mut self.results[idx];
+            r.status = Some(ResultCode::SyncFailed);
+            r.hook_phase = Some(OperationPhase::Failed);
+            r.message = Some(msg);
+            r.finished_at = Some(now());
+            e.state = State::Failed;
+            self.report();
+            return Err("one or more synchronization tasks completed unsuccessfully");
+        }
+        if last {
+            self.results[idx].finished_at = Some(now());
+        }
+        Ok(())
     }
 
     /// Waits until every running task of the step finished; returns the failure message when
