@@ -233,6 +233,17 @@ impl LiveCacheReader {
     }
 }
 
+/// Whether a watch failed because the API server does not serve the kind (404 Not Found).
+fn is_not_found(error: &watcher::Error) -> bool {
+    match error {
+        watcher::Error::InitialListFailed(e)
+        | watcher::Error::WatchStartFailed(e)
+        | watcher::Error::WatchFailed(e) => matches!(e, kube::Error::Api(s) if s.code == 404),
+        watcher::Error::WatchError(s) => s.code == 404,
+        _ => false,
+    }
+}
+
 fn key_of(kind: &ApiKind, obj: &DynamicObject) -> ResourceKey {
     ResourceKey::new(
         kind.resource.group.clone(),
@@ -276,6 +287,7 @@ pub fn live_cache(
         config,
         watched,
         stops: HashMap::new(),
+        not_found: HashSet::new(),
         pending,
         relisting: HashMap::new(),
         ready_sent: false,
@@ -311,6 +323,14 @@ fn watch_kind(
         .boxed()
 }
 
+/// One kind's watch.
+struct Watch {
+    /// Set to end the watch's stream.
+    stop: Arc<AtomicBool>,
+    /// The name a CRD defining the kind would have (`<plural>.<group>`).
+    crd_name: String,
+}
+
 /// The writer side: applies watch events to the store and queues what to yield.
 struct State {
     store: Arc<RwLock<Store>>,
@@ -318,8 +338,11 @@ struct State {
     config: LiveCacheConfig,
     /// Kinds being watched (shared with readers).
     watched: Arc<RwLock<BTreeSet<GroupKind>>>,
-    /// Stop flags of the watches, per kind.
-    stops: HashMap<GroupKind, Arc<AtomicBool>>,
+    /// The watches, per kind.
+    stops: HashMap<GroupKind, Watch>,
+    /// Watched kinds whose last list or watch the API server answered with 404 Not Found: a
+    /// kind whose CRD is gone, or one whose CRD is so new that it is not served yet.
+    not_found: HashSet<GroupKind>,
     watches: SelectAll<BoxStream<'static, KindEvent>>,
     /// Kinds whose initial list has not finished (shared with readers).
     pending: Arc<RwLock<HashSet<GroupKind>>>,
@@ -347,15 +370,21 @@ impl State {
         let event = match event {
             Ok(event) => event,
             Err(source) => {
+                let not_found = is_not_found(&source);
                 self.out.push_back(Err(Error::Watch {
-                    gk,
+                    gk: gk.clone(),
                     source: Box::new(source),
                 }));
+                if not_found && self.not_found.insert(gk.clone()) {
+                    self.drop_if_undefined(&gk);
+                }
                 return;
             }
         };
+        self.not_found.remove(&gk);
         let initial = self.pending().contains(&gk);
-        if crds::is_crd_kind(kind) {
+        let crd_kind = crds::is_crd_kind(kind);
+        if crd_kind {
             self.crd_event(&event);
         }
         match event {
@@ -386,28 +415,104 @@ impl State {
                     .into_iter()
                     .filter(|k| !seen.contains(k))
                     .collect();
-                for key in stale {
-                    let change = self.write().remove(&key);
+                for key in &stale {
+                    let change = self.write().remove(key);
                     self.notify(change);
                 }
-                let (synced, all) = {
-                    let mut pending = self.pending_mut();
-                    (pending.remove(&gk), pending.is_empty())
-                };
-                if synced {
+                if self.pending_mut().remove(&gk) {
                     self.out.push_back(Ok(LiveEvent::KindSynced(gk)));
                 }
-                if all && !self.ready_sent {
-                    self.ready_sent = true;
-                    self.out.push_back(Ok(LiveEvent::Ready));
+                if crd_kind {
+                    // CRDs deleted while their list was redone left no delete event behind.
+                    for crd in &stale {
+                        if let Some(gk) = self.kind_defined_by(&crd.name) {
+                            self.drop_kind(&gk);
+                        }
+                    }
+                    for gk in self.not_found.clone() {
+                        self.drop_if_undefined(&gk);
+                    }
                 }
+                self.send_ready_when_complete();
             }
         }
     }
 
+    /// Sends `Ready` once, when no watched kind is still waiting for its initial list.
+    fn send_ready_when_complete(&mut self) {
+        if !self.ready_sent && self.pending().is_empty() {
+            self.ready_sent = true;
+            self.out.push_back(Ok(LiveEvent::Ready));
+        }
+    }
+
+    /// The watched kind a CRD of this name defines.
+    fn kind_defined_by(&self, crd_name: &str) -> Option<GroupKind> {
+        self.stops
+            .iter()
+            .find(|(_, w)| w.crd_name == crd_name)
+            .map(|(gk, _)| gk.clone())
+    }
+
+    /// Drops a kind the API server does not know (404) when the complete list of CRDs has no
+    /// CRD for it: its CRD was deleted before the CRD list was taken, so no delete event will
+    /// come, and waiting for its list would keep the cache from ever being complete. A kind whose
+    /// CRD is listed keeps being retried (a new CRD is served a moment after it is Established);
+    /// so does one served otherwise (an aggregated API), and every kind while the CRDs' own list
+    /// is incomplete or not watched.
+    fn drop_if_undefined(&mut self, gk: &GroupKind) {
+        let crds = GroupKind::new("apiextensions.k8s.io", "CustomResourceDefinition");
+        if !self.stops.contains_key(&crds) || self.pending().contains(&crds) {
+            return;
+        }
+        let Some(crd_name) = self.stops.get(gk).map(|w| w.crd_name.clone()) else {
+            return;
+        };
+        let crd_key = ResourceKey::new(crds.group, crds.kind, "", crd_name);
+        let defined = self
+            .store
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&crd_key)
+            .is_some();
+        if !defined {
+            tracing::debug!(%gk, "kind not found and no CRD defines it: no longer watching it");
+            self.drop_kind(gk);
+        }
+    }
+
+    /// Stops watching a kind and forgets its objects.
+    fn drop_kind(&mut self, gk: &GroupKind) {
+        let Some(watch) = self.stops.remove(gk) else {
+            return;
+        };
+        watch.stop.store(true, Ordering::Relaxed);
+        self.not_found.remove(gk);
+        // Objects go before the kind leaves the watched set: a reader that sees the kind
+        // unwatched must not still find its objects.
+        for key in self.read_kind_keys(gk) {
+            let change = self.write().remove(&key);
+            self.notify(change);
+        }
+        self.watched
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(gk);
+        self.relisting.remove(gk);
+        self.pending_mut().remove(gk);
+        self.send_ready_when_complete();
+    }
+
     fn start_watch(&mut self, kind: Arc<ApiKind>) {
         let stop = Arc::new(AtomicBool::new(false));
-        self.stops.insert(kind.group_kind(), stop.clone());
+        let crd_name = format!("{}.{}", kind.resource.plural, kind.resource.group);
+        self.stops.insert(
+            kind.group_kind(),
+            Watch {
+                stop: stop.clone(),
+                crd_name,
+            },
+        );
         self.watches
             .push(watch_kind(self.client.clone(), kind, stop));
     }
@@ -437,22 +542,10 @@ impl State {
                 let Some(gk) = crds::defined_group_kind(crd) else {
                     return;
                 };
-                let Some(stop) = self.stops.remove(&gk) else {
-                    return;
-                };
-                tracing::debug!(%gk, "CRD deleted: no longer watching its kind");
-                stop.store(true, Ordering::Relaxed);
-                // Objects go before the kind leaves the watched set: a reader that sees the kind
-                // unwatched must not still find its objects.
-                for key in self.read_kind_keys(&gk) {
-                    let change = self.write().remove(&key);
-                    self.notify(change);
+                if self.stops.contains_key(&gk) {
+                    tracing::debug!(%gk, "CRD deleted: no longer watching its kind");
+                    self.drop_kind(&gk);
                 }
-                self.watched
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&gk);
-                self.pending_mut().remove(&gk);
             }
             _ => {}
         }

@@ -1,16 +1,15 @@
 //! Discovery sees a CRD installed after it first ran, with the CRD's own (irregular) plural.
 
-use plumb_kube::{Deleted, PropagationPolicy};
-use plumb_model::{GroupKind, ResourceKey};
+use plumb_model::GroupKind;
 use plumb_testenv::TestEnv;
 use serde_json::json;
 
-use crate::{eventually, setup};
+use crate::setup;
 
 #[tokio::test]
 async fn a_new_crd_is_resolved_after_refresh() {
     let ns = TestEnv::shared().namespace("discovery");
-    let (_, discovery, applier) = setup().await;
+    let (client, discovery, applier) = setup().await;
     // CRDs are cluster-wide: a group per test process keeps processes sharing a cluster apart.
     let group = format!("p{}.plumb-test.example.com", std::process::id());
     let crd_name = format!("octopodes.{group}");
@@ -55,21 +54,7 @@ async fn a_new_crd_is_resolved_after_refresh() {
     let stored = applier.apply(&octopus, None).await.unwrap();
     assert_eq!(stored["spec"]["arms"], 8);
 
-    let key = ResourceKey::new(
-        "apiextensions.k8s.io",
-        "CustomResourceDefinition",
-        "",
-        &crd_name,
-    );
-    let deleted = applier
-        .delete(&key, PropagationPolicy::Background)
-        .await
-        .unwrap();
-    assert_ne!(deleted, Deleted::NotFound);
-    eventually("the CRD to be deleted", || async {
-        applier.get(&key).await.unwrap().is_none().then_some(())
-    })
-    .await;
+    crate::delete_crd(&applier, &client, &crd_name).await;
 }
 
 #[tokio::test]

@@ -16,13 +16,13 @@ use crate::{DEADLINE, eventually, setup};
 /// Starts a live cache whose stream runs on a task and forwards events; waits until Ready.
 async fn start_cache(
     client: kube::Client,
-    discovery: &plumb_kube::ApiDiscovery,
+    catalog: &plumb_kube::ApiCatalog,
 ) -> (
     plumb_kube::LiveCacheReader,
     mpsc::UnboundedReceiver<LiveEvent>,
     tokio::task::JoinHandle<()>,
 ) {
-    let (reader, events) = live_cache(client, &discovery.catalog(), LiveCacheConfig::default());
+    let (reader, events) = live_cache(client, catalog, LiveCacheConfig::default());
     let (tx, mut rx) = mpsc::unbounded_channel();
     // The test decides where the stream runs, as the controller will.
     let driver = tokio::spawn(events.for_each(move |event| {
@@ -76,7 +76,7 @@ async fn tracked_objects_are_indexed_by_app_and_changes_are_reported() {
     let ns = TestEnv::shared().namespace("live-cache");
     let (client, discovery, applier) = setup().await;
     let app = format!("app-{}", ns.name());
-    let (reader, mut rx, driver) = start_cache(client, &discovery).await;
+    let (reader, mut rx, driver) = start_cache(client.clone(), &discovery.catalog()).await;
     let kinds = reader.watched_kinds();
     assert!(
         !kinds
@@ -167,7 +167,7 @@ async fn tracked_objects_are_indexed_by_app_and_changes_are_reported() {
 async fn kinds_of_crds_created_later_are_watched_and_dropped_with_their_crd() {
     let ns = TestEnv::shared().namespace("live-crd");
     let (client, discovery, applier) = setup().await;
-    let (reader, mut rx, driver) = start_cache(client, &discovery).await;
+    let (reader, mut rx, driver) = start_cache(client.clone(), &discovery.catalog()).await;
     let app = format!("app-{}", ns.name());
     let group = format!("live{}.plumb-test.example.com", std::process::id());
     let gk = GroupKind::new(group.clone(), "Squid");
@@ -204,24 +204,51 @@ async fn kinds_of_crds_created_later_are_watched_and_dropped_with_their_crd() {
     assert_eq!(objects[0].key, key);
     assert_eq!(objects[0].object().unwrap()["spec"]["ink"], true);
 
-    let crd_key = ResourceKey::new(
-        "apiextensions.k8s.io",
-        "CustomResourceDefinition",
-        "",
-        &crd_name,
-    );
     // Changes reported so far (the Squid's creation) must not stand in for its removal.
     while rx.try_recv().is_ok() {}
-    applier
-        .delete(&crd_key, plumb_kube::PropagationPolicy::Background)
-        .await
-        .unwrap();
+    crate::delete_crd(&applier, &client, &crd_name).await;
     next_change_for(&mut rx, &app, &key, false).await;
     eventually("the kind to be dropped", || async {
         (!reader.watched_kinds().contains(&gk)).then_some(())
     })
     .await;
     assert!(reader.app_objects(&app).is_empty());
+
+    driver.abort();
+    let _ = tokio::time::timeout(Duration::from_secs(5), driver).await;
+}
+
+/// A CRD deleted between discovery and the cache's start leaves no delete event behind: the
+/// cache drops its kind (404, and no CRD defines it) instead of waiting for its list forever.
+#[tokio::test]
+async fn a_kind_whose_crd_went_away_before_the_cache_started_does_not_hold_it_back() {
+    let (client, discovery, applier) = setup().await;
+    let group = format!("gone{}.plumb-test.example.com", std::process::id());
+    let gk = GroupKind::new(group.clone(), "Octopus");
+    let crd_name = format!("octopi.{group}");
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": crd_name},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"kind": "Octopus", "plural": "octopi", "singular": "octopus", "listKind": "OctopusList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    });
+    applier.apply(&crd, None).await.unwrap();
+    crate::wait_established(&applier, &crd_name).await;
+    // Discovery serves a new group a moment after its CRD is Established.
+    let catalog = eventually("discovery to serve the kind", || async {
+        let catalog = discovery.refresh().await.expect("refresh discovery");
+        let served = catalog.listable().any(|k| k.group_kind() == gk);
+        served.then_some(catalog)
+    })
+    .await;
+
+    crate::delete_crd(&applier, &client, &crd_name).await;
+
+    let (reader, _rx, driver) = start_cache(client.clone(), &catalog).await;
+    assert!(!reader.watched_kinds().contains(&gk));
+    assert!(!reader.is_synced(&gk));
 
     driver.abort();
     let _ = tokio::time::timeout(Duration::from_secs(5), driver).await;

@@ -80,3 +80,41 @@ async fn wait_established(applier: &Applier, name: &str) {
         .await
         .expect("refresh discovery");
 }
+
+/// Deletes a CRD and waits until it is gone. Kubernetes' CRD finalizer can stall for its
+/// informer's 5-minute resync when the CRD is deleted moments after it changed: listing the
+/// instances fails ("storage is (re)initializing"), the retry meets a conflict it drops, and an
+/// update of the Terminating condition alone is not requeued. Touching a label requeues it, as
+/// the resync would.
+async fn delete_crd(applier: &Applier, client: &kube::Client, name: &str) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::api::{Api, Patch, PatchParams};
+
+    let key =
+        plumb_model::ResourceKey::new("apiextensions.k8s.io", "CustomResourceDefinition", "", name);
+    let deleted = applier
+        .delete(&key, plumb_kube::PropagationPolicy::Background)
+        .await
+        .expect("delete CRD");
+    assert_ne!(deleted, plumb_kube::Deleted::NotFound, "CRD {name}");
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut nudges = 0u32;
+    eventually(&format!("CRD {name} to be gone"), || {
+        nudges += 1;
+        let nudge = nudges;
+        let crds = crds.clone();
+        async move {
+            if crds.get_opt(name).await.expect("get CRD").is_none() {
+                return Some(());
+            }
+            // Every 5 s (polls are 200 ms apart).
+            if nudge.is_multiple_of(25) {
+                let label = serde_json::json!({"metadata": {"labels": {"plumb-test/finalizer-nudge": nudge.to_string()}}});
+                // Gone in the meantime: the next poll sees it.
+                let _ = crds.patch(name, &PatchParams::default(), &Patch::Merge(&label)).await;
+            }
+            None
+        }
+    })
+    .await;
+}

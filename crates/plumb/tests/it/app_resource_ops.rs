@@ -387,6 +387,17 @@ fn patch_and_delete_resource() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "Resource 'settings' deleted\n");
+    // Foreground deletion (the default): the garbage collector removes the object after its
+    // dependents, moments later on a busy control plane.
+    let gone = kubectl(&[
+        "-n",
+        ns,
+        "wait",
+        "--for=delete",
+        "configmap/settings",
+        "--timeout=60s",
+    ]);
+    assert!(gone.status.success(), "{}", text(&gone.stderr));
     assert!(live(ns, "configmap", "settings").is_none());
     let out = plumb(
         ns,
