@@ -127,7 +127,30 @@ impl Node {
     }
 }
 
+/// How much of the value at a path a manager owns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Ownership {
+    /// Nothing at or below the path.
+    None,
+    /// Some fields below the path, not the value as a whole.
+    Part,
+    /// The value whole: the path is a leaf of the manager's trie, or lies inside one (an atomic
+    /// list or map, whose elements managedFields does not record).
+    Whole,
+}
+
 impl ManagedEntry {
+    /// How much of the value at `path` this entry owns.
+    pub fn ownership(&self, path: &FieldPath) -> Ownership {
+        let (depth, leaf) = self.fields.matched(path);
+        match (depth == path.0.len(), leaf) {
+            (true, true) if depth > 0 => Ownership::Whole,
+            (true, _) => Ownership::Part,
+            (false, true) if depth > 0 => Ownership::Whole,
+            _ => Ownership::None,
+        }
+    }
+
     /// Whether this entry owns exactly `path` (the field or the list element itself).
     pub fn owns(&self, path: &FieldPath) -> bool {
         self.fields.matched_depth(path) == path.0.len()

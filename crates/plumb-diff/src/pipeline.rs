@@ -115,7 +115,7 @@ pub fn diff(pair: &Pair, strategy: Strategy<'_>, config: &DiffConfig) -> Result<
             let notes = config
                 .ignore
                 .apply(&key, &managed, &mut [&mut predicted, &mut live_n]);
-            server_side::revert_unowned(&gk, &predicted_managed, &live_n, &mut predicted);
+            server_side::revert_unowned(&gk, &predicted_managed, live, &live_n, &mut predicted);
             (
                 predicted,
                 StrategyUsed {

@@ -1,20 +1,32 @@
 //! The server-side strategy's own step: the dry-run result is the prediction, except that
 //! changes the dry-run made to fields Plumb's field manager does not own are reverted to live
 //! (mutating webhooks answer dry-runs too, and would otherwise show as permanent drift; Argo
-//! does the same unless `IncludeMutationWebhook=true`).
+//! does the same unless `IncludeMutationWebhook=true`). Our own code because Argo CD's rule
+//! (gitops-engine `removeWebhookMutation`) is what users expect, field by field.
+
+use std::cell::OnceCell;
 
 use plumb_model::{FIELD_MANAGER, GroupKind};
 use serde_json::{Map, Value};
 
 use crate::changes::{field_changes, set_at};
-use crate::managed_fields::ManagedEntry;
+use crate::managed_fields::{ManagedEntry, Ownership};
 use crate::path::{FieldPath, Segment};
 
-/// Reverts predicted fields that differ from live and that `plumb-controller` does not own
-/// in the dry-run result's managedFields (`predicted_managed`). Returns how many were reverted.
+/// Reverts to live what the dry run changed in fields Plumb does not own, as Argo CD's
+/// `removeWebhookMutation` does: a field counts as Plumb's when Plumb's field manager owns it
+/// (or a whole value around it) in the dry-run result's managedFields (`predicted_managed`),
+/// judged leaf by leaf, so owning one annotation does not make every annotation Plumb's. A
+/// field the dry run removed stays removed only if Plumb owned it in `live` (a server-side apply
+/// removes only what the applier owned). Beyond Argo CD, a field Plumb owned in `live` and no
+/// longer declares keeps its predicted value: the apply lets it go back to its default, and
+/// that change is real. Returns how many fields were reverted.
+/// `live` is the normalized live object the prediction is compared with, `live_raw` the live
+/// object as read (with its managedFields).
 pub(crate) fn revert_unowned(
     gk: &GroupKind,
     predicted_managed: &[ManagedEntry],
+    live_raw: &Value,
     live: &Value,
     predicted: &mut Value,
 ) -> usize {
@@ -26,19 +38,94 @@ pub(crate) fn revert_unowned(
         // Without ownership data nothing can be told apart; keep the dry-run as it is.
         return 0;
     }
+    let owners = Owners {
+        predicted: ours,
+        live_raw,
+        live: OnceCell::new(),
+    };
     let mut reverted = 0;
     for change in field_changes(gk, live, predicted) {
-        let owned = ours.iter().any(|e| {
-            // Owned if Plumb owns the field or any parent of it up to a list element.
-            (1..=change.path.0.len())
-                .rev()
-                .any(|n| e.owns(&crate::path::FieldPath(change.path.0[..n].to_vec())))
-        });
-        if !owned && set_at(predicted, &change.path, change.live.clone()) {
-            reverted += 1;
-        }
+        reverted += revert_change(
+            &owners,
+            &change.path,
+            change.live.as_ref(),
+            change.predicted.as_ref(),
+            predicted,
+        );
     }
     reverted
+}
+
+/// Plumb's managedFields entries on both sides of a server-side diff.
+struct Owners<'a> {
+    predicted: Vec<&'a ManagedEntry>,
+    live_raw: &'a Value,
+    /// Read from `live_raw` when first needed: most differences are settled by the prediction's.
+    live: OnceCell<Vec<ManagedEntry>>,
+}
+
+impl Owners<'_> {
+    fn in_predicted(&self, path: &FieldPath) -> Ownership {
+        self.predicted
+            .iter()
+            .map(|e| e.ownership(path))
+            .max()
+            .unwrap_or(Ownership::None)
+    }
+
+    fn in_live(&self, path: &FieldPath) -> Ownership {
+        self.live
+            .get_or_init(|| plumbs_entries(self.live_raw))
+            .iter()
+            .map(|e| e.ownership(path))
+            .max()
+            .unwrap_or(Ownership::None)
+    }
+}
+
+/// Reverts one difference (`live` and `predicted` are the values at `path`, `None` when absent)
+/// where Plumb does not own it, descending into maps Plumb owns only part of.
+fn revert_change(
+    owners: &Owners<'_>,
+    path: &FieldPath,
+    live: Option<&Value>,
+    predicted: Option<&Value>,
+    root: &mut Value,
+) -> usize {
+    if live == predicted {
+        return 0;
+    }
+    let Some(predicted) = predicted else {
+        if owners.in_live(path) == Ownership::None && set_at(root, path, live.cloned()) {
+            return 1;
+        }
+        return 0;
+    };
+    match owners.in_predicted(path).max(owners.in_live(path)) {
+        Ownership::Whole => 0,
+        Ownership::None => usize::from(set_at(root, path, live.cloned())),
+        Ownership::Part => {
+            // Lists Plumb owns part of were paired element by element already; only maps that
+            // appeared, vanished or changed type as a whole are left to take apart here.
+            let Value::Object(fields) = predicted else {
+                return 0;
+            };
+            let live_fields = live.and_then(Value::as_object);
+            let mut reverted = 0;
+            for (k, v) in fields {
+                let at = path.child(Segment::Key(k.clone()));
+                let l = live_fields.and_then(|m| m.get(k));
+                reverted += revert_change(owners, &at, l, Some(v), root);
+            }
+            for (k, l) in live_fields.into_iter().flatten() {
+                if !fields.contains_key(k) {
+                    let at = path.child(Segment::Key(k.clone()));
+                    reverted += revert_change(owners, &at, Some(l), None, root);
+                }
+            }
+            reverted
+        }
+    }
 }
 
 /// What a server-side diff of `desired` against a live object depends on in that object (issue
@@ -321,5 +408,130 @@ mod tests {
         // An annotation that went away in live goes away from the answer too.
         let rebased = rebase_answer(&after_controller(), &applied(), &desired());
         assert_eq!(rebased, applied());
+    }
+
+    fn deployment_gk() -> GroupKind {
+        GroupKind::new("apps", "Deployment")
+    }
+
+    /// Reverts `predicted` against `live` as the pipeline does: ownership from both sides'
+    /// managedFields, compared without them.
+    fn reverted(live: &Value, predicted: &Value) -> (Value, usize) {
+        let managed = crate::managed_fields::managed_entries(predicted);
+        let strip = |v: &Value| {
+            let mut v = v.clone();
+            if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+                m.remove("managedFields");
+            }
+            v
+        };
+        let mut out = strip(predicted);
+        let n = revert_unowned(&deployment_gk(), &managed, live, &strip(live), &mut out);
+        (out, n)
+    }
+
+    #[test]
+    fn a_webhooks_annotation_is_reverted_though_plumb_owns_another_annotation() {
+        // A mutating webhook stamps every request; the dry run carries a new stamp, owned by no
+        // entry of Plumb's (Plumb owns `team` beside it).
+        let mut live = applied();
+        live["metadata"]["annotations"]["audit.example.com/seen"] = json!("10:00:00");
+        let mut predicted = live.clone();
+        predicted["metadata"]["annotations"]["audit.example.com/seen"] = json!("10:05:00");
+        let (out, n) = reverted(&live, &predicted);
+        assert_eq!(n, 1);
+        assert_eq!(
+            out["metadata"]["annotations"]["audit.example.com/seen"],
+            "10:00:00"
+        );
+        // A webhook's annotation the live object does not have yet is taken out.
+        let mut predicted = applied();
+        predicted["metadata"]["annotations"]["sidecar.example.com/injected"] = json!("true");
+        let (out, n) = reverted(&applied(), &predicted);
+        assert_eq!(n, 1);
+        assert_eq!(out["metadata"]["annotations"], json!({"team": "payments"}));
+    }
+
+    #[test]
+    fn what_plumb_owns_keeps_the_dry_runs_value() {
+        let live = applied();
+        let mut predicted = applied();
+        predicted["metadata"]["annotations"]["team"] = json!("search");
+        predicted["spec"]["replicas"] = json!(4);
+        let (out, n) = reverted(&live, &predicted);
+        assert_eq!(n, 0);
+        assert_eq!(out["metadata"]["annotations"]["team"], "search");
+        assert_eq!(out["spec"]["replicas"], 4);
+    }
+
+    #[test]
+    fn a_field_plumb_stops_declaring_shows_the_default_it_returns_to() {
+        // Git no longer declares replicas: Plumb's apply lets go of it, the API server defaults
+        // it to 1. Plumb owned it in the live object, so the change is real (Argo CD hides it).
+        let mut live = applied();
+        live["spec"]["replicas"] = json!(3);
+        let mut predicted = applied();
+        predicted["spec"]["replicas"] = json!(1);
+        predicted["metadata"]["managedFields"][0]["fieldsV1"]
+            .as_object_mut()
+            .expect("fieldsV1")
+            .remove("f:spec");
+        let (out, n) = reverted(&live, &predicted);
+        assert_eq!(n, 0);
+        assert_eq!(out["spec"]["replicas"], 1);
+    }
+
+    #[test]
+    fn a_removal_stands_only_where_plumb_owned_the_field() {
+        // Git dropped the `team` annotation Plumb owned: removed. Another manager's label gone
+        // from the answer (removed by someone between the read and the dry run) is restored.
+        let mut live = applied();
+        live["metadata"]["labels"]["tier"] = json!("frontend");
+        live["metadata"]["managedFields"]
+            .as_array_mut()
+            .expect("entries")
+            .push(json!({"manager": "kubectl-edit", "operation": "Update",
+                         "apiVersion": "apps/v1", "fieldsType": "FieldsV1",
+                         "fieldsV1": {"f:metadata": {"f:labels": {"f:tier": {}}}}}));
+        let mut predicted = applied();
+        predicted["metadata"]["annotations"]
+            .as_object_mut()
+            .expect("annotations")
+            .remove("team");
+        predicted["metadata"]["managedFields"][0]["fieldsV1"]["f:metadata"]
+            .as_object_mut()
+            .expect("metadata")
+            .remove("f:annotations");
+        let (out, n) = reverted(&live, &predicted);
+        assert_eq!(n, 1);
+        assert_eq!(out["metadata"]["labels"]["tier"], "frontend");
+        assert!(out["metadata"]["annotations"].get("team").is_none());
+    }
+
+    #[test]
+    fn a_new_containers_defaults_are_left_out_and_its_declared_fields_kept() {
+        let live = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "managedFields": []},
+            "spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}});
+        let mut predicted = live.clone();
+        predicted["spec"]["template"]["spec"]["containers"]
+            .as_array_mut()
+            .expect("containers")
+            .push(json!({"name": "log", "image": "fluent-bit:3",
+                         "imagePullPolicy": "IfNotPresent",
+                         "terminationMessagePath": "/dev/termination-log"}));
+        predicted["metadata"]["managedFields"] = json!([{
+            "manager": "plumb-controller", "operation": "Apply", "apiVersion": "apps/v1",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:template": {"f:spec": {"f:containers": {
+                "k:{\"name\":\"web\"}": {".": {}, "f:name": {}, "f:image": {}},
+                "k:{\"name\":\"log\"}": {".": {}, "f:name": {}, "f:image": {}}}}}}}}]);
+        // As Argo CD: what the API server defaulted is nobody's, and left out.
+        let (out, n) = reverted(&live, &predicted);
+        assert_eq!(n, 2);
+        assert_eq!(
+            out["spec"]["template"]["spec"]["containers"][1],
+            json!({"name": "log", "image": "fluent-bit:3"})
+        );
     }
 }
