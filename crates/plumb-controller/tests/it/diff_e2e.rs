@@ -1,6 +1,7 @@
 //! The comparison against the real API server: server defaults never show as drift, a field
-//! changed with `kubectl patch` shows with the manager that wrote it, and an ignore rule naming
-//! that manager (`managedFieldsManagers`) hides it again.
+//! changed with `kubectl patch` shows with the manager that wrote it, an ignore rule naming
+//! that manager (`managedFieldsManagers`) hides it again, and a field Git stops declaring shows
+//! the default the apply will give it.
 
 use std::sync::Arc;
 
@@ -190,4 +191,82 @@ async fn server_defaults_are_not_drift_and_patched_fields_name_their_manager() {
         "OutOfSync",
         "without the rule, replicas 5 is drift"
     );
+}
+
+/// A field Git stops declaring goes back to its default when Plumb applies: the comparison
+/// shows that change (Argo CD's server-side diff reverts it to live and shows none), and the
+/// apply does what it predicted.
+#[tokio::test]
+async fn a_field_git_stops_declaring_shows_the_default_it_returns_to() {
+    let env = TestEnv::shared();
+    let dest = env.namespace("diff-e2e-undeclared");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[(
+            "app/deployment.yaml",
+            DEPLOYMENT.replace("replicas: 2", "replicas: 3"),
+        )],
+        "api v1",
+    );
+    let cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, env.client().await)
+        .await
+        .expect("cluster");
+    let engines = Engines::new(Settings::default(), "argocd", &[]).expect("engines");
+    let cache = tempfile::tempdir().expect("tempdir");
+    let renderer =
+        Arc::new(Renderer::new(plumb_source::Config::new(cache.path())).expect("renderer"));
+    let opts = CompareOptions {
+        refs_asked_at: None,
+        fresh_reads: true,
+        ..CompareOptions::default()
+    };
+    let app = application(&repo, dest.name(), json!([]));
+    let apply_all = async |cmp: &plumb_controller::Comparison| {
+        for r in &cmp.resources {
+            cluster
+                .applier
+                .apply(r.desired.as_ref().expect("desired"), None)
+                .await
+                .expect("apply");
+        }
+    };
+    let cmp = compare(&app, &engines, &cluster, &renderer, &opts)
+        .await
+        .expect("compare");
+    apply_all(&cmp).await;
+
+    repo.commit(
+        &[(
+            "app/deployment.yaml",
+            DEPLOYMENT.replace("  replicas: 2\n", ""),
+        )],
+        "replicas left to the cluster",
+    );
+    let cmp = compare(&app, &engines, &cluster, &renderer, &opts)
+        .await
+        .expect("compare");
+    assert_eq!(cmp.sync.as_str(), "OutOfSync");
+    let d = cmp.resources[0].diff.as_ref().expect("diff");
+    let changes: Vec<(String, Option<Value>, Option<Value>)> = d
+        .changes
+        .iter()
+        .map(|c| (c.path.to_string(), c.live.clone(), c.predicted.clone()))
+        .collect();
+    assert_eq!(
+        changes,
+        [("spec.replicas".to_string(), Some(json!(3)), Some(json!(1)))]
+    );
+
+    apply_all(&cmp).await;
+    let live = cluster
+        .applier
+        .get(&cmp.resources[0].key)
+        .await
+        .expect("get")
+        .expect("deployment");
+    assert_eq!(live["spec"]["replicas"], 1);
+    let cmp = compare(&app, &engines, &cluster, &renderer, &opts)
+        .await
+        .expect("compare");
+    assert_eq!(cmp.sync.as_str(), "Synced");
 }
