@@ -1606,6 +1606,11 @@ async fn replace_and_force_update_a_crd_in_place_and_keep_its_resources() {
     assert_eq!(state(&app)["phase"], "Succeeded", "{:#}", state(&app));
     let crd_before = live(env, "", "crd", &crd_name).expect("crd");
     let gizmo_before = live(env, dest.name(), &crd_name, "one").expect("gizmo");
+    // The controller's live cache learns of the Gizmo the sync just created through its watch of
+    // a kind only seconds old. A sync asked at this very instant can plan it from a cache that
+    // has not heard of it yet, and reports `created` where the apply changed nothing (seen twice
+    // in CI; the apply is right either way): let the watch deliver first.
+    tokio::time::sleep(Duration::from_secs(2)).await;
 
     // Replacing a CRD by deleting it would delete every resource of its kind: it is updated.
     repo.commit(&[("app/crd.yaml", crd("Capacity"))], "v2");
