@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use plumb_controller::{
-    Cluster, CompareOptions, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER, compare,
+    Cluster, CompareOptions, Comparison, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER, compare,
 };
 use plumb_model::Settings;
 use plumb_model::application::Application;
@@ -30,6 +30,64 @@ fn application(repo: &GitRepo, dest: &str, ignore: Value) -> Application {
     .expect("application")
 }
 
+/// Compares Applications against the shared control plane as the controller does, reading live
+/// objects from the API server (no live cache here).
+struct Comparer {
+    cluster: Cluster,
+    engines: Engines,
+    renderer: Arc<Renderer>,
+    opts: CompareOptions,
+    _cache: tempfile::TempDir,
+}
+
+impl Comparer {
+    async fn new(env: &TestEnv) -> Self {
+        let cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, env.client().await)
+            .await
+            .expect("cluster");
+        let engines = Engines::new(Settings::default(), "argocd", &[]).expect("engines");
+        let cache = tempfile::tempdir().expect("tempdir");
+        let renderer =
+            Arc::new(Renderer::new(plumb_source::Config::new(cache.path())).expect("renderer"));
+        let opts = CompareOptions {
+            refs_asked_at: None,
+            attribution: true,
+            fresh_reads: true,
+            ..CompareOptions::default()
+        };
+        Self {
+            cluster,
+            engines,
+            renderer,
+            opts,
+            _cache: cache,
+        }
+    }
+
+    async fn compare(&self, app: &Application) -> Comparison {
+        compare(
+            app,
+            &self.engines,
+            &self.cluster,
+            &self.renderer,
+            &self.opts,
+        )
+        .await
+        .expect("compare")
+    }
+
+    /// Applies what Git declares, as a sync would.
+    async fn apply_all(&self, cmp: &Comparison) {
+        for r in &cmp.resources {
+            self.cluster
+                .applier
+                .apply(r.desired.as_ref().expect("desired"), None)
+                .await
+                .expect("apply");
+        }
+    }
+}
+
 #[tokio::test]
 async fn server_defaults_are_not_drift_and_patched_fields_name_their_manager() {
     let env = TestEnv::shared();
@@ -42,38 +100,16 @@ async fn server_defaults_are_not_drift_and_patched_fields_name_their_manager() {
         ],
         "api v1",
     );
-    let cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, env.client().await)
-        .await
-        .expect("cluster");
-    let engines = Engines::new(Settings::default(), "argocd", &[]).expect("engines");
-    let cache = tempfile::tempdir().expect("tempdir");
-    let renderer =
-        Arc::new(Renderer::new(plumb_source::Config::new(cache.path())).expect("renderer"));
-    let opts = CompareOptions {
-        refs_asked_at: None,
-        attribution: true,
-        fresh_reads: true,
-        ..CompareOptions::default()
-    };
+    let c = Comparer::new(env).await;
     let app = application(&repo, dest.name(), json!([]));
 
     // Apply what Git declares, as a sync would.
-    let cmp = compare(&app, &engines, &cluster, &renderer, &opts)
-        .await
-        .expect("compare");
-    for r in &cmp.resources {
-        cluster
-            .applier
-            .apply(r.desired.as_ref().expect("desired"), None)
-            .await
-            .expect("apply");
-    }
+    let cmp = c.compare(&app).await;
+    c.apply_all(&cmp).await;
 
     // Everything the API server defaulted (strategy, revisionHistoryLimit, clusterIP, protocol,
     // terminationMessagePath...) is not drift.
-    let cmp = compare(&app, &engines, &cluster, &renderer, &opts)
-        .await
-        .expect("compare");
+    let cmp = c.compare(&app).await;
     for r in &cmp.resources {
         let d = r.diff.as_ref().expect("diff");
         assert!(
@@ -96,9 +132,7 @@ async fn server_defaults_are_not_drift_and_patched_fields_name_their_manager() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let cmp = compare(&app, &engines, &cluster, &renderer, &opts)
-        .await
-        .expect("compare");
+    let cmp = c.compare(&app).await;
     assert_eq!(cmp.sync.as_str(), "OutOfSync");
     let dep = cmp
         .resources
@@ -136,9 +170,7 @@ async fn server_defaults_are_not_drift_and_patched_fields_name_their_manager() {
         dest.name(),
         json!([{"group": "apps", "kind": "Deployment", "managedFieldsManagers": ["kubectl-patch"]}]),
     );
-    let cmp = compare(&ignoring, &engines, &cluster, &renderer, &opts)
-        .await
-        .expect("compare");
+    let cmp = c.compare(&ignoring).await;
     let dep = cmp
         .resources
         .iter()
@@ -172,9 +204,7 @@ async fn server_defaults_are_not_drift_and_patched_fields_name_their_manager() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let cmp = compare(&ignoring, &engines, &cluster, &renderer, &opts)
-        .await
-        .expect("compare");
+    let cmp = c.compare(&ignoring).await;
     let dep = cmp
         .resources
         .iter()
@@ -183,9 +213,7 @@ async fn server_defaults_are_not_drift_and_patched_fields_name_their_manager() {
     let d = dep.diff.as_ref().expect("diff");
     assert!(!d.modified, "{:#?}", d.changes);
     assert_eq!(cmp.sync.as_str(), "Synced");
-    let cmp = compare(&app, &engines, &cluster, &renderer, &opts)
-        .await
-        .expect("compare");
+    let cmp = c.compare(&app).await;
     assert_eq!(
         cmp.sync.as_str(),
         "OutOfSync",
@@ -208,32 +236,10 @@ async fn a_field_git_stops_declaring_shows_the_default_it_returns_to() {
         )],
         "api v1",
     );
-    let cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, env.client().await)
-        .await
-        .expect("cluster");
-    let engines = Engines::new(Settings::default(), "argocd", &[]).expect("engines");
-    let cache = tempfile::tempdir().expect("tempdir");
-    let renderer =
-        Arc::new(Renderer::new(plumb_source::Config::new(cache.path())).expect("renderer"));
-    let opts = CompareOptions {
-        refs_asked_at: None,
-        fresh_reads: true,
-        ..CompareOptions::default()
-    };
+    let c = Comparer::new(env).await;
     let app = application(&repo, dest.name(), json!([]));
-    let apply_all = async |cmp: &plumb_controller::Comparison| {
-        for r in &cmp.resources {
-            cluster
-                .applier
-                .apply(r.desired.as_ref().expect("desired"), None)
-                .await
-                .expect("apply");
-        }
-    };
-    let cmp = compare(&app, &engines, &cluster, &renderer, &opts)
-        .await
-        .expect("compare");
-    apply_all(&cmp).await;
+    let cmp = c.compare(&app).await;
+    c.apply_all(&cmp).await;
 
     repo.commit(
         &[(
@@ -242,9 +248,7 @@ async fn a_field_git_stops_declaring_shows_the_default_it_returns_to() {
         )],
         "replicas left to the cluster",
     );
-    let cmp = compare(&app, &engines, &cluster, &renderer, &opts)
-        .await
-        .expect("compare");
+    let cmp = c.compare(&app).await;
     assert_eq!(cmp.sync.as_str(), "OutOfSync");
     let d = cmp.resources[0].diff.as_ref().expect("diff");
     let changes: Vec<(String, Option<Value>, Option<Value>)> = d
@@ -257,16 +261,15 @@ async fn a_field_git_stops_declaring_shows_the_default_it_returns_to() {
         [("spec.replicas".to_string(), Some(json!(3)), Some(json!(1)))]
     );
 
-    apply_all(&cmp).await;
-    let live = cluster
+    c.apply_all(&cmp).await;
+    let live = c
+        .cluster
         .applier
         .get(&cmp.resources[0].key)
         .await
         .expect("get")
         .expect("deployment");
     assert_eq!(live["spec"]["replicas"], 1);
-    let cmp = compare(&app, &engines, &cluster, &renderer, &opts)
-        .await
-        .expect("compare");
+    let cmp = c.compare(&app).await;
     assert_eq!(cmp.sync.as_str(), "Synced");
 }

@@ -71,6 +71,29 @@ async fn next_change_for(
         .unwrap_or_else(|_| panic!("no change of {key} reported for {app} within {DEADLINE:?}"));
 }
 
+/// Installs a namespaced CRD of `kind` (schemaless, one version `v1`) and waits until it is
+/// Established; returns its name.
+async fn install_crd(
+    applier: &plumb_kube::Applier,
+    group: &str,
+    kind: &str,
+    plural: &str,
+) -> String {
+    let crd_name = format!("{plural}.{group}");
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": crd_name},
+        "spec": {"group": group, "scope": "Namespaced",
+                 "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(),
+                           "listKind": format!("{kind}List")},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    });
+    applier.apply(&crd, None).await.unwrap();
+    crate::wait_established(applier, &crd_name).await;
+    crd_name
+}
+
 #[tokio::test]
 async fn tracked_objects_are_indexed_by_app_and_changes_are_reported() {
     let ns = TestEnv::shared().namespace("live-cache");
@@ -173,17 +196,7 @@ async fn kinds_of_crds_created_later_are_watched_and_dropped_with_their_crd() {
     let gk = GroupKind::new(group.clone(), "Squid");
     assert!(!reader.watched_kinds().contains(&gk));
 
-    let crd_name = format!("squids.{group}");
-    let crd = json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": crd_name},
-        "spec": {"group": group, "scope": "Namespaced",
-                 "names": {"kind": "Squid", "plural": "squids", "singular": "squid", "listKind": "SquidList"},
-                 "versions": [{"name": "v1", "served": true, "storage": true,
-                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
-    });
-    applier.apply(&crd, None).await.unwrap();
-    crate::wait_established(&applier, &crd_name).await;
+    let crd_name = install_crd(&applier, &group, "Squid", "squids").await;
     eventually("the new kind to be watched", || async {
         reader.watched_kinds().contains(&gk).then_some(())
     })
@@ -225,17 +238,7 @@ async fn a_kind_whose_crd_went_away_before_the_cache_started_does_not_hold_it_ba
     let (client, discovery, applier) = setup().await;
     let group = format!("gone{}.plumb-test.example.com", std::process::id());
     let gk = GroupKind::new(group.clone(), "Octopus");
-    let crd_name = format!("octopi.{group}");
-    let crd = json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": crd_name},
-        "spec": {"group": group, "scope": "Namespaced",
-                 "names": {"kind": "Octopus", "plural": "octopi", "singular": "octopus", "listKind": "OctopusList"},
-                 "versions": [{"name": "v1", "served": true, "storage": true,
-                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
-    });
-    applier.apply(&crd, None).await.unwrap();
-    crate::wait_established(&applier, &crd_name).await;
+    let crd_name = install_crd(&applier, &group, "Octopus", "octopi").await;
     // Discovery serves a new group a moment after its CRD is Established.
     let catalog = eventually("discovery to serve the kind", || async {
         let catalog = discovery.refresh().await.expect("refresh discovery");
