@@ -332,15 +332,15 @@ fn in_list(entry: &GroupKind, group: &str, kind: &str) -> bool {
     pattern::filepath(&entry.kind, kind) && pattern::filepath(&entry.group, group)
 }
 
-/// The repository of every source a sync of `app` may render: the spec's sources (or the
-/// source hydrator's dry source), then the sources a requested operation overrides them with
-/// (`operation.sync.source` and `operation.sync.sources`, written by a rollback or by anyone who
-/// may edit the Application). Each is rendered and applied, so each must be permitted.
+/// The repository of every source `app` names: the spec's sources (every one of them, as each
+/// is rendered), the source hydrator's dry source, then the sources a requested operation
+/// overrides them with (`operation.sync.source` and `operation.sync.sources`, written by a
+/// rollback or by anyone who may edit the Application). Each must be permitted.
 pub fn source_repos(app: &Application) -> Vec<&str> {
-    let mut repos: Vec<&str> = match &app.spec.source_hydrator {
-        Some(hydrator) => vec![hydrator.dry_source.repo_url.as_str()],
-        None => app.sources().iter().map(|s| s.repo_url.as_str()).collect(),
-    };
+    let mut repos: Vec<&str> = app.sources().iter().map(|s| s.repo_url.as_str()).collect();
+    if let Some(hydrator) = &app.spec.source_hydrator {
+        repos.push(hydrator.dry_source.repo_url.as_str());
+    }
     if let Some(sync) = app.operation.as_ref().and_then(|o| o.sync.as_ref()) {
         repos.extend(sync.source.iter().map(|s| s.repo_url.as_str()));
         repos.extend(sync.sources.iter().flatten().map(|s| s.repo_url.as_str()));
@@ -360,6 +360,9 @@ pub fn check_application(
 ) -> Vec<Violation> {
     let name = project_name(project);
     let mut violations = Vec::new();
+    if app.spec.source_hydrator.is_some() {
+        violations.push(hydrator_refused());
+    }
     let repos = source_repos(app);
     for (i, repo) in repos.iter().enumerate() {
         // One violation per repository, however many sources use it.
@@ -396,6 +399,20 @@ pub fn check_application(
         ));
     }
     violations
+}
+
+/// Plumb keeps `spec.sourceHydrator` but does not hydrate, so what it would render (the plain
+/// sources) is not what a hydrator-aware reader checks (the dry source): an Application that sets
+/// it is refused until hydration exists, so that what is checked is exactly what is rendered.
+fn hydrator_refused() -> Violation {
+    Violation::new(
+        Rule::SourceRepos,
+        "spec.sourceHydrator is not supported by Plumb yet: remove it and declare the \
+         hydrated branch as spec.source (Plumb refuses it rather than render sources other \
+         than the ones the project checks)"
+            .to_string(),
+        None,
+    )
 }
 
 /// Checks one object an Application would manage: its group/kind against the resource lists,

@@ -536,3 +536,46 @@ fn rules_print_as_their_field_names() {
     );
     assert_eq!(Rule::SourceNamespaces.field(), "sourceNamespaces");
 }
+
+#[test]
+fn a_source_hydrator_is_refused_and_every_source_is_still_checked() {
+    // The dry source names a permitted repository; the source that would be rendered names
+    // another tenant's. Both are reported: the hydrator, which Plumb does not run, and the
+    // repository that would really be rendered.
+    let payments = project("payments");
+    let mut app: Application = serde_json::from_value(serde_json::json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": "decoy", "namespace": "argocd"},
+        "spec": {
+            "project": "payments",
+            "source": {"repoURL": "https://github.com/other-tenant/private.git", "path": "."},
+            "sourceHydrator": {
+                "drySource": {"repoURL": "https://git.acme.internal/apps/payments-api.git", "path": ".", "targetRevision": "HEAD"},
+                "syncSource": {"targetBranch": "env/prod", "path": "."}
+            },
+            "destination": {"server": LOCAL, "namespace": "payments"}
+        }
+    }))
+    .unwrap();
+    let found = messages(&check_application(
+        &payments,
+        &app,
+        "argocd",
+        &local("payments"),
+    ));
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0].starts_with("spec.sourceHydrator is not supported by Plumb yet"),
+        "{found:?}"
+    );
+    assert_eq!(
+        found[1],
+        "application repo https://github.com/other-tenant/private.git is not permitted in project 'payments' (sourceRepos)"
+    );
+    app.spec.source = None;
+    assert_eq!(
+        source_repos(&app),
+        ["https://git.acme.internal/apps/payments-api.git"],
+        "the dry source is still checked"
+    );
+}

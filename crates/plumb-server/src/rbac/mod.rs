@@ -30,6 +30,10 @@ static BUILTIN_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     rules
 });
 
+/// Argo's answer for an object the caller may not see, whether or not it exists
+/// (`argocommon.PermissionDeniedAPIError`).
+pub(crate) const PERMISSION_DENIED: &str = "permission denied";
+
 /// Resources whose objects are `<project>/<name>`.
 const PROJECT_SCOPED: [&str; 4] = ["applications", "applicationsets", "logs", "exec"];
 
@@ -239,6 +243,27 @@ impl Authz {
         Ok(false)
     }
 
+    /// `act` on the Application whose RBAC object is `obj`, answered as Argo's
+    /// `getAppEnforceRBAC` answers (GHSA-2q5c-qw9c-fmvq): a caller who may not even `get` it
+    /// hears the same bare "permission denied" as for an Application that does not exist, so the
+    /// answer reveals neither that it exists nor its project; one who may read it is told which
+    /// right is missing.
+    pub(crate) async fn check_app(&mut self, act: &str, obj: &str) -> Result<()> {
+        if self.allows("applications", act, obj).await? {
+            return Ok(());
+        }
+        tracing::info!(
+            sub = %self.caller.subject,
+            action = act,
+            object = obj,
+            "denied an action on an application the caller may not perform"
+        );
+        if act != "get" && self.allows("applications", "get", obj).await? {
+            return self.check("applications", act, obj).await;
+        }
+        Err(Error::PermissionDenied(PERMISSION_DENIED.into()))
+    }
+
     /// [`Authz::allows`] or PermissionDenied with Argo's message.
     pub(crate) async fn check(&mut self, res: &str, act: &str, obj: &str) -> Result<()> {
         if self.allows(res, act, obj).await? {
@@ -289,15 +314,11 @@ impl AppState {
             .await
             .map_err(|e| Error::kube(format!("reading Application {ns}/{name}"), e))?;
         let Some(obj) = obj else {
-            return Err(Error::PermissionDenied("permission denied".into()));
+            return Err(Error::PermissionDenied(PERMISSION_DENIED.into()));
         };
         Authz::new(self, caller)
             .await?
-            .check(
-                "applications",
-                act,
-                &app_object(&to_value(&obj)?, &self.namespace),
-            )
+            .check_app(act, &app_object(&to_value(&obj)?, &self.namespace))
             .await
     }
 }

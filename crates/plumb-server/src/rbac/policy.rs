@@ -133,6 +133,25 @@ pub(crate) fn from_config_map(data: &BTreeMap<String, String>) -> RbacSettings {
     s
 }
 
+/// The resources a project role's policy may name (Argo's `validatePolicy`): never `projects`,
+/// so a role (or its token) cannot widen its own project, nor `accounts` or `certificates`.
+pub(crate) const PROJECT_ROLE_RESOURCES: [&str; 6] = [
+    "applications",
+    "applicationsets",
+    "repositories",
+    "clusters",
+    "logs",
+    "exec",
+];
+
+/// Why a project role's rule on `res` is refused.
+pub(crate) fn role_resource_refusal(res: &str) -> String {
+    format!(
+        "project resource must be: 'applications', 'applicationsets', 'repositories', \
+         'clusters', 'logs' or 'exec', not '{res}'"
+    )
+}
+
 /// The policy lines of an AppProject's roles (`spec.roles[].policies` and `groups`), keeping
 /// only lines about the project's own roles and objects, as Argo CD validates them: a project
 /// cannot grant anything outside itself.
@@ -161,10 +180,14 @@ pub(crate) fn project_rules(project: &serde_json::Value, problems: &mut Vec<Stri
         for rule in parse_lines(&text.join("\n"), &source, problems) {
             match &rule {
                 Rule::P([sub, res, _, obj, _]) => {
-                    let scoped_object = match res.as_str() {
-                        "projects" => obj == name,
-                        _ => obj.starts_with(&format!("{name}/")),
-                    };
+                    if !PROJECT_ROLE_RESOURCES.contains(&res.as_str()) {
+                        problems.push(format!(
+                            "{source}: {sub}, {res}, {obj}: {}; ignored",
+                            role_resource_refusal(res)
+                        ));
+                        continue;
+                    }
+                    let scoped_object = obj.starts_with(&format!("{name}/"));
                     if sub != &subject || !scoped_object {
                         problems.push(format!(
                             "{source}: {sub}, {res}, {obj}: a project role's rule must name {subject} and objects of project {name}; ignored"

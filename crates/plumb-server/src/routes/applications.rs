@@ -21,7 +21,7 @@ use crate::auth::middleware::Authenticated;
 use crate::error::{Error, Result};
 use crate::fields::Fields;
 use crate::gateway::{self, Query};
-use crate::rbac::{Authz, app_object};
+use crate::rbac::{Authz, PERMISSION_DENIED, app_object};
 use crate::state::{AppState, check_name, to_application, to_value};
 
 /// How long `GET ...?refresh=` waits for the controller to take the refresh request.
@@ -195,11 +195,11 @@ pub(crate) async fn get(
     // denied" to a caller whose rights are checked, so names cannot be probed.
     if caller.kind != CallerKind::Unrestricted {
         let Some(value) = &found else {
-            return Err(Error::PermissionDenied("permission denied".into()));
+            return Err(Error::PermissionDenied(PERMISSION_DENIED.into()));
         };
         Authz::new(&s, &caller)
             .await?
-            .check("applications", "get", &app_object(value, &s.namespace))
+            .check_app("get", &app_object(value, &s.namespace))
             .await?;
     }
     match found {
@@ -302,8 +302,7 @@ pub(crate) async fn create(
             }
             // Upsert replaces the existing one: the caller must be allowed to update it.
             authz
-                .check(
-                    "applications",
+                .check_app(
                     "update",
                     &app_object(&to_value(&existing_obj)?, &s.namespace),
                 )

@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::auth::middleware::Authenticated;
 use crate::error::{Error, Result};
 use crate::gateway::{self, Query};
+use crate::routes::resources::app_tree;
 use crate::state::{AppState, to_value};
 
 /// `GET /api/v1/applications/{name}/events`.
@@ -24,45 +25,24 @@ pub(crate) async fn list(
     let key = s.app_key(&name, q.get("appNamespace"))?;
     s.authorize_app(&caller, &key, "get").await?;
     let (obj, app) = s.app(&key).await?;
-    let (namespace, fields) = match (q.get("resourceName"), q.get("resourceNamespace")) {
-        (Some(res_name), res_ns) => {
-            // A resource of this Application only: one it lists in its status.
-            let ns = res_ns.unwrap_or_default();
-            let listed = app
-                .status
-                .as_ref()
-                .and_then(|st| st.resources.as_ref())
-                .is_some_and(|rs| {
-                    rs.iter().any(|r| {
-                        r.name.as_deref() == Some(res_name)
-                            && r.namespace.as_deref().unwrap_or_default() == ns
-                    })
-                });
-            if !listed {
-                return Err(Error::NotFound(format!(
-                    "{ns}/{res_name} is not a resource of application '{name}'"
-                )));
-            }
-            let mut f = format!("involvedObject.name={res_name},involvedObject.namespace={ns}");
-            if let Some(uid) = q.get("resourceUID") {
-                f.push_str(&format!(",involvedObject.uid={uid}"));
-            }
-            (ns.to_string(), f)
-        }
-        (None, _) => {
-            // The Application's own Events are in its namespace.
-            let uid = obj.metadata.uid.clone().unwrap_or_default();
-            let app_ns = app.namespace().to_string();
-            let f = format!(
-                "involvedObject.name={name},involvedObject.namespace={app_ns},involvedObject.uid={uid}"
-            );
-            (app_ns, f)
-        }
+    let (client, namespace, fields) = if q.get("resourceName").is_none()
+        && q.get("resourceNamespace").is_none()
+        && q.get("resourceUID").is_none()
+    {
+        // The Application's own Events are in its namespace, on the control plane.
+        let uid = obj.metadata.uid.clone().unwrap_or_default();
+        let app_ns = app.namespace().to_string();
+        let f = format!(
+            "involvedObject.name={name},involvedObject.namespace={app_ns},involvedObject.uid={uid}"
+        );
+        (s.client.clone(), app_ns, f)
+    } else {
+        resource_events_query(&s, &key, &app, &q).await?
     };
     let api: Api<Event> = if namespace.is_empty() {
-        Api::all(s.client.clone())
+        Api::all(client)
     } else {
-        Api::namespaced(s.client.clone(), &namespace)
+        Api::namespaced(client, &namespace)
     };
     let list = api
         .list(&ListParams::default().fields(&fields))
@@ -81,6 +61,46 @@ pub(crate) async fn list(
     // Oldest first, as `kubectl get events --sort-by` and Argo's UI show them.
     items.sort_by(|a, b| event_time(a).cmp(&event_time(b)));
     Ok(Json(gateway::list(list.metadata.resource_version, items)))
+}
+
+/// Where the Events of one object of the Application live, as Argo's `ListResourceEvents` finds
+/// them: the object must be a node of the Application's resource tree (managed, or a descendant
+/// such as a Pod), matched by name, namespace and UID, so neither an object the project forbids
+/// nor an object outside the Application is reachable; the Events are read from the
+/// destination cluster with its credentials, by the node's UID.
+async fn resource_events_query(
+    s: &AppState,
+    key: &str,
+    app: &plumb_model::application::Application,
+    q: &Query,
+) -> Result<(kube::Client, String, String)> {
+    let res_name = q.get("resourceName").unwrap_or_default();
+    let res_ns = q.get("resourceNamespace").unwrap_or_default();
+    let res_uid = q.get("resourceUID").filter(|u| !u.is_empty());
+    let tree = app_tree(s, key).await?;
+    let node = tree
+        .get("nodes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|n| {
+            let field = |f: &str| n.get(f).and_then(Value::as_str).unwrap_or_default();
+            field("name") == res_name
+                && field("namespace") == res_ns
+                && res_uid.is_none_or(|u| field("uid") == u)
+        });
+    let Some(node) = node else {
+        return Err(Error::InvalidArgument(format!(
+            "{res_name} not found as part of application {}",
+            app.name()
+        )));
+    };
+    let uid = node.get("uid").and_then(Value::as_str).unwrap_or_default();
+    let cluster = s.cluster_of(&app.spec.destination).await?;
+    let f = format!(
+        "involvedObject.name={res_name},involvedObject.namespace={res_ns},involvedObject.uid={uid}"
+    );
+    Ok((cluster.client().clone(), res_ns.to_string(), f))
 }
 
 fn event_time(e: &Value) -> (&str, &str) {

@@ -75,6 +75,54 @@ pub(crate) struct Found {
     pub(crate) cluster: std::sync::Arc<plumb_controller::Cluster>,
 }
 
+/// argocd-cm's switch for Argo 3's fine-grained rights on an Application's resources.
+const FINE_GRAINED_INHERITANCE_DISABLED: &str =
+    "server.rbac.disableApplicationFineGrainedRBACInheritance";
+
+/// Authorizes `act` on the object `r` names as Argo's `getAppLiveResource` does: `update` and
+/// `delete` become `update/<group>/<kind>/<namespace>/<name>` (so `delete/*/Secret/*/*` can be
+/// denied). With `server.rbac.disableApplicationFineGrainedRBACInheritance` (Argo 3's default,
+/// `true`) only that action counts; set to `false`, `update`/`delete` on the Application covers
+/// its resources too, the fine-grained action being tried when it does not. A value that is not
+/// a boolean is reported and read as `true`, the stricter reading.
+async fn authorize_resource(
+    s: &AppState,
+    caller: &Caller,
+    app_key: &str,
+    r: &ResourceRequest,
+    act: &str,
+) -> Result<()> {
+    if act != "update" && act != "delete" {
+        return s.authorize_app(caller, app_key, act).await;
+    }
+    let fine = format!(
+        "{act}/{}/{}/{}/{}",
+        r.group, r.kind, r.namespace, r.resource_name
+    );
+    let settings = s.settings().await?;
+    let inherit = match settings
+        .get(FINE_GRAINED_INHERITANCE_DISABLED)
+        .map(str::trim)
+    {
+        None | Some("") | Some("true") => false,
+        Some("false") => true,
+        Some(other) => {
+            tracing::warn!(
+                "argocd-cm {FINE_GRAINED_INHERITANCE_DISABLED}: expected true or false, got \
+                 {other:?}; reading it as true"
+            );
+            false
+        }
+    };
+    if inherit {
+        match s.authorize_app(caller, app_key, act).await {
+            Err(Error::PermissionDenied(_)) => {}
+            other => return other,
+        }
+    }
+    s.authorize_app(caller, app_key, &fine).await
+}
+
 /// Authorizes `act` on the Application (Argo's `getAppLiveResource`), checks `project` when
 /// given, finds the requested object among the nodes of the Application's tree and reads it.
 pub(crate) async fn find(
@@ -85,7 +133,7 @@ pub(crate) async fn find(
     act: &str,
 ) -> Result<Found> {
     let app_key = s.app_key(name, r.app_namespace.as_deref())?;
-    s.authorize_app(caller, &app_key, act).await?;
+    authorize_resource(s, caller, &app_key, r, act).await?;
     let (_, app) = s.app(&app_key).await?;
     if let Some(p) = r.project.as_deref().filter(|p| !p.is_empty()) {
         let own = if app.spec.project.is_empty() {
@@ -94,7 +142,9 @@ pub(crate) async fn find(
             app.spec.project.as_str()
         };
         if p != own {
-            return Err(Error::PermissionDenied("permission denied".into()));
+            return Err(Error::PermissionDenied(
+                crate::rbac::PERMISSION_DENIED.into(),
+            ));
         }
     }
     if r.kind.is_empty() || r.resource_name.is_empty() {

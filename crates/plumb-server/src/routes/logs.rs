@@ -204,7 +204,9 @@ pub(crate) async fn logs(
             app.spec.project.as_str()
         };
         if p != own {
-            return Err(Error::PermissionDenied("permission denied".into()));
+            return Err(Error::PermissionDenied(
+                crate::rbac::PERMISSION_DENIED.into(),
+            ));
         }
     }
     crate::routes::live::authorize_logs(&s, &caller, &app).await?;

@@ -33,8 +33,14 @@ pub(crate) async fn version() -> Json<Value> {
     }))
 }
 
-/// `GET /api/v1/settings`.
-pub(crate) async fn settings(State(s): State<AppState>) -> Result<Json<Value>> {
+/// `GET /api/v1/settings`. Public (the login page reads it), so, as Argo's `SettingsService.Get`,
+/// what describes the installation (the control namespace, the resource customizations with
+/// their Lua scripts and ignore rules, Plumb's prune brake) is answered only to a logged-in
+/// caller (the class of GHSA-87p9-x75h-p4j2).
+pub(crate) async fn settings(
+    State(s): State<AppState>,
+    caller: Option<Authenticated>,
+) -> Result<Json<Value>> {
     let settings = s.settings().await?;
     let mut out = Map::new();
     if let Some(url) = settings.get("url").filter(|u| !u.is_empty()) {
@@ -52,7 +58,6 @@ pub(crate) async fn settings(State(s): State<AppState>) -> Result<Json<Value>> {
         "trackingMethod".into(),
         json!(settings.get(TRACKING_METHOD).unwrap_or("annotation")),
     );
-    out.insert("controllerNamespace".into(), json!(s.namespace));
     // Argo's `KustomizeOptions`: the build options argocd-cm sets (`kustomize.buildOptions`).
     let build_options = settings
         .get("kustomize.buildOptions")
@@ -64,7 +69,28 @@ pub(crate) async fn settings(State(s): State<AppState>) -> Result<Json<Value>> {
             None => json!({}),
         },
     );
-    let overrides = resource_overrides(&settings);
+    for (key, field) in [
+        ("statusbadge.enabled", "statusBadgeEnabled"),
+        ("exec.enabled", "execEnabled"),
+    ] {
+        if settings.get(key) == Some("true") {
+            out.insert(field.into(), json!(true));
+        }
+    }
+    if caller.is_some() {
+        logged_in_settings(&s, &settings, &mut out);
+    }
+    Ok(Json(Value::Object(out)))
+}
+
+/// The part of the settings only a logged-in caller (or any, with `--disable-auth`) reads.
+fn logged_in_settings(
+    s: &AppState,
+    settings: &plumb_model::Settings,
+    out: &mut Map<String, Value>,
+) {
+    out.insert("controllerNamespace".into(), json!(s.namespace));
+    let overrides = resource_overrides(settings);
     if !overrides.is_empty() {
         out.insert("resourceOverrides".into(), Value::Object(overrides));
     }
@@ -82,15 +108,6 @@ pub(crate) async fn settings(State(s): State<AppState>) -> Result<Json<Value>> {
     if !brake.is_empty() {
         out.insert("pruneBrake".into(), Value::Object(brake));
     }
-    for (key, field) in [
-        ("statusbadge.enabled", "statusBadgeEnabled"),
-        ("exec.enabled", "execEnabled"),
-    ] {
-        if settings.get(key) == Some("true") {
-            out.insert(field.into(), json!(true));
-        }
-    }
-    Ok(Json(Value::Object(out)))
 }
 
 /// Argo's `Settings.resourceOverrides`: per `<group>/<Kind>` (`Kind` for the core group, `*/*`
@@ -199,14 +216,23 @@ pub(crate) async fn cluster(
     let cluster = match s.cluster_of(&destination).await {
         Ok(c) => c,
         Err(Error::FailedPrecondition(_)) => {
-            return Err(Error::PermissionDenied("permission denied".into()));
+            return Err(Error::PermissionDenied(
+                crate::rbac::PERMISSION_DENIED.into(),
+            ));
         }
         Err(e) => return Err(e),
     };
-    crate::rbac::Authz::new(&s, &caller)
+    // A cluster the caller may not read answers as one that does not exist
+    // (GHSA-3cqf-953p-h5cp): by name, the detailed message would reveal its server URL.
+    if !crate::rbac::Authz::new(&s, &caller)
         .await?
-        .check("clusters", "get", &cluster.server)
-        .await?;
+        .allows("clusters", "get", &cluster.server)
+        .await?
+    {
+        return Err(Error::PermissionDenied(
+            crate::rbac::PERMISSION_DENIED.into(),
+        ));
+    }
     let version = cluster
         .client()
         .apiserver_version()

@@ -314,6 +314,7 @@ pub(crate) async fn create(
         .map_err(|e| Error::kube(format!("reading AppProject {}/{name}", s.namespace), e))?;
     match existing {
         None => {
+            check_role_policies(&body.project)?;
             let obj = project_object(&s, &body.project, &name)?;
             let created = s
                 .projects()
@@ -336,6 +337,7 @@ pub(crate) async fn create(
                 ));
             }
             authz.check("projects", "update", &name).await?;
+            check_widening(&mut authz, &current_value, &body.project).await?;
             Ok(Json(replace_project(&s, &name, &body.project).await?))
         }
     }
@@ -349,14 +351,98 @@ pub(crate) async fn update(
     axum::Json(body): axum::Json<UpdateProject>,
 ) -> Result<Json<Value>> {
     check_name("AppProject", &name)?;
-    Authz::new(&s, &caller)
-        .await?
-        .check("projects", "update", &name)
-        .await?;
+    let mut authz = Authz::new(&s, &caller).await?;
+    authz.check("projects", "update", &name).await?;
     if project_name(&body.project)? != name {
         return Err(Error::InvalidArgument(format!(
             "metadata.name of the body does not match the path's {name:?}"
         )));
     }
+    let current = s.projects().get(&name).await.map_err(|e| {
+        not_found_or(
+            e,
+            &format!("appprojects.argoproj.io \"{name}\" not found"),
+            || format!("reading AppProject {}/{name}", s.namespace),
+        )
+    })?;
+    check_widening(&mut authz, &to_value(&current)?, &body.project).await?;
     Ok(Json(replace_project(&s, &name, &body.project).await?))
+}
+
+/// Argo's checks on a project update beyond `projects, update` (`ProjectService.Update`): a
+/// destination cluster it did not have needs `clusters, update, <server>`, a source repository
+/// it did not have `repositories, update, <url>`, and any change to the cluster or namespace
+/// resource lists `clusters, update` on every destination cluster. So whoever may only update a
+/// project (a project lead, or a project token) cannot widen it to every repository, cluster or
+/// kind. Argo skips these on a create with `upsert`; Plumb checks both.
+async fn check_widening(authz: &mut Authz, current: &Value, wanted: &Value) -> Result<()> {
+    let old = current.get("spec").cloned().unwrap_or_default();
+    let new = wanted.get("spec").cloned().unwrap_or_default();
+    let old_clusters = destination_clusters(&old);
+    let new_clusters = destination_clusters(&new);
+    for cluster in new_clusters.iter().filter(|c| !old_clusters.contains(*c)) {
+        authz.check("clusters", "update", cluster).await?;
+    }
+    let old_repos = strings(&old, "sourceRepos");
+    for repo in strings(&new, "sourceRepos")
+        .iter()
+        .filter(|r| !old_repos.contains(*r))
+    {
+        authz.check("repositories", "update", repo).await?;
+    }
+    let lists = [
+        "clusterResourceWhitelist",
+        "clusterResourceBlacklist",
+        "namespaceResourceWhitelist",
+        "namespaceResourceBlacklist",
+    ];
+    let list = |spec: &Value, field: &str| spec.get(field).cloned().unwrap_or(Value::Array(vec![]));
+    if lists.iter().any(|f| list(&old, f) != list(&new, f)) {
+        for cluster in &new_clusters {
+            authz.check("clusters", "update", cluster).await?;
+        }
+    }
+    check_role_policies(wanted)
+}
+
+/// The cluster of each destination: its server URL, or its name when it gives none.
+fn destination_clusters(spec: &Value) -> Vec<String> {
+    spec.get("destinations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|d| {
+            let field = |f: &str| d.get(f).and_then(Value::as_str).filter(|v| !v.is_empty());
+            field("server")
+                .or_else(|| field("name"))
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+fn strings(spec: &Value, field: &str) -> Vec<String> {
+    spec.get(field)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+/// Argo validates a project's role policies before saving it: a rule on a resource a project
+/// role may not name (`projects`, `accounts`...) is refused, not stored to be ignored later.
+fn check_role_policies(project: &Value) -> Result<()> {
+    let mut problems = Vec::new();
+    crate::rbac::policy::project_rules(project, &mut problems);
+    let refused: Vec<&String> = problems
+        .iter()
+        .filter(|p| p.contains("project resource must be"))
+        .collect();
+    match refused.first() {
+        None => Ok(()),
+        Some(first) => Err(Error::InvalidArgument(format!(
+            "invalid policy rule: {first}"
+        ))),
+    }
 }

@@ -259,7 +259,8 @@ pub(crate) async fn managed_local(
     s.authorize_app(&caller, &name, "get").await?;
     let (_, app) = s.app(&name).await?;
     let project = project_of(&s, &app).await?;
-    crate::local_manifests::check(&s, &app, &project, &body.manifests).await?;
+    let keys = crate::local_manifests::check(&s, &app, &project, &body.manifests).await?;
+    crate::local_manifests::check_own_resources(&s, &caller, &name, &app, &keys).await?;
     let cmp = compare_app_with(&s, &app, None, Some(&body.manifests)).await?;
     let items: Vec<Value> = cmp.resources.iter().map(resource_diff).collect();
     Ok(Json(json!({"items": items})))

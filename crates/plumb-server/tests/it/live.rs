@@ -220,6 +220,9 @@ async fn live_resource_routes_act_on_the_tree_only_with_argo_rbac() {
         .await;
     assert_eq!(code, 403);
 
+    resource_events_come_from_the_tree_by_uid(&s, &admin, &ns, &pod, &stranger_pod).await;
+    secret_patch_errors_carry_no_values(&s, &admin, &base, &ns).await;
+
     // POST: a merge patch as grpc-gateway sends it (the patch as a JSON string), then a JSON patch.
     let cm_q = query(&ns, "", "v1", "ConfigMap", "shopfront-settings");
     let (code, body) = s
@@ -459,13 +462,19 @@ async fn live_resource_routes_act_on_the_tree_only_with_argo_rbac() {
     let actions_path: &'static str =
         Box::leak(format!("{base}/actions?{deploy_q}").into_boxed_str());
     let v2_path: &'static str = Box::leak(format!("{base}/actions/v2").into_boxed_str());
+    // Argo 3's fine-grained actions on the Application's resources (inheritance disabled by
+    // default): `update/<group>/<kind>/<namespace>/<name>`, `delete/...`.
+    let cm_update: &'static str =
+        Box::leak(format!("update//ConfigMap/{ns}/shopfront-settings").into_boxed_str());
+    let cm_delete: &'static str =
+        Box::leak(format!("delete//ConfigMap/{ns}/shopfront-settings").into_boxed_str());
     let routes = [
         route(Method::GET, secret_path, None, ("applications", "get", obj)),
         route(
             Method::POST,
             cm_path,
             Some(json!("{\"data\":{\"mode\":\"rbac\"}}")),
-            ("applications", "update", obj),
+            ("applications", cm_update, obj),
         ),
         route(
             Method::GET,
@@ -492,9 +501,11 @@ async fn live_resource_routes_act_on_the_tree_only_with_argo_rbac() {
             Method::DELETE,
             cm_path,
             None,
-            ("applications", "delete", obj),
+            ("applications", cm_delete, obj),
         ),
     ];
+    // Before the delete route runs: the fine-grained rules themselves.
+    fine_grained_resource_rights(&s, &u, obj, cm_path, secret_path).await;
     for r in &routes {
         check_route(&s, &u, r).await;
     }
@@ -598,4 +609,178 @@ async fn create_fills_the_type_and_writes_refuse_a_missing_project() {
     );
     let (_, stored) = s.get("/api/v1/applications/untyped-create", &admin).await;
     assert_eq!(stored["spec"]["project"], "default", "nothing written");
+}
+
+/// Argo 3's fine-grained rights on an Application's resources
+/// (`server.rbac.disableApplicationFineGrainedRBACInheritance`, default `true`): `applications,
+/// update` alone does not patch a resource, `update/*` does, and a deny rule such as
+/// `delete/*/Secret/*/*` holds while `delete/*` allows the rest; with the setting `false`,
+/// `update` on the Application covers its resources again.
+async fn fine_grained_resource_rights(
+    s: &AuthStack,
+    u: &str,
+    obj: &str,
+    cm_path: &str,
+    secret_path: &str,
+) {
+    let patch = json!("{\"data\":{\"mode\":\"fine\"}}");
+    let patch_cm = || s.call(Method::POST, cm_path, Some(u), Some(&patch));
+    s.set_policy(
+        &format!(
+            "p, u, applications, get, {obj}, allow\np, u, applications, update, {obj}, allow\n"
+        ),
+        "",
+    )
+    .await;
+    let (code, body) = patch_cm().await;
+    assert_eq!(
+        code, 403,
+        "update on the app alone, inheritance disabled: {body}"
+    );
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("applications, update//ConfigMap/")),
+        "names the fine-grained action: {body}"
+    );
+    s.set_config_map(
+        "argocd-cm",
+        &[(
+            "server.rbac.disableApplicationFineGrainedRBACInheritance",
+            "false",
+        )],
+    )
+    .await;
+    let (code, body) = patch_cm().await;
+    assert_eq!(code, 200, "update on the app, inheritance enabled: {body}");
+    s.set_config_map(
+        "argocd-cm",
+        &[(
+            "server.rbac.disableApplicationFineGrainedRBACInheritance",
+            "true",
+        )],
+    )
+    .await;
+    s.set_policy(
+        &format!(
+            "p, u, applications, get, {obj}, allow\np, u, applications, update/*, {obj}, allow\n\
+             p, u, applications, delete/*, {obj}, allow\n\
+             p, u, applications, delete/*/Secret/*/*, {obj}, deny\n"
+        ),
+        "",
+    )
+    .await;
+    let (code, body) = patch_cm().await;
+    assert_eq!(code, 200, "update/*: {body}");
+    let (code, body) = s.call(Method::DELETE, secret_path, Some(u), None).await;
+    assert_eq!(code, 403, "delete/*/Secret/*/* denied: {body}");
+    s.set_policy("", "").await;
+}
+
+/// `GET .../events` for one object (Argo's `ListResourceEvents`): any node of the Application's
+/// tree, a Pod it does not manage included, matched by name, namespace and UID; an object
+/// outside the tree, or a tree node's name with another UID, is 400 "not found as part of
+/// application", so the route reads no other object's Events.
+async fn resource_events_come_from_the_tree_by_uid(
+    s: &AuthStack,
+    admin: &str,
+    ns: &str,
+    pod: &str,
+    stranger_pod: &str,
+) {
+    use k8s_openapi::api::core::v1::Event;
+    let pods: Api<Pod> = Api::namespaced(s.client.clone(), ns);
+    let events: Api<Event> = Api::namespaced(s.client.clone(), ns);
+    let mut uids = Vec::new();
+    for (name, reason) in [(pod, "TreeNodeEvent"), (stranger_pod, "StrangerEvent")] {
+        let uid = pods
+            .get(name)
+            .await
+            .expect("pod")
+            .metadata
+            .uid
+            .expect("uid");
+        let event: Event = serde_json::from_value(json!({
+            "metadata": {"name": format!("{name}.test")},
+            "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": ns,
+                               "name": name, "uid": uid},
+            "reason": reason, "message": format!("about {name}"), "type": "Normal",
+            "firstTimestamp": "2026-12-06T10:00:00Z", "lastTimestamp": "2026-12-06T10:00:00Z"
+        }))
+        .expect("event");
+        events
+            .create(&PostParams::default(), &event)
+            .await
+            .expect("create event");
+        uids.push(uid);
+    }
+    let ask = |name: &str, uid: &str| {
+        let path = format!(
+            "/api/v1/applications/{APP}/events?resourceNamespace={ns}&resourceName={name}&resourceUID={uid}"
+        );
+        async move { s.get(&path, admin).await }
+    };
+    let (code, body) = ask(pod, &uids[0]).await;
+    assert_eq!(code, 200, "a Pod of the tree: {body}");
+    let items = body["items"].as_array().expect("items");
+    assert!(
+        items.iter().any(|e| e["reason"] == "TreeNodeEvent"),
+        "{body}"
+    );
+    assert!(
+        items
+            .iter()
+            .all(|e| e["involvedObject"]["uid"] == uids[0].as_str()),
+        "only the Pod's own Events: {body}"
+    );
+    for (name, uid) in [(stranger_pod, uids[1].as_str()), (pod, uids[1].as_str())] {
+        let (code, body) = ask(name, uid).await;
+        assert_eq!(code, 400, "{name} {uid}: {body}");
+        assert!(
+            body.to_string()
+                .contains("not found as part of application"),
+            "{body}"
+        );
+    }
+}
+
+/// A patch of a Secret that the API server refuses answers with the API server's reason, never
+/// with the Secret's values (the class of Argo's advisories on Secret data in error text): a
+/// JSON patch whose `test` fails on `/data/password`, and a change of the immutable `type`.
+async fn secret_patch_errors_carry_no_values(s: &AuthStack, admin: &str, base: &str, ns: &str) {
+    const STORED: [&str; 2] = ["aHVudGVyMi1zM2NyM3Q=", "hunter2-s3cr3t"];
+    let secret_q = query(ns, "", "v1", "Secret", "shopfront-db");
+    for (patch_type, patch) in [
+        (
+            "application/json-patch%2Bjson",
+            r#"[{"op": "test", "path": "/data/password", "value": "Z3Vlc3M="}, {"op": "remove", "path": "/data/password"}]"#,
+        ),
+        (
+            "application/merge-patch%2Bjson",
+            r#"{"type": "kubernetes.io/tls"}"#,
+        ),
+    ] {
+        let (code, body) = s
+            .call(
+                Method::POST,
+                &format!("{base}?{secret_q}&patchType={patch_type}"),
+                Some(admin),
+                Some(&json!(patch)),
+            )
+            .await;
+        assert!(code >= 400, "refused: {patch}: {code} {body}");
+        let text = body.to_string();
+        for v in STORED {
+            assert!(
+                !text.contains(v),
+                "{patch}: the Secret's value in the error: {text}"
+            );
+        }
+    }
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(s.client.clone(), ns);
+    let kept = secrets.get("shopfront-db").await.expect("secret");
+    assert!(
+        kept.data.is_some_and(|d| d.contains_key("password")),
+        "nothing was changed"
+    );
 }

@@ -250,12 +250,6 @@ async fn every_route_checks_its_resource_and_action() {
             ("clusters", "get", "https://kubernetes.default.svc"),
         ),
         route(
-            Method::POST,
-            "/api/v1/applications/web/managed-resources",
-            Some(json!({"manifests": [local_cm]})),
-            ("applications", "get", "default/web"),
-        ),
-        route(
             Method::DELETE,
             "/api/v1/applications/doomed?cascade=false",
             None,
@@ -265,8 +259,9 @@ async fn every_route_checks_its_resource_and_action() {
     for r in &routes {
         check_route(&s, &u, r).await;
     }
-    // A sync with local manifests also needs `override` (Argo's rule): `sync` alone is
-    // PermissionDenied naming override, both get through.
+    // A sync with local manifests also needs `override` (Argo's rule): `get` and `sync` alone
+    // is PermissionDenied naming override (without `get` the answer names nothing, as for an
+    // Application that does not exist), all three get through.
     let local_sync = route(
         Method::POST,
         "/api/v1/applications/rbac-local-web/sync",
@@ -275,6 +270,14 @@ async fn every_route_checks_its_resource_and_action() {
     );
     s.set_policy(
         "p, u, applications, sync, default/rbac-local-web, allow\n",
+        "",
+    )
+    .await;
+    let (code, body) = call(&s, &local_sync, &u).await;
+    assert_eq!(code, 403, "sync without get and override: {body}");
+    assert_eq!(body["message"], "permission denied", "{body}");
+    s.set_policy(
+        "p, u, applications, sync, default/rbac-local-web, allow\np, u, applications, get, default/rbac-local-web, allow\n",
         "",
     )
     .await;
@@ -299,6 +302,7 @@ async fn every_route_checks_its_resource_and_action() {
         "written to operation.sync.manifests: {body}"
     );
     s.set_policy("", "").await;
+    local_diff_reads_only_the_applications_own_resources(&s, &u).await;
     // Automated: local manifests only for a dry run (Argo's FailedPrecondition and message).
     let mut auto = app("rbac-local-auto", "default");
     auto["spec"]["syncPolicy"] = json!({"automated": {}});
@@ -401,14 +405,54 @@ async fn lists_globs_builtin_roles_default_role_and_regex_mode() {
         )
         .await;
     assert_eq!(code, 200);
+    // An app the caller may not read and one that does not exist answer alike
+    // (GHSA-2q5c-qw9c-fmvq): neither its existence nor its project leaks.
     let (code, body) = s.get("/api/v1/applications/team-b-api", &dev).await;
     assert_eq!(code, 403);
-    assert_eq!(
-        body["message"],
-        "permission denied: applications, get, default/team-b-api, sub: dev"
-    );
-    let (code, _) = s.get("/api/v1/applications/no-such-app", &dev).await;
+    assert_eq!(body["message"], "permission denied", "{body}");
+    let (code, missing) = s.get("/api/v1/applications/no-such-app", &dev).await;
     assert_eq!(code, 403, "a missing app is not revealed");
+    assert_eq!(
+        missing, body,
+        "the same answer for a hidden and a missing app"
+    );
+    for (path, verb) in [
+        ("/api/v1/applications/{}/sync", Method::POST),
+        ("/api/v1/applications/{}/resource-tree", Method::GET),
+        ("/api/v1/applications/{}/managed-resources", Method::GET),
+        ("/api/v1/applications/{}", Method::DELETE),
+    ] {
+        let mut answers = Vec::new();
+        for app in ["team-b-api", "no-such-app"] {
+            let body = (verb == Method::POST).then(|| json!({}));
+            let (code, answer) = s
+                .call(
+                    verb.clone(),
+                    &path.replace("{}", app),
+                    Some(&dev),
+                    body.as_ref(),
+                )
+                .await;
+            answers.push((code, answer["message"].clone()));
+        }
+        assert_eq!(answers[0], answers[1], "{verb} {path}: {answers:?}");
+        assert_eq!(answers[0].0, 403, "{verb} {path}: {answers:?}");
+    }
+    // Clusters likewise (GHSA-3cqf-953p-h5cp): asked by name, a cluster the caller may not read
+    // answers as one that does not exist, without its server URL.
+    let (code, hidden) = s
+        .get("/api/v1/clusters/in-cluster?id.type=name", &dev)
+        .await;
+    assert_eq!(code, 403, "{hidden}");
+    let (code, missing) = s
+        .get("/api/v1/clusters/no-such-cluster?id.type=name", &dev)
+        .await;
+    assert_eq!(code, 403, "{missing}");
+    assert_eq!(hidden, missing);
+    assert!(
+        !hidden.to_string().contains("kubernetes.default.svc"),
+        "{hidden}"
+    );
     // Built-in role:readonly: every app, no sync.
     let (_, list) = s.get("/api/v1/applications", &viewer).await;
     assert_eq!(names(&list), ["ops", "team-a-api", "team-b-api"]);
@@ -552,10 +596,7 @@ async fn applications_outside_the_control_namespace_are_project_namespace_name_o
     assert_eq!(body["metadata"]["namespace"], t.as_str());
     let (code, body) = s.get("/api/v1/applications/web", &dev).await;
     assert_eq!(code, 403, "{body}");
-    assert_eq!(
-        body["message"],
-        "permission denied: applications, get, default/web, sub: dev"
-    );
+    assert_eq!(body["message"], "permission denied", "{body}");
     // `team/*` crosses the namespace segment, as in Argo.
     let (code, body) = s.get(&in_tenant, &lead).await;
     assert_eq!(code, 200, "{body}");
@@ -689,4 +730,340 @@ async fn applications_outside_the_control_namespace_are_project_namespace_name_o
         )
         .await;
     assert_eq!(code, 400, "{body}");
+}
+
+/// `POST .../managed-resources` with local manifests answers with live state (the server-side
+/// dry run merges it), so `applications, get` covers only the Application's own resources
+/// (`status.resources`); any other object needs `override` too (the class of
+/// GHSA-3v3m-wc6v-x4x3: a read-only user read any object the project permits).
+async fn local_diff_reads_only_the_applications_own_resources(s: &AuthStack, u: &str) {
+    use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+    let gvk = GroupVersionKind::gvk("argoproj.io", "v1alpha1", "Application");
+    let apps: kube::Api<DynamicObject> =
+        kube::Api::namespaced_with(s.client.clone(), s.ns.name(), &ApiResource::from_gvk(&gvk));
+    let own = json!({"status": {"resources": [
+        {"version": "v1", "kind": "ConfigMap", "namespace": "default", "name": "rbac-own"}
+    ]}});
+    apps.patch_status("web", &PatchParams::default(), &Patch::Merge(&own))
+        .await
+        .expect("status.resources set");
+    let cm = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+               "data": {"k": "v"}})
+        .to_string()
+    };
+    let diff = |manifests: Vec<String>| {
+        let body = json!({ "manifests": manifests });
+        async move {
+            s.call(
+                Method::POST,
+                "/api/v1/applications/web/managed-resources",
+                Some(u),
+                Some(&body),
+            )
+            .await
+        }
+    };
+    s.set_policy("p, u, applications, get, default/web, allow\n", "")
+        .await;
+    let (code, body) = diff(vec![cm("rbac-own")]).await;
+    assert_eq!(code, 200, "its own resource with get: {body}");
+    let (code, body) = diff(vec![cm("rbac-own"), cm("kube-root-ca.crt")]).await;
+    assert_eq!(code, 403, "another object with get only: {body}");
+    assert!(
+        body["message"].as_str().is_some_and(|m| m
+            .contains("ConfigMap default/kube-root-ca.crt is not a resource of application web")),
+        "{body}"
+    );
+    assert!(
+        body["items"].is_null(),
+        "no live state in a refusal: {body}"
+    );
+    s.set_policy(
+        "p, u, applications, get, default/web, allow\np, u, applications, override, default/web, allow\n",
+        "",
+    )
+    .await;
+    let (code, body) = diff(vec![cm("rbac-own"), cm("kube-root-ca.crt")]).await;
+    assert_eq!(code, 200, "with override: {body}");
+    s.set_policy("", "").await;
+}
+
+/// `GET /api/v1/settings` is public (the login page reads it), but what describes the
+/// installation — the control namespace and the resource customizations with their ignore rules
+/// and Lua — is answered only to a logged-in caller, as Argo's `SettingsService.Get` (the class
+/// of GHSA-87p9-x75h-p4j2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_describe_the_installation_only_to_logged_in_callers() {
+    let s = AuthStack::start("rbac-settings", Default::default()).await;
+    s.set_config_map(
+        "argocd-cm",
+        &[
+            (
+                "resource.customizations.ignoreDifferences.apps_Deployment",
+                "jsonPointers:\n- /spec/replicas\n",
+            ),
+            ("url", "https://plumb.example.com"),
+        ],
+    )
+    .await;
+    let anonymous = s
+        .http
+        .get(format!("{}/api/v1/settings", s.base))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(anonymous.status().as_u16(), 200);
+    let anonymous: Value =
+        serde_json::from_str(&anonymous.text().await.expect("body")).expect("JSON");
+    assert_eq!(anonymous["url"], "https://plumb.example.com", "{anonymous}");
+    for hidden in ["controllerNamespace", "resourceOverrides", "pruneBrake"] {
+        assert!(anonymous.get(hidden).is_none(), "{hidden}: {anonymous}");
+    }
+    // The version, public too, names only the version, platform and compiler (the class of
+    // GHSA-pfgj-mh5m-2p48: no tool versions or build details to an anonymous caller).
+    let version = s
+        .http
+        .get(format!("{}/api/version", s.base))
+        .send()
+        .await
+        .expect("request")
+        .text()
+        .await
+        .expect("body");
+    let version: Value = serde_json::from_str(&version).expect("JSON");
+    let mut keys: Vec<&String> = version.as_object().expect("object").keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["Compiler", "Platform", "Version"], "{version}");
+    let admin = s.admin_token().await;
+    let (code, logged_in) = s.get("/api/v1/settings", &admin).await;
+    assert_eq!(code, 200, "{logged_in}");
+    assert_eq!(logged_in["controllerNamespace"], s.ns.name(), "{logged_in}");
+    assert!(
+        logged_in["resourceOverrides"]["apps/Deployment"]["ignoreDifferences"]
+            .as_str()
+            .is_some_and(|r| r.contains("/spec/replicas")),
+        "{logged_in}"
+    );
+}
+
+/// Updating a project needs more than `projects, update` when the update widens it (Argo's
+/// `ProjectService.Update`): a new source repository needs `repositories, update`, a new
+/// destination cluster or any change to the resource lists `clusters, update`; a project role's
+/// policy may not name `projects` (so a project token cannot widen its own project). Checked on
+/// `PUT` and on `POST` with `upsert` alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_lead_cannot_widen_the_project_beyond_its_rights() {
+    let s = AuthStack::start("rbac-widen", Default::default()).await;
+    let admin = s.admin_token().await;
+    let local = "https://kubernetes.default.svc";
+    let team = |spec: Value| json!({"metadata": {"name": "team"}, "spec": spec});
+    let base = json!({"description": "team",
+        "sourceRepos": ["https://git.example/team/*"],
+        "destinations": [{"server": local, "namespace": "team"}]});
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/projects",
+            Some(&admin),
+            Some(&json!({"project": team(base.clone())})),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    s.add_account("lead", "apiKey, login", "lead-pw").await;
+    let lead = s.login("lead", "lead-pw").await;
+    // `create` too: an upsert is a create that finds the project there.
+    s.set_policy(
+        "p, lead, projects, get, team, allow\np, lead, projects, update, team, allow\n\
+         p, lead, projects, create, team, allow\n",
+        "",
+    )
+    .await;
+    let with = |field: &str, value: Value| {
+        let mut spec = base.clone();
+        spec[field] = value;
+        spec
+    };
+    let (stack, lead) = (&s, lead.as_str());
+    let put = |spec: Value| {
+        let body = json!({"project": team(spec)});
+        async move {
+            stack
+                .call(
+                    Method::PUT,
+                    "/api/v1/projects/team",
+                    Some(lead),
+                    Some(&body),
+                )
+                .await
+        }
+    };
+    let upsert = |spec: Value| {
+        let body = json!({"project": team(spec), "upsert": true});
+        async move {
+            stack
+                .call(Method::POST, "/api/v1/projects", Some(lead), Some(&body))
+                .await
+        }
+    };
+    let widenings = [
+        (
+            with("sourceRepos", json!(["*"])),
+            "repositories, update, *".to_string(),
+        ),
+        (
+            with(
+                "destinations",
+                json!([{"server": local, "namespace": "team"},
+                       {"server": "https://prod.example:6443", "namespace": "*"}]),
+            ),
+            "clusters, update, https://prod.example:6443".to_string(),
+        ),
+        (
+            with(
+                "clusterResourceWhitelist",
+                json!([{"group": "*", "kind": "*"}]),
+            ),
+            format!("clusters, update, {local}"),
+        ),
+    ];
+    for (spec, missing) in &widenings {
+        for (how, (code, body)) in [
+            ("PUT", put(spec.clone()).await),
+            ("upsert", upsert(spec.clone()).await),
+        ] {
+            assert_eq!(code, 403, "{how} {spec}: {body}");
+            assert!(
+                body["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains(missing.as_str())),
+                "{how} {spec}: {body}"
+            );
+        }
+    }
+    let (_, stored) = s.get("/api/v1/projects/team", &admin).await;
+    assert_eq!(
+        stored["spec"]["sourceRepos"],
+        json!(["https://git.example/team/*"])
+    );
+    assert!(
+        stored["spec"]["clusterResourceWhitelist"].is_null(),
+        "{stored}"
+    );
+    // What does not widen needs only `projects, update`.
+    let (code, body) = put(with("description", json!("the team's project"))).await;
+    assert_eq!(code, 200, "{body}");
+    // With the right on repositories, the new source goes through.
+    s.set_policy(
+        "p, lead, projects, get, team, allow\np, lead, projects, update, team, allow\n\
+         p, lead, repositories, update, https://git.example/*, allow\n",
+        "",
+    )
+    .await;
+    let (code, body) = put(with(
+        "sourceRepos",
+        json!(["https://git.example/team/*", "https://git.example/shared/*"]),
+    ))
+    .await;
+    assert_eq!(code, 200, "{body}");
+    // A project role may not name `projects`: refused when saved...
+    let (code, body) = s
+        .call(
+            Method::PUT,
+            "/api/v1/projects/team",
+            Some(&admin),
+            Some(
+                &json!({"project": team(with("roles", json!([{"name": "ci", "policies": [
+                "p, proj:team:ci, projects, update, team, allow"]}])))}),
+            ),
+        )
+        .await;
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("project resource must be")),
+        "{body}"
+    );
+    // ...and, in a project written around the API, ignored: its token cannot update the project.
+    let projects: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
+        s.client.clone(),
+        s.ns.name(),
+        &kube::api::ApiResource::from_gvk(&kube::api::GroupVersionKind::gvk(
+            "argoproj.io",
+            "v1alpha1",
+            "AppProject",
+        )),
+    );
+    let sneaky: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+        "metadata": {"name": "sneaky"},
+        "spec": {"sourceRepos": ["https://git.example/sneaky/*"],
+                 "destinations": [{"server": local, "namespace": "sneaky"}],
+                 "roles": [{"name": "ci", "policies": [
+                     "p, proj:sneaky:ci, projects, update, sneaky, allow",
+                     "p, proj:sneaky:ci, applications, get, sneaky/*, allow"]}]}
+    }))
+    .expect("project");
+    projects
+        .create(&kube::api::PostParams::default(), &sneaky)
+        .await
+        .expect("create sneaky");
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/projects/sneaky/roles/ci/token",
+            Some(&admin),
+            Some(&json!({})),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let token = body["token"].as_str().expect("token").to_string();
+    let (code, body) = s
+        .call(
+            Method::PUT,
+            "/api/v1/projects/sneaky",
+            Some(&token),
+            Some(
+                &json!({"project": {"metadata": {"name": "sneaky"}, "spec": {
+                "sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}]}}}),
+            ),
+        )
+        .await;
+    assert_eq!(
+        code, 403,
+        "a project token widening its own project: {body}"
+    );
+}
+
+/// A create never carries an operation (Argo's `Create` drops it): whoever may create an
+/// Application but not `override` cannot start a sync of local manifests by writing
+/// `operation.sync.manifests` into the body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_created_application_carries_no_operation() {
+    let s = AuthStack::start("rbac-create-op", Default::default()).await;
+    s.add_account("maker", "apiKey, login", "maker-pw").await;
+    let maker = s.login("maker", "maker-pw").await;
+    s.set_policy(
+        "p, maker, applications, create, default/*, allow\np, maker, applications, get, default/*, allow\n",
+        "",
+    )
+    .await;
+    let local = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"smuggled"}}"#;
+    let mut body = app("with-operation", "default");
+    body["operation"] = json!({"sync": {"manifests": [local], "prune": true},
+                               "initiatedBy": {"username": "admin"}});
+    let (code, created) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications",
+            Some(&maker),
+            Some(&body),
+        )
+        .await;
+    assert_eq!(code, 200, "{created}");
+    assert!(created["operation"].is_null(), "{created}");
+    let (code, stored) = s.get("/api/v1/applications/with-operation", &maker).await;
+    assert_eq!(code, 200, "{stored}");
+    assert!(stored["operation"].is_null(), "stored without it: {stored}");
 }

@@ -167,6 +167,23 @@ async fn applications_on_a_cluster_secrets_cluster_are_served_from_that_cluster(
     let (code, by_url) = stack.get(&format!("/api/v1/clusters/{encoded}")).await;
     assert_eq!(code, 200, "{by_url}");
     assert_eq!(by_url["name"], "srv-second");
+    // The cluster's credentials never come back (the class of GHSA-fwr2-64vr-xv9m): neither the
+    // Secret's `config` nor any of its keys, raw or base64.
+    let key = std::fs::read_to_string(state.join("pki").join("admin.key")).expect("key");
+    let key_line = key
+        .lines()
+        .find(|l| !l.starts_with("-----") && l.len() > 20)
+        .expect("a key line");
+    for answer in [&cluster, &by_url] {
+        let text = answer.to_string();
+        assert!(answer.get("config").is_none(), "{answer:#}");
+        for secret in [b64("admin.key"), b64("admin.crt"), key_line.to_string()] {
+            assert!(
+                !text.contains(&secret),
+                "a credential in the answer: {answer:#}"
+            );
+        }
+    }
     let (code, _) = stack
         .get("/api/v1/clusters/https%3A%2F%2F127.0.0.1%3A1")
         .await;

@@ -36,8 +36,12 @@ const DEPLOYMENT: &str = "payments-api";
 const FORM_APP: &str = "ui-form-app";
 const IMAGE: &str = "registry.acme.internal/payments-api";
 
+/// The PreSync hook v1.4.0 adds: a sync from the UI's panel must run it (defect: the panel sent
+/// the `apply` strategy, which skips hooks).
+const HOOK: &str = "payments-presync";
+
 fn files(version: &str) -> Vec<(&'static str, String)> {
-    vec![
+    let mut files = vec![
         (
             "k8s/configmap.yaml",
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: payments-api\ndata:\n  LOG_LEVEL: info\n".into(),
@@ -52,7 +56,16 @@ fn files(version: &str) -> Vec<(&'static str, String)> {
                 "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: payments-api\nspec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: payments-api\n  template:\n    metadata:\n      labels:\n        app: payments-api\n    spec:\n      containers:\n      - name: payments-api\n        image: {IMAGE}:{version}\n        ports:\n        - containerPort: 8080\n"
             ),
         ),
-    ]
+    ];
+    if version == "v1.4.0" {
+        files.push((
+            "k8s/presync.yaml",
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {HOOK}\n  annotations:\n    argocd.argoproj.io/hook: PreSync\ndata:\n  ran: before v1.4.0\n"
+            ),
+        ));
+    }
+    files
 }
 
 fn repo_root() -> PathBuf {
@@ -288,6 +301,15 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
                 )
                 .await;
                 assert_eq!(code, 200, "refresh: {body}");
+                stdin.write_all(b"done\n").await.expect("answer the script");
+            }
+            if line == "STEP hook-ran" {
+                let cms: Api<ConfigMap> = Api::namespaced(client.clone(), dest.name());
+                let hook = cms.get_opt(HOOK).await.expect("read the hook");
+                assert!(
+                    hook.is_some(),
+                    "the UI's full sync did not run the PreSync hook {HOOK}"
+                );
                 stdin.write_all(b"done\n").await.expect("answer the script");
             }
             if line == "STEP delete-pod" {

@@ -739,6 +739,24 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
                 "drySource": {"repoURL": evil, "path": ".", "targetRevision": "HEAD"},
                 "syncSource": {"targetBranch": "env/prod", "path": "."}}}}),
         ),
+        // The dry source permitted, the source rendered another tenant's: refused (the hydrator
+        // is not implemented, so the source would be rendered while the dry source was checked).
+        (
+            "hostile-rules-hydrator-decoy",
+            serde_json::json!({"spec": {
+                "source": {"repoURL": evil, "path": ".", "targetRevision": "HEAD"},
+                "sourceHydrator": {
+                "drySource": {"repoURL": allowed_repo, "path": ".", "targetRevision": "HEAD"},
+                "syncSource": {"targetBranch": "env/prod", "path": "."}}}}),
+        ),
+        // Even with every repository permitted, the hydrator is refused with a message saying
+        // why.
+        (
+            "hostile-rules-hydrator-unsupported",
+            serde_json::json!({"spec": {"sourceHydrator": {
+                "drySource": {"repoURL": allowed_repo, "path": ".", "targetRevision": "HEAD"},
+                "syncSource": {"targetBranch": "env/prod", "path": "."}}}}),
+        ),
         (
             "hostile-rules-alias",
             serde_json::json!({"spec": {"destination": {"server": null, "name": "in-cluster", "namespace": "kube-system"}}}),
@@ -755,6 +773,18 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
             body_of(&r).contains("is invalid: InvalidSpecError"),
             "{name}: {r}"
         );
+        if name.starts_with("hostile-rules-hydrator") {
+            assert!(
+                body_of(&r).contains("spec.sourceHydrator is not supported by Plumb yet"),
+                "{name}: {r}"
+            );
+        }
+        if name == "hostile-rules-hydrator-decoy" {
+            assert!(
+                body_of(&r).contains(evil),
+                "the rendered source is checked: {r}"
+            );
+        }
     }
     // An upsert over the permitted one, and a JSON patch of it.
     let upsert = app(

@@ -378,3 +378,74 @@ fn a_malformed_cluster_secret_shard_neither_crashes_the_controller_nor_drops_the
         );
     }
 }
+
+/// The namespace filter holds with sharding on, where replicas place Applications by hash (a
+/// path of its own): an Application in a namespace the controller does not serve
+/// (`ARGOCD_APPLICATION_NAMESPACES`) is neither reconciled nor synced, even with a project that
+/// lists its namespace and an automated policy; one in a served namespace is.
+#[test]
+fn with_sharding_on_an_application_outside_the_served_namespaces_is_never_touched() {
+    let tenant = env().namespace("shard-ns-tenant");
+    let outside = env().namespace("shard-ns-outside");
+    let mut ctl = Running::start_with(
+        "shard-ns",
+        &[
+            ("ARGOCD_CONTROLLER_REPLICAS", "2"),
+            ("ARGOCD_CONTROLLER_SHARD", "0"),
+            ("ARGOCD_APPLICATION_NAMESPACES", tenant.name()),
+            ("PLUMB_LOG", "info"),
+        ],
+        &["--lease-duration", "4"],
+    );
+    replica_identity(&ctl);
+    ctl.create_project(
+        "tenants",
+        json!({"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
+               "sourceNamespaces": [tenant.name(), outside.name()]}),
+    );
+    let repo = GitRepo::new();
+    repo.commit(
+        &[(
+            "app/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sharded-payload\ndata:\n  k: v\n"
+                .to_string(),
+        )],
+        "payload",
+    );
+    let mut placed = Vec::new();
+    for ns in [&tenant, &outside] {
+        let dest = env().namespace("shard-ns-dest");
+        let name = unique("sharded");
+        kubectl_apply(&json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": name, "namespace": ns.name()},
+            "spec": {"project": "tenants",
+                     "source": {"repoURL": repo.url(), "path": "app", "targetRevision": "HEAD"},
+                     "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()},
+                     "syncPolicy": {"automated": {}}}
+        }));
+        placed.push((ns.name().to_string(), name, dest));
+    }
+    let (tenant_ns, tenant_app, tenant_dest) = &placed[0];
+    let start = Instant::now();
+    while get_json(tenant_dest.name(), "configmap", "sharded-payload").is_none() {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the served Application {tenant_ns}/{tenant_app} was not synced; log:\n{}",
+            ctl.log()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    // The served one is done: the controller has listed and placed both. A few seconds more
+    // for the other, had it been taken.
+    std::thread::sleep(Duration::from_secs(3));
+    let (outside_ns, outside_app, outside_dest) = &placed[1];
+    let app = get_json(outside_ns, "applications.argoproj.io", outside_app).expect("the app");
+    assert!(
+        app["status"].is_null(),
+        "an Application outside the served namespaces was reconciled: {:#}",
+        app["status"]
+    );
+    assert!(get_json(outside_dest.name(), "configmap", "sharded-payload").is_none());
+    assert!(ctl.alive(), "{}", ctl.log());
+}
