@@ -119,7 +119,14 @@ try {
   });
 
   await step('log in as admin: the session is an HTTP-only argocd.token cookie', async () => {
-    await login(page, 'admin', adminPw);
+    // Through a login link whose return_url leads to another site (`/\host` is `//host` to a
+    // browser): the page stays on this site.
+    await page.goto(`${base}/login?return_url=${encodeURIComponent('/\\evil.example/steal')}`);
+    await page.getByLabel('Username').fill('admin');
+    await page.getByLabel('Password').fill(adminPw);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((u) => u.origin === new URL(base).origin && u.pathname === '/applications');
+    await page.getByTestId('whoami').getByText('admin').waitFor();
     const cookies = await context.cookies();
     const c = cookies.find((x) => x.name === 'argocd.token');
     assert(c && c.httpOnly && c.secure && c.sameSite === 'Lax', `cookie: ${JSON.stringify(c && { ...c, value: '…' })}`);
@@ -367,6 +374,9 @@ try {
     await page.getByTestId('app-sync').locator('[data-sync=Synced]').waitFor({ timeout: LONG });
     // The header names the synced commit: its message and author.
     await page.getByTestId('app-sync').getByTestId('commit').getByText('payments-api v1.4.0').waitFor({ timeout: LONG });
+    // A sync from the panel runs hooks unless "Apply only" is ticked (Argo's panel sends the
+    // `hook` strategy): v1.4.0's PreSync hook was created (the harness checks the cluster).
+    await ask('hook-ran');
   });
 
   await step('history and rollback to the first deployment', async () => {

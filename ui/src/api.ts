@@ -94,8 +94,16 @@ export interface UserInfo {
 }
 
 export const userInfo = () => get<UserInfo>('/api/v1/session/userinfo');
-export const login = (username: string, password: string) => request('POST', '/api/v1/session', { username, password });
-export const logout = () => request('DELETE', '/api/v1/session');
+// The settings answer depends on the session (the control namespace and resource overrides are
+// given to logged-in callers only), so a login or logout forgets the one fetched before it.
+export const login = (username: string, password: string) => {
+  settingsPromise = null;
+  return request('POST', '/api/v1/session', { username, password });
+};
+export const logout = () => {
+  settingsPromise = null;
+  return request('DELETE', '/api/v1/session');
+};
 
 /** Argo's `AccountService.CanI`: what RBAC lets the caller do (`yes`/`no`). */
 export async function canI(resource: string, action: string, object: string): Promise<boolean> {

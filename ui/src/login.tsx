@@ -2,6 +2,21 @@ import { useState } from 'preact/hooks';
 import { login, userInfo, type UserInfo } from './api';
 import { navigate } from './router';
 
+/**
+ * The path of `returnUrl` when it is one of this site's, else the Applications page: a return_url
+ * cannot send the user elsewhere. Resolved as the browser resolves it (so `//host`, `/\host` and
+ * `https://host` are other origins), not judged by its first characters.
+ */
+export function sameSitePath(returnUrl: string): string {
+  try {
+    const u = new URL(returnUrl, location.origin);
+    if (u.origin === location.origin && returnUrl.startsWith('/')) return u.pathname + u.search + u.hash;
+  } catch {
+    // Not a URL at all.
+  }
+  return '/applications';
+}
+
 /** Local accounts: POST /api/v1/session sets the `argocd.token` cookie. */
 export function LoginPage({ returnUrl, onLoggedIn }: { returnUrl: string; onLoggedIn: (u: UserInfo) => void }) {
   const [username, setUsername] = useState('');
@@ -16,9 +31,7 @@ export function LoginPage({ returnUrl, onLoggedIn }: { returnUrl: string; onLogg
     try {
       await login(username, password);
       onLoggedIn(await userInfo());
-      // Only paths of this site: a return_url cannot send the user elsewhere.
-      const target = returnUrl.startsWith('/') && !returnUrl.startsWith('//') ? returnUrl : '/applications';
-      navigate(target, true);
+      navigate(sameSitePath(returnUrl), true);
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
     } finally {

@@ -1,5 +1,6 @@
-// The sync panel: Argo's ApplicationSyncRequest from a form (revision, prune, dry run, apply
-// out-of-sync only, force, sync options, retry, and the resources to sync).
+// The sync panel: Argo's ApplicationSyncRequest from a form (revision, prune and its propagation,
+// dry run, apply out-of-sync only, apply only (no hooks), force, sync options starting from the
+// Application's own, retry, and the resources to sync).
 import { useState } from 'preact/hooks';
 import { appPath, request, type Application } from './api';
 import { Modal } from './modal';
@@ -11,14 +12,29 @@ const OPTIONS = ['ServerSideApply=true', 'Replace=true', 'CreateNamespace=true',
 
 const rkey = (r: Managed) => `${r.group || ''}/${r.kind}/${r.namespace || ''}/${r.name}`;
 
+const PROPAGATION = ['foreground', 'background', 'orphan'];
+
+/** The Application's own sync options (`spec.syncPolicy.syncOptions`), as Argo's panel starts from them. */
+function specOptions(app: Application): string[] {
+  const items = app.spec?.syncPolicy?.syncOptions;
+  return Array.isArray(items) ? items.filter((o: unknown): o is string => typeof o === 'string') : [];
+}
+
 export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: string; onClose: () => void; onDone: (msg: string) => void }) {
   const resources: Managed[] = app.status?.resources || [];
   const [revision, setRevision] = useState(source(app).targetRevision);
   const [prune, setPrune] = useState(false);
   const [dryRun, setDryRun] = useState(false);
-  const [outOfSyncOnly, setOutOfSyncOnly] = useState(false);
+  const own = specOptions(app);
+  const [outOfSyncOnly, setOutOfSyncOnly] = useState(own.includes('ApplyOutOfSyncOnly=true'));
   const [force, setForce] = useState(false);
-  const [options, setOptions] = useState<string[]>([]);
+  // Argo's "Apply only": skip hooks. Unticked, the sync runs hooks (PreSync, Sync, PostSync...).
+  const [applyOnly, setApplyOnly] = useState(false);
+  const [options, setOptions] = useState<string[]>(() => own.filter((o) => OPTIONS.includes(o)));
+  const [propagation, setPropagation] = useState(() => {
+    const set = own.find((o) => o.startsWith('PrunePropagationPolicy='));
+    return set ? set.slice('PrunePropagationPolicy='.length) : 'foreground';
+  });
   const [retry, setRetry] = useState(false);
   const [retryLimit, setRetryLimit] = useState(2);
   const [selected, setSelected] = useState<Set<string>>(() => new Set(resources.map(rkey)));
@@ -38,12 +54,13 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
     setError('');
     const items = [...options];
     if (outOfSyncOnly) items.push('ApplyOutOfSyncOnly=true');
+    if (prune && propagation !== 'foreground') items.push(`PrunePropagationPolicy=${propagation}`);
     const all = selected.size === resources.length;
     const body: Record<string, unknown> = {
       revision,
       prune,
       dryRun,
-      strategy: { apply: { force } },
+      strategy: applyOnly ? { apply: { force } } : { hook: { force } },
     };
     if (!all)
       body.resources = resources
@@ -80,6 +97,9 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
             <input type="checkbox" checked={outOfSyncOnly} onChange={(e) => setOutOfSyncOnly(e.currentTarget.checked)} /> Apply out of sync only
           </label>
           <label class="check">
+            <input type="checkbox" checked={applyOnly} onChange={(e) => setApplyOnly(e.currentTarget.checked)} /> Apply only (skip hooks)
+          </label>
+          <label class="check">
             <input type="checkbox" checked={force} onChange={(e) => setForce(e.currentTarget.checked)} /> Force
           </label>
           {OPTIONS.map((o) => (
@@ -92,6 +112,18 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
               {o}
             </label>
           ))}
+          {prune && (
+            <label>
+              Prune propagation policy
+              <select value={propagation} onChange={(e) => setPropagation(e.currentTarget.value)}>
+                {PROPAGATION.map((p) => (
+                  <option key={p} value={p}>
+                    {p}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
           <label class="check">
             <input type="checkbox" checked={retry} onChange={(e) => setRetry(e.currentTarget.checked)} /> Retry
           </label>

@@ -28,6 +28,47 @@ pub(crate) fn application_violations(
         .collect()
 }
 
+/// argocd-cm's switch for syncing as the project's `destinationServiceAccounts`.
+const IMPERSONATION: &str = "application.sync.impersonation.enabled";
+
+/// Why a sync of an Application in `project` is refused because the project asks for a
+/// protection Plumb does not provide yet (issue #27), if it does. Fail closed: a project that
+/// relies on signed commits or on impersonation would otherwise be less safe after the switch,
+/// and nothing would say so.
+pub(crate) fn unenforced_protection(
+    project: &AppProject,
+    settings: &plumb_model::Settings,
+) -> Option<String> {
+    let name = project.metadata.name.as_deref().unwrap_or("default");
+    if project
+        .spec
+        .signature_keys
+        .as_ref()
+        .is_some_and(|k| !k.is_empty())
+    {
+        return Some(format!(
+            "AppProject {name} requires commits signed by its signatureKeys; Plumb does not \
+             verify GnuPG signatures yet, so it refuses to sync rather than deploy a revision \
+             it could not verify"
+        ));
+    }
+    let impersonation = settings.get(IMPERSONATION).map(str::trim) == Some("true");
+    if impersonation
+        && project
+            .spec
+            .destination_service_accounts
+            .as_ref()
+            .is_some_and(|a| !a.is_empty())
+    {
+        return Some(format!(
+            "argocd-cm {IMPERSONATION} is true and AppProject {name} names \
+             destinationServiceAccounts; Plumb does not impersonate them yet, so it refuses to \
+             sync with its own, wider rights"
+        ));
+    }
+    None
+}
+
 /// The project's verdicts on a comparison: forbidden objects marked ([`mark_forbidden`]) and
 /// the orphaned-resources warning when the project asks for it.
 pub(crate) fn apply_project(

@@ -229,6 +229,18 @@ async fn attempt(
         asked,
     } = began;
     let engines = shared.engines();
+    if let Some(refusal) = crate::guard::unenforced_protection(project, &engines.settings) {
+        return (
+            SyncOutcome {
+                phase: OperationPhase::Error,
+                message: refusal,
+                results: Vec::new(),
+                terminated: false,
+                braked: false,
+            },
+            None,
+        );
+    }
     let op = app.operation.clone().unwrap_or_default();
     let sync = op.sync.clone().unwrap_or_default();
     // From the live cache, as the reconcile that led here compared (a GET of every desired

@@ -72,6 +72,10 @@ pub struct ServerConfig {
     /// `--customizations`): health for the resource tree and the comparison, actions for the
     /// resource-action routes, after argocd-cm's and before Plumb's built-ins.
     pub customizations: Vec<PathBuf>,
+    /// Media types accepted for API request bodies, `;`-separated (Argo's `--api-content-types`;
+    /// empty: any). `None` reads `server.api.content.types` of `argocd-cmd-params-cm` at start,
+    /// `application/json` when unset. Webhooks are not subject to it.
+    pub api_content_types: Option<String>,
 }
 
 impl ServerConfig {
@@ -89,6 +93,7 @@ impl ServerConfig {
             metrics_listen: None,
             application_namespaces: None,
             customizations: Vec::new(),
+            api_content_types: None,
         }
     }
 }

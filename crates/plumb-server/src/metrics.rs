@@ -85,6 +85,15 @@ impl ServerMetrics {
         }
     }
 
+    /// Registers `plumb_server_logins_total{result}` (counted by [`crate::auth`]).
+    pub(crate) fn register_logins(&mut self, logins: crate::auth::LoginCounter) {
+        self.registry.register(
+            "plumb_server_logins",
+            "Local-account login attempts by result: success, failed (a password was checked), throttled (refused unchecked).",
+            logins,
+        );
+    }
+
     fn render(&self) -> String {
         let mut out = String::new();
         if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {

@@ -63,6 +63,14 @@ impl Running {
 
 /// Binds and starts serving in the background.
 pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running> {
+    // Without authentication every caller may do everything: only callers of this machine.
+    if config.disable_auth && !config.listen.ip().is_loopback() {
+        return Err(Error::InvalidArgument(format!(
+            "--disable-auth serves every caller as an administrator, so it listens on loopback \
+             only: {} is not a loopback address (use --listen 127.0.0.1:PORT)",
+            config.listen
+        )));
+    }
     let tls = crate::tls::server_config(&config.tls)?;
     let renderer = Arc::new(
         Renderer::new(config.source.clone())
@@ -81,17 +89,9 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         context: "reading the listening address".into(),
         source,
     })?;
-    let auth = if config.disable_auth {
-        tracing::warn!(
-            "authentication is disabled: every caller may read and write every Application"
-        );
-        None
-    } else {
-        crate::auth::bootstrap(&client, &config.control_namespace).await?;
-        Some(Arc::new(crate::auth::Auth::new(
-            config.login_throttle.clone(),
-        )))
-    };
+    let auth = authentication(&client, &config).await?;
+    let logins = auth.as_ref().map(|a| a.logins());
+    let guard = request_guard(&client, &config, tls.is_none()).await?;
     let app_namespaces = match &config.application_namespaces {
         Some(list) => list.clone(),
         None => plumb_controller::application_namespaces(&client, &config.control_namespace)
@@ -115,7 +115,11 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     )
     .with_app_namespaces(app_namespaces)
     .with_customizations(config.customizations.clone());
-    let metrics = Arc::new(crate::metrics::ServerMetrics::new());
+    let mut metrics = crate::metrics::ServerMetrics::new();
+    if let Some(logins) = logins {
+        metrics.register_logins(logins);
+    }
+    let metrics = Arc::new(metrics);
     let metrics_addr = match config.metrics_listen {
         Some(addr) => Some(crate::metrics::listen(addr, metrics.clone(), stop_rx.clone()).await?),
         None => None,
@@ -126,8 +130,11 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
             .clone()
             .feed(state.app_cache.api(state.client.clone())),
     );
-    let app = crate::routes::router(state, &config.limits, metrics)
-        .layer(axum::Extension(crate::routes::SecureCookie(tls.is_some())));
+    let app = with_security_headers(
+        crate::routes::router(state, &config.limits, metrics)
+            .layer(axum::Extension(crate::routes::SecureCookie(tls.is_some())))
+            .layer(axum::Extension(guard)),
+    );
     let certificate_pem = tls.as_ref().map(|(_, pem)| pem.clone());
     let acceptor = tls.map(|(cfg, _)| tokio_rustls::TlsAcceptor::from(cfg));
     tracing::info!(%addr, tls = acceptor.is_some(), "plumb server listening");
@@ -141,6 +148,60 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         repositories,
         app_cache,
     })
+}
+
+/// The authentication state, after Argo's start-up writes (signing key, admin password); none
+/// with `--disable-auth`.
+async fn authentication(
+    client: &kube::Client,
+    config: &ServerConfig,
+) -> Result<Option<Arc<crate::auth::Auth>>> {
+    if config.disable_auth {
+        tracing::warn!(
+            "authentication is disabled: every caller may read and write every Application"
+        );
+        return Ok(None);
+    }
+    crate::auth::bootstrap(client, &config.control_namespace).await?;
+    Ok(Some(Arc::new(crate::auth::Auth::new(
+        config.login_throttle.clone(),
+    ))))
+}
+
+/// What the cross-site checks need: the allowed content types (configured, else
+/// argocd-cmd-params-cm's, read once at start as Argo reads its flags) and whether TLS ends here.
+async fn request_guard(
+    client: &kube::Client,
+    config: &ServerConfig,
+    plaintext: bool,
+) -> Result<crate::auth::RequestGuard> {
+    let content_types = match &config.api_content_types {
+        Some(types) => crate::auth::ApiContentTypes::parse(Some(types)),
+        None => crate::auth::ApiContentTypes::read(client, &config.control_namespace).await?,
+    };
+    Ok(crate::auth::RequestGuard {
+        content_types,
+        plaintext,
+    })
+}
+
+/// Argo's headers against clickjacking and content sniffing on every answer (pages, API,
+/// errors, the limits' refusals), unless the answer set its own.
+fn with_security_headers(app: axum::Router) -> axum::Router {
+    use axum::http::{HeaderValue, header};
+    use tower_http::set_header::SetResponseHeaderLayer;
+    app.layer(SetResponseHeaderLayer::if_not_present(
+        header::X_FRAME_OPTIONS,
+        HeaderValue::from_static("sameorigin"),
+    ))
+    .layer(SetResponseHeaderLayer::if_not_present(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("frame-ancestors 'self';"),
+    ))
+    .layer(SetResponseHeaderLayer::if_not_present(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    ))
 }
 
 async fn accept_loop(

@@ -169,14 +169,17 @@ impl RepoCredentials {
     }
 
     /// Picks the credentials for `url` among several Secrets, as Argo does: an exact repository
-    /// match first, then the template with the longest matching prefix.
+    /// match first, then the template with the longest matching prefix. A template's prefix is
+    /// matched on the parsed URL, not its text: same scheme, host and port, and its path a
+    /// prefix of the URL's path segment by segment (`https://git.corp` matches neither
+    /// `https://git.corp@evil.com/x` nor `https://git.corp.evil.com/x`).
     pub fn select<'a>(all: &'a [RepoCredentials], url: &str) -> Option<&'a RepoCredentials> {
         let want = normalize_url(url);
         all.iter()
             .find(|c| !c.is_template && normalize_url(&c.url) == want)
             .or_else(|| {
                 all.iter()
-                    .filter(|c| c.is_template && url.starts_with(c.url.as_str()))
+                    .filter(|c| c.is_template && template_matches(&c.url, url))
                     .max_by_key(|c| c.url.len())
             })
     }
@@ -238,6 +241,61 @@ pub(crate) fn normalize_url(url: &str) -> String {
     let url = crate::redact::strip_url_credentials(url.trim()).to_lowercase();
     let url = url.trim_end_matches('/');
     url.strip_suffix(".git").unwrap_or(url).to_owned()
+}
+
+/// What a credential template is matched on: scheme, host, port and path segments.
+#[derive(Debug, PartialEq, Eq)]
+struct UrlParts {
+    scheme: String,
+    host: String,
+    port: Option<u16>,
+    path: Vec<String>,
+}
+
+/// `url` parsed (an scp-like `user@host:path` read as `ssh://user@host/path`), or `None` when it
+/// is no URL with a host.
+fn url_parts(url: &str) -> Option<UrlParts> {
+    let url = url.trim();
+    let url = if url.contains("://") {
+        url.to_owned()
+    } else {
+        let (head, path) = url.split_once(':')?;
+        if head.contains('/') {
+            return None;
+        }
+        format!("ssh://{head}/{}", path.trim_start_matches('/'))
+    };
+    let parsed = reqwest::Url::parse(&url).ok()?;
+    let mut path: Vec<String> = parsed
+        .path()
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if let Some(last) = path.last_mut()
+        && let Some(stripped) = last.strip_suffix(".git")
+    {
+        *last = stripped.to_owned();
+    }
+    Some(UrlParts {
+        scheme: parsed.scheme().to_owned(),
+        host: parsed.host_str()?.to_ascii_lowercase(),
+        port: parsed.port_or_known_default(),
+        path,
+    })
+}
+
+/// Whether the credential template `template` covers `url`.
+fn template_matches(template: &str, url: &str) -> bool {
+    match (url_parts(template), url_parts(url)) {
+        (Some(t), Some(u)) => {
+            t.scheme == u.scheme
+                && t.host == u.host
+                && t.port == u.port
+                && u.path.starts_with(&t.path)
+        }
+        _ => false,
+    }
 }
 
 fn decode_base64(text: &str) -> Option<Vec<u8>> {
@@ -343,6 +401,43 @@ mod tests {
             Some(&template)
         );
         assert_eq!(RepoCredentials::select(&all, "https://elsewhere/x"), None);
+    }
+
+    /// Issue #26 item 8: a template matched by plain string prefix gave its credentials to
+    /// `https://git.corp@evil.com/x` and `https://git.corp.evil.com/x`.
+    #[test]
+    fn templates_match_on_scheme_host_port_and_whole_path_segments() {
+        let template = |url: &str| RepoCredentials {
+            url: url.into(),
+            is_template: true,
+            password: Some("p".into()),
+            ..Default::default()
+        };
+        let corp = [template("https://git.corp")];
+        for url in [
+            "https://git.corp/team/app.git",
+            "https://GIT.corp:443/x",
+            "https://bot@git.corp/x",
+        ] {
+            assert!(RepoCredentials::select(&corp, url).is_some(), "{url}");
+        }
+        for url in [
+            "https://git.corp@evil.com/x",
+            "https://git.corp.evil.com/x",
+            "https://git.corp:8443/x",
+            "http://git.corp/x",
+            "ssh://git@git.corp/x",
+            "https://evil.com/https://git.corp/x",
+        ] {
+            assert!(RepoCredentials::select(&corp, url).is_none(), "{url}");
+        }
+        let team = [template("https://git.corp/team")];
+        assert!(RepoCredentials::select(&team, "https://git.corp/team/app").is_some());
+        assert!(RepoCredentials::select(&team, "https://git.corp/team-evil/app").is_none());
+        let ssh = [template("git@git.corp:team")];
+        assert!(RepoCredentials::select(&ssh, "git@git.corp:team/app.git").is_some());
+        assert!(RepoCredentials::select(&ssh, "ssh://git@git.corp/team/app").is_some());
+        assert!(RepoCredentials::select(&ssh, "git@git.corp.evil.com:team/app").is_none());
     }
 
     #[test]

@@ -276,6 +276,22 @@ pub enum Error {
         /// What the key takes.
         expected: &'static str,
     },
+    /// A repository that may not be used as a source.
+    #[error("repository {url} is refused: {reason}")]
+    RepositoryRefused {
+        /// The repository URL, without credentials.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// A parameter of the source cannot be given to its renderer as written.
+    #[error("{field}: {detail}")]
+    InvalidParameter {
+        /// The field of the Application (`spec.source.helm.releaseName`).
+        field: &'static str,
+        /// What is wrong, and what it takes.
+        detail: String,
+    },
     /// The source combines options of more than one renderer, or names none that Plumb runs.
     #[error("unsupported source: {detail}")]
     UnsupportedSource {

@@ -259,6 +259,7 @@ impl Renderer {
         let git_dir = config.cache_dir.join("git");
         let fresh = !git_dir.join(crate::git::salt::SALT_FILE).exists();
         let git = GitCache::new(git_dir, config.limits.clone())?;
+        git.protect(&config.cache_dir);
         if fresh {
             // Entries of an older layout were keyed without the salt: unreachable now.
             crate::git::salt::remove_legacy(&config.cache_dir, &["manifests"]);
@@ -792,6 +793,8 @@ impl Renderer {
             helm_repos: &self.helm,
             oci: &self.oci,
             hard_refresh: req.refresh == Refresh::Hard,
+            git: &self.git,
+            cache_dir: &self.config.cache_dir,
         };
         render::render(&ctx, source, kind)
     }
@@ -928,17 +931,9 @@ impl Renderer {
             kube_version: &req.kube_version,
             api_versions: &req.api_versions,
         };
-        let cache = &self.config.cache_dir;
-        let mut readonly = vec![cache.clone()];
-        if !root.starts_with(cache) {
-            readonly.push(root.to_path_buf());
-        }
-        let mut hidden = vec![cache.join("git").join("keys")];
-        hidden.extend(
-            crate::worker::sandbox::SERVICE_ACCOUNT_DIRS
-                .iter()
-                .map(PathBuf::from),
-        );
+        // The plugin sees its own tree only: the cache (other tenants' checkouts) and the
+        // credentials are hidden.
+        let view = crate::worker::sandbox::View::hiding(&self.config.cache_dir).keeping(root);
         // A commit's discovery answer is kept; a working tree (no commit) is asked every time.
         let memo = (!commit.is_empty()).then(|| plugin::MemoScope {
             memo: &self.discovery,
@@ -952,8 +947,7 @@ impl Renderer {
             worker: &self.config.tools.worker,
             limits,
             redactor,
-            readonly,
-            hidden,
+            view,
             memo,
         }
     }

@@ -551,3 +551,68 @@ async fn applications_outside_the_control_namespace_are_not_reconciled() {
     assert!(stray["status"].is_null(), "{:#}", stray["status"]);
     assert!(get(&ctl, cm(), dest.name(), "settings").await.is_none());
 }
+
+/// Protections a project asks for that Plumb does not provide yet fail closed (issue #27): with
+/// `signatureKeys` (Argo verifies every commit's GnuPG signature) and with
+/// `destinationServiceAccounts` under argocd-cm's `application.sync.impersonation.enabled`
+/// (Argo syncs as that ServiceAccount), a sync is refused with a message saying why, and nothing
+/// is written: a platform relying on either is not silently less safe after the switch.
+#[tokio::test]
+async fn projects_asking_for_signatures_or_impersonation_refuse_syncs_until_plumb_provides_them() {
+    let env = TestEnv::shared();
+    crate::support::install_crds(env);
+    let ns = env.namespace("ctl-unenforced");
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(env.client().await, ns.name());
+    let settings: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "argocd-cm"},
+        "data": {"application.sync.impersonation.enabled": "true"}
+    }))
+    .expect("argocd-cm");
+    cms.create(&PostParams::default(), &settings)
+        .await
+        .expect("create argocd-cm");
+    let ctl = Controlled::start_in(env, ns).await;
+    let dest = env.namespace("dest-unenforced");
+    let repo = GitRepo::new();
+    repo.commit(&[("app/cm.yaml", config_map("unverified"))], "unsigned");
+    let open = json!({"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}]});
+    let mut signed = open.clone();
+    signed["signatureKeys"] = json!([{"keyID": "4AEE18F83AFDEB23"}]);
+    let mut impersonating = open.clone();
+    impersonating["destinationServiceAccounts"] = json!([{
+        "server": "https://kubernetes.default.svc", "namespace": "*",
+        "defaultServiceAccount": "deployer"}]);
+    for (project, spec, expected) in [
+        (
+            "signed",
+            signed,
+            "requires commits signed by its signatureKeys",
+        ),
+        (
+            "impersonating",
+            impersonating,
+            "does not impersonate them yet",
+        ),
+    ] {
+        create_project(&ctl, project, spec).await;
+        let name = unique(project);
+        create_app(
+            &ctl,
+            &name,
+            project,
+            json!({"repoURL": repo.url(), "path": "app"}),
+            dest.name(),
+            json!({}),
+        )
+        .await;
+        let app = ctl.sync(&name, json!({})).await;
+        let st = &app["status"]["operationState"];
+        assert_eq!(st["phase"], "Error", "{st:#}");
+        assert!(op_message(&app).contains(expected), "{st:#}");
+        assert!(
+            get(&ctl, cm(), dest.name(), "unverified").await.is_none(),
+            "{project}: nothing applied"
+        );
+    }
+}

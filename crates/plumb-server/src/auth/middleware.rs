@@ -1,12 +1,15 @@
 //! The authentication layer: every request but the public ones (version, settings, login,
 //! health, metrics, webhooks) needs a valid token; the caller is put in the request's
-//! extensions for the handlers' RBAC checks.
+//! extensions for the handlers' RBAC checks. Before that, the checks against cross-site use of
+//! the session cookie ([`super::csrf`]): API writes need an allowed content type, and writes
+//! the cookie authenticates must come from this server's origin.
 
 use axum::extract::{Request, State};
 use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::csrf::{self, RequestGuard};
 use super::{Caller, MAX_TOKEN_BYTES};
 use crate::error::Error;
 use crate::state::AppState;
@@ -29,8 +32,17 @@ fn public(method: &Method, path: &str) -> bool {
         ) && (path != "/api/v1/session" || method == Method::POST || method == Method::DELETE)
 }
 
+/// Where a request's token came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// `Authorization: Bearer`: set by a program, never attached by a browser on its own.
+    Header,
+    /// The `argocd.token` cookie: a browser sends it with requests other pages make too.
+    Cookie,
+}
+
 /// The token of the request: `Authorization: Bearer` first, then the cookie.
-fn token(req: &Request) -> Result<Option<String>, Error> {
+fn token(req: &Request) -> Result<Option<(String, Source)>, Error> {
     let too_long = || Error::Unauthenticated("invalid session: token is too long".into());
     if let Some(h) = req.headers().get(header::AUTHORIZATION) {
         if h.len() > MAX_TOKEN_BYTES + 16 {
@@ -49,7 +61,9 @@ fn token(req: &Request) -> Result<Option<String>, Error> {
                 "invalid session: expected Authorization: Bearer <token>".into(),
             ));
         }
-        return Ok(Some(token.trim().to_string()).filter(|t| !t.is_empty()));
+        return Ok(Some(token.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .map(|t| (t, Source::Header)));
     }
     for h in req.headers().get_all(header::COOKIE) {
         let Ok(h) = h.to_str() else { continue };
@@ -60,28 +74,57 @@ fn token(req: &Request) -> Result<Option<String>, Error> {
                 if v.len() > MAX_TOKEN_BYTES {
                     return Err(too_long());
                 }
-                return Ok(Some(v.to_string()).filter(|t| !t.is_empty()));
+                return Ok(Some(v.to_string())
+                    .filter(|t| !t.is_empty())
+                    .map(|t| (t, Source::Cookie)));
             }
         }
     }
     Ok(None)
 }
 
-/// Authenticates the request, or answers 401 as Argo's gateway does.
+/// Authenticates the request, or answers 401 as Argo's gateway does; refuses cross-site use of
+/// the cookie first (415, 403).
 pub(crate) async fn authenticate(
     State(s): State<AppState>,
     mut req: Request,
     next: Next,
 ) -> Response {
+    let guard = req
+        .extensions()
+        .get::<RequestGuard>()
+        .cloned()
+        .unwrap_or_default();
+    if let Some(refused) = csrf::refuse_content_type(&guard, &req) {
+        return refused;
+    }
     if s.auth.is_none() {
+        // Without authentication any page a browser shows can write: check it like a cookie.
+        let checked = csrf::check_origin(&guard, &req);
+        if let Err(e) = csrf::confirm_origin(&s, checked).await {
+            return e.into_response();
+        }
         req.extensions_mut().insert(Caller::unrestricted());
         return next.run(req).await;
     }
     let public = public(req.method(), req.uri().path());
-    let caller = match token(&req) {
-        Ok(Some(t)) => s.authenticate(&t).await.map(Some),
-        Ok(None) => Ok(None),
-        Err(e) => Err(e),
+    let token = match token(&req) {
+        Ok(t) => t,
+        Err(e) if public => {
+            tracing::debug!("ignoring invalid credentials on a public path: {e}");
+            None
+        }
+        Err(e) => return e.into_response(),
+    };
+    if let Some((_, Source::Cookie)) = &token {
+        let checked = csrf::check_origin(&guard, &req);
+        if let Err(e) = csrf::confirm_origin(&s, checked).await {
+            return e.into_response();
+        }
+    }
+    let caller = match token {
+        Some((t, _)) => s.authenticate(&t).await.map(Some),
+        None => Ok(None),
     };
     match caller {
         Ok(Some(c)) => {

@@ -1,51 +1,50 @@
 //! Authentication, as Argo CD's session manager does it: local accounts (`argocd-cm`,
-//! `argocd-secret`) logging in for HS256 session JWTs, API keys and project role tokens of the
-//! same kind, revocable by their id; and, Plumb's addition, any bearer token the Kubernetes API
-//! server accepts (ServiceAccount tokens), checked with a TokenReview.
+//! `argocd-secret`) logging in for HS256 session JWTs ([`login`]), API keys and project role
+//! tokens of the same kind, revocable by their id; and, Plumb's addition, bearer tokens the
+//! Kubernetes API server accepts (ServiceAccount tokens) of the subjects the operator listed,
+//! checked with a TokenReview ([`kubernetes`]). [`csrf`] holds the checks that keep other sites
+//! from using a browser's session cookie.
 //!
 //! Tokens arrive as `Authorization: Bearer` or Argo's `argocd.token` cookie. Nothing here logs a
 //! token, password or hash.
 
 pub(crate) mod accounts;
+mod csrf;
 pub(crate) mod jwt;
+mod kubernetes;
+mod login;
 pub(crate) mod middleware;
 pub(crate) mod store;
 pub(crate) mod throttle;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::ByteString;
-use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
-use kube::Api;
-use kube::api::PostParams;
 use subtle::ConstantTimeEq;
 
 use crate::error::{Error, Result};
 use crate::state::{AppState, SETTINGS_CONFIGMAP};
 use accounts::{Account, Capability};
+pub(crate) use csrf::{ApiContentTypes, RequestGuard};
+pub(crate) use login::LoginCounter;
 pub use throttle::ThrottleConfig;
 
 /// The longest token accepted (a ServiceAccount token is about 1 KiB).
 pub(crate) const MAX_TOKEN_BYTES: usize = 8 * 1024;
-/// Argo's longest user name for local logins.
-const MAX_USERNAME_BYTES: usize = 32;
-/// Longer passwords are refused before bcrypt (which only reads 72 bytes).
-const MAX_PASSWORD_BYTES: usize = 72;
 /// Argo's bcrypt cost.
 const BCRYPT_COST: u32 = 10;
 /// Argo's generated admin password length.
 const INITIAL_PASSWORD_LEN: usize = 16;
 /// Session length unless `users.session.duration` says otherwise.
 const DEFAULT_SESSION: Duration = Duration::from_secs(24 * 3600);
-/// Login answers take at least this long, failed or not (Argo's verification delay).
-const LOGIN_FLOOR: Duration = Duration::from_millis(500);
 
 /// Who is calling.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Caller {
-    /// The RBAC subject: the account name, `proj:<project>:<role>`, or the Kubernetes user name.
+    /// The RBAC subject: the account name, `proj:<project>:<role>`, or the Kubernetes user's
+    /// (`system:serviceaccount:<ns>:<name>`, `k8s:<name>`; [`kubernetes::subject_of`]).
     pub(crate) subject: String,
-    /// Groups (Kubernetes users' groups).
+    /// Groups (Kubernetes users' groups, as [`kubernetes::group_of`] names them).
     pub(crate) groups: Vec<String>,
     pub(crate) kind: CallerKind,
 }
@@ -63,7 +62,7 @@ pub(crate) enum CallerKind {
     },
     /// A project role token.
     ProjectRole { project: String, role: String },
-    /// A bearer token the Kubernetes API server accepted.
+    /// A bearer token the Kubernetes API server accepted, of a subject argocd-cm lists.
     Kubernetes,
 }
 
@@ -94,13 +93,20 @@ impl Caller {
 #[derive(Debug)]
 pub(crate) struct Auth {
     throttle: throttle::Throttle,
+    logins: LoginCounter,
 }
 
 impl Auth {
     pub(crate) fn new(config: ThrottleConfig) -> Self {
         Self {
             throttle: throttle::Throttle::new(config),
+            logins: LoginCounter::default(),
         }
+    }
+
+    /// The login counter, for the server's `/metrics`.
+    pub(crate) fn logins(&self) -> LoginCounter {
+        self.logins.clone()
     }
 }
 
@@ -169,12 +175,6 @@ async fn bcrypt_hash(password: String) -> Result<String> {
         .await
         .map_err(|e| Error::Internal(format!("hashing a password: {e}")))?
         .map_err(|e| Error::Internal(format!("hashing a password: {e}")))
-}
-
-async fn bcrypt_verify(password: String, hash: String) -> bool {
-    tokio::task::spawn_blocking(move || bcrypt::verify(password, &hash).unwrap_or(false))
-        .await
-        .unwrap_or(false)
 }
 
 /// What Argo's server does at start: a signing key in `argocd-secret` (`server.secretkey`) if
@@ -400,106 +400,6 @@ impl AppState {
         Ok(())
     }
 
-    async fn authenticate_kubernetes(&self, token: &str) -> Result<Caller> {
-        let api: Api<TokenReview> = Api::all(self.client.clone());
-        let review = TokenReview {
-            spec: TokenReviewSpec {
-                token: token.to_string(),
-                audiences: None,
-            },
-            ..TokenReview::default()
-        };
-        let answer = api
-            .create(&PostParams::default(), &review)
-            .await
-            .map_err(|e| Error::kube("checking a bearer token with a TokenReview", e))?;
-        let status = answer.status.unwrap_or_default();
-        if status.authenticated != Some(true) {
-            return Err(Error::Unauthenticated(
-                "invalid session: the token is not a session of this server and the Kubernetes API server does not accept it".into(),
-            ));
-        }
-        let user = status.user.unwrap_or_default();
-        let subject = user.username.unwrap_or_default();
-        if subject.is_empty() {
-            return Err(Error::Unauthenticated(
-                "invalid session: the Kubernetes API server named no user".into(),
-            ));
-        }
-        Ok(Caller {
-            subject,
-            groups: user.groups.unwrap_or_default(),
-            kind: CallerKind::Kubernetes,
-        })
-    }
-
-    /// Argo's `VerifyUsernamePassword` and session `Create`: a session JWT for `username`.
-    pub(crate) async fn login(&self, username: &str, password: &str) -> Result<String> {
-        let start = Instant::now();
-        let result = self.login_inner(username, password).await;
-        // The same floor for every answer, so its timing tells nothing.
-        let spent = start.elapsed();
-        if spent < LOGIN_FLOOR {
-            let jitter = u64::from(random_bytes::<1>()?[0]) * 2;
-            tokio::time::sleep(LOGIN_FLOOR - spent + Duration::from_millis(jitter)).await;
-        }
-        result
-    }
-
-    async fn login_inner(&self, username: &str, password: &str) -> Result<String> {
-        let invalid = || Error::Unauthenticated("Invalid username or password".into());
-        if password.is_empty() {
-            return Err(Error::Unauthenticated(
-                "Blank passwords are not allowed".into(),
-            ));
-        }
-        if username.len() > MAX_USERNAME_BYTES {
-            return Err(Error::InvalidArgument(format!(
-                "Username is too long ({MAX_USERNAME_BYTES} bytes max)"
-            )));
-        }
-        let auth = self.auth_state()?;
-        if auth.throttle.exceeded(username) {
-            tracing::warn!(user = username, "too many failed logins; refused");
-            return Err(invalid());
-        }
-        let (_, accounts) = self.accounts().await?;
-        let account = accounts.get(username);
-        // Run bcrypt even for unknown users, so response times do not reveal who exists.
-        let hash = account
-            .and_then(|a| a.password_hash.clone())
-            .unwrap_or_else(|| DUMMY_HASH.clone());
-        let valid = password.len() <= MAX_PASSWORD_BYTES
-            && bcrypt_verify(password.to_string(), hash).await
-            && account.is_some_and(|a| a.password_hash.is_some());
-        let Some(account) = account.filter(|_| valid) else {
-            auth.throttle.record(username, true);
-            return Err(invalid());
-        };
-        if !account.enabled {
-            return Err(Error::Unauthenticated(format!(
-                "Account {username} is disabled"
-            )));
-        }
-        if !account.has(Capability::Login) {
-            return Err(Error::Unauthenticated(format!(
-                "Account {username} does not have login capability"
-            )));
-        }
-        auth.throttle.record(username, false);
-        let cm = store::config_map(&self.client, &self.namespace, SETTINGS_CONFIGMAP).await?;
-        let duration = cm
-            .get("users.session.duration")
-            .and_then(|d| plumb_model::duration::parse_duration(d))
-            .unwrap_or(DEFAULT_SESSION);
-        let claims = jwt::Claims::new(
-            format!("{username}:login"),
-            i64::try_from(duration.as_secs()).unwrap_or(i64::MAX),
-            new_token_id()?,
-        );
-        self.sign(&claims).await
-    }
-
     /// Revokes the caller's session (logout).
     pub(crate) async fn revoke_session(&self, caller: &Caller) -> Result<()> {
         if let CallerKind::Account {
@@ -550,12 +450,6 @@ impl AppState {
     }
 }
 
-/// A bcrypt hash (of Argo's string for the purpose) compared against when the user does not
-/// exist, so that takes as long as a wrong password.
-static DUMMY_HASH: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    bcrypt::hash("for_consistent_response_time", BCRYPT_COST).unwrap_or_default()
-});
-
 /// An integer that JSON may carry as a number or (int64 in grpc-gateway) a string.
 pub(crate) fn json_i64(v: &serde_json::Value) -> Option<i64> {
     v.as_i64()
@@ -575,13 +469,5 @@ mod tests {
         let p = random_password().expect("password");
         assert_eq!(p.len(), INITIAL_PASSWORD_LEN);
         assert!(p.chars().all(|c| c.is_ascii_alphanumeric()));
-    }
-
-    #[test]
-    fn the_dummy_hash_is_a_valid_bcrypt_hash() {
-        assert_eq!(
-            bcrypt::verify("not the password", &DUMMY_HASH).ok(),
-            Some(false)
-        );
     }
 }

@@ -43,34 +43,66 @@ pub(crate) fn parse_revision(reference: &str) -> String {
         .to_string()
 }
 
-fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+/// The dotted name of a JSON pointer, for messages (`/repository/html_url` is
+/// `repository.html_url`).
+fn field(pointer: &str) -> String {
+    pointer.trim_start_matches('/').replace('/', ".")
 }
 
-fn commit_files(v: &Value) -> Vec<String> {
+/// A string the push cannot be acted on without: missing, empty or of another type, the
+/// payload is refused (Argo's typed decoding refuses wrong types; a push naming no repository
+/// or ref is no push either).
+fn required<'a>(v: &'a Value, pointer: &str) -> Result<&'a str, Unreadable> {
+    match v.pointer(pointer) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s),
+        None | Some(Value::Null) | Some(Value::String(_)) => Err(Unreadable(format!(
+            "error parsing payload: {} is missing",
+            field(pointer)
+        ))),
+        Some(_) => Err(wrong_type(pointer, "a string")),
+    }
+}
+
+/// A string that may be absent or null (empty then), but not of another type.
+fn optional<'a>(v: &'a Value, pointer: &str) -> Result<&'a str, Unreadable> {
+    match v.pointer(pointer) {
+        None | Some(Value::Null) => Ok(""),
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(wrong_type(pointer, "a string")),
+    }
+}
+
+/// An array that may be absent or null (empty then), but not of another type.
+fn array<'a>(v: &'a Value, pointer: &str) -> Result<&'a [Value], Unreadable> {
+    match v.pointer(pointer) {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(a)) => Ok(a),
+        Some(_) => Err(wrong_type(pointer, "an array")),
+    }
+}
+
+fn wrong_type(pointer: &str, expected: &str) -> Unreadable {
+    Unreadable(format!(
+        "error parsing payload: {} must be {expected}",
+        field(pointer)
+    ))
+}
+
+fn commit_files(v: &Value) -> Result<Vec<String>, Unreadable> {
     let mut files = Vec::new();
-    for commit in v
-        .get("commits")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for (i, commit) in array(v, "/commits")?.iter().enumerate() {
         for key in ["added", "modified", "removed"] {
-            for f in commit
-                .get(key)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(f) = f.as_str() {
-                    files.push(f.to_string());
-                }
+            let list = array(commit, &format!("/{key}"))
+                .map_err(|_| wrong_type(&format!("/commits/{i}/{key}"), "an array"))?;
+            for f in list {
+                let f = f
+                    .as_str()
+                    .ok_or_else(|| wrong_type(&format!("/commits/{i}/{key}"), "strings"))?;
+                files.push(f.to_string());
             }
         }
     }
-    files
+    Ok(files)
 }
 
 /// Reads `body` as `provider`'s event named by the headers (`event` is the event header's
@@ -105,87 +137,100 @@ pub(crate) fn parse(provider: Provider, event: &str, body: &[u8]) -> Result<Even
         ));
     }
     let push = match provider {
-        Provider::GitHub | Provider::Gogs => {
-            // Gogs and Gitea use GitHub's field names.
-            let revision = parse_revision(str_at(&v, "/ref"));
-            Push {
-                urls: url_list(str_at(&v, "/repository/html_url")),
-                touched_head: str_at(&v, "/repository/default_branch") == revision,
-                revision,
-                changed_files: commit_files(&v),
-            }
-        }
-        Provider::GitLab => {
-            // System hooks carry many kinds; only pushes and tag pushes refresh.
-            let kind = str_at(&v, "/object_kind");
-            let kind = if kind.is_empty() {
-                str_at(&v, "/event_name")
-            } else {
-                kind
-            };
-            if !matches!(kind, "push" | "tag_push") {
-                return Ok(Event::Ignored);
-            }
-            let revision = parse_revision(str_at(&v, "/ref"));
-            Push {
-                urls: url_list(str_at(&v, "/project/web_url")),
-                touched_head: str_at(&v, "/project/default_branch") == revision,
-                revision,
-                changed_files: commit_files(&v),
-            }
-        }
-        Provider::BitbucketCloud => {
-            // The first change names the branch; Bitbucket does not say whether it is the main
-            // branch, so HEAD is assumed touched (the controller finds out), as in Argo.
-            let revision = v
-                .pointer("/push/changes/0/new/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            Push {
-                urls: url_list(str_at(&v, "/repository/links/html/href")),
-                revision,
-                touched_head: true,
-                changed_files: Vec::new(),
-            }
-        }
-        Provider::BitbucketServer => {
-            let mut urls = Vec::new();
-            for link in v
-                .pointer("/repository/links/clone")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if matches!(str_at(link, "/name"), "http" | "ssh") {
-                    urls.extend(url_list(str_at(link, "/href")));
-                }
-            }
-            Push {
-                urls,
-                revision: parse_revision(str_at(&v, "/changes/0/ref/id")),
-                touched_head: true,
-                changed_files: Vec::new(),
-            }
-        }
-        Provider::AzureDevOps => {
-            if str_at(&v, "/eventType") != "git.push" {
-                return Err(Unreadable(format!(
-                    "event not defined to be parsed: Azure DevOps event {:?}",
-                    str_at(&v, "/eventType")
-                )));
-            }
-            let name = str_at(&v, "/resource/refUpdates/0/name");
-            Push {
-                urls: url_list(str_at(&v, "/resource/repository/remoteUrl")),
-                revision: parse_revision(name),
-                touched_head: !name.is_empty()
-                    && name == str_at(&v, "/resource/repository/defaultBranch"),
-                changed_files: Vec::new(),
-            }
-        }
+        // Gogs and Gitea use GitHub's field names.
+        Provider::GitHub | Provider::Gogs => github(&v)?,
+        Provider::GitLab => match gitlab(&v)? {
+            Some(push) => push,
+            None => return Ok(Event::Ignored),
+        },
+        Provider::BitbucketCloud => bitbucket_cloud(&v)?,
+        Provider::BitbucketServer => bitbucket_server(&v)?,
+        Provider::AzureDevOps => azure_devops(&v)?,
     };
     Ok(Event::Push(push))
+}
+
+fn github(v: &Value) -> Result<Push, Unreadable> {
+    let revision = parse_revision(required(v, "/ref")?);
+    Ok(Push {
+        urls: url_list(required(v, "/repository/html_url")?),
+        touched_head: optional(v, "/repository/default_branch")? == revision,
+        revision,
+        changed_files: commit_files(v)?,
+    })
+}
+
+/// `None`: a system hook of another kind (accepted and ignored).
+fn gitlab(v: &Value) -> Result<Option<Push>, Unreadable> {
+    let kind = match optional(v, "/object_kind")? {
+        "" => required(v, "/event_name")?,
+        kind => kind,
+    };
+    if !matches!(kind, "push" | "tag_push") {
+        return Ok(None);
+    }
+    let revision = parse_revision(required(v, "/ref")?);
+    Ok(Some(Push {
+        urls: url_list(required(v, "/project/web_url")?),
+        touched_head: optional(v, "/project/default_branch")? == revision,
+        revision,
+        changed_files: commit_files(v)?,
+    }))
+}
+
+fn bitbucket_cloud(v: &Value) -> Result<Push, Unreadable> {
+    let urls = url_list(required(v, "/repository/links/html/href")?);
+    if array(v, "/push/changes")?.is_empty() {
+        return Err(Unreadable(
+            "error parsing payload: push.changes is missing".into(),
+        ));
+    }
+    // The first change names the branch (`new` is null when the push deleted it). Bitbucket
+    // does not say whether it is the main branch, so HEAD is assumed touched (the controller
+    // finds out), as in Argo.
+    Ok(Push {
+        urls,
+        revision: optional(v, "/push/changes/0/new/name")?.to_string(),
+        touched_head: true,
+        changed_files: Vec::new(),
+    })
+}
+
+fn bitbucket_server(v: &Value) -> Result<Push, Unreadable> {
+    let links = array(v, "/repository/links/clone")?;
+    if links.is_empty() {
+        return Err(Unreadable(
+            "error parsing payload: repository.links.clone is missing".into(),
+        ));
+    }
+    let mut urls = Vec::new();
+    for link in links {
+        if matches!(optional(link, "/name")?, "http" | "ssh") {
+            urls.extend(url_list(optional(link, "/href")?));
+        }
+    }
+    Ok(Push {
+        urls,
+        revision: parse_revision(required(v, "/changes/0/ref/id")?),
+        touched_head: true,
+        changed_files: Vec::new(),
+    })
+}
+
+fn azure_devops(v: &Value) -> Result<Push, Unreadable> {
+    let event = optional(v, "/eventType")?;
+    if event != "git.push" {
+        return Err(Unreadable(format!(
+            "event not defined to be parsed: Azure DevOps event {event:?}"
+        )));
+    }
+    let name = required(v, "/resource/refUpdates/0/name")?;
+    Ok(Push {
+        urls: url_list(required(v, "/resource/repository/remoteUrl")?),
+        revision: parse_revision(name),
+        touched_head: name == optional(v, "/resource/repository/defaultBranch")?,
+        changed_files: Vec::new(),
+    })
 }
 
 fn url_list(url: &str) -> Vec<String> {
@@ -289,6 +334,170 @@ mod tests {
         );
         assert_eq!(p.revision, "main");
         assert!(p.touched_head);
+    }
+
+    /// `fixture` with the field at `pointer` set to `value` (`None`: removed).
+    fn altered(file: &str, pointer: &str, value: Option<serde_json::Value>) -> Vec<u8> {
+        let mut v: Value = serde_json::from_slice(&fixture(file)).expect("fixture");
+        let (parent, key) = pointer.rsplit_once('/').expect("pointer");
+        let target = v.pointer_mut(parent).expect("parent");
+        match (value, target) {
+            (Some(new), Value::Object(o)) => {
+                o.insert(key.into(), new);
+            }
+            (None, Value::Object(o)) => {
+                o.remove(key);
+            }
+            (Some(new), Value::Array(a)) => a[key.parse::<usize>().expect("index")] = new,
+            (None, Value::Array(a)) => {
+                a.remove(key.parse::<usize>().expect("index"));
+            }
+            _ => panic!("{pointer}: not in an object or array"),
+        }
+        serde_json::to_vec(&v).expect("json")
+    }
+
+    #[test]
+    fn missing_and_wrongly_typed_fields_are_refused() {
+        use serde_json::json;
+        let cases: &[(Provider, &str, &str, &str)] = &[
+            (Provider::GitHub, "push", "github-push.json", "/ref"),
+            (
+                Provider::GitHub,
+                "push",
+                "github-push.json",
+                "/repository/html_url",
+            ),
+            (
+                Provider::Gogs,
+                "push",
+                "gogs-push.json",
+                "/repository/html_url",
+            ),
+            (
+                Provider::GitLab,
+                "Push Hook",
+                "gitlab-push.json",
+                "/project/web_url",
+            ),
+            (Provider::GitLab, "Push Hook", "gitlab-push.json", "/ref"),
+            (
+                Provider::BitbucketCloud,
+                "repo:push",
+                "bitbucket-push.json",
+                "/repository/links/html/href",
+            ),
+            (
+                Provider::BitbucketCloud,
+                "repo:push",
+                "bitbucket-push.json",
+                "/push/changes",
+            ),
+            (
+                Provider::BitbucketServer,
+                "repo:refs_changed",
+                "bitbucketserver-push.json",
+                "/repository/links/clone",
+            ),
+            (
+                Provider::BitbucketServer,
+                "repo:refs_changed",
+                "bitbucketserver-push.json",
+                "/changes",
+            ),
+            (
+                Provider::AzureDevOps,
+                "",
+                "azuredevops-push.json",
+                "/resource/repository/remoteUrl",
+            ),
+            (
+                Provider::AzureDevOps,
+                "",
+                "azuredevops-push.json",
+                "/resource/refUpdates",
+            ),
+        ];
+        for (provider, event, file, pointer) in cases {
+            let missing = parse(*provider, event, &altered(file, pointer, None));
+            assert!(
+                matches!(&missing, Err(Unreadable(m)) if m.contains("missing")),
+                "{file} without {pointer}: {missing:?}"
+            );
+            let wrong = parse(*provider, event, &altered(file, pointer, Some(json!(7))));
+            assert!(
+                matches!(&wrong, Err(Unreadable(m)) if m.contains("must be") || m.contains("missing")),
+                "{file} with {pointer}: 7: {wrong:?}"
+            );
+        }
+        // The shapes that crashed Argo CD's server (GHSA-gpx4-37g2-c8pv, GHSA-f9gq-prrc-hrhc,
+        // GHSA-wp4p-9pxh-cgx2): empty lists where it took the first element, `null` objects.
+        for (provider, event, file, pointer, value) in [
+            (
+                Provider::AzureDevOps,
+                "",
+                "azuredevops-push.json",
+                "/resource/refUpdates",
+                json!([]),
+            ),
+            (
+                Provider::BitbucketServer,
+                "repo:refs_changed",
+                "bitbucketserver-push.json",
+                "/repository/links/clone",
+                json!([]),
+            ),
+            (
+                Provider::BitbucketServer,
+                "repo:refs_changed",
+                "bitbucketserver-push.json",
+                "/changes",
+                json!([]),
+            ),
+            (
+                Provider::Gogs,
+                "push",
+                "gogs-push.json",
+                "/repository",
+                json!(null),
+            ),
+        ] {
+            let got = parse(
+                provider,
+                event,
+                &altered(file, pointer, Some(value.clone())),
+            );
+            assert!(got.is_err(), "{file} with {pointer}: {value}: {got:?}");
+        }
+        // A clone link without its address names no repository: nothing to refresh.
+        let got = parse(
+            Provider::BitbucketServer,
+            "repo:refs_changed",
+            &altered(
+                "bitbucketserver-push.json",
+                "/repository/links/clone",
+                Some(json!([{"name": "http"}])),
+            ),
+        );
+        assert!(
+            matches!(&got, Ok(Event::Push(p)) if p.urls.is_empty()),
+            "{got:?}"
+        );
+        for (pointer, value) in [
+            ("/commits", json!("apps/x.yaml")),
+            ("/commits/0/modified", json!({"a": 1})),
+            ("/commits/0/added", json!([1])),
+            ("/repository/default_branch", json!(["main"])),
+            ("/ref", json!(null)),
+            ("/ref", json!("")),
+        ] {
+            let got = parse(
+                Provider::GitHub,
+                "push",
+                &altered("github-push.json", pointer, Some(value.clone())),
+            );
+            assert!(got.is_err(), "{pointer}: {value}: {got:?}");
+        }
     }
 
     #[test]

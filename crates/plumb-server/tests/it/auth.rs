@@ -238,6 +238,66 @@ async fn failed_logins_are_throttled_per_user() {
     s.login("carol", "carol-pw").await;
 }
 
+/// GHSA-4439-h7jw-5cjj (issue #35 item 2): parallel guesses used to pass the failure limit
+/// before any of them was counted. However many run at once, at most the limit are checked;
+/// the rest are refused unchecked, with the same answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_wrong_logins_check_at_most_the_limit() {
+    let s = AuthStack::start(
+        "auth-concurrent",
+        ThrottleConfig {
+            max_failures: 5,
+            window: Duration::from_secs(300),
+            max_entries: 100,
+        },
+    )
+    .await;
+    s.add_account("dave", "login", "unused").await;
+    // The server's own cost, so each check takes as long as a real one.
+    let hash = bcrypt::hash("dave-pw", 10).expect("bcrypt");
+    s.set_secret(&[("accounts.dave.password", &hash)]).await;
+    s.add_account("erin", "login", "erin-pw").await;
+
+    let guesses: Vec<String> = (0..40).map(|i| format!("guess-{i}")).collect();
+    let answers = futures::future::join_all(guesses.iter().map(|g| s.try_login("dave", g))).await;
+    for (code, body) in &answers {
+        assert_eq!(
+            (*code, body["message"].as_str()),
+            (401, Some("Invalid username or password")),
+            "every answer alike: {body}"
+        );
+    }
+    let failed = s
+        .metric(r#"plumb_server_logins_total{result="failed"}"#)
+        .await;
+    let throttled = s
+        .metric(r#"plumb_server_logins_total{result="throttled"}"#)
+        .await;
+    assert_eq!(
+        (failed, throttled),
+        (5, 35),
+        "40 parallel guesses: exactly the limit checked, the rest refused unchecked"
+    );
+    // The right password is refused now, unchecked.
+    let (code, body) = s.try_login("dave", "dave-pw").await;
+    assert_eq!(
+        (code, body["message"].as_str()),
+        (401, Some("Invalid username or password"))
+    );
+    assert_eq!(
+        s.metric(r#"plumb_server_logins_total{result="throttled"}"#)
+            .await,
+        36
+    );
+    // Other users are not affected.
+    s.login("erin", "erin-pw").await;
+    assert_eq!(
+        s.metric(r#"plumb_server_logins_total{result="success"}"#)
+            .await,
+        1
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forged_expired_unsigned_and_oversized_tokens_are_refused() {
     let s = AuthStack::start("auth-forged", lenient()).await;
@@ -467,6 +527,28 @@ async fn project_role_tokens_act_within_their_project_until_deleted() {
     assert_eq!(code, 401, "{body}");
 }
 
+/// A token of a new ServiceAccount `name` in the test's namespace, from the TokenRequest API.
+async fn service_account_token(s: &AuthStack, name: &str) -> String {
+    let sas: Api<ServiceAccount> = Api::namespaced(s.client.clone(), s.ns.name());
+    let sa: ServiceAccount =
+        serde_json::from_value(json!({"metadata": {"name": name}})).expect("sa");
+    sas.create(&PostParams::default(), &sa)
+        .await
+        .expect("create ServiceAccount");
+    let request = TokenRequest {
+        spec: Some(TokenRequestSpec {
+            expiration_seconds: Some(600),
+            ..TokenRequestSpec::default()
+        }),
+        ..TokenRequest::default()
+    };
+    let issued = sas
+        .create_token_request(name, &PostParams::default(), &request)
+        .await
+        .expect("TokenRequest");
+    issued.status.and_then(|s| s.token).expect("a token")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubernetes_service_account_tokens_through_token_review() {
     let s = AuthStack::start("auth-k8s", lenient()).await;
@@ -480,25 +562,17 @@ async fn kubernetes_service_account_tokens_through_token_review() {
         )
         .await;
     assert_eq!(code, 200);
-    let sas: Api<ServiceAccount> = Api::namespaced(s.client.clone(), s.ns.name());
-    let sa: ServiceAccount =
-        serde_json::from_value(json!({"metadata": {"name": "deployer"}})).expect("sa");
-    sas.create(&PostParams::default(), &sa)
-        .await
-        .expect("create ServiceAccount");
-    let request = TokenRequest {
-        spec: Some(TokenRequestSpec {
-            expiration_seconds: Some(600),
-            ..TokenRequestSpec::default()
-        }),
-        ..TokenRequest::default()
-    };
-    let issued = sas
-        .create_token_request("deployer", &PostParams::default(), &request)
-        .await
-        .expect("TokenRequest");
-    let token = issued.status.and_then(|s| s.token).expect("a token");
+    let token = service_account_token(&s, "deployer").await;
     let user = format!("system:serviceaccount:{}:deployer", s.ns.name());
+    // Kubernetes tokens are opt-in: a list naming this ServiceAccount (by glob).
+    s.set_config_map(
+        "argocd-cm",
+        &[(
+            "plumb.auth.kubernetes.subjects",
+            &format!("system:serviceaccount:{}:deploy*", s.ns.name()),
+        )],
+    )
+    .await;
 
     let (code, info) = s.get("/api/v1/session/userinfo", &token).await;
     assert_eq!(code, 200);
@@ -546,4 +620,102 @@ async fn kubernetes_service_account_tokens_through_token_review() {
         )
         .await;
     assert_eq!(code, 200, "{body}");
+}
+
+/// Issue #26 item 5: every Pod has a ServiceAccount token mounted, so Kubernetes tokens log in
+/// only when argocd-cm's `plumb.auth.kubernetes.subjects` lists them, and their RBAC subject
+/// can never be a local account's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubernetes_tokens_are_opt_in_and_never_local_accounts() {
+    let s = AuthStack::start("auth-k8s-optin", lenient()).await;
+    let admin = s.admin_token().await;
+    let (code, _) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications",
+            Some(&admin),
+            Some(&app("web", "default")),
+        )
+        .await;
+    assert_eq!(code, 200);
+    // A ServiceAccount named like the local admin, and one named like a local account bound
+    // to role:admin.
+    let admin_sa = service_account_token(&s, "admin").await;
+    let builder = service_account_token(&s, "builder").await;
+    s.add_account("builder", "login", "builder-pw").await;
+    s.set_policy("g, builder, role:admin", "").await;
+
+    // No list (the default): refused before any TokenReview, saying how to enable it.
+    for token in [&admin_sa, &builder] {
+        let (code, body) = s.get("/api/v1/applications", token).await;
+        assert_eq!(code, 401, "{body}");
+        let msg = body["message"].as_str().unwrap_or_default();
+        assert!(msg.contains("plumb.auth.kubernetes.subjects"), "{msg}");
+        let (_, info) = s.get("/api/v1/session/userinfo", token).await;
+        assert_eq!(info["loggedIn"], false);
+    }
+    // A list naming another ServiceAccount: still refused.
+    let ns = s.ns.name().to_string();
+    s.set_config_map(
+        "argocd-cm",
+        &[(
+            "plumb.auth.kubernetes.subjects",
+            &format!("system:serviceaccount:{ns}:admin"),
+        )],
+    )
+    .await;
+    let (code, body) = s.get("/api/v1/applications", &builder).await;
+    assert_eq!(code, 401, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!(
+                "system:serviceaccount:{ns}:builder may not log in"
+            )),
+        "{body}"
+    );
+    // Listed: logged in, as its full Kubernetes name, so `g, admin, role:admin` (built in) and
+    // `g, builder, role:admin` do not apply to it.
+    let (code, info) = s.get("/api/v1/session/userinfo", &admin_sa).await;
+    assert_eq!(code, 200);
+    assert_eq!(
+        info["username"],
+        format!("system:serviceaccount:{ns}:admin")
+    );
+    let (code, body) = s.get("/api/v1/applications/web", &admin_sa).await;
+    assert_eq!(
+        code, 403,
+        "no role:admin for a ServiceAccount named admin: {body}"
+    );
+    let (code, can) = s
+        .get(
+            "/api/v1/account/can-i/applications/delete/default/web",
+            &admin_sa,
+        )
+        .await;
+    assert_eq!((code, can["value"].as_str()), (200, Some("no")), "{can}");
+    s.set_config_map(
+        "argocd-cm",
+        &[(
+            "plumb.auth.kubernetes.subjects",
+            &format!("system:serviceaccounts:{ns}"),
+        )],
+    )
+    .await;
+    let (code, info) = s.get("/api/v1/session/userinfo", &builder).await;
+    assert_eq!(code, 200, "listed by its namespace's group");
+    assert_eq!(
+        info["username"],
+        format!("system:serviceaccount:{ns}:builder")
+    );
+    let (code, _) = s.get("/api/v1/applications/web", &builder).await;
+    assert_eq!(
+        code, 403,
+        "the local account builder's role:admin is not the ServiceAccount's"
+    );
+    // The local account itself keeps its role.
+    let local = s.login("builder", "builder-pw").await;
+    let (code, _) = s.get("/api/v1/applications/web", &local).await;
+    assert_eq!(code, 200);
 }

@@ -91,6 +91,34 @@ impl AuthStack {
         read(req.send().await.expect("request")).await
     }
 
+    /// The server's `/metrics` text (its own plain-HTTP port).
+    pub async fn server_metrics(&self) -> String {
+        let addr = self
+            .server
+            .as_ref()
+            .and_then(|s| s.metrics_addr)
+            .expect("metrics listener");
+        reqwest::get(format!("http://{addr}/metrics"))
+            .await
+            .expect("GET /metrics")
+            .text()
+            .await
+            .expect("metrics text")
+    }
+
+    /// The value of one series of `/metrics` (`name{labels}`); 0 when absent.
+    pub async fn metric(&self, series: &str) -> u64 {
+        let text = self.server_metrics().await;
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// The server's own origin (`https://localhost:<port>`).
+    pub fn origin(&self) -> &str {
+        &self.base
+    }
+
     pub async fn get(&self, path: &str, token: &str) -> (u16, Value) {
         self.call(reqwest::Method::GET, path, Some(token), None)
             .await

@@ -74,7 +74,12 @@ async fn applications_on_a_cluster_secrets_cluster_are_served_from_that_cluster(
         Api::namespaced(crate::support::env().client().await, stack.ns.name());
     let secret = serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": "cluster-srv-second", "labels": {"argocd.argoproj.io/secret-type": "cluster"}},
+        "metadata": {"name": "cluster-srv-second", "labels": {"argocd.argoproj.io/secret-type": "cluster"},
+                     // As `kubectl apply` leaves it: the whole Secret again, credentials included
+                     // (the annotation GHSA-fwr2-64vr-xv9m leaked).
+                     "annotations": {"kubectl.kubernetes.io/last-applied-configuration": json!({
+                         "stringData": {"config": {"tlsClientConfig": {"keyData": b64("admin.key")}}}
+                     }).to_string()}},
         "stringData": {
             "name": "srv-second",
             "server": server,
@@ -177,6 +182,7 @@ async fn applications_on_a_cluster_secrets_cluster_are_served_from_that_cluster(
     for answer in [&cluster, &by_url] {
         let text = answer.to_string();
         assert!(answer.get("config").is_none(), "{answer:#}");
+        assert!(!text.contains("last-applied"), "{answer:#}");
         for secret in [b64("admin.key"), b64("admin.crt"), key_line.to_string()] {
             assert!(
                 !text.contains(&secret),

@@ -665,3 +665,103 @@ async fn pushes_refresh_applications_in_every_served_namespace() {
         "a namespace the server does not serve is left alone"
     );
 }
+
+/// Issue #35 item 6: payloads with a field missing or of the wrong type are refused (400, the
+/// field named) and refresh nothing, verified or not; the intact payload then refreshes.
+#[tokio::test]
+async fn malformed_payloads_are_refused_and_refresh_nothing() {
+    let hooks = Hooks::start("webhook-malformed", &[], &[]).await;
+    hooks
+        .create_app(
+            "main",
+            src("https://github.com/acme/payments-config", "main"),
+        )
+        .await;
+    hooks
+        .create_app(
+            "gitlab",
+            src("https://gitlab.com/acme/payments-config", "main"),
+        )
+        .await;
+    let github: Value = serde_json::from_str(&fixture("github-push.json")).expect("json");
+    let gitlab: Value = serde_json::from_str(&fixture("gitlab-push.json")).expect("json");
+    let with = |base: &Value, pointer: &str, value: Option<Value>| {
+        let mut v = base.clone();
+        let (parent, key) = pointer.rsplit_once('/').expect("pointer");
+        let obj = v
+            .pointer_mut(parent)
+            .and_then(Value::as_object_mut)
+            .expect("parent object");
+        match value {
+            Some(new) => obj.insert(key.to_string(), new),
+            None => obj.remove(key),
+        };
+        v.to_string()
+    };
+    let gh = [("x-github-event", "push".to_string())];
+    let gl = [("x-gitlab-event", "Push Hook".to_string())];
+    let cases = [
+        (&gh, with(&github, "/ref", None), "ref is missing"),
+        (
+            &gh,
+            with(&github, "/ref", Some(json!(["refs/heads/main"]))),
+            "ref must be a string",
+        ),
+        (
+            &gh,
+            with(&github, "/repository", None),
+            "repository.html_url is missing",
+        ),
+        (
+            &gh,
+            with(&github, "/repository/html_url", Some(json!(7))),
+            "repository.html_url must be a string",
+        ),
+        (
+            &gh,
+            with(
+                &github,
+                "/repository/default_branch",
+                Some(json!({"name": "main"})),
+            ),
+            "repository.default_branch must be a string",
+        ),
+        (
+            &gh,
+            with(
+                &github,
+                "/commits",
+                Some(json!("apps/payments/deployment.yaml")),
+            ),
+            "commits must be an array",
+        ),
+        (
+            &gl,
+            with(&gitlab, "/project", None),
+            "project.web_url is missing",
+        ),
+        (
+            &gl,
+            with(&gitlab, "/project/web_url", Some(json!(true))),
+            "project.web_url must be a string",
+        ),
+        (
+            &gl,
+            with(&gitlab, "/object_kind", Some(json!(7))),
+            "object_kind must be a string",
+        ),
+    ];
+    for (headers, body, expected) in cases {
+        let (code, text) = hooks.post(headers, &body).await;
+        assert_eq!(code, 400, "{expected}: {text}");
+        assert!(text.contains(expected), "{expected}: {text}");
+    }
+    assert_eq!(
+        hooks.refreshed().await,
+        BTreeSet::new(),
+        "nothing refreshed"
+    );
+    let (code, text) = hooks.post(&gh, &github.to_string()).await;
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(hooks.refreshed().await, set(&["main"]));
+}

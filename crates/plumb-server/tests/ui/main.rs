@@ -304,12 +304,17 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
                 stdin.write_all(b"done\n").await.expect("answer the script");
             }
             if line == "STEP hook-ran" {
+                // The page may report the previous sync's success before this one ends: wait
+                // for the hook (bounded), as the sync creates it first.
                 let cms: Api<ConfigMap> = Api::namespaced(client.clone(), dest.name());
-                let hook = cms.get_opt(HOOK).await.expect("read the hook");
-                assert!(
-                    hook.is_some(),
-                    "the UI's full sync did not run the PreSync hook {HOOK}"
-                );
+                let start = std::time::Instant::now();
+                while cms.get_opt(HOOK).await.expect("read the hook").is_none() {
+                    assert!(
+                        start.elapsed() < DEADLINE,
+                        "the UI's full sync did not run the PreSync hook {HOOK}"
+                    );
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                }
                 stdin.write_all(b"done\n").await.expect("answer the script");
             }
             if line == "STEP delete-pod" {

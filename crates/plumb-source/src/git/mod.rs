@@ -71,6 +71,9 @@ pub struct GitCache {
     tree_uses: std::sync::Mutex<std::collections::HashMap<PathBuf, Instant>>,
     /// Trees kept per repository whatever their age, and how long others may sit unused.
     tree_retention: std::sync::Mutex<(usize, Duration)>,
+    /// Directories no local (`file://`) repository may lie in: this cache and the caches beside
+    /// it ([`GitCache::protect`]), as found on disk (links resolved).
+    protected: RwLock<Vec<PathBuf>>,
 }
 
 /// Commit trees kept per repository, however long unused (the current ones of its branches).
@@ -104,7 +107,6 @@ impl GitCache {
             std::fs::create_dir_all(&dir).map_err(Error::io("creating", dir))?;
         }
         Ok(Self {
-            root,
             salt,
             limits,
             credentials: RwLock::new(Arc::new(Vec::new())),
@@ -115,6 +117,47 @@ impl GitCache {
             ref_ttl_ms: AtomicU64::new(0),
             tree_uses: std::sync::Mutex::new(std::collections::HashMap::new()),
             tree_retention: std::sync::Mutex::new((KEEP_TREES, TREE_IDLE)),
+            protected: RwLock::new(std::fs::canonicalize(&root).into_iter().collect()),
+            root,
+        })
+    }
+
+    /// Refuses local repositories in `dir` too (the cache directory holding this one: other
+    /// tenants' charts and rendered manifests).
+    pub fn protect(&self, dir: &Path) {
+        if let Ok(dir) = std::fs::canonicalize(dir) {
+            self.protected
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(dir);
+        }
+    }
+
+    /// A local repository (`file://`, `file:` or a plain path) may not lie in the cache: its
+    /// mirrors are other tenants' private repositories, named by salted hashes that error text
+    /// or a guess could reveal. Judged on the path as the file system resolves it, links and
+    /// `..` included, so no spelling reaches them.
+    fn check_local(&self, url: &str) -> Result<()> {
+        let Some(path) = local_path(url) else {
+            return Ok(());
+        };
+        // As written and percent-decoded (`%67it` is `git` to Git's URL parser).
+        let decoded = percent_decoded(&path.to_string_lossy()).map(PathBuf::from);
+        let protected = self.protected.read().unwrap_or_else(|p| p.into_inner());
+        let inside = |p: &Path| {
+            // A path that does not resolve has nothing to reach: the fetch fails on its own.
+            std::fs::canonicalize(p).is_ok_and(|real| protected.iter().any(|d| real.starts_with(d)))
+        };
+        let reason = match decoded {
+            None => "its percent-encoding is not valid",
+            Some(d) if inside(&path) || inside(&d) => {
+                "it lies in Plumb's cache directory, which holds other repositories' copies"
+            }
+            Some(_) => return Ok(()),
+        };
+        Err(Error::RepositoryRefused {
+            url: strip_url_credentials(url),
+            reason: reason.into(),
         })
     }
 
@@ -181,6 +224,7 @@ impl GitCache {
 
     /// Lists the remote's refs (`git ls-remote`): the cheap "has the ref moved?" check.
     pub fn ls_remote(&self, url: &str) -> Result<Vec<RemoteRef>> {
+        self.check_local(url)?;
         self.listings.fetch_add(1, Ordering::Relaxed);
         let mut refs = remote::run(self.job(url, remote::Op::List)?)?;
         refs.sort();
@@ -220,6 +264,7 @@ impl GitCache {
     /// a webhook refreshing a thousand Applications of one repository lists it a few times,
     /// not a thousand, and each still sees the push that preceded it.
     pub fn resolve_since(&self, url: &str, revision: &str, asked: Instant) -> Result<String> {
+        self.check_local(url)?;
         let clean = strip_url_credentials(url);
         let not_found = || Error::RevisionNotFound {
             url: clean.clone(),
@@ -254,6 +299,7 @@ impl GitCache {
     /// The files of `commit`, fetching it first if the cache lacks it. `revision` is the ref it
     /// was resolved from, fetched explicitly when it lies outside branches and tags.
     pub fn checkout(&self, url: &str, revision: &str, commit: &str) -> Result<Checkout> {
+        self.check_local(url)?;
         let clean = strip_url_credentials(url);
         let dest = self.tree_dir(url, commit);
         self.used(&dest);
@@ -504,6 +550,7 @@ impl GitCache {
     }
 
     fn job(&self, url: &str, op: remote::Op) -> Result<remote::Job> {
+        self.check_local(url)?;
         let (clean, credentials) = self.split(url);
         let key = self.repo_key(url);
         let ssh_key_path = match credentials
@@ -553,6 +600,44 @@ impl GitCache {
 
 /// A stable directory name for a repository URL under `salt`: SHA-256 of the salt and the URL
 /// (Argo's normalisation), so it cannot be computed from the URL alone.
+/// `%XX` sequences decoded; `None` when one is malformed or the result is not UTF-8 (then the URL
+/// is refused: Git would read it some other way).
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            out.push(u8::from_str_radix(text.get(i + 1..i + 3)?, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The directory a local repository URL names (`file:///d`, `file:/d`, `/d`, `./d`), or `None`
+/// for a remote one.
+fn local_path(url: &str) -> Option<PathBuf> {
+    let lower = url.get(..7).map(str::to_ascii_lowercase);
+    if lower.as_deref() == Some("file://") {
+        let rest = &url[7..];
+        // `file://host/path`: only an empty host or localhost is this machine.
+        let path = rest.strip_prefix("localhost").unwrap_or(rest);
+        return Some(PathBuf::from(path));
+    }
+    if url
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case("file:"))
+    {
+        return Some(PathBuf::from(&url[5..]));
+    }
+    (url.starts_with('/') || url.starts_with("./") || url.starts_with("../"))
+        .then(|| PathBuf::from(url))
+}
+
 pub(crate) fn repo_key(salt: &str, url: &str) -> String {
     let mut hasher = Sha256::new();
     hasher.update(salt.as_bytes());

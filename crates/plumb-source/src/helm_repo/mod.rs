@@ -200,6 +200,37 @@ impl HelmRepos {
         )
     }
 
+    /// Downloads a Helm value file named by URL (`helm.valueFiles`), with the credentials of the
+    /// repository Secret that matches it, at most `max_bytes` and within the fetch timeout.
+    /// The caller has checked that the project permits the URL.
+    pub(crate) fn value_file(&self, url: &str, max_bytes: u64) -> Result<Vec<u8>> {
+        let clean = strip_url_credentials(url);
+        let unreachable = |detail: String| Error::RepositoryUnreachable {
+            url: clean.clone(),
+            detail,
+        };
+        let parsed = Url::parse(url).map_err(|e| unreachable(format!("not a URL: {e}")))?;
+        let access = self.access();
+        let creds = self.credentials_for(&access, url, &clean);
+        http::get(
+            &parsed,
+            &parsed,
+            creds.as_ref(),
+            &access.certs,
+            self.limits.fetch_timeout,
+            max_bytes,
+            &access.redactor,
+        )
+        .map_err(|f| match f {
+            http::Failure::TooLarge => Error::TooLarge {
+                what: "value file",
+                limit: human_bytes(max_bytes),
+                context: clean.clone(),
+            },
+            other => unreachable(other.describe(max_bytes)),
+        })
+    }
+
     fn access(&self) -> Arc<Access> {
         Arc::clone(&self.access.read().unwrap_or_else(|p| p.into_inner()))
     }

@@ -551,7 +551,15 @@ fn select<'a>(all: &'a [RepoCredentials], url: &str) -> Option<&'a RepoCredentia
         .find(|c| !c.is_template && norm(&c.url) == want)
         .or_else(|| {
             all.iter()
-                .filter(|c| c.is_template && want.starts_with(&norm(&c.url)))
+                .filter(|c| {
+                    // Whole path segments only: `registry.corp` must not cover
+                    // `registry.corp.evil.com/x`.
+                    let prefix = norm(&c.url);
+                    c.is_template
+                        && want
+                            .strip_prefix(&prefix)
+                            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                })
                 .max_by_key(|c| c.url.len())
         })
 }

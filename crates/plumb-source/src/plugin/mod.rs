@@ -196,10 +196,9 @@ pub(crate) struct Run<'a> {
     pub worker: &'a Worker,
     pub limits: &'a Limits,
     pub redactor: &'a Redactor,
-    /// Made read-only for the plugin (the cache, the tree).
-    pub readonly: Vec<PathBuf>,
-    /// Hidden from the plugin (credentials).
-    pub hidden: Vec<PathBuf>,
+    /// What the plugin sees: the cache and credentials hidden, the tree shown read-only (the
+    /// network is the plugin's own choice).
+    pub view: sandbox::View,
     /// Where `find.command` answers are kept (`None`: a working tree, always asked).
     pub memo: Option<MemoScope<'a>>,
 }
@@ -450,25 +449,16 @@ fn command(
         .prefix("plumb-plugin-")
         .tempdir()
         .map_err(Error::io("creating", std::env::temp_dir()))?;
-    let mut cmd = match sandbox::unshare_prefix(p.wants_network()) {
-        Some(prefix) => {
-            let mut cmd = Command::new(&prefix[0]);
-            cmd.args(&prefix[1..])
-                .arg(&run.worker.program)
-                .args(&run.worker.args)
-                .arg("--sealed");
-            for d in &run.readonly {
-                cmd.arg("--readonly").arg(d);
-            }
-            for d in &run.hidden {
-                cmd.arg("--hide").arg(d);
-            }
-            cmd.arg("exec").arg(program).args(args);
-            cmd
-        }
+    let view = sandbox::View {
+        network: p.wants_network(),
+        ..run.view.clone()
+    };
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+    let mut cmd = match sandbox::command(run.worker, &view, program.as_ref(), &args) {
+        Some(cmd) => cmd,
         None => {
             let mut cmd = Command::new(program);
-            cmd.args(args);
+            cmd.args(&args);
             cmd
         }
     };

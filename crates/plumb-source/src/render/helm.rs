@@ -7,9 +7,12 @@
 //! relative to the chart; a leading `/` means the repository root; `$ref/…` means another source's
 //! repository. Any of them that leaves its repository is refused (Argo CD CVE-2022-24348 and
 //! GHSA-h6h5-6fmq-rh28): lexically (`..`, absolute paths) and physically (each is resolved beneath
-//! its repository root, links included, and helm is handed the resolved path); http(s) URLs are
-//! passed to helm as they are. Before helm runs, every symlink of the checkout is resolved and
-//! the render refused if one leads outside it (helm follows links when it loads a chart).
+//! its repository root, links included, and helm is handed the resolved path). http(s) URLs are
+//! fetched by Plumb, only from repositories the project's `sourceRepos` permit, bounded in size
+//! and time, and handed to helm as local files: helm runs in the render sandbox, with no network
+//! and no view of the cache beyond its inputs. Before helm runs, every symlink of the checkout is
+//! resolved and the render refused if one leads outside it (helm follows links when it loads a
+//! chart).
 //!
 //! Dependencies that are not vendored in `charts/` are fetched first (`helm_deps`) and helm reads
 //! a scratch copy of the chart with them added.
@@ -28,16 +31,35 @@ use crate::git::normalize_within;
 use crate::manifest::{self, Manifest};
 use crate::spec::{b, s, v};
 
+/// Helm evaluates `--name-template` as a Go template with every sprig function, `env` among
+/// them, so a release name such as `{{ env "AWS_SECRET_ACCESS_KEY" | lower }}` would put the
+/// controller's environment into `.Release.Name` and the rendered manifests. Only names helm
+/// itself accepts as release names (its `ValidateReleaseName`: DNS-style, at most 53 characters)
+/// are passed, and they hold no template syntax.
+fn check_release_name(name: &str) -> Result<()> {
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.bytes()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    };
+    if name.len() <= 53 && name.split('.').all(label_ok) {
+        return Ok(());
+    }
+    Err(Error::InvalidParameter {
+        field: "spec.source.helm.releaseName",
+        detail: format!(
+            "{name:?} is not a valid Helm release name (lower-case letters, digits, '-' and '.', \
+             starting and ending with a letter or digit, at most 53 characters)"
+        ),
+    })
+}
+
 /// Renders the chart at `ctx.app` with `opts`.
 pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifest>> {
     ctx.repo.check_links(Path::new(""))?;
-    let scratch = tempfile::Builder::new()
-        .prefix("plumb-helm-")
-        .tempdir()
-        .map_err(Error::io(
-            "creating a temporary directory in",
-            std::env::temp_dir(),
-        ))?;
+    let scratch = ctx.scratch("helm-")?;
     let chart_dir = match super::helm_deps::prepare(ctx, scratch.path())? {
         Some(copy) => copy,
         None => ctx.root.join(ctx.app),
@@ -48,6 +70,7 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
     } else {
         s(&opts.release_name)
     };
+    check_release_name(release)?;
     cmd.current_dir(&chart_dir)
         .arg("template")
         .arg(".")
@@ -77,20 +100,20 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
     for v in api_versions {
         cmd.arg("--api-versions").arg(v);
     }
-    for file in v(&opts.value_files) {
+    for (i, file) in v(&opts.value_files).iter().enumerate() {
         match resolve_file(ctx, file, "spec.source.helm.valueFiles")? {
             Resolved::Url(url) => {
-                cmd.arg("--values").arg(url);
+                let local = scratch.path().join(format!("url-values-{i}.yaml"));
+                let body = fetch_value_url(ctx, &url)?;
+                std::fs::write(&local, body).map_err(Error::io("writing", &local))?;
+                cmd.arg("--values").arg(local);
             }
             Resolved::Path(p) if p.is_file() => {
                 cmd.arg("--values").arg(p);
             }
             Resolved::Path(p) if p.exists() => {
                 return Err(Error::UnsupportedSource {
-                    detail: format!(
-                        "spec.source.helm.valueFiles: {file} is not a regular file ({})",
-                        p.display()
-                    ),
+                    detail: format!("spec.source.helm.valueFiles: {file} is not a regular file"),
                 });
             }
             Resolved::Path(_) if b(opts.ignore_missing_value_files) => {
@@ -146,24 +169,28 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
     if b(opts.skip_schema_validation) {
         cmd.arg("--skip-schema-validation");
     }
-    // Helm writes caches and registry config under these; keep them out of $HOME and per render.
+    // Helm writes caches and registry config under these: per render, the only writable place.
+    let home = scratch.path().join("home");
     for (var, sub) in [
         ("HELM_CACHE_HOME", "cache"),
         ("HELM_CONFIG_HOME", "config"),
         ("HELM_DATA_HOME", "data"),
     ] {
-        cmd.env(var, scratch.path().join(sub));
+        let dir = home.join(sub);
+        std::fs::create_dir_all(&dir).map_err(Error::io("creating", &dir))?;
+        cmd.env(var, dir);
     }
+    cmd.env("HOME", &home);
     let label = format!("helm template {}", ctx.app.display());
-    let out = tool::run(
-        "helm",
-        &label,
-        cmd,
-        &ctx.tools.worker,
-        ctx.limits,
-        ctx.limits.max_render_bytes,
-        ctx.redactor,
-    )?;
+    let view = ctx.view().keeping(scratch.path()).keeping_rw(&home);
+    let redactor = ctx.path_redactor(vec![(scratch.path().join("chart"), String::new())]);
+    let place = tool::Place {
+        worker: &ctx.tools.worker,
+        limits: ctx.limits,
+        redactor: &redactor,
+        view: Some(&view),
+    };
+    let out = tool::run("helm", &label, cmd, &place, ctx.limits.max_render_bytes)?;
     let sources = source_comments(&out.stdout);
     let app = ctx.app.to_path_buf();
     manifest::from_stream(&out.stdout, &label, |line| {
@@ -171,6 +198,46 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
         // `# Source: <chart name>/templates/x.yaml`: replace the chart name by its path in Git.
         let rest = src.split_once('/').map_or(src.as_str(), |(_, r)| r);
         Some(app.join(rest).display().to_string())
+    })
+}
+
+/// Downloads a value file named by URL, if the project's `sourceRepos` permit it (the URL, or
+/// the repository it lies in: the URL cut after one of its path segments), at most
+/// `max_file_bytes`. The URL is parsed first (dot segments resolved, host lower-cased), so what
+/// is checked is what is fetched.
+fn fetch_value_url(ctx: &Context<'_>, url: &str) -> Result<Vec<u8>> {
+    let field = "spec.source.helm.valueFiles";
+    let refused = |reason: String| Error::RemoteBaseRefused {
+        field: field.into(),
+        url: crate::redact::strip_url_credentials(url),
+        reason,
+    };
+    let parsed = reqwest::Url::parse(url).map_err(|e| refused(format!("not a URL: {e}")))?;
+    if let Some(patterns) = ctx.source_repos
+        && !value_url_permitted(patterns, &parsed)
+    {
+        return Err(refused(
+            "value files are fetched only from repositories the project's sourceRepos permit"
+                .into(),
+        ));
+    }
+    ctx.helm_repos
+        .value_file(parsed.as_str(), ctx.limits.max_file_bytes)
+}
+
+/// Whether `patterns` permit `url` or a repository it lies in.
+fn value_url_permitted(patterns: &[String], url: &reqwest::Url) -> bool {
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let origin = match url.port() {
+        Some(port) => format!("{}://{host}:{port}", url.scheme()),
+        None => format!("{}://{host}", url.scheme()),
+    };
+    let segments: Vec<&str> = url.path().split('/').filter(|s| !s.is_empty()).collect();
+    (0..=segments.len()).any(|n| {
+        let candidate = format!("{origin}/{}", segments[..n].join("/"));
+        super::repo_permitted(patterns, candidate.trim_end_matches('/'))
     })
 }
 
@@ -250,6 +317,39 @@ fn resolve_file(ctx: &Context<'_>, file: &str, field: &str) -> Result<Resolved> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn release_names_are_helms_and_carry_no_template() {
+        for ok in ["payments-api", "a", "web.v2", &"x".repeat(53)] {
+            assert!(check_release_name(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "{{ env \"HOME\" }}",
+            "{{env \"AWS_SECRET_ACCESS_KEY\"|lower}}",
+            "Payments",
+            "-lead",
+            "trail-",
+            "a..b",
+            "",
+            &"x".repeat(54),
+        ] {
+            let e = check_release_name(bad).expect_err(bad).to_string();
+            assert!(e.starts_with("spec.source.helm.releaseName: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn value_urls_are_permitted_by_their_repository_only() {
+        let patterns = vec!["https://git.corp/team/*".to_owned()];
+        let ok = |u: &str| value_url_permitted(&patterns, &reqwest::Url::parse(u).unwrap());
+        assert!(ok("https://git.corp/team/app/raw/main/values.yaml"));
+        assert!(ok("https://GIT.CORP/team/app/values.yaml?x=1"));
+        assert!(!ok("https://git.corp.evil.com/team/app/values.yaml"));
+        assert!(!ok("https://git.corp@evil.com/team/app/values.yaml"));
+        assert!(!ok("https://git.corp/team/app/../../other/app/values.yaml"));
+        assert!(!ok("http://169.254.169.254/latest/meta-data/iam"));
+        assert!(!ok("https://git.corp:8443/team/app/values.yaml"));
+    }
 
     #[test]
     fn commas_are_escaped_once() {

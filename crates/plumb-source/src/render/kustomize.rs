@@ -10,8 +10,10 @@
 //! patches, generators' files, ...) is checked to stay inside the repository, following
 //! kustomizations it reaches (kustomize's own load restrictor does not cover directories), and
 //! every symlink of the checkout is resolved physically and refused if it leaves the root.
-//! Remote bases are refused unless they are `https://` or `ssh://` (or `git@host:`) Git URLs that
-//! the request's `sourceRepos` allow; `file://` and any other scheme are always refused.
+//! Remote bases are refused unless they are `https://` or `ssh://` (or `user@host:`) Git URLs that
+//! the request's `sourceRepos` allow, with a ref that is a plain ref name; `file://` and any other
+//! scheme are always refused. Plumb fetches the allowed ones itself ([`super::kustomize_remote`]),
+//! and kustomize runs in the render sandbox: no network, no view of the cache beyond its inputs.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -21,6 +23,8 @@ use plumb_model::application::KustomizeSource;
 use serde_json::Value;
 
 use super::Context;
+use super::kustomize_remote::{Fetched, RemoteBase, localise};
+pub(crate) use super::kustomize_remote::{Target, target};
 use super::tool;
 use crate::beneath::RepoDir;
 use crate::detect::KUSTOMIZATION_FILES;
@@ -31,51 +35,80 @@ use crate::spec::{b, s as text, v};
 
 /// Renders the kustomization at `ctx.app`.
 pub(crate) fn render(ctx: &Context<'_>, opts: Option<&KustomizeSource>) -> Result<Vec<Manifest>> {
-    check_paths(ctx, ctx.app, &mut BTreeSet::new())?;
+    let mut remotes = Vec::new();
+    check_paths(
+        ctx,
+        ctx.repo,
+        "",
+        ctx.app,
+        &mut BTreeSet::new(),
+        &mut remotes,
+    )?;
     ctx.repo.check_links(Path::new(""))?;
+    if !remotes.is_empty() && crate::worker::sandbox::unshare_prefix(false).is_none() {
+        let f = &remotes[0];
+        return Err(Error::RemoteBaseRefused {
+            field: f.field.clone(),
+            url: crate::redact::strip_url_credentials(&f.entry),
+            reason: "this machine cannot create mount and network namespaces (unshare), so \
+                     kustomize cannot be confined: remote bases are refused"
+                .into(),
+        });
+    }
     let label = format!("kustomize build {}", ctx.app.display());
-    let scratch;
-    let dir = match opts.filter(|o| needs_edit(o)) {
-        None => ctx.root.join(ctx.app),
-        Some(opts) => {
-            scratch = tempfile::Builder::new()
-                .prefix("plumb-kustomize-")
-                .tempdir()
-                .map_err(Error::io(
-                    "creating a temporary directory in",
-                    std::env::temp_dir(),
-                ))?;
-            let copy = scratch.path().join("repo");
-            link_tree(ctx.root, &copy)?;
-            let dir = copy.join(ctx.app);
-            let file = KUSTOMIZATION_FILES
-                .iter()
-                .map(|f| dir.join(f))
-                .find(|p| p.is_file())
-                .ok_or_else(|| Error::PathNotFound {
-                    field: "spec.source.path".into(),
-                    path: ctx.app.join("kustomization.yaml").display().to_string(),
-                })?;
-            // Break the hard link: the edits must not reach the shared tree.
-            let text = std::fs::read(&file).map_err(Error::io("reading", &file))?;
-            std::fs::remove_file(&file).map_err(Error::io("writing", &file))?;
-            std::fs::write(&file, text).map_err(Error::io("writing", &file))?;
-            apply_options(ctx, &dir, &file, opts)?;
-            dir
+    let scratch = ctx.scratch("kustomize-")?;
+    let edit = opts.filter(|o| needs_edit(o));
+    let mut fetched = Fetched::default();
+    let dir = if edit.is_none() && remotes.is_empty() {
+        ctx.root.join(ctx.app)
+    } else {
+        // Plumb's trees are read-only and shared: edits happen in a copy made of hard links.
+        let copy = scratch.path().join("repo");
+        link_tree(ctx.root, &copy)?;
+        fetched.roots.push((copy.clone(), String::new()));
+        localise(ctx, &remotes, &copy, scratch.path(), 0, &mut fetched)?;
+        let dir = copy.join(ctx.app);
+        if let Some(opts) = edit {
+            let file = own_kustomization(ctx, &dir)?;
+            apply_options(ctx, scratch.path(), &dir, &file, opts)?;
         }
+        dir
     };
     let mut cmd = Command::new(&ctx.tools.kustomize);
     cmd.arg("build").arg(&dir);
+    let view = ctx.view().keeping(scratch.path());
+    let redactor = ctx.path_redactor(fetched.roots);
+    let place = tool::Place {
+        worker: &ctx.tools.worker,
+        limits: ctx.limits,
+        redactor: &redactor,
+        view: Some(&view),
+    };
     let out = tool::run(
         "kustomize",
         &label,
         cmd,
-        &ctx.tools.worker,
-        ctx.limits,
+        &place,
         ctx.limits.max_render_bytes,
-        ctx.redactor,
     )?;
     manifest::from_stream(&out.stdout, &label, |_| None)
+}
+
+/// The kustomization file of `dir` in a scratch copy, made a file of its own (the hard link to
+/// the shared tree broken) so that edits do not reach the tree.
+fn own_kustomization(ctx: &Context<'_>, dir: &Path) -> Result<PathBuf> {
+    let file = KUSTOMIZATION_FILES
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| p.is_file())
+        .ok_or_else(|| Error::PathNotFound {
+            field: "spec.source.path".into(),
+            path: ctx.app.join("kustomization.yaml").display().to_string(),
+        })?;
+    let text = std::fs::read(&file).map_err(Error::io("reading", &file))?;
+    std::fs::remove_file(&file).map_err(Error::io("writing", &file))?;
+    std::fs::write(&file, text).map_err(Error::io("writing", &file))?;
+    Ok(file)
 }
 
 fn needs_edit(o: &KustomizeSource) -> bool {
@@ -90,7 +123,22 @@ fn needs_edit(o: &KustomizeSource) -> bool {
         && v(&o.components).is_empty())
 }
 
-fn apply_options(ctx: &Context<'_>, dir: &Path, file: &Path, o: &KustomizeSource) -> Result<()> {
+fn apply_options(
+    ctx: &Context<'_>,
+    scratch: &Path,
+    dir: &Path,
+    file: &Path,
+    o: &KustomizeSource,
+) -> Result<()> {
+    // `kustomize edit` writes the kustomization file of the copy: the scratch space is writable.
+    let view = ctx.view().keeping_rw(scratch);
+    let redactor = ctx.path_redactor(vec![(scratch.join("repo"), String::new())]);
+    let place = tool::Place {
+        worker: &ctx.tools.worker,
+        limits: ctx.limits,
+        redactor: &redactor,
+        view: Some(&view),
+    };
     let edit = |args: Vec<String>| -> Result<()> {
         let mut cmd = Command::new(&ctx.tools.kustomize);
         cmd.current_dir(dir).arg("edit").args(&args);
@@ -98,16 +146,7 @@ fn apply_options(ctx: &Context<'_>, dir: &Path, file: &Path, o: &KustomizeSource
             "kustomize edit {}",
             args.iter().take(2).cloned().collect::<Vec<_>>().join(" ")
         );
-        tool::run(
-            "kustomize",
-            &label,
-            cmd,
-            &ctx.tools.worker,
-            ctx.limits,
-            1 << 20,
-            ctx.redactor,
-        )
-        .map(|_| ())
+        tool::run("kustomize", &label, cmd, &place, 1 << 20).map(|_| ())
     };
     let s = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     if !text(&o.name_prefix).is_empty() {
@@ -174,7 +213,16 @@ fn apply_options(ctx: &Context<'_>, dir: &Path, file: &Path, o: &KustomizeSource
                     path: c.clone(),
                 });
             }
-            check_paths(ctx, &rel, &mut BTreeSet::new())?;
+            let mut remotes = Vec::new();
+            check_paths(ctx, ctx.repo, "", &rel, &mut BTreeSet::new(), &mut remotes)?;
+            if let Some(f) = remotes.first() {
+                return Err(Error::RemoteBaseRefused {
+                    field: f.field.clone(),
+                    url: crate::redact::strip_url_credentials(&f.entry),
+                    reason: "remote bases of spec.source.kustomize.components are not supported"
+                        .into(),
+                });
+            }
             args.push(c.clone());
         }
         if args.len() > 2 {
@@ -236,10 +284,37 @@ const PATH_FIELDS: [&str; 12] = [
     "replacements",
 ];
 
-/// Refuses any local path named by the kustomization in `dir` (and the ones it reaches) that
-/// leaves the repository root, and any remote base the request does not allow.
-fn check_paths(ctx: &Context<'_>, dir: &Path, seen: &mut BTreeSet<PathBuf>) -> Result<()> {
-    let repo: &RepoDir = ctx.repo;
+/// A remote base named by a kustomization, to be fetched by Plumb.
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
+    /// The kustomization file, relative to its tree.
+    pub file: PathBuf,
+    /// The file and field, for messages (`k/kustomization.yaml: resources`).
+    pub field: String,
+    /// The list it is in (`resources`, `bases`, `components`).
+    pub list: String,
+    /// The entry as written.
+    pub entry: String,
+    /// What it names.
+    pub base: RemoteBase,
+}
+
+/// Lists kustomize clones bases from; a remote target anywhere else is a file kustomize would
+/// download itself, which it cannot (no network).
+const REMOTE_LISTS: [&str; 3] = ["resources", "bases", "components"];
+
+/// Refuses any local path named by the kustomization in `dir` of `repo` (and the ones it
+/// reaches) that leaves the repository root, and any remote base the request does not allow;
+/// collects the allowed remote bases in `remotes`. `origin` prefixes file names in messages
+/// (empty for the Application's own repository).
+pub(crate) fn check_paths(
+    ctx: &Context<'_>,
+    repo: &RepoDir,
+    origin: &str,
+    dir: &Path,
+    seen: &mut BTreeSet<PathBuf>,
+    remotes: &mut Vec<Found>,
+) -> Result<()> {
     if !seen.insert(dir.to_path_buf()) {
         return Ok(());
     }
@@ -250,25 +325,37 @@ fn check_paths(ctx: &Context<'_>, dir: &Path, seen: &mut BTreeSet<PathBuf>) -> R
     else {
         return Ok(());
     };
-    let display = file.display().to_string();
+    let display = format!("{origin}{}", file.display());
     let text = repo.read_to_string(&file, ctx.limits.max_file_bytes)?;
     let doc = first_document(&text, &display)?;
-    let refs = references(&doc);
-    for (field, path) in refs {
-        let field = format!("{display}: {field}");
+    for (list, path) in references(&doc) {
+        let field = format!("{display}: {list}");
+        let refused = |reason: String| Error::RemoteBaseRefused {
+            field: field.clone(),
+            url: crate::redact::strip_url_credentials(&path),
+            reason,
+        };
         match target(&path) {
             Target::Local => {}
-            Target::Remote(url) => {
-                check_remote(ctx, &field, &path, &url)?;
+            Target::Remote(_) if !REMOTE_LISTS.contains(&list.as_str()) => {
+                return Err(refused(
+                    "kustomize runs without network: only remote bases in resources, bases \
+                     and components are fetched (by Plumb)"
+                        .into(),
+                ));
+            }
+            Target::Remote(base) => {
+                check_remote(ctx, &field, &path, &base.repo)?;
+                remotes.push(Found {
+                    file: file.clone(),
+                    field,
+                    list,
+                    entry: path,
+                    base,
+                });
                 continue;
             }
-            Target::Refused(why) => {
-                return Err(Error::RemoteBaseRefused {
-                    field,
-                    url: crate::redact::strip_url_credentials(&path),
-                    reason: why.to_owned(),
-                });
-            }
+            Target::Refused(why) => return Err(refused(why.to_owned())),
         }
         let outside = || Error::PathOutsideRepository {
             field: field.clone(),
@@ -280,7 +367,7 @@ fn check_paths(ctx: &Context<'_>, dir: &Path, seen: &mut BTreeSet<PathBuf>) -> R
         let rel = normalize_within(&dir.join(&path)).ok_or_else(outside)?;
         repo.resolve(&rel)?;
         if repo.is_dir(&rel) {
-            check_paths(ctx, &rel, seen)?;
+            check_paths(ctx, repo, origin, &rel, seen, remotes)?;
         }
     }
     Ok(())
@@ -368,85 +455,12 @@ pub(crate) fn references(doc: &Value) -> Vec<(String, String)> {
     refs
 }
 
-/// What a kustomization entry names.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Target {
-    /// A path inside the checkout (checked by the caller).
-    Local,
-    /// A Git repository kustomize would fetch itself, as the URL to match against sourceRepos.
-    Remote(String),
-    /// A remote form that is never allowed, and why.
-    Refused(&'static str),
-}
-
-/// Classifies a resource/base entry the way kustomize would read it: a URL with a scheme, an
-/// scp-like `git@host:path`, a `github.com/…` shorthand, or a local path.
-pub(crate) fn target(entry: &str) -> Target {
-    let entry = entry.strip_prefix("git::").unwrap_or(entry);
-    if let Some((scheme, _)) = entry.split_once("://") {
-        return match scheme.to_ascii_lowercase().as_str() {
-            "https" | "ssh" => Target::Remote(repo_url_of(entry)),
-            "file" => Target::Refused("file:// URLs read the controller's disk"),
-            "http" => Target::Refused("plain http:// is not allowed (use https://)"),
-            _ => Target::Refused("only https:// and ssh:// Git URLs are allowed"),
-        };
-    }
-    if entry.starts_with("file:") {
-        return Target::Refused("file: URLs read the controller's disk");
-    }
-    if let Some(rest) = entry.strip_prefix("git@")
-        && rest.contains(':')
-    {
-        return Target::Remote(repo_url_of(entry));
-    }
-    if entry.starts_with("github.com/") || entry.starts_with("gitlab.com/") {
-        return Target::Remote(repo_url_of(&format!("https://{entry}")));
-    }
-    Target::Local
-}
-
-/// The repository part of a kustomize remote target: the query (`?ref=`) dropped, and the
-/// `//subdir`, the path after `.git`, or (for github.com and gitlab.com, whose repositories are
-/// `owner/name`) the path after the second segment cut off.
-fn repo_url_of(url: &str) -> String {
-    let url = url.split('?').next().unwrap_or(url);
-    let (scheme, rest) = match url.split_once("://") {
-        Some((scheme, rest)) => (format!("{scheme}://"), rest),
-        None => (String::new(), url),
-    };
-    let rest = if let Some(i) = rest.find("//") {
-        &rest[..i]
-    } else if let Some(i) = rest.find(".git/") {
-        &rest[..i + 4]
-    } else if rest.starts_with("github.com/") || rest.starts_with("gitlab.com/") {
-        let end = rest
-            .match_indices('/')
-            .nth(2)
-            .map_or(rest.len(), |(i, _)| i);
-        &rest[..end]
-    } else {
-        rest
-    };
-    format!("{scheme}{rest}")
-}
-
 /// Refuses a remote base the request's sourceRepos do not allow (Argo's `sourceRepos` rules).
 fn check_remote(ctx: &Context<'_>, field: &str, entry: &str, url: &str) -> Result<()> {
-    let Some(patterns) = ctx.source_repos else {
-        return Ok(());
-    };
-    let project = plumb_model::application::AppProject {
-        api_version: None,
-        kind: None,
-        metadata: Default::default(),
-        spec: plumb_model::application::AppProjectSpec {
-            source_repos: Some(patterns.to_vec()),
-            ..Default::default()
-        },
-        status: None,
-    };
-    if plumb_policy::project::source_permitted(&project, url) {
-        return Ok(());
+    match ctx.source_repos {
+        None => return Ok(()),
+        Some(patterns) if super::repo_permitted(patterns, url) => return Ok(()),
+        Some(_) => {}
     }
     Err(Error::RemoteBaseRefused {
         field: field.to_owned(),
@@ -459,7 +473,7 @@ fn check_remote(ctx: &Context<'_>, field: &str, entry: &str, url: &str) -> Resul
 }
 
 /// Mirrors `src` into `dest` with hard links (copies when linking is impossible).
-fn link_tree(src: &Path, dest: &Path) -> Result<()> {
+pub(crate) fn link_tree(src: &Path, dest: &Path) -> Result<()> {
     std::fs::create_dir_all(dest).map_err(Error::io("creating", dest))?;
     for entry in std::fs::read_dir(src).map_err(Error::io("reading", src))? {
         let entry = entry.map_err(Error::io("reading", src))?;
@@ -476,45 +490,4 @@ fn link_tree(src: &Path, dest: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn remote_targets_are_classified_and_cut_to_their_repository() {
-        let remote = |s: &str| Target::Remote(s.to_owned());
-        assert_eq!(
-            target("https://github.com/acme/base//deploy/prod?ref=v1"),
-            remote("https://github.com/acme/base")
-        );
-        assert_eq!(
-            target("git::https://git.acme.io/team/base.git/overlays?ref=main"),
-            remote("https://git.acme.io/team/base.git")
-        );
-        assert_eq!(
-            target("ssh://git@git.acme.io/team/base.git//x"),
-            remote("ssh://git@git.acme.io/team/base.git")
-        );
-        assert_eq!(
-            target("git@github.com:acme/base.git/deploy"),
-            remote("git@github.com:acme/base.git")
-        );
-        assert_eq!(
-            target("github.com/acme/base/deploy?ref=v2"),
-            remote("https://github.com/acme/base")
-        );
-        assert!(matches!(target("file:///etc"), Target::Refused(_)));
-        assert!(matches!(target("FILE:///etc"), Target::Refused(_)));
-        assert!(matches!(target("file:../x"), Target::Refused(_)));
-        assert!(matches!(
-            target("git::file:///srv/repo"),
-            Target::Refused(_)
-        ));
-        assert!(matches!(target("http://git.acme.io/x"), Target::Refused(_)));
-        assert!(matches!(target("s3://bucket/x"), Target::Refused(_)));
-        assert_eq!(target("../base"), Target::Local);
-        assert_eq!(target("deployment.yaml"), Target::Local);
-    }
 }

@@ -5,6 +5,7 @@ mod helm;
 mod helm_deps;
 pub(crate) mod jsonnet;
 pub(crate) mod kustomize;
+mod kustomize_remote;
 mod tool;
 
 use std::collections::BTreeMap;
@@ -17,11 +18,13 @@ pub use tool::Tools;
 use crate::beneath::RepoDir;
 use crate::detect::SourceType;
 use crate::error::Result;
+use crate::git::GitCache;
 use crate::helm_repo::HelmRepos;
 use crate::limits::Limits;
 use crate::manifest::Manifest;
 use crate::oci::OciRegistries;
 use crate::redact::Redactor;
+use crate::worker::sandbox::View;
 
 /// Everything a renderer needs besides the source options.
 pub(crate) struct Context<'a> {
@@ -53,12 +56,69 @@ pub(crate) struct Context<'a> {
     pub oci: &'a OciRegistries,
     /// A hard refresh: chart repository indexes are fetched again.
     pub hard_refresh: bool,
+    /// The Git cache, through which kustomize remote bases are fetched (never by kustomize).
+    pub git: &'a GitCache,
+    /// The cache directory: hidden from every tool; render scratch space lives under it too.
+    pub cache_dir: &'a Path,
+}
+
+impl Context<'_> {
+    /// A scratch directory for one render, under the cache directory (so hidden from every
+    /// other render's sandbox), removed when dropped.
+    pub(crate) fn scratch(&self, prefix: &str) -> Result<tempfile::TempDir> {
+        let base = self.cache_dir.join("tmp");
+        std::fs::create_dir_all(&base).map_err(crate::error::Error::io("creating", &base))?;
+        tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir_in(&base)
+            .map_err(crate::error::Error::io(
+                "creating a temporary directory in",
+                &base,
+            ))
+    }
+
+    /// The sandbox of a tool rendering this source: the cache and credentials hidden, no
+    /// network, the tree and the trees of `$ref` sources shown read-only.
+    pub(crate) fn view(&self) -> View {
+        let mut view = View::hiding(self.cache_dir).keeping(self.root);
+        view.keep.extend(self.refs.values().cloned());
+        view
+    }
+
+    /// The redactor for a tool's errors: credentials, and absolute paths (the tree's become
+    /// repository-relative; `extra` roots are shown by their label; any other is `<path>`).
+    pub(crate) fn path_redactor(&self, extra: Vec<(PathBuf, String)>) -> Redactor {
+        let mut roots = vec![(self.root.to_path_buf(), String::new())];
+        roots.extend(
+            self.refs
+                .iter()
+                .map(|(name, dir)| (dir.clone(), format!("${name}"))),
+        );
+        roots.extend(extra);
+        self.redactor.clone().with_paths(roots)
+    }
 }
 
 /// A file named by a source: a URL handed to the tool, or a path inside a repository tree.
 pub(crate) enum Resolved {
     Url(String),
     Path(PathBuf),
+}
+
+/// Whether the project's `sourceRepos` `patterns` permit the repository `url` (Argo's rules:
+/// the same matching as an Application's own source).
+pub(crate) fn repo_permitted(patterns: &[String], url: &str) -> bool {
+    let project = plumb_model::application::AppProject {
+        api_version: None,
+        kind: None,
+        metadata: Default::default(),
+        spec: plumb_model::application::AppProjectSpec {
+            source_repos: Some(patterns.to_vec()),
+            ..Default::default()
+        },
+        status: None,
+    };
+    plumb_policy::project::source_permitted(&project, url)
 }
 
 /// Renders `source` as `kind`.

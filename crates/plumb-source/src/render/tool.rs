@@ -1,4 +1,5 @@
-//! Running an external renderer (helm, kustomize) in a render worker, with the render's limits.
+//! Running an external renderer (helm, kustomize) in a render worker, with the render's limits,
+//! inside the render sandbox ([`crate::worker::sandbox`]) when the machine allows it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -7,6 +8,7 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::redact::Redactor;
+use crate::worker::sandbox::{self, View};
 use crate::worker::supervise::{self, Bounds, Task};
 use crate::worker::{EXEC_FAILED, EXIT_NOT_FOUND, Worker};
 
@@ -37,28 +39,46 @@ pub(crate) struct Output {
     pub stdout: String,
 }
 
-/// Runs `cmd` (already given its arguments and directory) for `tool` in the render worker, with
-/// the render limits and at most `max_stdout` bytes of output.
+/// Where and how a tool runs: the worker, the render limits, what is redacted from its errors,
+/// and the sandbox view (`None`: Plumb's own question to a trusted binary, e.g. its version).
+pub(crate) struct Place<'a> {
+    pub worker: &'a Worker,
+    pub limits: &'a Limits,
+    pub redactor: &'a Redactor,
+    pub view: Option<&'a View>,
+}
+
+/// Runs `cmd` (already given its arguments, directory and environment) for `tool` in the render
+/// worker, inside `place.view`, with the render limits and at most `max_stdout` bytes of output.
 pub(crate) fn run(
     tool: &'static str,
     label: &str,
     cmd: Command,
-    worker: &Worker,
-    limits: &Limits,
+    place: &Place<'_>,
     max_stdout: u64,
-    redactor: &Redactor,
 ) -> Result<Output> {
     let bounds = Bounds {
-        timeout: limits.render_timeout,
-        memory_bytes: limits.render_memory_bytes,
+        timeout: place.limits.render_timeout,
+        memory_bytes: place.limits.render_memory_bytes,
         max_stdout,
     };
-    let done = supervise::run(worker, label, Task::Exec(&cmd), &bounds, redactor)?;
+    let program = PathBuf::from(cmd.get_program());
+    let cmd = match place.view {
+        Some(view) => sandboxed(cmd, place.worker, view),
+        None => cmd,
+    };
+    let done = supervise::run(
+        place.worker,
+        label,
+        Task::Exec(&cmd),
+        &bounds,
+        place.redactor,
+    )?;
     if done.status.code() == Some(i32::from(EXIT_NOT_FOUND)) && done.stderr.starts_with(EXEC_FAILED)
     {
         return Err(Error::ToolMissing {
             tool,
-            path: PathBuf::from(cmd.get_program()),
+            path: program,
         });
     }
     if !done.status.success() {
@@ -76,6 +96,26 @@ pub(crate) fn run(
     Ok(Output { stdout })
 }
 
+/// `cmd` run inside `view` (same program, arguments, directory and environment), or `cmd` itself
+/// when this machine cannot make namespaces (logged once).
+fn sandboxed(cmd: Command, worker: &Worker, view: &View) -> Command {
+    let args: Vec<&std::ffi::OsStr> = cmd.get_args().collect();
+    let Some(mut inner) = sandbox::command(worker, view, cmd.get_program(), &args) else {
+        sandbox::warn_unconfined();
+        return cmd;
+    };
+    if let Some(dir) = cmd.get_current_dir() {
+        inner.current_dir(dir);
+    }
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(v) => inner.env(key, v),
+            None => inner.env_remove(key),
+        };
+    }
+    inner
+}
+
 /// `<tool> <args>` printed version, trimmed (`v4.3.1`).
 pub(crate) fn version(
     tool: &'static str,
@@ -88,14 +128,12 @@ pub(crate) fn version(
     cmd.args(args);
     // Plumb's own question to a trusted binary: a fixed time, whatever renders are allowed.
     let limits = limits.clone().render_timeout(Duration::from_secs(30));
-    let out = run(
-        tool,
-        &format!("{tool} version"),
-        cmd,
+    let place = Place {
         worker,
-        &limits,
-        1 << 16,
-        &Redactor::default(),
-    )?;
+        limits: &limits,
+        redactor: &Redactor::default(),
+        view: None,
+    };
+    let out = run(tool, &format!("{tool} version"), cmd, &place, 1 << 16)?;
     Ok(out.stdout.trim().to_owned())
 }

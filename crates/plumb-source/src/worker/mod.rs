@@ -99,7 +99,7 @@ pub(crate) const JSONNET_ERROR: &str = "error\n";
 ///
 /// `--memory BYTES --cpu SECONDS --parent PID` then `jsonnet` (request on standard input, answer
 /// on standard output) or `exec PROGRAM ARGS...`. A worker started again inside new namespaces
-/// for a plugin ([`sandbox`]) has `--sealed`, `--readonly DIR` and `--hide DIR` before its mode.
+/// ([`sandbox`]) has `--sealed`, `--hide DIR`, `--keep DIR` and `--keep-rw DIR` before its mode.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
     let parsed = match parse(&args) {
@@ -115,12 +115,12 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
     if parsed.sealed {
         // The second stage, inside the namespaces: the first stage already said it is ready.
-        if let Err(e) = sandbox::seal(&parsed.readonly, &parsed.hidden) {
+        if let Err(e) = sandbox::seal(&parsed.view) {
             return setup_failed(&e);
         }
         return match parsed.mode {
             Mode::Exec(argv) => exec(&argv),
-            Mode::Jsonnet => setup_failed("a sealed worker only runs programs"),
+            Mode::Jsonnet => jsonnet(),
         };
     }
     let mut stderr = std::io::stderr().lock();
@@ -142,17 +142,16 @@ enum Mode {
 struct Parsed {
     limits: rlimits::Limits,
     parent: Option<u32>,
-    /// Running inside a plugin's namespaces: make the mounts below, print no ready line.
+    /// Running inside a sandbox's namespaces: make the mounts of `view`, print no ready line.
     sealed: bool,
-    readonly: Vec<PathBuf>,
-    hidden: Vec<PathBuf>,
+    view: sandbox::View,
     mode: Mode,
 }
 
 fn parse(args: &[OsString]) -> Result<Parsed, String> {
     let mut limits = rlimits::Limits::default();
     let mut parent = None;
-    let (mut sealed, mut readonly, mut hidden) = (false, Vec::new(), Vec::new());
+    let (mut sealed, mut view) = (false, sandbox::View::default());
     let mut it = args.iter();
     let path = |flag: &str, v: Option<&OsString>| -> Result<PathBuf, String> {
         v.map(PathBuf::from)
@@ -174,15 +173,15 @@ fn parse(args: &[OsString]) -> Result<Parsed, String> {
                 );
             }
             Some("--sealed") => sealed = true,
-            Some("--readonly") => readonly.push(path("--readonly", it.next())?),
-            Some("--hide") => hidden.push(path("--hide", it.next())?),
+            Some("--hide") => view.hidden.push(path("--hide", it.next())?),
+            Some("--keep") => view.keep.push(path("--keep", it.next())?),
+            Some("--keep-rw") => view.keep_rw.push(path("--keep-rw", it.next())?),
             Some("jsonnet") => {
                 return Ok(Parsed {
                     limits,
                     parent,
                     sealed,
-                    readonly,
-                    hidden,
+                    view,
                     mode: Mode::Jsonnet,
                 });
             }
@@ -195,8 +194,7 @@ fn parse(args: &[OsString]) -> Result<Parsed, String> {
                     limits,
                     parent,
                     sealed,
-                    readonly,
-                    hidden,
+                    view,
                     mode: Mode::Exec(argv),
                 });
             }

@@ -245,3 +245,68 @@ fn ssh_with_a_private_key_from_an_argo_repository_secret() {
     let err = git.resolve(&url, "no-such-branch").unwrap_err().to_string();
     assert!(!err.contains("PRIVATE KEY"), "{err}");
 }
+
+/// A `file://` source may name any repository on the machine except the cache's own copies:
+/// they are other tenants' private repositories (an Application under a project that permits
+/// every URL, `sourceRepos: ["*"]`, could otherwise render them). Refused however the path is
+/// spelt: directly, through a link from outside, with `..`, percent-encoded, or in a sibling
+/// cache directory given to [`GitCache::protect`].
+#[test]
+fn a_local_source_cannot_read_the_caches_own_repositories() {
+    let victim = GitRepo::new();
+    victim.commit(
+        &[("app/secret.yaml", configmap("victim", "k: private"))],
+        "private",
+    );
+    let (git, dir) = cache();
+    // The victim's mirror, as another Application's fetch leaves it.
+    git.resolve(&victim.url(), "HEAD").unwrap();
+    let mirror = std::fs::read_dir(dir.path().join("repos"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "git"))
+        .expect("a mirror in the cache");
+    let outside = tempfile::tempdir().unwrap();
+    let link = outside.path().join("innocent.git");
+    std::os::unix::fs::symlink(&mirror, &link).unwrap();
+    let m = mirror.display().to_string();
+    let name = mirror.file_name().unwrap().to_string_lossy().to_string();
+    let encoded = m.replacen("/repos/", "/%72epos/", 1);
+    let climbing = format!("{}/../repos/{name}", dir.path().join("keys").display());
+    for url in [
+        format!("file://{m}"),
+        format!("FILE://{m}"),
+        format!("file:{m}"),
+        m.clone(),
+        format!("file://{}", link.display()),
+        format!("file://{encoded}"),
+        format!("file://{climbing}"),
+    ] {
+        match git.resolve(&url, "HEAD") {
+            Err(Error::RepositoryRefused { reason, .. }) => {
+                assert!(reason.contains("cache directory"), "{url}: {reason}")
+            }
+            other => panic!("{url}: {other:?}"),
+        }
+    }
+    // A sibling directory of the cache, protected by its owner.
+    let sibling = tempfile::tempdir().unwrap();
+    let copy = sibling.path().join("copy.git");
+    std::fs::create_dir_all(&copy).unwrap();
+    let status = std::process::Command::new("git")
+        .args(["clone", "--bare", "-q", &victim.url()])
+        .arg(&copy)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let url = format!("file://{}", copy.display());
+    assert!(git.resolve(&url, "HEAD").is_ok(), "not protected yet");
+    git.protect(sibling.path());
+    assert!(matches!(
+        git.resolve(&url, "HEAD"),
+        Err(Error::RepositoryRefused { .. })
+    ));
+    // Any other local repository is still a source (the victim's own, here).
+    assert!(git.resolve(&victim.url(), "HEAD").is_ok());
+}

@@ -61,8 +61,9 @@ pub struct RenderArgs {
     /// Take the source(s), name and destination namespace from an Application manifest.
     #[arg(long, value_name = "FILE")]
     pub app: Option<PathBuf>,
-    /// An AppProject manifest: kustomize remote bases must then be https/ssh Git URLs its
-    /// sourceRepos permit, as in the controller [default: any https/ssh Git URL].
+    /// An AppProject manifest: kustomize remote bases and Helm value-file URLs must then come
+    /// from repositories its sourceRepos permit, as in the controller [default: any https/ssh
+    /// Git URL, any value-file URL].
     #[arg(long, value_name = "FILE")]
     pub project: Option<PathBuf>,
     /// Argo CD repository Secret manifest(s) with credentials (repeatable).

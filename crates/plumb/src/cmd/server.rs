@@ -125,6 +125,9 @@ pub fn run(args: ServerArgs) -> anyhow::Result<Outcome> {
         .as_deref()
         .map(plumb_controller::parse_namespace_list);
     config.login_throttle = plumb_server::ThrottleConfig::from_env();
+    // Argo's variable for `server.api.content.types` (set, even empty, it wins over the
+    // ConfigMap, which the server reads at start otherwise).
+    config.api_content_types = std::env::var("ARGOCD_API_CONTENT_TYPES").ok();
     config.source.tools.helm = args.helm;
     config.source.tools.kustomize = args.kustomize;
     config.source.plugins_dir = args.plugin_dir;

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod actions;
+mod advisories;
 mod chart_repos;
 mod duplicate_keys;
 mod edits;

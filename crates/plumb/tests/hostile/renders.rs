@@ -212,6 +212,83 @@ fn a_kustomize_build_that_never_ends_is_killed() {
     );
 }
 
+/// A stand-in for helm and kustomize that does what a tool fooled by a hostile chart or
+/// kustomization could do: list the cache's repositories, read another tenant's checkout, read
+/// a repository key, connect to a port on the machine. It prints what it could as a ConfigMap.
+const PROBE_TOOL: &str = r#"#!/bin/bash
+case "$1" in version) echo v0.0.0-probe; exit 0;; esac
+repos=$(ls "$PROBE_CACHE/git/repos" 2>/dev/null | wc -l)
+stolen=$(cat "$PROBE_CACHE"/git/trees/*/*/victim/secret.yaml 2>/dev/null | grep -c victim-secret-value)
+key=$(cat "$PROBE_CACHE/git/keys/other.key" 2>/dev/null | wc -c)
+(exec 3<>/dev/tcp/127.0.0.1/$PROBE_PORT) 2>/dev/null && net=yes || net=no
+echo "apiVersion: v1"
+echo "kind: ConfigMap"
+echo "metadata: {name: probe}"
+echo "data: {repos: '$repos', stolen: '$stolen', key: '$key', net: '$net'}"
+"#;
+
+/// Issue #26 item 2 and the sandbox of docs/security.md: helm and kustomize run with no network
+/// and see nothing of the cache but their own checkout. Another tenant's checkout (rendered
+/// first into the same cache), the repository keys and a listening port are out of reach even
+/// for a tool that tries (a stand-in that reads them directly, as a fooled tool would).
+#[test]
+fn helm_and_kustomize_see_only_their_own_checkout_and_no_network() {
+    let work = tempfile::tempdir().unwrap();
+    let cache = work.path().join("cache");
+    let probe = work.path().join("probe-tool");
+    std::fs::write(&probe, PROBE_TOOL).unwrap();
+    std::fs::set_permissions(&probe, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let plumb = |repo: &GitRepo, path: &str| {
+        Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .current_dir(work.path())
+            .args(["render", "--repo", &repo.url(), "--path", path])
+            .arg("--cache-dir")
+            .arg(&cache)
+            .arg("--helm")
+            .arg(&probe)
+            .arg("--kustomize")
+            .arg(&probe)
+            .env("PROBE_CACHE", &cache)
+            .env("PROBE_PORT", &port)
+            .env_remove("PLUMB_LOG")
+            .output()
+            .unwrap()
+    };
+    let victim = repo(&[(
+        "victim/secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {v: victim-secret-value}\n",
+    )]);
+    let out = plumb(&victim, "victim");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::create_dir_all(cache.join("git/keys")).unwrap();
+    std::fs::write(cache.join("git/keys/other.key"), "PRIVATE KEY").unwrap();
+    let attacker = repo(&[
+        ("k/kustomization.yaml", "resources: []\n"),
+        (
+            "chart/Chart.yaml",
+            "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+        ),
+    ]);
+    for path in ["k", "chart"] {
+        let out = plumb(&attacker, path);
+        assert!(out.status.success(), "{path}: {}", text(&out.stderr));
+        let shown = text(&out.stdout);
+        for (what, expected) in [
+            ("repos", "\"0\""),
+            ("stolen", "\"0\""),
+            ("key", "\"0\""),
+            ("net", "\"no\""),
+        ] {
+            assert!(
+                shown.contains(&format!("{what}: {expected}")),
+                "{path}: {what}: {shown}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_runaway_jsonnet_app_gets_a_comparison_error_while_another_app_syncs() {
     let ctl = Running::start("hostile-renders", &[("PLUMB_LOG", "info")]);
@@ -373,4 +450,50 @@ fn a_tampered_or_corrupt_manifest_cache_file_is_rendered_again_not_trusted() {
         );
         assert_eq!(std::fs::read_to_string(file).unwrap(), original, "{what}");
     }
+}
+
+/// Helm evaluates `--name-template` as a Go template with every sprig function, `env` among them:
+/// an Application author who writes `releaseName: '{{ env "SECRET" }}'` would read the
+/// controller's environment back through `.Release.Name` in the rendered manifests. A release
+/// name that is not one helm accepts (DNS-style, at most 53 characters) is refused before helm
+/// runs, naming the field; the value never appears.
+#[test]
+fn a_helm_release_name_cannot_template_the_controllers_environment() {
+    const CANARY: &str = "hostilecanary7731";
+    let repo = repo(&[
+        (
+            "chart/Chart.yaml",
+            "apiVersion: v2\nname: leak\nversion: 0.1.0\n",
+        ),
+        (
+            "chart/templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leak\ndata:\n  release: {{ .Release.Name | quote }}\n",
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app.yaml");
+    std::fs::write(
+        &app,
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: leak\nspec:\n  project: default\n  source:\n    repoURL: {}\n    path: chart\n    targetRevision: HEAD\n    helm:\n      releaseName: '{{{{ env \"PLUMB_HOSTILE_CANARY\" }}}}'\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: default\n",
+            repo.url()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .current_dir(dir.path())
+        .arg("render")
+        .arg("--app")
+        .arg(&app)
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg("--helm")
+        .arg(plumb_testenv::tools::helm())
+        .env("PLUMB_HOSTILE_CANARY", CANARY)
+        .env_remove("PLUMB_LOG")
+        .output()
+        .unwrap();
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!all.contains(CANARY), "the environment leaked: {all}");
+    refused(&out, "spec.source.helm.releaseName");
 }

@@ -435,6 +435,231 @@ fn kustomize_remote_bases_must_be_allowed_by_the_project() {
     );
 }
 
+/// An AppProject manifest permitting `patterns`, written in `dir`; returns its path.
+fn project_file(dir: &Path, patterns: &[&str]) -> String {
+    let path = dir.join("project.yaml");
+    let list: String = patterns.iter().map(|p| format!("  - '{p}'\n")).collect();
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: payments\nspec:\n  sourceRepos:\n{list}"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+/// Issue #26 item 2: kustomize 5.8 fetches `GITHUB.COM/org/repo`, `github.com:org/repo` and
+/// `Git@host:path`, which Plumb read as local paths, so they escaped `sourceRepos`. Each is now
+/// a remote base, checked against the project (and fetched by Plumb, never by kustomize).
+#[test]
+fn kustomize_remote_base_spellings_kustomize_fetches_are_checked_against_the_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = project_file(dir.path(), &["https://git.acme.example/*"]);
+    for (entry, repo) in [
+        (
+            "GITHUB.COM/attacker/base/app",
+            "https://github.com/attacker/base",
+        ),
+        (
+            "github.com:attacker/base//app",
+            "https://github.com/attacker/base",
+        ),
+        (
+            "Git@git.evil.example:attacker/base.git//app",
+            "Git@git.evil.example:attacker/base.git",
+        ),
+        (
+            "HTTPS://GIT.EVIL.EXAMPLE/attacker/base//app",
+            "https://git.evil.example/attacker/base",
+        ),
+    ] {
+        let repo_under_test = GitRepo::new();
+        commit_kustomization(&repo_under_test, &format!("- cm.yaml\n- {entry}\n"));
+        let run = render(&repo_under_test, "k", &["--project", &project]);
+        refused(&run);
+        let expected = format!(
+            "k/kustomization.yaml: resources: remote target {entry} is refused: repository {repo} is not permitted by the project's sourceRepos"
+        );
+        assert!(run.stderr.contains(&expected), "{entry}: {}", run.stderr);
+    }
+    // A `file:` URL in any case is refused outright.
+    let repo = GitRepo::new();
+    commit_kustomization(
+        &repo,
+        "- cm.yaml\n- GIT::FILE:///var/cache/plumb/git/repos/x.git//app\n",
+    );
+    let run = render(&repo, "k", &[]);
+    refused(&run);
+    assert!(
+        run.stderr
+            .contains("is refused: file:// URLs read the controller's disk"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Issue #35 item 5 (the class of GHSA-9v9p-x54c-58gc): kustomize handed a remote base's `?ref=`
+/// to `git fetch` as a bare argument. A ref that git could read as an option (or that is no ref
+/// name) is refused before anything runs, naming the kustomization file and the entry, even for
+/// a repository the project permits.
+#[test]
+fn kustomize_remote_refs_that_git_would_read_as_options_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = project_file(dir.path(), &["https://git.acme.example/team/*"]);
+    for (entry, why) in [
+        (
+            "https://git.acme.example/team/base//app?ref=--upload-pack=touch%20/tmp/pwned",
+            "its ref starts with '-', which git would read as an option",
+        ),
+        (
+            "https://git.acme.example/team/base//app?version=%2D%2Dupload-pack",
+            "its ref starts with '-', which git would read as an option",
+        ),
+        (
+            "https://git.acme.example/team/base//app?sha=main%0A--exec",
+            "its ref holds whitespace or control characters",
+        ),
+        (
+            "https://git.acme.example/team/base//app?ref=../../refs/heads/x",
+            "its ref holds '..' or '@{'",
+        ),
+    ] {
+        let repo = GitRepo::new();
+        commit_kustomization(&repo, &format!("- cm.yaml\n- {entry}\n"));
+        let run = render(&repo, "k", &["--project", &project]);
+        refused(&run);
+        let expected =
+            format!("k/kustomization.yaml: resources: remote target {entry} is refused: {why}");
+        assert!(run.stderr.contains(&expected), "{entry}: {}", run.stderr);
+    }
+}
+
+/// Issue #26 item 2: kustomize's and helm's errors named absolute paths in the cache
+/// (`<cache>/git/trees/<hash>/…`), and the hash located other tenants' checkouts. Paths inside
+/// the checkout are shown relative to it; any other absolute path as `<path>`.
+#[test]
+fn kustomize_and_helm_errors_show_no_cache_paths() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().display().to_string();
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            (
+                "k/kustomization.yaml",
+                "resources:\n- cm.yaml\n- missing/\n".to_owned(),
+            ),
+            ("k/cm.yaml", configmap("a", "v")),
+            (
+                "chart/Chart.yaml",
+                "apiVersion: v2\nname: c\nversion: 1.0.0\n".to_owned(),
+            ),
+            ("chart/templates/cm.yaml", configmap("c", "v")),
+            // helm names a value file it cannot parse by its absolute path.
+            ("chart/bad.yaml", "a: [\n".to_owned()),
+        ],
+        "errors",
+    );
+    let url = repo.url();
+    for (path, extra) in [("k", None), ("chart", Some("bad.yaml"))] {
+        let mut args = vec![
+            "render",
+            "--repo",
+            &url,
+            "--path",
+            path,
+            "--cache-dir",
+            &cache_dir,
+        ];
+        if let Some(values) = extra {
+            args.extend(["--values", values]);
+        }
+        let run = plumb(&args);
+        refused(&run);
+        assert!(
+            !run.stderr.contains(&cache_dir) && !run.stderr.contains("/git/trees/"),
+            "{path}: {}",
+            run.stderr
+        );
+    }
+    let run = plumb(&[
+        "render",
+        "--repo",
+        &url,
+        "--path",
+        "chart",
+        "--values",
+        "bad.yaml",
+        "--cache-dir",
+        &cache_dir,
+    ]);
+    assert!(run.stderr.contains("chart/bad.yaml"), "{}", run.stderr);
+}
+
+/// Issue #26 item 8: helm fetched `valueFiles` URLs itself, from any address (a cloud metadata
+/// endpoint included), and the result could be read through the manifests. Plumb fetches value
+/// files only from repositories the project permits, and helm gets no network at all.
+#[test]
+fn helm_value_file_urls_must_come_from_repositories_the_project_permits() {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let body = "greeting: from-a-permitted-url\n";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            (
+                "chart/Chart.yaml",
+                "apiVersion: v2\nname: c\nversion: 1.0.0\n",
+            ),
+            (
+                "chart/templates/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  g: {{ .Values.greeting | quote }}\n",
+            ),
+        ],
+        "chart",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let permitted = format!("http://127.0.0.1:{port}/team/*");
+    let project = project_file(dir.path(), &["https://git.acme.example/*", &permitted]);
+    for url in [
+        "http://169.254.169.254/latest/meta-data/iam/security-credentials/".to_owned(),
+        format!("http://127.0.0.1:{port}/other/values.yaml"),
+        format!("http://127.0.0.1:{port}/team/../other/values.yaml"),
+        format!("http://git.acme.example@127.0.0.1:{port}/x/values.yaml"),
+    ] {
+        let run = render(&repo, "chart", &["--project", &project, "--values", &url]);
+        refused(&run);
+        assert!(
+            run.stderr.contains(
+                "value files are fetched only from repositories the project's sourceRepos permit"
+            ),
+            "{url}: {}",
+            run.stderr
+        );
+    }
+    let url = format!("http://127.0.0.1:{port}/team/app/values.yaml");
+    let run = render(&repo, "chart", &["--project", &project, "--values", &url]);
+    assert_eq!(run.code, Some(0), "{}", run.all());
+    assert!(
+        run.stdout.contains("from-a-permitted-url"),
+        "{}",
+        run.stdout
+    );
+}
+
 /// `plumb app diff/manifests/sync --local DIR` read a working tree on the user's machine, which
 /// may come from an untrusted pull request: a link out of it is refused before anything renders
 /// (nothing of the target is printed, nor sent to the controller), and `--local` must lie
@@ -525,4 +750,61 @@ fn with_cache(cache: &Path, args: &[&str]) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// An Application whose project permits every URL (`sourceRepos: ["*"]`, the default project)
+/// names as its source a `file://` path into Plumb's cache: another tenant's mirror, whose salted
+/// name an error text or a guess revealed. Refused, naming the rule; the victim's content never
+/// printed.
+#[test]
+fn a_file_source_cannot_read_another_tenants_mirror_in_the_cache() {
+    let victim = GitRepo::new();
+    victim.commit(
+        &[("app/cm.yaml", configmap("victim", "tenant-b-private-7731"))],
+        "private",
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().display().to_string();
+    let url = victim.url();
+    let first = plumb(&[
+        "render",
+        "--repo",
+        &url,
+        "--path",
+        "app",
+        "--cache-dir",
+        &cache_dir,
+    ]);
+    assert_eq!(
+        first.code,
+        Some(0),
+        "the victim's own render: {}",
+        first.all()
+    );
+    let mirror = std::fs::read_dir(cache.path().join("git/repos"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "git"))
+        .expect("the victim's mirror");
+    let attack = format!("file://{}", mirror.display());
+    let run = plumb(&[
+        "render",
+        "--repo",
+        &attack,
+        "--path",
+        "app",
+        "--cache-dir",
+        &cache_dir,
+    ]);
+    refused(&run);
+    assert!(
+        run.stderr.contains("lies in Plumb's cache directory"),
+        "{}",
+        run.all()
+    );
+    assert!(
+        !run.all().contains("tenant-b-private-7731"),
+        "{}",
+        run.all()
+    );
 }

@@ -1018,3 +1018,40 @@ fn local_manifests_through_the_api_are_checked_and_never_echoed() {
         "a Secret value was logged: {log}"
     );
 }
+
+/// `--disable-auth` makes every caller an administrator: the server refuses to start with it on
+/// an address other machines can reach, before it listens (the docs always said "loopback
+/// only"; the code only warned).
+#[test]
+fn without_authentication_the_server_listens_on_loopback_only() {
+    let env = crate::running::env();
+    let ns = env.namespace("hostile-noauth");
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args([
+            "server",
+            "--insecure",
+            "--disable-auth",
+            "--listen",
+            "0.0.0.0:0",
+        ])
+        .args(["--metrics-addr", "off", "-n", ns.name()])
+        .arg("--kubeconfig")
+        .arg(env.kubeconfig())
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--disable-auth") && err.contains("loopback"),
+        "{err}"
+    );
+}
