@@ -156,7 +156,8 @@ fn apply_options(
         edit(s(&["set", "namesuffix", "--", text(&o.name_suffix)]))?;
     }
     if !v(&o.images).is_empty() {
-        let mut args = s(&["set", "image"]);
+        // After `--`: a value starting with `-` is an image, never a flag of kustomize.
+        let mut args = s(&["set", "image", "--"]);
         args.extend(v(&o.images).iter().cloned());
         edit(args)?;
     }
@@ -165,7 +166,12 @@ fn apply_options(
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        edit(s(&["set", "replicas", &format!("{}={count}", r.name)]))?;
+        edit(s(&[
+            "set",
+            "replicas",
+            "--",
+            &format!("{}={count}", r.name),
+        ]))?;
     }
     for (what, map, force) in [
         ("label", &o.common_labels, b(o.force_common_labels)),
@@ -185,6 +191,7 @@ fn apply_options(
         if what == "label" && b(o.label_without_selector) {
             args.push("--without-selector".into());
         }
+        args.push("--".into());
         args.push(
             map.iter()
                 .map(|(k, v)| format!("{k}:{v}"))
@@ -197,7 +204,7 @@ fn apply_options(
         edit(s(&["set", "namespace", "--", text(&o.namespace)]))?;
     }
     if !v(&o.components).is_empty() {
-        let mut args = s(&["add", "component"]);
+        let mut args = s(&["add", "component", "--"]);
         for c in v(&o.components) {
             let rel =
                 normalize_within(&ctx.app.join(c)).ok_or_else(|| Error::PathOutsideRepository {

@@ -808,3 +808,50 @@ fn a_file_source_cannot_read_another_tenants_mirror_in_the_cache() {
         run.all()
     );
 }
+
+/// Jsonnet code passed in the Application rather than the repository — a top-level argument or
+/// an external variable with `code: true` — is evaluated with the same importer: `importstr` and
+/// `importbin` of a path outside the checkout are refused, and nothing of the file is printed
+/// (the class of Argo CD's 2026 Jsonnet advisories, e.g. GHSA-m3vr-7329-44ww).
+#[test]
+fn jsonnet_code_in_the_application_cannot_import_outside_the_checkout() {
+    let repo = GitRepo::new();
+    repo.commit(
+        &[(
+            "app/main.jsonnet",
+            "function(p) { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { p: std.toString(p), e: std.toString(std.extVar('e')) } }\n",
+        )],
+        "code arguments",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    // The first pair is harmless: it renders, so the refusals below are the importer's.
+    for (tla, ext) in [
+        ("'ok'", "'fine'"),
+        ("importstr '/etc/passwd'", "'ok'"),
+        ("'ok'", "importstr '../../../../../../../../etc/passwd'"),
+        ("importbin '/etc/passwd'", "'ok'"),
+    ] {
+        let app = dir.path().join("app.yaml");
+        let manifest = serde_json::json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": "jsonnet-code"},
+            "spec": {"project": "default",
+                     "source": {"repoURL": repo.url(), "path": "app", "targetRevision": "HEAD",
+                                "directory": {"jsonnet": {
+                                    "tlas": [{"name": "p", "value": tla, "code": true}],
+                                    "extVars": [{"name": "e", "value": ext, "code": true}]}}},
+                     "destination": {"server": "https://kubernetes.default.svc", "namespace": "default"}}
+        });
+        std::fs::write(&app, manifest.to_string()).unwrap();
+        let cache = dir.path().join("cache").display().to_string();
+        let app_arg = app.display().to_string();
+        let run = plumb(&["render", "--app", &app_arg, "--cache-dir", &cache]);
+        if ext == "'fine'" {
+            assert_eq!(run.code, Some(0), "{}", run.all());
+            assert!(run.stdout.contains("e: fine"), "{}", run.stdout);
+            continue;
+        }
+        refused(&run);
+        assert!(!run.all().contains("root:"), "{tla} / {ext}: {}", run.all());
+    }
+}
