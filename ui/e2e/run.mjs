@@ -5,7 +5,10 @@
 //   this script prints `STEP <name>` and waits for a line `done` on stdin.
 // Environment: PLUMB_UI_URL, PLUMB_ADMIN_PASSWORD, PLUMB_VIEWER_PASSWORD, PLUMB_APP, PLUMB_DEPLOYMENT,
 // PLUMB_FIRST_REVISION (the commit of the first deployment), PLUMB_REPO_URL (the Git repository),
-// PLUMB_FORM_APP and PLUMB_FORM_NAMESPACE (the Application the form creates, and its destination), PLUMB_CHROMIUM (default /usr/bin/chromium), PLUMB_SCREENSHOTS (a directory: pages are saved
+// PLUMB_FORM_APP and PLUMB_FORM_NAMESPACE (the Application the form creates, and its destination),
+// PLUMB_BROKEN_APP and PLUMB_BROKEN_SERVICE (an Application whose first sync failed: the API
+// server refused its Service), PLUMB_LOCKED_PROJECT (a project with an empty
+// namespaceResourceWhitelist), PLUMB_CHROMIUM (default /usr/bin/chromium), PLUMB_SCREENSHOTS (a directory: pages are saved
 // there), PLUMB_FAILURE_DIR (where a screenshot of a failing step goes).
 import { chromium } from 'playwright-core';
 import { createInterface } from 'node:readline';
@@ -23,6 +26,9 @@ const repoUrl = process.env.PLUMB_REPO_URL || '';
 // The Application the form creates: a name no other test uses.
 const formApp = process.env.PLUMB_FORM_APP || 'ui-form-app';
 const formNamespace = process.env.PLUMB_FORM_NAMESPACE || 'ui-form';
+const brokenApp = process.env.PLUMB_BROKEN_APP || 'ui-broken-sync';
+const brokenService = process.env.PLUMB_BROKEN_SERVICE || 'payments-broken';
+const lockedProject = process.env.PLUMB_LOCKED_PROJECT || 'ui-locked';
 const shots = process.env.PLUMB_SCREENSHOTS || '';
 const failDir = process.env.PLUMB_FAILURE_DIR || '/tmp';
 // Generous: the machine is shared; nothing here measures speed.
@@ -313,6 +319,11 @@ try {
     await page.getByTestId('resource-tree').locator('[data-testid=tree-node][data-kind=Pod]').first().click();
     await panel.getByRole('tab', { name: 'Live manifest' }).click();
     await panel.getByLabel('Live manifest').getByText('kind: Pod').first().waitFor({ timeout: LONG });
+    // Its Events too (the scheduler's), though Git does not declare the Pod: a node of the tree,
+    // found by its UID (they used to be refused, and the page said "No events.").
+    await panel.getByRole('tab', { name: 'Events' }).click();
+    await panel.getByRole('cell', { name: 'Scheduled' }).first().waitFor({ timeout: LONG });
+    assert((await panel.getByRole('alert').count()) === 0, 'no error reading the Pod\'s events');
     await page.keyboard.press('Escape');
     await panel.waitFor({ state: 'detached' });
   });
@@ -414,9 +425,83 @@ try {
     await panel.waitFor({ state: 'detached' });
   });
 
-  await step('projects page lists the default project', async () => {
+  await step('a failed sync says why: the refused object and its message, in the card and in History', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Applications', exact: true }).click();
+    await page.locator(`[data-testid=app-tile][data-app="${brokenApp}"]`).getByRole('link', { name: brokenApp }).click();
+    await page.waitForURL(new RegExp(`/applications/[^/]+/${brokenApp}`));
+    const op = page.getByTestId('app-operation');
+    await op.locator('[data-phase=Failed]').waitFor({ timeout: LONG });
+    // The API server's own message for the Service (its port is 70000), not only "one or more
+    // objects failed to apply".
+    const failed = op.getByTestId('failed-results');
+    await failed.getByText(`Service ${brokenService}`).waitFor();
+    const why = await failed.innerText();
+    assert(why.includes('70000') || /port/i.test(why), `the card names the refused Service and why: ${why}`);
+    await shot('failed-sync');
+    // History of a first sync that failed: no deployment, but the last operation's result.
+    await page.getByRole('button', { name: 'History and rollback' }).click();
+    const last = page.getByTestId('last-operation');
+    await last.getByTestId('failed-results').getByText(`Service ${brokenService}`).waitFor();
+    assert((await last.innerText()).includes('Failed'), `History shows the failed operation: ${await last.innerText()}`);
+    await page.keyboard.press('Escape');
+    await last.waitFor({ state: 'detached' });
+    // The failed object opens its panel; it is not in the cluster: Actions says so plainly.
+    await failed.getByRole('button', { name: `Service ${brokenService}` }).click();
+    const panel = page.getByTestId('resource-panel');
+    await panel.getByTestId('resource-actions').getByText('not in the cluster').waitFor({ timeout: LONG });
+    const text = await panel.innerText();
+    assert(!text.includes('not found as part of application'), `no raw error in the panel: ${text}`);
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
+  });
+
+  await step('Terminate asks first, in a dialog usable from the keyboard', async () => {
+    // A sync that retries (the Service is refused every time) stays Running between attempts.
+    await page.getByRole('button', { name: 'Sync', exact: true }).click();
+    const form = page.getByTestId('sync-panel');
+    await form.getByLabel('Retry', { exact: true }).check();
+    await form.getByLabel('Retry limit').fill('5');
+    await form.getByRole('button', { name: 'Synchronize' }).click();
+    const op = page.getByTestId('app-operation');
+    const terminate = page.getByRole('toolbar', { name: 'Application actions' }).getByRole('button', { name: 'Terminate' });
+    await terminate.click({ timeout: LONG });
+    const dialog = page.getByRole('dialog', { name: 'Terminate the operation' });
+    await dialog.waitFor();
+    // Escape cancels: nothing is terminated, focus is back on the button.
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    assert(await terminate.evaluate((b) => b === document.activeElement), 'focus returns to Terminate');
+    assert((await op.locator('[data-phase]').getAttribute('data-phase')) === 'Running', 'cancel leaves the operation running');
+    // Enter opens it again; Tab reaches its Terminate button; Enter confirms.
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    await shot('terminate-confirm');
+    let onButton = false;
+    for (let i = 0; i < 4 && !onButton; i++) {
+      await page.keyboard.press('Tab');
+      onButton = await dialog.getByRole('button', { name: 'Terminate' }).evaluate((b) => b === document.activeElement);
+    }
+    assert(onButton, 'Tab reaches the dialog\'s Terminate button');
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByRole('status').getByText('Terminating the operation.').waitFor();
+    await op.locator('[data-phase=Failed]').waitFor({ timeout: LONG });
+    await op.getByText(/terminated/i).first().waitFor({ timeout: LONG });
+  });
+
+  await step('projects page lists the default project, with unset and empty lists told apart', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Projects', exact: true }).click();
     await page.getByTestId('project').getByRole('heading', { name: 'default' }).waitFor();
+    const field = (project, label) =>
+      page.getByTestId('project').filter({ has: page.getByRole('heading', { name: project, exact: true }) }).locator(`dd[data-field="${label}"]`);
+    // Unset in the default project: every namespaced kind is allowed (as in Argo CD), not "none".
+    const unset = await field('default', 'Namespace resources allowed').innerText();
+    assert(/^all namespaced kinds/.test(unset), `default project, unset namespaceResourceWhitelist: ${unset}`);
+    assert((await field('default', 'Cluster resources allowed').innerText()).includes('*/*'), 'the cluster whitelist lists */*');
+    // An explicit empty list permits none.
+    const empty = await field(lockedProject, 'Namespace resources allowed').innerText();
+    assert(/^none/.test(empty) && empty.includes('empty'), `${lockedProject}, empty namespaceResourceWhitelist: ${empty}`);
+    assert(/^none/.test(await field(lockedProject, 'Cluster resources allowed').innerText()), 'no cluster whitelist: none');
     await shot('projects');
   });
 

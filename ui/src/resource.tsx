@@ -60,6 +60,7 @@ export function ResourcePanel({
 }) {
   const [tab, setTab] = useState<Tab>(() => (TABS as readonly string[]).includes(initialTab || '') ? (initialTab as Tab) : 'Summary');
   const [events, setEvents] = useState<Json[] | null>(null);
+  const [eventsError, setEventsError] = useState('');
   const [mode, setMode] = useState<'inline' | 'split'>('inline');
   const d = diffs?.find((x) => x.kind === item.kind && x.name === item.name && (x.namespace || '') === (item.namespace || '') && (x.group || '') === (item.group || ''));
   const managed = !!item.managed;
@@ -74,9 +75,14 @@ export function ResourcePanel({
     if (tab !== 'Events' && tab !== 'Summary') return;
     const q: Record<string, string> = item.root ? {} : { resourceNamespace: item.namespace, resourceName: item.name };
     if (item.node?.uid) q.resourceUID = item.node.uid;
+    setEventsError('');
     get(appPath(app, ns, '/events', q))
       .then((r) => setEvents(r?.items || []))
-      .catch(() => setEvents([]));
+      .catch((e) => {
+        // Said, not hidden: "No events." would claim something the server never answered.
+        setEventsError((e as Error).message);
+        setEvents([]);
+      });
   }, [tab, item.id]);
 
   // Objects the Application does not manage (ReplicaSets, Pods...) are read one by one through
@@ -193,7 +199,7 @@ export function ResourcePanel({
               </>
             )}
             <dt>Events</dt>
-            <dd>{events === null ? 'Loading…' : events.length ? `${events.length} (see Events)` : 'none'}</dd>
+            <dd>{events === null ? 'Loading…' : eventsError ? 'could not be read (see Events)' : events.length ? `${events.length} (see Events)` : 'none'}</dd>
           </dl>
         )}
         {tab === 'Summary' && !item.root && <ActionsView app={app} ns={ns} item={item} />}
@@ -225,6 +231,10 @@ export function ResourcePanel({
         {tab === 'Events' &&
           (events === null ? (
             <p class="muted">Loading…</p>
+          ) : eventsError ? (
+            <p class="error" role="alert">
+              Events could not be read: {eventsError}
+            </p>
           ) : events.length === 0 ? (
             <p class="muted">No events.</p>
           ) : (
@@ -407,18 +417,23 @@ function ActionsView({ app, ns, item }: { app: string; ns: string; item: TreeIte
   const [values, setValues] = useState<Record<string, string>>({});
   const [result, setResult] = useState('');
   const [busy, setBusy] = useState(false);
+  // A managed object Git declares and the cluster lacks (no node in the tree) has no actions.
+  const [absent, setAbsent] = useState(false);
 
   useEffect(() => {
     setActions(null);
     setChosen(null);
     setResult('');
     setError('');
+    setAbsent(!item.node);
+    if (!item.node) return;
     get<{ actions: ResourceAction[] | null }>(appPath(app, ns, '/resource/actions', resourceQuery(item)))
       .then((r) => setActions(r.actions || []))
       .catch((e) => {
         setActions([]);
         // An object that is gone, or a server without the route, has no actions to offer.
-        if (!(e instanceof ApiError && e.status === 404)) setError((e as Error).message);
+        if (e instanceof ApiError && e.status === 400 && /not found as part of application/.test(e.message)) setAbsent(true);
+        else if (!(e instanceof ApiError && e.status === 404)) setError((e as Error).message);
       });
   }, [item.id]);
 
@@ -444,6 +459,14 @@ function ActionsView({ app, ns, item }: { app: string; ns: string; item: TreeIte
     }
   };
 
+  if (absent) {
+    return (
+      <section class="actions-view" aria-label="Resource actions" data-testid="resource-actions">
+        <h3>Actions</h3>
+        <p class="muted">None: the object is not in the cluster.</p>
+      </section>
+    );
+  }
   if (actions === null) return null;
   if (!actions.length && !error) return null;
   return (
