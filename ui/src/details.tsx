@@ -3,7 +3,7 @@
 // history and rollback, terminate, delete), each disabled with the reason when RBAC denies it.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { appPath, canI, get, rbacObject, settings, request, watchApplications, watchResourceTree, type Application, type Json, type ResourceDiff, type ResourceNode, type UserInfo } from './api';
-import { HealthIcon, HealthLabel, PhaseIcon, SyncIcon, SyncLabel, Time } from './status';
+import { FailedResults, failedResults, HealthIcon, HealthLabel, PhaseIcon, SyncIcon, SyncLabel, Time } from './status';
 import { layout, resKey, shortKind, treeItems, type Managed, type TreeItem } from './tree';
 import { ResourcePanel } from './resource';
 import { navigate } from './router';
@@ -12,6 +12,7 @@ import { SyncPanel } from './sync';
 import { DeleteDialog, HistoryPanel } from './history';
 import { CommitInfo } from './commit';
 import { LazyAppForm } from './appform-lazy';
+import { Modal } from './modal';
 
 interface Perms {
   sync: boolean;
@@ -42,7 +43,7 @@ export function AppDetailsPage({
   const [treeError, setTreeError] = useState('');
   const [diffs, setDiffs] = useState<ResourceDiff[] | null>(null);
   const [view, setView] = useState<'tree' | 'list' | 'kinds'>('tree');
-  const [dialog, setDialog] = useState<'' | 'sync' | 'history' | 'delete' | 'edit'>('');
+  const [dialog, setDialog] = useState<'' | 'sync' | 'history' | 'delete' | 'edit' | 'terminate'>('');
   const [perms, setPerms] = useState<Perms>({ sync: false, update: false, delete: false, get: false, loaded: false });
   const [notice, setNotice] = useState('');
   const [refreshing, setRefreshing] = useState('');
@@ -160,6 +161,7 @@ export function AppDetailsPage({
   };
 
   const terminate = async () => {
+    setDialog('');
     try {
       await request('DELETE', appPath(name, ns, '/operation'));
       setNotice('Terminating the operation.');
@@ -204,7 +206,7 @@ export function AppDetailsPage({
           <ActionButton label={refreshing === 'hard' ? 'Refreshing…' : 'Hard refresh'} reason={why('get', perms.get)} disabled={!perms.get || !!refreshing} onClick={() => refresh('hard')} />
           <ActionButton label="History and rollback" onClick={() => setDialog('history')} />
           <ActionButton label="Edit" reason={why('update', perms.update)} disabled={!perms.update} onClick={() => setDialog('edit')} />
-          {running && <ActionButton label="Terminate" reason={why('sync', perms.sync)} disabled={!perms.sync} onClick={terminate} />}
+          {running && <ActionButton label="Terminate" reason={why('sync', perms.sync)} disabled={!perms.sync} onClick={() => setDialog('terminate')} />}
           <ActionButton label="Delete" reason={why('delete', perms.delete)} disabled={!perms.delete} onClick={() => setDialog('delete')} danger />
         </div>
       </header>
@@ -252,6 +254,13 @@ export function AppDetailsPage({
                 {op.operation?.sync?.dryRun ? ' (dry run)' : ''}
               </div>
               <div class="muted">{op.message}</div>
+              <FailedResults
+                results={failedResults(op)}
+                onSelect={(r) => {
+                  const i = items.find((x) => !x.root && x.kind === r.kind && x.name === r.name && (x.namespace || '') === (r.namespace || '') && (x.group || '') === (r.group || ''));
+                  if (i) select(i);
+                }}
+              />
               <div class="muted">
                 <Time t={op.finishedAt || op.startedAt} />
                 {op.syncResult?.revision && (
@@ -340,6 +349,24 @@ export function AppDetailsPage({
             setNotice(`Saved ${a.metadata.name}.`);
           }}
         />
+      )}
+      {dialog === 'terminate' && running && (
+        <Modal title="Terminate the operation" onClose={() => setDialog('')}>
+          <div class="form" data-testid="terminate-dialog">
+            <p>
+              Stop the running {op?.operation?.sync ? 'sync' : 'operation'} of {name}? Objects it has already applied stay as they are; the
+              operation ends as Failed.
+            </p>
+            <div class="form-actions">
+              <button type="button" class="btn danger" onClick={terminate}>
+                Terminate
+              </button>
+              <button type="button" class="btn" onClick={() => setDialog('')}>
+                Cancel
+              </button>
+            </div>
+          </div>
+        </Modal>
       )}
       {dialog === 'delete' && (
         <DeleteDialog

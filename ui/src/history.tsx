@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { appPath, request, type Application, type Json } from './api';
 import { Modal } from './modal';
-import { Time } from './status';
+import { FailedResults, failedResults, PhaseIcon, Time } from './status';
 import { CommitInfo } from './commit';
 
 export function HistoryPanel({
@@ -22,6 +22,7 @@ export function HistoryPanel({
 }) {
   const history: Json[] = [...(app.status?.history || [])].reverse();
   const current = history[0]?.id;
+  const op: Json = app.status?.operationState;
   const [confirm, setConfirm] = useState<Json | null>(null);
   const [prune, setPrune] = useState(false);
   const [dryRun, setDryRun] = useState(false);
@@ -41,6 +42,23 @@ export function HistoryPanel({
   return (
     <Modal title={`History of ${app.metadata.name}`} onClose={onClose} wide>
       {history.length === 0 && <p class="muted">No deployments yet.</p>}
+      {history.length === 0 && op && (
+        // A sync that never succeeded leaves no deployment: its result is the last operation's.
+        <section class="card" aria-label="Last operation" data-testid="last-operation">
+          <h3>Last operation</h3>
+          <p>
+            <PhaseIcon phase={op.phase} /> {op.phase}
+            {op.operation?.sync?.dryRun ? ' (dry run)' : ''}: {op.message} <Time t={op.finishedAt || op.startedAt} />
+            {op.syncResult?.revision && (
+              <>
+                {' '}
+                at <code>{String(op.syncResult.revision).slice(0, 7)}</code>
+              </>
+            )}
+          </p>
+          <FailedResults results={failedResults(op)} />
+        </section>
+      )}
       {auto && <p class="notice">Automated sync is enabled: a rollback is refused until it is turned off (as in Argo CD).</p>}
       {history.length > 0 && (
         <table class="table" data-testid="history">

@@ -2,11 +2,16 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, type Json } from './api';
 
-function Items({ label, items, render }: { label: string; items?: Json[]; render: (x: Json) => string }) {
+/**
+ * One list of the project. `unset` says what an absent list means and `empty` what an explicit
+ * empty one means: they differ (Argo: no `namespaceResourceWhitelist` permits every namespaced
+ * kind, an empty one none).
+ */
+function Items({ label, items, render, unset = 'none', empty }: { label: string; items?: Json[] | null; render: (x: Json) => string; unset?: string; empty?: string }) {
   return (
     <>
       <dt>{label}</dt>
-      <dd>
+      <dd data-field={label}>
         {items && items.length ? (
           <ul class="plain">
             {items.map((x, i) => (
@@ -16,7 +21,7 @@ function Items({ label, items, render }: { label: string; items?: Json[]; render
             ))}
           </ul>
         ) : (
-          <span class="muted">none</span>
+          <span class="muted">{items == null ? unset : (empty ?? unset)}</span>
         )}
       </dd>
     </>
@@ -53,12 +58,23 @@ export function ProjectsPage() {
               <h2 id={`proj-${p.metadata.name}`}>{p.metadata.name}</h2>
               {s.description && <p class="muted">{s.description}</p>}
               <dl class="fields">
-                <Items label="Source repositories" items={s.sourceRepos} render={(x) => String(x)} />
-                <Items label="Destinations" items={s.destinations} render={(d) => `${d.name || d.server || '*'} → ${d.namespace || '*'}`} />
-                <Items label="Cluster resources allowed" items={s.clusterResourceWhitelist} render={gk} />
-                <Items label="Cluster resources denied" items={s.clusterResourceBlacklist} render={gk} />
-                <Items label="Namespace resources allowed" items={s.namespaceResourceWhitelist} render={gk} />
-                <Items label="Namespace resources denied" items={s.namespaceResourceBlacklist} render={gk} />
+                <Items label="Source repositories" items={s.sourceRepos} render={(x) => String(x)} unset="none: no repository is permitted" />
+                <Items
+                  label="Destinations"
+                  items={s.destinations}
+                  render={(d) => `${d.name || d.server || '*'} → ${d.namespace || '*'}`}
+                  unset="none: no destination is permitted"
+                />
+                <Items label="Cluster resources allowed" items={s.clusterResourceWhitelist} render={gk} unset="none: no cluster-scoped kind is permitted" />
+                <Items label="Cluster resources denied" items={s.clusterResourceBlacklist} render={gk} unset="none" />
+                <Items
+                  label="Namespace resources allowed"
+                  items={s.namespaceResourceWhitelist}
+                  render={gk}
+                  unset="all namespaced kinds (the list is unset)"
+                  empty="none: the list is empty, no namespaced kind is permitted"
+                />
+                <Items label="Namespace resources denied" items={s.namespaceResourceBlacklist} render={gk} unset="none" />
                 <Items
                   label="Sync windows"
                   items={s.syncWindows}

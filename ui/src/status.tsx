@@ -112,3 +112,46 @@ export function Time({ t }: { t?: string }) {
     </time>
   );
 }
+
+/** One object's result in `status.operationState.syncResult.resources`. */
+export interface ResourceResult {
+  group?: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  status?: string;
+  message?: string;
+  hookPhase?: string;
+}
+
+/** The objects of a sync result that failed: a refused apply, a failed prune, a failed hook. */
+export const failedResults = (op: { syncResult?: { resources?: ResourceResult[] | null } } | null | undefined): ResourceResult[] =>
+  (op?.syncResult?.resources || []).filter((r) => r.status === 'SyncFailed' || r.hookPhase === 'Failed' || r.hookPhase === 'Error');
+
+/**
+ * Why a sync failed, object by object, with the API server's or the hook's message ("one or
+ * more objects failed to apply" alone says nothing). Each object opens its panel when
+ * `onSelect` is given.
+ */
+export function FailedResults({ results, onSelect }: { results: ResourceResult[]; onSelect?: (r: ResourceResult) => void }) {
+  if (!results.length) return null;
+  return (
+    <ul class="plain failed-results" data-testid="failed-results" aria-label="Objects that failed">
+      {results.map((r, i) => (
+        <li key={i}>
+          <PhaseIcon phase="Failed" />{' '}
+          {onSelect ? (
+            <button type="button" class="btn link" onClick={() => onSelect(r)}>
+              {r.kind} {r.name}
+            </button>
+          ) : (
+            <strong>
+              {r.kind} {r.name}
+            </strong>
+          )}
+          : <span class="error">{r.message || r.hookPhase || r.status}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}

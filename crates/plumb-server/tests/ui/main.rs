@@ -19,8 +19,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use plumb_controller::ControllerConfig;
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use plumb_controller::{ControllerConfig, appproject_resource};
 use plumb_testenv::git::GitRepo;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -35,6 +35,13 @@ const DEPLOYMENT: &str = "payments-api";
 /// The Application the browser creates through the form (a name no other test uses).
 const FORM_APP: &str = "ui-form-app";
 const IMAGE: &str = "registry.acme.internal/payments-api";
+/// An Application whose only object, a Service with a port out of range, the API server
+/// refuses: its first sync fails, and the page must say why (issue #32, defect 3).
+const BROKEN_APP: &str = "ui-broken-sync";
+const BROKEN_SERVICE: &str = "payments-broken";
+/// A project whose `namespaceResourceWhitelist` is an explicit empty list (no namespaced kind
+/// permitted), beside the default project where it is unset (all permitted).
+const LOCKED_PROJECT: &str = "ui-locked";
 
 /// The PreSync hook v1.4.0 adds: a sync from the UI's panel must run it (defect: the panel sent
 /// the `apply` strategy, which skips hooks).
@@ -263,6 +270,68 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 
+    // A second Application whose first sync fails: its Service's port is out of range.
+    let broken_repo = GitRepo::new();
+    broken_repo.commit(
+        &[(
+            "broken/service.yaml",
+            format!("apiVersion: v1\nkind: Service\nmetadata:\n  name: {BROKEN_SERVICE}\nspec:\n  selector:\n    app: {BROKEN_SERVICE}\n  ports:\n  - name: http\n    port: 70000\n    targetPort: 8080\n"),
+        )],
+        "a Service the API server refuses",
+    );
+    let broken = json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": BROKEN_APP},
+        "spec": {"project": "default",
+                 "source": {"repoURL": broken_repo.url(), "path": "broken", "targetRevision": "main"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    });
+    let (code, body) = call(
+        reqwest::Method::POST,
+        "/api/v1/applications".into(),
+        Some(broken),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = call(
+        reqwest::Method::POST,
+        format!("/api/v1/applications/{BROKEN_APP}/sync"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    let start = std::time::Instant::now();
+    loop {
+        let (_, a) = call(
+            reqwest::Method::GET,
+            format!("/api/v1/applications/{BROKEN_APP}"),
+            None,
+        )
+        .await;
+        if a["status"]["operationState"]["phase"] == "Failed" && a["operation"].is_null() {
+            break;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "{BROKEN_APP}'s sync did not fail: {}",
+            a["status"]
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let projects: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), ns.name(), &appproject_resource());
+    let locked: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+        "metadata": {"name": LOCKED_PROJECT},
+        "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
+                 "namespaceResourceWhitelist": []}
+    }))
+    .expect("project");
+    projects
+        .create(&PostParams::default(), &locked)
+        .await
+        .expect("create the locked project");
+
     // The browser, through the script.
     let mut cmd = tokio::process::Command::new("node");
     cmd.arg("e2e/run.mjs")
@@ -275,6 +344,9 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
         .env("PLUMB_FIRST_REVISION", &first)
         .env("PLUMB_REPO_URL", repo.url())
         .env("PLUMB_FORM_APP", FORM_APP)
+        .env("PLUMB_BROKEN_APP", BROKEN_APP)
+        .env("PLUMB_BROKEN_SERVICE", BROKEN_SERVICE)
+        .env("PLUMB_LOCKED_PROJECT", LOCKED_PROJECT)
         .env("PLUMB_FORM_NAMESPACE", format!("{}-form", dest.name()))
         .env("PLUMB_CHROMIUM", &chromium)
         .env("PLUMB_FAILURE_DIR", std::env::temp_dir())
