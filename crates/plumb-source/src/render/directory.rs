@@ -20,13 +20,15 @@ use crate::manifest::{self, Manifest};
 use crate::spec::{b, s};
 use crate::worker::Worker;
 
-/// Renders the directory `app` (relative to the root of `repo`).
+/// Renders the directory `app` (relative to the root of `repo`); Jsonnet is evaluated inside
+/// `view` (the render sandbox) when one is given.
 pub(crate) fn render(
     repo: &RepoDir,
     app: &Path,
     opts: &DirectorySource,
     limits: &Limits,
     worker: &Worker,
+    view: Option<&crate::worker::sandbox::View>,
 ) -> Result<Vec<Manifest>> {
     let include = glob(s(&opts.include), "spec.source.directory.include")?;
     let exclude = glob(s(&opts.exclude), "spec.source.directory.exclude")?;
@@ -54,7 +56,8 @@ pub(crate) fn render(
         let display = repo_rel.display().to_string();
         if rel.extension().is_some_and(|e| e == "jsonnet") {
             let jsonnet_opts = opts.jsonnet.clone().unwrap_or_default();
-            let value = jsonnet::evaluate(repo.root(), &repo_rel, &jsonnet_opts, limits, worker)?;
+            let value =
+                jsonnet::evaluate(repo.root(), &repo_rel, &jsonnet_opts, limits, worker, view)?;
             let items = match value {
                 serde_json::Value::Array(items) => items,
                 other => vec![other],

@@ -29,6 +29,7 @@ use crate::git::normalize_within;
 use crate::limits::Limits;
 use crate::redact::Redactor;
 use crate::spec::{b, v};
+use crate::worker::sandbox::View;
 use crate::worker::supervise::{self, Bounds, Task};
 use crate::worker::{JSONNET_ERROR, JSONNET_OK, JsonnetRequest, Worker};
 
@@ -40,6 +41,7 @@ pub(crate) fn evaluate(
     opts: &JsonnetSource,
     limits: &Limits,
     worker: &Worker,
+    view: Option<&View>,
 ) -> Result<serde_json::Value> {
     let display = file.display().to_string();
     let what = format!("jsonnet {display}");
@@ -62,7 +64,7 @@ pub(crate) fn evaluate(
     let done = supervise::run(
         worker,
         &what,
-        Task::Jsonnet(request),
+        Task::Jsonnet(request, view),
         &bounds,
         &Redactor::default(),
     )?;

@@ -130,7 +130,14 @@ pub(crate) fn render(
     match kind {
         SourceType::Directory => {
             let opts = source.directory.clone().unwrap_or_default();
-            directory::render(ctx.repo, ctx.app, &opts, ctx.limits, &ctx.tools.worker)
+            directory::render(
+                ctx.repo,
+                ctx.app,
+                &opts,
+                ctx.limits,
+                &ctx.tools.worker,
+                Some(&ctx.view()),
+            )
         }
         SourceType::Helm => helm::render(ctx, &source.helm.clone().unwrap_or_default()),
         SourceType::Kustomize => kustomize::render(ctx, source.kustomize.as_ref()),

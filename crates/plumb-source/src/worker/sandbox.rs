@@ -93,16 +93,23 @@ pub(crate) fn command(
     program: &OsStr,
     args: &[&OsStr],
 ) -> Option<Command> {
-    let prefix = unshare_prefix(view.network)?;
-    let mut cmd = Command::new(&prefix[0]);
-    cmd.args(&prefix[1..])
-        .arg(&worker.program)
-        .args(&worker.args)
-        .args(view.args())
-        .arg("exec")
-        .arg(program)
-        .args(args);
+    let mut argv = sealed_worker(worker, view)?;
+    argv.push("exec".into());
+    argv.push(program.to_os_string());
+    argv.extend(args.iter().map(|a| a.to_os_string()));
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]);
     Some(cmd)
+}
+
+/// `unshare … -- <worker> --sealed …`: the command line, up to the worker's mode, of a worker
+/// started again inside `view`'s namespaces; `None` when this machine cannot create them.
+pub(crate) fn sealed_worker(worker: &Worker, view: &View) -> Option<Vec<OsString>> {
+    let mut argv = unshare_prefix(view.network)?;
+    argv.push(worker.program.clone().into_os_string());
+    argv.extend(worker.args.iter().cloned());
+    argv.extend(view.args());
+    Some(argv)
 }
 
 /// Logs once per process that renders run without namespaces on this machine.

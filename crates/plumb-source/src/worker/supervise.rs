@@ -35,8 +35,9 @@ pub(crate) struct Bounds {
 
 /// What the worker runs.
 pub(crate) enum Task<'a> {
-    /// Evaluate the Jsonnet request given as standard input.
-    Jsonnet(Vec<u8>),
+    /// Evaluate the Jsonnet request given as standard input, inside the sandbox `view` when
+    /// one is given and the machine can make it (the same shape as helm's and kustomize's).
+    Jsonnet(Vec<u8>, Option<&'a super::sandbox::View>),
     /// Run this command (its program, arguments, directory and environment) under the limits.
     Exec(&'a Command),
     /// Run this command with only the environment it sets (a config management plugin: nothing
@@ -73,8 +74,18 @@ pub(crate) fn run(
         .arg(std::process::id().to_string());
     let isolated = matches!(task, Task::ExecIsolated(_));
     let stdin = match task {
-        Task::Jsonnet(request) => {
-            cmd.arg("jsonnet");
+        Task::Jsonnet(request, view) => {
+            match view.and_then(|v| super::sandbox::sealed_worker(worker, v)) {
+                // The worker sets the limits, then becomes `unshare`, which starts the worker
+                // again inside the namespaces to evaluate (the request still on its stdin).
+                Some(sealed) => cmd.arg("exec").args(sealed).arg("jsonnet"),
+                None => {
+                    if view.is_some() {
+                        super::sandbox::warn_unconfined();
+                    }
+                    cmd.arg("jsonnet")
+                }
+            };
             Some(request)
         }
         Task::Exec(tool) | Task::ExecIsolated(tool) => {
