@@ -219,7 +219,13 @@ try {
     await editor.locator('.cm-content').getByText(`name: ${formApp}`).waitFor();
     await replaceEditorText('spec: [not closed\n');
     await form.getByRole('button', { name: 'Save' }).click();
-    await form.getByTestId('yaml-error').waitFor();
+    const yamlError = form.getByTestId('yaml-error');
+    await yamlError.waitFor();
+    // The parser's message keeps its lines (the document's line and the caret under it), not
+    // squashed onto one.
+    const whiteSpace = await yamlError.evaluate((e) => getComputedStyle(e).whiteSpace);
+    assert(whiteSpace === 'pre-wrap', `the YAML error's white-space: ${whiteSpace}`);
+    assert((await yamlError.innerText()).includes('\n'), `the YAML error keeps its line breaks: ${await yamlError.innerText()}`);
     const yaml = [
       'apiVersion: argoproj.io/v1alpha1',
       'kind: Application',
@@ -270,7 +276,10 @@ try {
   });
 
   await step('the details page shows Deployment → ReplicaSet → Pods in the tree', async () => {
-    await tile().getByRole('link', { name: appName }).click();
+    // The whole tile opens the Application, not only its name: a click near its bottom right
+    // corner (on "Last sync", far from the name).
+    const box = await tile().boundingBox();
+    await page.mouse.click(box.x + box.width - 12, box.y + box.height - 12);
     await page.waitForURL(new RegExp(`/applications/[^/]+/${appName}`));
     const tree = page.getByTestId('resource-tree');
     const node = (kind, name) => tree.locator(`[data-testid=tree-node][data-kind=${kind}]${name ? `[data-name="${name}"]` : ''}`);
@@ -421,8 +430,69 @@ try {
     await shot('resource-actions');
     await panel.getByRole('tab', { name: 'Live manifest' }).click();
     await panel.getByLabel('Live manifest').getByText('kubectl.kubernetes.io/restartedAt').first().waitFor({ timeout: LONG });
+    // Events newest first (the Deployment has several: its ReplicaSets scaled up and down).
+    await panel.getByRole('tab', { name: 'Events' }).click();
+    await panel.locator('table tbody tr').first().waitFor({ timeout: LONG });
+    const times = await panel.locator('table tbody tr time').evaluateAll((ts) => ts.map((t) => Date.parse(t.getAttribute('datetime'))));
+    assert(times.length >= 2, `the Deployment has several events: ${times.length}`);
+    assert(times.every((t, i) => i === 0 || times[i - 1] >= t), `events newest first: ${times.map((t) => new Date(t).toISOString()).join(', ')}`);
     await page.keyboard.press('Escape');
     await panel.waitFor({ state: 'detached' });
+  });
+
+  await step('rollback with auto-sync: the confirm offers to disable auto-sync and roll back in one step', async () => {
+    // Auto-sync turned on through the API (the edit form's PUT): it syncs Git's v1.4.0 at once.
+    const before = await apiApp(appName);
+    const put = await page.evaluate(async (name) => {
+      const app = await (await fetch(`/api/v1/applications/${name}`)).json();
+      app.spec.syncPolicy = { ...(app.spec.syncPolicy || {}), automated: {} };
+      const r = await fetch(`/api/v1/applications/${name}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(app) });
+      return { status: r.status, body: await r.text() };
+    }, appName);
+    assert(put.status === 200, `turning auto-sync on: ${put.status} ${put.body}`);
+    // Wait (bounded) for the automated sync to end, so that the rollback does not meet it.
+    const deadline = Date.now() + LONG;
+    let synced;
+    for (;;) {
+      synced = await apiApp(appName);
+      const st = synced.status || {};
+      if (!synced.operation && st.operationState?.phase === 'Succeeded' && (st.history || []).length > (before.status.history || []).length && st.sync?.status === 'Synced') break;
+      assert(Date.now() < deadline, `the automated sync did not run: ${JSON.stringify(st.operationState)}`);
+      await page.waitForTimeout(500);
+    }
+    await page.getByTestId('app-sync').locator('[data-sync=Synced]').waitFor({ timeout: LONG });
+    await page.getByRole('button', { name: 'History and rollback' }).click();
+    const table = page.getByTestId('history');
+    await table.locator('tbody tr').nth(2).waitFor({ timeout: LONG });
+    await table.getByRole('button', { name: 'Rollback' }).last().click();
+    const confirm = page.getByRole('group', { name: 'Confirm rollback' });
+    // Said before confirming (the server would refuse a rollback while auto-sync is on).
+    await confirm.getByTestId('rollback-auto-sync').waitFor();
+    assert((await confirm.getByRole('button', { name: 'Rollback', exact: true }).count()) === 0, 'no plain Rollback button while auto-sync is on');
+    await shot('rollback-auto-sync');
+    await confirm.getByRole('button', { name: 'Disable auto-sync and roll back' }).click();
+    // The dialog closes when both requests were answered (an error would keep it open).
+    await table.waitFor({ state: 'detached' });
+    await page.getByRole('status').getByText('Rollback to').waitFor();
+    // The spec has no automated sync any more, and the rollback ran: a new operation, Succeeded
+    // at the first commit, a deployment more in the history.
+    for (;;) {
+      const a = await apiApp(appName);
+      const st = a.status || {};
+      const done =
+        !a.spec.syncPolicy?.automated &&
+        !a.operation &&
+        st.operationState?.phase === 'Succeeded' &&
+        st.operationState.startedAt !== synced.status.operationState.startedAt &&
+        st.operationState.syncResult?.revision === firstRevision &&
+        (st.history || []).length > synced.status.history.length;
+      if (done) break;
+      assert(Date.now() < deadline + LONG, `auto-sync off and the rollback run: ${JSON.stringify(a.spec.syncPolicy)} ${JSON.stringify(st.operationState)}`);
+      await page.waitForTimeout(500);
+    }
+    const op = page.getByTestId('app-operation');
+    await op.getByText(firstRevision.slice(0, 7)).waitFor({ timeout: LONG });
+    await page.getByTestId('app-sync').locator('[data-sync=OutOfSync]').waitFor({ timeout: LONG });
   });
 
   await step('a failed sync says why: the refused object and its message, in the card and in History', async () => {

@@ -465,7 +465,7 @@ export function AppForm({ app, onClose, onSaved }: AppFormProps) {
             </p>
             <YamlEditor value={text} onChange={setText} label="Application YAML" describedBy="yaml-help" />
             {yamlError && (
-              <p class="error" role="alert" data-testid="yaml-error">
+              <p class="error pre" role="alert" data-testid="yaml-error">
                 {yamlError}
               </p>
             )}

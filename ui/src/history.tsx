@@ -32,6 +32,15 @@ export function HistoryPanel({
   const rollback = async () => {
     setError('');
     try {
+      if (auto) {
+        // As Argo CD's UI: the server refuses a rollback while auto-sync is on, so the confirm
+        // turns it off first (the edit form's PUT, on a fresh copy) and then rolls back.
+        const fresh: Application = await request('GET', appPath(app.metadata.name, ns));
+        if (fresh.spec?.syncPolicy?.automated) {
+          delete fresh.spec.syncPolicy.automated;
+          await request('PUT', appPath(app.metadata.name, ns), fresh);
+        }
+      }
       await request('POST', appPath(app.metadata.name, ns, '/rollback'), { id: confirm.id, prune, dryRun });
       onDone(`Rollback to ${String(confirm.revision).slice(0, 7)} requested${dryRun ? ' (dry run)' : ''}.`);
     } catch (e) {
@@ -59,7 +68,7 @@ export function HistoryPanel({
           <FailedResults results={failedResults(op)} />
         </section>
       )}
-      {auto && <p class="notice">Automated sync is enabled: a rollback is refused until it is turned off (as in Argo CD).</p>}
+      {auto && <p class="notice">Automated sync is enabled: a rollback turns it off first (as in Argo CD).</p>}
       {history.length > 0 && (
         <table class="table" data-testid="history">
           <thead>
@@ -113,6 +122,12 @@ export function HistoryPanel({
           <p>
             Roll {app.metadata.name} back to deployment {confirm.id} (<code>{String(confirm.revision).slice(0, 7)}</code>)?
           </p>
+          {auto && (
+            <p class="notice" data-testid="rollback-auto-sync">
+              Auto-sync is enabled: it must be disabled for a rollback to happen (it would sync back to Git at once). Confirming disables auto-sync
+              (removes <code>spec.syncPolicy.automated</code>) and then rolls back.
+            </p>
+          )}
           <label class="check">
             <input type="checkbox" checked={prune} onChange={(e) => setPrune(e.currentTarget.checked)} /> Prune
           </label>
@@ -126,7 +141,7 @@ export function HistoryPanel({
           )}
           <div class="form-actions">
             <button type="button" class="btn primary" onClick={rollback}>
-              Rollback
+              {auto ? 'Disable auto-sync and roll back' : 'Rollback'}
             </button>
             <button type="button" class="btn" onClick={() => setConfirm(null)}>
               Cancel

@@ -248,13 +248,13 @@ export function ResourcePanel({
                 </tr>
               </thead>
               <tbody>
-                {events.map((e, i) => (
+                {newestFirst(events).map((e, i) => (
                   <tr key={i}>
                     <td>{e.type}</td>
                     <td>{e.reason}</td>
                     <td>{e.message}</td>
                     <td>
-                      <Time t={e.lastTimestamp || e.eventTime || e.metadata?.creationTimestamp} />
+                      <Time t={eventTime(e) || undefined} />
                     </td>
                   </tr>
                 ))}
@@ -264,6 +264,13 @@ export function ResourcePanel({
       </div>
     </aside>
   );
+}
+
+/** When an event was last seen (Argo's UI orders events by it, newest first). */
+const eventTime = (e: Json): string => e.lastTimestamp || e.eventTime || e.metadata?.creationTimestamp || '';
+function newestFirst(events: Json[]): Json[] {
+  const t = (e: Json) => Date.parse(eventTime(e)) || 0;
+  return [...events].sort((a, b) => t(b) - t(a));
 }
 
 function DiffView({
