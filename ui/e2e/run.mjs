@@ -536,7 +536,11 @@ try {
     const terminate = page.getByRole('toolbar', { name: 'Application actions' }).getByRole('button', { name: 'Terminate' });
     await terminate.click({ timeout: LONG });
     const dialog = page.getByRole('dialog', { name: 'Terminate the operation' });
+    // Visible is not ready: the dialog takes the keyboard (focus and its Escape/Tab handler,
+    // one effect) just after it paints; a key pressed before would go elsewhere (seen in CI).
+    const keyboardReady = () => page.waitForFunction(() => !!document.activeElement?.closest('[role=dialog]'));
     await dialog.waitFor();
+    await keyboardReady();
     // Escape cancels: nothing is terminated, focus is back on the button.
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
@@ -545,6 +549,7 @@ try {
     // Enter opens it again; Tab reaches its Terminate button; Enter confirms.
     await page.keyboard.press('Enter');
     await dialog.waitFor();
+    await keyboardReady();
     await shot('terminate-confirm');
     let onButton = false;
     for (let i = 0; i < 4 && !onButton; i++) {
