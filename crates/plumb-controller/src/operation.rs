@@ -230,16 +230,7 @@ async fn attempt(
     } = began;
     let engines = shared.engines();
     if let Some(refusal) = crate::guard::unenforced_protection(project, &engines.settings) {
-        return (
-            SyncOutcome {
-                phase: OperationPhase::Error,
-                message: refusal,
-                results: Vec::new(),
-                terminated: false,
-                braked: false,
-            },
-            None,
-        );
+        return (SyncOutcome::error(refusal), None);
     }
     let op = app.operation.clone().unwrap_or_default();
     let sync = op.sync.clone().unwrap_or_default();
@@ -263,13 +254,7 @@ async fn attempt(
         Ok(c) => c,
         Err(e) => {
             return (
-                SyncOutcome {
-                    phase: OperationPhase::Error,
-                    message: format!("ComparisonError: {}", chain(&e)),
-                    results: Vec::new(),
-                    terminated: false,
-                    braked: false,
-                },
+                SyncOutcome::error(format!("ComparisonError: {}", chain(&e))),
                 None,
             );
         }
@@ -287,16 +272,7 @@ async fn attempt(
     let (mut request, cmp) = match built {
         Ok(built) => built,
         Err(e) => {
-            return (
-                SyncOutcome {
-                    phase: OperationPhase::Error,
-                    message: format!("preparing the sync: {e}"),
-                    results: Vec::new(),
-                    terminated: false,
-                    braked: false,
-                },
-                None,
-            );
+            return (SyncOutcome::error(format!("preparing the sync: {e}")), None);
         }
     };
     request.permitted = Some(crate::guard::permission_check(project, app, cluster));

@@ -63,14 +63,7 @@ impl Running {
 
 /// Binds and starts serving in the background.
 pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running> {
-    // Without authentication every caller may do everything: only callers of this machine.
-    if config.disable_auth && !config.listen.ip().is_loopback() {
-        return Err(Error::InvalidArgument(format!(
-            "--disable-auth serves every caller as an administrator, so it listens on loopback \
-             only: {} is not a loopback address (use --listen 127.0.0.1:PORT)",
-            config.listen
-        )));
-    }
+    check_listen(&config)?;
     let tls = crate::tls::server_config(&config.tls)?;
     let renderer = Arc::new(
         Renderer::new(config.source.clone())
@@ -148,6 +141,18 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         repositories,
         app_cache,
     })
+}
+
+/// Without authentication every caller may do everything: then only callers of this machine.
+fn check_listen(config: &ServerConfig) -> Result<()> {
+    if config.disable_auth && !config.listen.ip().is_loopback() {
+        return Err(Error::InvalidArgument(format!(
+            "--disable-auth serves every caller as an administrator, so it listens on loopback \
+             only: {} is not a loopback address (use --listen 127.0.0.1:PORT)",
+            config.listen
+        )));
+    }
+    Ok(())
 }
 
 /// The authentication state, after Argo's start-up writes (signing key, admin password); none

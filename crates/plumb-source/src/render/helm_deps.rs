@@ -192,23 +192,13 @@ fn fetch(
             "repository {repo:?} is not http(s), file://, @name or alias:name"
         )));
     };
-    if let Some(patterns) = ctx.source_repos {
-        let project = plumb_model::application::AppProject {
-            api_version: None,
-            kind: None,
-            metadata: Default::default(),
-            spec: plumb_model::application::AppProjectSpec {
-                source_repos: Some(patterns.to_vec()),
-                ..Default::default()
-            },
-            status: None,
-        };
-        if !plumb_policy::project::source_permitted(&project, &url) {
-            return Err(failed(format!(
-                "repository {} is not permitted by the project's sourceRepos",
-                crate::redact::strip_url_credentials(&url)
-            )));
-        }
+    if let Some(patterns) = ctx.source_repos
+        && !super::repo_permitted(patterns, &url)
+    {
+        return Err(failed(format!(
+            "repository {} is not permitted by the project's sourceRepos",
+            crate::redact::strip_url_credentials(&url)
+        )));
     }
     let chart = if url.starts_with("oci://") {
         ctx.oci

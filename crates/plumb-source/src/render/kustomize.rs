@@ -203,64 +203,77 @@ fn apply_options(
     if !text(&o.namespace).is_empty() {
         edit(s(&["set", "namespace", "--", text(&o.namespace)]))?;
     }
-    if !v(&o.components).is_empty() {
+    let components = components(ctx, o)?;
+    if !components.is_empty() {
         let mut args = s(&["add", "component", "--"]);
-        for c in v(&o.components) {
-            let rel =
-                normalize_within(&ctx.app.join(c)).ok_or_else(|| Error::PathOutsideRepository {
-                    field: "spec.source.kustomize.components".into(),
-                    path: c.clone(),
-                })?;
-            if !ctx.repo.exists(&rel) {
-                if b(o.ignore_missing_components) {
-                    continue;
-                }
-                return Err(Error::PathNotFound {
-                    field: "spec.source.kustomize.components".into(),
-                    path: c.clone(),
-                });
-            }
-            let mut remotes = Vec::new();
-            check_paths(ctx, ctx.repo, "", &rel, &mut BTreeSet::new(), &mut remotes)?;
-            if let Some(f) = remotes.first() {
-                return Err(Error::RemoteBaseRefused {
-                    field: f.field.clone(),
-                    url: crate::redact::strip_url_credentials(&f.entry),
-                    reason: "remote bases of spec.source.kustomize.components are not supported"
-                        .into(),
-                });
-            }
-            args.push(c.clone());
-        }
-        if args.len() > 2 {
-            edit(args)?;
-        }
+        args.extend(components);
+        edit(args)?;
     }
     if !v(&o.patches).is_empty() {
-        let contents = std::fs::read_to_string(file).map_err(Error::io("reading", file))?;
-        let display = file.display().to_string();
-        let mut doc = first_document(&contents, &display)?;
-        let patches = doc.as_object_mut().map(|m| {
-            m.entry("patches")
-                .or_insert_with(|| Value::Array(Vec::new()))
-        });
-        if let Some(Value::Array(list)) = patches {
-            for p in v(&o.patches) {
-                if !text(&p.path).is_empty() {
-                    normalize_within(&ctx.app.join(text(&p.path))).ok_or_else(|| {
-                        Error::PathOutsideRepository {
-                            field: "spec.source.kustomize.patches".into(),
-                            path: text(&p.path).to_owned(),
-                        }
-                    })?;
-                }
-                list.push(serde_json::to_value(p).unwrap_or(Value::Null));
-            }
-        }
-        // JSON is YAML, and kustomize reads it as such.
-        std::fs::write(file, doc.to_string()).map_err(Error::io("writing", file))?;
+        add_patches(ctx, file, o)?;
     }
     Ok(())
+}
+
+/// `spec.source.kustomize.components` as `kustomize edit add component` takes them: each
+/// beneath the repository and local (its own kustomization checked), a missing one skipped with
+/// `ignoreMissingComponents` and refused otherwise.
+fn components(ctx: &Context<'_>, o: &KustomizeSource) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for c in v(&o.components) {
+        let rel =
+            normalize_within(&ctx.app.join(c)).ok_or_else(|| Error::PathOutsideRepository {
+                field: "spec.source.kustomize.components".into(),
+                path: c.clone(),
+            })?;
+        if !ctx.repo.exists(&rel) {
+            if b(o.ignore_missing_components) {
+                continue;
+            }
+            return Err(Error::PathNotFound {
+                field: "spec.source.kustomize.components".into(),
+                path: c.clone(),
+            });
+        }
+        let mut remotes = Vec::new();
+        check_paths(ctx, ctx.repo, "", &rel, &mut BTreeSet::new(), &mut remotes)?;
+        if let Some(f) = remotes.first() {
+            return Err(Error::RemoteBaseRefused {
+                field: f.field.clone(),
+                url: crate::redact::strip_url_credentials(&f.entry),
+                reason: "remote bases of spec.source.kustomize.components are not supported".into(),
+            });
+        }
+        out.push(c.clone());
+    }
+    Ok(out)
+}
+
+/// Appends `spec.source.kustomize.patches` to the kustomization `file` of the copy (each
+/// patch's `path` beneath the repository).
+fn add_patches(ctx: &Context<'_>, file: &Path, o: &KustomizeSource) -> Result<()> {
+    let contents = std::fs::read_to_string(file).map_err(Error::io("reading", file))?;
+    let display = file.display().to_string();
+    let mut doc = first_document(&contents, &display)?;
+    let patches = doc.as_object_mut().map(|m| {
+        m.entry("patches")
+            .or_insert_with(|| Value::Array(Vec::new()))
+    });
+    if let Some(Value::Array(list)) = patches {
+        for p in v(&o.patches) {
+            if !text(&p.path).is_empty() {
+                normalize_within(&ctx.app.join(text(&p.path))).ok_or_else(|| {
+                    Error::PathOutsideRepository {
+                        field: "spec.source.kustomize.patches".into(),
+                        path: text(&p.path).to_owned(),
+                    }
+                })?;
+            }
+            list.push(serde_json::to_value(p).unwrap_or(Value::Null));
+        }
+    }
+    // JSON is YAML, and kustomize reads it as such.
+    std::fs::write(file, doc.to_string()).map_err(Error::io("writing", file))
 }
 
 pub(crate) fn first_document(text: &str, file: &str) -> Result<Value> {

@@ -54,6 +54,21 @@ pub(crate) struct Finished {
     pub stderr: String,
 }
 
+/// The worker's Jsonnet mode, inside `view` when one is given and the machine can make it: the
+/// worker sets the limits, then becomes `unshare`, which starts the worker again inside the
+/// namespaces to evaluate (the request still on its standard input).
+fn jsonnet_mode(cmd: &mut Command, worker: &Worker, view: Option<&super::sandbox::View>) {
+    match view.and_then(|v| super::sandbox::sealed_worker(worker, v)) {
+        Some(sealed) => cmd.arg("exec").args(sealed).arg("jsonnet"),
+        None => {
+            if view.is_some() {
+                super::sandbox::warn_unconfined();
+            }
+            cmd.arg("jsonnet")
+        }
+    };
+}
+
 /// Runs `task` in a worker under `bounds`. `what` names the render in errors
 /// (`helm template charts/api`). Errors are the limits that fired and crashes; a tool's own
 /// failure (non-zero exit) is a [`Finished`] for the caller to judge.
@@ -75,17 +90,7 @@ pub(crate) fn run(
     let isolated = matches!(task, Task::ExecIsolated(_));
     let stdin = match task {
         Task::Jsonnet(request, view) => {
-            match view.and_then(|v| super::sandbox::sealed_worker(worker, v)) {
-                // The worker sets the limits, then becomes `unshare`, which starts the worker
-                // again inside the namespaces to evaluate (the request still on its stdin).
-                Some(sealed) => cmd.arg("exec").args(sealed).arg("jsonnet"),
-                None => {
-                    if view.is_some() {
-                        super::sandbox::warn_unconfined();
-                    }
-                    cmd.arg("jsonnet")
-                }
-            };
+            jsonnet_mode(&mut cmd, worker, view);
             Some(request)
         }
         Task::Exec(tool) | Task::ExecIsolated(tool) => {

@@ -196,3 +196,29 @@ fn a_render_over_the_time_limit_is_stopped() {
         "{err}"
     );
 }
+
+/// `ignoreMissingComponents`: a component that is not in the repository is skipped (and when
+/// none is left, `kustomize edit add component` is not run at all); without it the render is
+/// refused, naming the field.
+#[test]
+fn missing_components_are_skipped_only_when_asked() {
+    let repo = kustomize_repo();
+    let (r, _d) = renderer_with_tools();
+    let with = |ignore: bool| ApplicationSource {
+        kustomize: Some(KustomizeSource {
+            components: Some(vec!["../../components/absent".into()]),
+            ignore_missing_components: Some(ignore),
+            ..Default::default()
+        }),
+        ..source(&repo.url(), "overlays/prod", "main")
+    };
+    let out = r.render(&request(vec![with(true)])).unwrap();
+    let mut k = keys(&out);
+    k.sort();
+    assert_eq!(k, ["/Service//prod-api", "apps/Deployment//prod-api"]);
+    let err = r.render(&request(vec![with(false)])).unwrap_err();
+    assert!(
+        matches!(&err, Error::PathNotFound { field, .. } if field == "spec.source.kustomize.components"),
+        "{err:?}"
+    );
+}

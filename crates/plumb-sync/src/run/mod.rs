@@ -189,6 +189,20 @@ pub struct SyncOutcome {
     pub braked: bool,
 }
 
+impl SyncOutcome {
+    /// An operation that ended in `Error` before touching anything (its comparison or
+    /// preparation failed, or it was refused), with Argo's operation `message`.
+    pub fn error(message: String) -> Self {
+        Self {
+            phase: OperationPhase::Error,
+            message,
+            results: Vec::new(),
+            terminated: false,
+            braked: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Pending,
