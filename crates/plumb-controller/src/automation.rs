@@ -20,7 +20,7 @@ use plumb_model::application::{
     SyncOperationResource, SyncStatusCode, condition,
 };
 
-use crate::compare::Comparison;
+use plumb_app::compare::Comparison;
 
 /// How many times a failed automated sync of one revision is started again.
 pub const FAILED_RETRIES: u32 = 3;
@@ -299,7 +299,7 @@ pub fn decide(app: &Application, cmp: &Comparison, ctx: Context) -> Decision {
 
 /// `apps/Deployment payments/payments-api (spec.template.spec.securityContext.runAsNonRoot
 /// changed by kubectl-patch (Update) at 2026-11-30T10:00:00Z)`.
-fn describe_drift(r: &crate::compare::ComparedResource) -> String {
+fn describe_drift(r: &plumb_app::compare::ComparedResource) -> String {
     let key = &r.key;
     let gk = if key.group.is_empty() {
         key.kind.clone()
@@ -362,7 +362,7 @@ mod tests {
         assert_eq!(failed, [10, 30, 90, 270]);
     }
 
-    use crate::compare::ComparedResource;
+    use plumb_app::compare::ComparedResource;
     use plumb_health::{HealthCode, HealthStatus};
     use plumb_model::ResourceKey;
     use serde_json::{Value, json};
@@ -415,7 +415,7 @@ mod tests {
             revisions: vec![REV.into()],
             sources: vec![],
             source_types: vec!["Directory".into()],
-            sync: crate::compare::app_sync(&resources),
+            sync: plumb_app::compare::app_sync(&resources),
             resources,
             health: HealthStatus::new(HealthCode::Healthy, ""),
             warnings: vec![],

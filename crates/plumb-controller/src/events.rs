@@ -21,7 +21,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::{Api, PostParams};
-use plumb_model::application::Application;
+use plumb_model::application::{Application, SyncStatusCode};
 
 /// Normal or Warning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +51,48 @@ pub struct Events {
 }
 
 impl Events {
+    /// Events for a sync or health status that changed from what `app` holds (the status before
+    /// the write that recorded them).
+    pub(crate) async fn status_changes(
+        &self,
+        app: &Application,
+        sync_code: &str,
+        health_code: &str,
+    ) {
+        let prev_sync = app
+            .status
+            .as_ref()
+            .and_then(|s| s.sync.as_ref())
+            .map(|s| s.status);
+        if prev_sync.map(|s| s.as_str()) != Some(sync_code) {
+            self.normal(
+                app,
+                "ResourceUpdated",
+                format!(
+                    "Updated sync status: {} -> {sync_code}",
+                    prev_sync.map(SyncStatusCode::as_str).unwrap_or("")
+                ),
+            )
+            .await;
+        }
+        let prev_health = app
+            .status
+            .as_ref()
+            .and_then(|s| s.health.as_ref())
+            .and_then(|h| h.status.clone());
+        if prev_health.as_deref() != Some(health_code) {
+            self.normal(
+                app,
+                "ResourceUpdated",
+                format!(
+                    "Updated health status: {} -> {health_code}",
+                    prev_health.unwrap_or_default()
+                ),
+            )
+            .await;
+        }
+    }
+
     /// A publisher reporting as `plumb-controller`.
     pub fn new(client: kube::Client) -> Self {
         Self {

@@ -161,7 +161,7 @@ impl Metrics {
         registry.register(
             "argocd_app_k8s_request",
             "Number of kubernetes requests executed during application reconciliation.",
-            crate::k8s_requests::K8S_REQUESTS.clone(),
+            plumb_app::k8s_requests::K8S_REQUESTS.clone(),
         );
         let clusters = Family::<ClusterLabels, Gauge>::default();
         registry.register(
@@ -362,7 +362,7 @@ impl Metrics {
     }
 
     /// The sizes of a cluster's caches.
-    pub fn cluster_caches(&self, cluster: &crate::context::Cluster) {
+    pub fn cluster_caches(&self, cluster: &plumb_app::Cluster) {
         let labels = ServerLabels {
             server: cluster.server.clone(),
         };

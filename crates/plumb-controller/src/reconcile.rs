@@ -8,20 +8,18 @@ use std::time::Instant;
 
 use kube::api::{Api, DynamicObject};
 use plumb_model::annotations::REFRESH;
-use plumb_model::application::{
-    AppProject, Application, RESOURCES_FINALIZER, SyncStatusCode, condition,
-};
-use serde_json::{Map, Value, json};
+use plumb_model::application::{AppProject, Application, RESOURCES_FINALIZER, condition};
+use serde_json::json;
 
 use crate::automation::Decision;
-use crate::compare::{CompareOptions, Comparison, Refresh, compare};
-use crate::context::Cluster;
-use crate::error::{Error, Result, chain};
 use crate::metrics::{AppInfo, Timing};
 use crate::operation;
 use crate::shared::{Shared, app_key};
-use crate::status;
 use crate::watched::Lookup;
+use plumb_app::Cluster;
+use plumb_app::compare::{CompareOptions, Comparison, Refresh};
+use plumb_app::status::{self, StatusPatch};
+use plumb_app::{Error, Result, chain};
 
 /// Reconciles the Application whose key is `key` (`namespace/name`); returns whether it still
 /// exists.
@@ -39,14 +37,14 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
     // that ends between the read and the check would otherwise look Running and not ours, and be
     // failed as interrupted.
     let ours = shared.is_running(key);
-    let Some(app) = read_app(shared, key).await? else {
+    let Some(app) = shared.read_app(key).await? else {
         shared.metrics.remove_app(namespace, name);
         return Ok(false);
     };
     if !namespace_may_use_project(shared, &app).await? {
         return Ok(true);
     }
-    crate::k8s_requests::set_project(&app.spec.project);
+    plumb_app::k8s_requests::set_project(&app.spec.project);
     if is_deleting(&app) {
         cascade_delete(shared, &app).await?;
         return Ok(true);
@@ -73,7 +71,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
     }
     // Re-read after an operation so the comparison starts from the recorded state.
     let app = if operated {
-        match read_app(shared, key).await? {
+        match shared.read_app(key).await? {
             Some(app) => app,
             None => return Ok(false),
         }
@@ -82,37 +80,14 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
     };
     let mut observed = observe(shared, &app, &target).await;
     if write_observation(shared, &app, &target.project, &mut observed, operated, ours).await? {
-        announce(shared, &app, &observed.sync_code, &observed.health_code).await;
+        shared
+            .events
+            .status_changes(&app, &observed.sync_code, &observed.health_code)
+            .await;
     }
     shared.metrics.cluster_caches(&target.cluster);
     record(shared, &app, observed, started);
     Ok(true)
-}
-
-/// The Application as the watch last saw it (the API server's copy when the watch cannot tell);
-/// `None` once it is gone.
-pub(crate) async fn read_app(shared: &Shared, key: &str) -> Result<Option<Application>> {
-    let Some((namespace, name)) = key.split_once('/') else {
-        return Ok(None);
-    };
-    let obj = match shared.watched.application(key).await {
-        Lookup::Found(obj) => obj,
-        Lookup::Missing => return Ok(None),
-        Lookup::Unknown => {
-            match shared
-                .apps_api_in(namespace)
-                .get_opt(name)
-                .await
-                .map_err(|source| Error::Api {
-                    what: format!("reading Application {key}"),
-                    source: Box::new(source),
-                })? {
-                Some(obj) => Arc::new(obj),
-                None => return Ok(None),
-            }
-        }
-    };
-    application_of(&obj, key).map(Some)
 }
 
 /// An Application outside the control namespace may use only a project whose
@@ -198,7 +173,7 @@ async fn target(shared: &Arc<Shared>, app: &Application) -> Result<Option<Target
             return Ok(None);
         }
     };
-    let violations = crate::guard::application_violations(
+    let violations = plumb_app::guard::application_violations(
         &project,
         app,
         &shared.config.control_namespace,
@@ -244,7 +219,7 @@ async fn operate(
         return Ok(Operated::Refused);
     }
     if running_state.is_some() && !ours {
-        fail_interrupted(shared, app, running_state).await?;
+        operation::fail_interrupted(shared, app, running_state).await?;
         return Ok(Operated::Interrupted);
     }
     let sync_requested = app.operation.as_ref().is_some_and(|o| o.sync.is_some());
@@ -258,159 +233,17 @@ async fn operate(
         .and_then(|i| i.automated)
         .unwrap_or(false);
     if let Err(reason) = crate::windows::allows(project, app, manual) {
-        refuse_in_window(shared, app, &reason).await?;
+        operation::refuse_in_window(shared, app, &reason).await?;
         return Ok(Operated::Refused);
     }
-    start_sync(shared, app, project, Map::new(), false).await?;
+    operation::start_sync(shared, app, project, StatusPatch::default(), false).await?;
     Ok(Operated::Started)
-}
-
-/// Interrupted by a restart: never run twice, fail it visibly.
-async fn fail_interrupted(
-    shared: &Shared,
-    app: &Application,
-    running_state: Option<&plumb_model::application::OperationState>,
-) -> Result<()> {
-    if app.operation.is_some() {
-        shared.clear_operation(app).await?;
-    }
-    let mut state = serde_json::to_value(running_state).unwrap_or(Value::Null);
-    state["phase"] = json!("Failed");
-    state["message"] = json!(operation::INTERRUPTED);
-    state["finishedAt"] = json!(status::now());
-    let mut fields = Map::new();
-    fields.insert("operationState".into(), state);
-    shared.write_status(app, fields).await
-}
-
-/// Refused before it starts, as Argo CD's API server refuses the request: nothing waits
-/// silently for a window to open.
-async fn refuse_in_window(shared: &Shared, app: &Application, reason: &str) -> Result<()> {
-    let now = status::now();
-    let mut fields = Map::new();
-    fields.insert("operationState".into(), Value::Null);
-    shared.write_status(app, fields).await?;
-    let mut fields = Map::new();
-    fields.insert(
-        "operationState".into(),
-        json!({"operation": app.operation, "phase": "Failed",
-               "message": format!("Sync operation blocked by sync window: {reason}"),
-               "startedAt": now, "finishedAt": now}),
-    );
-    shared.clear_operation(app).await?;
-    shared.write_status(app, fields).await?;
-    shared
-        .events
-        .warning(
-            app,
-            "OperationCompleted",
-            format!("Sync operation blocked by sync window: {reason}"),
-        )
-        .await;
-    Ok(())
-}
-
-/// Records the operation `Running` (with `observation`, the status a reconcile found, in the
-/// same write) and starts it in a task of its own. `claimed`: the request itself named this
-/// replica the operation's owner (an automated sync requested by this reconcile).
-async fn start_sync(
-    shared: &Arc<Shared>,
-    app: &Application,
-    project: &AppProject,
-    observation: Map<String, Value>,
-    claimed: bool,
-) -> Result<()> {
-    let key = app_key(app);
-    let started_at = status::now();
-    // A plain merge patch would blend the new operation into the previous one's record: one
-    // patch clears what the new record does not hold.
-    let previous = app
-        .status
-        .as_ref()
-        .and_then(|s| s.operation_state.as_ref())
-        .and_then(|s| serde_json::to_value(s).ok())
-        .unwrap_or(Value::Null);
-    let mut fields = observation;
-    fields.insert(
-        "operationState".into(),
-        status::replacing(&previous, &operation::started(app, &started_at)),
-    );
-    if !crate::sharding::ownership::record_start(shared, app, fields, claimed).await? {
-        // Another replica wrote first (a hand-over between replicas): look again shortly.
-        shared.requeue_after(&key, std::time::Duration::from_secs(1));
-        return Ok(());
-    }
-    let rev = app
-        .operation
-        .as_ref()
-        .and_then(|o| o.sync.as_ref())
-        .and_then(|s| s.revision.clone())
-        .or(app
-            .sources()
-            .first()
-            .and_then(|s| s.target_revision.clone()))
-        .unwrap_or_else(|| "HEAD".into());
-    announce_start(shared, app, &rev).await;
-    let control = shared.start_operation(&key);
-    let asked = Instant::now();
-    let (shared, app, project) = (shared.clone(), app.clone(), project.clone());
-    tokio::spawn(async move {
-        // Waits for an operation processor; a terminate request does not wait for one (the
-        // operation then ends at once as terminated, having applied nothing).
-        let mut terminated = control.clone();
-        let _slot = tokio::select! {
-            slot = shared.operation_slots.clone().acquire_owned() => slot.ok(),
-            _ = terminated.wait_for(|c| c.terminate) => None,
-        };
-        shared.operation_applying(&app_key(&app));
-        let (namespace, name, project_name) = (
-            app.namespace().to_string(),
-            app.name().to_string(),
-            app.spec.project.clone(),
-        );
-        crate::k8s_requests::for_app(
-            &namespace,
-            &name,
-            &project_name,
-            operation::drive(shared, app, project, started_at, control, asked),
-        )
-        .await;
-    });
-    Ok(())
-}
-
-/// The request's event, as Argo CD's API server posts it when a user asks for a sync (the
-/// CLI in core mode and `plumb server` leave it to the controller). An automated sync has
-/// posted its own (`Initiated automated sync to '<rev>'`), and Argo CD's controller posts
-/// nothing more when the operation starts.
-async fn announce_start(shared: &Shared, app: &Application, rev: &str) {
-    let op = app.operation.as_ref();
-    if op
-        .and_then(|o| o.initiated_by.as_ref())
-        .and_then(|i| i.automated)
-        .unwrap_or(false)
-    {
-        return;
-    }
-    let partial = op
-        .and_then(|o| o.sync.as_ref())
-        .and_then(|s| s.resources.as_ref())
-        .is_some_and(|r| !r.is_empty());
-    let partial = if partial { "partial " } else { "" };
-    shared
-        .events
-        .normal(
-            app,
-            "OperationStarted",
-            format!("initiated {partial}sync to {rev}"),
-        )
-        .await;
 }
 
 /// What one look at the Application found: the status to write, the codes it reports, what
 /// automation decided, and whether a refresh was requested.
 struct Observed {
-    fields: Map<String, Value>,
+    fields: StatusPatch,
     sync_code: String,
     health_code: String,
     decision: Option<Decision>,
@@ -425,7 +258,7 @@ fn refresh_requested(app: &Application) -> bool {
         .is_some_and(|a| a.contains_key(REFRESH))
 }
 
-/// Compares the Application, applies its project's verdicts and asks automation what to do.
+/// Observes the Application (compare, its project's verdicts) and asks automation what to do.
 async fn observe(shared: &Arc<Shared>, app: &Application, target: &Target) -> Observed {
     let refresh_req = app
         .metadata
@@ -444,39 +277,33 @@ async fn observe(shared: &Arc<Shared>, app: &Application, target: &Target) -> Ob
     let engines = shared.engines();
     let render_started = Instant::now();
     let opts = CompareOptions {
-        revision: None,
-        refresh,
         refs_asked_at: shared.refresh_asked_at(&app_key(app)),
-        attribution: true,
-        fresh_reads: false,
-        sources: None,
-        source_repos: target.project.spec.source_repos.clone().unwrap_or_default(),
+        ..CompareOptions::for_project(&target.project, refresh)
     };
-    let now = status::now();
-    let compared = compare(app, &engines, &target.cluster, &shared.renderer, &opts).await;
-    let (fields, sync_code, health_code, decision) = match compared {
-        Ok(mut cmp) => {
+    let look = plumb_app::Target {
+        project: &target.project,
+        cluster: &target.cluster,
+        engines: &engines,
+        renderer: &shared.renderer,
+    };
+    let mut observation = plumb_app::observe(app, look, &opts, None).await;
+    let decision = match &mut observation.comparison {
+        Ok(cmp) => {
             shared
                 .metrics
                 .observe(Timing::Render, render_started.elapsed());
-            crate::guard::apply_project(&mut cmp, &target.project, app, &target.cluster, &engines);
-            let d = automate(shared, app, &target.project, &cmp);
+            let d = automate(shared, app, &target.project, cmp);
             cmp.warnings.extend(d.conditions.iter().cloned());
-            (
-                status::from_comparison(app, &cmp, &now),
-                cmp.sync.as_str().to_string(),
-                cmp.health.code.as_str().to_string(),
-                Some(d),
-            )
+            Some(d)
         }
         Err(e) => {
-            let fields = status::from_comparison_error(app, &e, &now);
-            tracing::warn!(app = %app_key(app), "{}", status::comparison_error_message(&e));
-            (fields, "Unknown".into(), "Unknown".into(), None)
+            tracing::warn!(app = %app_key(app), "{}", status::comparison_error_message(e));
+            None
         }
     };
+    let (sync_code, health_code) = observation.codes();
     Observed {
-        fields,
+        fields: observation.status(app),
         sync_code,
         health_code,
         decision,
@@ -505,7 +332,7 @@ async fn write_observation(
         None => None,
     };
     if let Some(requested) = requested {
-        start_sync(shared, &requested, project, observed.fields.clone(), true).await?;
+        operation::start_sync(shared, &requested, project, observed.fields.clone(), true).await?;
     } else if !write_found(shared, app, observed, operated, ours).await? {
         return Ok(false);
     }
@@ -543,52 +370,6 @@ async fn write_found(
             shared.write_status(app, observed.fields.clone()).await?;
             Ok(true)
         }
-    }
-}
-
-/// Events for a sync or health status that changed from what `app` holds (the status before
-/// the write that recorded them).
-pub(crate) async fn announce(
-    shared: &Shared,
-    app: &Application,
-    sync_code: &str,
-    health_code: &str,
-) {
-    let prev_sync = app
-        .status
-        .as_ref()
-        .and_then(|s| s.sync.as_ref())
-        .map(|s| s.status);
-    if prev_sync.map(|s| s.as_str()) != Some(sync_code) {
-        shared
-            .events
-            .normal(
-                app,
-                "ResourceUpdated",
-                format!(
-                    "Updated sync status: {} -> {sync_code}",
-                    prev_sync.map(SyncStatusCode::as_str).unwrap_or("")
-                ),
-            )
-            .await;
-    }
-    let prev_health = app
-        .status
-        .as_ref()
-        .and_then(|s| s.health.as_ref())
-        .and_then(|h| h.status.clone());
-    if prev_health.as_deref() != Some(health_code) {
-        shared
-            .events
-            .normal(
-                app,
-                "ResourceUpdated",
-                format!(
-                    "Updated health status: {} -> {health_code}",
-                    prev_health.unwrap_or_default()
-                ),
-            )
-            .await;
     }
 }
 
@@ -684,7 +465,7 @@ fn automate(
             .flatten(),
         failed_retries: shared.auto_failures(&app_key(app), &cmp.revision),
         since_finished,
-        prune_brake: crate::operation::brake_of(app, &[], &shared.engines()),
+        prune_brake: operation::brake_of(app, &[], &shared.engines()),
     };
     crate::automation::decide(app, cmp, ctx)
 }
@@ -730,7 +511,7 @@ async fn act_on(
         });
     }
     match shared.try_patch_app(app, &patch).await {
-        Ok(written) => Ok(Some(application_of(&written, name)?)),
+        Ok(written) => Ok(Some(crate::watched::application_of(&written, name)?)),
         Err(kube::Error::Api(s)) if s.code == 409 => {
             shared.requeue(name);
             Ok(None)
@@ -740,16 +521,6 @@ async fn act_on(
             source: Box::new(source),
         }),
     }
-}
-
-/// The typed Application of an object the API server returned.
-fn application_of(obj: &DynamicObject, key: &str) -> Result<Application> {
-    serde_json::to_value(obj)
-        .and_then(serde_json::from_value)
-        .map_err(|e| Error::InvalidApplication {
-            name: key.to_string(),
-            reason: e.to_string(),
-        })
 }
 
 /// The Application cannot be compared or synced as specified: status says why, and a requested
@@ -773,8 +544,7 @@ async fn refuse(
         .as_ref()
         .filter(|_| !shared.is_running(&app_key(app)))
     {
-        fields.insert(
-            "operationState".into(),
+        fields.operation_state = Some(
             json!({"operation": op, "phase": "Error", "message": msg, "startedAt": now, "finishedAt": now}),
         );
         shared.clear_operation(app).await?;
@@ -802,7 +572,7 @@ async fn project_of(
             let api: Api<DynamicObject> = Api::namespaced_with(
                 shared.client.clone(),
                 &shared.config.control_namespace,
-                &crate::config::appproject_resource(),
+                &plumb_app::appproject_resource(),
             );
             api.get_opt(project)
                 .await
@@ -858,16 +628,11 @@ async fn cascade_delete(shared: &Arc<Shared>, app: &Application) -> Result<()> {
         for key in keys {
             if let Err(e) = cluster.applier.delete(&key, policy.clone()).await {
                 let msg = format!("deleting {key}: {}", chain(&e));
-                let mut fields = Map::new();
-                fields.insert(
-                    "conditions".into(),
-                    status::conditions_value(
-                        app,
-                        &[(condition::DELETION_ERROR.into(), msg)],
-                        &[],
-                        &status::now(),
-                    ),
-                );
+                let failed = [(condition::DELETION_ERROR.into(), msg)];
+                let fields = StatusPatch {
+                    conditions: Some(status::conditions(app, &failed, &[], &status::now())),
+                    ..StatusPatch::default()
+                };
                 shared.write_status(app, fields).await?;
                 return Err(e.into());
             }

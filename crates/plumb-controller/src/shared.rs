@@ -11,19 +11,21 @@ use plumb_model::application::Application;
 use plumb_model::settings::{RECONCILIATION_JITTER, RECONCILIATION_TIMEOUT};
 use plumb_source::Renderer;
 use plumb_sync::Control;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use crate::config::{ControllerConfig, application_resource, parse_duration};
-use crate::context::{Cluster, Engines};
-use crate::error::{Error, Result};
+use crate::config::{ControllerConfig, parse_duration};
 use crate::events::Events;
 use crate::metrics::Metrics;
 use crate::watched::Watched;
+use plumb_app::application_resource;
+use plumb_app::status::StatusPatch;
+use plumb_app::{Cluster, Engines};
+use plumb_app::{Error, Result};
 
 /// A cluster from a cluster Secret: the Secret as read, the connection, its live cache task.
 pub(crate) type RemoteCluster = (
-    crate::clusters::ClusterSecret,
+    plumb_app::clusters::ClusterSecret,
     Arc<Cluster>,
     tokio::task::JoinHandle<()>,
 );
@@ -373,12 +375,8 @@ pub(crate) fn app_key(app: &Application) -> String {
 /// subresource), its `.operation` (cleared when an operation ends or is refused) and other merge
 /// patches. Each answer's resourceVersion is remembered until the watch shows it.
 impl Shared {
-    pub(crate) async fn write_status(
-        &self,
-        app: &Application,
-        fields: Map<String, Value>,
-    ) -> Result<()> {
-        let patch = json!({"status": Value::Object(fields)});
+    pub(crate) async fn write_status(&self, app: &Application, fields: StatusPatch) -> Result<()> {
+        let patch = json!({"status": fields});
         let written = self
             .apps_api_in(app.namespace())
             .patch_status(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
@@ -390,6 +388,13 @@ impl Shared {
         self.watched
             .wrote(&app_key(app), written.metadata.resource_version.as_deref());
         Ok(())
+    }
+
+    /// The Application as the watch last saw it (the API server's copy when the watch cannot
+    /// tell); `None` once it is gone.
+    pub(crate) async fn read_app(&self, key: &str) -> Result<Option<Application>> {
+        let namespace = key.split_once('/').map(|(ns, _)| ns).unwrap_or_default();
+        crate::watched::read_app(&self.watched, self.apps_api_in(namespace), key).await
     }
 
     pub(crate) async fn clear_operation(&self, app: &Application) -> Result<()> {

@@ -7,10 +7,12 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kube::api::DynamicObject;
+use kube::api::{Api, DynamicObject};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use plumb_app::{Error, Result};
+use plumb_model::application::Application;
 
-use crate::config::{application_resource, appproject_resource};
+use plumb_app::{application_resource, appproject_resource};
 
 /// How long a reconcile waits for the watch to show this process's last write before it reads
 /// the Application from the API server instead.
@@ -159,4 +161,40 @@ impl Watched {
 fn ready(store: &Store<DynamicObject>) -> bool {
     // `wait_until_ready` resolves at once on a ready store.
     futures::FutureExt::now_or_never(store.wait_until_ready()).is_some_and(|r| r.is_ok())
+}
+
+/// The Application as the watch last saw it (the API server's copy when the watch cannot tell);
+/// `None` once it is gone.
+pub(crate) async fn read_app(
+    watched: &Watched,
+    api: Api<DynamicObject>,
+    key: &str,
+) -> Result<Option<Application>> {
+    let Some((_, name)) = key.split_once('/') else {
+        return Ok(None);
+    };
+    let obj = match watched.application(key).await {
+        Lookup::Found(obj) => obj,
+        Lookup::Missing => return Ok(None),
+        Lookup::Unknown => {
+            match api.get_opt(name).await.map_err(|source| Error::Api {
+                what: format!("reading Application {key}"),
+                source: Box::new(source),
+            })? {
+                Some(obj) => Arc::new(obj),
+                None => return Ok(None),
+            }
+        }
+    };
+    application_of(&obj, key).map(Some)
+}
+
+/// The typed Application of an object the API server returned.
+pub(crate) fn application_of(obj: &DynamicObject, key: &str) -> Result<Application> {
+    serde_json::to_value(obj)
+        .and_then(serde_json::from_value)
+        .map_err(|e| Error::InvalidApplication {
+            name: key.to_string(),
+            reason: e.to_string(),
+        })
 }

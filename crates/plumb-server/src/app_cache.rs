@@ -101,7 +101,7 @@ impl AppCache {
     /// The Applications API the cache watches: the control namespace, or every namespace (then
     /// filtered) when others are served.
     pub(crate) fn api(&self, client: kube::Client) -> Api<DynamicObject> {
-        let resource = plumb_controller::application_resource();
+        let resource = plumb_app::application_resource();
         if self.patterns.is_empty() {
             Api::namespaced_with(client, &self.control, &resource)
         } else {

@@ -85,7 +85,7 @@ impl ServerConfig {
         Self {
             listen: SocketAddr::from(([0, 0, 0, 0], 8080)),
             tls: TlsMode::SelfSigned { names: Vec::new() },
-            control_namespace: plumb_controller::DEFAULT_CONTROL_NAMESPACE.to_string(),
+            control_namespace: plumb_app::DEFAULT_CONTROL_NAMESPACE.to_string(),
             limits: Limits::default(),
             source: plumb_source::Config::new(cache_dir),
             disable_auth: false,

@@ -102,8 +102,8 @@ impl Error {
     }
 }
 
-impl From<plumb_controller::request::Refused> for Error {
-    fn from(r: plumb_controller::request::Refused) -> Self {
+impl From<plumb_app::request::Refused> for Error {
+    fn from(r: plumb_app::request::Refused) -> Self {
         Self::FailedPrecondition(r.0)
     }
 }

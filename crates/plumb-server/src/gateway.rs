@@ -100,8 +100,8 @@ pub(crate) struct SyncOptionsBody {
 
 impl SyncRequestBody {
     /// The request the controller crate turns into an operation.
-    pub(crate) fn request(self) -> plumb_controller::request::SyncRequest {
-        plumb_controller::request::SyncRequest {
+    pub(crate) fn request(self) -> plumb_app::request::SyncRequest {
+        plumb_app::request::SyncRequest {
             revision: self.revision.filter(|r| !r.is_empty()),
             prune: self.prune,
             dry_run: self.dry_run,

@@ -9,8 +9,8 @@
 //!
 //! It reads and writes the same objects the controller and the core-mode CLI do (Applications in
 //! the control namespace, the settings ConfigMap), writes operations through
-//! `plumb_controller::request` (as `plumb app sync/rollback` do) and compares through
-//! `plumb_controller::compare` (as the controller and `plumb app diff` do), so none of them can
+//! `plumb_app::request` (as `plumb app sync/rollback` do) and compares through
+//! `plumb_app::compare` (as the controller and `plumb app diff` do), so none of them can
 //! disagree.
 //!
 //! The stack is axum on hyper 1 with rustls (ring): TLS with a generated self-signed certificate

@@ -34,9 +34,8 @@ pub(crate) async fn check(
     project: &AppProject,
     manifests: &[String],
 ) -> Result<Vec<ResourceKey>> {
-    let objects = plumb_source::local_manifests(manifests).map_err(|e| {
-        Error::InvalidArgument(format!("manifests: {}", plumb_controller::chain(&e)))
-    })?;
+    let objects = plumb_source::local_manifests(manifests)
+        .map_err(|e| Error::InvalidArgument(format!("manifests: {}", plumb_app::chain(&e))))?;
     let cluster = s.cluster_of(&app.spec.destination).await?;
     let catalog = cluster.discovery.catalog();
     let dest_ns = app.spec.destination.namespace.clone().unwrap_or_default();

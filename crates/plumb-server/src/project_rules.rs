@@ -9,7 +9,7 @@
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ListParams};
-use plumb_controller::{CLUSTER_SECRET_LABEL, ClusterSecret, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
+use plumb_app::{CLUSTER_SECRET_LABEL, ClusterSecret, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
 use plumb_model::application::{AppProject, Application};
 use plumb_policy::project::{Destination, check_application};
 

@@ -71,7 +71,7 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     );
     // Renders for the manifests endpoint use the repository Secrets and CA certificates the
     // controller uses, kept current while the server runs.
-    plumb_controller::load_repositories(&client, &config.control_namespace, &renderer).await;
+    plumb_app::load_repositories(&client, &config.control_namespace, &renderer).await;
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| Error::Io {
@@ -87,12 +87,12 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     let guard = request_guard(&client, &config, tls.is_none()).await?;
     let app_namespaces = match &config.application_namespaces {
         Some(list) => list.clone(),
-        None => plumb_controller::application_namespaces(&client, &config.control_namespace)
+        None => plumb_app::application_namespaces(&client, &config.control_namespace)
             .await
-            .map_err(|e| Error::Internal(plumb_controller::chain(&e)))?,
+            .map_err(|e| Error::Internal(plumb_app::chain(&e)))?,
     };
     // Started last, once nothing fallible is left, so an early error leaves no task behind.
-    let repositories = tokio::spawn(plumb_controller::watch_repositories(
+    let repositories = tokio::spawn(plumb_app::watch_repositories(
         client.clone(),
         config.control_namespace.clone(),
         renderer.clone(),

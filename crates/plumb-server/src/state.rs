@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use kube::api::{Api, DynamicObject};
 use kube::discovery::ApiResource;
-use plumb_controller::{
+use plumb_app::{
     Cluster, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER, application_resource, appproject_resource,
 };
 use plumb_model::Settings;
@@ -203,7 +203,7 @@ impl Inner {
             Error::Internal(format!(
                 "reading ConfigMap {}/{SETTINGS_CONFIGMAP}: {}",
                 self.namespace,
-                plumb_controller::chain(&e)
+                plumb_app::chain(&e)
             ))
         })
     }
@@ -218,7 +218,7 @@ impl Inner {
                     .map_err(|e| {
                         Error::Internal(format!(
                             "discovering the cluster's API: {}",
-                            plumb_controller::chain(&e)
+                            plumb_app::chain(&e)
                         ))
                     })
             })
@@ -247,7 +247,7 @@ impl AppState {
         let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
             kube::Api::namespaced(self.client.clone(), &self.namespace);
         let list = secrets
-            .list(&kube::api::ListParams::default().labels(plumb_controller::CLUSTER_SECRET_LABEL))
+            .list(&kube::api::ListParams::default().labels(plumb_app::CLUSTER_SECRET_LABEL))
             .await
             .map_err(|e| {
                 Error::kube(
@@ -258,7 +258,7 @@ impl AppState {
         let found = list
             .items
             .iter()
-            .filter_map(plumb_controller::ClusterSecret::from_secret)
+            .filter_map(plumb_app::ClusterSecret::from_secret)
             .find(|c| match server {
                 Some(s) => c.server.trim_end_matches('/') == s.trim_end_matches('/'),
                 None => Some(c.name.as_str()) == name,
@@ -280,12 +280,12 @@ impl AppState {
         if let Some(cluster) = known {
             return Ok(cluster);
         }
-        let unreachable = |e: plumb_controller::Error| {
+        let unreachable = |e: plumb_app::Error| {
             Error::FailedPrecondition(format!(
                 "cluster {} ({}): {}",
                 secret.name,
                 secret.server,
-                plumb_controller::chain(&e)
+                plumb_app::chain(&e)
             ))
         };
         let client = secret.client().await.map_err(unreachable)?;

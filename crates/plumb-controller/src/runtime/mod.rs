@@ -19,22 +19,20 @@ use plumb_model::Settings;
 use plumb_source::Renderer;
 use tokio::sync::mpsc;
 
-use crate::config::{
-    ControllerConfig, application_namespaces, appproject_resource, load_settings, plugins_dir,
-    render_limits,
-};
-use crate::context::{Cluster, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
-use crate::error::{Error, Result, chain};
+use crate::config::{ControllerConfig, load_settings, plugins_dir, render_limits};
 use crate::events::Events;
 use crate::metrics::Metrics;
 use crate::shared::{Queue, Shared};
+use plumb_app::{Cluster, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
+use plumb_app::{Error, Result, chain};
+use plumb_app::{application_namespaces, appproject_resource};
 
 mod watchers;
 
 /// Runs the controller until an unrecoverable error.
 pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     // Every request to the in-cluster API server counted (argocd_app_k8s_request_total).
-    let client = crate::k8s_requests::counted(client, IN_CLUSTER_SERVER);
+    let client = plumb_app::k8s_requests::counted(client, IN_CLUSTER_SERVER);
     let settings = load_settings(&client, &config).await?;
     let app_namespaces = match &config.application_namespaces {
         Some(list) => list.clone(),
@@ -67,7 +65,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     let renderer = Arc::new(Renderer::new(config.source.clone())?);
     renderer.set_limits(render_limits(&config, &engines.settings));
     renderer.set_plugins_dir(plugins_dir(&config, &engines.settings));
-    crate::repositories::load(&client, &config.control_namespace, &renderer).await;
+    plumb_app::repositories::load(&client, &config.control_namespace, &renderer).await;
     let mut cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.clone()).await?;
     let cache_cfg = LiveCacheConfig::default()
         .tracking(engines.tracking.clone())
@@ -236,7 +234,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
                 let (app_ns, app_name) = name
                     .split_once('/')
                     .unwrap_or((shared.config.control_namespace.as_str(), name.as_str()));
-                let reconciled = crate::k8s_requests::for_app(
+                let reconciled = plumb_app::k8s_requests::for_app(
                     app_ns,
                     app_name,
                     "",

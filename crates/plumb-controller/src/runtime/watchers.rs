@@ -226,7 +226,7 @@ pub(super) fn all_apps(shared: &Shared) -> Vec<String> {
 /// Connects to a cluster named by a cluster Secret and starts its live cache.
 async fn attach(
     shared: &Arc<Shared>,
-    secret: &crate::clusters::ClusterSecret,
+    secret: &plumb_app::clusters::ClusterSecret,
 ) -> Result<(Arc<Cluster>, tokio::task::JoinHandle<()>)> {
     let client = secret.client().await?;
     let mut cluster = Cluster::connect(&secret.server, &secret.name, client.clone()).await?;
@@ -273,14 +273,14 @@ pub(super) fn spawn_cluster_watcher(shared: Arc<Shared>) {
     tokio::spawn(async move {
         let api: Api<k8s_openapi::api::core::v1::Secret> =
             Api::namespaced(shared.client.clone(), &shared.config.control_namespace);
-        let cfg = watcher::Config::default().labels(crate::clusters::CLUSTER_SECRET_LABEL);
+        let cfg = watcher::Config::default().labels(plumb_app::clusters::CLUSTER_SECRET_LABEL);
         let mut stream = std::pin::pin!(watcher::watcher(api, cfg));
-        let mut known: HashMap<String, crate::clusters::ClusterSecret> = HashMap::new();
+        let mut known: HashMap<String, plumb_app::clusters::ClusterSecret> = HashMap::new();
         loop {
             let changed = match stream.try_next().await {
                 Ok(Some(watcher::Event::Apply(s) | watcher::Event::InitApply(s))) => {
                     let key = s.metadata.name.clone().unwrap_or_default();
-                    match crate::clusters::ClusterSecret::from_secret(&s) {
+                    match plumb_app::clusters::ClusterSecret::from_secret(&s) {
                         Some(c) if known.get(&key) != Some(&c) => {
                             known.insert(key, c);
                             true
@@ -322,8 +322,8 @@ pub(super) fn spawn_cluster_watcher(shared: Arc<Shared>) {
             }
             // Attach the new clusters first, then swap: Applications on clusters that stay never
             // see their cluster missing while another one connects.
-            let wanted: Vec<crate::clusters::ClusterSecret> = known.values().cloned().collect();
-            let to_attach: Vec<crate::clusters::ClusterSecret> = {
+            let wanted: Vec<plumb_app::clusters::ClusterSecret> = known.values().cloned().collect();
+            let to_attach: Vec<plumb_app::clusters::ClusterSecret> = {
                 let attached = shared.remote.read().unwrap_or_else(|e| e.into_inner());
                 wanted
                     .iter()
@@ -462,7 +462,7 @@ pub(super) fn spawn_repository_watcher(shared: Arc<Shared>) {
         shared.config.control_namespace.clone(),
         shared.renderer.clone(),
     );
-    tokio::spawn(crate::repositories::watch(
+    tokio::spawn(plumb_app::repositories::watch(
         client,
         ns,
         renderer,

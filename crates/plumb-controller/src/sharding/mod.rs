@@ -25,7 +25,7 @@ pub use argo::{Algorithm, ClusterRef};
 pub(crate) use membership::spawn as spawn_membership;
 pub use owner::Placement;
 
-use crate::context::{IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
+use plumb_app::{IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
 
 /// The name of the Lease of shard `n`.
 pub fn lease_name(shard: usize) -> String {
@@ -111,14 +111,14 @@ impl Sharding {
     pub(crate) fn resolve(
         config: &ShardingConfig,
         cmd_params: &BTreeMap<String, String>,
-    ) -> crate::error::Result<Option<Self>> {
+    ) -> plumb_app::Result<Option<Self>> {
         if config.replicas <= 1 {
             return Ok(None);
         }
         let hostname = hostname();
         let shard = config.shard.unwrap_or_else(|| argo::infer_shard(&hostname));
         if shard >= config.replicas {
-            return Err(crate::error::Error::Task(format!(
+            return Err(plumb_app::Error::Task(format!(
                 "shard {shard} is not below the number of replicas ({}): set ARGOCD_CONTROLLER_SHARD / --shard, or name the pod ...-<n>",
                 config.replicas
             )));

@@ -13,10 +13,11 @@
 
 use kube::api::{Patch, PatchParams};
 use plumb_model::application::Application;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::error::{Error, Result};
 use crate::shared::Shared;
+use plumb_app::status::StatusPatch;
+use plumb_app::{Error, Result};
 
 /// The annotation naming the replica (its Lease holder identity) that started the operation
 /// recorded in `status.operationState`.
@@ -96,10 +97,10 @@ pub(crate) async fn claim(shared: &Shared, app: &Application) -> Result<Option<O
 pub(crate) async fn write_status_at(
     shared: &Shared,
     app: &Application,
-    fields: Map<String, Value>,
+    fields: StatusPatch,
     rv: &str,
 ) -> Result<Option<String>> {
-    let patch = json!({"metadata": {"resourceVersion": rv}, "status": Value::Object(fields)});
+    let patch = json!({"metadata": {"resourceVersion": rv}, "status": fields});
     match shared
         .apps_api_in(app.namespace())
         .patch_status(app.name(), &PatchParams::default(), &Patch::Merge(&patch))
@@ -130,7 +131,7 @@ pub(crate) async fn write_status_at(
 pub(crate) async fn record_start(
     shared: &Shared,
     app: &Application,
-    running: Map<String, Value>,
+    running: StatusPatch,
     claimed: bool,
 ) -> Result<bool> {
     let claim = if claimed && shared.sharding.is_some() {

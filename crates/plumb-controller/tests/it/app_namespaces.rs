@@ -29,7 +29,7 @@ async fn create_project(ctl: &Controlled, name: &str, spec: Value) {
     let api: Api<DynamicObject> = Api::namespaced_with(
         ctl.client.clone(),
         ctl.ns.name(),
-        &plumb_controller::appproject_resource(),
+        &plumb_app::appproject_resource(),
     );
     let obj: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
@@ -42,11 +42,7 @@ async fn create_project(ctl: &Controlled, name: &str, spec: Value) {
 }
 
 fn apps_in(ctl: &Controlled, ns: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(
-        ctl.client.clone(),
-        ns,
-        &plumb_controller::application_resource(),
-    )
+    Api::namespaced_with(ctl.client.clone(), ns, &plumb_app::application_resource())
 }
 
 /// Creates an Application of `repo`'s `app` directory in namespace `ns`.

@@ -470,7 +470,7 @@ async fn create_project(ctl: &Controlled, spec: Value) {
     let api: Api<DynamicObject> = Api::namespaced_with(
         ctl.client.clone(),
         ctl.ns.name(),
-        &plumb_controller::appproject_resource(),
+        &plumb_app::appproject_resource(),
     );
     let name = spec["name"].as_str().expect("name").to_string();
     let obj: DynamicObject = serde_json::from_value(json!({
@@ -538,7 +538,7 @@ async fn a_deny_window_blocks_automated_and_manual_syncs_unless_manual_sync_is_a
     let api: Api<DynamicObject> = Api::namespaced_with(
         ctl.client.clone(),
         ctl.ns.name(),
-        &plumb_controller::appproject_resource(),
+        &plumb_app::appproject_resource(),
     );
     api.patch(
         "frozen",

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use plumb_controller::{
+use plumb_app::{
     Cluster, CompareOptions, Comparison, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER, compare,
 };
 use plumb_model::Settings;

@@ -29,7 +29,7 @@ async fn create_project(ctl: &Controlled, name: &str, spec: Value) {
     let api: Api<DynamicObject> = Api::namespaced_with(
         ctl.client.clone(),
         ctl.ns.name(),
-        &plumb_controller::appproject_resource(),
+        &plumb_app::appproject_resource(),
     );
     let obj: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
@@ -518,7 +518,7 @@ async fn applications_outside_the_control_namespace_are_not_reconciled() {
     let api: Api<DynamicObject> = Api::namespaced_with(
         ctl.client.clone(),
         elsewhere.name(),
-        &plumb_controller::application_resource(),
+        &plumb_app::application_resource(),
     );
     let obj: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",

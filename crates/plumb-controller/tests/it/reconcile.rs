@@ -259,7 +259,7 @@ async fn orphaned_resources_are_reported_when_the_project_asks() {
     let projects: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
         ctl.client.clone(),
         ctl.ns.name(),
-        &plumb_controller::appproject_resource(),
+        &plumb_app::appproject_resource(),
     );
     let patch = json!({"spec": {"orphanedResources": {"warn": true, "ignore": [{"kind": "Secret", "name": "ignored-*"}]}}});
     projects

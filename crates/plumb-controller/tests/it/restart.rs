@@ -30,7 +30,7 @@ async fn an_operation_interrupted_by_a_restart_is_failed_not_rerun() {
     let apps: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
         client.clone(),
         ctl_ns.name(),
-        &plumb_controller::application_resource(),
+        &plumb_app::application_resource(),
     );
     let app: kube::api::DynamicObject = serde_json::from_value(json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",

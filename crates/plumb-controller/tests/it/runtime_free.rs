@@ -16,9 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
-use plumb_controller::{
-    Cluster, CompareOptions, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER, compare,
-};
+use plumb_app::{Cluster, CompareOptions, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER, compare};
 use plumb_model::Settings;
 use plumb_model::application::Application;
 use plumb_source::Renderer;

@@ -3,7 +3,8 @@
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
-use plumb_controller::{ControllerConfig, application_resource, appproject_resource};
+use plumb_app::{application_resource, appproject_resource};
+use plumb_controller::ControllerConfig;
 use plumb_testenv::{TestEnv, TestNamespace};
 use serde_json::{Value, json};
 
@@ -92,7 +93,7 @@ impl Controlled {
         let c = client.clone();
         let task = tokio::spawn(async move {
             match plumb_controller::run(c, config).await {
-                Err(e) => eprintln!("CONTROLLER STOPPED: {}", plumb_controller::chain(&e)),
+                Err(e) => eprintln!("CONTROLLER STOPPED: {}", plumb_app::chain(&e)),
                 Ok(()) => eprintln!("CONTROLLER STOPPED"),
             }
         });

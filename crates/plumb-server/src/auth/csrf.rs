@@ -59,7 +59,7 @@ impl ApiContentTypes {
 
     /// The server's setting: argocd-cmd-params-cm in `ns`, read at start as Argo reads it.
     pub(crate) async fn read(client: &kube::Client, ns: &str) -> Result<Self> {
-        let cm = store::config_map(client, ns, plumb_controller::CMD_PARAMS_CONFIGMAP).await?;
+        let cm = store::config_map(client, ns, plumb_app::CMD_PARAMS_CONFIGMAP).await?;
         Ok(Self::parse(cm.get(CONTENT_TYPES_KEY).map(String::as_str)))
     }
 

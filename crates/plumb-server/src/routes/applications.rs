@@ -10,7 +10,7 @@ use axum::extract::{Path, RawQuery, State};
 use futures::StreamExt;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
-use plumb_controller::application_resource;
+use plumb_app::application_resource;
 use plumb_model::annotations::REFRESH;
 use plumb_model::application::Application;
 use serde_json::{Value, json};
@@ -489,7 +489,7 @@ async fn replace_spec(s: &AppState, name: &str, app: &Application) -> Result<Dyn
 }
 
 /// `DELETE /api/v1/applications/{name}?cascade=&propagationPolicy=`: the finalizers decide
-/// what happens to the resources (`plumb_controller::request::delete_finalizers`, as `plumb app
+/// what happens to the resources (`plumb_app::request::delete_finalizers`, as `plumb app
 /// delete`).
 pub(crate) async fn delete(
     State(s): State<AppState>,
@@ -516,7 +516,7 @@ pub(crate) async fn delete(
     };
     let (_, app) = s.app(&name).await?;
     let current = app.metadata.finalizers.clone().unwrap_or_default();
-    let wanted = plumb_controller::request::delete_finalizers(&current, cascade, background);
+    let wanted = plumb_app::request::delete_finalizers(&current, cascade, background);
     let (api, ns, n) = s.apps_for(&name)?;
     if wanted != current {
         api.patch(

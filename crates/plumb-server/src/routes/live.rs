@@ -72,7 +72,7 @@ pub(crate) struct Found {
     pub(crate) kind: ApiKind,
     pub(crate) api: Api<DynamicObject>,
     pub(crate) live: Value,
-    pub(crate) cluster: std::sync::Arc<plumb_controller::Cluster>,
+    pub(crate) cluster: std::sync::Arc<plumb_app::Cluster>,
 }
 
 /// argocd-cm's switch for Argo 3's fine-grained rights on an Application's resources.
@@ -184,10 +184,9 @@ pub(crate) async fn find(
         });
     let key = ResourceKey::new(&r.group, &r.kind, &r.namespace, &r.resource_name);
     let cluster = s.cluster_of(&app.spec.destination).await?;
-    let (kind, api) =
-        plumb_controller::actions::api_for(&cluster.discovery, &key, version.as_deref())
-            .await
-            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    let (kind, api) = plumb_app::actions::api_for(&cluster.discovery, &key, version.as_deref())
+        .await
+        .map_err(|e| Error::InvalidArgument(e.to_string()))?;
     let obj = api.get(&key.name).await.map_err(|e| {
         crate::state::not_found_or(e, &format!("{key} not found"), || format!("reading {key}"))
     })?;
@@ -433,7 +432,7 @@ async fn run_action(
             .as_deref()
             .unwrap_or_default(),
     };
-    plumb_controller::actions::write_action_result(
+    plumb_app::actions::write_action_result(
         &found.cluster.discovery,
         &project,
         &target,
@@ -443,7 +442,7 @@ async fn run_action(
     )
     .await
     .map_err(|e| match e {
-        plumb_controller::actions::ActionWriteError::Kube { context, source } => {
+        plumb_app::actions::ActionWriteError::Kube { context, source } => {
             Error::kube(format!("action '{}': {context}", req.action), source)
         }
         other => {

@@ -1,12 +1,12 @@
 //! `POST .../sync`, `POST .../rollback`, `DELETE .../operation`: the operation is written on the
 //! Application exactly as `plumb app sync/rollback/terminate-op` write it (the operation comes
-//! from `plumb_controller::request`), and the controller runs it.
+//! from `plumb_app::request`), and the controller runs it.
 
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use kube::api::{Patch, PatchParams};
-use plumb_controller::request;
+use plumb_app::request;
 use plumb_model::application::{Application, Operation};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};

@@ -1,14 +1,14 @@
 //! What an Application consists of: `resource-tree` (live objects with parent references and
 //! health), `managed-resources` (live, target, normalized and predicted state per object) and
 //! `manifests` (what Git renders to). Comparison and rendering are
-//! `plumb_controller::compare`, the function the controller and `plumb app diff` use.
+//! `plumb_app::compare`, the function the controller and `plumb app diff` use.
 
 use std::collections::BTreeSet;
 
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use kube::api::{Api, DynamicObject, ListParams};
-use plumb_controller::{CompareOptions, ComparedResource, Comparison, Refresh};
+use plumb_app::{CompareOptions, ComparedResource, Comparison, Refresh};
 use plumb_model::ResourceKey;
 use plumb_model::annotations::LAST_APPLIED;
 use plumb_model::application::{AppProject, Application};
@@ -64,16 +64,15 @@ async fn compare_app_with(
         sources: None,
         source_repos,
     };
-    let mut cmp =
-        plumb_controller::compare_with(app, &engines, &cluster, &s.renderer, &opts, local)
-            .await
-            .map_err(|e| {
-                Error::Compare(format!(
-                    "comparing Application {}: {}",
-                    app.name(),
-                    plumb_controller::chain(&e)
-                ))
-            })?;
+    let mut cmp = plumb_app::compare_with(app, &engines, &cluster, &s.renderer, &opts, local)
+        .await
+        .map_err(|e| {
+            Error::Compare(format!(
+                "comparing Application {}: {}",
+                app.name(),
+                plumb_app::chain(&e)
+            ))
+        })?;
     for r in &mut cmp.resources {
         if !permitted(&project, app, &cluster, &r.key) {
             r.live = None;
@@ -90,10 +89,10 @@ async fn compare_app_with(
 fn permitted(
     project: &AppProject,
     app: &Application,
-    cluster: &plumb_controller::Cluster,
+    cluster: &plumb_app::Cluster,
     key: &ResourceKey,
 ) -> bool {
-    plumb_controller::object_refusal(project, app, cluster, key).is_ok()
+    plumb_app::object_refusal(project, app, cluster, key).is_ok()
 }
 
 /// The Application's AppProject: its sourceRepos bound the Kustomize remote bases a render may

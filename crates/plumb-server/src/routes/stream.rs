@@ -109,7 +109,7 @@ pub(crate) async fn applications(
     let api = if s.app_namespaces.is_empty() {
         s.apps()
     } else {
-        Api::all_with(s.client.clone(), &plumb_controller::application_resource())
+        Api::all_with(s.client.clone(), &plumb_app::application_resource())
     };
     let served = s.clone();
     let control = s.namespace.clone();

@@ -191,7 +191,7 @@ async fn refresh(s: &AppState, push: &push::Push) -> crate::error::Result<Vec<St
     let api = if s.app_namespaces.is_empty() {
         s.apps()
     } else {
-        Api::all_with(s.client.clone(), &plumb_controller::application_resource())
+        Api::all_with(s.client.clone(), &plumb_app::application_resource())
     };
     let apps = api.list(&Default::default()).await.map_err(|e| {
         crate::error::Error::kube(format!("listing Applications in {}", s.namespace), e)
@@ -229,11 +229,8 @@ async fn refresh(s: &AppState, push: &push::Push) -> crate::error::Result<Vec<St
             continue;
         }
         let patch = json!({"metadata": {"annotations": {REFRESH: "normal"}}});
-        let apps: Api<DynamicObject> = Api::namespaced_with(
-            s.client.clone(),
-            &ns,
-            &plumb_controller::application_resource(),
-        );
+        let apps: Api<DynamicObject> =
+            Api::namespaced_with(s.client.clone(), &ns, &plumb_app::application_resource());
         match apps
             .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await

@@ -7,7 +7,7 @@ use std::time::Duration;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use kube::api::{Api, DynamicObject, PostParams};
-use plumb_controller::appproject_resource;
+use plumb_app::appproject_resource;
 use plumb_server::ThrottleConfig;
 use reqwest::Method;
 use serde_json::{Value, json};

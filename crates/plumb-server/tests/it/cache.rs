@@ -174,7 +174,7 @@ async fn reads_after_the_servers_writes_see_them_and_cluster_changes_appear() {
     let apps: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
         ns.name(),
-        &plumb_controller::application_resource(),
+        &plumb_app::application_resource(),
     );
     let obj: DynamicObject =
         serde_json::from_value(application(DIRECT, "apps/direct")).expect("object");

@@ -112,7 +112,7 @@ async fn customization_directories_give_actions_and_health_through_the_api() {
     let apps: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
         ns.name(),
-        &plumb_controller::application_resource(),
+        &plumb_app::application_resource(),
     );
     apps.patch_status(
         APP,

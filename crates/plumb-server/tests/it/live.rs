@@ -135,7 +135,7 @@ async fn live_resource_routes_act_on_the_tree_only_with_argo_rbac() {
         .await;
     assert_eq!(code, 200, "{body}");
     let apps: Api<DynamicObject> =
-        Api::namespaced_with(c.clone(), &ns, &plumb_controller::application_resource());
+        Api::namespaced_with(c.clone(), &ns, &plumb_app::application_resource());
     apps.patch_status(
         APP,
         &PatchParams::default(),

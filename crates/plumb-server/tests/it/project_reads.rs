@@ -3,7 +3,7 @@
 //! `applications, get` must not become a read of namespaces the project does not grant.
 
 use kube::api::{Api, DynamicObject, PostParams};
-use plumb_controller::appproject_resource;
+use plumb_app::appproject_resource;
 use plumb_testenv::git::GitRepo;
 use reqwest::Method;
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject, PostParams};
-use plumb_controller::appproject_resource;
+use plumb_app::appproject_resource;
 use reqwest::Method;
 use serde_json::{Value, json};
 

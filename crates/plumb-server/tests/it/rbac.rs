@@ -530,7 +530,7 @@ async fn applications_outside_the_control_namespace_are_project_namespace_name_o
     let projects: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
         s.client.clone(),
         s.ns.name(),
-        &plumb_controller::appproject_resource(),
+        &plumb_app::appproject_resource(),
     );
     let project: kube::api::DynamicObject = serde_json::from_value(json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",

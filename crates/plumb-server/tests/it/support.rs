@@ -5,7 +5,8 @@
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, PostParams};
-use plumb_controller::{ControllerConfig, appproject_resource};
+use plumb_app::appproject_resource;
+use plumb_controller::ControllerConfig;
 use plumb_server::{Running, ServerConfig, TlsMode};
 use plumb_testenv::{TestEnv, TestNamespace};
 use serde_json::{Value, json};
@@ -87,7 +88,7 @@ impl Stack {
         let c = client.clone();
         let controller = tokio::spawn(async move {
             if let Err(e) = plumb_controller::run(c, config).await {
-                eprintln!("CONTROLLER STOPPED: {}", plumb_controller::chain(&e));
+                eprintln!("CONTROLLER STOPPED: {}", plumb_app::chain(&e));
             }
         });
         let server = plumb_server::serve(client.clone(), server_config(ns.name()))

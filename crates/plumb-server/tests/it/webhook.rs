@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use base64::Engine;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DynamicObject, ListParams, PostParams};
-use plumb_controller::application_resource;
+use plumb_app::application_resource;
 use plumb_server::{Running, sign_sha256_hex};
 use serde_json::{Value, json};
 

@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
-use plumb_controller::{ControllerConfig, appproject_resource};
+use plumb_app::appproject_resource;
+use plumb_controller::ControllerConfig;
 use plumb_testenv::git::GitRepo;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -145,7 +146,7 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
     let c = client.clone();
     let controller = tokio::spawn(async move {
         if let Err(e) = plumb_controller::run(c, cc).await {
-            eprintln!("CONTROLLER STOPPED: {}", plumb_controller::chain(&e));
+            eprintln!("CONTROLLER STOPPED: {}", plumb_app::chain(&e));
         }
     });
 
@@ -447,7 +448,7 @@ async fn first_load_of_1000_applications() {
     let apps: Api<kube::api::DynamicObject> = Api::namespaced_with(
         client.clone(),
         ns.name(),
-        &plumb_controller::application_resource(),
+        &plumb_app::application_resource(),
     );
     let health = ["Healthy", "Healthy", "Healthy", "Progressing", "Degraded"];
     futures::stream::iter(0..count)

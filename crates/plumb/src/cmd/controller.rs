@@ -141,7 +141,7 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
     config.application_namespaces = args
         .application_namespaces
         .as_deref()
-        .map(plumb_controller::parse_namespace_list);
+        .map(plumb_app::parse_namespace_list);
     anyhow::ensure!(
         args.sync_wave_delay.is_finite() && args.sync_wave_delay >= 0.0,
         "--sync-wave-delay {} is not a number of seconds",

@@ -123,7 +123,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<Outcome> {
     config.application_namespaces = args
         .application_namespaces
         .as_deref()
-        .map(plumb_controller::parse_namespace_list);
+        .map(plumb_app::parse_namespace_list);
     config.login_throttle = plumb_server::ThrottleConfig::from_env();
     // Argo's variable for `server.api.content.types` (set, even empty, it wins over the
     // ConfigMap, which the server reads at start otherwise).

@@ -216,7 +216,7 @@ async fn run_action(client: &AppClient, args: RunArgs) -> Result<Outcome> {
                 .as_deref()
                 .unwrap_or_default(),
         };
-        plumb_controller::actions::write_action_result(
+        plumb_app::actions::write_action_result(
             &dest.discovery,
             &project,
             &target,

@@ -321,7 +321,7 @@ impl AppClient {
     pub async fn application_namespaces(&self) -> Result<Vec<String>> {
         let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
             Api::namespaced(self.kube()?.clone(), &self.namespace);
-        let cm = match api.get(plumb_controller::CMD_PARAMS_CONFIGMAP).await {
+        let cm = match api.get(plumb_app::CMD_PARAMS_CONFIGMAP).await {
             Ok(cm) => cm,
             Err(e) if is_not_found(&e) => return Ok(Vec::new()),
             // Someone who may list Applications but not read ConfigMaps lists the control
@@ -329,7 +329,7 @@ impl AppClient {
             Err(kube::Error::Api(status)) if status.code == 403 => {
                 tracing::debug!(
                     "cannot read {}: listing the control namespace only",
-                    plumb_controller::CMD_PARAMS_CONFIGMAP
+                    plumb_app::CMD_PARAMS_CONFIGMAP
                 );
                 return Ok(Vec::new());
             }
@@ -338,15 +338,15 @@ impl AppClient {
                     format!(
                         "reading ConfigMap {}/{}",
                         self.namespace,
-                        plumb_controller::CMD_PARAMS_CONFIGMAP
+                        plumb_app::CMD_PARAMS_CONFIGMAP
                     )
                 });
             }
         };
         Ok(cm
             .data
-            .and_then(|d| d.get(plumb_controller::APPLICATION_NAMESPACES_KEY).cloned())
-            .map(|v| plumb_controller::parse_namespace_list(&v))
+            .and_then(|d| d.get(plumb_app::APPLICATION_NAMESPACES_KEY).cloned())
+            .map(|v| plumb_app::parse_namespace_list(&v))
             .unwrap_or_default())
     }
 

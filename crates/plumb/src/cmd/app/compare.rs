@@ -1,12 +1,12 @@
 //! The comparison `app diff` and `app manifests` need, computed here with the controller's own
-//! code (`plumb_controller::compare`) against the cluster of the kubeconfig, so the CLI and the
+//! code (`plumb_app::compare`) against the cluster of the kubeconfig, so the CLI and the
 //! controller cannot disagree.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use plumb_controller::{
+use plumb_app::{
     Cluster, CompareOptions, Comparison, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER, Refresh,
 };
 use plumb_model::application::Application;
@@ -46,9 +46,9 @@ pub(crate) async fn compare_app(
         sources: None,
         source_repos: p.source_repos,
     };
-    plumb_controller::compare(app, &p.engines, &p.cluster, &p.renderer, &opts)
+    plumb_app::compare(app, &p.engines, &p.cluster, &p.renderer, &opts)
         .await
-        .map_err(|e| anyhow::anyhow!("{}", plumb_controller::chain(&e)))
+        .map_err(|e| anyhow::anyhow!("{}", plumb_app::chain(&e)))
         .with_context(|| format!("comparing Application {}", app.name()))
 }
 
@@ -181,7 +181,7 @@ async fn renderer_for(
     }
     let renderer = Arc::new(renderer);
     if repositories {
-        plumb_controller::load_repositories(client.kube()?, client.namespace(), &renderer).await;
+        plumb_app::load_repositories(client.kube()?, client.namespace(), &renderer).await;
     }
     Ok(renderer)
 }

@@ -41,7 +41,7 @@ pub struct DeleteArgs {
 /// The finalizers after choosing cascade or not (the controller crate's `delete_finalizers`,
 /// the same function `plumb server` uses).
 pub fn finalizers(current: &[String], cascade: bool, p: Propagation) -> Vec<String> {
-    plumb_controller::request::delete_finalizers(current, cascade, p == Propagation::Background)
+    plumb_app::request::delete_finalizers(current, cascade, p == Propagation::Background)
 }
 
 fn confirm(name: &str, cascade: bool) -> Result<bool> {

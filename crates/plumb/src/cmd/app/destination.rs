@@ -5,7 +5,7 @@
 use anyhow::{Context, Result, bail};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ListParams};
-use plumb_controller::{CLUSTER_SECRET_LABEL, ClusterSecret, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
+use plumb_app::{CLUSTER_SECRET_LABEL, ClusterSecret, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
 use plumb_model::application::ApplicationDestination;
 
 use super::client::AppClient;

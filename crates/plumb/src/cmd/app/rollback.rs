@@ -11,7 +11,7 @@
 
 use anyhow::{Result, bail};
 use clap::Args;
-use plumb_controller::request;
+use plumb_app::request;
 use plumb_model::application::{Application, Operation, RevisionHistory};
 use serde_json::Value;
 
@@ -136,7 +136,7 @@ pub async fn run(client: &AppClient, args: RollbackArgs) -> Result<Outcome> {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
-    use plumb_controller::request::OPERATION_IN_PROGRESS;
+    use plumb_app::request::OPERATION_IN_PROGRESS;
     use serde_json::json;
 
     use super::*;

@@ -22,7 +22,7 @@ use std::io::Write;
 
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use plumb_controller::request::{SyncRequest, refuse_sync, sync_operation};
+use plumb_app::request::{SyncRequest, refuse_sync, sync_operation};
 use plumb_model::application::{
     Application, Backoff, Operation, ResultCode, RetryStrategy, SyncStatusCode, SyncStrategy,
     SyncStrategyForce,
@@ -489,7 +489,7 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use clap::Parser;
-    use plumb_controller::request::OPERATION_IN_PROGRESS;
+    use plumb_app::request::OPERATION_IN_PROGRESS;
     use serde_json::{Value, json};
 
     use super::*;

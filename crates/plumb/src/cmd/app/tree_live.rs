@@ -69,8 +69,8 @@ async fn core_nodes(client: &AppClient, rows: &[ResourceRow]) -> Result<Vec<Valu
         }
     }
     // Health as the server judges it: the settings' Lua rules and unknown-kind mode.
-    let engines = plumb_controller::Engines::new(client.settings().await?, client.namespace(), &[])
-        .map_err(|e| anyhow::anyhow!("{}", plumb_controller::chain(&e)))
+    let engines = plumb_app::Engines::new(client.settings().await?, client.namespace(), &[])
+        .map_err(|e| anyhow::anyhow!("{}", plumb_app::chain(&e)))
         .context("reading the settings ConfigMap")?;
     let tree = plumb_server::tree::build(&managed, &candidates, &engines.assessor);
     Ok(nodes_of(tree))

@@ -16,15 +16,14 @@ use kube::runtime::watcher;
 use plumb_source::{Renderer, RepoCredentials, TlsCerts};
 
 /// Label selector of the Secrets that describe repositories.
-pub(crate) const REPOSITORY_SECRETS: &str =
-    "argocd.argoproj.io/secret-type in (repository,repo-creds)";
+pub const REPOSITORY_SECRETS: &str = "argocd.argoproj.io/secret-type in (repository,repo-creds)";
 
 /// Argo CD's ConfigMap of repository CA certificates (one key per host name).
-pub(crate) const TLS_CERTS_CM: &str = "argocd-tls-certs-cm";
+pub const TLS_CERTS_CM: &str = "argocd-tls-certs-cm";
 
 /// The repository Secrets and certificates as last seen.
 #[derive(Default)]
-pub(crate) struct Repositories {
+pub struct Repositories {
     secrets: BTreeMap<String, RepoCredentials>,
     certs: TlsCerts,
 }

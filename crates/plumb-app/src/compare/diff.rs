@@ -7,10 +7,12 @@ use plumb_diff::{DiffConfig, DiffResult, IgnoreOptions, IgnoreRules, Pair, Strat
 use plumb_model::application::{Application, SyncStatusCode};
 use serde_json::Value;
 
-use super::{CompareOptions, ComparedResource, Written};
+use super::options::CompareOptions;
+use super::outcome::ComparedResource;
 use crate::context::{Cluster, Engines};
 use crate::diff_cache::{DiffScope, Hit, Probe};
 use crate::error::{Error, Result};
+use crate::written::Written;
 
 /// How the pairs of one Application are diffed.
 pub(super) struct DiffSetup {

@@ -13,7 +13,8 @@ use plumb_model::{GroupKind, ResourceKey};
 use plumb_source::{RenderRequest, Rendered, Renderer};
 use serde_json::{Value, json};
 
-use super::{CompareOptions, SkippedObject};
+use super::options::CompareOptions;
+use super::outcome::SkippedObject;
 use crate::context::Engines;
 use crate::error::{Error, Result};
 
@@ -106,7 +107,7 @@ pub(super) fn prepare(
         if skip {
             desired.skipped.push(SkippedObject {
                 key: ResourceKey::of(&obj),
-                version: super::short_version(&obj),
+                version: short_version(&obj),
                 sync_wave: plumb_sync::hook::sync_wave(&obj),
             });
             continue;
@@ -174,4 +175,12 @@ fn set_annotation(obj: &mut Value, key: &str, value: &str) {
         meta["annotations"] = json!({});
     }
     meta["annotations"][key] = Value::String(value.to_string());
+}
+
+/// The version part of an object's `apiVersion` (`apps/v1` → `v1`).
+pub(super) fn short_version(obj: &Value) -> String {
+    obj.get("apiVersion")
+        .and_then(Value::as_str)
+        .map(|v| v.rsplit('/').next().unwrap_or(v).to_string())
+        .unwrap_or_default()
 }

@@ -19,7 +19,7 @@ use prometheus_client::metrics::family::Family;
 
 /// One series of `argocd_app_k8s_request_total`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub(crate) struct K8sRequestLabels {
+pub struct K8sRequestLabels {
     server: String,
     verb: String,
     resource_kind: String,
@@ -32,7 +32,7 @@ pub(crate) struct K8sRequestLabels {
 
 /// The counters, shared by every counted client of the process and registered by
 /// [`crate::Metrics`].
-pub(crate) static K8S_REQUESTS: LazyLock<Family<K8sRequestLabels, Counter>> =
+pub static K8S_REQUESTS: LazyLock<Family<K8sRequestLabels, Counter>> =
     LazyLock::new(Family::default);
 
 /// The Application a task works for.
@@ -49,7 +49,7 @@ tokio::task_local! {
 
 /// `fut` with its Kubernetes requests attributed to Application `namespace/name` of `project`
 /// (empty when not known yet: [`set_project`] fills it in).
-pub(crate) fn for_app<F: Future>(
+pub fn for_app<F: Future>(
     namespace: &str,
     name: &str,
     project: &str,
@@ -64,7 +64,7 @@ pub(crate) fn for_app<F: Future>(
 }
 
 /// Records the project of the Application the current task works for (known once it is read).
-pub(crate) fn set_project(project: &str) {
+pub fn set_project(project: &str) {
     let _ = APP.try_with(|a| a.borrow_mut().project = project.to_string());
 }
 
@@ -125,7 +125,7 @@ fn labels_of(server: &str, req: &Request<Body>) -> K8sRequestLabels {
 }
 
 /// `client` with every request counted under `server` (the destination's URL).
-pub(crate) fn counted(client: kube::Client, server: &str) -> kube::Client {
+pub fn counted(client: kube::Client, server: &str) -> kube::Client {
     let namespace = client.default_namespace().to_string();
     let server = server.to_string();
     let svc = tower::service_fn(move |req: Request<Body>| {

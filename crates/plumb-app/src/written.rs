@@ -73,7 +73,7 @@ pub(crate) fn predicts(hash: &str, stored: &Value, desired: &Value, live: &Value
 /// Whether `cached` (a resourceVersion from the live cache) is at least `stored`. Kubernetes
 /// says resourceVersions are opaque; every API server this runs against hands out etcd revisions
 /// (decimal integers), and when either is not one the cache is not trusted.
-pub(super) fn at_least(cached: &str, stored: &str) -> bool {
+pub(crate) fn at_least(cached: &str, stored: &str) -> bool {
     match (cached.parse::<u64>(), stored.parse::<u64>()) {
         (Ok(c), Ok(s)) => c >= s,
         _ => false,

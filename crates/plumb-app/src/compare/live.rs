@@ -8,10 +8,9 @@ use plumb_model::ResourceKey;
 use plumb_model::application::Application;
 use serde_json::Value;
 
-use super::Written;
-use super::written::at_least;
 use crate::context::{Cluster, Engines};
 use crate::error::{Error, Result};
+use crate::written::{Written, at_least};
 
 /// Where a comparison reads live objects from.
 #[derive(Clone, Copy)]

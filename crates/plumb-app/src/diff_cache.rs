@@ -380,7 +380,7 @@ impl AppliedAnswers {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let (hash, text) = inner.get(key)?;
         let stored: Value = serde_json::from_str(text).ok()?;
-        if !crate::compare::predicts(hash, &stored, desired, live) {
+        if !crate::written::predicts(hash, &stored, desired, live) {
             return None;
         }
         inner.remove(key);

@@ -9,10 +9,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use plumb_diff::{DiffResult, IgnoreRules, Pair, PairOptions};
+use plumb_diff::{Pair, PairOptions};
 use plumb_health::{AppResource, HealthStatus};
 use plumb_model::ResourceKey;
-use plumb_model::application::{Application, ApplicationSource, SyncStatusCode};
+use plumb_model::application::{Application, SyncStatusCode};
 use plumb_source::Renderer;
 use serde_json::Value;
 
@@ -22,104 +22,15 @@ use crate::error::{Error, Result};
 mod desired;
 mod diff;
 mod live;
-mod written;
+mod options;
+mod outcome;
 
+pub use options::CompareOptions;
+pub use outcome::{ComparedResource, Comparison, SkippedObject};
 pub use plumb_source::Refresh;
-pub use written::Written;
-pub(crate) use written::predicts;
 
-/// Options of one comparison.
-#[derive(Debug, Clone, Default)]
-pub struct CompareOptions {
-    /// Compare against this revision instead of the Application's target (a sync's `revision`).
-    pub revision: Option<String>,
-    /// Cache use for the render.
-    pub refresh: Refresh,
-    /// When the refresh or operation was asked for: with a refresh that needs fresh refs, a
-    /// ref listing started since answers (`None`: one started after the render began).
-    pub refs_asked_at: Option<std::time::Instant>,
-    /// Name managers of drifted fields (diff attribution).
-    pub attribution: bool,
-    /// Read every live object from the API server instead of the live cache (right after a
-    /// sync, when the cache may not have seen the writes yet).
-    pub fresh_reads: bool,
-    /// Compare against these sources instead of the Application's (an operation's
-    /// `sync.source`, or `sync.sources` of a multi-source rollback, with its revisions applied).
-    pub sources: Option<Vec<ApplicationSource>>,
-    /// The project's `sourceRepos`, which kustomize remote bases must match. Not optional: every
-    /// caller (controller, `plumb app diff/manifests`, the API server) loads the Application's
-    /// AppProject first and refuses to render without it.
-    pub source_repos: Vec<String>,
-}
-
-/// One compared object.
-#[derive(Debug, Clone)]
-pub struct ComparedResource {
-    /// Identity (namespace defaulted).
-    pub key: ResourceKey,
-    /// API version of the desired object, else of the live one.
-    pub version: String,
-    /// What Git declares, prepared for apply (namespace, tracking annotation).
-    pub desired: Option<Value>,
-    /// The file (and document) it came from.
-    pub source: Option<String>,
-    /// What the cluster holds.
-    pub live: Option<Value>,
-    /// The diff; `None` for hooks.
-    pub diff: Option<DiffResult>,
-    /// Sync status; `None` for hooks.
-    pub status: Option<SyncStatusCode>,
-    /// Health; `None` when the kind has none (or the object is a hook or ignored).
-    pub health: Option<HealthStatus>,
-    /// Live object tracked by this Application that Git no longer declares.
-    pub requires_pruning: bool,
-    /// `argocd.argoproj.io/sync-wave` (else `helm.sh/hook-weight`), default 0.
-    pub sync_wave: i64,
-    /// Whether the object is a sync hook.
-    pub hook: bool,
-    /// Another Application (its instance name, as Argo CD names it in messages) whose tracking
-    /// annotation the live object carries.
-    pub shared_with: Option<String>,
-}
-
-/// An object Git declares with `argocd.argoproj.io/hook: Skip`: never applied or compared, but
-/// listed in `status.resources` (without status or health), as Argo CD lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkippedObject {
-    /// Identity (namespace defaulted).
-    pub key: ResourceKey,
-    /// API version.
-    pub version: String,
-    /// `argocd.argoproj.io/sync-wave`, default 0.
-    pub sync_wave: i64,
-}
-
-/// The result of comparing one Application.
-#[derive(Debug, Clone)]
-pub struct Comparison {
-    /// The commit compared against (first source), and every source's commit.
-    pub revision: String,
-    /// Commits of all sources, in `spec.sources` order.
-    pub revisions: Vec<String>,
-    /// The sources compared (with the revision override applied).
-    pub sources: Vec<ApplicationSource>,
-    /// Detected source type of each source (`Helm`, `Kustomize`, `Directory`, ...).
-    pub source_types: Vec<String>,
-    /// Every compared object, ordered by key.
-    pub resources: Vec<ComparedResource>,
-    /// Objects Git marks `Skip`, ordered by key.
-    pub skipped: Vec<SkippedObject>,
-    /// Application sync status.
-    pub sync: SyncStatusCode,
-    /// Application health.
-    pub health: HealthStatus,
-    /// Warnings found while comparing (`SharedResourceWarning`, ...): (type, message).
-    pub warnings: Vec<(String, String)>,
-    /// Images of the live workloads.
-    pub images: Vec<String>,
-    /// The ignore rules compared with (a sync with `RespectIgnoreDifferences=true` uses them).
-    pub ignore: IgnoreRules,
-}
+use crate::written::Written;
+use desired::short_version;
 
 /// Compares an Application with its destination cluster: render → prepare the desired objects →
 /// read the live ones → pair → diff → health. The caches are the comparison's collaborators: the
@@ -331,14 +242,6 @@ async fn assess_health(
     Ok((resources, app_health.status))
 }
 
-/// The version part of an object's `apiVersion` (`apps/v1` → `v1`).
-fn short_version(obj: &Value) -> String {
-    obj.get("apiVersion")
-        .and_then(Value::as_str)
-        .map(|v| v.rsplit('/').next().unwrap_or(v).to_string())
-        .unwrap_or_default()
-}
-
 fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
     obj.pointer("/metadata/annotations")
         .and_then(|a| a.get(key))
@@ -347,7 +250,7 @@ fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
 
 /// The Application's sync status from its resources: OutOfSync when any is, except extraneous
 /// objects marked `IgnoreExtraneous`.
-pub(crate) fn app_sync(resources: &[ComparedResource]) -> SyncStatusCode {
+pub fn app_sync(resources: &[ComparedResource]) -> SyncStatusCode {
     if resources.iter().any(|r| {
         r.status == Some(SyncStatusCode::OutOfSync)
             && !(r.requires_pruning && r.live.as_ref().is_some_and(ignores_extraneous))

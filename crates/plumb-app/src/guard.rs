@@ -15,7 +15,7 @@ use crate::compare::{Comparison, app_sync};
 use crate::context::{Cluster, Engines};
 
 /// What the Application's project refuses about the Application itself, one message each.
-pub(crate) fn application_violations(
+pub fn application_violations(
     project: &AppProject,
     app: &Application,
     control_namespace: &str,
@@ -35,7 +35,7 @@ const IMPERSONATION: &str = "application.sync.impersonation.enabled";
 /// protection Plumb does not provide yet (issue #27), if it does. Fail closed: a project that
 /// relies on signed commits or on impersonation would otherwise be less safe after the switch,
 /// and nothing would say so.
-pub(crate) fn unenforced_protection(
+pub fn unenforced_protection(
     project: &AppProject,
     settings: &plumb_model::Settings,
 ) -> Option<String> {
@@ -71,7 +71,7 @@ pub(crate) fn unenforced_protection(
 
 /// The project's verdicts on a comparison: forbidden objects marked ([`mark_forbidden`]) and
 /// the orphaned-resources warning when the project asks for it.
-pub(crate) fn apply_project(
+pub fn apply_project(
     cmp: &mut Comparison,
     project: &AppProject,
     app: &Application,
@@ -87,7 +87,7 @@ pub(crate) fn apply_project(
 /// Marks the compared objects the project forbids: sync and health `Unknown`, the health message
 /// naming the rule, and one InvalidSpecError condition listing them. They no longer count for
 /// the Application's sync status (they can never be synced).
-pub(crate) fn mark_forbidden(
+pub fn mark_forbidden(
     cmp: &mut Comparison,
     project: &AppProject,
     app: &Application,
@@ -125,7 +125,7 @@ pub fn object_refusal(
 }
 
 /// The sync engine's per-object check for this project and destination.
-pub(crate) fn permission_check(
+pub fn permission_check(
     project: &AppProject,
     app: &Application,
     cluster: &Cluster,
