@@ -10,12 +10,13 @@ use anyhow::{Context, Result, bail};
 use plumb_model::ResourceKey;
 use serde_json::{Value, json};
 
-use super::actions::{self, ActionsArgs, ActionsCommand, DisplayedAction};
-use super::delete_resource::DeleteResourceArgs;
-use super::logs::LogsArgs;
-use super::managed::{self, LiveResource, ResourceFilterArgs};
-use super::patch_resource::{PatchResourceArgs, parse_patch};
-use super::remote::{app_url, application};
+use super::routes::app_url;
+use crate::cmd::app::actions::{self, ActionsArgs, ActionsCommand, DisplayedAction};
+use crate::cmd::app::backend::objects::application;
+use crate::cmd::app::delete_resource::DeleteResourceArgs;
+use crate::cmd::app::logs::LogsArgs;
+use crate::cmd::app::managed::{self, LiveResource, ResourceFilterArgs};
+use crate::cmd::app::patch_resource::{PatchResourceArgs, parse_patch};
 use crate::cmd::remote::ServerClient;
 use crate::exit::Outcome;
 
