@@ -6,7 +6,6 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::{Result, bail};
 use clap::{ArgAction, Args, ValueEnum};
-use serde_json::json;
 
 use super::client::AppClient;
 use crate::exit::Outcome;
@@ -76,27 +75,16 @@ pub async fn run(client: &AppClient, args: DeleteArgs) -> Result<Outcome> {
         if !args.yes && !confirm(name, args.cascade)? {
             continue;
         }
-        if client.server().is_some() {
-            // The server sets the finalizers from cascade and propagationPolicy, as below.
-            client
-                .delete_through_server(
-                    name,
-                    args.cascade,
-                    args.propagation_policy == Propagation::Background,
-                )
-                .await?;
-            println!("application '{name}' deleted");
-            continue;
-        }
-        let current = app.metadata.finalizers.clone().unwrap_or_default();
-        let wanted = finalizers(&current, args.cascade, args.propagation_policy);
-        if wanted != current {
-            client
-                .merge_patch(name, &json!({"metadata": {"finalizers": wanted}}))
-                .await?;
-        }
-        // Removing the last finalizer of an Application already being deleted deletes it.
-        client.delete(name).await?;
+        // Through plumb server, the server sets the finalizers from cascade and
+        // propagationPolicy as the core backend does.
+        client
+            .delete_app(
+                name,
+                &app,
+                args.cascade,
+                args.propagation_policy == Propagation::Background,
+            )
+            .await?;
         println!("application '{name}' deleted");
     }
     Ok(Outcome::Success)

@@ -1,11 +1,10 @@
 //! A destination resolved to both its server URL and its cluster name, which project checks
 //! need (an AppProject may list either): the local cluster under its two aliases, other clusters
-//! from Argo CD cluster Secrets in the control namespace.
+//! as the backend finds them (core mode: Argo CD cluster Secrets in the control namespace;
+//! through plumb server: as given, the server checks them).
 
-use anyhow::{Context, Result, bail};
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ListParams};
-use plumb_app::{CLUSTER_SECRET_LABEL, ClusterSecret, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
+use anyhow::Result;
+use plumb_app::{IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
 use plumb_model::application::ApplicationDestination;
 
 use super::client::AppClient;
@@ -24,40 +23,7 @@ pub async fn resolve(
     if server.is_empty() && name.is_empty() {
         return Ok((String::new(), String::new()));
     }
-    if client.server().is_some() {
-        // Through plumb server there are no cluster Secrets to read: the destination as given
-        // (the server and the controller check it against the project).
-        return Ok((server.to_string(), name.to_string()));
-    }
-    let secrets: Api<Secret> = Api::namespaced(client.kube()?.clone(), client.namespace());
-    let list = secrets
-        .list(&ListParams::default().labels(CLUSTER_SECRET_LABEL))
-        .await
-        .with_context(|| {
-            format!(
-                "listing cluster Secrets in namespace '{}'",
-                client.namespace()
-            )
-        })?;
-    let clusters: Vec<ClusterSecret> = list
-        .items
-        .iter()
-        .filter_map(ClusterSecret::from_secret)
-        .collect();
-    let found = clusters.iter().find(|c| {
-        if server.is_empty() {
-            c.name == name
-        } else {
-            c.server == server
-        }
-    });
-    match found {
-        Some(c) => Ok((c.server.clone(), c.name.clone())),
-        None if server.is_empty() => {
-            bail!("unable to find destination server: there are no clusters with this name: {name}")
-        }
-        None => Ok((server.to_string(), String::new())),
-    }
+    client.find_cluster(server, name).await
 }
 
 fn local(server: &str, name: &str) -> Option<(String, String)> {

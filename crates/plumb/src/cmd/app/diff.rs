@@ -1,13 +1,11 @@
 //! `plumb app diff NAME`: what a sync would change, in `argocd app diff` format.
 
-use std::io::Write;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{ArgAction, Args};
 
-use crate::cmd::diff::{DiffFormatArg, render_options};
-
-use super::AppClient;
+use super::client::AppClient;
+use super::diff_view::DiffView;
+use crate::cmd::diff::DiffFormatArg;
 use crate::exit::Outcome;
 
 /// Show what differs between Git and the cluster for an Application.
@@ -56,95 +54,27 @@ pub struct DiffArgs {
 /// Runs `app diff`.
 pub async fn run(client: &AppClient, args: DiffArgs) -> Result<Outcome> {
     let app = client.get(&args.name).await?;
-    let shown = print_diff(
-        client,
-        &app,
-        &DiffView {
-            revision: args.revision.clone(),
-            hard_refresh: args.hard_refresh,
-            attribution: args.attribution,
-            format: args.diff_format,
-            local: args.local.clone().map(|dir| plumb_source::LocalSource {
-                dir,
-                repo_root: args.local_repo_root.clone(),
-            }),
-        },
-        &mut std::io::stdout(),
-    )
-    .await?;
+    let shown = client
+        .print_diff(
+            &app,
+            &DiffView {
+                revision: args.revision.clone(),
+                hard_refresh: args.hard_refresh,
+                attribution: args.attribution,
+                format: args.diff_format,
+                local: args.local.clone().map(|dir| plumb_source::LocalSource {
+                    dir,
+                    repo_root: args.local_repo_root.clone(),
+                }),
+            },
+            &mut std::io::stdout(),
+        )
+        .await?;
     Ok(if shown > 0 && args.exit_code {
         Outcome::Negative
     } else {
         Outcome::Success
     })
-}
-
-/// What `app diff` compares and how it prints it; `app sync --preview-changes` passes the
-/// defaults of `app diff` (with the sync's `--revision`).
-#[derive(Debug, Clone)]
-pub(crate) struct DiffView {
-    /// Compare against this revision instead of the Application's target.
-    pub revision: Option<String>,
-    /// Render again, bypassing the manifest cache.
-    pub hard_refresh: bool,
-    /// Print the field-manager lines.
-    pub attribution: bool,
-    /// Text format of each object's diff.
-    pub format: DiffFormatArg,
-    /// Render this local directory instead of the repository (`--local`).
-    pub local: Option<plumb_source::LocalSource>,
-}
-
-impl Default for DiffView {
-    fn default() -> Self {
-        Self {
-            revision: None,
-            hard_refresh: false,
-            attribution: true,
-            format: DiffFormatArg::Normal,
-            local: None,
-        }
-    }
-}
-
-/// Compares `app` with the cluster and writes the `app diff` text of every differing object
-/// (hooks left out, Secrets masked, live objects Git no longer declares shown as removed) to
-/// `out`; returns how many objects differ.
-pub(crate) async fn print_diff(
-    client: &AppClient,
-    app: &plumb_model::application::Application,
-    view: &DiffView,
-    out: &mut impl Write,
-) -> Result<usize> {
-    // Through plumb server: the server compares, with its tools and the controller's code.
-    // With `--local`, the directory is rendered here and the server compares what it renders.
-    if client.server().is_some() {
-        let qualified = format!("{}/{}", app.namespace(), app.name());
-        return super::remote::print_diff(client, &qualified, view, out).await;
-    }
-    let cmp = super::compare::compare_app(
-        client,
-        app,
-        view.revision.clone(),
-        view.hard_refresh,
-        view.attribution,
-        view.local.as_ref(),
-    )
-    .await?;
-    // As `argocd app diff`: a modified object, and a tracked live object Git no longer
-    // declares (shown as removed, so a gate on the exit code sees deletions).
-    let shown: Vec<plumb_diff::MaskedDiff> = cmp
-        .resources
-        .iter()
-        .filter(|r| !r.hook)
-        .filter_map(|r| r.diff.as_ref())
-        .filter(|d| d.modified || d.action == plumb_diff::Action::Extra)
-        .map(plumb_diff::mask)
-        .collect();
-    let opts = render_options(view.format.format(), view.attribution);
-    plumb_diff::render(&shown, &opts, out).context("writing the diff")?;
-    out.flush().context("writing the diff")?;
-    Ok(shown.len())
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@ use clap::{Args, ValueEnum};
 use plumb_model::annotations::TRACKING_ID;
 use serde_json::Value;
 
-use super::AppClient;
+use super::backend::core::compare::compare_app;
+use super::client::AppClient;
 use crate::exit::Outcome;
 
 /// Where the manifests come from.
@@ -50,7 +51,7 @@ pub async fn run(client: &AppClient, args: ManifestsArgs) -> Result<Outcome> {
         dir,
         repo_root: args.local_repo_root.clone(),
     });
-    let cmp = super::compare::compare_app(
+    let cmp = compare_app(
         client,
         &app,
         args.revision.clone(),

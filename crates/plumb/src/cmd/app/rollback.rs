@@ -9,14 +9,13 @@
 //! deleted, while automated sync is on (it would sync forward again at
 //! once), and while another operation is in progress. Exit codes otherwise as `app sync`.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args;
 use plumb_app::request;
 use plumb_model::application::{Application, Operation, RevisionHistory};
-use serde_json::Value;
 
-use super::OutputFormat;
-use super::client::AppClient;
+use super::client::{AppClient, RollbackRequest};
+use super::output_format::OutputFormat;
 use crate::exit::Outcome;
 
 /// `plumb app rollback`.
@@ -50,69 +49,37 @@ pub fn find_revision_history(app: &Application, id: Option<i64>) -> Result<Revis
 }
 
 // What Argo's API server refuses before writing the operation.
-fn refuse(app: &Application, entry: &RevisionHistory) -> Result<()> {
+pub(crate) fn refuse(app: &Application, entry: &RevisionHistory) -> Result<()> {
     Ok(request::refuse_rollback(app, entry)?)
+}
+
+impl RollbackArgs {
+    /// The rollback these flags ask for.
+    pub(crate) fn request(&self) -> RollbackRequest<'_> {
+        RollbackRequest {
+            name: &self.name,
+            id: self.id,
+            prune: self.prune,
+            dry_run: self.dry_run,
+        }
+    }
 }
 
 /// The operation Argo's `Rollback` writes for this history entry (the controller crate's
 /// `rollback_operation`, the same function `plumb server` uses).
 pub fn operation(
-    args: &RollbackArgs,
+    req: &RollbackRequest<'_>,
     app: &Application,
     entry: &RevisionHistory,
     username: &str,
 ) -> Operation {
-    request::rollback_operation(args.prune, args.dry_run, app, entry, username)
+    request::rollback_operation(req.prune, req.dry_run, app, entry, username)
 }
 
-/// Writes the rollback operation unless refused, retrying on write conflicts.
+/// Writes the rollback operation unless refused (through plumb server, the server finds the
+/// entry, refuses and writes it, with the caller as its initiator).
 pub async fn request(client: &AppClient, args: &RollbackArgs) -> Result<Application> {
-    if let Some(srv) = client.server() {
-        // Argo's `Rollback`: the server finds the entry, refuses as below and writes the
-        // operation (with the caller as its initiator).
-        let (ns, name) = client.locate(&args.name);
-        let mut body = serde_json::json!({"name": name, "id": args.id.unwrap_or(-1),
-            "prune": args.prune, "dryRun": args.dry_run});
-        if !ns.is_empty() {
-            body["appNamespace"] = Value::from(ns);
-        }
-        let path = format!(
-            "/api/v1/applications/{}/rollback",
-            crate::cmd::remote::enc(name)
-        );
-        return super::remote::application(srv.post(&path, &body).await?);
-    }
-    let username = client.username();
-    for _ in 0..10 {
-        let app = client.get(&args.name).await?;
-        let entry = find_revision_history(&app, args.id)?;
-        refuse(&app, &entry)?;
-        let op = operation(args, &app, &entry, &username);
-        // The history entry's source is rendered and applied: the project must still permit
-        // it (the controller checks it again before the sync).
-        let mut requested = app.clone();
-        requested.operation = Some(op.clone());
-        super::set::check_project(client, &requested).await?;
-        let rv = app
-            .metadata
-            .other
-            .get("resourceVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let patch = serde_json::json!({"operation": serde_json::to_value(&op)?});
-        if let Some(updated) = client.merge_patch_at(&args.name, &rv, patch).await? {
-            return Ok(updated);
-        }
-        tracing::debug!(
-            "Application {} changed while requesting the rollback; retrying",
-            args.name
-        );
-    }
-    bail!(
-        "could not request the rollback of application '{}': it keeps changing",
-        args.name
-    )
+    client.request_rollback(&args.request()).await
 }
 
 /// Runs `plumb app rollback`.
@@ -229,7 +196,12 @@ mod tests {
     fn the_operation_syncs_to_the_recorded_commit_and_source() {
         let app = payments();
         let entry = find_revision_history(&app, None).unwrap();
-        let op = operation(&parse(&["payments-api", "--prune"]), &app, &entry, "carol");
+        let op = operation(
+            &parse(&["payments-api", "--prune"]).request(),
+            &app,
+            &entry,
+            "carol",
+        );
         assert_eq!(
             serde_json::to_value(&op).unwrap(),
             json!({"sync": {"revision": "5d8a3f6e1c2b4a7d9e0f1b3c5a7e9d2f4b6c8e0a",
@@ -251,8 +223,13 @@ mod tests {
                         {"repoURL": "https://charts.acme.internal", "chart": "payments", "targetRevision": "2.3.1"}]
         }))
         .unwrap();
-        let op = serde_json::to_value(operation(&parse(&["payments-api"]), &app, &entry, "carol"))
-            .unwrap();
+        let op = serde_json::to_value(operation(
+            &parse(&["payments-api"]).request(),
+            &app,
+            &entry,
+            "carol",
+        ))
+        .unwrap();
         assert_eq!(
             op["sync"]["revisions"],
             json!(["5d8a3f6e1c2b4a7d9e0f1b3c5a7e9d2f4b6c8e0a", "2.3.1"])

@@ -12,7 +12,7 @@ use plumb_model::application::{
 };
 use serde_json::{Map, Value};
 
-use super::client::AppClient;
+use super::client::{AppClient, ProjectRead};
 use super::create::{SyncPolicyFlag, validate};
 use super::destination;
 use crate::exit::Outcome;
@@ -319,15 +319,11 @@ pub(crate) async fn check_project(client: &AppClient, app: &Application) -> Resu
                 .join(";")
         )
     };
-    let project = match client.project(&app.spec.project).await {
-        Ok(p) => p,
+    let project = match client.project_for_check(&app.spec.project).await? {
+        ProjectRead::Read(p) => p,
         // Through a server the caller may lack `projects, get`: the server checks the project
         // when it writes the Application.
-        Err(e) if client.server().is_some() => {
-            tracing::debug!("reading the project through the server: {e:#}");
-            return Ok(());
-        }
-        Err(e) => return Err(e),
+        ProjectRead::LeftToServer => return Ok(()),
     };
     let Some(project) = project else {
         return Err(invalid(vec![format!(

@@ -30,13 +30,14 @@ use plumb_model::application::{
 
 use super::client::AppClient;
 use super::confirm::ask_to_proceed;
-use super::diff::{DiffView, print_diff};
+use super::diff_view::DiffView;
 use super::go_duration::GoDuration;
+use super::header::header_context;
+use super::output_format::OutputFormat;
 use super::resource_filter::{ResourceSelector, select};
 use super::spinner::Spinner;
 use super::wait::{WaitEnd, final_status, print_timeout, wait_for};
 use super::waiter::{Tracker, WatchFor};
-use super::{OutputFormat, header_context};
 use crate::exit::Outcome;
 use crate::output::Clock;
 
@@ -252,7 +253,7 @@ pub(crate) async fn local_manifests(
     };
     let app = client.get(&args.name).await?;
     refuse_local(args, &app)?;
-    let objects = super::compare::render_local(client, &app, &local).await?;
+    let objects = client.render_local(&app, &local).await?;
     let manifests = objects
         .iter()
         .map(serde_json::to_string)
@@ -348,7 +349,7 @@ pub(crate) async fn preview(client: &AppClient, args: &SyncArgs) -> Result<bool>
         local: local_source(args),
         ..DiffView::default()
     };
-    if print_diff(client, &app, &view, &mut out).await? == 0 {
+    if client.print_diff(&app, &view, &mut out).await? == 0 {
         writeln!(out, "====== No Differences found ======")?;
         return Ok(false);
     }

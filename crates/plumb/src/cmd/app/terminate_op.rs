@@ -1,10 +1,10 @@
-//! `plumb app terminate-op NAME`: asks the controller to stop the running operation by setting
-//! `.status.operationState.phase` to `Terminating` through the status subresource, as Argo's API
-//! server does (`TerminateOperation`).
+//! `plumb app terminate-op NAME`: asks the controller to stop the running operation (Argo's
+//! `TerminateOperation`: in core mode by setting `.status.operationState.phase` to
+//! `Terminating` through the status subresource, as Argo's API server does).
 
 use anyhow::{Result, bail};
 use clap::Args;
-use serde_json::json;
+use plumb_model::application::Application;
 
 use super::client::AppClient;
 use crate::exit::Outcome;
@@ -16,55 +16,18 @@ pub struct TerminateOpArgs {
     pub name: String,
 }
 
+/// Refuses when no operation is in progress (Argo's message).
+pub(crate) fn ensure_operation_running(app: &Application) -> Result<()> {
+    let running = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
+    if app.operation.is_none() || running.is_none() {
+        bail!("Unable to terminate operation. No operation is in progress");
+    }
+    Ok(())
+}
+
 /// Runs `plumb app terminate-op`.
 pub async fn run(client: &AppClient, args: TerminateOpArgs) -> Result<Outcome> {
-    if let Some(srv) = client.server() {
-        // Argo's `TerminateOperation` (`DELETE .../operation`): the server refuses when no
-        // operation runs.
-        let app = client.get(&args.name).await?;
-        let running = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
-        if app.operation.is_none() || running.is_none() {
-            bail!("Unable to terminate operation. No operation is in progress");
-        }
-        srv.delete(&client.app_path(&args.name, "/operation", &[]))
-            .await?;
-        println!("Application '{}' operation terminating", args.name);
-        return Ok(Outcome::Success);
-    }
-    for _ in 0..10 {
-        let app = client.get(&args.name).await?;
-        let running = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
-        if app.operation.is_none() || running.is_none() {
-            bail!("Unable to terminate operation. No operation is in progress");
-        }
-        let rv = app
-            .metadata
-            .other
-            .get("resourceVersion")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default();
-        let patch = json!({
-            "metadata": {"resourceVersion": rv},
-            "status": {"operationState": {"phase": "Terminating"}},
-        });
-        match client.patch_status(&args.name, &patch).await {
-            Ok(_) => {
-                println!("Application '{}' operation terminating", args.name);
-                return Ok(Outcome::Success);
-            }
-            Err(e) if format!("{e:#}").contains("409") || format!("{e:#}").contains("modified") => {
-                tracing::debug!(
-                    "conflict terminating the operation of {}; retrying",
-                    args.name
-                );
-                // The controller writes progress while an operation runs; let it land.
-                tokio::time::sleep(std::time::Duration::from_millis(150)).await;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    bail!(
-        "could not terminate the operation of application '{}': it keeps changing",
-        args.name
-    )
+    client.terminate_operation(&args.name).await?;
+    println!("Application '{}' operation terminating", args.name);
+    Ok(Outcome::Success)
 }

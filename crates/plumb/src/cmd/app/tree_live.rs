@@ -6,77 +6,16 @@
 //! (the kubeconfig's) is read; for other destinations the tree shows the managed resources
 //! without children.
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
-
-use anyhow::{Context, Result};
-use kube::api::{Api, DynamicObject, ListParams};
-use kube::discovery::ApiResource;
-use plumb_model::ResourceKey;
+use anyhow::Result;
 use plumb_model::application::Application;
 use serde_json::Value;
 
 use super::client::AppClient;
-use crate::output::rows::{ResourceRow, resource_rows};
+use crate::output::rows::resource_rows;
 use crate::output::tree;
 
-const IN_CLUSTER_SERVER: &str = "https://kubernetes.default.svc";
-const IN_CLUSTER_NAME: &str = "in-cluster";
-
-fn is_local(app: &Application) -> bool {
-    let d = &app.spec.destination;
-    d.server.as_deref() == Some(IN_CLUSTER_SERVER) || d.name.as_deref() == Some(IN_CLUSTER_NAME)
-}
-
-async fn list_kind(client: &kube::Client, ar: &ApiResource, namespace: &str) -> Result<Vec<Value>> {
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, ar);
-    let list = api.list(&ListParams::default()).await?;
-    // A list's items carry no apiVersion/kind; without them a child would print as `/name` and be
-    // judged by the generic health rule instead of its kind's (a crash-looping Pod as Healthy).
-    list.items
-        .into_iter()
-        .map(|mut o| {
-            o.types = Some(kube::api::TypeMeta {
-                api_version: ar.api_version.clone(),
-                kind: ar.kind.clone(),
-            });
-            Ok(serde_json::to_value(o)?)
-        })
-        .collect()
-}
-
-/// Core mode: the tree's nodes from the live objects.
-async fn core_nodes(client: &AppClient, rows: &[ResourceRow]) -> Result<Vec<Value>> {
-    let kube = client.kube()?.clone();
-    let discovery = Arc::new(plumb_kube::ApiDiscovery::new(kube.clone()).await?);
-    let applier = plumb_kube::Applier::new(discovery);
-    let mut managed = Vec::new();
-    for r in rows {
-        let key = ResourceKey::new(&r.group, &r.kind, &r.namespace, &r.name);
-        if let Some(obj) = applier.get(&key).await? {
-            managed.push(obj);
-        }
-    }
-    let namespaces: BTreeSet<&str> = rows
-        .iter()
-        .map(|r| r.namespace.as_str())
-        .filter(|n| !n.is_empty())
-        .collect();
-    let mut candidates = Vec::new();
-    for ns in namespaces {
-        for ar in &plumb_server::tree::child_kinds() {
-            candidates.extend(list_kind(&kube, ar, ns).await?);
-        }
-    }
-    // Health as the server judges it: the settings' Lua rules and unknown-kind mode.
-    let engines = plumb_app::Engines::new(client.settings().await?, client.namespace(), &[])
-        .map_err(|e| anyhow::anyhow!("{}", plumb_app::chain(&e)))
-        .context("reading the settings ConfigMap")?;
-    let tree = plumb_server::tree::build(&managed, &candidates, &engines.assessor);
-    Ok(nodes_of(tree))
-}
-
-fn nodes_of(mut tree: Value) -> Vec<Value> {
+/// The `nodes` of an `ApplicationTree`.
+pub(crate) fn nodes_of(mut tree: Value) -> Vec<Value> {
     match tree.get_mut("nodes").map(Value::take) {
         Some(Value::Array(nodes)) => nodes,
         _ => Vec::new(),
@@ -86,24 +25,6 @@ fn nodes_of(mut tree: Value) -> Vec<Value> {
 /// The tree table of an Application.
 pub async fn render(client: &AppClient, app: &Application) -> Result<String> {
     let rows = resource_rows(app);
-    let nodes = if let Some(server) = client.server() {
-        let path = client.app_path(&wide_name(app), "/resource-tree", &[]);
-        nodes_of(server.get(&path).await?)
-    } else if is_local(app) {
-        match core_nodes(client, &rows).await {
-            Ok(nodes) => nodes,
-            Err(e) => {
-                tracing::warn!("reading live objects for the tree: {e:#}");
-                Vec::new()
-            }
-        }
-    } else {
-        Vec::new()
-    };
+    let nodes = client.tree_nodes(app, &rows).await?;
     Ok(tree::render(&tree::from_nodes(&rows, &nodes)))
-}
-
-/// `namespace/name` of the Application.
-fn wide_name(app: &Application) -> String {
-    format!("{}/{}", app.namespace(), app.name())
 }

@@ -8,13 +8,14 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use futures::StreamExt;
 use plumb_model::application::Application;
 use serde_json::Value;
 
-use super::client::{AppClient, AppStream};
-use crate::cmd::remote::enc;
+use crate::cmd::app::backend::objects::application;
+use crate::cmd::app::client::{AppClient, AppStream};
+use crate::cmd::remote::{ServerClient, enc};
 
 /// Pause before opening the stream again after it ended or failed.
 const REOPEN_AFTER: Duration = Duration::from_secs(1);
@@ -24,6 +25,7 @@ const REOPEN_AFTER: Duration = Duration::from_secs(1);
 const MAX_LINE: usize = 32 * 1024 * 1024;
 
 struct State {
+    server: ServerClient,
     client: AppClient,
     qualified: String,
     path: String,
@@ -39,7 +41,7 @@ struct State {
 
 /// The Application `qualified` as it is, then every change; `None` (and the end) when it does not
 /// exist or was deleted. Errors are passed through and the stream is opened again.
-pub(crate) fn watch(client: AppClient, qualified: &str) -> AppStream {
+pub(crate) fn watch(server: ServerClient, client: AppClient, qualified: &str) -> AppStream {
     let (ns, name) = client.locate(qualified);
     let (namespace, name) = (ns.to_string(), name.to_string());
     let state = State {
@@ -50,6 +52,7 @@ pub(crate) fn watch(client: AppClient, qualified: &str) -> AppStream {
             enc(&namespace)
         ),
         qualified: format!("{namespace}/{name}"),
+        server,
         client,
         response: None,
         buf: Vec::new(),
@@ -106,11 +109,7 @@ async fn open(st: &mut State) -> Result<()> {
     }
     st.opened_before = true;
     st.buf.clear();
-    let server = st
-        .client
-        .server()
-        .context("watching through the server without one")?;
-    st.response = Some(server.stream(&st.path).await?);
+    st.response = Some(st.server.stream(&st.path).await?);
     let current = st.client.get_opt(&st.qualified).await?;
     match current {
         Some(app) => pass(st, app),
@@ -165,7 +164,7 @@ fn event(st: &mut State, line: &[u8]) {
         st.queue.push_back(Ok(None));
         return;
     }
-    match super::remote::application(app.clone()) {
+    match application(app.clone()) {
         Ok(app) => pass(st, app),
         Err(e) => st.queue.push_back(Err(e)),
     }

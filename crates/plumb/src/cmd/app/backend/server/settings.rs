@@ -13,7 +13,7 @@ use plumb_model::settings::{
 };
 use serde_json::{Map, Value, json};
 
-use super::client::URL_KEY;
+use crate::cmd::app::backend::objects::URL_KEY;
 use crate::cmd::remote::{ServerClient, enc};
 
 /// The argocd-cm keys the CLI reads, from the server's answer to `GET /api/v1/settings`

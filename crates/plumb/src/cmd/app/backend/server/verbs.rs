@@ -1,55 +1,27 @@
-//! `plumb app get/list/sync/diff/manifests` through `plumb server` (when a context is set or
-//! `--server` is given): the server reads, renders and compares, so no kubeconfig and no local
-//! helm or kustomize are needed, and the answer is the controller's.
-
-use std::io::Write;
+//! The verbs `plumb server` answers whole: `plumb app get/list/sync/diff/manifests` (the server
+//! reads, renders and compares, so no kubeconfig and no local helm or kustomize are needed, and
+//! the answer is the controller's), and those of [`super::live`]. [`run`] picks them; every
+//! other verb runs over the server backend of [`AppClient`].
 
 use anyhow::{Context, Result, bail};
 use plumb_model::application::{AppProject, Application};
 use serde_json::{Value, json};
 
-use super::{AppClient, OutputFormat, diff, get, list, manifests, sync};
-use crate::cmd::diff::render_options;
+use super::apps::connect;
+use super::diff::{managed, managed_local, print_diff, state};
+use super::live;
+use super::routes::{app_url, fetch_app};
+use crate::cmd::app::backend::objects::application;
+use crate::cmd::app::client::AppClient;
+use crate::cmd::app::command::{self, AppCommand};
+use crate::cmd::app::diff_view::DiffView;
+use crate::cmd::app::flags::conn::ConnArgs;
+use crate::cmd::app::output_format::OutputFormat;
+use crate::cmd::app::{diff, get, list, manifests, sync, tree_live, windows};
 use crate::cmd::remote::{ServerClient, enc};
 use crate::exit::Outcome;
 use crate::output::wide::HeaderContext;
 use crate::output::{Clock, json as json_out, yaml};
-
-pub(crate) fn application(v: Value) -> Result<Application> {
-    let name = v
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    serde_json::from_value(v).with_context(|| format!("reading Application {name}"))
-}
-
-/// `/api/v1/applications/{name}{suffix}` for a possibly qualified name (`namespace/name`: Argo's
-/// `appNamespace` query parameter), with `query`.
-pub(crate) fn app_url(qualified: &str, suffix: &str, query: &[(&str, &str)]) -> String {
-    let (ns, name) = match qualified.split_once('/') {
-        Some((ns, n)) if !ns.is_empty() => (Some(ns), n),
-        Some((_, n)) => (None, n),
-        None => (None, qualified),
-    };
-    let params: Vec<String> = ns
-        .map(|ns| ("appNamespace", ns))
-        .into_iter()
-        .chain(query.iter().copied())
-        .map(|(k, v)| format!("{k}={}", enc(v)))
-        .collect();
-    let q = if params.is_empty() {
-        String::new()
-    } else {
-        format!("?{}", params.join("&"))
-    };
-    format!("/api/v1/applications/{}{suffix}{q}", enc(name))
-}
-
-async fn app(c: &ServerClient, name: &str, refresh: Option<&str>) -> Result<Application> {
-    let query: Vec<(&str, &str)> = refresh.map(|r| ("refresh", r)).into_iter().collect();
-    application(c.get(&app_url(name, "", &query)).await?)
-}
 
 /// Argo's header through a server: `URL:` is the server's address of the Application (Argo
 /// CD's `appURL`), the sync windows come from the project the server returns.
@@ -66,22 +38,14 @@ async fn header(c: &ServerClient, app: &Application, with_windows: bool) -> Resu
                 None
             }
         };
-        super::windows::window_summary(app, project.as_ref())
+        windows::window_summary(app, project.as_ref())
     } else {
         Default::default()
     };
     Ok(HeaderContext { url, windows })
 }
 
-/// The server of a client made with `AppClient::through_server`.
-fn server_of(client: &AppClient) -> Result<&ServerClient> {
-    client
-        .server()
-        .context("this command goes through plumb server, but none is configured")
-}
-
-pub async fn get(client: &AppClient, args: get::GetArgs) -> Result<Outcome> {
-    let c = server_of(client)?;
+async fn get(c: &ServerClient, client: &AppClient, args: get::GetArgs) -> Result<Outcome> {
     let refresh = if args.hard_refresh {
         Some("hard")
     } else if args.refresh {
@@ -89,7 +53,7 @@ pub async fn get(client: &AppClient, args: get::GetArgs) -> Result<Outcome> {
     } else {
         None
     };
-    let app = app(c, &args.name, refresh).await?;
+    let app = fetch_app(c, &args.name, refresh).await?;
     let text = match args.output {
         OutputFormat::Json => json_out::render(&app)?,
         OutputFormat::Yaml => yaml::render(&app)?,
@@ -104,7 +68,7 @@ pub async fn get(client: &AppClient, args: get::GetArgs) -> Result<Outcome> {
                 .is_some_and(|r| !r.is_empty())
             {
                 out.push('\n');
-                out.push_str(&super::render_tree(client, &app).await?);
+                out.push_str(&tree_live::render(client, &app).await?);
             }
             out
         }
@@ -117,7 +81,7 @@ pub async fn get(client: &AppClient, args: get::GetArgs) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-pub async fn list(c: &ServerClient, args: list::ListArgs) -> Result<Outcome> {
+async fn list(c: &ServerClient, args: list::ListArgs) -> Result<Outcome> {
     let mut query: Vec<String> = args
         .projects
         .iter()
@@ -145,8 +109,11 @@ pub async fn list(c: &ServerClient, args: list::ListArgs) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-pub async fn manifests(client: &AppClient, args: manifests::ManifestsArgs) -> Result<Outcome> {
-    let c = server_of(client)?;
+async fn manifests(
+    c: &ServerClient,
+    client: &AppClient,
+    args: manifests::ManifestsArgs,
+) -> Result<Outcome> {
     let name = args.name.as_str();
     let mut out = String::new();
     match args.source {
@@ -157,7 +124,7 @@ pub async fn manifests(client: &AppClient, args: manifests::ManifestsArgs) -> Re
                 dir: args.local.clone().unwrap_or_default(),
                 repo_root: args.local_repo_root.clone(),
             };
-            for item in managed_local(client, name, &local).await? {
+            for item in managed_local(c, client, name, &local).await? {
                 if let Some(target) = state(&item, "targetState") {
                     out.push_str("---\n");
                     out.push_str(&plumb_yaml::to_yaml_string(&manifests::strip_tracking(
@@ -208,69 +175,16 @@ pub async fn manifests(client: &AppClient, args: manifests::ManifestsArgs) -> Re
     Ok(Outcome::Success)
 }
 
-async fn managed(c: &ServerClient, name: &str, query: &[(&str, &str)]) -> Result<Vec<Value>> {
-    let answer = c.get(&app_url(name, "/managed-resources", query)).await?;
-    Ok(answer
-        .get("items")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default())
-}
-
-/// `--local` through the server: the directory rendered here as core mode renders it
-/// ([`super::compare::render_local`], with the server's settings and the destination's API
-/// versions), then `POST .../managed-resources` with the manifests: the server compares them
-/// with the live objects as the controller compares a sync of local manifests, so the answer is
-/// what `--core` computes.
-async fn managed_local(
-    client: &AppClient,
-    name: &str,
-    local: &plumb_source::LocalSource,
-) -> Result<Vec<Value>> {
-    let c = server_of(client)?;
-    let app = app(c, name, None).await?;
-    let objects = super::compare::render_local(client, &app, local).await?;
-    let manifests = objects
-        .iter()
-        .map(serde_json::to_string)
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut body = json!({ "manifests": manifests });
-    let (path_name, app_namespace) = match name.split_once('/') {
-        Some((ns, n)) if !ns.is_empty() => (n, Some(ns)),
-        _ => (name, None),
-    };
-    if let Some(ns) = app_namespace {
-        body["appNamespace"] = json!(ns);
-    }
-    let answer = c
-        .post(&app_url(path_name, "/managed-resources", &[]), &body)
-        .await?;
-    Ok(answer
-        .get("items")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default())
-}
-
-/// A state of a `ResourceDiff` (JSON text; `null` when absent).
-fn state(item: &Value, field: &str) -> Option<Value> {
-    item.get(field)
-        .and_then(Value::as_str)
-        .and_then(|t| serde_json::from_str::<Value>(t).ok())
-        .filter(|v| !v.is_null())
-}
-
-pub async fn diff(client: &AppClient, args: diff::DiffArgs) -> Result<Outcome> {
-    let c = server_of(client)?;
+async fn diff(c: &ServerClient, client: &AppClient, args: diff::DiffArgs) -> Result<Outcome> {
     if args.refresh || args.hard_refresh {
-        app(
+        fetch_app(
             c,
             &args.name,
             Some(if args.hard_refresh { "hard" } else { "normal" }),
         )
         .await?;
     }
-    let view = diff::DiffView {
+    let view = DiffView {
         revision: args.revision.clone(),
         hard_refresh: args.hard_refresh,
         attribution: args.attribution,
@@ -280,7 +194,7 @@ pub async fn diff(client: &AppClient, args: diff::DiffArgs) -> Result<Outcome> {
             repo_root: args.local_repo_root.clone(),
         }),
     };
-    let shown = print_diff(client, &args.name, &view, &mut std::io::stdout()).await?;
+    let shown = print_diff(c, client, &args.name, &view, &mut std::io::stdout()).await?;
     Ok(if shown > 0 && args.exit_code {
         Outcome::Negative
     } else {
@@ -288,48 +202,7 @@ pub async fn diff(client: &AppClient, args: diff::DiffArgs) -> Result<Outcome> {
     })
 }
 
-/// `app diff` through the server: the server compares (`managed-resources`, with `revision`
-/// when asked) and sends each differing object's diff as JSON; it is printed as core mode prints
-/// the same diffs (`plumb_diff::render_wire`). Returns how many objects differ.
-pub(crate) async fn print_diff(
-    client: &AppClient,
-    name: &str,
-    view: &diff::DiffView,
-    out: &mut impl Write,
-) -> Result<usize> {
-    let c = server_of(client)?;
-    let items = match &view.local {
-        // `--local`: rendered here, compared by the server with the live objects.
-        Some(local) => managed_local(client, name, local).await?,
-        None => {
-            let query: Vec<(&str, &str)> = view
-                .revision
-                .as_deref()
-                .map(|r| ("revision", r))
-                .into_iter()
-                .collect();
-            managed(c, name, &query).await?
-        }
-    };
-    let mut shown = Vec::new();
-    for item in items {
-        if item.get("hook").and_then(Value::as_bool) == Some(true) {
-            continue;
-        }
-        let Some(text) = item.get("diff").and_then(Value::as_str) else {
-            continue;
-        };
-        let doc: Value = serde_json::from_str(text).context("reading a diff from the server")?;
-        shown.extend(doc.as_array().into_iter().flatten().cloned());
-    }
-    let opts = render_options(view.format.format(), view.attribution);
-    plumb_diff::render_wire(&shown, &opts, out).context("writing the diff")?;
-    out.flush().context("writing the diff")?;
-    Ok(shown.len())
-}
-
-pub async fn sync(client: &AppClient, args: sync::SyncArgs) -> Result<Outcome> {
-    let c = server_of(client)?;
+async fn sync(c: &ServerClient, client: &AppClient, args: sync::SyncArgs) -> Result<Outcome> {
     // `--local`: rendered here (with the server's settings and the destination's API versions)
     // before anything is asked or requested, and sent as Argo's `manifests`.
     let manifests = sync::local_manifests(client, &args).await?;
@@ -341,7 +214,7 @@ pub async fn sync(client: &AppClient, args: sync::SyncArgs) -> Result<Outcome> {
     }
     // Every other flag becomes Argo's ApplicationSyncRequest, built as the core mode builds
     // its operation (resource filters resolved against the Application's resources).
-    let current = app(c, &args.name, None).await?;
+    let current = fetch_app(c, &args.name, None).await?;
     let req = sync::sync_request(&args, &current)?;
     let mut body = json!({"name": args.name, "prune": req.prune, "dryRun": req.dry_run});
     if let Some(r) = &req.revision {
@@ -388,20 +261,28 @@ pub async fn sync(client: &AppClient, args: sync::SyncArgs) -> Result<Outcome> {
     .await
 }
 
-#[cfg(test)]
-mod tests {
-    use super::app_url;
-
-    #[test]
-    fn qualified_names_become_app_namespace() {
-        assert_eq!(app_url("web", "", &[]), "/api/v1/applications/web");
-        assert_eq!(
-            app_url("team-a/web", "/manifests", &[("revision", "v1 2")]),
-            "/api/v1/applications/web/manifests?appNamespace=team-a&revision=v1+2"
-        );
-        assert_eq!(
-            app_url("web", "", &[("refresh", "hard")]),
-            "/api/v1/applications/web?refresh=hard"
-        );
+/// Runs `command` through `server`: the verbs the server answers whole here, every other one
+/// as in core mode over the server's Application API.
+pub(crate) async fn run(
+    server: ServerClient,
+    conn: &ConnArgs,
+    command: AppCommand,
+) -> Result<Outcome> {
+    match command {
+        AppCommand::List(a) => list(&server, a).await,
+        AppCommand::Logs(a) => live::logs(&server, a).await,
+        AppCommand::Actions(a) => live::actions(&server, a).await,
+        AppCommand::PatchResource(a) => live::patch_resource(&server, a).await,
+        AppCommand::DeleteResource(a) => live::delete_resource(&server, a).await,
+        command => {
+            let client = connect(server.clone(), conn).await?;
+            match command {
+                AppCommand::Get(a) => get(&server, &client, a).await,
+                AppCommand::Sync(a) => sync(&server, &client, a).await,
+                AppCommand::Diff(a) => diff(&server, &client, a).await,
+                AppCommand::Manifests(a) => manifests(&server, &client, a).await,
+                command => command::run(&client, command).await,
+            }
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! The comparison `app diff` and `app manifests` need, computed here with the controller's own
 //! code (`plumb_app::compare`) against the cluster of the kubeconfig, so the CLI and the
-//! controller cannot disagree.
+//! controller cannot disagree; and the render of `--local` both backends use.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use plumb_app::{
 use plumb_model::application::Application;
 use plumb_source::Renderer;
 
-use super::AppClient;
+use crate::cmd::app::client::AppClient;
 
 /// What rendering and comparing an Application from the CLI needs, set up as the controller
 /// sets it up.
@@ -66,23 +66,20 @@ pub(crate) async fn render_local(
     app: &Application,
     local: &plumb_source::LocalSource,
 ) -> Result<Vec<serde_json::Value>> {
-    let (renderer, api_versions, source_repos) = match client.server() {
-        Some(server) => {
-            let settings = super::remote_local::settings(server).await?;
-            let api_versions = super::remote_local::api_versions(server, app).await?;
-            let renderer = renderer_for(client, app, &settings, Some(local), false).await?;
-            (
-                renderer,
-                api_versions,
-                project_source_repos(client, app).await?,
-            )
-        }
-        None => {
-            let p = prepare(client, app, Some(local)).await?;
-            let api_versions = p.cluster.discovery.catalog().preferred_api_versions();
-            (p.renderer, api_versions, p.source_repos)
-        }
-    };
+    let p = prepare(client, app, Some(local)).await?;
+    let api_versions = p.cluster.discovery.catalog().preferred_api_versions();
+    render_manifests(p.renderer, api_versions, p.source_repos, app, local).await
+}
+
+/// Renders `local` with the Application's source settings, `renderer`, the destination's
+/// `api_versions` and the project's `source_repos`.
+pub(crate) async fn render_manifests(
+    renderer: Arc<Renderer>,
+    api_versions: Vec<String>,
+    source_repos: Vec<String>,
+    app: &Application,
+    local: &plumb_source::LocalSource,
+) -> Result<Vec<serde_json::Value>> {
     let request = plumb_source::RenderRequest {
         refs_asked_at: None,
         sources: app.sources().into_iter().cloned().collect(),
@@ -146,7 +143,7 @@ async fn prepare(
 /// `$PLUMB_PLUGIN_DIR` or the settings, `local` as the source, and (`repositories`) the
 /// repository Secrets and CA certificates the controller renders with, when the kubeconfig may
 /// read them.
-async fn renderer_for(
+pub(crate) async fn renderer_for(
     client: &AppClient,
     app: &Application,
     settings: &plumb_model::Settings,
@@ -188,7 +185,10 @@ async fn renderer_for(
 
 /// The `sourceRepos` of the Application's project (Kustomize remote bases are checked against
 /// them, as in the controller); without the project nothing is rendered.
-async fn project_source_repos(client: &AppClient, app: &Application) -> Result<Vec<String>> {
+pub(crate) async fn project_source_repos(
+    client: &AppClient,
+    app: &Application,
+) -> Result<Vec<String>> {
     let project_name = if app.spec.project.is_empty() {
         "default"
     } else {

@@ -10,12 +10,15 @@ use anyhow::{Context, Result, bail};
 use plumb_model::ResourceKey;
 use serde_json::{Value, json};
 
-use super::actions::{self, ActionsArgs, ActionsCommand, DisplayedAction};
-use super::delete_resource::DeleteResourceArgs;
-use super::logs::LogsArgs;
-use super::managed::{self, LiveResource, ResourceFilterArgs};
-use super::patch_resource::{PatchResourceArgs, parse_patch};
-use super::remote::{app_url, application};
+use super::routes::app_url;
+use crate::cmd::app::actions::{
+    self, ActionsArgs, ActionsCommand, DisplayedAction, ListArgs, RunArgs,
+};
+use crate::cmd::app::backend::objects::application;
+use crate::cmd::app::delete_resource::DeleteResourceArgs;
+use crate::cmd::app::logs::LogsArgs;
+use crate::cmd::app::managed::{self, LiveResource, ResourceFilterArgs};
+use crate::cmd::app::patch_resource::{PatchResourceArgs, parse_patch};
 use crate::cmd::remote::ServerClient;
 use crate::exit::Outcome;
 
@@ -131,84 +134,88 @@ pub async fn delete_resource(c: &ServerClient, args: DeleteResourceArgs) -> Resu
 /// `plumb app actions list|run` through the server (`.../resource/actions[/v2]`).
 pub async fn actions(c: &ServerClient, args: ActionsArgs) -> Result<Outcome> {
     match args.command {
-        ActionsCommand::List(a) => {
-            if !a.customizations.is_empty() {
-                bail!(
-                    "--customizations is read by the server, not the CLI, through plumb server: add --core to use a local directory"
-                );
-            }
-            let mut rows = Vec::new();
-            for p in pick(c, &a.name, &a.filter, true).await? {
-                let answer = c
-                    .get(&app_url(&a.name, "/resource/actions", &resource_query(&p)))
-                    .await
-                    .with_context(|| format!("listing the actions of {}", p.key))?;
-                for action in answer
-                    .get("actions")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    rows.push(DisplayedAction {
-                        group: p.key.group.clone(),
-                        kind: p.key.kind.clone(),
-                        name: p.key.name.clone(),
-                        action: action
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string(),
-                        disabled: action.get("disabled").and_then(Value::as_bool) == Some(true),
-                    });
-                }
-            }
-            print!("{}", actions::render_list(&rows, a.out)?);
-            Ok(Outcome::Success)
-        }
-        ActionsCommand::Run(a) => {
-            need_kind(&a.filter)?;
-            if !a.customizations.is_empty() {
-                bail!(
-                    "--customizations is read by the server, not the CLI, through plumb server: add --core to use a local directory"
-                );
-            }
-            let params = actions::parse_params(&a.params)?;
-            let found = pick(c, &a.name, &a.filter, a.all).await?;
-            if found.iter().any(|r| r.key.group != found[0].key.group) {
-                bail!(
-                    "Ambiguous resource group. Use flag --group to specify resource group explicitly."
-                );
-            }
-            let (app_ns, app_name) = match a.name.split_once('/') {
-                Some((ns, n)) if !ns.is_empty() => (Some(ns), n),
-                _ => (None, a.name.as_str()),
-            };
-            let parameters: Vec<Value> = params
-                .iter()
-                .map(|(k, v)| json!({"name": k, "value": v}))
-                .collect();
-            for p in &found {
-                let mut body = json!({
-                    "name": app_name, "namespace": p.key.namespace, "resourceName": p.key.name,
-                    "version": p.version, "group": p.key.group, "kind": p.key.kind,
-                    "action": a.action, "resourceActionParameters": parameters,
-                });
-                if let Some(ns) = app_ns {
-                    body["appNamespace"] = json!(ns);
-                }
-                c.post(
-                    &format!(
-                        "/api/v1/applications/{}/resource/actions/v2",
-                        crate::cmd::remote::enc(app_name)
-                    ),
-                    &body,
-                )
-                .await
-                .with_context(|| format!("action '{}' on {}", a.action, p.key))?;
-            }
-            Ok(Outcome::Success)
+        ActionsCommand::List(a) => list_actions(c, a).await,
+        ActionsCommand::Run(a) => run_action(c, a).await,
+    }
+}
+
+/// `plumb app actions list` through the server (`GET .../resource/actions`).
+async fn list_actions(c: &ServerClient, a: ListArgs) -> Result<Outcome> {
+    if !a.customizations.is_empty() {
+        bail!(
+            "--customizations is read by the server, not the CLI, through plumb server: add --core to use a local directory"
+        );
+    }
+    let mut rows = Vec::new();
+    for p in pick(c, &a.name, &a.filter, true).await? {
+        let answer = c
+            .get(&app_url(&a.name, "/resource/actions", &resource_query(&p)))
+            .await
+            .with_context(|| format!("listing the actions of {}", p.key))?;
+        for action in answer
+            .get("actions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            rows.push(DisplayedAction {
+                group: p.key.group.clone(),
+                kind: p.key.kind.clone(),
+                name: p.key.name.clone(),
+                action: action
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                disabled: action.get("disabled").and_then(Value::as_bool) == Some(true),
+            });
         }
     }
+    print!("{}", actions::render_list(&rows, a.out)?);
+    Ok(Outcome::Success)
+}
+
+/// `plumb app actions run` through the server (`POST .../resource/actions/v2`).
+async fn run_action(c: &ServerClient, a: RunArgs) -> Result<Outcome> {
+    need_kind(&a.filter)?;
+    if !a.customizations.is_empty() {
+        bail!(
+            "--customizations is read by the server, not the CLI, through plumb server: add --core to use a local directory"
+        );
+    }
+    let params = actions::parse_params(&a.params)?;
+    let found = pick(c, &a.name, &a.filter, a.all).await?;
+    if found.iter().any(|r| r.key.group != found[0].key.group) {
+        bail!("Ambiguous resource group. Use flag --group to specify resource group explicitly.");
+    }
+    let (app_ns, app_name) = match a.name.split_once('/') {
+        Some((ns, n)) if !ns.is_empty() => (Some(ns), n),
+        _ => (None, a.name.as_str()),
+    };
+    let parameters: Vec<Value> = params
+        .iter()
+        .map(|(k, v)| json!({"name": k, "value": v}))
+        .collect();
+    for p in &found {
+        let mut body = json!({
+            "name": app_name, "namespace": p.key.namespace, "resourceName": p.key.name,
+            "version": p.version, "group": p.key.group, "kind": p.key.kind,
+            "action": a.action, "resourceActionParameters": parameters,
+        });
+        if let Some(ns) = app_ns {
+            body["appNamespace"] = json!(ns);
+        }
+        c.post(
+            &format!(
+                "/api/v1/applications/{}/resource/actions/v2",
+                crate::cmd::remote::enc(app_name)
+            ),
+            &body,
+        )
+        .await
+        .with_context(|| format!("action '{}' on {}", a.action, p.key))?;
+    }
+    Ok(Outcome::Success)
 }
 
 /// The content of one frame of the logs stream; `None` for the closing frame.

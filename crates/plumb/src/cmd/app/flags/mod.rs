@@ -1,0 +1,3 @@
+//! Flags shared by several `plumb app` verbs.
+
+pub(crate) mod conn;
