@@ -90,101 +90,146 @@ pub async fn write_action_result(
     impacted: &[ImpactedResource],
 ) -> Result<(), ActionWriteError> {
     for item in impacted {
-        let key = ResourceKey::of(&item.resource);
-        if item.operation == Operation::Create {
-            if key.name.is_empty() {
-                return Err(ActionWriteError::Refused(format!(
-                    "the action creates a {} without metadata.name",
-                    key.group_kind()
-                )));
-            }
-            if key.namespace != source_key.namespace {
-                return Err(ActionWriteError::Refused(format!(
-                    "the action creates {key} outside the namespace '{}' of the object it ran on; refused",
-                    source_key.namespace
-                )));
-            }
-        }
-        let (kind, api) = api_for(discovery, &key, version_of(&item.resource)).await?;
-        plumb_policy::project::check_resource(
-            project,
-            &key.group,
-            &key.kind,
-            kind.namespaced,
-            &key.namespace,
-            target,
-        )
-        .map_err(|v| ActionWriteError::Refused(v.to_string()))?;
-        if item.operation == Operation::Create {
-            let obj: DynamicObject =
-                serde_json::from_value(item.resource.clone()).map_err(|source| {
-                    ActionWriteError::Encoding {
-                        key: key.to_string(),
-                        source,
-                    }
-                })?;
-            let dry = PostParams {
-                dry_run: true,
-                ..Default::default()
-            };
-            api.create(&dry, &obj)
+        check(discovery, project, target, source_key, item).await?;
+    }
+    for item in impacted {
+        write(discovery, source, item).await?;
+    }
+    Ok(())
+}
+
+/// Refuses an object the project does not permit, or a create that is nameless or outside the
+/// namespace of the object the action ran on; dry-runs a create.
+async fn check(
+    discovery: &ApiDiscovery,
+    project: &AppProject,
+    target: &Destination<'_>,
+    source_key: &ResourceKey,
+    item: &ImpactedResource,
+) -> Result<(), ActionWriteError> {
+    let key = ResourceKey::of(&item.resource);
+    if item.operation == Operation::Create
+        && let Some(refusal) = create_refusal(&key, source_key)
+    {
+        return Err(ActionWriteError::Refused(refusal));
+    }
+    let (kind, api) = api_for(discovery, &key, version_of(&item.resource)).await?;
+    plumb_policy::project::check_resource(
+        project,
+        &key.group,
+        &key.kind,
+        kind.namespaced,
+        &key.namespace,
+        target,
+    )
+    .map_err(|v| ActionWriteError::Refused(v.to_string()))?;
+    if item.operation == Operation::Create {
+        let obj = decode(item).map_err(not_an_object(&key))?;
+        let dry = PostParams {
+            dry_run: true,
+            ..Default::default()
+        };
+        api.create(&dry, &obj)
+            .await
+            .map_err(|source| ActionWriteError::Kube {
+                context: format!("creating {key} (dry run)"),
+                source,
+            })?;
+    }
+    Ok(())
+}
+
+/// Why a create is refused: it must name its object and stay in the namespace of the object
+/// the action ran on.
+fn create_refusal(key: &ResourceKey, source_key: &ResourceKey) -> Option<String> {
+    if key.name.is_empty() {
+        return Some(format!(
+            "the action creates a {} without metadata.name",
+            key.group_kind()
+        ));
+    }
+    if key.namespace != source_key.namespace {
+        return Some(format!(
+            "the action creates {key} outside the namespace '{}' of the object it ran on; refused",
+            source_key.namespace
+        ));
+    }
+    None
+}
+
+/// The object to create, as the API takes it.
+fn decode(item: &ImpactedResource) -> serde_json::Result<DynamicObject> {
+    serde_json::from_value(item.resource.clone())
+}
+
+/// An object the action returned that does not decode.
+fn not_an_object(key: &ResourceKey) -> impl FnOnce(serde_json::Error) -> ActionWriteError + '_ {
+    |source| ActionWriteError::Encoding {
+        key: key.to_string(),
+        source,
+    }
+}
+
+/// Creates or patches one object the action returned.
+async fn write(
+    discovery: &ApiDiscovery,
+    source: &Value,
+    item: &ImpactedResource,
+) -> Result<(), ActionWriteError> {
+    let key = ResourceKey::of(&item.resource);
+    let (kind, api) = api_for(discovery, &key, version_of(&item.resource)).await?;
+    match item.operation {
+        Operation::Create => {
+            let obj = decode(item).map_err(not_an_object(&key))?;
+            api.create(&PostParams::default(), &obj)
                 .await
                 .map_err(|source| ActionWriteError::Kube {
-                    context: format!("creating {key} (dry run)"),
+                    context: format!("creating {key}"),
                     source,
                 })?;
         }
-    }
-    for item in impacted {
-        let key = ResourceKey::of(&item.resource);
-        let (kind, api) = api_for(discovery, &key, version_of(&item.resource)).await?;
-        match item.operation {
-            Operation::Create => {
-                let obj: DynamicObject =
-                    serde_json::from_value(item.resource.clone()).map_err(|source| {
-                        ActionWriteError::Encoding {
-                            key: key.to_string(),
-                            source,
-                        }
-                    })?;
-                api.create(&PostParams::default(), &obj)
-                    .await
-                    .map_err(|source| ActionWriteError::Kube {
-                        context: format!("creating {key}"),
-                        source,
-                    })?;
-            }
-            Operation::Patch => {
-                let Some(mut patch) = merge_patch(source, &item.resource) else {
-                    continue;
-                };
-                let status = patch.as_object_mut().and_then(|m| m.remove("status"));
-                if let Some(status) = status {
-                    if kind.status_subresource {
-                        api.patch_status(
-                            &key.name,
-                            &PatchParams::default(),
-                            &Patch::Merge(serde_json::json!({"status": status})),
-                        )
-                        .await
-                        .map_err(|source| ActionWriteError::Kube {
-                            context: format!("patching the status of {key}"),
-                            source,
-                        })?;
-                    } else {
-                        patch["status"] = status;
-                    }
-                }
-                if patch.as_object().is_some_and(|m| !m.is_empty()) {
-                    api.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
-                        .await
-                        .map_err(|source| ActionWriteError::Kube {
-                            context: format!("patching {key}"),
-                            source,
-                        })?;
-                }
-            }
+        Operation::Patch => {
+            let Some(patch) = merge_patch(source, &item.resource) else {
+                return Ok(());
+            };
+            patch_object(&kind, &api, &key, patch).await?;
         }
+    }
+    Ok(())
+}
+
+/// Applies a merge patch; its `status` goes through the status subresource when the kind has
+/// one.
+async fn patch_object(
+    kind: &ApiKind,
+    api: &Api<DynamicObject>,
+    key: &ResourceKey,
+    mut patch: Value,
+) -> Result<(), ActionWriteError> {
+    let status = patch.as_object_mut().and_then(|m| m.remove("status"));
+    if let Some(status) = status {
+        if kind.status_subresource {
+            api.patch_status(
+                &key.name,
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"status": status})),
+            )
+            .await
+            .map_err(|source| ActionWriteError::Kube {
+                context: format!("patching the status of {key}"),
+                source,
+            })?;
+        } else {
+            patch["status"] = status;
+        }
+    }
+    if patch.as_object().is_some_and(|m| !m.is_empty()) {
+        api.patch(&key.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| ActionWriteError::Kube {
+                context: format!("patching {key}"),
+                source,
+            })?;
     }
     Ok(())
 }

@@ -16,11 +16,12 @@
 use std::time::Duration;
 
 use plumb_model::application::{
-    Application, Operation, OperationInitiator, OperationPhase, RetryStrategy, SyncOperation,
-    SyncOperationResource, SyncStatusCode, condition,
+    Application, Operation, OperationInitiator, OperationPhase, OperationState, RetryStrategy,
+    SyncOperation, SyncOperationResource, SyncPolicy, SyncPolicyAutomated, SyncStatusCode,
+    condition,
 };
 
-use plumb_app::compare::Comparison;
+use plumb_app::compare::{ComparedResource, Comparison};
 
 /// How many times a failed automated sync of one revision is started again.
 pub const FAILED_RETRIES: u32 = 3;
@@ -101,54 +102,125 @@ fn revision_label(cmp: &Comparison) -> String {
 
 /// Decides what automated sync does for `app` after comparison `cmp`.
 pub fn decide(app: &Application, cmp: &Comparison, ctx: Context) -> Decision {
-    let mut d = Decision::default();
-    let Some(policy) = app.spec.sync_policy.as_ref().filter(|p| p.is_automated()) else {
-        return d;
-    };
-    let Some(automated) = policy.automated.as_ref() else {
-        return d;
+    let Some((policy, automated)) = automation_of(app) else {
+        return Decision::default();
     };
     if ctx.operation_in_progress || cmp.sync != SyncStatusCode::OutOfSync {
-        return d;
+        return Decision::default();
     }
     let prune = automated.prune.unwrap_or(false);
     let rev = revision_label(cmp);
-    let out_of_sync: Vec<_> = cmp
-        .resources
+    let out_of_sync = out_of_sync(cmp);
+    if let Some(d) = skip_prune_only(&out_of_sync, prune) {
+        return d;
+    }
+    if let Some(d) = refuse_wipe_out(cmp, automated, prune, &rev) {
+        return d;
+    }
+    if let Some(d) = wait_for_window(&ctx, &rev) {
+        return d;
+    }
+    let braked = prune_brake(app, cmp, &ctx, prune, &rev);
+    let last = LastSync::of(app, cmp);
+    let op = automated_operation(policy, cmp, prune);
+    if let Some(text) = braked {
+        return stopped_by_brake(text, &last, op, &rev);
+    }
+    if last.same_target && last.phase != Some(OperationPhase::Succeeded) {
+        return retry_failed(&last, &ctx, op, &rev);
+    }
+    if last.same_target && !automated.self_heal.unwrap_or(false) {
+        tracing::debug!(
+            app = app.name(),
+            "Skipping auto-sync: most recent sync already to {rev}"
+        );
+        return Decision::default();
+    }
+    if last.same_target {
+        return self_heal(&last, &ctx, &out_of_sync, prune, op, &rev);
+    }
+    let mut d = Decision::default();
+    start(&mut d, op, &rev);
+    d
+}
+
+/// The sync policy and its automated part, when automated sync is on.
+fn automation_of(app: &Application) -> Option<(&SyncPolicy, &SyncPolicyAutomated)> {
+    let policy = app.spec.sync_policy.as_ref().filter(|p| p.is_automated())?;
+    let automated = policy.automated.as_ref()?;
+    Some((policy, automated))
+}
+
+/// The managed objects out of sync (hooks not counted).
+fn out_of_sync(cmp: &Comparison) -> Vec<&ComparedResource> {
+    cmp.resources
         .iter()
         .filter(|r| !r.hook && r.status == Some(SyncStatusCode::OutOfSync))
-        .collect();
-    if !prune && out_of_sync.iter().all(|r| r.requires_pruning) {
-        d.events.push((
-            "AutoSyncSkipped".into(),
-            "Skipping auto-sync: need to prune extra resources only but automated prune is disabled"
-                .into(),
-            false,
-        ));
-        return d;
+        .collect()
+}
+
+/// Nothing to do but prune, and automated prune is off.
+fn skip_prune_only(out_of_sync: &[&ComparedResource], prune: bool) -> Option<Decision> {
+    if prune || !out_of_sync.iter().all(|r| r.requires_pruning) {
+        return None;
     }
+    let mut d = Decision::default();
+    d.events.push((
+        "AutoSyncSkipped".into(),
+        "Skipping auto-sync: need to prune extra resources only but automated prune is disabled"
+            .into(),
+        false,
+    ));
+    Some(d)
+}
+
+/// Every managed object would be pruned and `allowEmpty` is not set.
+fn refuse_wipe_out(
+    cmp: &Comparison,
+    automated: &SyncPolicyAutomated,
+    prune: bool,
+    rev: &str,
+) -> Option<Decision> {
     let managed: Vec<_> = cmp.resources.iter().filter(|r| !r.hook).collect();
-    if prune
+    let wipes_out = prune
         && !automated.allow_empty.unwrap_or(false)
         && !managed.is_empty()
-        && managed.iter().all(|r| r.requires_pruning)
-    {
-        d.conditions.push((
-            condition::SYNC_ERROR.into(),
-            format!("Skipping sync attempt to {rev}: auto-sync will wipe out all resources"),
-        ));
-        return d;
+        && managed.iter().all(|r| r.requires_pruning);
+    if !wipes_out {
+        return None;
     }
-    if !ctx.windows_allow {
-        d.events.push((
-            "AutoSyncSkipped".into(),
-            format!("Skipping auto-sync to {rev}: blocked by sync window"),
-            false,
-        ));
-        d.recheck_after = ctx.windows_change_in;
-        return d;
+    let mut d = Decision::default();
+    d.conditions.push((
+        condition::SYNC_ERROR.into(),
+        format!("Skipping sync attempt to {rev}: auto-sync will wipe out all resources"),
+    ));
+    Some(d)
+}
+
+/// A sync window denies automated syncs now: look again when the windows change.
+fn wait_for_window(ctx: &Context, rev: &str) -> Option<Decision> {
+    if ctx.windows_allow {
+        return None;
     }
-    let braked = prune
+    let mut d = Decision::default();
+    d.events.push((
+        "AutoSyncSkipped".into(),
+        format!("Skipping auto-sync to {rev}: blocked by sync window"),
+        false,
+    ));
+    d.recheck_after = ctx.windows_change_in;
+    Some(d)
+}
+
+/// The brake on mass deletion, when automated prune is on and it holds: its message.
+fn prune_brake(
+    app: &Application,
+    cmp: &Comparison,
+    ctx: &Context,
+    prune: bool,
+    rev: &str,
+) -> Option<String> {
+    prune
         .then(|| {
             ctx.prune_brake
                 .check(would_prune(cmp), live_objects(cmp))
@@ -160,22 +232,42 @@ pub fn decide(app: &Application, cmp: &Comparison, ctx: Context) -> Decision {
                 "Skipping automated sync to {rev}: {}",
                 stopped.message(app.name())
             )
-        });
+        })
+}
 
-    let state = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
-    let last_sync = state.and_then(|s| s.sync_result.as_ref());
-    let spec_sources: Vec<_> = app.sources().into_iter().cloned().collect();
-    let same_target = last_sync.is_some_and(|r| {
-        r.revision == cmp.revision
-            && if spec_sources.len() > 1 {
-                r.sources.as_deref() == Some(spec_sources.as_slice())
-            } else {
-                r.source.as_ref() == spec_sources.first()
-            }
-    });
-    let last_phase = state.map(|s| s.phase);
-    let self_heal = automated.self_heal.unwrap_or(false);
-    let mut op = Operation {
+/// The last operation, as far as automation cares.
+struct LastSync<'a> {
+    state: Option<&'a OperationState>,
+    /// It synced the revision and sources compared now.
+    same_target: bool,
+    phase: Option<OperationPhase>,
+}
+
+impl<'a> LastSync<'a> {
+    fn of(app: &'a Application, cmp: &Comparison) -> Self {
+        let state = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
+        let last_sync = state.and_then(|s| s.sync_result.as_ref());
+        let spec_sources: Vec<_> = app.sources().into_iter().cloned().collect();
+        let same_target = last_sync.is_some_and(|r| {
+            r.revision == cmp.revision
+                && if spec_sources.len() > 1 {
+                    r.sources.as_deref() == Some(spec_sources.as_slice())
+                } else {
+                    r.source.as_ref() == spec_sources.first()
+                }
+        });
+        LastSync {
+            state,
+            same_target,
+            phase: state.map(|s| s.phase),
+        }
+    }
+}
+
+/// The operation an automated sync requests: the compared revision(s), the policy's prune,
+/// options and retry (5 attempts by default).
+fn automated_operation(policy: &SyncPolicy, cmp: &Comparison, prune: bool) -> Operation {
+    Operation {
         sync: Some(SyncOperation {
             revision: Some(cmp.revision.clone()),
             prune: Some(prune),
@@ -192,114 +284,125 @@ pub fn decide(app: &Application, cmp: &Comparison, ctx: Context) -> Decision {
             ..RetryStrategy::default()
         })),
         ..Operation::default()
-    };
+    }
+}
 
-    if let Some(text) = braked {
-        // The first attempt at a target runs, and the engine stops it before any write, so the
-        // operation records the count too; after that the condition stands until Git, the
-        // limits or a manual sync change the picture.
+/// The brake holds. The first attempt at a target runs, and the engine stops it before any
+/// write, so the operation records the count too; after that the condition stands until Git,
+/// the limits or a manual sync change the picture.
+fn stopped_by_brake(text: String, last: &LastSync, op: Operation, rev: &str) -> Decision {
+    let mut d = Decision::default();
+    d.conditions.push((condition::SYNC_ERROR.into(), text));
+    if !last.same_target {
+        start(&mut d, op, rev);
+    }
+    d
+}
+
+/// The last attempt at this target failed: reported, and started again after a backoff until
+/// [`FAILED_RETRIES`] retries have failed too.
+fn retry_failed(last: &LastSync, ctx: &Context, op: Operation, rev: &str) -> Decision {
+    let mut d = Decision::default();
+    let msg = last
+        .state
+        .and_then(|s| s.message.clone())
+        .unwrap_or_default();
+    let mut text = format!("Failed last sync attempt to {rev}: {msg}");
+    if ctx.failed_retries >= FAILED_RETRIES {
+        text.push_str(&format!(
+            " (automated sync tried {} times; push a new commit or sync manually)",
+            ctx.failed_retries + 1
+        ));
         d.conditions.push((condition::SYNC_ERROR.into(), text));
-        if !same_target {
+        return d;
+    }
+    d.conditions.push((condition::SYNC_ERROR.into(), text));
+    let wait = failed_backoff(ctx.failed_retries);
+    match ctx.since_finished {
+        Some(since) if since < wait => d.recheck_after = Some(wait - since),
+        _ => {
+            d.retrying_failure = true;
             d.events.push((
                 "OperationStarted".into(),
-                format!("Initiated automated sync to '{rev}'"),
+                format!(
+                    "Initiated automated sync to '{rev}' (attempt {} after a failure)",
+                    ctx.failed_retries + 2
+                ),
                 false,
             ));
             d.operation = Some(op);
         }
+    }
+    d
+}
+
+/// Drift from a target already synced: once the self-heal backoff has passed, only the drifted
+/// objects are applied again, and an Event names each.
+fn self_heal(
+    last: &LastSync,
+    ctx: &Context,
+    out_of_sync: &[&ComparedResource],
+    prune: bool,
+    mut op: Operation,
+    rev: &str,
+) -> Decision {
+    let mut d = Decision::default();
+    let attempts = last
+        .state
+        .and_then(|s| s.operation.sync.as_ref())
+        .and_then(|s| s.auto_heal_attempts_count)
+        .unwrap_or(0);
+    let wait = heal_backoff(attempts);
+    if let Some(since) = ctx.since_finished
+        && since < wait
+    {
+        d.recheck_after = Some(wait - since);
         return d;
     }
-    if same_target && last_phase != Some(OperationPhase::Succeeded) {
-        let msg = state.and_then(|s| s.message.clone()).unwrap_or_default();
-        let mut text = format!("Failed last sync attempt to {rev}: {msg}");
-        if ctx.failed_retries >= FAILED_RETRIES {
-            text.push_str(&format!(
-                " (automated sync tried {} times; push a new commit or sync manually)",
-                ctx.failed_retries + 1
-            ));
-            d.conditions.push((condition::SYNC_ERROR.into(), text));
-            return d;
-        }
-        d.conditions.push((condition::SYNC_ERROR.into(), text));
-        let wait = failed_backoff(ctx.failed_retries);
-        match ctx.since_finished {
-            Some(since) if since < wait => d.recheck_after = Some(wait - since),
-            _ => {
-                d.retrying_failure = true;
-                d.events.push((
-                    "OperationStarted".into(),
-                    format!(
-                        "Initiated automated sync to '{rev}' (attempt {} after a failure)",
-                        ctx.failed_retries + 2
-                    ),
-                    false,
-                ));
-                d.operation = Some(op);
-            }
-        }
-        return d;
+    let drifted: Vec<_> = out_of_sync
+        .iter()
+        .filter(|r| prune || !r.requires_pruning)
+        .collect();
+    if let Some(sync) = op.sync.as_mut() {
+        sync.auto_heal_attempts_count = Some(attempts + 1);
+        sync.resources = Some(drifted.iter().map(|r| sync_resource(r)).collect());
     }
-    if same_target && !self_heal {
-        tracing::debug!(
-            app = app.name(),
-            "Skipping auto-sync: most recent sync already to {rev}"
-        );
-        return d;
+    let what: Vec<String> = drifted.iter().map(|r| describe_drift(r)).collect();
+    d.events.push((
+        "SelfHeal".into(),
+        format!(
+            "Self-healing drift from {rev}: reverting {}",
+            what.join("; ")
+        ),
+        true,
+    ));
+    d.operation = Some(op);
+    d
+}
+
+/// An object as a sync operation names it.
+fn sync_resource(r: &ComparedResource) -> SyncOperationResource {
+    SyncOperationResource {
+        group: Some(r.key.group.clone()),
+        kind: r.key.kind.clone(),
+        name: r.key.name.clone(),
+        namespace: (!r.key.namespace.is_empty()).then(|| r.key.namespace.clone()),
     }
-    if same_target {
-        let attempts = state
-            .and_then(|s| s.operation.sync.as_ref())
-            .and_then(|s| s.auto_heal_attempts_count)
-            .unwrap_or(0);
-        let wait = heal_backoff(attempts);
-        if let Some(since) = ctx.since_finished
-            && since < wait
-        {
-            d.recheck_after = Some(wait - since);
-            return d;
-        }
-        let drifted: Vec<_> = out_of_sync
-            .iter()
-            .filter(|r| prune || !r.requires_pruning)
-            .collect();
-        if let Some(sync) = op.sync.as_mut() {
-            sync.auto_heal_attempts_count = Some(attempts + 1);
-            sync.resources = Some(
-                drifted
-                    .iter()
-                    .map(|r| SyncOperationResource {
-                        group: Some(r.key.group.clone()),
-                        kind: r.key.kind.clone(),
-                        name: r.key.name.clone(),
-                        namespace: (!r.key.namespace.is_empty()).then(|| r.key.namespace.clone()),
-                    })
-                    .collect(),
-            );
-        }
-        let what: Vec<String> = drifted.iter().map(|r| describe_drift(r)).collect();
-        d.events.push((
-            "SelfHeal".into(),
-            format!(
-                "Self-healing drift from {rev}: reverting {}",
-                what.join("; ")
-            ),
-            true,
-        ));
-        d.operation = Some(op);
-        return d;
-    }
+}
+
+/// Requests `op` as an automated sync to `rev`.
+fn start(d: &mut Decision, op: Operation, rev: &str) {
     d.events.push((
         "OperationStarted".into(),
         format!("Initiated automated sync to '{rev}'"),
         false,
     ));
     d.operation = Some(op);
-    d
 }
 
 /// `apps/Deployment payments/payments-api (spec.template.spec.securityContext.runAsNonRoot
 /// changed by kubectl-patch (Update) at 2026-11-30T10:00:00Z)`.
-fn describe_drift(r: &plumb_app::compare::ComparedResource) -> String {
+fn describe_drift(r: &ComparedResource) -> String {
     let key = &r.key;
     let gk = if key.group.is_empty() {
         key.kind.clone()

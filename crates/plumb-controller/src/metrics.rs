@@ -102,24 +102,44 @@ pub enum Timing {
 /// The controller's metrics and readiness.
 pub struct Metrics {
     registry: Registry,
-    app_info: Family<AppInfo, Gauge>,
+    argo: ArgoFamilies,
     current: Mutex<BTreeMap<(String, String), AppInfo>>,
+    timings: Timings,
+    source: SourceEngine,
+    caches: CacheSizes,
+    apps_synced: AtomicBool,
+    live_cache_synced: AtomicBool,
+}
+
+/// The metrics Argo CD has, with its names and labels.
+struct ArgoFamilies {
+    app_info: Family<AppInfo, Gauge>,
     sync_total: Family<SyncLabels, Counter>,
-    argo_reconcile: Family<ReconcileLabels, Histogram>,
+    reconcile: Family<ReconcileLabels, Histogram>,
+    git_requests: Family<GitLabels, Counter>,
+    clusters: Family<ClusterLabels, Gauge>,
+}
+
+/// Plumb's duration histograms ([`Timing`]).
+struct Timings {
     reconcile: Histogram,
     render: Histogram,
     sync: Histogram,
-    git_requests: Family<GitLabels, Counter>,
+}
+
+/// Plumb's source engine counters.
+struct SourceEngine {
     renders: Counter,
-    plumb_git_requests: Family<RequestLabels, Counter>,
+    git_requests: Family<RequestLabels, Counter>,
     renders_by_result: Family<ResultLabels, Counter>,
     manifest_memory: Gauge,
+}
+
+/// The sizes of each cluster's caches.
+struct CacheSizes {
     live_objects: Family<ServerLabels, Gauge>,
     diff_results: Family<ServerLabels, Gauge>,
     diff_bytes: Family<ServerLabels, Gauge>,
-    clusters: Family<ClusterLabels, Gauge>,
-    apps_synced: AtomicBool,
-    live_cache_synced: AtomicBool,
 }
 
 impl Default for Metrics {
@@ -131,122 +151,19 @@ impl Default for Metrics {
 impl Metrics {
     /// Every metric registered, none observed yet.
     pub fn new() -> Self {
+        // Registered in this order, which is the order of the exposition.
         let mut registry = Registry::default();
-        let app_info = Family::<AppInfo, Gauge>::default();
-        registry.register(
-            "argocd_app_info",
-            "Information about application.",
-            app_info.clone(),
-        );
-        let sync_total = Family::<SyncLabels, Counter>::default();
-        registry.register(
-            "argocd_app_sync",
-            "Number of application syncs.",
-            sync_total.clone(),
-        );
-        let argo_reconcile = Family::<ReconcileLabels, Histogram>::new_with_constructor(
-            argo_reconcile_histogram as fn() -> Histogram,
-        );
-        registry.register(
-            "argocd_app_reconcile",
-            "Application reconciliation performance in seconds.",
-            argo_reconcile.clone(),
-        );
-        let git_requests = Family::<GitLabels, Counter>::default();
-        registry.register(
-            "argocd_git_request",
-            "Number of git requests performed by repo server",
-            git_requests.clone(),
-        );
-        registry.register(
-            "argocd_app_k8s_request",
-            "Number of kubernetes requests executed during application reconciliation.",
-            plumb_app::k8s_requests::K8S_REQUESTS.clone(),
-        );
-        let clusters = Family::<ClusterLabels, Gauge>::default();
-        registry.register(
-            "argocd_cluster_info",
-            "Information about cluster.",
-            clusters.clone(),
-        );
-        let reconcile = Histogram::new(BUCKETS.iter().copied());
-        registry.register(
-            "plumb_app_reconcile_duration_seconds",
-            "Time to reconcile an Application (render, compare, status write).",
-            reconcile.clone(),
-        );
-        let render = Histogram::new(BUCKETS.iter().copied());
-        registry.register(
-            "plumb_app_render_duration_seconds",
-            "Time to fetch and render an Application's sources.",
-            render.clone(),
-        );
-        let sync = Histogram::new(BUCKETS.iter().copied());
-        registry.register(
-            "plumb_app_sync_duration_seconds",
-            "Time to run a sync operation.",
-            sync.clone(),
-        );
-        let renders = Counter::default();
-        registry.register(
-            "plumb_render",
-            "Renders run by the source engine (cache misses).",
-            renders.clone(),
-        );
-        let plumb_git_requests = Family::<RequestLabels, Counter>::default();
-        registry.register(
-            "plumb_git_requests",
-            "Requests to Git servers by the source engine: ref listings (ls-remote) and fetches, shared by every Application on a repository.",
-            plumb_git_requests.clone(),
-        );
-        let renders_by_result = Family::<ResultLabels, Counter>::default();
-        registry.register(
-            "plumb_renders",
-            "Sources asked for by comparisons: rendered, served from the manifest cache at the same commit (cached), or at a new commit that changed nothing they read (skipped).",
-            renders_by_result.clone(),
-        );
-        let manifest_memory = Gauge::default();
-        registry.register(
-            "plumb_manifest_cache_memory_bytes",
-            "Bytes of rendered manifests held in memory (compact JSON).",
-            manifest_memory.clone(),
-        );
-        let live_objects = Family::<ServerLabels, Gauge>::default();
-        registry.register(
-            "plumb_live_cache_objects",
-            "Objects in a cluster's live cache (full bodies for tracked objects, metadata for the rest).",
-            live_objects.clone(),
-        );
-        let diff_results = Family::<ServerLabels, Gauge>::default();
-        registry.register(
-            "plumb_diff_cache_results",
-            "Server-side diff results kept for a cluster (one per live object at most).",
-            diff_results.clone(),
-        );
-        let diff_bytes = Family::<ServerLabels, Gauge>::default();
-        registry.register(
-            "plumb_diff_cache_memory_bytes",
-            "Bytes of server-side diff results kept for a cluster (the objects' JSON text and an estimate of the rest).",
-            diff_bytes.clone(),
-        );
+        let argo = ArgoFamilies::register(&mut registry);
+        let timings = Timings::register(&mut registry);
+        let source = SourceEngine::register(&mut registry);
+        let caches = CacheSizes::register(&mut registry);
         Self {
-            plumb_git_requests,
-            renders_by_result,
-            manifest_memory,
-            live_objects,
-            diff_results,
-            diff_bytes,
             registry,
-            app_info,
+            argo,
             current: Mutex::new(BTreeMap::new()),
-            sync_total,
-            argo_reconcile,
-            reconcile,
-            render,
-            sync,
-            git_requests,
-            renders,
-            clusters,
+            timings,
+            source,
+            caches,
             apps_synced: AtomicBool::new(false),
             live_cache_synced: AtomicBool::new(false),
         }
@@ -264,9 +181,9 @@ impl Metrics {
         if let Some(old) = current.get(&key)
             && *old != info
         {
-            self.app_info.remove(old);
+            self.argo.app_info.remove(old);
         }
-        self.app_info.get_or_create(&info).set(1);
+        self.argo.app_info.get_or_create(&info).set(1);
         current.insert(key, info);
     }
 
@@ -276,7 +193,7 @@ impl Metrics {
             .current()
             .remove(&(namespace.to_string(), name.to_string()))
         {
-            self.app_info.remove(&old);
+            self.argo.app_info.remove(&old);
         }
     }
 
@@ -289,7 +206,8 @@ impl Metrics {
         phase: &str,
         dest_server: &str,
     ) {
-        self.sync_total
+        self.argo
+            .sync_total
             .get_or_create(&SyncLabels {
                 name: name.to_string(),
                 namespace: namespace.to_string(),
@@ -303,21 +221,22 @@ impl Metrics {
     /// Records a full reconcile (`argocd_app_reconcile` and Plumb's histogram).
     pub fn reconciled(&self, namespace: &str, dest_server: &str, d: Duration) {
         let secs = d.as_secs_f64();
-        self.argo_reconcile
+        self.argo
+            .reconcile
             .get_or_create(&ReconcileLabels {
                 namespace: namespace.to_string(),
                 dest_server: dest_server.to_string(),
             })
             .observe(secs);
-        self.reconcile.observe(secs);
+        self.timings.reconcile.observe(secs);
     }
 
     /// Records a duration in one of Plumb's histograms.
     pub fn observe(&self, timing: Timing, d: Duration) {
         let h = match timing {
-            Timing::Reconcile => &self.reconcile,
-            Timing::Render => &self.render,
-            Timing::Sync => &self.sync,
+            Timing::Reconcile => &self.timings.reconcile,
+            Timing::Render => &self.timings.render,
+            Timing::Sync => &self.timings.sync,
         };
         h.observe(d.as_secs_f64());
     }
@@ -326,12 +245,12 @@ impl Metrics {
     /// metrics follow).
     pub fn git_totals(&self, fetches: u64, listings: u64, renders: u64) {
         for (kind, total) in [("fetch", fetches), ("ls-remote", listings)] {
-            let c = self.git_requests.get_or_create(&GitLabels {
+            let c = self.argo.git_requests.get_or_create(&GitLabels {
                 request_type: kind.to_string(),
             });
             raise_to(&c, total);
         }
-        raise_to(&self.renders, renders);
+        raise_to(&self.source.renders, renders);
     }
 
     /// Brings every source engine counter up to the renderer's totals: Argo's
@@ -342,7 +261,7 @@ impl Metrics {
         let (fetches, listings) = (git.fetch_count(), git.listing_count());
         self.git_totals(fetches, listings, renderer.render_count());
         for (kind, total) in [("fetch", fetches), ("ls-remote", listings)] {
-            let c = self.plumb_git_requests.get_or_create(&RequestLabels {
+            let c = self.source.git_requests.get_or_create(&RequestLabels {
                 request: kind.to_string(),
             });
             raise_to(&c, total);
@@ -352,12 +271,13 @@ impl Metrics {
             ("cached", renderer.cached_count()),
             ("skipped", renderer.skipped_count()),
         ] {
-            let c = self.renders_by_result.get_or_create(&ResultLabels {
+            let c = self.source.renders_by_result.get_or_create(&ResultLabels {
                 result: result.to_string(),
             });
             raise_to(&c, total);
         }
-        self.manifest_memory
+        self.source
+            .manifest_memory
             .set(i64::try_from(renderer.memory_cache_bytes()).unwrap_or(i64::MAX));
     }
 
@@ -372,15 +292,16 @@ impl Metrics {
                 .set(i64::try_from(n).unwrap_or(i64::MAX));
         };
         if let Some(live) = &cluster.live {
-            set(&self.live_objects, live.len());
+            set(&self.caches.live_objects, live.len());
         }
-        set(&self.diff_results, cluster.diff_cache.len());
-        set(&self.diff_bytes, cluster.diff_cache.bytes());
+        set(&self.caches.diff_results, cluster.diff_cache.len());
+        set(&self.caches.diff_bytes, cluster.diff_cache.bytes());
     }
 
     /// Records a connected cluster (`argocd_cluster_info`).
     pub fn cluster(&self, server: &str, name: &str, k8s_version: &str) {
-        self.clusters
+        self.argo
+            .clusters
             .get_or_create(&ClusterLabels {
                 server: server.to_string(),
                 name: name.to_string(),
@@ -418,6 +339,146 @@ impl Metrics {
             tracing::warn!("encoding metrics: {e}");
         }
         out
+    }
+}
+
+impl ArgoFamilies {
+    fn register(registry: &mut Registry) -> Self {
+        let app_info = Family::<AppInfo, Gauge>::default();
+        registry.register(
+            "argocd_app_info",
+            "Information about application.",
+            app_info.clone(),
+        );
+        let sync_total = Family::<SyncLabels, Counter>::default();
+        registry.register(
+            "argocd_app_sync",
+            "Number of application syncs.",
+            sync_total.clone(),
+        );
+        let reconcile = Family::<ReconcileLabels, Histogram>::new_with_constructor(
+            argo_reconcile_histogram as fn() -> Histogram,
+        );
+        registry.register(
+            "argocd_app_reconcile",
+            "Application reconciliation performance in seconds.",
+            reconcile.clone(),
+        );
+        let git_requests = Family::<GitLabels, Counter>::default();
+        registry.register(
+            "argocd_git_request",
+            "Number of git requests performed by repo server",
+            git_requests.clone(),
+        );
+        registry.register(
+            "argocd_app_k8s_request",
+            "Number of kubernetes requests executed during application reconciliation.",
+            plumb_app::k8s_requests::K8S_REQUESTS.clone(),
+        );
+        let clusters = Family::<ClusterLabels, Gauge>::default();
+        registry.register(
+            "argocd_cluster_info",
+            "Information about cluster.",
+            clusters.clone(),
+        );
+        ArgoFamilies {
+            app_info,
+            sync_total,
+            reconcile,
+            git_requests,
+            clusters,
+        }
+    }
+}
+
+impl Timings {
+    fn register(registry: &mut Registry) -> Self {
+        let reconcile = Histogram::new(BUCKETS.iter().copied());
+        registry.register(
+            "plumb_app_reconcile_duration_seconds",
+            "Time to reconcile an Application (render, compare, status write).",
+            reconcile.clone(),
+        );
+        let render = Histogram::new(BUCKETS.iter().copied());
+        registry.register(
+            "plumb_app_render_duration_seconds",
+            "Time to fetch and render an Application's sources.",
+            render.clone(),
+        );
+        let sync = Histogram::new(BUCKETS.iter().copied());
+        registry.register(
+            "plumb_app_sync_duration_seconds",
+            "Time to run a sync operation.",
+            sync.clone(),
+        );
+        Timings {
+            reconcile,
+            render,
+            sync,
+        }
+    }
+}
+
+impl SourceEngine {
+    fn register(registry: &mut Registry) -> Self {
+        let renders = Counter::default();
+        registry.register(
+            "plumb_render",
+            "Renders run by the source engine (cache misses).",
+            renders.clone(),
+        );
+        let git_requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "plumb_git_requests",
+            "Requests to Git servers by the source engine: ref listings (ls-remote) and fetches, shared by every Application on a repository.",
+            git_requests.clone(),
+        );
+        let renders_by_result = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "plumb_renders",
+            "Sources asked for by comparisons: rendered, served from the manifest cache at the same commit (cached), or at a new commit that changed nothing they read (skipped).",
+            renders_by_result.clone(),
+        );
+        let manifest_memory = Gauge::default();
+        registry.register(
+            "plumb_manifest_cache_memory_bytes",
+            "Bytes of rendered manifests held in memory (compact JSON).",
+            manifest_memory.clone(),
+        );
+        SourceEngine {
+            renders,
+            git_requests,
+            renders_by_result,
+            manifest_memory,
+        }
+    }
+}
+
+impl CacheSizes {
+    fn register(registry: &mut Registry) -> Self {
+        let live_objects = Family::<ServerLabels, Gauge>::default();
+        registry.register(
+            "plumb_live_cache_objects",
+            "Objects in a cluster's live cache (full bodies for tracked objects, metadata for the rest).",
+            live_objects.clone(),
+        );
+        let diff_results = Family::<ServerLabels, Gauge>::default();
+        registry.register(
+            "plumb_diff_cache_results",
+            "Server-side diff results kept for a cluster (one per live object at most).",
+            diff_results.clone(),
+        );
+        let diff_bytes = Family::<ServerLabels, Gauge>::default();
+        registry.register(
+            "plumb_diff_cache_memory_bytes",
+            "Bytes of server-side diff results kept for a cluster (the objects' JSON text and an estimate of the rest).",
+            diff_bytes.clone(),
+        );
+        CacheSizes {
+            live_objects,
+            diff_results,
+            diff_bytes,
+        }
     }
 }
 

@@ -2,13 +2,25 @@
 //! control of a running operation), cluster Secrets (remote clusters attached and detached),
 //! AppProjects, the settings ConfigMap, and the poller (`timeout.reconciliation` + jitter).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::{Api, DynamicObject};
 use kube::runtime::WatchStreamExt as _;
 use kube::runtime::reflector::store::Writer;
+use kube::runtime::watcher;
+use plumb_kube::{LiveCacheConfig, LiveEvent};
+use plumb_model::Settings;
 use serde_json::Value;
 
-use super::*;
+use crate::shared::{RemoteCluster, Shared};
+use plumb_app::appproject_resource;
+use plumb_app::clusters::ClusterSecret;
+use plumb_app::{Cluster, Engines};
+use plumb_app::{Result, chain};
 
 /// What about an Application makes a reconcile necessary (status writes alone do not).
 #[derive(PartialEq, Eq, Clone)]
@@ -46,122 +58,18 @@ fn slim(obj: &mut DynamicObject) {
 
 pub(super) fn spawn_app_watcher(shared: Arc<Shared>, cache: Writer<DynamicObject>) {
     tokio::spawn(async move {
-        let mut last: HashMap<String, AppTrigger> = HashMap::new();
-        // Keys listed by a (re)list: queued once the list is complete and in the cache.
-        let mut listed: Vec<String> = Vec::new();
+        let mut apps = AppWatch::default();
         let stream = watcher::watcher(shared.apps_watch_api(), watcher::Config::default())
             .modify(slim)
             .reflect(cache);
         let mut stream = std::pin::pin!(stream);
         loop {
             match stream.try_next().await {
-                Ok(Some(watcher::Event::Init)) => {
-                    // A (re)list: the names that follow are the whole set.
-                    shared.metrics.set_apps_synced(false);
-                    shared
-                        .known_apps
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .clear();
-                    listed.clear();
-                }
-                Ok(Some(ev @ (watcher::Event::Apply(_) | watcher::Event::InitApply(_)))) => {
-                    let (obj, initial) = match ev {
-                        watcher::Event::InitApply(obj) => (obj, true),
-                        watcher::Event::Apply(obj) => (obj, false),
-                        _ => continue,
-                    };
-                    let Some(name) = enabled_key(&shared, &obj) else {
-                        continue;
-                    };
-                    shared
-                        .watched
-                        .saw(&name, obj.metadata.resource_version.as_deref());
-                    shared
-                        .known_apps
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(name.clone());
-                    if let Some(s) = &shared.sharding {
-                        let dest = &obj.data["spec"]["destination"];
-                        let text = |k: &str| dest[k].as_str().unwrap_or_default().to_string();
-                        if s.set_app(&name, &text("server"), &text("name")) {
-                            // Consistent hashing weighs clusters by their Applications.
-                            for app in all_apps(&shared) {
-                                shared.queue.push(&app);
-                            }
-                        }
-                    }
-                    if shared.is_running(&name)
-                        && let Ok(v) = serde_json::to_value(&obj)
-                    {
-                        shared.update_control(&name, crate::operation::control_of(&v));
-                    }
-                    let t = trigger_of(&obj);
-                    tracing::debug!(app = %name, generation = t.generation, operation = t.operation, "application event");
-                    if last.get(&name) != Some(&t) {
-                        let before = last.get(&name);
-                        let refreshed =
-                            t.refresh.is_some() && before.is_none_or(|l| l.refresh != t.refresh);
-                        let sync_to_latest = t.operation
-                            && before.is_none_or(|l| !l.operation)
-                            && syncs_to_target(&obj);
-                        if refreshed {
-                            shared.refresh_asked(&name);
-                        }
-                        if refreshed || sync_to_latest {
-                            // A refresh (or a webhook) says the repository moved, and a sync of
-                            // the target revision (not a given commit) must see the latest
-                            // commit: the shared ref listing is not good enough for them.
-                            for url in source_urls(&obj) {
-                                shared.renderer.invalidate_refs(&url);
-                            }
-                        }
-                        last.insert(name.clone(), t);
-                        if initial {
-                            // The cache shows a relist only once it is complete.
-                            listed.push(name);
-                        } else {
-                            shared.queue.push(&name);
-                        }
-                    }
-                }
-                Ok(Some(watcher::Event::Delete(obj))) => {
-                    let Some(name) = enabled_key(&shared, &obj) else {
-                        continue;
-                    };
-                    last.remove(&name);
-                    shared
-                        .refresh_seen
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&name);
-                    shared.renderer.release(&name);
-                    if let Some(s) = &shared.sharding
-                        && s.remove_app(&name)
-                    {
-                        for app in all_apps(&shared) {
-                            shared.queue.push(&app);
-                        }
-                    }
-                    shared.watched.forget(&name);
-                    shared
-                        .known_apps
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&name);
-                    shared.metrics.remove_app(
-                        obj.metadata.namespace.as_deref().unwrap_or_default(),
-                        obj.metadata.name.as_deref().unwrap_or_default(),
-                    );
-                    shared.forget_automation(&name);
-                }
-                Ok(Some(watcher::Event::InitDone)) => {
-                    shared.metrics.set_apps_synced(true);
-                    for name in listed.drain(..) {
-                        shared.queue.push(&name);
-                    }
-                }
+                Ok(Some(watcher::Event::Init)) => apps.relist_began(&shared),
+                Ok(Some(watcher::Event::InitApply(obj))) => apps.applied(&shared, &obj, true),
+                Ok(Some(watcher::Event::Apply(obj))) => apps.applied(&shared, &obj, false),
+                Ok(Some(watcher::Event::Delete(obj))) => apps.deleted(&shared, &obj),
+                Ok(Some(watcher::Event::InitDone)) => apps.relist_done(&shared),
                 Ok(None) => return,
                 Err(e) => {
                     tracing::warn!("watching Applications: {e}");
@@ -170,6 +78,136 @@ pub(super) fn spawn_app_watcher(shared: Arc<Shared>, cache: Writer<DynamicObject
             }
         }
     });
+}
+
+/// What the Application watcher remembers between events.
+#[derive(Default)]
+struct AppWatch {
+    /// The last trigger seen of each Application.
+    last: HashMap<String, AppTrigger>,
+    /// Keys listed by a (re)list: queued once the list is complete and in the cache.
+    listed: Vec<String>,
+}
+
+impl AppWatch {
+    /// A (re)list: the names that follow are the whole set.
+    fn relist_began(&mut self, shared: &Shared) {
+        shared.metrics.set_apps_synced(false);
+        shared
+            .known_apps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.listed.clear();
+    }
+
+    /// An Application added or changed (`initial`: listed by a relist).
+    fn applied(&mut self, shared: &Shared, obj: &DynamicObject, initial: bool) {
+        let Some(name) = enabled_key(shared, obj) else {
+            return;
+        };
+        shared
+            .watched
+            .saw(&name, obj.metadata.resource_version.as_deref());
+        shared
+            .known_apps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.clone());
+        place_on_shard(shared, &name, obj);
+        if shared.is_running(&name)
+            && let Ok(v) = serde_json::to_value(obj)
+        {
+            shared.update_control(&name, crate::operation::control_of(&v));
+        }
+        let t = trigger_of(obj);
+        tracing::debug!(app = %name, generation = t.generation, operation = t.operation, "application event");
+        if self.last.get(&name) == Some(&t) {
+            return;
+        }
+        answer_refresh(shared, &name, obj, self.last.get(&name), &t);
+        self.last.insert(name.clone(), t);
+        if initial {
+            // The cache shows a relist only once it is complete.
+            self.listed.push(name);
+        } else {
+            shared.queue.push(&name);
+        }
+    }
+
+    /// An Application gone: everything remembered of it is dropped.
+    fn deleted(&mut self, shared: &Shared, obj: &DynamicObject) {
+        let Some(name) = enabled_key(shared, obj) else {
+            return;
+        };
+        self.last.remove(&name);
+        shared
+            .refresh_seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&name);
+        shared.renderer.release(&name);
+        if let Some(s) = &shared.sharding
+            && s.remove_app(&name)
+        {
+            push_all(shared);
+        }
+        shared.watched.forget(&name);
+        shared
+            .known_apps
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&name);
+        shared.metrics.remove_app(
+            obj.metadata.namespace.as_deref().unwrap_or_default(),
+            obj.metadata.name.as_deref().unwrap_or_default(),
+        );
+        shared.forget_automation(&name);
+    }
+
+    /// A (re)list complete and in the cache: the listed Applications are queued.
+    fn relist_done(&mut self, shared: &Shared) {
+        shared.metrics.set_apps_synced(true);
+        for name in self.listed.drain(..) {
+            shared.queue.push(&name);
+        }
+    }
+}
+
+/// Tells the shard which cluster an Application deploys to.
+fn place_on_shard(shared: &Shared, name: &str, obj: &DynamicObject) {
+    if let Some(s) = &shared.sharding {
+        let dest = &obj.data["spec"]["destination"];
+        let text = |k: &str| dest[k].as_str().unwrap_or_default().to_string();
+        if s.set_app(name, &text("server"), &text("name")) {
+            // Consistent hashing weighs clusters by their Applications.
+            push_all(shared);
+        }
+    }
+}
+
+/// A refresh asked for (the annotation set or changed since `before`), or a sync to the target
+/// revision requested: the repository listings of the Application's sources are dropped.
+fn answer_refresh(
+    shared: &Shared,
+    name: &str,
+    obj: &DynamicObject,
+    before: Option<&AppTrigger>,
+    t: &AppTrigger,
+) {
+    let refreshed = t.refresh.is_some() && before.is_none_or(|l| l.refresh != t.refresh);
+    let sync_to_latest = t.operation && before.is_none_or(|l| !l.operation) && syncs_to_target(obj);
+    if refreshed {
+        shared.refresh_asked(name);
+    }
+    if refreshed || sync_to_latest {
+        // A refresh (or a webhook) says the repository moved, and a sync of the target revision
+        // (not a given commit) must see the latest commit: the shared ref listing is not good
+        // enough for them.
+        for url in source_urls(obj) {
+            shared.renderer.invalidate_refs(&url);
+        }
+    }
 }
 
 /// Whether the requested operation syncs to the target revision rather than a given commit
@@ -213,7 +251,7 @@ fn enabled_key(shared: &Shared, obj: &DynamicObject) -> Option<String> {
 }
 
 /// Every Application the watcher knows of, from memory (no API request).
-pub(super) fn all_apps(shared: &Shared) -> Vec<String> {
+fn all_apps(shared: &Shared) -> Vec<String> {
     shared
         .known_apps
         .lock()
@@ -223,10 +261,17 @@ pub(super) fn all_apps(shared: &Shared) -> Vec<String> {
         .collect()
 }
 
+/// Queues every Application the watcher knows of.
+fn push_all(shared: &Shared) {
+    for app in all_apps(shared) {
+        shared.queue.push(&app);
+    }
+}
+
 /// Connects to a cluster named by a cluster Secret and starts its live cache.
 async fn attach(
     shared: &Arc<Shared>,
-    secret: &plumb_app::clusters::ClusterSecret,
+    secret: &ClusterSecret,
 ) -> Result<(Arc<Cluster>, tokio::task::JoinHandle<()>)> {
     let client = secret.client().await?;
     let mut cluster = Cluster::connect(&secret.server, &secret.name, client.clone()).await?;
@@ -271,28 +316,14 @@ async fn attach(
 
 pub(super) fn spawn_cluster_watcher(shared: Arc<Shared>) {
     tokio::spawn(async move {
-        let api: Api<k8s_openapi::api::core::v1::Secret> =
+        let api: Api<Secret> =
             Api::namespaced(shared.client.clone(), &shared.config.control_namespace);
         let cfg = watcher::Config::default().labels(plumb_app::clusters::CLUSTER_SECRET_LABEL);
         let mut stream = std::pin::pin!(watcher::watcher(api, cfg));
-        let mut known: HashMap<String, plumb_app::clusters::ClusterSecret> = HashMap::new();
+        let mut known: HashMap<String, ClusterSecret> = HashMap::new();
         loop {
             let changed = match stream.try_next().await {
-                Ok(Some(watcher::Event::Apply(s) | watcher::Event::InitApply(s))) => {
-                    let key = s.metadata.name.clone().unwrap_or_default();
-                    match plumb_app::clusters::ClusterSecret::from_secret(&s) {
-                        Some(c) if known.get(&key) != Some(&c) => {
-                            known.insert(key, c);
-                            true
-                        }
-                        Some(_) => false,
-                        None => known.remove(&key).is_some(),
-                    }
-                }
-                Ok(Some(watcher::Event::Delete(s))) => known
-                    .remove(&s.metadata.name.clone().unwrap_or_default())
-                    .is_some(),
-                Ok(Some(_)) => false,
+                Ok(Some(event)) => note_cluster_secret(&mut known, event),
                 Ok(None) => return,
                 Err(e) => {
                     tracing::warn!("watching cluster Secrets: {e}");
@@ -303,62 +334,98 @@ pub(super) fn spawn_cluster_watcher(shared: Arc<Shared>) {
             if !changed {
                 continue;
             }
-            if let Some(s) = &shared.sharding {
-                s.set_clusters(
-                    known
-                        .values()
-                        .map(|c| {
-                            (
-                                c.name.clone(),
-                                crate::sharding::ClusterRef {
-                                    id: c.id.clone(),
-                                    server: c.server.clone(),
-                                    shard: c.shard,
-                                },
-                            )
-                        })
-                        .collect(),
-                );
-            }
+            share_clusters(&shared, &known);
             // Attach the new clusters first, then swap: Applications on clusters that stay never
             // see their cluster missing while another one connects.
-            let wanted: Vec<plumb_app::clusters::ClusterSecret> = known.values().cloned().collect();
-            let to_attach: Vec<plumb_app::clusters::ClusterSecret> = {
-                let attached = shared.remote.read().unwrap_or_else(|e| e.into_inner());
-                wanted
-                    .iter()
-                    .filter(|s| !attached.iter().any(|(a, _, _)| a == *s))
-                    .cloned()
-                    .collect()
-            };
-            let mut fresh = Vec::new();
-            for s in to_attach {
-                match attach(&shared, &s).await {
-                    Ok((cluster, task)) => {
-                        tracing::info!(cluster = %s.server, name = %s.name, "destination cluster added");
-                        fresh.push((s, cluster, task));
-                    }
-                    Err(e) => {
-                        tracing::warn!(cluster = %s.server, "cannot use cluster: {}", chain(&e))
-                    }
-                }
-            }
-            {
-                let mut attached = shared.remote.write().unwrap_or_else(|e| e.into_inner());
-                attached.retain(|(s, _, task)| {
-                    let keep = wanted.contains(s);
-                    if !keep {
-                        task.abort();
-                    }
-                    keep
-                });
-                attached.extend(fresh);
-            }
-            for app in all_apps(&shared) {
-                shared.queue.push(&app);
-            }
+            let wanted: Vec<ClusterSecret> = known.values().cloned().collect();
+            let fresh = attach_new(&shared, &wanted).await;
+            swap_remote(&shared, &wanted, fresh);
+            push_all(&shared);
         }
     });
+}
+
+/// Keeps the cluster Secrets by name; whether the clusters they name changed.
+fn note_cluster_secret(
+    known: &mut HashMap<String, ClusterSecret>,
+    event: watcher::Event<Secret>,
+) -> bool {
+    match event {
+        watcher::Event::Apply(s) | watcher::Event::InitApply(s) => {
+            let key = s.metadata.name.clone().unwrap_or_default();
+            match ClusterSecret::from_secret(&s) {
+                Some(c) if known.get(&key) != Some(&c) => {
+                    known.insert(key, c);
+                    true
+                }
+                Some(_) => false,
+                None => known.remove(&key).is_some(),
+            }
+        }
+        watcher::Event::Delete(s) => known
+            .remove(&s.metadata.name.clone().unwrap_or_default())
+            .is_some(),
+        _ => false,
+    }
+}
+
+/// Tells the shard which clusters there are.
+fn share_clusters(shared: &Shared, known: &HashMap<String, ClusterSecret>) {
+    if let Some(s) = &shared.sharding {
+        s.set_clusters(
+            known
+                .values()
+                .map(|c| {
+                    (
+                        c.name.clone(),
+                        crate::sharding::ClusterRef {
+                            id: c.id.clone(),
+                            server: c.server.clone(),
+                            shard: c.shard,
+                        },
+                    )
+                })
+                .collect(),
+        );
+    }
+}
+
+/// Connects to the wanted clusters not attached yet (one that fails is left out and logged).
+async fn attach_new(shared: &Arc<Shared>, wanted: &[ClusterSecret]) -> Vec<RemoteCluster> {
+    let to_attach: Vec<ClusterSecret> = {
+        let attached = shared.remote.read().unwrap_or_else(|e| e.into_inner());
+        wanted
+            .iter()
+            .filter(|s| !attached.iter().any(|(a, _, _)| a == *s))
+            .cloned()
+            .collect()
+    };
+    let mut fresh = Vec::new();
+    for s in to_attach {
+        match attach(shared, &s).await {
+            Ok((cluster, task)) => {
+                tracing::info!(cluster = %s.server, name = %s.name, "destination cluster added");
+                fresh.push((s, cluster, task));
+            }
+            Err(e) => {
+                tracing::warn!(cluster = %s.server, "cannot use cluster: {}", chain(&e))
+            }
+        }
+    }
+    fresh
+}
+
+/// Detaches the clusters no longer wanted (their live caches stopped) and adds the fresh ones.
+fn swap_remote(shared: &Shared, wanted: &[ClusterSecret], fresh: Vec<RemoteCluster>) {
+    let mut attached = shared.remote.write().unwrap_or_else(|e| e.into_inner());
+    attached.retain(|(s, _, task)| {
+        let keep = wanted.contains(s);
+        if !keep {
+            task.abort();
+        }
+        keep
+    });
+    attached.extend(fresh);
 }
 
 pub(super) fn spawn_project_watcher(shared: Arc<Shared>, cache: Writer<DynamicObject>) {
@@ -386,9 +453,7 @@ pub(super) fn spawn_project_watcher(shared: Arc<Shared>, cache: Writer<DynamicOb
                     if seen.insert(name, generation) == Some(generation) {
                         continue;
                     }
-                    for app in all_apps(&shared) {
-                        shared.queue.push(&app);
-                    }
+                    push_all(&shared);
                 }
                 Ok(Some(_)) => {}
                 Ok(None) => return,
@@ -403,7 +468,7 @@ pub(super) fn spawn_project_watcher(shared: Arc<Shared>, cache: Writer<DynamicOb
 
 pub(super) fn spawn_settings_watcher(shared: Arc<Shared>) {
     tokio::spawn(async move {
-        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        let api: Api<ConfigMap> =
             Api::namespaced(shared.client.clone(), &shared.config.control_namespace);
         let cfg = watcher::Config::default()
             .fields(&format!("metadata.name={}", shared.config.settings_name));
@@ -441,9 +506,7 @@ pub(super) fn spawn_settings_watcher(shared: Arc<Shared>) {
                     *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
                     current = data;
                     tracing::info!("settings reloaded");
-                    for app in all_apps(&shared) {
-                        shared.queue.push(&app);
-                    }
+                    push_all(&shared);
                 }
                 Err(e) => tracing::error!(
                     "settings ConfigMap rejected, keeping the previous settings: {}",
@@ -467,9 +530,7 @@ pub(super) fn spawn_repository_watcher(shared: Arc<Shared>) {
         ns,
         renderer,
         move || {
-            for app in all_apps(&shared) {
-                shared.queue.push(&app);
-            }
+            push_all(&shared);
         },
     ));
 }
@@ -512,7 +573,7 @@ fn poll_due(due: &mut Instant, now: Instant, armed: Instant) -> bool {
 }
 
 /// A per-Application offset in `[0, jitter)` so polls spread out instead of arriving together.
-pub(super) fn jitter_for(app: &str, jitter: Duration) -> Duration {
+fn jitter_for(app: &str, jitter: Duration) -> Duration {
     if jitter.is_zero() {
         return Duration::ZERO;
     }
@@ -522,6 +583,26 @@ pub(super) fn jitter_for(app: &str, jitter: Duration) -> Duration {
         h = h.wrapping_mul(0x100000001b3);
     }
     Duration::from_millis(h % (jitter.as_millis().max(1) as u64))
+}
+
+/// Takes part in the shard Leases when several replicas share the work.
+pub(super) fn spawn_shard_membership(shared: &Arc<Shared>) {
+    if let Some(sharding) = shared.sharding.clone() {
+        let s = shared.clone();
+        crate::sharding::spawn_membership(
+            shared.client.clone(),
+            shared.config.control_namespace.clone(),
+            sharding,
+            move |lost| {
+                if lost {
+                    tracing::warn!("this replica lost its shard Lease: stopping its operations");
+                    s.terminate_all();
+                }
+                // Applications that changed hands are reconciled by their new owner now.
+                push_all(&s);
+            },
+        );
+    }
 }
 
 /// What discovery said about a cluster, to tell whether it changed: the group versions served
@@ -587,9 +668,7 @@ pub(super) fn spawn_rediscovery(shared: Arc<Shared>) {
                 }
             }
             if changed {
-                for app in all_apps(&shared) {
-                    shared.queue.push(&app);
-                }
+                push_all(&shared);
             }
         }
     });
@@ -598,6 +677,14 @@ pub(super) fn spawn_rediscovery(shared: Arc<Shared>) {
 #[cfg(test)]
 mod poll_tests {
     use super::*;
+
+    #[test]
+    fn jitter_stays_in_range() {
+        for app in ["a", "payments-api", "x-very-long-name"] {
+            assert!(jitter_for(app, Duration::from_secs(60)) < Duration::from_secs(60));
+        }
+        assert_eq!(jitter_for("a", Duration::ZERO), Duration::ZERO);
+    }
 
     #[test]
     fn a_shortened_reconciliation_timeout_applies_at_once() {
