@@ -7,9 +7,7 @@ use std::time::Duration;
 use plumb_app::compare::{CompareOptions, Comparison, Refresh, compare_with};
 use plumb_app::status::StatusPatch;
 use plumb_app::{Written, chain};
-use plumb_model::application::{
-    Application, OperationPhase, SyncOperationResource, SyncStatusCode,
-};
+use plumb_model::application::{Application, OperationPhase, SyncOperation, SyncStatusCode};
 use plumb_sync::{
     Control, HealthGate, NamespaceToCreate, Progress, SyncContext, SyncOptions, SyncOutcome,
     SyncRequest, SyncTask, TaskSelection,
@@ -27,6 +25,7 @@ const PROGRESS_PACE: Duration = Duration::from_secs(1);
 
 /// When an operation began: `at` as written in its state, `asked` for the Git listing its
 /// refs must come from (see [`drive`]).
+#[derive(Clone, Copy)]
 pub(super) struct Began<'a> {
     pub(super) at: &'a str,
     pub(super) asked: std::time::Instant,
@@ -42,74 +41,22 @@ pub(super) async fn attempt(
     control: &watch::Receiver<Control>,
     written: &std::sync::Mutex<Written>,
 ) -> (SyncOutcome, Option<Comparison>) {
-    let Began {
-        at: started_at,
-        asked,
-    } = began;
     let engines = shared.engines();
     if let Some(refusal) = plumb_app::guard::unenforced_protection(project, &engines.settings) {
         return (SyncOutcome::error(refusal), None);
     }
-    let op = app.operation.clone().unwrap_or_default();
-    let sync = op.sync.clone().unwrap_or_default();
-    // From the live cache, as the reconcile that led here compared (a GET of every desired
-    // object, half of them 404 before a first sync, bought nothing the watch had not shown), and
-    // with the reconcile's diff configuration, so its server-side results are reused rather than
-    // dry-run again.
-    let cmp_opts = CompareOptions {
-        revision: sync.revision.clone().filter(|r| !r.is_empty()),
-        // A sync goes to the branch's head as of its request, not as of a listing shared for
-        // the TTL; syncs asked for together share one listing.
-        refresh: Refresh::Latest,
-        refs_asked_at: Some(asked),
-        attribution: true,
-        fresh_reads: false,
-        sources: operation_sources(&sync),
-        source_repos: project.spec.source_repos.clone().unwrap_or_default(),
-    };
-    let local = sync.manifests.as_deref();
-    let cmp = match compare_with(app, &engines, cluster, &shared.renderer, &cmp_opts, local).await {
+    let cmp = match compare_for_sync(shared, app, project, cluster, &engines, began.asked).await {
         Ok(c) => c,
-        Err(e) => {
-            return (
-                SyncOutcome::error(format!("ComparisonError: {}", chain(&e))),
-                None,
-            );
-        }
+        Err(failed) => return (failed, None),
     };
-    // `RespectIgnoreDifferences` runs the jq ignore rules over every object: CPU work, off the
-    // runtime.
-    let built = {
-        let (app, engines, started_at) = (app.clone(), engines.clone(), started_at.to_string());
-        tokio::task::spawn_blocking(move || {
-            let request = request(&app, &cmp, &engines, &started_at);
-            (request, cmp)
-        })
-        .await
-    };
-    let (mut request, cmp) = match built {
+    let (mut request, cmp) = match prepare(app, cmp, &engines, began.at).await {
         Ok(built) => built,
-        Err(e) => {
-            return (SyncOutcome::error(format!("preparing the sync: {e}")), None);
-        }
+        Err(failed) => return (failed, None),
     };
     request.permitted = Some(plumb_app::guard::permission_check(project, app, cluster));
 
     let (tx, rx) = watch::channel::<Option<Progress>>(None);
-    let writer = {
-        let result_base = sync_result(
-            app,
-            &cmp,
-            &SyncOutcome {
-                phase: OperationPhase::Running,
-                message: String::new(),
-                results: Vec::new(),
-                terminated: false,
-                braked: false,
-            },
-        );
-        tokio::spawn(write_progress(shared.clone(), app.clone(), result_base, rx))
-    };
+    let writer = spawn_progress_writer(shared, app, &cmp, rx);
     let progress = move |p: &Progress| {
         let _ = tx.send(Some(p.clone()));
     };
@@ -135,6 +82,70 @@ pub(super) async fn attempt(
     drop(progress);
     let _ = writer.await;
     (outcome, Some(cmp))
+}
+
+/// The comparison a sync applies: against the revision (and sources, or local manifests) the
+/// operation asks for.
+async fn compare_for_sync(
+    shared: &Shared,
+    app: &Application,
+    project: &plumb_model::application::AppProject,
+    cluster: &plumb_app::Cluster,
+    engines: &plumb_app::Engines,
+    asked: std::time::Instant,
+) -> Result<Comparison, SyncOutcome> {
+    let op = app.operation.clone().unwrap_or_default();
+    let sync = op.sync.clone().unwrap_or_default();
+    // From the live cache, as the reconcile that led here compared (a GET of every desired
+    // object, half of them 404 before a first sync, bought nothing the watch had not shown), and
+    // with the reconcile's diff configuration, so its server-side results are reused rather than
+    // dry-run again. A sync goes to the branch's head as of its request, not as of a listing
+    // shared for the TTL; syncs asked for together share one listing.
+    let cmp_opts = CompareOptions {
+        revision: sync.revision.clone().filter(|r| !r.is_empty()),
+        refs_asked_at: Some(asked),
+        sources: operation_sources(&sync),
+        ..CompareOptions::for_project(project, Refresh::Latest)
+    };
+    let local = sync.manifests.as_deref();
+    compare_with(app, engines, cluster, &shared.renderer, &cmp_opts, local)
+        .await
+        .map_err(|e| SyncOutcome::error(format!("ComparisonError: {}", chain(&e))))
+}
+
+/// The engine's request from the comparison. `RespectIgnoreDifferences` runs the jq ignore
+/// rules over every object: CPU work, off the runtime.
+async fn prepare(
+    app: &Application,
+    cmp: Comparison,
+    engines: &Arc<plumb_app::Engines>,
+    started_at: &str,
+) -> Result<(SyncRequest, Comparison), SyncOutcome> {
+    let (app, engines, started_at) = (app.clone(), engines.clone(), started_at.to_string());
+    tokio::task::spawn_blocking(move || {
+        let request = request(&app, &cmp, &engines, &started_at);
+        (request, cmp)
+    })
+    .await
+    .map_err(|e| SyncOutcome::error(format!("preparing the sync: {e}")))
+}
+
+/// Starts the task that writes the sync's progress (see [`write_progress`]).
+fn spawn_progress_writer(
+    shared: &Arc<Shared>,
+    app: &Application,
+    cmp: &Comparison,
+    rx: watch::Receiver<Option<Progress>>,
+) -> tokio::task::JoinHandle<()> {
+    let running = SyncOutcome {
+        phase: OperationPhase::Running,
+        message: String::new(),
+        results: Vec::new(),
+        terminated: false,
+        braked: false,
+    };
+    let result_base = sync_result(app, cmp, &running);
+    tokio::spawn(write_progress(shared.clone(), app.clone(), result_base, rx))
 }
 
 /// Writes a running sync's progress to `operationState` as the engine reports it: the engine
@@ -203,7 +214,38 @@ fn request(
 ) -> SyncRequest {
     let op = app.operation.clone().unwrap_or_default();
     let sync = op.sync.clone().unwrap_or_default();
-    let mut options = SyncOptions::parse(
+    let options = sync_options(app, &sync);
+    let strategy = sync.sync_strategy.as_ref();
+    let hooks = strategy.is_none_or(|s| s.apply.is_none());
+    let force = strategy.is_some_and(|s| {
+        s.apply.as_ref().and_then(|a| a.force).unwrap_or(false)
+            || s.hook.as_ref().and_then(|h| h.force).unwrap_or(false)
+    });
+    SyncRequest {
+        tasks: tasks(cmp, &options),
+        selection: TaskSelection::new(sync.resources.clone().unwrap_or_default()),
+        dry_run: sync.dry_run.unwrap_or(false),
+        prune: sync.prune.unwrap_or(false),
+        create_namespace: namespace_to_create(app, &options),
+        options,
+        hooks,
+        force,
+        revision: cmp.revision.clone(),
+        started_unix: started_at
+            .parse::<jiff::Timestamp>()
+            .map(|t| t.as_second())
+            .unwrap_or_default(),
+        health_gate: health_gate(engines),
+        permitted: None,
+        app_name: app.name().to_string(),
+        qualified_name: format!("{}/{}", app.namespace(), app.name()),
+        prune_brake: prune_brake(app, cmp, engines),
+    }
+}
+
+/// The Application's sync options with the operation's over them.
+fn sync_options(app: &Application, sync: &SyncOperation) -> SyncOptions {
+    let options = SyncOptions::parse(
         app.spec
             .sync_policy
             .as_ref()
@@ -212,10 +254,15 @@ fn request(
             .flatten()
             .map(String::as_str),
     );
-    options = options.merged(&SyncOptions::parse(
+    options.merged(&SyncOptions::parse(
         sync.sync_options.iter().flatten().map(String::as_str),
-    ));
-    let create_namespace = options
+    ))
+}
+
+/// The destination namespace to create first (`CreateNamespace=true`), with the managed
+/// namespace metadata.
+fn namespace_to_create(app: &Application, options: &SyncOptions) -> Option<NamespaceToCreate> {
+    options
         .is_true("CreateNamespace")
         .then(|| {
             let meta = app
@@ -232,9 +279,13 @@ fn request(
                 annotations: meta.and_then(|m| m.annotations).unwrap_or_default(),
             }
         })
-        .filter(|ns| !ns.name.is_empty());
-    let tasks: Vec<SyncTask> = cmp
-        .resources
+        .filter(|ns| !ns.name.is_empty())
+}
+
+/// A task for every object to apply or prune, with the ignored differences kept from the live
+/// object where `RespectIgnoreDifferences=true`.
+fn tasks(cmp: &Comparison, options: &SyncOptions) -> Vec<SyncTask> {
+    cmp.resources
         .iter()
         .filter(|r| r.desired.is_some() || r.requires_pruning)
         .map(|r| {
@@ -256,15 +307,12 @@ fn request(
                 shared_with: r.shared_with.clone(),
             }
         })
-        .collect();
-    let selection: Vec<SyncOperationResource> = sync.resources.clone().unwrap_or_default();
-    let strategy = sync.sync_strategy.as_ref();
-    let hooks = strategy.is_none_or(|s| s.apply.is_none());
-    let force = strategy.is_some_and(|s| {
-        s.apply.as_ref().and_then(|a| a.force).unwrap_or(false)
-            || s.hook.as_ref().and_then(|h| h.force).unwrap_or(false)
-    });
-    let health_gate = HealthGate::from_setting(
+        .collect()
+}
+
+/// The health gate between waves the settings choose (Plumb's when the setting is invalid).
+fn health_gate(engines: &plumb_app::Engines) -> HealthGate {
+    HealthGate::from_setting(
         engines
             .settings
             .get(plumb_model::settings::SYNC_HEALTH_GATE),
@@ -272,27 +320,7 @@ fn request(
     .unwrap_or_else(|e| {
         tracing::warn!("{e}; using plumb");
         HealthGate::Plumb
-    });
-    SyncRequest {
-        tasks,
-        selection: TaskSelection::new(selection),
-        dry_run: sync.dry_run.unwrap_or(false),
-        prune: sync.prune.unwrap_or(false),
-        options,
-        create_namespace,
-        hooks,
-        force,
-        revision: cmp.revision.clone(),
-        started_unix: started_at
-            .parse::<jiff::Timestamp>()
-            .map(|t| t.as_second())
-            .unwrap_or_default(),
-        health_gate,
-        permitted: None,
-        app_name: app.name().to_string(),
-        qualified_name: format!("{}/{}", app.namespace(), app.name()),
-        prune_brake: prune_brake(app, cmp, engines),
-    }
+    })
 }
 
 /// The brake on mass deletion for an automated operation (a manual one was confirmed by whoever

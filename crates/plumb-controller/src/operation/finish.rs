@@ -9,7 +9,7 @@ use plumb_app::status::now;
 use plumb_app::{Written, chain};
 use plumb_model::application::{Application, OperationPhase};
 use plumb_sync::SyncOutcome;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::attempt::sync_result;
 use super::history::{history_entry, history_with};
@@ -78,20 +78,8 @@ pub(super) async fn finish(
     started_at: &str,
     end: End,
 ) {
-    let End {
-        outcome,
-        message,
-        retries,
-        cmp,
-        written,
-        asked,
-    } = end;
     let key = app_key(app);
     let name = key.as_str();
-    let op = app.operation.clone().unwrap_or_default();
-    let sync = op.sync.clone().unwrap_or_default();
-    let dry_run = sync.dry_run.unwrap_or(false);
-    let selective = sync.resources.as_ref().is_some_and(|r| !r.is_empty());
     let cleared = persist(name, "clearing the operation", || {
         shared.clear_operation(app)
     })
@@ -101,22 +89,11 @@ pub(super) async fn finish(
     }
     let engines = shared.engines();
     let finished_at = now();
-    let mut state = json!({
-        "operation": op,
-        "phase": outcome.phase.as_str(),
-        "message": message,
-        "startedAt": started_at,
-        "finishedAt": finished_at,
-        "retryCount": (retries > 0).then_some(retries),
-    });
-    let revision = cmp.as_ref().map(|c| c.revision.clone()).unwrap_or_default();
-    if let Some(c) = &cmp {
-        state["syncResult"] = sync_result(app, c, &outcome);
-    }
+    let state = final_state(app, &end, started_at, &finished_at);
     // The status recorded with the result stands until the next poll: it must not come from a
     // listing that predates a push (a rollback would read Synced against an old HEAD).
     let opts = CompareOptions {
-        refs_asked_at: Some(asked),
+        refs_asked_at: Some(end.asked),
         ..CompareOptions::for_project(project, Refresh::Latest)
     };
     let look = plumb_app::Target {
@@ -127,7 +104,7 @@ pub(super) async fn finish(
     };
     // What the sync applied is read from its answers (the live cache may not have seen the
     // writes yet), what it pruned or ran as hooks from the API server, the rest from the cache.
-    let observation = plumb_app::observe(app, look, &opts, Some(&written)).await;
+    let observation = plumb_app::observe(app, look, &opts, Some(&end.written)).await;
     let codes = observation.codes();
     let mut fields = observation.status(app);
     // The transitions this write records are announced against the status as last written
@@ -135,15 +112,7 @@ pub(super) async fn finish(
     // record them).
     let before = shared.read_app(&key).await.ok().flatten();
     fields.operation_state = Some(state);
-    // Argo records a deployment in history only for a successful, full, real sync.
-    if outcome.phase == OperationPhase::Succeeded
-        && !dry_run
-        && !selective
-        && let Some(c) = &cmp
-    {
-        let entry = history_entry(app, c, started_at, &finished_at);
-        fields.history = Some(history_with(app, entry));
-    }
+    fields.history = deployment(app, &end, started_at, &finished_at);
     let written = persist(name, "recording the operation result", || {
         shared.write_status(app, fields.clone())
     })
@@ -151,7 +120,65 @@ pub(super) async fn finish(
     if let Err(e) = &written {
         tracing::warn!(app = %name, "recording the operation result: {}", chain(e));
     }
-    if outcome.phase == OperationPhase::Succeeded {
+    announce_end(shared, app, &end).await;
+    // As Argo CD: the operation's end first, then the status changes it brought.
+    if written.is_ok() {
+        let before = before.as_ref().unwrap_or(app);
+        shared
+            .events
+            .status_changes(before, &codes.0, &codes.1)
+            .await;
+    }
+}
+
+/// The operation's final `operationState`.
+fn final_state(app: &Application, end: &End, started_at: &str, finished_at: &str) -> Value {
+    let op = app.operation.clone().unwrap_or_default();
+    let mut state = json!({
+        "operation": op,
+        "phase": end.outcome.phase.as_str(),
+        "message": end.message,
+        "startedAt": started_at,
+        "finishedAt": finished_at,
+        "retryCount": (end.retries > 0).then_some(end.retries),
+    });
+    if let Some(c) = &end.cmp {
+        state["syncResult"] = sync_result(app, c, &end.outcome);
+    }
+    state
+}
+
+/// The history with this operation appended: Argo records a deployment only for a successful,
+/// full, real sync (`None`: history unchanged).
+fn deployment(
+    app: &Application,
+    end: &End,
+    started_at: &str,
+    finished_at: &str,
+) -> Option<Vec<plumb_model::application::RevisionHistory>> {
+    let sync = app
+        .operation
+        .as_ref()
+        .and_then(|o| o.sync.clone())
+        .unwrap_or_default();
+    let dry_run = sync.dry_run.unwrap_or(false);
+    let selective = sync.resources.as_ref().is_some_and(|r| !r.is_empty());
+    if end.outcome.phase != OperationPhase::Succeeded || dry_run || selective {
+        return None;
+    }
+    let c = end.cmp.as_ref()?;
+    let entry = history_entry(app, c, started_at, finished_at);
+    Some(history_with(app, entry))
+}
+
+/// The event of the operation's end.
+async fn announce_end(shared: &Shared, app: &Application, end: &End) {
+    let revision = end
+        .cmp
+        .as_ref()
+        .map(|c| c.revision.clone())
+        .unwrap_or_default();
+    if end.outcome.phase == OperationPhase::Succeeded {
         shared
             .events
             .normal(
@@ -161,6 +188,7 @@ pub(super) async fn finish(
             )
             .await;
     } else {
+        let message = &end.message;
         shared
             .events
             .warning(
@@ -168,14 +196,6 @@ pub(super) async fn finish(
                 "OperationCompleted",
                 format!("Sync operation to {revision} failed: {message}"),
             )
-            .await;
-    }
-    // As Argo CD: the operation's end first, then the status changes it brought.
-    if written.is_ok() {
-        let before = before.as_ref().unwrap_or(app);
-        shared
-            .events
-            .status_changes(before, &codes.0, &codes.1)
             .await;
     }
 }

@@ -589,7 +589,7 @@ fn jitter_for(app: &str, jitter: Duration) -> Duration {
 pub(super) fn spawn_shard_membership(shared: &Arc<Shared>) {
     if let Some(sharding) = shared.sharding.clone() {
         let s = shared.clone();
-        crate::sharding::spawn_membership(
+        crate::sharding::membership::spawn(
             shared.client.clone(),
             shared.config.control_namespace.clone(),
             sharding,

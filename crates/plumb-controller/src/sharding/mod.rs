@@ -13,7 +13,7 @@
 //! leaves it alone while that replica's Lease lives, and fails it as interrupted once it died.
 
 pub mod argo;
-mod membership;
+pub(crate) mod membership;
 pub mod owner;
 pub(crate) mod ownership;
 
@@ -22,7 +22,6 @@ use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 pub use argo::{Algorithm, ClusterRef};
-pub(crate) use membership::spawn as spawn_membership;
 pub use owner::Placement;
 
 use plumb_app::{IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
