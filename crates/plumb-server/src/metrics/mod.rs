@@ -8,12 +8,14 @@
 //! `plumb_server_http_requests_total` for every request, routes outside Argo's gRPC API
 //! (webhooks, health) included, labelled by route pattern, never by the raw path.
 
+pub(crate) mod calls;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Request, State};
-use axum::http::{Method, StatusCode, header};
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -25,6 +27,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::error::{Error, GrpcCode, Result};
+use calls::{Call, Named};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct Started {
@@ -103,187 +106,6 @@ impl ServerMetrics {
     }
 }
 
-/// The gRPC call of Argo's API behind a REST route: (service, method, server-streaming).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Call {
-    pub(crate) service: &'static str,
-    pub(crate) method: &'static str,
-    pub(crate) stream: bool,
-    /// The route pattern (`/api/v1/applications/{name}/sync`).
-    pub(crate) route: &'static str,
-}
-
-const APPS: &str = "application.ApplicationService";
-const PROJECTS: &str = "project.ProjectService";
-const SESSION: &str = "session.SessionService";
-const ACCOUNT: &str = "account.AccountService";
-
-const fn call(service: &'static str, method: &'static str, route: &'static str) -> Option<Call> {
-    Some(Call {
-        service,
-        method,
-        stream: false,
-        route,
-    })
-}
-
-/// Classifies a request by Argo's REST gateway table.
-pub(crate) fn classify(method: &Method, path: &str) -> Option<Call> {
-    let segs: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
-    let m = method.as_str();
-    match (m, segs.as_slice()) {
-        ("GET", ["api", "version"]) => call("version.VersionService", "Version", "/api/version"),
-        ("GET", ["api", "v1", "settings"]) => {
-            call("cluster.SettingsService", "Get", "/api/v1/settings")
-        }
-        (_, ["api", "v1", rest @ ..]) => classify_v1(m, rest),
-        _ => None,
-    }
-}
-
-fn classify_v1(m: &str, rest: &[&str]) -> Option<Call> {
-    match (m, rest) {
-        ("GET", ["applications"]) => call(APPS, "List", "/api/v1/applications"),
-        ("POST", ["applications"]) => call(APPS, "Create", "/api/v1/applications"),
-        ("GET", ["applications", _]) => call(APPS, "Get", "/api/v1/applications/{name}"),
-        ("PUT", ["applications", _]) => call(APPS, "Update", "/api/v1/applications/{name}"),
-        ("PATCH", ["applications", _]) => call(APPS, "Patch", "/api/v1/applications/{name}"),
-        ("DELETE", ["applications", _]) => call(APPS, "Delete", "/api/v1/applications/{name}"),
-        ("PUT", ["applications", _, "spec"]) => {
-            call(APPS, "UpdateSpec", "/api/v1/applications/{name}/spec")
-        }
-        ("GET", ["applications", _, "resource-tree"]) => call(
-            APPS,
-            "ResourceTree",
-            "/api/v1/applications/{name}/resource-tree",
-        ),
-        ("GET", ["applications", _, "managed-resources"]) => call(
-            APPS,
-            "ManagedResources",
-            "/api/v1/applications/{name}/managed-resources",
-        ),
-        ("GET", ["applications", _, "manifests"]) => call(
-            APPS,
-            "GetManifests",
-            "/api/v1/applications/{name}/manifests",
-        ),
-        ("GET", ["applications", _, "events"]) => call(
-            APPS,
-            "ListResourceEvents",
-            "/api/v1/applications/{name}/events",
-        ),
-        ("POST", ["applications", _, "sync"]) => {
-            call(APPS, "Sync", "/api/v1/applications/{name}/sync")
-        }
-        ("POST", ["applications", _, "rollback"]) => {
-            call(APPS, "Rollback", "/api/v1/applications/{name}/rollback")
-        }
-        ("DELETE", ["applications", _, "operation"]) => call(
-            APPS,
-            "TerminateOperation",
-            "/api/v1/applications/{name}/operation",
-        ),
-        ("GET", ["applications", _, "revisions", _, "metadata"]) => call(
-            APPS,
-            "RevisionMetadata",
-            "/api/v1/applications/{name}/revisions/{revision}/metadata",
-        ),
-        ("GET", ["applications", _, "resource"]) => {
-            call(APPS, "GetResource", "/api/v1/applications/{name}/resource")
-        }
-        ("POST", ["applications", _, "resource"]) => call(
-            APPS,
-            "PatchResource",
-            "/api/v1/applications/{name}/resource",
-        ),
-        ("DELETE", ["applications", _, "resource"]) => call(
-            APPS,
-            "DeleteResource",
-            "/api/v1/applications/{name}/resource",
-        ),
-        ("GET", ["applications", _, "resource", "actions"]) => call(
-            APPS,
-            "ListResourceActions",
-            "/api/v1/applications/{name}/resource/actions",
-        ),
-        ("POST", ["applications", _, "resource", "actions"]) => call(
-            APPS,
-            "RunResourceAction",
-            "/api/v1/applications/{name}/resource/actions",
-        ),
-        ("POST", ["applications", _, "resource", "actions", "v2"]) => call(
-            APPS,
-            "RunResourceActionV2",
-            "/api/v1/applications/{name}/resource/actions/v2",
-        ),
-        ("GET", ["applications", _, "logs"]) => Some(Call {
-            service: APPS,
-            method: "PodLogs",
-            stream: true,
-            route: "/api/v1/applications/{name}/logs",
-        }),
-        ("GET", ["stream", "applications"]) => Some(Call {
-            service: APPS,
-            method: "Watch",
-            stream: true,
-            route: "/api/v1/stream/applications",
-        }),
-        ("GET", ["stream", "applications", _, "resource-tree"]) => Some(Call {
-            service: APPS,
-            method: "WatchResourceTree",
-            stream: true,
-            route: "/api/v1/stream/applications/{name}/resource-tree",
-        }),
-        ("GET", ["projects"]) => call(PROJECTS, "List", "/api/v1/projects"),
-        ("POST", ["projects"]) => call(PROJECTS, "Create", "/api/v1/projects"),
-        ("GET", ["projects", _]) => call(PROJECTS, "Get", "/api/v1/projects/{name}"),
-        ("PUT", ["projects", _]) => call(PROJECTS, "Update", "/api/v1/projects/{name}"),
-        ("DELETE", ["projects", _]) => call(PROJECTS, "Delete", "/api/v1/projects/{name}"),
-        ("POST", ["projects", _, "roles", _, "token"]) => call(
-            PROJECTS,
-            "CreateToken",
-            "/api/v1/projects/{project}/roles/{role}/token",
-        ),
-        ("DELETE", ["projects", _, "roles", _, "token", _]) => call(
-            PROJECTS,
-            "DeleteToken",
-            "/api/v1/projects/{project}/roles/{role}/token/{iat}",
-        ),
-        ("POST", ["session"]) => call(SESSION, "Create", "/api/v1/session"),
-        ("DELETE", ["session"]) => call(SESSION, "Delete", "/api/v1/session"),
-        ("GET", ["session", "userinfo"]) => {
-            call(SESSION, "GetUserInfo", "/api/v1/session/userinfo")
-        }
-        ("GET", ["account"]) => call(ACCOUNT, "ListAccounts", "/api/v1/account"),
-        ("PUT", ["account", "password"]) => {
-            call(ACCOUNT, "UpdatePassword", "/api/v1/account/password")
-        }
-        ("GET", ["account", "can-i", ..]) => call(
-            ACCOUNT,
-            "CanI",
-            "/api/v1/account/can-i/{resource}/{action}/{subresource}",
-        ),
-        ("GET", ["account", _]) => call(ACCOUNT, "GetAccount", "/api/v1/account/{name}"),
-        ("POST", ["account", _, "token"]) => {
-            call(ACCOUNT, "CreateToken", "/api/v1/account/{name}/token")
-        }
-        ("DELETE", ["account", _, "token", _]) => {
-            call(ACCOUNT, "DeleteToken", "/api/v1/account/{name}/token/{id}")
-        }
-        _ => None,
-    }
-}
-
-/// The routes outside Argo's gRPC API, by pattern.
-fn other_route(path: &str) -> &'static str {
-    match path {
-        "/api/webhook" => "/api/webhook",
-        "/healthz" => "/healthz",
-        "/readyz" => "/readyz",
-        _ => "other",
-    }
-}
-
 /// gRPC's name of a status code.
 fn code_name(code: i32) -> &'static str {
     match code {
@@ -323,15 +145,19 @@ fn grpc_code(response: &Response) -> i32 {
     }
 }
 
-/// The middleware counting every request.
+/// The middleware counting every request, by the route axum matched: it runs inside the router
+/// (added with `Router::layer`), where [`MatchedPath`] is known.
 pub(crate) async fn record(
     State(m): State<Arc<ServerMetrics>>,
     req: Request,
     next: Next,
 ) -> Response {
     let method = req.method().clone();
-    let path = req.uri().path().to_string();
-    let call = classify(&method, &path);
+    let matched = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(MatchedPath::as_str);
+    let Named { call, route } = calls::classify(&method, matched);
     let kind = |c: &Call| if c.stream { "server_stream" } else { "unary" };
     if let Some(c) = &call {
         m.started
@@ -356,10 +182,7 @@ pub(crate) async fn record(
     m.http
         .get_or_create(&Http {
             method: method.as_str().to_string(),
-            route: call
-                .map(|c| c.route)
-                .unwrap_or_else(|| other_route(&path))
-                .to_string(),
+            route,
             code: response.status().as_u16().to_string(),
         })
         .inc();
@@ -411,42 +234,52 @@ pub(crate) async fn listen(
 
 #[cfg(test)]
 mod tests {
+    use axum::body::Body;
+    use axum::extract::Request;
+    use tower::ServiceExt;
+
     use super::*;
 
-    #[test]
-    fn routes_are_named_by_argos_grpc_calls_and_patterns() {
-        let c = |m: Method, p: &str| classify(&m, p).map(|c| (c.service, c.method, c.route));
-        assert_eq!(
-            c(Method::POST, "/api/v1/applications/web/sync"),
-            Some((APPS, "Sync", "/api/v1/applications/{name}/sync"))
-        );
-        assert_eq!(
-            c(
-                Method::GET,
-                "/api/v1/applications/web/revisions/abc/metadata"
-            ),
-            Some((
-                APPS,
-                "RevisionMetadata",
-                "/api/v1/applications/{name}/revisions/{revision}/metadata"
-            ))
-        );
-        assert_eq!(
-            c(Method::PUT, "/api/v1/account/password"),
-            Some((ACCOUNT, "UpdatePassword", "/api/v1/account/password"))
-        );
-        assert_eq!(
-            c(Method::GET, "/api/v1/account/admin"),
-            Some((ACCOUNT, "GetAccount", "/api/v1/account/{name}"))
+    #[tokio::test]
+    async fn requests_are_counted_under_the_route_the_router_matched() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let auth = Arc::new(crate::auth::Auth::new(crate::ThrottleConfig::default()));
+        let state = crate::state::test_state(dir.path(), Some(auth));
+        let metrics = Arc::new(ServerMetrics::new());
+        let router = crate::routes::router(state, &crate::Limits::default(), metrics.clone());
+        for path in [
+            "/api/v1/applications/web/revisions/no-such-branch/metadata",
+            "/api/v1/clusters/https%3A%2F%2Fkubernetes.default.svc",
+            "/api/v1/applications/web/sync",
+            "/healthz",
+            "/no/such/page",
+        ] {
+            let req = Request::get(path).body(Body::empty()).expect("request");
+            router.clone().oneshot(req).await.expect("infallible");
+        }
+        let text = metrics.render();
+        for line in [
+            "grpc_server_started_total{grpc_method=\"RevisionMetadata\",grpc_service=\"application.ApplicationService\",grpc_type=\"unary\"} 1",
+            "grpc_server_handled_total{grpc_code=\"Unauthenticated\",grpc_method=\"RevisionMetadata\",grpc_service=\"application.ApplicationService\",grpc_type=\"unary\"} 1",
+            "plumb_server_http_requests_total{method=\"GET\",route=\"/api/v1/applications/{name}/revisions/{revision}/metadata\",code=\"401\"} 1",
+            "plumb_server_http_requests_total{method=\"GET\",route=\"/healthz\",code=\"200\"} 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+        }
+        // The clusters route, GET on the sync route (405) and the UI's page.
+        let other: usize = text
+            .lines()
+            .filter(|l| l.contains("route=\"other\""))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<usize>().ok())
+            .sum();
+        assert_eq!(other, 3, "{text}");
+        assert!(
+            !text.contains("no-such-branch"),
+            "raw paths never become labels"
         );
         assert!(
-            classify(
-                &Method::GET,
-                "/api/v1/stream/applications/web/resource-tree"
-            )
-            .is_some_and(|c| c.stream)
+            !text.contains("\"Sync\""),
+            "a method the route does not serve: {text}"
         );
-        assert_eq!(c(Method::POST, "/api/webhook"), None);
-        assert_eq!(other_route("/api/v1/../../etc"), "other");
     }
 }
