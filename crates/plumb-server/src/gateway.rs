@@ -148,6 +148,12 @@ fn int_or_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, 
     }
 }
 
+/// An integer that JSON may carry as a number or (int64 in grpc-gateway) a string.
+pub(crate) fn json_i64(v: &serde_json::Value) -> Option<i64> {
+    v.as_i64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -305,6 +305,23 @@ impl AppState {
     }
 }
 
+/// A state for unit tests of the routing: its Kubernetes client fails every call, and nothing
+/// is read at construction.
+#[cfg(test)]
+pub(crate) fn test_state(
+    cache_dir: &std::path::Path,
+    auth: Option<Arc<crate::auth::Auth>>,
+) -> AppState {
+    use kube::client::Body;
+    let unreachable = tower::service_fn(|_: axum::http::Request<Body>| async {
+        Err::<axum::http::Response<Body>, _>(std::io::Error::other("no cluster in unit tests"))
+    });
+    let client = kube::Client::new(unreachable, "argocd");
+    let renderer = Renderer::new(plumb_source::Config::new(cache_dir)).expect("renderer");
+    let (_, shutdown) = watch::channel(false);
+    AppState::new(client, "argocd".into(), Arc::new(renderer), shutdown, auth)
+}
+
 /// Refuses anything but a Kubernetes object name (a DNS subdomain: lower-case letters, digits,
 /// `-` and `.`, at most 253): a name goes into the API server's URL path, and `../` or `/` in
 /// it would reach other resources with the server's own rights.

@@ -14,7 +14,8 @@ use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
 use kube::Api;
 use kube::api::PostParams;
 
-use super::{Caller, CallerKind, store};
+use super::caller::{Caller, CallerKind};
+use super::store;
 use crate::error::{Error, Result};
 use crate::state::{AppState, SETTINGS_CONFIGMAP};
 

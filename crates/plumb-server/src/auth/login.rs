@@ -5,15 +5,17 @@
 use std::future::Future;
 use std::time::Duration;
 
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-
 use super::accounts::{Account, Capability};
+use super::password::BCRYPT_COST;
+use super::random::{new_token_id, random_bytes};
+use super::shared::count;
 use super::throttle::Outcome;
-use super::{BCRYPT_COST, DEFAULT_SESSION, jwt, new_token_id, random_bytes, store};
+use super::{jwt, store};
 use crate::error::{Error, Result};
 use crate::state::{AppState, SETTINGS_CONFIGMAP};
+
+/// Session length unless `users.session.duration` says otherwise.
+const DEFAULT_SESSION: Duration = Duration::from_secs(24 * 3600);
 
 /// Argo's longest user name for local logins.
 const MAX_USERNAME_BYTES: usize = 32;
@@ -21,26 +23,6 @@ const MAX_USERNAME_BYTES: usize = 32;
 const MAX_PASSWORD_BYTES: usize = 72;
 /// Login answers take at least this long, failed or not (Argo's verification delay).
 pub(super) const LOGIN_FLOOR: Duration = Duration::from_millis(500);
-
-/// The labels of `plumb_server_logins_total`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub(crate) struct LoginLabels {
-    /// `success`, `failed` (a password was checked and was wrong, or the user is unknown) or
-    /// `throttled` (refused before any check: too many failures or attempts in flight).
-    result: String,
-}
-
-/// Login attempts by result: Plumb's own series (Argo has none), so operators can alert on
-/// guessing and see that throttled attempts are never checked.
-pub(crate) type LoginCounter = Family<LoginLabels, Counter>;
-
-fn count(counter: &LoginCounter, result: &str) {
-    counter
-        .get_or_create(&LoginLabels {
-            result: result.into(),
-        })
-        .inc();
-}
 
 /// A bcrypt hash (of Argo's string for the purpose) compared against when the user does not
 /// exist, so that takes as long as a wrong password.

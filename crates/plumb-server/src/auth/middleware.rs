@@ -9,8 +9,9 @@ use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::caller::Caller;
 use super::csrf::{self, RequestGuard};
-use super::{Caller, MAX_TOKEN_BYTES};
+use super::verify::MAX_TOKEN_BYTES;
 use crate::error::Error;
 use crate::state::AppState;
 

@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 
 use crate::auth::accounts::{Account, Capability, TokenRecord};
 use crate::auth::middleware::Authenticated;
-use crate::auth::{Caller, json_i64, jwt, new_token_id, store};
+use crate::auth::{Caller, jwt, new_token_id, store};
 use crate::error::{Error, Result};
+use crate::gateway::json_i64;
 use crate::rbac::Authz;
 use crate::state::AppState;
 

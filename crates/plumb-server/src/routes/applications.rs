@@ -568,7 +568,39 @@ pub(crate) async fn patch(
     let key = s.app_key(&name, body.app_namespace.as_deref())?;
     s.authorize_app(&caller, &key, "update").await?;
     let current = s.app_object(&key).await?;
-    let mut doc = with_type(to_value(&current)?);
+    let doc = patched(&name, &current, &body)?;
+    let app: Application = serde_json::from_value(doc).map_err(|e| {
+        Error::InvalidArgument(format!("the patched Application is not valid: {e}"))
+    })?;
+    if app.name() != name {
+        return Err(Error::InvalidArgument(
+            "the patch may not change metadata.name".into(),
+        ));
+    }
+    if app.namespace() != current.metadata.namespace.as_deref().unwrap_or_default() {
+        return Err(Error::InvalidArgument(
+            "the patch may not change metadata.namespace".into(),
+        ));
+    }
+    check_source_namespace(&s, &app).await?;
+    check_patched_project(&s, &app).await?;
+    Authz::new(&s, &caller)
+        .await?
+        .check(
+            "applications",
+            "update",
+            &app_object(&to_value(&app)?, &s.namespace),
+        )
+        .await?;
+    crate::project_rules::check(&s, &app).await?;
+    Ok(Json(with_type(to_value(
+        &replace_spec(&s, &key, &app).await?,
+    )?)))
+}
+
+/// The Application `current` (named `name`) as the request's patch leaves it.
+fn patched(name: &str, current: &DynamicObject, body: &PatchRequest) -> Result<Value> {
+    let mut doc = with_type(to_value(current)?);
     let patch: Value = serde_json::from_str(&body.patch)
         .map_err(|e| Error::InvalidArgument(format!("patch: not JSON: {e}")))?;
     match body.patch_type.as_str() {
@@ -596,23 +628,13 @@ pub(crate) async fn patch(
             )));
         }
     }
-    let app: Application = serde_json::from_value(doc).map_err(|e| {
-        Error::InvalidArgument(format!("the patched Application is not valid: {e}"))
-    })?;
-    if app.name() != name {
-        return Err(Error::InvalidArgument(
-            "the patch may not change metadata.name".into(),
-        ));
-    }
-    if app.namespace() != current.metadata.namespace.as_deref().unwrap_or_default() {
-        return Err(Error::InvalidArgument(
-            "the patch may not change metadata.namespace".into(),
-        ));
-    }
-    check_source_namespace(&s, &app).await?;
-    // A patch can write what no form would: the project it names must exist (Argo validates
-    // the patched Application as an update).
-    // An empty project is `default`, as everywhere else in Plumb.
+    Ok(doc)
+}
+
+/// A patch can write what no form would: the project it names must exist (Argo validates the
+/// patched Application as an update). An empty project is `default`, as everywhere else in
+/// Plumb.
+async fn check_patched_project(s: &AppState, app: &Application) -> Result<()> {
     let project = match app.spec.project.as_str() {
         "" => "default",
         p => p,
@@ -628,16 +650,5 @@ pub(crate) async fn patch(
             "application references project {project} which does not exist"
         )));
     }
-    Authz::new(&s, &caller)
-        .await?
-        .check(
-            "applications",
-            "update",
-            &app_object(&to_value(&app)?, &s.namespace),
-        )
-        .await?;
-    crate::project_rules::check(&s, &app).await?;
-    Ok(Json(with_type(to_value(
-        &replace_spec(&s, &key, &app).await?,
-    )?)))
+    Ok(())
 }

@@ -18,13 +18,20 @@ pub(crate) use session::SecureCookie;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::routing::{delete, get, post, put};
+use axum::routing::{MethodRouter, delete, get, post, put};
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::config::Limits;
 use crate::state::AppState;
+
+/// Routes as (path pattern, handlers by method): the tables below, read by [`router`] and by
+/// the test that every route is named in the metrics.
+type Routes = Vec<(String, MethodRouter<AppState>)>;
+
+/// The pattern of one Application's routes.
+const APP: &str = "/api/v1/applications/{name}";
 
 /// Every route, with the limits: body size and concurrency everywhere, the request deadline on
 /// everything but watch streams.
@@ -33,104 +40,15 @@ pub(crate) fn router(
     limits: &Limits,
     metrics: std::sync::Arc<crate::metrics::ServerMetrics>,
 ) -> Router {
-    let app = "/api/v1/applications/{name}";
-    let timed = Router::new()
-        .route("/api/version", get(meta::version))
-        .route("/api/v1/settings", get(meta::settings))
-        .route("/api/v1/clusters/{server}", get(meta::cluster))
-        .route(
-            "/api/v1/applications",
-            get(applications::list).post(applications::create),
-        )
-        .route(
-            app,
-            get(applications::get)
-                .put(applications::update)
-                .patch(applications::patch)
-                .delete(applications::delete),
-        )
-        .route(&format!("{app}/resource-tree"), get(resources::tree))
-        .route(
-            &format!("{app}/managed-resources"),
-            get(resources::managed).post(resources::managed_local),
-        )
-        .route(&format!("{app}/manifests"), get(resources::manifests))
-        .route(&format!("{app}/events"), get(events::list))
-        .route(
-            &format!("{app}/revisions/{{revision}}/metadata"),
-            get(revisions::metadata),
-        )
-        .route(&format!("{app}/sync"), post(operations::sync))
-        .route(&format!("{app}/rollback"), post(operations::rollback))
-        .route(&format!("{app}/operation"), delete(operations::terminate))
-        .route(
-            &format!("{app}/resource"),
-            get(live::get).post(live::patch).delete(live::delete),
-        )
-        .route(
-            &format!("{app}/resource/actions"),
-            get(live::list_actions).post(live::run_action_v1),
-        )
-        .route(
-            &format!("{app}/resource/actions/v2"),
-            post(live::run_action_v2),
-        )
-        .route(
-            "/api/v1/projects",
-            get(projects::list).post(projects::create),
-        )
-        .route(
-            "/api/v1/projects/{name}",
-            get(projects::get).put(projects::update),
-        )
-        .route(
-            "/api/v1/projects/{project}/roles/{role}/token",
-            post(projects::create_token),
-        )
-        .route(
-            "/api/v1/projects/{project}/roles/{role}/token/{iat}",
-            delete(projects::delete_token),
-        )
-        .route(
-            "/api/v1/session",
-            post(session::create).delete(session::delete),
-        )
-        .route("/api/v1/session/userinfo", get(session::userinfo))
-        .route("/api/v1/account", get(accounts::list))
-        .route("/api/v1/account/password", put(accounts::update_password))
-        .route(
-            "/api/v1/account/can-i/{resource}/{action}/{*object}",
-            get(accounts::can_i),
-        )
-        .route("/api/v1/account/{name}", get(accounts::get))
-        .route("/api/v1/account/{name}/token", post(accounts::create_token))
-        .route(
-            "/api/v1/account/{name}/token/{id}",
-            delete(accounts::delete_token),
-        )
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(meta::ready))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            limits.request_timeout,
-        ));
-    let streams = Router::new()
-        .route("/api/v1/stream/applications", get(stream::applications))
-        .route(
-            "/api/v1/stream/applications/{name}/resource-tree",
-            get(stream::resource_tree),
-        )
-        // Logs follow Pods for as long as the client reads (`follow=true`).
-        .route(&format!("{app}/logs"), get(logs::logs));
+    let timeout =
+        || TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, limits.request_timeout);
+    let timed = table(timed_routes()).layer(timeout());
+    let streams = table(stream_routes());
     // Webhooks read their body under their own limit (`webhook.maxPayloadSizeMB`, Argo's 50 MB
     // by default), so they are outside the API's body limit.
-    let webhooks = Router::new()
-        .route("/api/webhook", post(crate::webhook::receive))
+    let webhooks = table(webhook_routes())
         .layer(DefaultBodyLimit::disable())
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            limits.request_timeout,
-        ));
+        .layer(timeout());
     timed
         .merge(streams)
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
@@ -143,10 +61,277 @@ pub(crate) fn router(
             crate::auth::middleware::authenticate,
         ))
         .layer(GlobalConcurrencyLimitLayer::new(limits.max_concurrent))
-        // Outermost: every answer counted, the limits' and authentication's refusals too.
+        // Outermost: every answer counted, the limits' and authentication's refusals too. Still
+        // inside the router (`Router::layer` wraps each route), where the matched route is known.
         .layer(axum::middleware::from_fn_with_state(
             metrics,
             crate::metrics::record,
         ))
         .with_state(state)
+}
+
+/// A router of `routes`.
+fn table(routes: Routes) -> Router<AppState> {
+    routes
+        .into_iter()
+        .fold(Router::new(), |router, (path, handlers)| {
+            router.route(&path, handlers)
+        })
+}
+
+/// The routes under the request deadline.
+fn timed_routes() -> Routes {
+    [
+        meta_routes(),
+        application_routes(),
+        application_resource_routes(),
+        project_routes(),
+        session_routes(),
+        account_routes(),
+    ]
+    .concat()
+}
+
+/// Version, settings, clusters and the probes.
+fn meta_routes() -> Routes {
+    vec![
+        ("/api/version".into(), get(meta::version)),
+        ("/api/v1/settings".into(), get(meta::settings)),
+        ("/api/v1/clusters/{server}".into(), get(meta::cluster)),
+        ("/healthz".into(), get(|| async { "ok" })),
+        ("/readyz".into(), get(meta::ready)),
+    ]
+}
+
+/// Applications, their comparison and their operations.
+fn application_routes() -> Routes {
+    vec![
+        (
+            "/api/v1/applications".into(),
+            get(applications::list).post(applications::create),
+        ),
+        (
+            APP.into(),
+            get(applications::get)
+                .put(applications::update)
+                .patch(applications::patch)
+                .delete(applications::delete),
+        ),
+        (format!("{APP}/resource-tree"), get(resources::tree)),
+        (
+            format!("{APP}/managed-resources"),
+            get(resources::managed).post(resources::managed_local),
+        ),
+        (format!("{APP}/manifests"), get(resources::manifests)),
+        (format!("{APP}/events"), get(events::list)),
+        (
+            format!("{APP}/revisions/{{revision}}/metadata"),
+            get(revisions::metadata),
+        ),
+        (format!("{APP}/sync"), post(operations::sync)),
+        (format!("{APP}/rollback"), post(operations::rollback)),
+        (format!("{APP}/operation"), delete(operations::terminate)),
+    ]
+}
+
+/// One live resource of an Application, and its actions.
+fn application_resource_routes() -> Routes {
+    vec![
+        (
+            format!("{APP}/resource"),
+            get(live::get).post(live::patch).delete(live::delete),
+        ),
+        (
+            format!("{APP}/resource/actions"),
+            get(live::list_actions).post(live::run_action_v1),
+        ),
+        (
+            format!("{APP}/resource/actions/v2"),
+            post(live::run_action_v2),
+        ),
+    ]
+}
+
+/// AppProjects and their role tokens.
+fn project_routes() -> Routes {
+    vec![
+        (
+            "/api/v1/projects".into(),
+            get(projects::list).post(projects::create),
+        ),
+        (
+            "/api/v1/projects/{name}".into(),
+            get(projects::get).put(projects::update),
+        ),
+        (
+            "/api/v1/projects/{project}/roles/{role}/token".into(),
+            post(projects::create_token),
+        ),
+        (
+            "/api/v1/projects/{project}/roles/{role}/token/{iat}".into(),
+            delete(projects::delete_token),
+        ),
+    ]
+}
+
+/// Logging in and out.
+fn session_routes() -> Routes {
+    vec![
+        (
+            "/api/v1/session".into(),
+            post(session::create).delete(session::delete),
+        ),
+        ("/api/v1/session/userinfo".into(), get(session::userinfo)),
+    ]
+}
+
+/// Local accounts, their tokens, and permission checks.
+fn account_routes() -> Routes {
+    vec![
+        ("/api/v1/account".into(), get(accounts::list)),
+        (
+            "/api/v1/account/password".into(),
+            put(accounts::update_password),
+        ),
+        (
+            "/api/v1/account/can-i/{resource}/{action}/{*subresource}".into(),
+            get(accounts::can_i),
+        ),
+        ("/api/v1/account/{name}".into(), get(accounts::get)),
+        (
+            "/api/v1/account/{name}/token".into(),
+            post(accounts::create_token),
+        ),
+        (
+            "/api/v1/account/{name}/token/{id}".into(),
+            delete(accounts::delete_token),
+        ),
+    ]
+}
+
+/// Watch streams and logs: open for as long as the client reads (logs follow Pods with
+/// `follow=true`), so outside the request deadline.
+fn stream_routes() -> Routes {
+    vec![
+        (
+            "/api/v1/stream/applications".into(),
+            get(stream::applications),
+        ),
+        (
+            "/api/v1/stream/applications/{name}/resource-tree".into(),
+            get(stream::resource_tree),
+        ),
+        (format!("{APP}/logs"), get(logs::logs)),
+    ]
+}
+
+/// Git providers' push events.
+fn webhook_routes() -> Routes {
+    vec![("/api/webhook".into(), post(crate::webhook::receive))]
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::extract::{MatchedPath, Request};
+    use axum::http::Method;
+    use axum::middleware::Next;
+    use axum::response::{IntoResponse, Response};
+    use tower::ServiceExt;
+
+    use super::*;
+    use crate::metrics::calls::{self, OTHER};
+
+    fn all_routes() -> Routes {
+        [timed_routes(), stream_routes(), webhook_routes()].concat()
+    }
+
+    /// A request path the route `pattern` matches.
+    fn path_of(pattern: &str) -> String {
+        pattern
+            .split('/')
+            .map(|seg| match seg.strip_prefix("{*") {
+                Some(_) => "x/y",
+                None if seg.starts_with('{') => "x",
+                None => seg,
+            })
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// Answers with the metrics' name of the request instead of running the handler.
+    async fn name_it(req: Request, _: Next) -> Response {
+        let matched = req
+            .extensions()
+            .get::<MatchedPath>()
+            .map(MatchedPath::as_str);
+        let named = calls::classify(req.method(), matched);
+        let call = named.call.map(|c| c.method).unwrap_or("-");
+        format!("{call} {} {}", named.route, matched.unwrap_or("")).into_response()
+    }
+
+    #[tokio::test]
+    async fn every_route_is_named_in_the_metrics() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let router = all_routes()
+            .into_iter()
+            .fold(Router::new(), |r, (path, handlers)| {
+                r.route(
+                    &path,
+                    handlers.route_layer(axum::middleware::from_fn(name_it)),
+                )
+            })
+            .with_state(crate::state::test_state(dir.path(), None));
+        let methods = [
+            Method::GET,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+        ];
+        let mut served = 0;
+        for (pattern, _) in all_routes() {
+            for method in methods.clone() {
+                let req = Request::builder()
+                    .method(method.clone())
+                    .uri(path_of(&pattern))
+                    .body(Body::empty())
+                    .expect("request");
+                let response = router.clone().oneshot(req).await.expect("infallible");
+                if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+                    continue;
+                }
+                served += 1;
+                let body = axum::body::to_bytes(response.into_body(), 4096)
+                    .await
+                    .expect("body");
+                let body = String::from_utf8_lossy(&body).to_string();
+                let [call, label, matched] = body.split(' ').collect::<Vec<_>>()[..] else {
+                    panic!("{method} {pattern}: {body}");
+                };
+                assert_eq!(matched, pattern, "{method} {pattern}: the matched route");
+                // Counted as `other` before labels came from the matched route; kept.
+                let other_before = [
+                    ("GET", "/api/v1/clusters/{server}"),
+                    ("POST", "/api/v1/applications/{name}/managed-resources"),
+                ];
+                if other_before.contains(&(method.as_str(), pattern.as_str())) {
+                    assert_eq!((call, label), ("-", OTHER), "{method} {pattern}");
+                    continue;
+                }
+                assert_eq!(
+                    label,
+                    pattern.replace("{*", "{"),
+                    "{method} {pattern}: unnamed in the metrics"
+                );
+                let argo_api = pattern.starts_with("/api/v1/") || pattern == "/api/version";
+                assert_eq!(
+                    call != "-",
+                    argo_api,
+                    "{method} {pattern}: Argo's gRPC name"
+                );
+            }
+        }
+        assert_eq!(served, 45, "routes served by method");
+    }
 }

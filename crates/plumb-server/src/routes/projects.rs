@@ -155,7 +155,7 @@ pub(crate) async fn create_token(
     };
     let seconds = match &body.expires_in {
         None | Some(Value::Null) => 0,
-        Some(v) => crate::auth::json_i64(v)
+        Some(v) => crate::gateway::json_i64(v)
             .filter(|s| *s >= 0)
             .ok_or_else(|| {
                 Error::InvalidArgument("expiresIn: expected seconds (0: never)".into())
@@ -210,7 +210,7 @@ pub(crate) async fn delete_token(
         let before = tokens.len();
         tokens.retain(|t| match &id {
             Some(id) => t.get("id").and_then(Value::as_str) != Some(id.as_str()),
-            None => t.get("iat").and_then(crate::auth::json_i64) != Some(iat),
+            None => t.get("iat").and_then(crate::gateway::json_i64) != Some(iat),
         });
         Ok(tokens.len() != before)
     })

@@ -68,38 +68,16 @@ pub(crate) async fn applications(
     RawQuery(raw): RawQuery,
 ) -> Response {
     let authz = match Authz::new(&s, &caller).await {
-        Ok(a) => std::sync::Arc::new(tokio::sync::Mutex::new(a)),
+        Ok(a) => tokio::sync::Mutex::new(a),
         Err(e) => return e.into_response(),
     };
     let q = Query::parse(raw.as_deref());
-    // Checked as every route checks it (a namespace the server does not serve is refused).
-    let app_namespace = match q.get("appNamespace") {
-        None => None,
-        Some(ns) => match s.app_key("stream", Some(ns)) {
-            Ok(_) => Some(ns.to_string()),
-            Err(e) => return e.into_response(),
-        },
+    let app_namespace = match checked_app_namespace(&s, &q) {
+        Ok(ns) => ns,
+        Err(e) => return e.into_response(),
     };
     let sse = wants_sse(&headers);
-    let mut config = watcher::Config::default();
-    if let Some(sel) = q.get("selector") {
-        config = config.labels(sel);
-    }
-    if let Some(name) = q.get("name") {
-        config = config.fields(&format!("metadata.name={name}"));
-    }
-    let mut projects = q.all("projects");
-    projects.extend(q.all("project"));
-    let fields = Fields::from_query(&q);
-    // As Argo's Watch: a client that listed first passes the list's resourceVersion and is not
-    // sent again, as ADDED, what it already has (unless it watches one Application by name).
-    // Kubernetes resourceVersions are opaque; they are compared as numbers when both are
-    // (etcd's are), and an object whose version cannot be compared is sent.
-    let since: Option<u64> = q
-        .get("resourceVersion")
-        .filter(|_| q.get("name").is_none())
-        .and_then(|rv| rv.parse().ok());
-    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut framer = Framer::new(&q, sse);
     let mut stop = s.shutdown.clone();
     let stopped = async move {
         let _ = stop.wait_for(|v| *v).await;
@@ -111,72 +89,144 @@ pub(crate) async fn applications(
     } else {
         Api::all_with(s.client.clone(), &plumb_app::application_resource())
     };
-    let served = s.clone();
-    let control = s.namespace.clone();
-    let events = watcher::watcher(api, config)
+    let scope = std::sync::Arc::new(Scope {
+        authz,
+        served: s.clone(),
+        app_namespace,
+    });
+    let events = watcher::watcher(api, watch_config(&q))
         .default_backoff()
-        // Only Applications the caller may get, as Argo's Watch.
-        .filter_map(move |event| {
-            let authz = authz.clone();
-            let served = served.clone();
-            let control = control.clone();
-            let app_namespace = app_namespace.clone();
-            async move {
-                let obj = match &event {
-                    Ok(Event::InitApply(obj)) | Ok(Event::Apply(obj)) | Ok(Event::Delete(obj)) => {
-                        obj
-                    }
-                    _ => return Some(event),
-                };
-                let ns = obj.metadata.namespace.as_deref().unwrap_or_default();
-                if !served.namespace_enabled(ns)
-                    || app_namespace.as_deref().is_some_and(|want| want != ns)
-                {
-                    return None;
-                }
-                let object = app_object(&to_value(obj).ok()?, &control);
-                let allowed = authz
-                    .lock()
-                    .await
-                    .allows("applications", "get", &object)
-                    .await
-                    .unwrap_or(false);
-                allowed.then_some(event)
-            }
-        })
+        .filter_map(move |event| visible(event, scope.clone()))
         .map(move |event| {
-            let frames: Vec<String> = match event {
-                Ok(Event::InitApply(obj)) if known_since(&obj, since) => {
-                    seen.insert(stream_key(&obj));
-                    Vec::new()
-                }
-                Ok(Event::InitApply(obj)) | Ok(Event::Apply(obj)) => {
-                    let kind = if seen.insert(stream_key(&obj)) {
-                        "ADDED"
-                    } else {
-                        "MODIFIED"
-                    };
-                    frame(kind, &obj, &projects, fields.as_ref(), sse)
-                        .into_iter()
-                        .collect()
-                }
-                Ok(Event::Delete(obj)) => {
-                    seen.remove(&stream_key(&obj));
-                    frame("DELETED", &obj, &projects, fields.as_ref(), sse)
-                        .into_iter()
-                        .collect()
-                }
-                Ok(Event::Init) | Ok(Event::InitDone) => Vec::new(),
-                Err(e) => {
-                    tracing::debug!("watching Applications for a stream: {e}");
-                    Vec::new()
-                }
-            };
+            let frames = framer.frames(event);
             futures::stream::iter(frames.into_iter().map(Ok::<_, Infallible>))
         })
         .flatten()
         .take_until(stopped);
     streaming(events, sse)
+}
+
+/// `appNamespace` of the query, checked as every route checks it (a namespace the server does
+/// not serve is refused).
+fn checked_app_namespace(s: &AppState, q: &Query) -> Result<Option<String>, Error> {
+    match q.get("appNamespace") {
+        None => Ok(None),
+        Some(ns) => s.app_key("stream", Some(ns)).map(|_| Some(ns.to_string())),
+    }
+}
+
+/// The watch of the query's `selector` and `name`.
+fn watch_config(q: &Query) -> watcher::Config {
+    let mut config = watcher::Config::default();
+    if let Some(sel) = q.get("selector") {
+        config = config.labels(sel);
+    }
+    if let Some(name) = q.get("name") {
+        config = config.fields(&format!("metadata.name={name}"));
+    }
+    config
+}
+
+/// Whose Applications a stream shows.
+struct Scope {
+    authz: tokio::sync::Mutex<Authz>,
+    served: AppState,
+    /// `appNamespace`: only Applications of this namespace.
+    app_namespace: Option<String>,
+}
+
+type WatchEvent = Result<Event<DynamicObject>, watcher::Error>;
+
+/// The event when its Application is of a namespace the stream shows and the caller may get it
+/// (as Argo's Watch); other events pass.
+async fn visible(event: WatchEvent, scope: std::sync::Arc<Scope>) -> Option<WatchEvent> {
+    let obj = match &event {
+        Ok(Event::InitApply(obj)) | Ok(Event::Apply(obj)) | Ok(Event::Delete(obj)) => obj,
+        _ => return Some(event),
+    };
+    let ns = obj.metadata.namespace.as_deref().unwrap_or_default();
+    if !scope.served.namespace_enabled(ns)
+        || scope
+            .app_namespace
+            .as_deref()
+            .is_some_and(|want| want != ns)
+    {
+        return None;
+    }
+    let object = app_object(&to_value(obj).ok()?, &scope.served.namespace);
+    let allowed = scope
+        .authz
+        .lock()
+        .await
+        .allows("applications", "get", &object)
+        .await
+        .unwrap_or(false);
+    allowed.then_some(event)
+}
+
+/// Turns watch events into frames, remembering which Applications the client has.
+struct Framer {
+    projects: Vec<String>,
+    fields: Option<Fields>,
+    sse: bool,
+    /// The resourceVersion of the client's list, when it listed first.
+    since: Option<u64>,
+    seen: BTreeSet<String>,
+}
+
+impl Framer {
+    fn new(q: &Query, sse: bool) -> Self {
+        let mut projects = q.all("projects");
+        projects.extend(q.all("project"));
+        // As Argo's Watch: a client that listed first passes the list's resourceVersion and is
+        // not sent again, as ADDED, what it already has (unless it watches one Application by
+        // name). Kubernetes resourceVersions are opaque; they are compared as numbers when both
+        // are (etcd's are), and an object whose version cannot be compared is sent.
+        let since: Option<u64> = q
+            .get("resourceVersion")
+            .filter(|_| q.get("name").is_none())
+            .and_then(|rv| rv.parse().ok());
+        Self {
+            projects,
+            fields: Fields::from_query(q),
+            sse,
+            since,
+            seen: BTreeSet::new(),
+        }
+    }
+
+    /// The frames of one watch event (none, or one).
+    fn frames(&mut self, event: WatchEvent) -> Vec<String> {
+        match event {
+            Ok(Event::InitApply(obj)) if known_since(&obj, self.since) => {
+                self.seen.insert(stream_key(&obj));
+                Vec::new()
+            }
+            Ok(Event::InitApply(obj)) | Ok(Event::Apply(obj)) => {
+                let kind = if self.seen.insert(stream_key(&obj)) {
+                    "ADDED"
+                } else {
+                    "MODIFIED"
+                };
+                self.frame(kind, &obj)
+            }
+            Ok(Event::Delete(obj)) => {
+                self.seen.remove(&stream_key(&obj));
+                self.frame("DELETED", &obj)
+            }
+            Ok(Event::Init) | Ok(Event::InitDone) => Vec::new(),
+            Err(e) => {
+                tracing::debug!("watching Applications for a stream: {e}");
+                Vec::new()
+            }
+        }
+    }
+
+    fn frame(&self, kind: &str, obj: &DynamicObject) -> Vec<String> {
+        frame(kind, obj, &self.projects, self.fields.as_ref(), self.sse)
+            .into_iter()
+            .collect()
+    }
 }
 
 /// Whether the client asked for server-sent events.

@@ -55,7 +55,51 @@ pub(crate) async fn receive(State(s): State<AppState>, headers: HeaderMap, body:
         Ok(settings) => settings,
         Err(e) => return e.into_response(),
     };
-    let max_mb = match settings.get("webhook.maxPayloadSizeMB") {
+    let max_mb = max_payload_mb(&s, &settings);
+    let body = match read_body(provider, &headers, body, max_mb).await {
+        Ok(body) => body,
+        Err(too_large) => return too_large,
+    };
+    let secrets = match read_secrets(&s).await {
+        Ok(secrets) => secrets,
+        Err(response) => return response,
+    };
+    if let Err(refused) = verify::verify(provider, &secrets, &headers, &body) {
+        tracing::info!(
+            security = 3,
+            provider = provider.name(),
+            "webhook verification failed: {}",
+            refused.0
+        );
+        return text(
+            StatusCode::BAD_REQUEST,
+            format!("Webhook processing failed: {}", refused.0),
+        );
+    }
+    let push = match push::parse(provider, event_name(provider, &headers), &body) {
+        Ok(Event::Push(push)) => push,
+        Ok(Event::Ignored) => return text(StatusCode::OK, ""),
+        Err(unreadable) => {
+            tracing::info!(
+                provider = provider.name(),
+                "webhook refused: {}",
+                unreadable.0
+            );
+            return text(
+                StatusCode::BAD_REQUEST,
+                format!("Webhook processing failed: {}", unreadable.0),
+            );
+        }
+    };
+    match refresh(&s, &push).await {
+        Ok(_) => text(StatusCode::OK, ""),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// argocd-cm's `webhook.maxPayloadSizeMB`, Argo's default when unset or not a whole number.
+fn max_payload_mb(s: &AppState, settings: &plumb_model::Settings) -> u64 {
+    match settings.get("webhook.maxPayloadSizeMB") {
         None => DEFAULT_MAX_PAYLOAD_MB,
         Some(v) => v.trim().parse::<u64>().unwrap_or_else(|_| {
             tracing::warn!(
@@ -64,7 +108,16 @@ pub(crate) async fn receive(State(s): State<AppState>, headers: HeaderMap, body:
             );
             DEFAULT_MAX_PAYLOAD_MB
         }),
-    };
+    }
+}
+
+/// The payload, read up to `max_mb` (a larger one, declared or sent, is refused).
+async fn read_body(
+    provider: Provider,
+    headers: &HeaderMap,
+    body: Body,
+    max_mb: u64,
+) -> Result<axum::body::Bytes, Response> {
     let limit = usize::try_from(max_mb.saturating_mul(1024 * 1024)).unwrap_or(usize::MAX);
     let too_large = || {
         tracing::warn!(
@@ -84,27 +137,15 @@ pub(crate) async fn receive(State(s): State<AppState>, headers: HeaderMap, body:
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
-        return too_large();
+        return Err(too_large());
     }
-    let Ok(body) = axum::body::to_bytes(body, limit).await else {
-        return too_large();
-    };
-    let secrets = match read_secrets(&s).await {
-        Ok(secrets) => secrets,
-        Err(response) => return response,
-    };
-    if let Err(refused) = verify::verify(provider, &secrets, &headers, &body) {
-        tracing::info!(
-            security = 3,
-            provider = provider.name(),
-            "webhook verification failed: {}",
-            refused.0
-        );
-        return text(
-            StatusCode::BAD_REQUEST,
-            format!("Webhook processing failed: {}", refused.0),
-        );
-    }
+    axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|_| too_large())
+}
+
+/// The provider's name of the event (`push`, `Push Hook`, ...), from its header.
+fn event_name(provider: Provider, headers: &HeaderMap) -> &str {
     let event_header = match provider {
         Provider::GitHub => "x-github-event",
         Provider::GitLab => "x-gitlab-event",
@@ -112,29 +153,10 @@ pub(crate) async fn receive(State(s): State<AppState>, headers: HeaderMap, body:
         Provider::Gogs => "x-gogs-event",
         Provider::AzureDevOps => "x-vss-activityid",
     };
-    let event = headers
+    headers
         .get(event_header)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    let push = match push::parse(provider, event, &body) {
-        Ok(Event::Push(push)) => push,
-        Ok(Event::Ignored) => return text(StatusCode::OK, ""),
-        Err(unreadable) => {
-            tracing::info!(
-                provider = provider.name(),
-                "webhook refused: {}",
-                unreadable.0
-            );
-            return text(
-                StatusCode::BAD_REQUEST,
-                format!("Webhook processing failed: {}", unreadable.0),
-            );
-        }
-    };
-    match refresh(&s, &push).await {
-        Ok(_) => text(StatusCode::OK, ""),
-        Err(e) => e.into_response(),
-    }
+        .unwrap_or_default()
 }
 
 /// The webhook keys of `argocd-secret`; none when the Secret does not exist.
@@ -169,35 +191,12 @@ async fn refresh(s: &AppState, push: &push::Push) -> crate::error::Result<Vec<St
             "received push event"
         );
     }
-    let regexes: Vec<_> = push
-        .urls
-        .iter()
-        .filter_map(|u| {
-            let re = targeting::web_url_regex(u);
-            if re.is_none() {
-                tracing::warn!(
-                    "webhook repository URL {:?} is not an absolute URL with a path; ignored",
-                    plumb_source::strip_url_credentials(u)
-                );
-            }
-            re
-        })
-        .collect();
+    let regexes = repository_regexes(push);
     if regexes.is_empty() {
         return Ok(Vec::new());
     }
-    // Every namespace the server serves: the control namespace, and those of
-    // `--application-namespaces` (one cluster-wide list then, filtered).
-    let api = if s.app_namespaces.is_empty() {
-        s.apps()
-    } else {
-        Api::all_with(s.client.clone(), &plumb_app::application_resource())
-    };
-    let apps = api.list(&Default::default()).await.map_err(|e| {
-        crate::error::Error::kube(format!("listing Applications in {}", s.namespace), e)
-    })?;
     let mut refreshed = Vec::new();
-    for obj in apps {
+    for obj in served_applications(s).await? {
         let Some(name) = obj.metadata.name.clone() else {
             continue;
         };
@@ -223,28 +222,68 @@ async fn refresh(s: &AppState, push: &push::Push) -> crate::error::Result<Vec<St
         } else {
             format!("{ns}/{name}")
         };
-        if pending_hard {
-            // A hard refresh already asked for covers this one.
+        // A hard refresh already asked for covers this one.
+        if pending_hard || request_refresh(s, &ns, &name, &shown).await {
             refreshed.push(shown);
-            continue;
-        }
-        let patch = json!({"metadata": {"annotations": {REFRESH: "normal"}}});
-        let apps: Api<DynamicObject> =
-            Api::namespaced_with(s.client.clone(), &ns, &plumb_app::application_resource());
-        match apps
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
-            Ok(_) => {
-                tracing::info!(application = %shown, "webhook: refresh requested");
-                refreshed.push(shown);
-            }
-            // Deleted since the list: nothing to refresh.
-            Err(kube::Error::Api(e)) if e.code == 404 => {}
-            Err(e) => {
-                tracing::warn!("webhook: requesting a refresh of Application {ns}/{name}: {e}");
-            }
         }
     }
     Ok(refreshed)
+}
+
+/// The patterns of the web URLs of the pushed repositories (URLs that are not absolute with a
+/// path are ignored).
+fn repository_regexes(push: &push::Push) -> Vec<regex::Regex> {
+    push.urls
+        .iter()
+        .filter_map(|u| {
+            let re = targeting::web_url_regex(u);
+            if re.is_none() {
+                tracing::warn!(
+                    "webhook repository URL {:?} is not an absolute URL with a path; ignored",
+                    plumb_source::strip_url_credentials(u)
+                );
+            }
+            re
+        })
+        .collect()
+}
+
+/// The Applications of every namespace the server serves: the control namespace, and those of
+/// `--application-namespaces` (one cluster-wide list then, filtered by the caller).
+async fn served_applications(s: &AppState) -> crate::error::Result<Vec<DynamicObject>> {
+    let api = if s.app_namespaces.is_empty() {
+        s.apps()
+    } else {
+        Api::all_with(s.client.clone(), &plumb_app::application_resource())
+    };
+    let apps = api.list(&Default::default()).await.map_err(|e| {
+        crate::error::Error::kube(format!("listing Applications in {}", s.namespace), e)
+    })?;
+    Ok(apps.items)
+}
+
+/// Annotates the Application for a normal refresh; whether it was (one deleted since the list
+/// was not, and a failure is logged).
+async fn request_refresh(s: &AppState, ns: &str, name: &str, shown: &str) -> bool {
+    let patch = json!({"metadata": {"annotations": {REFRESH: "normal"}}});
+    let apps: Api<DynamicObject> = Api::namespaced_with(
+        s.client.clone(),
+        ns,
+        &plumb_app::application_resource(),
+    );
+    match apps
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        Ok(_) => {
+            tracing::info!(application = %shown, "webhook: refresh requested");
+            true
+        }
+        // Deleted since the list: nothing to refresh.
+        Err(kube::Error::Api(e)) if e.code == 404 => false,
+        Err(e) => {
+            tracing::warn!("webhook: requesting a refresh of Application {ns}/{name}: {e}");
+            false
+        }
+    }
 }

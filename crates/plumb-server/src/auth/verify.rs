@@ -1,0 +1,156 @@
+//! Checking a token: Argo's session JWTs, API keys and project role tokens here, anything
+//! else through the Kubernetes API server ([`super::kubernetes`]).
+
+use subtle::ConstantTimeEq;
+
+use super::accounts::Capability;
+use super::caller::{Caller, CallerKind};
+use super::jwt;
+use crate::error::{Error, Result};
+use crate::gateway::json_i64;
+use crate::state::AppState;
+
+/// The longest token accepted (a ServiceAccount token is about 1 KiB).
+pub(crate) const MAX_TOKEN_BYTES: usize = 8 * 1024;
+impl AppState {
+    /// Argo's `VerifySessionToken`: tokens issued by `argocd` are ours; anything else goes to
+    /// the Kubernetes API server.
+    pub(crate) async fn authenticate(&self, token: &str) -> Result<Caller> {
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(Error::Unauthenticated(
+                "invalid session: token is too long".into(),
+            ));
+        }
+        if jwt::unverified_issuer(token).as_deref() == Some(jwt::ISSUER) {
+            return self.authenticate_local(token).await;
+        }
+        self.authenticate_kubernetes(token).await
+    }
+
+    async fn authenticate_local(&self, token: &str) -> Result<Caller> {
+        let invalid = |m: String| Error::Unauthenticated(format!("invalid session: {m}"));
+        let (key, accounts) = self.accounts().await?;
+        if key.is_empty() {
+            return Err(invalid("the server has no signing key".into()));
+        }
+        let claims = jwt::verify(&key, token).map_err(invalid)?;
+        if let Some(rest) = claims.sub.strip_prefix("proj:") {
+            let Some((project, role)) = rest.split_once(':') else {
+                return Err(invalid(format!("malformed subject {}", claims.sub)));
+            };
+            self.check_project_token(project, role, &claims)
+                .await
+                .map_err(invalid)?;
+            return Ok(Caller {
+                subject: claims.sub.clone(),
+                groups: Vec::new(),
+                kind: CallerKind::ProjectRole {
+                    project: project.into(),
+                    role: role.into(),
+                },
+            });
+        }
+        // Argo's GetSubjectAccountAndCapability: no suffix means an API key.
+        let (name, capability) = match claims.sub.split_once(':') {
+            Some((n, "login")) => (n, Capability::Login),
+            Some((n, _)) => (n, Capability::ApiKey),
+            None => (claims.sub.as_str(), Capability::ApiKey),
+        };
+        let account = accounts
+            .get(name)
+            .ok_or_else(|| invalid(format!("account {name} not found")))?;
+        if !account.enabled {
+            return Err(invalid(format!("account {name} is disabled")));
+        }
+        if !account.has(capability) {
+            return Err(invalid(format!(
+                "account {name} does not have '{}' capability",
+                capability.as_str()
+            )));
+        }
+        if claims.jti.is_empty() {
+            return Err(invalid(
+                "token does not have a unique identifier (jti claim) and cannot be validated"
+                    .into(),
+            ));
+        }
+        if self.is_revoked(&claims.jti).await? {
+            return Err(invalid("token is revoked, please re-login".into()));
+        }
+        if capability == Capability::ApiKey
+            && !account
+                .tokens
+                .iter()
+                .any(|t| bool::from(t.id.as_bytes().ct_eq(claims.jti.as_bytes())))
+        {
+            return Err(invalid(format!(
+                "account {name} does not have token with id {}",
+                claims.jti
+            )));
+        }
+        if account.password_mtime.is_some_and(|m| claims.iat < m) {
+            return Err(invalid(
+                "account password has changed since token issued".into(),
+            ));
+        }
+        Ok(Caller {
+            subject: name.to_string(),
+            groups: Vec::new(),
+            kind: CallerKind::Account {
+                capability: capability.as_str(),
+                jti: claims.jti.clone(),
+                exp: claims.exp,
+            },
+        })
+    }
+
+    /// Argo's `GetJWTToken`: the role must still list the token (by id, or by issue time for
+    /// tokens without one).
+    async fn check_project_token(
+        &self,
+        project: &str,
+        role: &str,
+        claims: &jwt::Claims,
+    ) -> std::result::Result<(), String> {
+        crate::state::check_name("AppProject", project).map_err(|e| e.to_string())?;
+        let obj = self
+            .projects()
+            .get_opt(project)
+            .await
+            .map_err(|e| format!("reading AppProject {project}: {e}"))?
+            .ok_or_else(|| format!("project {project} not found"))?;
+        let value = crate::state::to_value(&obj).map_err(|e| e.to_string())?;
+        let roles = value
+            .pointer("/spec/roles")
+            .and_then(serde_json::Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let role_obj = roles
+            .iter()
+            .find(|r| r.get("name").and_then(serde_json::Value::as_str) == Some(role))
+            .ok_or_else(|| format!("role '{role}' does not exist in project '{project}'"))?;
+        let tokens = role_obj
+            .get("jwtTokens")
+            .and_then(serde_json::Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let found = tokens.iter().any(|t| {
+            let id = t
+                .get("id")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("");
+            let iat = t.get("iat").and_then(json_i64).unwrap_or(-1);
+            if claims.jti.is_empty() {
+                iat == claims.iat
+            } else {
+                bool::from(id.as_bytes().ct_eq(claims.jti.as_bytes()))
+            }
+        });
+        if !found {
+            return Err(format!(
+                "token for role '{role}' in project '{project}' does not exist (it was deleted or never issued)"
+            ));
+        }
+        Ok(())
+    }
+}
