@@ -36,7 +36,7 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
     // Whether this process runs the Application's operation, taken before the read: an operation
     // that ends between the read and the check would otherwise look Running and not ours, and be
     // failed as interrupted.
-    let ours = shared.is_running(key);
+    let ours = shared.operations.is_running(key);
     let Some(app) = shared.read_app(key).await? else {
         shared.metrics.remove_app(namespace, name);
         return Ok(false);
@@ -63,10 +63,10 @@ pub(crate) async fn reconcile(shared: &Arc<Shared>, key: &str) -> Result<bool> {
     };
     if ours
         && !refresh_requested(&app)
-        && let Some(wait) = shared.status_wait(key)
+        && let Some(wait) = shared.operations.status_wait(key)
     {
         // The operation writes its progress and, at its end, the status; look again then.
-        shared.requeue_after(key, wait);
+        shared.queue.push_after(key, wait);
         return Ok(true);
     }
     // Re-read after an operation so the comparison starts from the recorded state.
@@ -144,7 +144,7 @@ struct Target {
 /// The destination cluster and the project, once the project permits the Application itself;
 /// `None` (with the reason written to status) otherwise.
 async fn target(shared: &Arc<Shared>, app: &Application) -> Result<Option<Target>> {
-    let Some(cluster) = shared.cluster_for(app) else {
+    let Some(cluster) = shared.clusters.of(app) else {
         let dest = app
             .spec
             .destination
@@ -214,7 +214,7 @@ async fn operate(
         // Another replica, alive, runs this operation and records its result; look again once
         // its Lease could have lapsed (the end itself re-queues through the watcher).
         if let Some(s) = &shared.sharding {
-            shared.requeue_after(&app_key(app), s.lease_duration);
+            shared.queue.push_after(&app_key(app), s.lease_duration);
         }
         return Ok(Operated::Refused);
     }
@@ -277,7 +277,7 @@ async fn observe(shared: &Arc<Shared>, app: &Application, target: &Target) -> Ob
     let engines = shared.engines();
     let render_started = Instant::now();
     let opts = CompareOptions {
-        refs_asked_at: shared.refresh_asked_at(&app_key(app)),
+        refs_asked_at: shared.memory.refresh_asked_at(&app_key(app)),
         ..CompareOptions::for_project(&target.project, refresh)
     };
     let look = plumb_app::Target {
@@ -314,7 +314,7 @@ async fn observe(shared: &Arc<Shared>, app: &Application, target: &Target) -> Ob
 /// Writes the status when it changed (or was asked for), carries out automation's decision and
 /// removes a handled refresh request. Returns whether the Application's status now says what
 /// was observed: `false` when the write was put off because this process runs its operation
-/// ([`Shared::pace_status`]; a reconcile is queued for when it may write).
+/// ([`crate::shared::Operations::pace_status`]; a reconcile is queued for when it may write).
 ///
 /// An automated sync decided here is requested first and then started at once: the status
 /// found and the operation's `Running` state are one write, where a later reconcile would have
@@ -361,9 +361,12 @@ async fn write_found(
         return Ok(true);
     }
     let key = app_key(app);
-    match (ours && !asked).then(|| shared.pace_status(&key)).flatten() {
+    match (ours && !asked)
+        .then(|| shared.operations.pace_status(&key))
+        .flatten()
+    {
         Some(wait) => {
-            shared.requeue_after(&key, wait);
+            shared.queue.push_after(&key, wait);
             Ok(false)
         }
         None => {
@@ -444,7 +447,7 @@ fn automate(
     }
     let state = app.status.as_ref().and_then(|s| s.operation_state.as_ref());
     let in_progress = app.operation.is_some()
-        || shared.is_running(&app_key(app))
+        || shared.operations.is_running(&app_key(app))
         || state.is_some_and(|s| !s.phase.is_completed());
     let since_finished = state
         .and_then(|s| s.finished_at.as_deref())
@@ -463,7 +466,7 @@ fn automate(
         windows_change_in: (!windows_allow)
             .then(|| crate::windows::next_change(project, app))
             .flatten(),
-        failed_retries: shared.auto_failures(&app_key(app), &cmp.revision),
+        failed_retries: shared.memory.auto_failures(&app_key(app), &cmp.revision),
         since_finished,
         prune_brake: operation::brake_of(app, &[], &shared.engines()),
     };
@@ -482,7 +485,7 @@ async fn act_on(
     let name = key.as_str();
     for (reason, message, warning) in &d.events {
         // Skips are re-decided on every reconcile; say each once.
-        if reason == "AutoSyncSkipped" && !shared.note_skip(name, message) {
+        if reason == "AutoSyncSkipped" && !shared.memory.note_skip(name, message) {
             continue;
         }
         if *warning {
@@ -492,13 +495,13 @@ async fn act_on(
         }
     }
     if let Some(after) = d.recheck_after {
-        shared.requeue_after(name, after);
+        shared.queue.push_after(name, after);
     }
     let Some(op) = d.operation else {
         return Ok(None);
     };
     if d.retrying_failure {
-        shared.count_auto_failure(name);
+        shared.memory.count_auto_failure(name);
     }
     let mut patch = json!({"operation": op});
     if let Some(sharding) = &shared.sharding {
@@ -513,7 +516,7 @@ async fn act_on(
     match shared.try_patch_app(app, &patch).await {
         Ok(written) => Ok(Some(crate::watched::application_of(&written, name)?)),
         Err(kube::Error::Api(s)) if s.code == 409 => {
-            shared.requeue(name);
+            shared.queue.push(name);
             Ok(None)
         }
         Err(source) => Err(Error::Api {
@@ -542,7 +545,7 @@ async fn refuse(
     if let Some(op) = app
         .operation
         .as_ref()
-        .filter(|_| !shared.is_running(&app_key(app)))
+        .filter(|_| !shared.operations.is_running(&app_key(app)))
     {
         fields.operation_state = Some(
             json!({"operation": op, "phase": "Error", "message": msg, "startedAt": now, "finishedAt": now}),
@@ -608,7 +611,7 @@ async fn cascade_delete(shared: &Arc<Shared>, app: &Application) -> Result<()> {
     } else {
         plumb_kube::PropagationPolicy::Foreground
     };
-    if let Some(cluster) = shared.cluster_for(app) {
+    if let Some(cluster) = shared.clusters.of(app) {
         let instance = app.instance_name(&shared.config.control_namespace);
         let mut keys: Vec<plumb_model::ResourceKey> = cluster
             .live

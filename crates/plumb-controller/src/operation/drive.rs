@@ -30,8 +30,8 @@ pub(super) async fn drive(
 ) {
     let name = app_key(&app);
     let op_started = Instant::now();
-    let Some(cluster) = shared.cluster_for(&app) else {
-        shared.end_operation(&name);
+    let Some(cluster) = shared.clusters.of(&app) else {
+        shared.operations.end(&name);
         return;
     };
     let run = Run {
@@ -58,8 +58,8 @@ pub(super) async fn drive(
         &phase,
         app.spec.destination.server.as_deref().unwrap_or_default(),
     );
-    shared.end_operation(&name);
-    shared.requeue(&name);
+    shared.operations.end(&name);
+    shared.queue.push(&name);
 }
 
 /// One running operation, as every attempt of it sees it.

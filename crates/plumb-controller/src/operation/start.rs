@@ -87,7 +87,9 @@ pub(crate) async fn start_sync(
     };
     if !crate::sharding::ownership::record_start(shared, app, fields, claimed).await? {
         // Another replica wrote first (a hand-over between replicas): look again shortly.
-        shared.requeue_after(&key, std::time::Duration::from_secs(1));
+        shared
+            .queue
+            .push_after(&key, std::time::Duration::from_secs(1));
         return Ok(());
     }
     let rev = app
@@ -101,7 +103,7 @@ pub(crate) async fn start_sync(
             .and_then(|s| s.target_revision.clone()))
         .unwrap_or_else(|| "HEAD".into());
     announce_start(shared, app, &rev).await;
-    let control = shared.start_operation(&key);
+    let control = shared.operations.start(&key);
     let asked = Instant::now();
     let (shared, app, project) = (shared.clone(), app.clone(), project.clone());
     tokio::spawn(async move {
@@ -109,10 +111,10 @@ pub(crate) async fn start_sync(
         // operation then ends at once as terminated, having applied nothing).
         let mut terminated = control.clone();
         let _slot = tokio::select! {
-            slot = shared.operation_slots.clone().acquire_owned() => slot.ok(),
+            slot = shared.operations.slots.clone().acquire_owned() => slot.ok(),
             _ = terminated.wait_for(|c| c.terminate) => None,
         };
-        shared.operation_applying(&app_key(&app));
+        shared.operations.applying(&app_key(&app));
         let (namespace, name, project_name) = (
             app.namespace().to_string(),
             app.name().to_string(),

@@ -1,8 +1,7 @@
 //! The controller's start-up: settings, the namespaces and shard it serves, the engines and the
 //! renderer, the in-cluster destination with its live cache, and the state the tasks share.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -17,7 +16,7 @@ use crate::config::{ControllerConfig, load_settings, plugins_dir, render_limits}
 use crate::events::Events;
 use crate::metrics::Metrics;
 use crate::sharding::Sharding;
-use crate::shared::{Queue, Shared};
+use crate::shared::{AppMemory, Clusters, Operations, Queue, Shared};
 use plumb_app::application_namespaces;
 use plumb_app::{Cluster, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
 use plumb_app::{Error, Result, chain};
@@ -60,25 +59,12 @@ pub(super) async fn start(client: kube::Client, config: ControllerConfig) -> Res
         events: Events::new(client.clone()),
         metrics,
         engines: RwLock::new(engines),
-        in_cluster: Arc::new(cluster),
-        remote: RwLock::new(Vec::new()),
-        running_ops: Mutex::new(HashMap::new()),
-        status_paced: Mutex::new(HashMap::new()),
-        refresh_seen: Mutex::new(HashMap::new()),
-        operation_slots: Arc::new(tokio::sync::Semaphore::new(
-            config.operation_processors.max(1),
-        )),
-        auto_failures: Mutex::new(HashMap::new()),
-        last_skip: Mutex::new(HashMap::new()),
-        wakes: Mutex::new(HashMap::new()),
-        known_apps: Mutex::new(Default::default()),
         app_namespaces,
-        queue: Queue {
-            tx,
-            pending: Arc::new(Mutex::new(HashSet::new())),
-        },
-        rediscover: tokio::sync::Notify::new(),
         sharding,
+        clusters: Clusters::new(cluster),
+        operations: Operations::new(config.operation_processors),
+        memory: AppMemory::default(),
+        queue: Queue::new(tx),
         watched,
         config,
     });
@@ -205,7 +191,7 @@ pub(super) fn spawn_live_events(
                 Ok(_) => {}
                 Err(e) => {
                     tracing::warn!("live cache: {}", chain(&e));
-                    shared.rediscover.notify_one();
+                    shared.clusters.rediscover.notify_one();
                 }
             }
         }

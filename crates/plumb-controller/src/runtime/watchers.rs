@@ -94,6 +94,7 @@ impl AppWatch {
     fn relist_began(&mut self, shared: &Shared) {
         shared.metrics.set_apps_synced(false);
         shared
+            .memory
             .known_apps
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -110,15 +111,18 @@ impl AppWatch {
             .watched
             .saw(&name, obj.metadata.resource_version.as_deref());
         shared
+            .memory
             .known_apps
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(name.clone());
         place_on_shard(shared, &name, obj);
-        if shared.is_running(&name)
+        if shared.operations.is_running(&name)
             && let Ok(v) = serde_json::to_value(obj)
         {
-            shared.update_control(&name, crate::operation::control_of(&v));
+            shared
+                .operations
+                .update_control(&name, crate::operation::control_of(&v));
         }
         let t = trigger_of(obj);
         tracing::debug!(app = %name, generation = t.generation, operation = t.operation, "application event");
@@ -141,11 +145,7 @@ impl AppWatch {
             return;
         };
         self.last.remove(&name);
-        shared
-            .refresh_seen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&name);
+        shared.memory.forget_refresh(&name);
         shared.renderer.release(&name);
         if let Some(s) = &shared.sharding
             && s.remove_app(&name)
@@ -154,6 +154,7 @@ impl AppWatch {
         }
         shared.watched.forget(&name);
         shared
+            .memory
             .known_apps
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -162,7 +163,7 @@ impl AppWatch {
             obj.metadata.namespace.as_deref().unwrap_or_default(),
             obj.metadata.name.as_deref().unwrap_or_default(),
         );
-        shared.forget_automation(&name);
+        shared.forget(&name);
     }
 
     /// A (re)list complete and in the cache: the listed Applications are queued.
@@ -198,7 +199,7 @@ fn answer_refresh(
     let refreshed = t.refresh.is_some() && before.is_none_or(|l| l.refresh != t.refresh);
     let sync_to_latest = t.operation && before.is_none_or(|l| !l.operation) && syncs_to_target(obj);
     if refreshed {
-        shared.refresh_asked(name);
+        shared.memory.refresh_asked(name);
     }
     if refreshed || sync_to_latest {
         // A refresh (or a webhook) says the repository moved, and a sync of the target revision
@@ -253,6 +254,7 @@ fn enabled_key(shared: &Shared, obj: &DynamicObject) -> Option<String> {
 /// Every Application the watcher knows of, from memory (no API request).
 fn all_apps(shared: &Shared) -> Vec<String> {
     shared
+        .memory
         .known_apps
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -305,7 +307,7 @@ async fn attach(
                     Ok(_) => {}
                     Err(e) => {
                         tracing::warn!(cluster = %server, "live cache: {}", chain(&e));
-                        shared.rediscover.notify_one();
+                        shared.clusters.rediscover.notify_one();
                     }
                 }
             }
@@ -393,7 +395,11 @@ fn share_clusters(shared: &Shared, known: &HashMap<String, ClusterSecret>) {
 /// Connects to the wanted clusters not attached yet (one that fails is left out and logged).
 async fn attach_new(shared: &Arc<Shared>, wanted: &[ClusterSecret]) -> Vec<RemoteCluster> {
     let to_attach: Vec<ClusterSecret> = {
-        let attached = shared.remote.read().unwrap_or_else(|e| e.into_inner());
+        let attached = shared
+            .clusters
+            .remote
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
         wanted
             .iter()
             .filter(|s| !attached.iter().any(|(a, _, _)| a == *s))
@@ -417,7 +423,11 @@ async fn attach_new(shared: &Arc<Shared>, wanted: &[ClusterSecret]) -> Vec<Remot
 
 /// Detaches the clusters no longer wanted (their live caches stopped) and adds the fresh ones.
 fn swap_remote(shared: &Shared, wanted: &[ClusterSecret], fresh: Vec<RemoteCluster>) {
-    let mut attached = shared.remote.write().unwrap_or_else(|e| e.into_inner());
+    let mut attached = shared
+        .clusters
+        .remote
+        .write()
+        .unwrap_or_else(|e| e.into_inner());
     attached.retain(|(s, _, task)| {
         let keep = wanted.contains(s);
         if !keep {
@@ -596,7 +606,7 @@ pub(super) fn spawn_shard_membership(shared: &Arc<Shared>) {
             move |lost| {
                 if lost {
                     tracing::warn!("this replica lost its shard Lease: stopping its operations");
-                    s.terminate_all();
+                    s.operations.terminate_all();
                 }
                 // Applications that changed hands are reconciled by their new owner now.
                 push_all(&s);
@@ -633,13 +643,14 @@ pub(super) fn spawn_rediscovery(shared: Arc<Shared>) {
         loop {
             tokio::select! {
                 () = tokio::time::sleep(interval) => {}
-                () = shared.rediscover.notified() => {
+                () = shared.clusters.rediscover.notified() => {
                     tokio::time::sleep(MIN_SPACING).await;
                 }
             }
-            let mut clusters = vec![shared.in_cluster.clone()];
+            let mut clusters = vec![shared.clusters.in_cluster.clone()];
             clusters.extend(
                 shared
+                    .clusters
                     .remote
                     .read()
                     .unwrap_or_else(|e| e.into_inner())

@@ -266,11 +266,8 @@ async fn served_applications(s: &AppState) -> crate::error::Result<Vec<DynamicOb
 /// was not, and a failure is logged).
 async fn request_refresh(s: &AppState, ns: &str, name: &str, shown: &str) -> bool {
     let patch = json!({"metadata": {"annotations": {REFRESH: "normal"}}});
-    let apps: Api<DynamicObject> = Api::namespaced_with(
-        s.client.clone(),
-        ns,
-        &plumb_app::application_resource(),
-    );
+    let apps: Api<DynamicObject> =
+        Api::namespaced_with(s.client.clone(), ns, &plumb_app::application_resource());
     match apps
         .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
         .await

@@ -1,0 +1,49 @@
+//! The destination clusters: the in-cluster one, those of Argo cluster Secrets with the task
+//! driving each one's live cache, and the signal that runs discovery again.
+
+use std::sync::{Arc, RwLock};
+
+use plumb_app::Cluster;
+use plumb_model::application::Application;
+
+/// A cluster from a cluster Secret: the Secret as read, the connection, its live cache task.
+pub(crate) type RemoteCluster = (
+    plumb_app::clusters::ClusterSecret,
+    Arc<Cluster>,
+    tokio::task::JoinHandle<()>,
+);
+
+/// Every destination this controller reaches.
+pub(crate) struct Clusters {
+    pub(crate) in_cluster: Arc<Cluster>,
+    /// Clusters from Argo cluster Secrets, with the task driving each one's live cache.
+    pub(crate) remote: RwLock<Vec<RemoteCluster>>,
+    /// Woken when a watch fails: discovery runs again (a group may have gone).
+    pub(crate) rediscover: tokio::sync::Notify,
+}
+
+impl Clusters {
+    /// The in-cluster destination alone (cluster Secrets are attached as the watcher sees them).
+    pub(crate) fn new(in_cluster: Cluster) -> Self {
+        Self {
+            in_cluster: Arc::new(in_cluster),
+            remote: RwLock::new(Vec::new()),
+            rediscover: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// The Application's destination cluster, if configured.
+    pub(crate) fn of(&self, app: &Application) -> Option<Arc<Cluster>> {
+        let d = &app.spec.destination;
+        let (server, name) = (d.server.as_deref(), d.name.as_deref());
+        if self.in_cluster.is_destination(server, name) {
+            return Some(self.in_cluster.clone());
+        }
+        self.remote
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(_, c, _)| c.is_destination(server, name))
+            .map(|(_, c, _)| c.clone())
+    }
+}
