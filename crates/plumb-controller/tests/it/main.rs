@@ -4,7 +4,6 @@ mod api_traffic;
 mod app_namespaces;
 mod app_of_apps;
 mod automation;
-mod diff_e2e;
 mod git_sharing;
 mod helm_repo;
 mod missing_status;
