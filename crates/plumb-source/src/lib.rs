@@ -45,6 +45,7 @@ mod inputs;
 mod limits;
 mod manifest;
 mod oci;
+mod permissions;
 pub mod plugin;
 mod redact;
 mod render;

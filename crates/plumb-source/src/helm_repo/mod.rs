@@ -20,7 +20,7 @@ pub(crate) mod http;
 mod index;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -31,6 +31,7 @@ use sha2::{Digest, Sha256};
 use crate::credentials::{RepoCredentials, TlsCerts, normalize_url};
 use crate::error::{Error, Result};
 use crate::limits::{Limits, human_bytes, millis};
+use crate::permissions::{make_removable, read_only};
 use crate::redact::{Redactor, strip_url_credentials};
 use index::{Index, Selection};
 
@@ -457,37 +458,5 @@ fn repo_base(clean: &str) -> Result<Url> {
                 "repoURL {clean}: a Helm chart repository must be http(s), not {other}"
             ),
         }),
-    }
-}
-
-/// Files 0444, directories 0555, deepest first.
-pub(crate) fn read_only(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::symlink_metadata(dir).map_err(Error::io("reading", dir))?;
-    if meta.is_dir() {
-        for e in std::fs::read_dir(dir).map_err(Error::io("reading", dir))? {
-            read_only(&e.map_err(Error::io("reading", dir))?.path())?;
-        }
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555))
-            .map_err(Error::io("setting permissions of", dir))
-    } else {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o444))
-            .map_err(Error::io("setting permissions of", dir))
-    }
-}
-
-/// Gives write permission back to a staging tree so it can be deleted.
-pub(crate) fn make_removable(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let Ok(meta) = std::fs::symlink_metadata(dir) else {
-        return;
-    };
-    if meta.is_dir() {
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for e in entries.flatten() {
-                make_removable(&e.path());
-            }
-        }
     }
 }

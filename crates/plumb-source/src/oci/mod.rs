@@ -29,11 +29,12 @@ use sha2::{Digest, Sha256};
 
 use crate::credentials::{RepoCredentials, TlsCerts};
 use crate::error::{Error, Result};
+use crate::helm_repo::ChartCheckout;
 use crate::helm_repo::archive::{self, Layout};
 use crate::helm_repo::constraint::{Constraint, max_satisfying};
 use crate::helm_repo::http::Failure;
-use crate::helm_repo::{ChartCheckout, make_removable, read_only};
 use crate::limits::{Limits, human_bytes, millis};
+use crate::permissions::{make_removable, read_only};
 use crate::redact::Redactor;
 use client::{ReadError, Registry};
 use reference::{Reference, Wanted, tag_to_version};

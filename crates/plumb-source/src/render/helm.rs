@@ -23,8 +23,9 @@ use std::process::Command;
 
 use plumb_model::application::HelmSource;
 
+use super::context::Context;
+use super::source_repos::repo_permitted;
 use super::tool;
-use super::{Context, Resolved};
 use crate::beneath::RepoDir;
 use crate::error::{Error, Result};
 use crate::git::normalize_within;
@@ -237,7 +238,7 @@ fn value_url_permitted(patterns: &[String], url: &reqwest::Url) -> bool {
     let segments: Vec<&str> = url.path().split('/').filter(|s| !s.is_empty()).collect();
     (0..=segments.len()).any(|n| {
         let candidate = format!("{origin}/{}", segments[..n].join("/"));
-        super::repo_permitted(patterns, candidate.trim_end_matches('/'))
+        repo_permitted(patterns, candidate.trim_end_matches('/'))
     })
 }
 
@@ -264,6 +265,12 @@ fn escape_commas(value: &str) -> String {
         prev = c;
     }
     out
+}
+
+/// A file named by a source: a URL handed to the tool, or a path inside a repository tree.
+enum Resolved {
+    Url(String),
+    Path(PathBuf),
 }
 
 /// Resolves a value file or file parameter to a URL or a path inside its repository: lexically

@@ -11,7 +11,8 @@ use rustix::process::{
     waitid, waitpgid,
 };
 
-use super::{READY, Worker};
+use super::program::Worker;
+use super::protocol::READY;
 use crate::error::{Error, Result};
 use crate::limits::human_bytes;
 use crate::redact::Redactor;
