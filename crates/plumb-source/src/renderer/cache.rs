@@ -10,12 +10,12 @@ use plumb_model::application::ApplicationSource;
 
 use super::key::cache_key;
 use super::request::RenderRequest;
+use super::run::Job;
 use super::state::Renderer;
 use crate::beneath::RepoDir;
 use crate::detect::{SourceType, detect_in};
 use crate::error::Result;
 use crate::manifest::Manifest;
-use crate::plugin;
 
 impl Renderer {
     /// Renders `source` from the tree at `root` (its directory `app`), through the manifest
@@ -45,38 +45,22 @@ impl Renderer {
         let plugin = self.choose_plugin(
             req, source, commit, &root, repo, &app, &limits, &redactor, &mut kind,
         )?;
-        let tool_version = match &plugin {
-            Some(p) => format!("{} {}", p.name, p.digest),
-            None => self.tool_version(kind, &limits)?,
-        };
-        let content = match &cached {
-            Some(Cached { git_url: Some(url) }) => {
-                self.content_of(req, source, url, commit, repo, &app, kind, &limits)?
-            }
-            _ => format!("commit {commit}"),
-        };
-        let key = cache_key(
-            self.git.salt(),
+        let job = Job {
             req,
             source,
-            &content,
-            &app,
+            commit,
+            root: &root,
+            repo,
+            app: &app,
+            refs,
+            limits: &limits,
+            redactor: &redactor,
             kind,
-            &tool_version,
-            ref_commits,
-        );
+            plugin: plugin.as_ref(),
+        };
+        let key = self.key_of(&job, cached.as_ref(), ref_commits)?;
         if cached.is_none() {
-            self.renders.fetch_add(1, Ordering::Relaxed);
-            let manifests = match &plugin {
-                Some(p) => {
-                    let run =
-                        self.plugin_run(req, source, commit, &root, repo, &app, &limits, &redactor);
-                    plugin::generate(p, &run)?
-                }
-                None => self.render_tree(
-                    req, source, &root, repo, &app, refs, &limits, &redactor, kind,
-                )?,
-            };
+            let manifests = self.render_now(&job)?;
             return Ok(One {
                 manifests: Arc::new(manifests),
                 kind,
@@ -84,52 +68,82 @@ impl Renderer {
                 key,
             });
         }
-        let lookup = || -> Option<One> {
-            let hit = self.cache.get(&key)?;
-            let served = if hit.rendered_at == commit {
-                self.cached.fetch_add(1, Ordering::Relaxed);
-                Served::Cached
-            } else {
-                self.skipped.fetch_add(1, Ordering::Relaxed);
-                Served::Skipped
-            };
-            Some(One {
-                manifests: hit.manifests,
-                kind,
-                hit: served,
-                key: key.clone(),
-            })
+        self.through_cache(&job, key)
+    }
+
+    /// The manifest cache key of `job`: the tool (or plugin) version, and what the render reads
+    /// when the tree is a commit of a Git repository (else the commit).
+    fn key_of(
+        &self,
+        job: &Job<'_>,
+        cached: Option<&Cached<'_>>,
+        ref_commits: &BTreeMap<String, String>,
+    ) -> Result<String> {
+        let tool_version = match job.plugin {
+            Some(p) => format!("{} {}", p.name, p.digest),
+            None => self.tool_version(job.kind, job.limits)?,
         };
+        let content = match cached {
+            Some(Cached { git_url: Some(url) }) => self.content_of(
+                job.req, job.source, url, job.commit, job.repo, job.app, job.kind, job.limits,
+            )?,
+            _ => format!("commit {}", job.commit),
+        };
+        Ok(cache_key(
+            self.git.salt(),
+            job.req,
+            job.source,
+            &content,
+            job.app,
+            job.kind,
+            &tool_version,
+            ref_commits,
+        ))
+    }
+
+    /// Serves `job` from the manifest cache, else renders it once per key (the others waiting
+    /// for its result) and caches what it rendered.
+    fn through_cache(&self, job: &Job<'_>, key: String) -> Result<One> {
+        let req = job.req;
         if req.refresh.uses_manifest_cache()
-            && let Some(one) = lookup()
+            && let Some(one) = self.lookup(&key, job.commit, job.kind)
         {
             return Ok(one);
         }
         self.render_gates.with(&key, || {
             // Someone else may have rendered it while this one waited.
             if req.refresh.uses_manifest_cache()
-                && let Some(one) = lookup()
+                && let Some(one) = self.lookup(&key, job.commit, job.kind)
             {
                 return Ok(one);
             }
-            self.renders.fetch_add(1, Ordering::Relaxed);
-            let manifests = match &plugin {
-                Some(p) => {
-                    let run =
-                        self.plugin_run(req, source, commit, &root, repo, &app, &limits, &redactor);
-                    plugin::generate(p, &run)?
-                }
-                None => self.render_tree(
-                    req, source, &root, repo, &app, refs, &limits, &redactor, kind,
-                )?,
-            };
-            self.cache.put(&key, &manifests, commit);
+            let manifests = self.render_now(job)?;
+            self.cache.put(&key, &manifests, job.commit);
             Ok(One {
                 manifests: Arc::new(manifests),
-                kind,
+                kind: job.kind,
                 hit: Served::Rendered,
                 key: key.clone(),
             })
+        })
+    }
+
+    /// The cached manifests of `key`, counted as served at this commit or skipped (rendered at
+    /// another commit with the same inputs).
+    fn lookup(&self, key: &str, commit: &str, kind: SourceType) -> Option<One> {
+        let hit = self.cache.get(key)?;
+        let served = if hit.rendered_at == commit {
+            self.cached.fetch_add(1, Ordering::Relaxed);
+            Served::Cached
+        } else {
+            self.skipped.fetch_add(1, Ordering::Relaxed);
+            Served::Skipped
+        };
+        Some(One {
+            manifests: hit.manifests,
+            kind,
+            hit: served,
+            key: key.to_owned(),
         })
     }
 }

@@ -31,54 +31,11 @@ impl Renderer {
         let mut commits = Vec::with_capacity(req.sources.len());
         let mut charts: Vec<Option<Fetched>> = Vec::with_capacity(req.sources.len());
         for s in &req.sources {
-            let hard = req.refresh == Refresh::Hard;
-            if s.is_helm_chart() {
-                let chart = if self.oci.is_oci_chart_repo(&s.repo_url) {
-                    self.oci
-                        .chart(&s.repo_url, text(&s.chart), text(&s.target_revision), hard)?
-                } else {
-                    self.helm
-                        .chart(&s.repo_url, text(&s.chart), text(&s.target_revision), hard)?
-                };
-                commits.push(chart.version.clone());
-                charts.push(Some(Fetched::Chart(chart)));
-            } else if s.repo_url.trim().starts_with("oci://") {
-                // Argo CD 3.1's OCI artifact: a tree like a commit's, `path` inside it.
-                let artifact = self
-                    .oci
-                    .artifact(&s.repo_url, text(&s.target_revision), hard)?;
-                commits.push(artifact.digest.clone());
-                charts.push(Some(Fetched::Artifact(artifact.dir)));
-            } else if req.refresh.needs_fresh_refs() {
-                let asked = req.refs_asked_at.unwrap_or_else(std::time::Instant::now);
-                commits.push(self.git.resolve_since(
-                    &s.repo_url,
-                    s.target_revision_or_head(),
-                    asked,
-                )?);
-                charts.push(None);
-            } else {
-                commits.push(self.git.resolve(&s.repo_url, s.target_revision_or_head())?);
-                charts.push(None);
-            }
+            let (commit, chart) = self.resolve(req, s)?;
+            commits.push(commit);
+            charts.push(chart);
         }
-        let mut refs = BTreeMap::new();
-        let mut ref_commits = BTreeMap::new();
-        for ((s, commit), chart) in req.sources.iter().zip(&commits).zip(&charts) {
-            let name = text(&s.reference);
-            if !name.is_empty() {
-                let dir = match chart {
-                    Some(c) => c.dir().to_path_buf(),
-                    None => {
-                        self.git
-                            .checkout(&s.repo_url, s.target_revision_or_head(), commit)?
-                            .dir
-                    }
-                };
-                refs.insert(name.to_owned(), dir);
-                ref_commits.insert(name.to_owned(), commit.clone());
-            }
-        }
+        let (refs, ref_commits) = self.ref_trees(req, &commits, &charts)?;
         let mut manifests = Vec::new();
         let mut outcomes = Vec::new();
         let mut keys = Vec::new();
@@ -110,6 +67,72 @@ impl Renderer {
             manifests,
             sources: outcomes,
         })
+    }
+
+    /// What source `s` resolves to: a chart version (the chart fetched), an OCI artifact's
+    /// digest (the artifact fetched), or a commit.
+    fn resolve(
+        &self,
+        req: &RenderRequest,
+        s: &ApplicationSource,
+    ) -> Result<(String, Option<Fetched>)> {
+        let hard = req.refresh == Refresh::Hard;
+        if s.is_helm_chart() {
+            let chart = if self.oci.is_oci_chart_repo(&s.repo_url) {
+                self.oci
+                    .chart(&s.repo_url, text(&s.chart), text(&s.target_revision), hard)?
+            } else {
+                self.helm
+                    .chart(&s.repo_url, text(&s.chart), text(&s.target_revision), hard)?
+            };
+            Ok((chart.version.clone(), Some(Fetched::Chart(chart))))
+        } else if s.repo_url.trim().starts_with("oci://") {
+            // Argo CD 3.1's OCI artifact: a tree like a commit's, `path` inside it.
+            let artifact = self
+                .oci
+                .artifact(&s.repo_url, text(&s.target_revision), hard)?;
+            Ok((
+                artifact.digest.clone(),
+                Some(Fetched::Artifact(artifact.dir)),
+            ))
+        } else if req.refresh.needs_fresh_refs() {
+            let asked = req.refs_asked_at.unwrap_or_else(std::time::Instant::now);
+            let commit = self
+                .git
+                .resolve_since(&s.repo_url, s.target_revision_or_head(), asked)?;
+            Ok((commit, None))
+        } else {
+            let commit = self.git.resolve(&s.repo_url, s.target_revision_or_head())?;
+            Ok((commit, None))
+        }
+    }
+
+    /// The trees and commits of the request's `ref` sources, by ref name.
+    #[allow(clippy::type_complexity)]
+    fn ref_trees(
+        &self,
+        req: &RenderRequest,
+        commits: &[String],
+        charts: &[Option<Fetched>],
+    ) -> Result<(BTreeMap<String, PathBuf>, BTreeMap<String, String>)> {
+        let mut refs = BTreeMap::new();
+        let mut ref_commits = BTreeMap::new();
+        for ((s, commit), chart) in req.sources.iter().zip(commits).zip(charts) {
+            let name = text(&s.reference);
+            if !name.is_empty() {
+                let dir = match chart {
+                    Some(c) => c.dir().to_path_buf(),
+                    None => {
+                        self.git
+                            .checkout(&s.repo_url, s.target_revision_or_head(), commit)?
+                            .dir
+                    }
+                };
+                refs.insert(name.to_owned(), dir);
+                ref_commits.insert(name.to_owned(), commit.clone());
+            }
+        }
+        Ok((refs, ref_commits))
     }
 
     fn render_one(
