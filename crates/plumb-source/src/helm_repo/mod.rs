@@ -20,7 +20,7 @@ pub(crate) mod http;
 mod index;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -348,24 +348,7 @@ impl HelmRepos {
         access: &Access,
     ) -> Result<ChartCheckout> {
         let what = format!("chart {chart} {version} from {clean}");
-        let first = entry.urls.first().ok_or_else(|| Error::ChartArchive {
-            chart: what.clone(),
-            detail: "index.yaml lists no URL for it".into(),
-        })?;
-        // Helm resolves a relative chart URL against the repository URL.
-        let archive_url = base.join(first).map_err(|e| Error::ChartArchive {
-            chart: what.clone(),
-            detail: format!("its URL {first:?} cannot be read: {e}"),
-        })?;
-        if !matches!(archive_url.scheme(), "http" | "https") {
-            return Err(Error::ChartArchive {
-                chart: what,
-                detail: format!(
-                    "its URL {} is not http(s)",
-                    strip_url_credentials(archive_url.as_str())
-                ),
-            });
-        }
+        let archive_url = archive_url(base, entry, &what)?;
         self.downloads.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(chart, version, url = %clean, "downloading chart");
         let limit = self.max_download.load(Ordering::Relaxed);
@@ -393,23 +376,24 @@ impl HelmRepos {
                 ),
             },
         })?;
-        let actual: String = Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        if let Some(expected) = &entry.digest
-            && *expected != actual
-        {
-            return Err(Error::ChartDigestMismatch {
-                chart: what,
-                expected: expected.clone(),
-                actual,
-            });
-        }
+        check_digest(entry, &bytes, &what)?;
         let dest = self
             .root
             .join("charts")
             .join(self.key(clean, chart, version));
+        self.store(&bytes, &dest, &what)?;
+        Ok(ChartCheckout {
+            url: clean.to_owned(),
+            chart: chart.to_owned(),
+            version: version.to_owned(),
+            dir: dest.join("tree"),
+            archive: dest.join("chart.tgz"),
+        })
+    }
+
+    /// Unpacks the verified archive `bytes` into a staging directory, makes it read-only and
+    /// moves it to `dest` (a chart another render stored first is the same chart).
+    fn store(&self, bytes: &[u8], dest: &Path, what: &str) -> Result<()> {
         let staging = tempfile::Builder::new()
             .prefix(".tmp-")
             .tempdir_in(self.root.join("charts"))
@@ -419,27 +403,62 @@ impl HelmRepos {
             ))?;
         let stage = staging.path().join("entry");
         let written = (|| -> Result<()> {
-            archive::unpack(&bytes, &stage.join("tree"), &self.limits, &what)?;
+            archive::unpack(bytes, &stage.join("tree"), &self.limits, what)?;
             let tgz = stage.join("chart.tgz");
-            std::fs::write(&tgz, &bytes).map_err(Error::io("writing", &tgz))?;
+            std::fs::write(&tgz, bytes).map_err(Error::io("writing", &tgz))?;
             read_only(&stage)?;
-            match std::fs::rename(&stage, &dest) {
+            match std::fs::rename(&stage, dest) {
                 Ok(()) => Ok(()),
                 // Another render won the race; its entry is the same chart.
                 Err(_) if dest.join("tree").is_dir() => Ok(()),
-                Err(e) => Err(Error::io("renaming into", &dest)(e)),
+                Err(e) => Err(Error::io("renaming into", dest)(e)),
             }
         })();
         make_removable(staging.path());
-        written?;
-        Ok(ChartCheckout {
-            url: clean.to_owned(),
-            chart: chart.to_owned(),
-            version: version.to_owned(),
-            dir: dest.join("tree"),
-            archive: dest.join("chart.tgz"),
-        })
+        written
     }
+}
+
+/// The chart archive's URL: the index entry's first, resolved against the repository URL as
+/// Helm does, and http(s) only.
+fn archive_url(base: &Url, entry: &index::IndexEntry, what: &str) -> Result<Url> {
+    let first = entry.urls.first().ok_or_else(|| Error::ChartArchive {
+        chart: what.to_owned(),
+        detail: "index.yaml lists no URL for it".into(),
+    })?;
+    // Helm resolves a relative chart URL against the repository URL.
+    let archive_url = base.join(first).map_err(|e| Error::ChartArchive {
+        chart: what.to_owned(),
+        detail: format!("its URL {first:?} cannot be read: {e}"),
+    })?;
+    if !matches!(archive_url.scheme(), "http" | "https") {
+        return Err(Error::ChartArchive {
+            chart: what.to_owned(),
+            detail: format!(
+                "its URL {} is not http(s)",
+                strip_url_credentials(archive_url.as_str())
+            ),
+        });
+    }
+    Ok(archive_url)
+}
+
+/// Refuses an archive whose SHA-256 is not the digest the index gives.
+fn check_digest(entry: &index::IndexEntry, bytes: &[u8], what: &str) -> Result<()> {
+    let actual: String = Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    if let Some(expected) = &entry.digest
+        && *expected != actual
+    {
+        return Err(Error::ChartDigestMismatch {
+            chart: what.to_owned(),
+            expected: expected.clone(),
+            actual,
+        });
+    }
+    Ok(())
 }
 
 /// The repository URL as a base for `index.yaml` and relative chart URLs (a trailing `/`).

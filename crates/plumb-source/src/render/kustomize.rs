@@ -148,6 +148,29 @@ fn apply_options(
         tool::run("kustomize", &label, cmd, &place, 1 << 20).map(|_| ())
     };
     let s = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    name_image_replica_edits(o, &edit)?;
+    label_edits(o, &edit)?;
+    if !text(&o.namespace).is_empty() {
+        edit(s(&["set", "namespace", "--", text(&o.namespace)]))?;
+    }
+    let components = components(ctx, o)?;
+    if !components.is_empty() {
+        let mut args = s(&["add", "component", "--"]);
+        args.extend(components);
+        edit(args)?;
+    }
+    if !v(&o.patches).is_empty() {
+        add_patches(ctx, file, o)?;
+    }
+    Ok(())
+}
+
+/// A `kustomize edit` run on the scratch copy's kustomization.
+type Edit<'a> = dyn Fn(Vec<String>) -> Result<()> + 'a;
+
+/// Name prefix and suffix, images and replicas, in that order.
+fn name_image_replica_edits(o: &KustomizeSource, edit: &Edit<'_>) -> Result<()> {
+    let s = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     if !text(&o.name_prefix).is_empty() {
         edit(s(&["set", "nameprefix", "--", text(&o.name_prefix)]))?;
     }
@@ -172,6 +195,12 @@ fn apply_options(
             &format!("{}={count}", r.name),
         ]))?;
     }
+    Ok(())
+}
+
+/// Common labels and annotations (`--force`, `--without-selector` as the source asks).
+fn label_edits(o: &KustomizeSource, edit: &Edit<'_>) -> Result<()> {
+    let s = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     for (what, map, force) in [
         ("label", &o.common_labels, b(o.force_common_labels)),
         (
@@ -198,18 +227,6 @@ fn apply_options(
                 .join(","),
         );
         edit(args)?;
-    }
-    if !text(&o.namespace).is_empty() {
-        edit(s(&["set", "namespace", "--", text(&o.namespace)]))?;
-    }
-    let components = components(ctx, o)?;
-    if !components.is_empty() {
-        let mut args = s(&["add", "component", "--"]);
-        args.extend(components);
-        edit(args)?;
-    }
-    if !v(&o.patches).is_empty() {
-        add_patches(ctx, file, o)?;
     }
     Ok(())
 }
