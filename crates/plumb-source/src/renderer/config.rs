@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::limits::Limits;
 use crate::render::Tools;
 
-/// How the [`Renderer`] is set up.
+/// How the [`Renderer`](super::Renderer) is set up.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// Root of the Git cache, the commit trees and the manifest cache.
