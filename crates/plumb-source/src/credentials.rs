@@ -86,70 +86,16 @@ impl RepoCredentials {
     /// Reads a `repository` or `repo-creds` Secret as the API server returns it (`data` in
     /// base64) or as written in a manifest (`stringData`).
     pub fn from_secret(secret: &Value) -> Result<Self> {
-        let name = format!(
-            "{}/{}",
-            secret
-                .pointer("/metadata/namespace")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-            secret
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-        );
-        let invalid = |detail: String| Error::InvalidSecret {
-            name: name.clone(),
-            detail,
+        let fields = SecretFields {
+            secret,
+            name: secret_name(secret),
         };
-        let label = secret
-            .pointer("/metadata/labels")
-            .and_then(|l| l.get(SECRET_TYPE_LABEL))
-            .and_then(Value::as_str);
-        let is_template = match label {
-            Some("repository") => false,
-            Some("repo-creds") => true,
-            other => {
-                return Err(invalid(format!(
-                    "label {SECRET_TYPE_LABEL} is {other:?}, expected \"repository\" or \"repo-creds\""
-                )));
-            }
-        };
-        let field = |key: &str| -> Result<Option<String>> {
-            if let Some(v) = secret
-                .pointer(&format!("/stringData/{key}"))
-                .and_then(Value::as_str)
-            {
-                return Ok(Some(v.to_owned()));
-            }
-            match secret
-                .pointer(&format!("/data/{key}"))
-                .and_then(Value::as_str)
-            {
-                None => Ok(None),
-                Some(b64) => {
-                    let bytes = decode_base64(b64)
-                        .ok_or_else(|| invalid(format!("data.{key} is not valid base64")))?;
-                    String::from_utf8(bytes)
-                        .map(Some)
-                        .map_err(|_| invalid(format!("data.{key} is not UTF-8")))
-                }
-            }
-        };
-        let url = field("url")?.ok_or_else(|| invalid("has no url".to_owned()))?;
-        let kind = field("type")?.filter(|k| !k.is_empty());
-        let kind = match kind.as_deref() {
-            None | Some("git") => "git",
-            Some("helm") => "helm",
-            Some("oci") => "oci",
-            Some(other) => {
-                return Err(invalid(format!(
-                    "type {other:?} is not supported (git, helm or oci)"
-                )));
-            }
-        };
-        let flag = |key: &str| -> Result<bool> { Ok(field(key)?.is_some_and(|v| v == "true")) };
-        let text =
-            |key: &str| -> Result<Option<String>> { Ok(field(key)?.filter(|s| !s.is_empty())) };
+        let is_template = fields.is_template()?;
+        let url = fields
+            .field("url")?
+            .ok_or_else(|| fields.invalid("has no url".to_owned()))?;
+        let kind = fields.kind()?;
+        let (flag, text) = (|key: &str| fields.flag(key), |key: &str| fields.text(key));
         Ok(Self {
             url,
             is_template,
@@ -321,6 +267,98 @@ fn decode_base64(text: &str) -> Option<Vec<u8>> {
         }
     }
     Some(out)
+}
+
+/// `namespace/name` of a Secret, for errors.
+fn secret_name(secret: &Value) -> String {
+    format!(
+        "{}/{}",
+        secret
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+        secret
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    )
+}
+
+/// The fields of a repository Secret, read from `stringData` or else base64 `data`.
+struct SecretFields<'a> {
+    secret: &'a Value,
+    /// `namespace/name`, for errors.
+    name: String,
+}
+
+impl SecretFields<'_> {
+    fn invalid(&self, detail: String) -> Error {
+        Error::InvalidSecret {
+            name: self.name.clone(),
+            detail,
+        }
+    }
+
+    /// A `repo-creds` template or a `repository`, by the Secret's label; anything else refused.
+    fn is_template(&self) -> Result<bool> {
+        let label = self
+            .secret
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(SECRET_TYPE_LABEL))
+            .and_then(Value::as_str);
+        match label {
+            Some("repository") => Ok(false),
+            Some("repo-creds") => Ok(true),
+            other => Err(self.invalid(format!(
+                "label {SECRET_TYPE_LABEL} is {other:?}, expected \"repository\" or \"repo-creds\""
+            ))),
+        }
+    }
+
+    fn field(&self, key: &str) -> Result<Option<String>> {
+        if let Some(v) = self
+            .secret
+            .pointer(&format!("/stringData/{key}"))
+            .and_then(Value::as_str)
+        {
+            return Ok(Some(v.to_owned()));
+        }
+        match self
+            .secret
+            .pointer(&format!("/data/{key}"))
+            .and_then(Value::as_str)
+        {
+            None => Ok(None),
+            Some(b64) => {
+                let bytes = decode_base64(b64)
+                    .ok_or_else(|| self.invalid(format!("data.{key} is not valid base64")))?;
+                String::from_utf8(bytes)
+                    .map(Some)
+                    .map_err(|_| self.invalid(format!("data.{key} is not UTF-8")))
+            }
+        }
+    }
+
+    /// `type`: git (also when empty or absent), helm or oci.
+    fn kind(&self) -> Result<&'static str> {
+        let kind = self.field("type")?.filter(|k| !k.is_empty());
+        match kind.as_deref() {
+            None | Some("git") => Ok("git"),
+            Some("helm") => Ok("helm"),
+            Some("oci") => Ok("oci"),
+            Some(other) => Err(self.invalid(format!(
+                "type {other:?} is not supported (git, helm or oci)"
+            ))),
+        }
+    }
+
+    fn flag(&self, key: &str) -> Result<bool> {
+        Ok(self.field(key)?.is_some_and(|v| v == "true"))
+    }
+
+    fn text(&self, key: &str) -> Result<Option<String>> {
+        Ok(self.field(key)?.filter(|s| !s.is_empty()))
+    }
 }
 
 #[cfg(test)]

@@ -177,8 +177,8 @@ fn kustomize(repo: &RepoDir, app: &Path, limits: &Limits) -> Result<Inputs> {
         };
         let display = file.display().to_string();
         let text = repo.read_to_string(&file, limits.max_file_bytes)?;
-        let doc = crate::render::kustomize::first_document(&text, &display)?;
-        let named = crate::render::kustomize::references(&doc);
+        let doc = crate::render::kustomize_paths::first_document(&text, &display)?;
+        let named = crate::render::kustomize_paths::references(&doc);
         let named_values: BTreeSet<&str> = named.iter().map(|(_, p)| p.as_str()).collect();
         // A path in a field Plumb does not know of: unsure, so the whole tree.
         if strings(&doc)
@@ -188,8 +188,8 @@ fn kustomize(repo: &RepoDir, app: &Path, limits: &Limits) -> Result<Inputs> {
             return Ok(Inputs::Tree);
         }
         for (_, entry) in &named {
-            match crate::render::kustomize::target(entry) {
-                crate::render::kustomize::Target::Local => {}
+            match crate::render::kustomize_remote::target(entry) {
+                crate::render::kustomize_remote::Target::Local => {}
                 _ => return Ok(Inputs::Commit), // a remote base moves on its own
             }
             if Path::new(entry).is_absolute() {

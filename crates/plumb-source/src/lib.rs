@@ -14,6 +14,10 @@
 //!   process under the render limits.
 //! - [`Limits`] bounds sizes, times and render memory; [`Error`] says what failed, where.
 //!
+//! Layout: `renderer/` holds the [`Renderer`] (one render of an Application's sources, with its
+//! manifest cache and fetches); `render/` holds the per-tool renderers it calls (directory,
+//! Jsonnet, Helm, Kustomize), and `plugin/` the config management plugins.
+//!
 //! ```no_run
 //! use plumb_source::{Config, Renderer, RenderRequest};
 //! use plumb_model::application::ApplicationSource;
@@ -32,7 +36,6 @@
 //! ```
 
 mod beneath;
-mod cache;
 mod credentials;
 mod detect;
 mod error;
@@ -42,6 +45,7 @@ mod inputs;
 mod limits;
 mod manifest;
 mod oci;
+mod permissions;
 pub mod plugin;
 mod redact;
 mod render;

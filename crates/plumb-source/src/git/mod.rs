@@ -38,6 +38,7 @@ pub(crate) use tree::normalize_within;
 use crate::credentials::{RepoCredentials, normalize_url};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
+use crate::permissions::make_removable;
 use crate::redact::strip_url_credentials;
 use revision::Match;
 
@@ -656,20 +657,4 @@ fn parse_oid(sha: &str, url: &str) -> Result<gix::ObjectId> {
         url: url.to_owned(),
         revision: sha.to_owned(),
     })
-}
-
-/// Gives write permission back to a staging tree so it can be deleted (it was made read-only).
-fn make_removable(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let Ok(meta) = std::fs::symlink_metadata(dir) else {
-        return;
-    };
-    if meta.is_dir() {
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for e in entries.flatten() {
-                make_removable(&e.path());
-            }
-        }
-    }
 }

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::permissions::make_removable;
 
 /// File under a cache root holding the salt.
 pub(crate) const SALT_FILE: &str = "salt";
@@ -61,7 +62,7 @@ pub(crate) fn remove_legacy(root: &Path, subdirs: &[&str]) {
         if !dir.exists() {
             continue;
         }
-        super::make_removable(&dir);
+        make_removable(&dir);
         match std::fs::remove_dir_all(&dir) {
             Ok(()) => {
                 tracing::info!(dir = %dir.display(), "removed a cache directory of an older layout")

@@ -38,24 +38,7 @@ pub(crate) fn materialize(
     limits: &Limits,
     url: &str,
 ) -> Result<()> {
-    let cache_err = |detail: String| Error::GitCache {
-        url: url.to_owned(),
-        detail,
-    };
-    let commit_obj = repo
-        .find_object(commit)
-        .map_err(|e| cache_err(super::remote::chain(&e)))?
-        .peel_to_commit()
-        .map_err(|e| {
-            cache_err(format!(
-                "{commit} is not a commit: {}",
-                super::remote::chain(&e)
-            ))
-        })?;
-    let tree_id = commit_obj
-        .tree_id()
-        .map_err(|e| cache_err(super::remote::chain(&e)))?
-        .detach();
+    let tree_id = tree_of(repo, commit, url)?;
 
     let mut plan = Vec::new();
     let mut budget = Budget {
@@ -69,31 +52,76 @@ pub(crate) fn materialize(
 
     std::fs::create_dir_all(dest).map_err(Error::io("creating", dest))?;
     for entry in &plan {
-        match entry {
-            Entry::Dir(rel) => {
-                let p = dest.join(rel);
-                std::fs::create_dir_all(&p).map_err(Error::io("creating", p))?;
-            }
-            Entry::File {
-                path,
-                id,
-                executable,
-            } => {
-                let data = repo
-                    .find_object(*id)
-                    .map_err(|e| cache_err(super::remote::chain(&e)))?
-                    .detach()
-                    .data;
-                let p = dest.join(path);
-                std::fs::write(&p, &data).map_err(Error::io("writing", &p))?;
-                set_mode(&p, if *executable { 0o555 } else { 0o444 })?;
-            }
-            Entry::Link { path, target } => {
-                let p = dest.join(path);
-                std::os::unix::fs::symlink(target, &p).map_err(Error::io("writing", p))?;
-            }
+        write_entry(repo, entry, dest, url)?;
+    }
+    check_written_links(dest, url, commit)?;
+    // Directories last, deepest first, so they are still writable while being filled.
+    for entry in plan.iter().rev() {
+        if let Entry::Dir(rel) = entry {
+            set_mode(&dest.join(rel), 0o555)?;
         }
     }
+    set_mode(dest, 0o555)
+}
+
+/// An error of the Git cache of `url`.
+fn cache_err(url: &str, detail: String) -> Error {
+    Error::GitCache {
+        url: url.to_owned(),
+        detail,
+    }
+}
+
+/// The root tree of `commit`.
+fn tree_of(repo: &gix::Repository, commit: ObjectId, url: &str) -> Result<ObjectId> {
+    let commit_obj = repo
+        .find_object(commit)
+        .map_err(|e| cache_err(url, super::remote::chain(&e)))?
+        .peel_to_commit()
+        .map_err(|e| {
+            cache_err(
+                url,
+                format!("{commit} is not a commit: {}", super::remote::chain(&e)),
+            )
+        })?;
+    Ok(commit_obj
+        .tree_id()
+        .map_err(|e| cache_err(url, super::remote::chain(&e)))?
+        .detach())
+}
+
+/// Writes one planned entry beneath `dest`: a directory, a read-only file, a link.
+fn write_entry(repo: &gix::Repository, entry: &Entry, dest: &Path, url: &str) -> Result<()> {
+    match entry {
+        Entry::Dir(rel) => {
+            let p = dest.join(rel);
+            std::fs::create_dir_all(&p).map_err(Error::io("creating", p))?;
+        }
+        Entry::File {
+            path,
+            id,
+            executable,
+        } => {
+            let data = repo
+                .find_object(*id)
+                .map_err(|e| cache_err(url, super::remote::chain(&e)))?
+                .detach()
+                .data;
+            let p = dest.join(path);
+            std::fs::write(&p, &data).map_err(Error::io("writing", &p))?;
+            set_mode(&p, if *executable { 0o555 } else { 0o444 })?;
+        }
+        Entry::Link { path, target } => {
+            let p = dest.join(path);
+            std::os::unix::fs::symlink(target, &p).map_err(Error::io("writing", p))?;
+        }
+    }
+    Ok(())
+}
+
+/// Resolves every link of the written tree physically beneath its root; one that leads outside
+/// refuses the commit.
+fn check_written_links(dest: &Path, url: &str, commit: ObjectId) -> Result<()> {
     let written = crate::beneath::RepoDir::open(dest)?;
     written.check_links(Path::new("")).map_err(|e| match e {
         Error::UnsafeSymlink {
@@ -108,14 +136,7 @@ pub(crate) fn materialize(
             target,
         },
         other => other,
-    })?;
-    // Directories last, deepest first, so they are still writable while being filled.
-    for entry in plan.iter().rev() {
-        if let Entry::Dir(rel) = entry {
-            set_mode(&dest.join(rel), 0o555)?;
-        }
-    }
-    set_mode(dest, 0o555)
+    })
 }
 
 struct Budget<'a> {
@@ -134,6 +155,37 @@ impl Budget<'_> {
             context: format!("repository {} at {}", self.url, self.commit),
         }
     }
+
+    /// Counts one more entry against the entry limit.
+    fn count_entry(&mut self) -> Result<()> {
+        self.files += 1;
+        if self.files > self.limits.max_repo_files {
+            return Err(self.too_large(
+                "repository tree",
+                format!("{} entries", self.limits.max_repo_files),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Counts a blob of `size` bytes at `path` against the file and total size limits.
+    fn count_bytes(&mut self, path: &Path, size: u64) -> Result<()> {
+        if size > self.limits.max_file_bytes {
+            return Err(Error::TooLarge {
+                what: "file",
+                limit: format!("{} bytes", self.limits.max_file_bytes),
+                context: format!("{} ({size} bytes)", path.display()),
+            });
+        }
+        self.bytes += size;
+        if self.bytes > self.limits.max_repo_bytes {
+            return Err(self.too_large(
+                "repository tree",
+                format!("{} bytes", self.limits.max_repo_bytes),
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn walk(
@@ -144,16 +196,12 @@ fn walk(
     budget: &mut Budget<'_>,
 ) -> Result<()> {
     let url = budget.url;
-    let cache_err = |detail: String| Error::GitCache {
-        url: url.to_owned(),
-        detail,
-    };
     let tree = repo
         .find_tree(tree)
-        .map_err(|e| cache_err(super::remote::chain(&e)))?;
+        .map_err(|e| cache_err(url, super::remote::chain(&e)))?;
     let decoded = tree
         .decode()
-        .map_err(|e| cache_err(super::remote::chain(&e)))?;
+        .map_err(|e| cache_err(url, super::remote::chain(&e)))?;
     let entries: Vec<(gix::objs::tree::EntryMode, String, ObjectId)> = decoded
         .entries
         .iter()
@@ -161,19 +209,16 @@ fn walk(
         .collect();
     for (mode, name, id) in entries {
         if name.is_empty() || name == "." || name == ".." || name.contains('/') || name == ".git" {
-            return Err(cache_err(format!(
-                "tree entry {:?} in {} is not a safe file name",
-                name,
-                rel.display()
-            )));
-        }
-        budget.files += 1;
-        if budget.files > budget.limits.max_repo_files {
-            return Err(budget.too_large(
-                "repository tree",
-                format!("{} entries", budget.limits.max_repo_files),
+            return Err(cache_err(
+                url,
+                format!(
+                    "tree entry {:?} in {} is not a safe file name",
+                    name,
+                    rel.display()
+                ),
             ));
         }
+        budget.count_entry()?;
         let path = rel.join(&name);
         if mode.is_tree() {
             plan.push(Entry::Dir(path.clone()));
@@ -182,50 +227,49 @@ fn walk(
             // Submodules are not fetched (as Argo CD with submodules disabled).
             continue;
         } else {
-            let header = repo
-                .find_header(id)
-                .map_err(|e| cache_err(super::remote::chain(&e)))?;
-            let size = header.size();
-            if size > budget.limits.max_file_bytes {
-                return Err(Error::TooLarge {
-                    what: "file",
-                    limit: format!("{} bytes", budget.limits.max_file_bytes),
-                    context: format!("{} ({size} bytes)", path.display()),
-                });
-            }
-            budget.bytes += size;
-            if budget.bytes > budget.limits.max_repo_bytes {
-                return Err(budget.too_large(
-                    "repository tree",
-                    format!("{} bytes", budget.limits.max_repo_bytes),
-                ));
-            }
-            if mode.is_link() {
-                let target = repo
-                    .find_object(id)
-                    .map_err(|e| cache_err(super::remote::chain(&e)))?
-                    .detach()
-                    .data;
-                let target = String::from_utf8_lossy(&target).into_owned();
-                if !link_stays_inside(&rel, &target) {
-                    return Err(Error::SymlinkOutOfBounds {
-                        url: budget.url.to_owned(),
-                        commit: budget.commit.clone(),
-                        path: path.display().to_string(),
-                        target,
-                    });
-                }
-                plan.push(Entry::Link { path, target });
-            } else {
-                plan.push(Entry::File {
-                    path,
-                    id,
-                    executable: mode.is_executable(),
-                });
-            }
+            plan.push(plan_blob(repo, mode, id, &rel, path, budget)?);
         }
     }
     Ok(())
+}
+
+/// The entry to write for a blob (a file or a link) at `path` in directory `rel`, counted
+/// against the size limits; a link whose target leaves the root refuses the commit.
+fn plan_blob(
+    repo: &gix::Repository,
+    mode: gix::objs::tree::EntryMode,
+    id: ObjectId,
+    rel: &Path,
+    path: PathBuf,
+    budget: &mut Budget<'_>,
+) -> Result<Entry> {
+    let url = budget.url;
+    let header = repo
+        .find_header(id)
+        .map_err(|e| cache_err(url, super::remote::chain(&e)))?;
+    budget.count_bytes(&path, header.size())?;
+    if !mode.is_link() {
+        return Ok(Entry::File {
+            path,
+            id,
+            executable: mode.is_executable(),
+        });
+    }
+    let target = repo
+        .find_object(id)
+        .map_err(|e| cache_err(url, super::remote::chain(&e)))?
+        .detach()
+        .data;
+    let target = String::from_utf8_lossy(&target).into_owned();
+    if !link_stays_inside(rel, &target) {
+        return Err(Error::SymlinkOutOfBounds {
+            url: budget.url.to_owned(),
+            commit: budget.commit.clone(),
+            path: path.display().to_string(),
+            target,
+        });
+    }
+    Ok(Entry::Link { path, target })
 }
 
 /// True when a link in directory `dir` (relative to the root) with `target` resolves inside the root.

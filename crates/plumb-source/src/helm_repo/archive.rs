@@ -42,11 +42,16 @@ pub(crate) fn unpack_with(
     limits: &Limits,
     what: &str,
 ) -> Result<String> {
-    let refuse = |detail: String| Error::ChartArchive {
-        chart: what.to_owned(),
-        detail,
+    let mut u = Unpacking {
+        layout,
+        dest,
+        limits,
+        what,
+        stream_limit: limits.max_repo_bytes.saturating_add(STREAM_SLACK),
+        top: None,
+        entries_seen: 0,
+        total: 0,
     };
-    let stream_limit = limits.max_repo_bytes.saturating_add(STREAM_SLACK);
     let inner: Box<dyn Read + '_> = if gzip {
         Box::new(flate2::read::GzDecoder::new(archive))
     } else {
@@ -54,76 +59,126 @@ pub(crate) fn unpack_with(
     };
     let reader = Bounded {
         inner,
-        left: stream_limit,
+        left: u.stream_limit,
     };
     let mut tar = tar::Archive::new(reader);
-    let mut top: Option<String> = None;
-    let mut entries_seen: u64 = 0;
-    let mut total: u64 = 0;
     std::fs::create_dir_all(dest).map_err(Error::io("creating", dest))?;
-    let too_large = |what_grew: &'static str, limit: u64| Error::TooLarge {
-        what: what_grew,
-        limit: human_bytes(limit),
-        context: what.to_owned(),
-    };
-    let read_err = |e: io::Error| {
-        if e.kind() == io::ErrorKind::FileTooLarge {
-            too_large("decompressed chart archive", stream_limit)
-        } else {
-            refuse(format!("not a readable .tgz: {e}"))
-        }
-    };
-    for entry in tar.entries().map_err(read_err)? {
-        let mut entry = entry.map_err(read_err)?;
-        let raw = entry.path().map_err(read_err)?.into_owned();
+    for entry in tar.entries().map_err(|e| u.read_err(e))? {
+        let mut entry = entry.map_err(|e| u.read_err(e))?;
+        let raw = entry.path().map_err(|e| u.read_err(e))?.into_owned();
         let shown = raw.display().to_string();
+        let parts = u.parts(&raw, &shown)?;
+        if parts.is_empty() {
+            continue;
+        }
+        let rel = u.place(&parts, &shown)?;
+        u.write(&mut entry, &rel, &shown)?;
+    }
+    u.finish()
+}
+
+/// One archive being unpacked: where to, under which limits, and what was seen so far.
+struct Unpacking<'a> {
+    layout: Layout,
+    dest: &'a Path,
+    limits: &'a Limits,
+    /// The chart, in errors.
+    what: &'a str,
+    /// Bytes the decompressed stream may hold.
+    stream_limit: u64,
+    /// The top directory (empty for [`Layout::Tree`]), once an entry was seen.
+    top: Option<String>,
+    entries_seen: u64,
+    /// Bytes of the files written.
+    total: u64,
+}
+
+impl Unpacking<'_> {
+    fn refuse(&self, detail: String) -> Error {
+        Error::ChartArchive {
+            chart: self.what.to_owned(),
+            detail,
+        }
+    }
+
+    fn too_large(&self, what_grew: &'static str, limit: u64) -> Error {
+        Error::TooLarge {
+            what: what_grew,
+            limit: human_bytes(limit),
+            context: self.what.to_owned(),
+        }
+    }
+
+    fn read_err(&self, e: io::Error) -> Error {
+        if e.kind() == io::ErrorKind::FileTooLarge {
+            self.too_large("decompressed chart archive", self.stream_limit)
+        } else {
+            self.refuse(format!("not a readable .tgz: {e}"))
+        }
+    }
+
+    /// The entry's path as plain names; absolute paths and `..` refused.
+    fn parts(&self, raw: &Path, shown: &str) -> Result<Vec<std::ffi::OsString>> {
         let mut parts = Vec::new();
         for c in raw.components() {
             match c {
                 Component::Normal(p) => parts.push(p.to_owned()),
                 Component::CurDir => {}
                 Component::RootDir | Component::Prefix(_) => {
-                    return Err(refuse(format!("entry {shown} is an absolute path")));
+                    return Err(self.refuse(format!("entry {shown} is an absolute path")));
                 }
                 Component::ParentDir => {
-                    return Err(refuse(format!("entry {shown} climbs out with ..")));
+                    return Err(self.refuse(format!("entry {shown} climbs out with ..")));
                 }
             }
         }
-        if parts.is_empty() {
-            continue;
-        }
-        let rest: &[std::ffi::OsString] = if layout == Layout::Tree {
-            top.get_or_insert_with(String::new);
-            &parts
+        Ok(parts)
+    }
+
+    /// Where the entry goes beneath the destination (for a chart: the top directory dropped, and
+    /// an entry outside it refused); counts it against the entry limit.
+    fn place(&mut self, parts: &[std::ffi::OsString], shown: &str) -> Result<PathBuf> {
+        let rest: &[std::ffi::OsString] = if self.layout == Layout::Tree {
+            self.top.get_or_insert_with(String::new);
+            parts
         } else {
             let (first, rest) = parts.split_at(1);
             let first = first[0].to_string_lossy().into_owned();
-            match &top {
-                None => top = Some(first.clone()),
+            match &self.top {
+                None => self.top = Some(first.clone()),
                 Some(t) if *t != first => {
-                    return Err(refuse(format!(
-                        "entry {shown} is outside the chart directory {t}/"
-                    )));
+                    return Err(
+                        self.refuse(format!("entry {shown} is outside the chart directory {t}/"))
+                    );
                 }
                 Some(_) => {}
             }
             rest
         };
-        entries_seen += 1;
-        if entries_seen > limits.max_repo_files {
+        self.entries_seen += 1;
+        if self.entries_seen > self.limits.max_repo_files {
             return Err(Error::TooLarge {
                 what: "chart archive entries",
-                limit: limits.max_repo_files.to_string(),
-                context: what.to_owned(),
+                limit: self.limits.max_repo_files.to_string(),
+                context: self.what.to_owned(),
             });
         }
-        let rel: PathBuf = rest.iter().collect();
+        Ok(rest.iter().collect())
+    }
+
+    /// Creates a directory entry, or writes a regular file entry (links and anything else
+    /// refused) within the file and total size limits; a name written twice is refused.
+    fn write<R: Read>(
+        &mut self,
+        entry: &mut tar::Entry<'_, R>,
+        rel: &Path,
+        shown: &str,
+    ) -> Result<()> {
         let kind = entry.header().entry_type();
         if kind.is_dir() {
-            let p = dest.join(&rel);
+            let p = self.dest.join(rel);
             std::fs::create_dir_all(&p).map_err(Error::io("creating", p))?;
-            continue;
+            return Ok(());
         }
         if !(kind.is_file() || kind == tar::EntryType::Continuous) {
             let kind_name = if kind.is_symlink() {
@@ -133,30 +188,19 @@ pub(crate) fn unpack_with(
             } else {
                 "neither a file nor a directory"
             };
-            return Err(refuse(format!("entry {shown} is {kind_name}")));
+            return Err(self.refuse(format!("entry {shown} is {kind_name}")));
         }
         if rel.as_os_str().is_empty() {
-            return Err(refuse(format!(
+            return Err(self.refuse(format!(
                 "entry {shown} is a file in place of the chart directory"
             )));
         }
-        let declared = entry.header().size().map_err(read_err)?;
-        if declared > limits.max_file_bytes {
-            return Err(too_large("file", limits.max_file_bytes));
+        let data = self.read_file(entry)?;
+        self.total += data.len() as u64;
+        if self.total > self.limits.max_repo_bytes {
+            return Err(self.too_large("unpacked chart", self.limits.max_repo_bytes));
         }
-        let mut data = Vec::with_capacity(declared as usize);
-        (&mut entry)
-            .take(limits.max_file_bytes.saturating_add(1))
-            .read_to_end(&mut data)
-            .map_err(read_err)?;
-        if data.len() as u64 > limits.max_file_bytes {
-            return Err(too_large("file", limits.max_file_bytes));
-        }
-        total += data.len() as u64;
-        if total > limits.max_repo_bytes {
-            return Err(too_large("unpacked chart", limits.max_repo_bytes));
-        }
-        let p = dest.join(&rel);
+        let p = self.dest.join(rel);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).map_err(Error::io("creating", parent))?;
         }
@@ -165,14 +209,40 @@ pub(crate) fn unpack_with(
             .write(true)
             .create_new(true)
             .open(&p)
-            .map_err(|e| refuse(format!("entry {shown} cannot be written: {e}")))?;
-        io::Write::write_all(&mut file, &data).map_err(Error::io("writing", &p))?;
+            .map_err(|e| self.refuse(format!("entry {shown} cannot be written: {e}")))?;
+        io::Write::write_all(&mut file, &data).map_err(Error::io("writing", &p))
     }
-    let top = top.ok_or_else(|| refuse("the archive is empty".into()))?;
-    if layout == Layout::Chart && !dest.join("Chart.yaml").is_file() {
-        return Err(refuse(format!("{top}/Chart.yaml is missing")));
+
+    /// A file entry's bytes, at most `max_file_bytes` (declared and read).
+    fn read_file<R: Read>(&self, entry: &mut tar::Entry<'_, R>) -> Result<Vec<u8>> {
+        let max = self.limits.max_file_bytes;
+        let declared = entry.header().size().map_err(|e| self.read_err(e))?;
+        if declared > max {
+            return Err(self.too_large("file", max));
+        }
+        let mut data = Vec::with_capacity(declared as usize);
+        entry
+            .take(max.saturating_add(1))
+            .read_to_end(&mut data)
+            .map_err(|e| self.read_err(e))?;
+        if data.len() as u64 > max {
+            return Err(self.too_large("file", max));
+        }
+        Ok(data)
     }
-    Ok(top)
+
+    /// The top directory's name, once the archive held anything; a chart must have its
+    /// `Chart.yaml`.
+    fn finish(self) -> Result<String> {
+        let top = self
+            .top
+            .clone()
+            .ok_or_else(|| self.refuse("the archive is empty".into()))?;
+        if self.layout == Layout::Chart && !self.dest.join("Chart.yaml").is_file() {
+            return Err(self.refuse(format!("{top}/Chart.yaml is missing")));
+        }
+        Ok(top)
+    }
 }
 
 /// A reader that fails with `FileTooLarge` once more than `left` bytes were read.

@@ -31,6 +31,7 @@ use sha2::{Digest, Sha256};
 use crate::credentials::{RepoCredentials, TlsCerts, normalize_url};
 use crate::error::{Error, Result};
 use crate::limits::{Limits, human_bytes, millis};
+use crate::permissions::{make_removable, read_only};
 use crate::redact::{Redactor, strip_url_credentials};
 use index::{Index, Selection};
 
@@ -347,24 +348,7 @@ impl HelmRepos {
         access: &Access,
     ) -> Result<ChartCheckout> {
         let what = format!("chart {chart} {version} from {clean}");
-        let first = entry.urls.first().ok_or_else(|| Error::ChartArchive {
-            chart: what.clone(),
-            detail: "index.yaml lists no URL for it".into(),
-        })?;
-        // Helm resolves a relative chart URL against the repository URL.
-        let archive_url = base.join(first).map_err(|e| Error::ChartArchive {
-            chart: what.clone(),
-            detail: format!("its URL {first:?} cannot be read: {e}"),
-        })?;
-        if !matches!(archive_url.scheme(), "http" | "https") {
-            return Err(Error::ChartArchive {
-                chart: what,
-                detail: format!(
-                    "its URL {} is not http(s)",
-                    strip_url_credentials(archive_url.as_str())
-                ),
-            });
-        }
+        let archive_url = archive_url(base, entry, &what)?;
         self.downloads.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(chart, version, url = %clean, "downloading chart");
         let limit = self.max_download.load(Ordering::Relaxed);
@@ -392,23 +376,24 @@ impl HelmRepos {
                 ),
             },
         })?;
-        let actual: String = Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        if let Some(expected) = &entry.digest
-            && *expected != actual
-        {
-            return Err(Error::ChartDigestMismatch {
-                chart: what,
-                expected: expected.clone(),
-                actual,
-            });
-        }
+        check_digest(entry, &bytes, &what)?;
         let dest = self
             .root
             .join("charts")
             .join(self.key(clean, chart, version));
+        self.store(&bytes, &dest, &what)?;
+        Ok(ChartCheckout {
+            url: clean.to_owned(),
+            chart: chart.to_owned(),
+            version: version.to_owned(),
+            dir: dest.join("tree"),
+            archive: dest.join("chart.tgz"),
+        })
+    }
+
+    /// Unpacks the verified archive `bytes` into a staging directory, makes it read-only and
+    /// moves it to `dest` (a chart another render stored first is the same chart).
+    fn store(&self, bytes: &[u8], dest: &Path, what: &str) -> Result<()> {
         let staging = tempfile::Builder::new()
             .prefix(".tmp-")
             .tempdir_in(self.root.join("charts"))
@@ -418,27 +403,62 @@ impl HelmRepos {
             ))?;
         let stage = staging.path().join("entry");
         let written = (|| -> Result<()> {
-            archive::unpack(&bytes, &stage.join("tree"), &self.limits, &what)?;
+            archive::unpack(bytes, &stage.join("tree"), &self.limits, what)?;
             let tgz = stage.join("chart.tgz");
-            std::fs::write(&tgz, &bytes).map_err(Error::io("writing", &tgz))?;
+            std::fs::write(&tgz, bytes).map_err(Error::io("writing", &tgz))?;
             read_only(&stage)?;
-            match std::fs::rename(&stage, &dest) {
+            match std::fs::rename(&stage, dest) {
                 Ok(()) => Ok(()),
                 // Another render won the race; its entry is the same chart.
                 Err(_) if dest.join("tree").is_dir() => Ok(()),
-                Err(e) => Err(Error::io("renaming into", &dest)(e)),
+                Err(e) => Err(Error::io("renaming into", dest)(e)),
             }
         })();
         make_removable(staging.path());
-        written?;
-        Ok(ChartCheckout {
-            url: clean.to_owned(),
-            chart: chart.to_owned(),
-            version: version.to_owned(),
-            dir: dest.join("tree"),
-            archive: dest.join("chart.tgz"),
-        })
+        written
     }
+}
+
+/// The chart archive's URL: the index entry's first, resolved against the repository URL as
+/// Helm does, and http(s) only.
+fn archive_url(base: &Url, entry: &index::IndexEntry, what: &str) -> Result<Url> {
+    let first = entry.urls.first().ok_or_else(|| Error::ChartArchive {
+        chart: what.to_owned(),
+        detail: "index.yaml lists no URL for it".into(),
+    })?;
+    // Helm resolves a relative chart URL against the repository URL.
+    let archive_url = base.join(first).map_err(|e| Error::ChartArchive {
+        chart: what.to_owned(),
+        detail: format!("its URL {first:?} cannot be read: {e}"),
+    })?;
+    if !matches!(archive_url.scheme(), "http" | "https") {
+        return Err(Error::ChartArchive {
+            chart: what.to_owned(),
+            detail: format!(
+                "its URL {} is not http(s)",
+                strip_url_credentials(archive_url.as_str())
+            ),
+        });
+    }
+    Ok(archive_url)
+}
+
+/// Refuses an archive whose SHA-256 is not the digest the index gives.
+fn check_digest(entry: &index::IndexEntry, bytes: &[u8], what: &str) -> Result<()> {
+    let actual: String = Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    if let Some(expected) = &entry.digest
+        && *expected != actual
+    {
+        return Err(Error::ChartDigestMismatch {
+            chart: what.to_owned(),
+            expected: expected.clone(),
+            actual,
+        });
+    }
+    Ok(())
 }
 
 /// The repository URL as a base for `index.yaml` and relative chart URLs (a trailing `/`).
@@ -457,37 +477,5 @@ fn repo_base(clean: &str) -> Result<Url> {
                 "repoURL {clean}: a Helm chart repository must be http(s), not {other}"
             ),
         }),
-    }
-}
-
-/// Files 0444, directories 0555, deepest first.
-pub(crate) fn read_only(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::symlink_metadata(dir).map_err(Error::io("reading", dir))?;
-    if meta.is_dir() {
-        for e in std::fs::read_dir(dir).map_err(Error::io("reading", dir))? {
-            read_only(&e.map_err(Error::io("reading", dir))?.path())?;
-        }
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555))
-            .map_err(Error::io("setting permissions of", dir))
-    } else {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o444))
-            .map_err(Error::io("setting permissions of", dir))
-    }
-}
-
-/// Gives write permission back to a staging tree so it can be deleted.
-pub(crate) fn make_removable(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let Ok(meta) = std::fs::symlink_metadata(dir) else {
-        return;
-    };
-    if meta.is_dir() {
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for e in entries.flatten() {
-                make_removable(&e.path());
-            }
-        }
     }
 }

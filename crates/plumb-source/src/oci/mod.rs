@@ -29,11 +29,12 @@ use sha2::{Digest, Sha256};
 
 use crate::credentials::{RepoCredentials, TlsCerts};
 use crate::error::{Error, Result};
+use crate::helm_repo::ChartCheckout;
 use crate::helm_repo::archive::{self, Layout};
 use crate::helm_repo::constraint::{Constraint, max_satisfying};
 use crate::helm_repo::http::Failure;
-use crate::helm_repo::{ChartCheckout, make_removable, read_only};
 use crate::limits::{Limits, human_bytes, millis};
+use crate::permissions::{make_removable, read_only};
 use crate::redact::Redactor;
 use client::{ReadError, Registry};
 use reference::{Reference, Wanted, tag_to_version};
@@ -222,93 +223,25 @@ impl OciRegistries {
             self.limits.fetch_timeout,
         )
         .map_err(|e| self.read_error(&repo_ref, "registry", e))?;
-
-        // Resolve to a manifest digest, fetching the manifest on the way when a tag is asked.
-        let (tag, mut manifest) = match &wanted {
-            Wanted::Digest(d) => {
-                if let Some(hit) = self.cached(&repo_ref, d) {
-                    return Ok(Fetched {
-                        repo_ref,
-                        digest: d.clone(),
-                        tag: None,
-                        dir: hit.0,
-                        layer: hit.1,
-                    });
-                }
-                (None, None)
-            }
-            Wanted::Tag { tag, constraint } => {
-                if !hard && let Some(hit) = self.remembered(&repo_ref, tag) {
-                    return Ok(hit);
-                }
-                match self.get_manifest(&registry, &repo_ref, tag) {
-                    Ok(m) => (Some(tag.clone()), Some(m)),
-                    Err(ReadError::Failed(Failure::Status(404))) => match constraint {
-                        Some(c) => (
-                            Some(
-                                self.resolve_constraint(&registry, &repo_ref, c, hard, &not_found)?,
-                            ),
-                            None,
-                        ),
-                        None => {
-                            return Err(not_found(format!("the repository has no tag {tag}")));
-                        }
-                    },
-                    Err(e) => return Err(self.read_error(&repo_ref, "manifest", e)),
-                }
-            }
-            Wanted::Constraint(c) => (
-                Some(self.resolve_constraint(&registry, &repo_ref, c, hard, &not_found)?),
-                None,
-            ),
+        let at = Asked {
+            registry: &registry,
+            repo_ref: &repo_ref,
+            wanted: &wanted,
+            hard,
+            not_found: &not_found,
         };
-        if manifest.is_none() {
-            let at = match (&wanted, &tag) {
-                (Wanted::Digest(d), _) => d.clone(),
-                (_, Some(t)) => {
-                    if !hard && let Some(hit) = self.remembered(&repo_ref, t) {
-                        return Ok(hit);
-                    }
-                    t.clone()
-                }
-                (_, None) => return Err(not_found("nothing to look up".into())),
-            };
-            manifest = Some(
-                self.get_manifest(&registry, &repo_ref, &at)
-                    .map_err(|e| match e {
-                        ReadError::Failed(Failure::Status(404)) => {
-                            not_found(format!("the repository has no manifest {at}"))
-                        }
-                        e => self.read_error(&repo_ref, "manifest", e),
-                    })?,
-            );
-        }
-        let (body, announced) = manifest.unwrap_or_default();
+        let (tag, manifest) = match self.locate(&at)? {
+            Located::Done(fetched) => return Ok(*fetched),
+            Located::At { tag, manifest } => (tag, manifest),
+        };
+        let (tag, (body, announced)) = match self.manifest_of(&at, tag, manifest)? {
+            Located::Done(fetched) => return Ok(*fetched),
+            Located::At { tag, manifest } => (tag, manifest.unwrap_or_default()),
+        };
         let digest = sha256(&body);
         let what = format!("{repo_ref}@{}", tag.as_deref().unwrap_or(&digest));
-        for expected in [
-            match &wanted {
-                Wanted::Digest(d) => Some(d.clone()),
-                _ => None,
-            },
-            announced.filter(|a| a.starts_with("sha256:")),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if expected != digest {
-                return Err(Error::OciDigestMismatch {
-                    what: format!("{what} (manifest)"),
-                    expected,
-                    actual: digest,
-                });
-            }
-        }
-        if let Some(t) = &tag
-            && let Ok(mut map) = self.digests.lock()
-        {
-            map.insert(format!("{repo_ref}:{t}"), (Instant::now(), digest.clone()));
-        }
+        check_manifest_digest(&wanted, announced, &digest, &what)?;
+        self.remember_tag(&repo_ref, tag.as_deref(), &digest);
         if let Some(hit) = self.cached(&repo_ref, &digest) {
             return Ok(Fetched {
                 repo_ref,
@@ -318,13 +251,152 @@ impl OciRegistries {
                 layer: hit.1,
             });
         }
-        let limit = self.max_download.load(Ordering::Relaxed);
-        let layer = manifest::content_layer(&body, chart.is_some(), limit).map_err(|detail| {
-            Error::ChartArchive {
-                chart: what.clone(),
-                detail: access.redactor.clean(&detail),
+        let content = Content {
+            body: &body,
+            chart: chart.is_some(),
+            digest: &digest,
+            what: &what,
+        };
+        let (dir, layer_path) = self.download_layer(&registry, &repo_ref, &content, &access)?;
+        Ok(Fetched {
+            repo_ref,
+            digest,
+            tag,
+            dir,
+            layer: layer_path,
+        })
+    }
+
+    /// Resolves the revision asked to a tag (or a digest), fetching the manifest on the way when
+    /// a tag is asked; a digest or tag whose content is already on disk is done.
+    fn locate(&self, at: &Asked<'_>) -> Result<Located> {
+        let repo_ref = at.repo_ref;
+        let located = match at.wanted {
+            Wanted::Digest(d) => {
+                if let Some(hit) = self.cached(repo_ref, d) {
+                    return Ok(Located::Done(Box::new(Fetched {
+                        repo_ref: repo_ref.to_owned(),
+                        digest: d.clone(),
+                        tag: None,
+                        dir: hit.0,
+                        layer: hit.1,
+                    })));
+                }
+                Located::At {
+                    tag: None,
+                    manifest: None,
+                }
             }
-        })?;
+            Wanted::Tag { tag, constraint } => {
+                if !at.hard
+                    && let Some(hit) = self.remembered(repo_ref, tag)
+                {
+                    return Ok(Located::Done(Box::new(hit)));
+                }
+                match self.get_manifest(at.registry, repo_ref, tag) {
+                    Ok(m) => Located::At {
+                        tag: Some(tag.clone()),
+                        manifest: Some(m),
+                    },
+                    Err(ReadError::Failed(Failure::Status(404))) => match constraint {
+                        Some(c) => Located::At {
+                            tag: Some(self.resolve_constraint(
+                                at.registry,
+                                repo_ref,
+                                c,
+                                at.hard,
+                                at.not_found,
+                            )?),
+                            manifest: None,
+                        },
+                        None => {
+                            return Err((at.not_found)(format!("the repository has no tag {tag}")));
+                        }
+                    },
+                    Err(e) => return Err(self.read_error(repo_ref, "manifest", e)),
+                }
+            }
+            Wanted::Constraint(c) => Located::At {
+                tag: Some(self.resolve_constraint(
+                    at.registry,
+                    repo_ref,
+                    c,
+                    at.hard,
+                    at.not_found,
+                )?),
+                manifest: None,
+            },
+        };
+        Ok(located)
+    }
+
+    /// The manifest of what [`OciRegistries::locate`] found, fetched when it is not at hand yet
+    /// (a tag's content already on disk is done).
+    fn manifest_of(
+        &self,
+        at: &Asked<'_>,
+        tag: Option<String>,
+        manifest: Option<(Vec<u8>, Option<String>)>,
+    ) -> Result<Located> {
+        if manifest.is_some() {
+            return Ok(Located::At { tag, manifest });
+        }
+        let repo_ref = at.repo_ref;
+        let reference = match (at.wanted, &tag) {
+            (Wanted::Digest(d), _) => d.clone(),
+            (_, Some(t)) => {
+                if !at.hard
+                    && let Some(hit) = self.remembered(repo_ref, t)
+                {
+                    return Ok(Located::Done(Box::new(hit)));
+                }
+                t.clone()
+            }
+            (_, None) => return Err((at.not_found)("nothing to look up".into())),
+        };
+        let manifest = self
+            .get_manifest(at.registry, repo_ref, &reference)
+            .map_err(|e| match e {
+                ReadError::Failed(Failure::Status(404)) => {
+                    (at.not_found)(format!("the repository has no manifest {reference}"))
+                }
+                e => self.read_error(repo_ref, "manifest", e),
+            })?;
+        Ok(Located::At {
+            tag,
+            manifest: Some(manifest),
+        })
+    }
+
+    /// Remembers the digest a tag named, for the TTL.
+    fn remember_tag(&self, repo_ref: &str, tag: Option<&str>, digest: &str) {
+        if let Some(t) = tag
+            && let Ok(mut map) = self.digests.lock()
+        {
+            map.insert(
+                format!("{repo_ref}:{t}"),
+                (Instant::now(), digest.to_owned()),
+            );
+        }
+    }
+
+    /// Downloads the content layer of the manifest, checks its digest and stores it.
+    fn download_layer(
+        &self,
+        registry: &Registry<'_>,
+        repo_ref: &str,
+        content: &Content<'_>,
+        access: &Access,
+    ) -> Result<(PathBuf, PathBuf)> {
+        let what = content.what;
+        let limit = self.max_download.load(Ordering::Relaxed);
+        let layer =
+            manifest::content_layer(content.body, content.chart, limit).map_err(|detail| {
+                Error::ChartArchive {
+                    chart: what.to_owned(),
+                    detail: access.redactor.clean(&detail),
+                }
+            })?;
         self.downloads.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(repository = %repo_ref, digest = %layer.digest, "downloading OCI layer");
         let blob = registry
@@ -338,7 +410,7 @@ impl OciRegistries {
                     expected: layer.digest.clone(),
                     actual: "not computed".into(),
                 },
-                e => self.read_error(&repo_ref, "layer", e),
+                e => self.read_error(repo_ref, "layer", e),
             })?;
         let actual = sha256(&blob);
         if actual != layer.digest {
@@ -348,14 +420,7 @@ impl OciRegistries {
                 actual,
             });
         }
-        let (dir, layer_path) = self.store(&repo_ref, &digest, &blob, &layer, &what)?;
-        Ok(Fetched {
-            repo_ref,
-            digest,
-            tag,
-            dir,
-            layer: layer_path,
-        })
+        self.store(repo_ref, content.digest, &blob, &layer, what)
     }
 
     fn get_manifest(
@@ -562,6 +627,61 @@ fn select<'a>(all: &'a [RepoCredentials], url: &str) -> Option<&'a RepoCredentia
                 })
                 .max_by_key(|c| c.url.len())
         })
+}
+
+/// One fetch's question: the registry, the repository, the revision asked.
+struct Asked<'a> {
+    registry: &'a Registry<'a>,
+    repo_ref: &'a str,
+    wanted: &'a Wanted,
+    hard: bool,
+    not_found: &'a dyn Fn(String) -> Error,
+}
+
+/// Where a fetch stands: done (its content already on disk), or at a tag (none for a digest)
+/// with its manifest once fetched.
+enum Located {
+    Done(Box<Fetched>),
+    At {
+        tag: Option<String>,
+        manifest: Option<(Vec<u8>, Option<String>)>,
+    },
+}
+
+/// A manifest read: its body, whether a chart is asked, its digest, and how it is named.
+struct Content<'a> {
+    body: &'a [u8],
+    chart: bool,
+    digest: &'a str,
+    what: &'a str,
+}
+
+/// Refuses a manifest whose digest is not the one asked, or not the one the registry announced.
+fn check_manifest_digest(
+    wanted: &Wanted,
+    announced: Option<String>,
+    digest: &str,
+    what: &str,
+) -> Result<()> {
+    for expected in [
+        match wanted {
+            Wanted::Digest(d) => Some(d.clone()),
+            _ => None,
+        },
+        announced.filter(|a| a.starts_with("sha256:")),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if expected != digest {
+            return Err(Error::OciDigestMismatch {
+                what: format!("{what} (manifest)"),
+                expected,
+                actual: digest.to_owned(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn sha256(data: &[u8]) -> String {

@@ -22,8 +22,9 @@ use crate::git::normalize_within;
 use crate::limits::Limits;
 use crate::manifest::{self, Manifest};
 use crate::redact::Redactor;
+use crate::worker::protocol::{EXEC_FAILED, EXIT_NOT_FOUND};
 use crate::worker::supervise::{self, Bounds, Task};
-use crate::worker::{EXEC_FAILED, EXIT_NOT_FOUND, Worker, sandbox};
+use crate::worker::{Worker, sandbox};
 
 use spec::{NETWORK_ANNOTATION, PluginCommand, PluginFile};
 

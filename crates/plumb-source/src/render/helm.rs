@@ -23,8 +23,9 @@ use std::process::Command;
 
 use plumb_model::application::HelmSource;
 
+use super::context::Context;
+use super::source_repos::repo_permitted;
 use super::tool;
-use super::{Context, Resolved};
 use crate::beneath::RepoDir;
 use crate::error::{Error, Result};
 use crate::git::normalize_within;
@@ -65,13 +66,30 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
         None => ctx.root.join(ctx.app),
     };
     let mut cmd = Command::new(&ctx.tools.helm);
+    release_and_cluster_args(ctx, opts, &chart_dir, &mut cmd)?;
+    value_file_args(ctx, opts, scratch.path(), &mut cmd)?;
+    inline_values_arg(opts, scratch.path(), &mut cmd)?;
+    parameter_args(ctx, opts, &mut cmd)?;
+    option_flags(opts, &mut cmd);
+    let home = helm_home(scratch.path(), &mut cmd)?;
+    run_template(ctx, cmd, scratch.path(), &home)
+}
+
+/// `template .` in the chart directory with the release name, namespace, kube version and API
+/// versions (the source's, else the Application's).
+fn release_and_cluster_args(
+    ctx: &Context<'_>,
+    opts: &HelmSource,
+    chart_dir: &Path,
+    cmd: &mut Command,
+) -> Result<()> {
     let release = if s(&opts.release_name).is_empty() {
         ctx.app_name
     } else {
         s(&opts.release_name)
     };
     check_release_name(release)?;
-    cmd.current_dir(&chart_dir)
+    cmd.current_dir(chart_dir)
         .arg("template")
         .arg(".")
         .arg("--name-template")
@@ -100,10 +118,21 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
     for v in api_versions {
         cmd.arg("--api-versions").arg(v);
     }
+    Ok(())
+}
+
+/// `--values` for each value file: a URL fetched into the scratch directory, a path resolved
+/// beneath its repository; a missing one skipped only when the source says so.
+fn value_file_args(
+    ctx: &Context<'_>,
+    opts: &HelmSource,
+    scratch: &Path,
+    cmd: &mut Command,
+) -> Result<()> {
     for (i, file) in v(&opts.value_files).iter().enumerate() {
         match resolve_file(ctx, file, "spec.source.helm.valueFiles")? {
             Resolved::Url(url) => {
-                let local = scratch.path().join(format!("url-values-{i}.yaml"));
+                let local = scratch.join(format!("url-values-{i}.yaml"));
                 let body = fetch_value_url(ctx, &url)?;
                 std::fs::write(&local, body).map_err(Error::io("writing", &local))?;
                 cmd.arg("--values").arg(local);
@@ -127,16 +156,27 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
             }
         }
     }
+    Ok(())
+}
+
+/// `--values` for the inline values (`valuesObject` over `values`), written to the scratch
+/// directory.
+fn inline_values_arg(opts: &HelmSource, scratch: &Path, cmd: &mut Command) -> Result<()> {
     let inline = match &opts.values_object {
         Some(obj) if !obj.is_null() => Some(obj.to_string()),
         _ if !s(&opts.values).trim().is_empty() => Some(s(&opts.values).to_owned()),
         _ => None,
     };
     if let Some(text) = inline {
-        let p = scratch.path().join("inline-values.yaml");
+        let p = scratch.join("inline-values.yaml");
         std::fs::write(&p, text).map_err(Error::io("writing", &p))?;
         cmd.arg("--values").arg(p);
     }
+    Ok(())
+}
+
+/// `--set`/`--set-string` for each parameter, then `--set-file` for each file parameter.
+fn parameter_args(ctx: &Context<'_>, opts: &HelmSource, cmd: &mut Command) -> Result<()> {
     for p in v(&opts.parameters) {
         let flag = if b(p.force_string) {
             "--set-string"
@@ -160,6 +200,11 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
             }
         }
     }
+    Ok(())
+}
+
+/// `--include-crds` unless `skipCrds`, `--skip-tests`, `--skip-schema-validation`.
+fn option_flags(opts: &HelmSource, cmd: &mut Command) {
     if !b(opts.skip_crds) {
         cmd.arg("--include-crds");
     }
@@ -169,8 +214,12 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
     if b(opts.skip_schema_validation) {
         cmd.arg("--skip-schema-validation");
     }
+}
+
+/// Helm's home in the scratch directory, set in its environment.
+fn helm_home(scratch: &Path, cmd: &mut Command) -> Result<PathBuf> {
     // Helm writes caches and registry config under these: per render, the only writable place.
-    let home = scratch.path().join("home");
+    let home = scratch.join("home");
     for (var, sub) in [
         ("HELM_CACHE_HOME", "cache"),
         ("HELM_CONFIG_HOME", "config"),
@@ -181,9 +230,20 @@ pub(crate) fn render(ctx: &Context<'_>, opts: &HelmSource) -> Result<Vec<Manifes
         cmd.env(var, dir);
     }
     cmd.env("HOME", &home);
+    Ok(home)
+}
+
+/// Runs `helm template` in the render sandbox and reads its output, each object named by its
+/// template's path in the repository.
+fn run_template(
+    ctx: &Context<'_>,
+    cmd: Command,
+    scratch: &Path,
+    home: &Path,
+) -> Result<Vec<Manifest>> {
     let label = format!("helm template {}", ctx.app.display());
-    let view = ctx.view().keeping(scratch.path()).keeping_rw(&home);
-    let redactor = ctx.path_redactor(vec![(scratch.path().join("chart"), String::new())]);
+    let view = ctx.view().keeping(scratch).keeping_rw(home);
+    let redactor = ctx.path_redactor(vec![(scratch.join("chart"), String::new())]);
     let place = tool::Place {
         worker: &ctx.tools.worker,
         limits: ctx.limits,
@@ -237,7 +297,7 @@ fn value_url_permitted(patterns: &[String], url: &reqwest::Url) -> bool {
     let segments: Vec<&str> = url.path().split('/').filter(|s| !s.is_empty()).collect();
     (0..=segments.len()).any(|n| {
         let candidate = format!("{origin}/{}", segments[..n].join("/"));
-        super::repo_permitted(patterns, candidate.trim_end_matches('/'))
+        repo_permitted(patterns, candidate.trim_end_matches('/'))
     })
 }
 
@@ -264,6 +324,12 @@ fn escape_commas(value: &str) -> String {
         prev = c;
     }
     out
+}
+
+/// A file named by a source: a URL handed to the tool, or a path inside a repository tree.
+enum Resolved {
+    Url(String),
+    Path(PathBuf),
 }
 
 /// Resolves a value file or file parameter to a URL or a path inside its repository: lexically

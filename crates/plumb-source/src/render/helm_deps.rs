@@ -24,7 +24,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::Context;
+use super::context::Context;
+use super::source_repos::repo_permitted;
 use crate::beneath::{Kind, RepoDir};
 use crate::error::{Error, Result};
 use crate::git::normalize_within;
@@ -193,7 +194,7 @@ fn fetch(
         )));
     };
     if let Some(patterns) = ctx.source_repos
-        && !super::repo_permitted(patterns, &url)
+        && !repo_permitted(patterns, &url)
     {
         return Err(failed(format!(
             "repository {} is not permitted by the project's sourceRepos",

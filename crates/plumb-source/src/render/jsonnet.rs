@@ -29,9 +29,10 @@ use crate::git::normalize_within;
 use crate::limits::Limits;
 use crate::redact::Redactor;
 use crate::spec::{b, v};
+use crate::worker::Worker;
+use crate::worker::protocol::{JSONNET_ERROR, JSONNET_OK, JsonnetRequest};
 use crate::worker::sandbox::View;
 use crate::worker::supervise::{self, Bounds, Task};
-use crate::worker::{JSONNET_ERROR, JSONNET_OK, JsonnetRequest, Worker};
 
 /// Evaluates `file` (relative to `root`) in a render worker, under the render limits, and
 /// returns its JSON output, refusing output larger than `limits.max_render_bytes`.

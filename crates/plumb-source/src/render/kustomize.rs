@@ -12,7 +12,7 @@
 //! every symlink of the checkout is resolved physically and refused if it leaves the root.
 //! Remote bases are refused unless they are `https://` or `ssh://` (or `user@host:`) Git URLs that
 //! the request's `sourceRepos` allow, with a ref that is a plain ref name; `file://` and any other
-//! scheme are always refused. Plumb fetches the allowed ones itself ([`super::kustomize_remote`]),
+//! scheme are always refused. Plumb fetches the allowed ones itself ([`super::kustomize_scratch`]),
 //! and kustomize runs in the render sandbox: no network, no view of the cache beyond its inputs.
 
 use std::collections::BTreeSet;
@@ -22,11 +22,10 @@ use std::process::Command;
 use plumb_model::application::KustomizeSource;
 use serde_json::Value;
 
-use super::Context;
-use super::kustomize_remote::{Fetched, RemoteBase, localise};
-pub(crate) use super::kustomize_remote::{Target, target};
+use super::context::Context;
+use super::kustomize_paths::{check_paths, first_document};
+use super::kustomize_scratch::{Fetched, link_tree, localise};
 use super::tool;
-use crate::beneath::RepoDir;
 use crate::detect::KUSTOMIZATION_FILES;
 use crate::error::{Error, Result};
 use crate::git::normalize_within;
@@ -149,6 +148,29 @@ fn apply_options(
         tool::run("kustomize", &label, cmd, &place, 1 << 20).map(|_| ())
     };
     let s = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    name_image_replica_edits(o, &edit)?;
+    label_edits(o, &edit)?;
+    if !text(&o.namespace).is_empty() {
+        edit(s(&["set", "namespace", "--", text(&o.namespace)]))?;
+    }
+    let components = components(ctx, o)?;
+    if !components.is_empty() {
+        let mut args = s(&["add", "component", "--"]);
+        args.extend(components);
+        edit(args)?;
+    }
+    if !v(&o.patches).is_empty() {
+        add_patches(ctx, file, o)?;
+    }
+    Ok(())
+}
+
+/// A `kustomize edit` run on the scratch copy's kustomization.
+type Edit<'a> = dyn Fn(Vec<String>) -> Result<()> + 'a;
+
+/// Name prefix and suffix, images and replicas, in that order.
+fn name_image_replica_edits(o: &KustomizeSource, edit: &Edit<'_>) -> Result<()> {
+    let s = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     if !text(&o.name_prefix).is_empty() {
         edit(s(&["set", "nameprefix", "--", text(&o.name_prefix)]))?;
     }
@@ -173,6 +195,12 @@ fn apply_options(
             &format!("{}={count}", r.name),
         ]))?;
     }
+    Ok(())
+}
+
+/// Common labels and annotations (`--force`, `--without-selector` as the source asks).
+fn label_edits(o: &KustomizeSource, edit: &Edit<'_>) -> Result<()> {
+    let s = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     for (what, map, force) in [
         ("label", &o.common_labels, b(o.force_common_labels)),
         (
@@ -199,18 +227,6 @@ fn apply_options(
                 .join(","),
         );
         edit(args)?;
-    }
-    if !text(&o.namespace).is_empty() {
-        edit(s(&["set", "namespace", "--", text(&o.namespace)]))?;
-    }
-    let components = components(ctx, o)?;
-    if !components.is_empty() {
-        let mut args = s(&["add", "component", "--"]);
-        args.extend(components);
-        edit(args)?;
-    }
-    if !v(&o.patches).is_empty() {
-        add_patches(ctx, file, o)?;
     }
     Ok(())
 }
@@ -274,240 +290,4 @@ fn add_patches(ctx: &Context<'_>, file: &Path, o: &KustomizeSource) -> Result<()
     }
     // JSON is YAML, and kustomize reads it as such.
     std::fs::write(file, doc.to_string()).map_err(Error::io("writing", file))
-}
-
-pub(crate) fn first_document(text: &str, file: &str) -> Result<Value> {
-    let docs = plumb_yaml::read_documents(text, file).map_err(|source| Error::Yaml {
-        file: file.to_owned(),
-        source,
-    })?;
-    Ok(docs
-        .into_iter()
-        .next()
-        .map(|d| d.value)
-        .unwrap_or_else(|| Value::Object(Default::default())))
-}
-
-/// Fields of a kustomization that name local files or directories.
-const PATH_FIELDS: [&str; 12] = [
-    "resources",
-    "bases",
-    "components",
-    "crds",
-    "configurations",
-    "generators",
-    "transformers",
-    "validators",
-    "patchesStrategicMerge",
-    "patches",
-    "patchesJson6902",
-    "replacements",
-];
-
-/// A remote base named by a kustomization, to be fetched by Plumb.
-#[derive(Debug, Clone)]
-pub(crate) struct Found {
-    /// The kustomization file, relative to its tree.
-    pub file: PathBuf,
-    /// The file and field, for messages (`k/kustomization.yaml: resources`).
-    pub field: String,
-    /// The list it is in (`resources`, `bases`, `components`).
-    pub list: String,
-    /// The entry as written.
-    pub entry: String,
-    /// What it names.
-    pub base: RemoteBase,
-}
-
-/// Lists kustomize clones bases from; a remote target anywhere else is a file kustomize would
-/// download itself, which it cannot (no network).
-const REMOTE_LISTS: [&str; 3] = ["resources", "bases", "components"];
-
-/// Refuses any local path named by the kustomization in `dir` of `repo` (and the ones it
-/// reaches) that leaves the repository root, and any remote base the request does not allow;
-/// collects the allowed remote bases in `remotes`. `origin` prefixes file names in messages
-/// (empty for the Application's own repository).
-pub(crate) fn check_paths(
-    ctx: &Context<'_>,
-    repo: &RepoDir,
-    origin: &str,
-    dir: &Path,
-    seen: &mut BTreeSet<PathBuf>,
-    remotes: &mut Vec<Found>,
-) -> Result<()> {
-    if !seen.insert(dir.to_path_buf()) {
-        return Ok(());
-    }
-    let Some(file) = KUSTOMIZATION_FILES
-        .iter()
-        .map(|f| dir.join(f))
-        .find(|p| repo.is_file(p))
-    else {
-        return Ok(());
-    };
-    let display = format!("{origin}{}", file.display());
-    let text = repo.read_to_string(&file, ctx.limits.max_file_bytes)?;
-    let doc = first_document(&text, &display)?;
-    for (list, path) in references(&doc) {
-        let field = format!("{display}: {list}");
-        let refused = |reason: String| Error::RemoteBaseRefused {
-            field: field.clone(),
-            url: crate::redact::strip_url_credentials(&path),
-            reason,
-        };
-        match target(&path) {
-            Target::Local => {}
-            Target::Remote(_) if !REMOTE_LISTS.contains(&list.as_str()) => {
-                return Err(refused(
-                    "kustomize runs without network: only remote bases in resources, bases \
-                     and components are fetched (by Plumb)"
-                        .into(),
-                ));
-            }
-            Target::Remote(base) => {
-                check_remote(ctx, &field, &path, &base.repo)?;
-                remotes.push(Found {
-                    file: file.clone(),
-                    field,
-                    list,
-                    entry: path,
-                    base,
-                });
-                continue;
-            }
-            Target::Refused(why) => return Err(refused(why.to_owned())),
-        }
-        let outside = || Error::PathOutsideRepository {
-            field: field.clone(),
-            path: path.clone(),
-        };
-        if Path::new(&path).is_absolute() {
-            return Err(outside());
-        }
-        let rel = normalize_within(&dir.join(&path)).ok_or_else(outside)?;
-        repo.resolve(&rel)?;
-        if repo.is_dir(&rel) {
-            check_paths(ctx, repo, origin, &rel, seen, remotes)?;
-        }
-    }
-    Ok(())
-}
-
-/// The local paths and remote targets a kustomization names, as (field, entry).
-pub(crate) fn references(doc: &Value) -> Vec<(String, String)> {
-    let mut refs: Vec<(String, String)> = Vec::new();
-    for field in PATH_FIELDS {
-        for item in doc
-            .get(field)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            match item {
-                Value::String(s) if !s.contains('\n') => refs.push((field.to_owned(), s.clone())),
-                Value::Object(m) => {
-                    if let Some(p) = m.get("path").and_then(Value::as_str) {
-                        refs.push((format!("{field}[].path"), p.to_owned()));
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    for gen_field in ["configMapGenerator", "secretGenerator"] {
-        for gen_item in doc
-            .get(gen_field)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            for key in ["files", "envs"] {
-                for f in gen_item
-                    .get(key)
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                {
-                    let path = f.split_once('=').map_or(f, |(_, p)| p);
-                    refs.push((format!("{gen_field}[].{key}"), path.to_owned()));
-                }
-            }
-            if let Some(env) = gen_item.get("env").and_then(Value::as_str) {
-                refs.push((format!("{gen_field}[].env"), env.to_owned()));
-            }
-        }
-    }
-    for chart in doc
-        .get("helmCharts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(p) = chart.get("valuesFile").and_then(Value::as_str) {
-            refs.push(("helmCharts[].valuesFile".into(), p.to_owned()));
-        }
-        for p in chart
-            .get("additionalValuesFiles")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
-            refs.push(("helmCharts[].additionalValuesFiles".into(), p.to_owned()));
-        }
-    }
-    if let Some(p) = doc.pointer("/openapi/path").and_then(Value::as_str) {
-        refs.push(("openapi.path".into(), p.to_owned()));
-    }
-    if let Some(p) = doc
-        .pointer("/helmGlobals/chartHome")
-        .and_then(Value::as_str)
-    {
-        refs.push(("helmGlobals.chartHome".into(), p.to_owned()));
-    }
-    if let Some(p) = doc
-        .pointer("/helmGlobals/configHome")
-        .and_then(Value::as_str)
-    {
-        refs.push(("helmGlobals.configHome".into(), p.to_owned()));
-    }
-    refs
-}
-
-/// Refuses a remote base the request's sourceRepos do not allow (Argo's `sourceRepos` rules).
-fn check_remote(ctx: &Context<'_>, field: &str, entry: &str, url: &str) -> Result<()> {
-    match ctx.source_repos {
-        None => return Ok(()),
-        Some(patterns) if super::repo_permitted(patterns, url) => return Ok(()),
-        Some(_) => {}
-    }
-    Err(Error::RemoteBaseRefused {
-        field: field.to_owned(),
-        url: crate::redact::strip_url_credentials(entry),
-        reason: format!(
-            "repository {} is not permitted by the project's sourceRepos",
-            crate::redact::strip_url_credentials(url)
-        ),
-    })
-}
-
-/// Mirrors `src` into `dest` with hard links (copies when linking is impossible).
-pub(crate) fn link_tree(src: &Path, dest: &Path) -> Result<()> {
-    std::fs::create_dir_all(dest).map_err(Error::io("creating", dest))?;
-    for entry in std::fs::read_dir(src).map_err(Error::io("reading", src))? {
-        let entry = entry.map_err(Error::io("reading", src))?;
-        let from = entry.path();
-        let to = dest.join(entry.file_name());
-        let ty = entry.file_type().map_err(Error::io("reading", &from))?;
-        if ty.is_dir() {
-            link_tree(&from, &to)?;
-        } else if ty.is_symlink() {
-            let target = std::fs::read_link(&from).map_err(Error::io("reading", &from))?;
-            std::os::unix::fs::symlink(target, &to).map_err(Error::io("writing", &to))?;
-        } else if std::fs::hard_link(&from, &to).is_err() {
-            std::fs::copy(&from, &to).map_err(Error::io("copying", &from))?;
-        }
-    }
-    Ok(())
 }

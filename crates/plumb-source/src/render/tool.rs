@@ -8,9 +8,10 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::redact::Redactor;
+use crate::worker::Worker;
+use crate::worker::protocol::{EXEC_FAILED, EXIT_NOT_FOUND};
 use crate::worker::sandbox::{self, View};
 use crate::worker::supervise::{self, Bounds, Task};
-use crate::worker::{EXEC_FAILED, EXIT_NOT_FOUND, Worker};
 
 /// The binaries Plumb runs; configurable because installations differ.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Once, OnceLock};
 
-use super::Worker;
+use super::program::Worker;
 
 /// Where a pod's service account token is mounted.
 pub(crate) const SERVICE_ACCOUNT_DIRS: [&str; 2] = [

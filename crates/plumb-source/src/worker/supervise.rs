@@ -11,7 +11,8 @@ use rustix::process::{
     waitid, waitpgid,
 };
 
-use super::{READY, Worker};
+use super::program::Worker;
+use super::protocol::READY;
 use crate::error::{Error, Result};
 use crate::limits::human_bytes;
 use crate::redact::Redactor;
@@ -79,6 +80,14 @@ pub(crate) fn run(
     bounds: &Bounds,
     redactor: &Redactor,
 ) -> Result<Finished> {
+    let (cmd, stdin) = worker_command(worker, task, bounds);
+    let ran = spawn_and_wait(worker, cmd, stdin, bounds)?;
+    judge(worker, what, bounds, redactor, ran)
+}
+
+/// The worker's command line for `task` under `bounds`, in a process group of its own with its
+/// output piped, and the standard input to feed it (the Jsonnet request).
+fn worker_command(worker: &Worker, task: Task<'_>, bounds: &Bounds) -> (Command, Option<Vec<u8>>) {
     let mut cmd = Command::new(&worker.program);
     cmd.args(&worker.args)
         .arg("--memory")
@@ -94,26 +103,7 @@ pub(crate) fn run(
             Some(request)
         }
         Task::Exec(tool) | Task::ExecIsolated(tool) => {
-            if isolated {
-                cmd.env_clear();
-            }
-            cmd.arg("exec")
-                .arg(tool.get_program())
-                .args(tool.get_args());
-            if let Some(dir) = tool.get_current_dir() {
-                cmd.current_dir(dir);
-            }
-            for (key, value) in tool.get_envs() {
-                match value {
-                    Some(v) => cmd.env(key, v),
-                    None => cmd.env_remove(key),
-                };
-            }
-            // Go programs (helm, kustomize) collect garbage harder as they near this, instead
-            // of dying at the hard limit with garbage still uncollected.
-            if !isolated && std::env::var_os("GOMEMLIMIT").is_none() {
-                cmd.env("GOMEMLIMIT", (bounds.memory_bytes / 4 * 3).to_string());
-            }
+            exec_mode(&mut cmd, tool, isolated, bounds);
             None
         }
     };
@@ -126,6 +116,50 @@ pub(crate) fn run(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    (cmd, stdin)
+}
+
+/// The worker's exec mode: `tool`'s program, arguments, directory and environment (only its
+/// own environment when `isolated`).
+fn exec_mode(cmd: &mut Command, tool: &Command, isolated: bool, bounds: &Bounds) {
+    if isolated {
+        cmd.env_clear();
+    }
+    cmd.arg("exec")
+        .arg(tool.get_program())
+        .args(tool.get_args());
+    if let Some(dir) = tool.get_current_dir() {
+        cmd.current_dir(dir);
+    }
+    for (key, value) in tool.get_envs() {
+        match value {
+            Some(v) => cmd.env(key, v),
+            None => cmd.env_remove(key),
+        };
+    }
+    // Go programs (helm, kustomize) collect garbage harder as they near this, instead
+    // of dying at the hard limit with garbage still uncollected.
+    if !isolated && std::env::var_os("GOMEMLIMIT").is_none() {
+        cmd.env("GOMEMLIMIT", (bounds.memory_bytes / 4 * 3).to_string());
+    }
+}
+
+/// What a worker left: whether it ended before the deadline, its status and its output.
+struct Ran {
+    ended: bool,
+    status: ExitStatus,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Starts the worker, feeds it, reads its output (bounded) and waits until it ends or the
+/// deadline passes; then kills and reaps its whole process group either way.
+fn spawn_and_wait(
+    worker: &Worker,
+    mut cmd: Command,
+    stdin: Option<Vec<u8>>,
+    bounds: &Bounds,
+) -> Result<Ran> {
     let mut child = cmd.spawn().map_err(|e| Error::RenderWorker {
         program: worker.program.clone(),
         detail: format!("starting it: {e}"),
@@ -152,6 +186,29 @@ pub(crate) fn run(
     let stdout = stdout.recv_timeout(PIPE_GRACE).unwrap_or_default();
     let stderr = stderr.recv_timeout(PIPE_GRACE).unwrap_or_default();
     let status = status.map_err(Error::io("waiting for", &worker.program))?;
+    Ok(Ran {
+        ended,
+        status,
+        stdout,
+        stderr,
+    })
+}
+
+/// The limits that fired (deadline, output size, memory or CPU), a program that is not the
+/// render worker, a crash; otherwise the [`Finished`] worker, its standard error cleaned.
+fn judge(
+    worker: &Worker,
+    what: &str,
+    bounds: &Bounds,
+    redactor: &Redactor,
+    ran: Ran,
+) -> Result<Finished> {
+    let Ran {
+        ended,
+        status,
+        stdout,
+        stderr,
+    } = ran;
     if !ended {
         return Err(Error::RenderTimeout {
             tool: what.to_owned(),
