@@ -44,7 +44,6 @@ mod rollback;
 mod set;
 #[cfg(test)]
 mod snapshot_tests;
-mod source_flags;
 mod spinner;
 mod sync;
 mod terminate_op;
