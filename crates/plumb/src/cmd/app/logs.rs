@@ -20,7 +20,7 @@ use kube::api::{Api, ListParams, LogParams};
 use kube::core::ObjectMeta;
 
 use super::client::AppClient;
-use super::managed::{self, ResourceFilterArgs};
+use super::cluster::managed::{self, ResourceFilterArgs};
 use crate::exit::Outcome;
 
 /// `plumb app logs`.

@@ -13,8 +13,8 @@ use plumb_model::application::{
 use serde_json::{Map, Value};
 
 use super::client::{AppClient, ProjectRead};
+use super::cluster::destination;
 use super::create::validate;
-use super::destination;
 use super::flags::source::{SourceLocation, SourceTypeArgs};
 use super::flags::sync_policy::{SyncPolicyFlag, retry_strategy};
 use crate::exit::Outcome;

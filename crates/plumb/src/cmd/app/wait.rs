@@ -13,12 +13,12 @@ use futures::StreamExt;
 use plumb_model::application::{Application, OperationState};
 
 use super::client::AppClient;
-use super::header::header_context;
-use super::output_format::OutputFormat;
-use super::resource_filter::ResourceSelector;
-use super::spinner::Spinner;
-use super::tree_live::render as render_tree;
-use super::waiter::{Step, Tracker, WatchFor, operation_in_progress};
+use super::flags::resource_filter::ResourceSelector;
+use super::follow::spinner::Spinner;
+use super::follow::waiter::{Step, Tracker, WatchFor, operation_in_progress};
+use super::output::header::header_context;
+use super::output::output_format::OutputFormat;
+use super::output::tree_live::render as render_tree;
 use crate::exit::Outcome;
 use crate::output::wide::HeaderContext;
 use crate::output::{Clock, json, rows, timefmt, wide, yaml};
