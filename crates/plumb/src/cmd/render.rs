@@ -120,143 +120,178 @@ struct Plan {
 
 impl Plan {
     fn from_args(args: RenderArgs) -> anyhow::Result<Self> {
-        let mut request = RenderRequest {
-            refresh: if args.hard_refresh {
-                Refresh::Hard
-            } else {
-                Refresh::Normal
-            },
-            ..Default::default()
-        };
-        match (&args.app, &args.repo) {
-            (Some(file), None) => load_app(file, &mut request)?,
-            (None, Some(repo)) => {
-                request.app_name = "plumb-render".into();
-                request.sources = vec![ApplicationSource {
-                    repo_url: repo.clone(),
-                    ..Default::default()
-                }];
-            }
-            (Some(_), Some(_)) => bail!("--repo and --app cannot be combined"),
-            (None, None) => bail!("give --repo URL or --app FILE"),
-        }
-        let overrides = args.revision.is_some()
-            || args.path.is_some()
-            || args.chart.is_some()
-            || !args.helm_set.is_empty()
-            || !args.values.is_empty()
-            || !args.kustomize_image.is_empty()
-            || args.plugin.is_some();
-        if overrides && request.sources.len() != 1 {
-            bail!(
-                "--revision, --path, --chart, --helm-set, --values, --kustomize-image and --plugin need a single source"
-            );
-        }
-        if let Some(source) = request.sources.first_mut() {
-            if let Some(rev) = &args.revision {
-                source.target_revision = Some(rev.clone());
-            }
-            if let Some(path) = &args.path {
-                source.path = Some(path.clone());
-            }
-            if let Some(chart) = &args.chart {
-                source.chart = Some(chart.clone());
-            }
-            if let Some(name) = &args.plugin {
-                let plugin = source.plugin.get_or_insert_with(Default::default);
-                plugin.name = (!name.is_empty()).then(|| name.clone());
-            }
-            if !args.helm_set.is_empty() || !args.values.is_empty() {
-                let helm = source.helm.get_or_insert_with(HelmSource::default);
-                helm.value_files
-                    .get_or_insert_with(Vec::new)
-                    .extend(args.values.iter().cloned());
-                for kv in &args.helm_set {
-                    let (name, value) = kv
-                        .split_once('=')
-                        .with_context(|| format!("--helm-set {kv:?}: expected NAME=VALUE"))?;
-                    helm.parameters
-                        .get_or_insert_with(Vec::new)
-                        .push(HelmParameter {
-                            name: Some(name.into()),
-                            value: Some(value.into()),
-                            force_string: None,
-                        });
-                }
-            }
-            if !args.kustomize_image.is_empty() {
-                let k = source
-                    .kustomize
-                    .get_or_insert_with(KustomizeSource::default);
-                k.images
-                    .get_or_insert_with(Vec::new)
-                    .extend(args.kustomize_image.iter().cloned());
-            }
-        }
-        if let Some(file) = &args.project {
-            request.source_repos = Some(load_source_repos(file)?);
-        }
-        let mut credentials = Vec::new();
-        for file in &args.repo_secret {
-            let text = std::fs::read_to_string(file)
-                .with_context(|| format!("reading {}", file.display()))?;
-            for doc in plumb_yaml::read_documents(&text, &file.display().to_string())? {
-                credentials.push(RepoCredentials::from_secret(&doc.value)?);
-            }
-        }
-        let cache_dir = match args.cache_dir {
-            Some(d) => d,
+        let request = request(&args)?;
+        let credentials = load_credentials(&args.repo_secret)?;
+        let cache_dir = match &args.cache_dir {
+            Some(d) => d.clone(),
             None => super::cache_root()?.join("source"),
         };
-        let env_path = |var: &str, default: &str| {
-            std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from)
-        };
-        let tools = Tools {
-            helm: args.helm.unwrap_or_else(|| env_path("PLUMB_HELM", "helm")),
-            kustomize: args
-                .kustomize
-                .unwrap_or_else(|| env_path("PLUMB_KUSTOMIZE", "kustomize")),
-            ..Tools::default()
-        };
-        let mut limits = Limits::default();
-        let mut plugins_dir = args
-            .plugin_dir
-            .clone()
-            .or_else(|| std::env::var_os("PLUMB_PLUGIN_DIR").map(PathBuf::from));
-        if let Some(file) = &args.settings {
-            let text = std::fs::read_to_string(file)
-                .with_context(|| format!("reading {}", file.display()))?;
-            let docs = plumb_yaml::read_documents(&text, &file.display().to_string())?;
-            let cm = docs
-                .into_iter()
-                .next()
-                .with_context(|| format!("{}: no settings ConfigMap", file.display()))?;
-            let settings = plumb_model::Settings::from_config_map(&cm.value);
-            limits = limits
-                .with_settings(&settings)
-                .with_context(|| format!("{}", file.display()))?;
-            if plugins_dir.is_none() {
-                plugins_dir = settings
-                    .get(plumb_model::settings::PLUGINS_DIR)
-                    .map(|d| PathBuf::from(d.trim()));
-            }
-        }
-        if let Some(t) = args.render_timeout {
-            limits = limits.render_timeout(t);
-        }
-        if let Some(m) = args.render_memory_limit {
-            limits = limits.render_memory_bytes(m);
-        }
+        let (limits, plugins_dir) = limits_and_plugins(&args)?;
         Ok(Self {
             request,
             config: Config::new(cache_dir)
-                .tools(tools)
+                .tools(tools(&args))
                 .limits(limits)
                 .plugins_dir(plugins_dir),
             credentials,
             output: args.output,
         })
     }
+}
+
+/// The render request: the Application's sources (or `--repo`'s) with the flags' overrides,
+/// and the project's `sourceRepos`.
+fn request(args: &RenderArgs) -> anyhow::Result<RenderRequest> {
+    let mut request = RenderRequest {
+        refresh: if args.hard_refresh {
+            Refresh::Hard
+        } else {
+            Refresh::Normal
+        },
+        ..Default::default()
+    };
+    match (&args.app, &args.repo) {
+        (Some(file), None) => load_app(file, &mut request)?,
+        (None, Some(repo)) => {
+            request.app_name = "plumb-render".into();
+            request.sources = vec![ApplicationSource {
+                repo_url: repo.clone(),
+                ..Default::default()
+            }];
+        }
+        (Some(_), Some(_)) => bail!("--repo and --app cannot be combined"),
+        (None, None) => bail!("give --repo URL or --app FILE"),
+    }
+    let overrides = args.revision.is_some()
+        || args.path.is_some()
+        || args.chart.is_some()
+        || !args.helm_set.is_empty()
+        || !args.values.is_empty()
+        || !args.kustomize_image.is_empty()
+        || args.plugin.is_some();
+    if overrides && request.sources.len() != 1 {
+        bail!(
+            "--revision, --path, --chart, --helm-set, --values, --kustomize-image and --plugin need a single source"
+        );
+    }
+    if let Some(source) = request.sources.first_mut() {
+        apply_overrides(source, args)?;
+    }
+    if let Some(file) = &args.project {
+        request.source_repos = Some(load_source_repos(file)?);
+    }
+    Ok(request)
+}
+
+/// `--revision`, `--path`, `--chart`, `--plugin`, `--values`, `--helm-set` and
+/// `--kustomize-image` on the single source.
+fn apply_overrides(source: &mut ApplicationSource, args: &RenderArgs) -> anyhow::Result<()> {
+    if let Some(rev) = &args.revision {
+        source.target_revision = Some(rev.clone());
+    }
+    if let Some(path) = &args.path {
+        source.path = Some(path.clone());
+    }
+    if let Some(chart) = &args.chart {
+        source.chart = Some(chart.clone());
+    }
+    if let Some(name) = &args.plugin {
+        let plugin = source.plugin.get_or_insert_with(Default::default);
+        plugin.name = (!name.is_empty()).then(|| name.clone());
+    }
+    if !args.helm_set.is_empty() || !args.values.is_empty() {
+        let helm = source.helm.get_or_insert_with(HelmSource::default);
+        helm.value_files
+            .get_or_insert_with(Vec::new)
+            .extend(args.values.iter().cloned());
+        for kv in &args.helm_set {
+            let (name, value) = kv
+                .split_once('=')
+                .with_context(|| format!("--helm-set {kv:?}: expected NAME=VALUE"))?;
+            helm.parameters
+                .get_or_insert_with(Vec::new)
+                .push(HelmParameter {
+                    name: Some(name.into()),
+                    value: Some(value.into()),
+                    force_string: None,
+                });
+        }
+    }
+    if !args.kustomize_image.is_empty() {
+        let k = source
+            .kustomize
+            .get_or_insert_with(KustomizeSource::default);
+        k.images
+            .get_or_insert_with(Vec::new)
+            .extend(args.kustomize_image.iter().cloned());
+    }
+    Ok(())
+}
+
+/// The repository credentials of the `--repo-secret` manifests.
+fn load_credentials(files: &[PathBuf]) -> anyhow::Result<Vec<RepoCredentials>> {
+    let mut credentials = Vec::new();
+    for file in files {
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        for doc in plumb_yaml::read_documents(&text, &file.display().to_string())? {
+            credentials.push(RepoCredentials::from_secret(&doc.value)?);
+        }
+    }
+    Ok(credentials)
+}
+
+/// The helm and kustomize binaries: the flag, else the environment, else on PATH.
+fn tools(args: &RenderArgs) -> Tools {
+    let env_path = |var: &str, default: &str| {
+        std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from)
+    };
+    Tools {
+        helm: args
+            .helm
+            .clone()
+            .unwrap_or_else(|| env_path("PLUMB_HELM", "helm")),
+        kustomize: args
+            .kustomize
+            .clone()
+            .unwrap_or_else(|| env_path("PLUMB_KUSTOMIZE", "kustomize")),
+        ..Tools::default()
+    }
+}
+
+/// The render limits (the settings', then the flags') and the plugin directory (the flag, else
+/// `$PLUMB_PLUGIN_DIR`, else the settings').
+fn limits_and_plugins(args: &RenderArgs) -> anyhow::Result<(Limits, Option<PathBuf>)> {
+    let mut limits = Limits::default();
+    let mut plugins_dir = args
+        .plugin_dir
+        .clone()
+        .or_else(|| std::env::var_os("PLUMB_PLUGIN_DIR").map(PathBuf::from));
+    if let Some(file) = &args.settings {
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let docs = plumb_yaml::read_documents(&text, &file.display().to_string())?;
+        let cm = docs
+            .into_iter()
+            .next()
+            .with_context(|| format!("{}: no settings ConfigMap", file.display()))?;
+        let settings = plumb_model::Settings::from_config_map(&cm.value);
+        limits = limits
+            .with_settings(&settings)
+            .with_context(|| format!("{}", file.display()))?;
+        if plugins_dir.is_none() {
+            plugins_dir = settings
+                .get(plumb_model::settings::PLUGINS_DIR)
+                .map(|d| PathBuf::from(d.trim()));
+        }
+    }
+    if let Some(t) = args.render_timeout {
+        limits = limits.render_timeout(t);
+    }
+    if let Some(m) = args.render_memory_limit {
+        limits = limits.render_memory_bytes(m);
+    }
+    Ok((limits, plugins_dir))
 }
 
 /// `spec.sourceRepos` of the AppProject in `file`.

@@ -15,7 +15,7 @@ use plumb_health::actions::Actions;
 use serde::Serialize;
 
 use super::client::AppClient;
-use super::managed::{self, ResourceFilterArgs};
+use super::cluster::managed::{self, ResourceFilterArgs};
 use crate::exit::Outcome;
 use crate::output::tabwriter::Table;
 

@@ -4,9 +4,10 @@ use anyhow::Result;
 use clap::Subcommand;
 
 use super::client::AppClient;
+use super::flags::examples;
 use super::{
-    actions, create, delete, delete_resource, diff, edit, examples, get, history, list, logs,
-    manifests, patch, patch_resource, resources, rollback, set, sync, terminate_op, unset, wait,
+    actions, create, delete, delete_resource, diff, edit, get, history, list, logs, manifests,
+    patch, patch_resource, resources, rollback, set, sync, terminate_op, unset, wait,
 };
 use crate::exit::Outcome;
 

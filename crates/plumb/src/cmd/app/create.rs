@@ -7,25 +7,17 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use plumb_model::application::{
-    Application, ApplicationDestination, ApplicationSource, ApplicationSpec, Backoff, ObjectMeta,
-    RESOURCES_FINALIZER, RetryStrategy, SyncPolicy, SyncPolicyAutomated,
+    Application, ApplicationSource, ApplicationSpec, ObjectMeta, RESOURCES_FINALIZER, SyncPolicy,
+    SyncPolicyAutomated,
 };
 
 use super::client::AppClient;
+use super::flags::source::{SourceLocation, SourceTypeArgs};
+use super::flags::sync_policy::SyncPolicyFlag;
+use super::flags::sync_policy::retry_strategy;
 use crate::exit::Outcome;
-
-/// `--sync-policy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SyncPolicyFlag {
-    /// Manual sync.
-    #[value(alias = "manual")]
-    None,
-    /// Automated sync.
-    #[value(alias = "auto", alias = "automatic")]
-    Automated,
-}
 
 /// `plumb app create`.
 #[derive(Debug, Args)]
@@ -78,7 +70,7 @@ pub struct CreateArgs {
     #[arg(long = "annotations", value_name = "KEY=VALUE")]
     pub annotations: Vec<String>,
     #[command(flatten)]
-    pub source_args: super::source_flags::SourceTypeArgs,
+    pub source_args: SourceTypeArgs,
     /// Max number of allowed sync retries (0 removes the retry policy).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub sync_retry_limit: Option<i64>,
@@ -122,6 +114,29 @@ fn from_file(path: &PathBuf) -> Result<Application> {
 /// a qualified name (`namespace/name`) gives, else the file's `metadata.namespace`, else
 /// `namespace` (the `-N/--app-namespace` one).
 pub fn build(args: &CreateArgs, namespace: &str) -> Result<Application> {
+    let mut app = named(args, namespace)?;
+    apply_metadata(&mut app, args)?;
+    let spec = &mut app.spec;
+    let location = SourceLocation {
+        repo: args.repo.as_ref(),
+        path: args.path.as_ref(),
+        revision: args.revision.as_ref(),
+    };
+    if location.touches_source(&args.source_args) {
+        if spec.sources.as_ref().is_some_and(|s| !s.is_empty()) {
+            bail!("--repo/--path/--revision cannot change a multi-source application");
+        }
+        let source = spec.source.get_or_insert_with(ApplicationSource::default);
+        location.edit(source, &args.source_args, None)?;
+    }
+    apply_destination(spec, args);
+    apply_sync_policy(spec, args)?;
+    validate(&app)?;
+    Ok(app)
+}
+
+/// The file's Application (or an empty one) with the name, and namespace, the flags give.
+fn named(args: &CreateArgs, namespace: &str) -> Result<Application> {
     let mut app = match &args.file {
         Some(path) => from_file(path)?,
         None => Application::new(ObjectMeta::default(), ApplicationSpec::default()),
@@ -140,6 +155,11 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<Application> {
     if app.namespace().is_empty() {
         app.metadata.namespace = Some(namespace.to_string());
     }
+    Ok(app)
+}
+
+/// `--label`, `--annotations` and `--set-finalizer`.
+fn apply_metadata(app: &mut Application, args: &CreateArgs) -> Result<()> {
     for label in &args.labels {
         let Some((k, v)) = label.split_once('=') else {
             bail!("label '{label}' should be KEY=VALUE");
@@ -162,30 +182,12 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<Application> {
             f.push(RESOURCES_FINALIZER.to_string());
         }
     }
-    let spec = &mut app.spec;
-    let touches_source = args.repo.is_some()
-        || args.path.is_some()
-        || args.revision.is_some()
-        || args.source_args.any()
-        || !args.source_args.parameters.is_empty();
-    if touches_source {
-        if spec.sources.as_ref().is_some_and(|s| !s.is_empty()) {
-            bail!("--repo/--path/--revision cannot change a multi-source application");
-        }
-        let source = spec.source.get_or_insert_with(ApplicationSource::default);
-        if let Some(repo) = &args.repo {
-            source.repo_url.clone_from(repo);
-        }
-        if let Some(path) = &args.path {
-            source.path = Some(path.clone());
-        }
-        if let Some(rev) = &args.revision {
-            source.target_revision = Some(rev.clone());
-        }
-        args.source_args.apply(source)?;
-        super::source_flags::set_parameters(source, None, &args.source_args.parameters)?;
-    }
-    let dest: &mut ApplicationDestination = &mut spec.destination;
+    Ok(())
+}
+
+/// `--dest-*` and `--project` (`default` when neither the file nor the flag names one).
+fn apply_destination(spec: &mut ApplicationSpec, args: &CreateArgs) {
+    let dest = &mut spec.destination;
     if let Some(s) = &args.dest_server {
         dest.server = Some(s.clone());
     }
@@ -201,6 +203,11 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<Application> {
     if spec.project.is_empty() {
         spec.project = "default".to_string();
     }
+}
+
+/// `--sync-policy`, the automation switches, `--sync-option`, `--revision-history-limit` and
+/// `--sync-retry-*`.
+fn apply_sync_policy(spec: &mut ApplicationSpec, args: &CreateArgs) -> Result<()> {
     match args.sync_policy {
         Some(SyncPolicyFlag::Automated) => {
             spec.sync_policy
@@ -215,6 +222,27 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<Application> {
         }
         None => {}
     }
+    apply_automation(spec, args)?;
+    if !args.sync_options.is_empty() {
+        let opts = spec
+            .sync_policy
+            .get_or_insert_with(SyncPolicy::default)
+            .sync_options
+            .get_or_insert_with(Vec::new);
+        for o in &args.sync_options {
+            if !opts.contains(o) {
+                opts.push(o.clone());
+            }
+        }
+    }
+    if let Some(n) = args.revision_history_limit {
+        spec.revision_history_limit = Some(n);
+    }
+    apply_retry(spec, args)
+}
+
+/// `--self-heal`, `--auto-prune` and `--allow-empty`: only with automated sync.
+fn apply_automation(spec: &mut ApplicationSpec, args: &CreateArgs) -> Result<()> {
     for (set, what) in [
         (args.self_heal, "--self-heal"),
         (args.auto_prune, "--auto-prune"),
@@ -232,34 +260,21 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<Application> {
             _ => auto.allow_empty = Some(true),
         }
     }
-    if !args.sync_options.is_empty() {
-        let opts = spec
-            .sync_policy
-            .get_or_insert_with(SyncPolicy::default)
-            .sync_options
-            .get_or_insert_with(Vec::new);
-        for o in &args.sync_options {
-            if !opts.contains(o) {
-                opts.push(o.clone());
-            }
-        }
-    }
-    if let Some(n) = args.revision_history_limit {
-        spec.revision_history_limit = Some(n);
-    }
+    Ok(())
+}
+
+/// `--sync-retry-limit` with its backoff flags; 0 removes the retry policy.
+fn apply_retry(spec: &mut ApplicationSpec, args: &CreateArgs) -> Result<()> {
     match args.sync_retry_limit {
         Some(limit) if limit > 0 => {
             spec.sync_policy
                 .get_or_insert_with(SyncPolicy::default)
-                .retry = Some(RetryStrategy {
-                limit: Some(limit),
-                backoff: Some(Backoff {
-                    duration: Some(args.sync_retry_backoff_duration.clone()),
-                    factor: Some(args.sync_retry_backoff_factor),
-                    max_duration: Some(args.sync_retry_backoff_max_duration.clone()),
-                }),
-                refresh: None,
-            });
+                .retry = Some(retry_strategy(
+                limit,
+                &args.sync_retry_backoff_duration,
+                args.sync_retry_backoff_factor,
+                &args.sync_retry_backoff_max_duration,
+            ));
         }
         Some(0) => {
             if let Some(policy) = spec.sync_policy.as_mut() {
@@ -269,8 +284,7 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<Application> {
         Some(limit) => bail!("Invalid sync-retry-limit [{limit}]"),
         None => {}
     }
-    validate(&app)?;
-    Ok(app)
+    Ok(())
 }
 
 /// The checks Argo's API server makes before storing an Application that need no cluster.

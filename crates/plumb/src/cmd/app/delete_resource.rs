@@ -8,7 +8,7 @@ use clap::Args;
 use plumb_kube::resource_delete_params;
 
 use super::client::AppClient;
-use super::managed::{self, ResourceFilterArgs};
+use super::cluster::managed::{self, ResourceFilterArgs};
 use crate::exit::Outcome;
 
 /// `plumb app delete-resource`.

@@ -6,10 +6,10 @@ use clap::Args;
 use plumb_model::application::Application;
 
 use super::client::AppClient;
-use super::header::header_context;
-use super::output_format::OutputFormat;
+use super::output::header::header_context;
+use super::output::output_format::OutputFormat;
+use super::output::tree_live::render as render_tree;
 use super::refresh::{Refresh, refresh};
-use super::tree_live::render as render_tree;
 use crate::exit::Outcome;
 use crate::output::wide::HeaderContext;
 use crate::output::{Clock, json, rows, wide, yaml};

@@ -20,7 +20,7 @@ use kube::api::{Api, ListParams, LogParams};
 use kube::core::ObjectMeta;
 
 use super::client::AppClient;
-use super::managed::{self, ResourceFilterArgs};
+use super::cluster::managed::{self, ResourceFilterArgs};
 use crate::exit::Outcome;
 
 /// `plumb app logs`.
@@ -229,6 +229,43 @@ pub async fn run(client: &AppClient, args: LogsArgs) -> Result<Outcome> {
         .filter(|n| !n.is_empty())
         .collect();
     let kube = dest.discovery.client().clone();
+    let mut pods = owned_pods(&kube, namespaces, &targets).await?;
+    pods.sort();
+    if pods.is_empty() {
+        eprintln!("no Pods found for application '{}'", args.name);
+        return Ok(Outcome::Success);
+    }
+    if pods.len() > max_pods(client).await? {
+        bail!("max pods to view logs are reached. Please provide more granular query");
+    }
+    let filter = LineFilter::new(
+        args.filter.as_deref(),
+        args.match_case,
+        args.until_time.as_deref(),
+    )?;
+    let params = LogParams {
+        container: args.container.clone(),
+        follow: args.follow,
+        tail_lines: args.tail.filter(|t| *t > 0),
+        since_seconds: args.since_seconds.filter(|s| *s > 0),
+        previous: args.previous,
+        timestamps: true,
+        ..Default::default()
+    };
+    if args.follow {
+        follow_logs(&kube, &pods, &params, &filter).await?;
+    } else {
+        print_logs(&kube, &pods, &params, &filter).await;
+    }
+    Ok(Outcome::Success)
+}
+
+/// The Pods (namespace, name) of `namespaces` that are `targets` or owned by one.
+async fn owned_pods(
+    kube: &kube::Client,
+    namespaces: BTreeSet<&str>,
+    targets: &BTreeSet<String>,
+) -> Result<Vec<(String, String)>> {
     let mut owners = Owners::new();
     let mut pods: Vec<(String, String)> = Vec::new();
     for ns in namespaces {
@@ -251,7 +288,7 @@ pub async fn run(client: &AppClient, args: LogsArgs) -> Result<Outcome> {
         }
         for pod in ns_pods {
             let uid = pod.metadata.uid.clone().unwrap_or_default();
-            if owned_by(&uid, &owners, &targets) {
+            if owned_by(&uid, &owners, targets) {
                 pods.push((
                     ns.to_string(),
                     pod.metadata.name.clone().unwrap_or_default(),
@@ -259,55 +296,53 @@ pub async fn run(client: &AppClient, args: LogsArgs) -> Result<Outcome> {
             }
         }
     }
-    pods.sort();
-    if pods.is_empty() {
-        eprintln!("no Pods found for application '{}'", args.name);
-        return Ok(Outcome::Success);
-    }
+    Ok(pods)
+}
+
+/// argocd-cm's `server.maxPodLogsToRender`, else the default.
+async fn max_pods(client: &AppClient) -> Result<usize> {
     let settings = client.settings().await?;
-    let max_pods = match settings.get(MAX_PODS_KEY) {
+    Ok(match settings.get(MAX_PODS_KEY) {
         Some(v) if !v.trim().is_empty() => v
             .trim()
             .parse::<usize>()
             .with_context(|| format!("argocd-cm {MAX_PODS_KEY}: '{v}' is not a number of Pods"))?,
         _ => MAX_PODS_DEFAULT,
-    };
-    if pods.len() > max_pods {
-        bail!("max pods to view logs are reached. Please provide more granular query");
-    }
-    let filter = LineFilter::new(
-        args.filter.as_deref(),
-        args.match_case,
-        args.until_time.as_deref(),
-    )?;
-    let params = LogParams {
-        container: args.container.clone(),
-        follow: args.follow,
-        tail_lines: args.tail.filter(|t| *t > 0),
-        since_seconds: args.since_seconds.filter(|s| *s > 0),
-        previous: args.previous,
-        timestamps: true,
-        ..Default::default()
-    };
-    if !args.follow {
-        let mut per_pod = Vec::new();
-        for (ns, name) in &pods {
-            match Api::<Pod>::namespaced(kube.clone(), ns)
-                .logs(name, &params)
-                .await
-            {
-                Ok(text) => per_pod.push(text),
-                // As Argo does, a Pod whose logs cannot be read does not hide the others.
-                Err(e) => eprintln!("plumb: reading the logs of Pod {ns}/{name}: {e}"),
-            }
-        }
-        print!("{}", merge(&per_pod, &filter));
-        return Ok(Outcome::Success);
-    }
-    let mut streams = Vec::new();
-    for (ns, name) in &pods {
+    })
+}
+
+/// Prints the Pods' logs read once, merged in time order.
+async fn print_logs(
+    kube: &kube::Client,
+    pods: &[(String, String)],
+    params: &LogParams,
+    filter: &LineFilter,
+) {
+    let mut per_pod = Vec::new();
+    for (ns, name) in pods {
         match Api::<Pod>::namespaced(kube.clone(), ns)
-            .log_stream(name, &params)
+            .logs(name, params)
+            .await
+        {
+            Ok(text) => per_pod.push(text),
+            // As Argo does, a Pod whose logs cannot be read does not hide the others.
+            Err(e) => eprintln!("plumb: reading the logs of Pod {ns}/{name}: {e}"),
+        }
+    }
+    print!("{}", merge(&per_pod, filter));
+}
+
+/// Prints the Pods' log lines as they arrive, until the streams end or `--until-time`.
+async fn follow_logs(
+    kube: &kube::Client,
+    pods: &[(String, String)],
+    params: &LogParams,
+    filter: &LineFilter,
+) -> Result<()> {
+    let mut streams = Vec::new();
+    for (ns, name) in pods {
+        match Api::<Pod>::namespaced(kube.clone(), ns)
+            .log_stream(name, params)
             .await
         {
             Ok(reader) => streams.push(reader.lines().map_err(anyhow::Error::from).boxed()),
@@ -342,7 +377,7 @@ pub async fn run(client: &AppClient, args: LogsArgs) -> Result<Outcome> {
             Verdict::End => break,
         }
     }
-    Ok(Outcome::Success)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -6,53 +6,45 @@
 //! - One file per subcommand (`get.rs`, `sync.rs`, ...), listed in [`command`].
 //! - [`client`]: the interface every verb calls; [`backend`]: its two implementations, core
 //!   mode (the kubeconfig) and `plumb server`.
-//! - [`flags`]: flags shared by several verbs.
-//! - What several verbs share: following an operation (`waiter`, `spinner`), the header
-//!   (`header`, `windows`), the tree (`tree_live`), refreshing (`refresh`), resources picked by
-//!   filters (`managed`, `resource_filter`), confirmations (`confirm`, `prune_brake`).
+//! - [`flags`]: the command line several verbs share (connection, source-type and sync-policy
+//!   flags, `--resource` selectors, help examples).
+//! - What several verbs share: following an operation ([`follow`]), what they print
+//!   ([`output`]: header, sync windows, `-o`, the tree), the destination cluster and the live
+//!   objects there ([`cluster`]), questions before acting ([`confirm`]), refreshing (`refresh`).
 
 mod actions;
 mod backend;
 mod client;
+mod cluster;
 mod command;
 mod confirm;
 mod create;
 mod delete;
 mod delete_resource;
-mod destination;
 mod diff;
 mod diff_view;
 mod edit;
-mod examples;
 mod flags;
+mod follow;
 mod get;
 mod go_duration;
-mod header;
 mod history;
 mod list;
 mod logs;
-mod managed;
 mod manifests;
-mod output_format;
+mod output;
 mod patch;
 mod patch_resource;
-mod prune_brake;
 mod refresh;
-mod resource_filter;
 mod resources;
 mod rollback;
 mod set;
 #[cfg(test)]
 mod snapshot_tests;
-mod source_flags;
-mod spinner;
 mod sync;
 mod terminate_op;
-mod tree_live;
 mod unset;
 mod wait;
-mod waiter;
-mod windows;
 
 use anyhow::Result;
 use clap::Args;

@@ -9,7 +9,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::Value;
 
 use super::client::AppClient;
-use super::managed::{self, ResourceFilterArgs};
+use super::cluster::managed::{self, ResourceFilterArgs};
 use crate::exit::Outcome;
 
 const MERGE: &str = "application/merge-patch+json";

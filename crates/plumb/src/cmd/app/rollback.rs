@@ -15,7 +15,7 @@ use plumb_app::request;
 use plumb_model::application::{Application, Operation, RevisionHistory};
 
 use super::client::{AppClient, RollbackRequest};
-use super::output_format::OutputFormat;
+use super::output::output_format::OutputFormat;
 use crate::exit::Outcome;
 
 /// `plumb app rollback`.

@@ -8,13 +8,15 @@
 use anyhow::{Result, bail};
 use clap::Args;
 use plumb_model::application::{
-    Application, ApplicationSource, Backoff, RetryStrategy, SyncPolicy, SyncPolicyAutomated,
+    Application, ApplicationSource, ApplicationSpec, SyncPolicy, SyncPolicyAutomated,
 };
 use serde_json::{Map, Value};
 
 use super::client::{AppClient, ProjectRead};
-use super::create::{SyncPolicyFlag, validate};
-use super::destination;
+use super::cluster::destination;
+use super::create::validate;
+use super::flags::source::{SourceLocation, SourceTypeArgs};
+use super::flags::sync_policy::{SyncPolicyFlag, retry_strategy};
 use crate::exit::Outcome;
 
 /// `plumb app set`.
@@ -77,16 +79,20 @@ pub struct SetArgs {
     #[arg(long, value_name = "N")]
     pub revision_history_limit: Option<i64>,
     #[command(flatten)]
-    pub source_args: super::source_flags::SourceTypeArgs,
+    pub source_args: SourceTypeArgs,
 }
 
 impl SetArgs {
+    fn location(&self) -> SourceLocation<'_> {
+        SourceLocation {
+            repo: self.repo.as_ref(),
+            path: self.path.as_ref(),
+            revision: self.revision.as_ref(),
+        }
+    }
+
     fn touches_source(&self) -> bool {
-        self.repo.is_some()
-            || self.path.is_some()
-            || self.revision.is_some()
-            || self.source_args.any()
-            || !self.source_args.parameters.is_empty()
+        self.location().touches_source(&self.source_args)
     }
 
     fn anything(&self) -> bool {
@@ -139,49 +145,65 @@ pub fn apply(args: &SetArgs, app: &Application) -> Result<Application> {
     let spec = &mut app.spec;
     let multi = spec.sources.as_ref().is_some_and(|s| !s.is_empty());
     if multi {
-        let count = spec.sources.as_ref().map_or(0, Vec::len);
-        match args.source_position {
-            Some(p) if p > 0 => {
-                if usize::try_from(p).unwrap_or(usize::MAX) > count {
-                    bail!(
-                        "Source position should be less than the number of sources in the application"
-                    );
-                }
-            }
-            _ => bail!(
-                "Source position should be specified and must be greater than 0 for applications with multiple sources"
-            ),
-        }
+        check_source_position(spec, args.source_position)?;
     }
     if args.touches_source() {
-        let source: &mut ApplicationSource = match (multi, args.source_position) {
-            (true, Some(p)) => {
-                let index = usize::try_from(p - 1).unwrap_or_default();
-                match spec.sources.as_mut().and_then(|s| s.get_mut(index)) {
-                    Some(s) => s,
-                    None => bail!(
-                        "Source position should be less than the number of sources in the application"
-                    ),
-                }
-            }
-            _ => spec.source.get_or_insert_with(ApplicationSource::default),
-        };
-        if let Some(repo) = &args.repo {
-            source.repo_url.clone_from(repo);
-        }
-        if let Some(path) = &args.path {
-            source.path = Some(path.clone());
-        }
-        if let Some(rev) = &args.revision {
-            source.target_revision = Some(rev.clone());
-        }
-        args.source_args.apply(source)?;
-        super::source_flags::set_parameters(
-            source,
-            detected_type.as_deref(),
-            &args.source_args.parameters,
-        )?;
+        let source = source_to_edit(spec, multi, args.source_position)?;
+        args.location()
+            .edit(source, &args.source_args, detected_type.as_deref())?;
     }
+    apply_destination(spec, args);
+    if !args.sync_options.is_empty() {
+        apply_sync_options(spec, &args.sync_options);
+    }
+    apply_sync_policy(spec, args.sync_policy);
+    apply_retry(spec, args)?;
+    apply_automation(spec, args)?;
+    Ok(app)
+}
+
+/// A multi-source Application needs `--source-position` within its sources.
+fn check_source_position(spec: &ApplicationSpec, position: Option<i64>) -> Result<()> {
+    let count = spec.sources.as_ref().map_or(0, Vec::len);
+    match position {
+        Some(p) if p > 0 => {
+            if usize::try_from(p).unwrap_or(usize::MAX) > count {
+                bail!(
+                    "Source position should be less than the number of sources in the application"
+                );
+            }
+        }
+        _ => bail!(
+            "Source position should be specified and must be greater than 0 for applications with multiple sources"
+        ),
+    }
+    Ok(())
+}
+
+/// The source the flags change: the one at `--source-position` (from 1) of a multi-source
+/// Application, else `spec.source` (added when missing).
+fn source_to_edit(
+    spec: &mut ApplicationSpec,
+    multi: bool,
+    position: Option<i64>,
+) -> Result<&mut ApplicationSource> {
+    match (multi, position) {
+        (true, Some(p)) => {
+            let index = usize::try_from(p - 1).unwrap_or_default();
+            match spec.sources.as_mut().and_then(|s| s.get_mut(index)) {
+                Some(s) => Ok(s),
+                None => bail!(
+                    "Source position should be less than the number of sources in the application"
+                ),
+            }
+        }
+        _ => Ok(spec.source.get_or_insert_with(ApplicationSource::default)),
+    }
+}
+
+/// `--dest-name`, `--dest-namespace`, `--dest-server`, `--project` and
+/// `--revision-history-limit` (an empty destination value removes the field).
+fn apply_destination(spec: &mut ApplicationSpec, args: &SetArgs) {
     if let Some(name) = &args.dest_name {
         spec.destination.name = Some(name.clone()).filter(|n| !n.is_empty());
     }
@@ -197,29 +219,35 @@ pub fn apply(args: &SetArgs, app: &Application) -> Result<Application> {
     if let Some(limit) = args.revision_history_limit {
         spec.revision_history_limit = Some(limit);
     }
-    if !args.sync_options.is_empty() {
-        let policy = spec.sync_policy.get_or_insert_with(SyncPolicy::default);
-        let options = policy.sync_options.get_or_insert_with(Vec::new);
-        for option in &args.sync_options {
-            match option.strip_prefix('!') {
-                Some(removed) => {
-                    if let Some(i) = options.iter().position(|o| o == removed) {
-                        options.remove(i);
-                    }
+}
+
+/// `--sync-option`: adds each option, or removes it when prefixed with `!`.
+fn apply_sync_options(spec: &mut ApplicationSpec, changes: &[String]) {
+    let policy = spec.sync_policy.get_or_insert_with(SyncPolicy::default);
+    let options = policy.sync_options.get_or_insert_with(Vec::new);
+    for option in changes {
+        match option.strip_prefix('!') {
+            Some(removed) => {
+                if let Some(i) = options.iter().position(|o| o == removed) {
+                    options.remove(i);
                 }
-                None => {
-                    if !options.contains(option) {
-                        options.push(option.clone());
-                    }
+            }
+            None => {
+                if !options.contains(option) {
+                    options.push(option.clone());
                 }
             }
         }
-        if options.is_empty() {
-            policy.sync_options = None;
-        }
-        drop_if_zero(&mut spec.sync_policy);
     }
-    match args.sync_policy {
+    if options.is_empty() {
+        policy.sync_options = None;
+    }
+    drop_if_zero(&mut spec.sync_policy);
+}
+
+/// `--sync-policy`: `automated` replaces the automation block (resetting its switches).
+fn apply_sync_policy(spec: &mut ApplicationSpec, flag: Option<SyncPolicyFlag>) {
+    match flag {
         Some(SyncPolicyFlag::None) => {
             if let Some(policy) = spec.sync_policy.as_mut() {
                 policy.automated = None;
@@ -233,19 +261,20 @@ pub fn apply(args: &SetArgs, app: &Application) -> Result<Application> {
         }
         None => {}
     }
+}
+
+/// `--sync-retry-limit` with its backoff flags; 0 removes the retry policy.
+fn apply_retry(spec: &mut ApplicationSpec, args: &SetArgs) -> Result<()> {
     match args.sync_retry_limit {
         Some(limit) if limit > 0 => {
             spec.sync_policy
                 .get_or_insert_with(SyncPolicy::default)
-                .retry = Some(RetryStrategy {
-                limit: Some(limit),
-                backoff: Some(Backoff {
-                    duration: Some(args.sync_retry_backoff_duration.clone()),
-                    factor: Some(args.sync_retry_backoff_factor),
-                    max_duration: Some(args.sync_retry_backoff_max_duration.clone()),
-                }),
-                refresh: None,
-            });
+                .retry = Some(retry_strategy(
+                limit,
+                &args.sync_retry_backoff_duration,
+                args.sync_retry_backoff_factor,
+                &args.sync_retry_backoff_max_duration,
+            ));
         }
         Some(0) => {
             if let Some(policy) = spec.sync_policy.as_mut() {
@@ -256,6 +285,11 @@ pub fn apply(args: &SetArgs, app: &Application) -> Result<Application> {
         Some(limit) => bail!("Invalid sync-retry-limit [{limit}]"),
         None => {}
     }
+    Ok(())
+}
+
+/// `--auto-prune`, `--self-heal` and `--allow-empty`: only with automated sync.
+fn apply_automation(spec: &mut ApplicationSpec, args: &SetArgs) -> Result<()> {
     for (value, flag) in [
         (args.auto_prune, "--auto-prune"),
         (args.self_heal, "--self-heal"),
@@ -273,7 +307,7 @@ pub fn apply(args: &SetArgs, app: &Application) -> Result<Application> {
             _ => automated.allow_empty = value,
         }
     }
-    Ok(app)
+    Ok(())
 }
 
 /// The JSON merge patch (RFC 7386) that turns `old` into `new`: changed and added members,
@@ -394,6 +428,8 @@ pub async fn run(client: &AppClient, args: SetArgs) -> Result<Outcome> {
 mod tests {
     use clap::Parser;
     use serde_json::json;
+
+    use plumb_model::application::RetryStrategy;
 
     use super::*;
 

@@ -6,8 +6,9 @@ use jiff::tz::TimeZone;
 use plumb_model::application::Application;
 use serde_json::json;
 
-use super::waiter::{Step, Tracker, WatchFor};
-use super::{get, history, list, resources, wait, windows};
+use super::follow::waiter::{Step, Tracker, WatchFor};
+use super::output::windows;
+use super::{get, history, list, resources, wait};
 use crate::output::wide::{self, HeaderContext};
 use crate::output::{Clock, json as json_out, yaml as yaml_out};
 use crate::snapshot::check;

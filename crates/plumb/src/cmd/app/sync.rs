@@ -29,15 +29,15 @@ use plumb_model::application::{
 };
 
 use super::client::AppClient;
-use super::confirm::ask_to_proceed;
+use super::confirm::prompt::ask_to_proceed;
 use super::diff_view::DiffView;
+use super::flags::resource_filter::{ResourceSelector, select};
+use super::follow::spinner::Spinner;
+use super::follow::waiter::{Tracker, WatchFor};
 use super::go_duration::GoDuration;
-use super::header::header_context;
-use super::output_format::OutputFormat;
-use super::resource_filter::{ResourceSelector, select};
-use super::spinner::Spinner;
+use super::output::header::header_context;
+use super::output::output_format::OutputFormat;
 use super::wait::{WaitEnd, final_status, print_timeout, wait_for};
-use super::waiter::{Tracker, WatchFor};
 use crate::exit::Outcome;
 use crate::output::Clock;
 
@@ -366,7 +366,7 @@ pub(crate) async fn preview(client: &AppClient, args: &SyncArgs) -> Result<bool>
 }
 
 /// The brake on mass deletion for `--prune` (not for a dry run): whether to go on, asked as
-/// [`super::prune_brake::confirm`] asks; a no prints that nothing was requested. Core mode and
+/// [`super::confirm::prune_brake::confirm`] asks; a no prints that nothing was requested. Core mode and
 /// the server mode share it.
 pub(crate) async fn prune_confirmed(client: &AppClient, args: &SyncArgs) -> Result<bool> {
     if !args.prune || args.dry_run {
@@ -376,7 +376,7 @@ pub(crate) async fn prune_confirmed(client: &AppClient, args: &SyncArgs) -> Resu
     refuse(args, &app)?;
     let op = operation(args, &app, "")?;
     let selected = op.sync.as_ref().and_then(|s| s.resources.as_deref());
-    if !super::prune_brake::confirm(client, &app, selected, args.assume_yes).await? {
+    if !super::confirm::prune_brake::confirm(client, &app, selected, args.assume_yes).await? {
         println!(
             "Sync of application '{}' cancelled: nothing was requested.",
             args.name

@@ -10,7 +10,7 @@ use plumb_model::application::{Application, ApplicationSource};
 use serde_json::Value;
 
 use super::client::AppClient;
-use super::source_flags::{is_zero, remove_image};
+use super::flags::source::{HelmUnsetArgs, KustomizeUnsetArgs, PluginUnsetArgs};
 use crate::exit::Outcome;
 
 /// `plumb app unset`.
@@ -21,59 +21,18 @@ use crate::exit::Outcome;
 pub struct UnsetArgs {
     /// Application name.
     pub name: String,
-    /// Unset a parameter override (e.g. -p image.tag).
-    #[arg(short = 'p', long = "parameter", value_name = "NAME")]
-    pub parameters: Vec<String>,
-    /// Unset one or more Helm values files.
-    #[arg(long = "values", value_name = "FILE")]
-    pub values: Vec<String>,
-    /// Unset literal Helm values block.
-    #[arg(long)]
-    pub values_literal: bool,
-    /// Unset the helm ignore-missing-value-files option (revert to false).
-    #[arg(long)]
-    pub ignore_missing_value_files: bool,
-    /// Unset passCredentials.
-    #[arg(long)]
-    pub pass_credentials: bool,
-    /// Kustomize namesuffix.
-    #[arg(long = "namesuffix")]
-    pub name_suffix: bool,
-    /// Kustomize nameprefix.
-    #[arg(long = "nameprefix")]
-    pub name_prefix: bool,
-    /// Kustomize version.
-    #[arg(long)]
-    pub kustomize_version: bool,
-    /// Kustomize namespace.
-    #[arg(long)]
-    pub kustomize_namespace: bool,
-    /// Kustomize images name (e.g. --kustomize-image node --kustomize-image mysql).
-    #[arg(long = "kustomize-image", value_name = "IMAGE")]
-    pub kustomize_images: Vec<String>,
-    /// Kustomize replicas name (e.g. --kustomize-replica my-deployment).
-    #[arg(long = "kustomize-replica", value_name = "NAME")]
-    pub kustomize_replicas: Vec<String>,
-    /// Unset plugin env variables (e.g --plugin-env name).
-    #[arg(long = "plugin-env", value_name = "NAME")]
-    pub plugin_envs: Vec<String>,
+    #[command(flatten)]
+    pub helm: HelmUnsetArgs,
+    #[command(flatten)]
+    pub kustomize: KustomizeUnsetArgs,
+    #[command(flatten)]
+    pub plugin: PluginUnsetArgs,
     /// Unset ref on the source.
     #[arg(long = "ref")]
     pub reference: bool,
     /// Position of the source from the list of sources of the app. Counting starts at 1.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub source_position: Option<i64>,
-}
-
-impl UnsetArgs {
-    fn kustomize_is_zero(&self) -> bool {
-        !self.name_prefix
-            && !self.name_suffix
-            && !self.kustomize_version
-            && !self.kustomize_namespace
-            && self.kustomize_images.is_empty()
-            && self.kustomize_replicas.is_empty()
-    }
 }
 
 /// What unsetting did to a source (Argo's `(updated, nothingToUnset)`).
@@ -87,7 +46,8 @@ pub enum UnsetResult {
     NothingApplies,
 }
 
-/// Argo's `unset`, on one source.
+/// Argo's `unset`, on one source: the ref, then the Kustomize, Helm and plugin blocks. A block
+/// the source has but no flag applies to ends it early, as in Argo.
 pub fn unset(source: &mut ApplicationSource, o: &UnsetArgs) -> UnsetResult {
     let mut updated = false;
     let mut need_ref = false;
@@ -105,107 +65,20 @@ pub fn unset(source: &mut ApplicationSource, o: &UnsetArgs) -> UnsetResult {
             UnsetResult::Unchanged
         }
     };
-    if let Some(k) = source.kustomize.as_mut() {
-        if o.kustomize_is_zero() {
-            return early(updated);
-        }
-        for (flag, field) in [
-            (o.name_prefix, &mut k.name_prefix),
-            (o.name_suffix, &mut k.name_suffix),
-            (o.kustomize_version, &mut k.version),
-            (o.kustomize_namespace, &mut k.namespace),
-        ] {
-            if flag && field.as_deref().is_some_and(|v| !v.is_empty()) {
-                *field = None;
-                updated = true;
-            }
-        }
-        if let Some(images) = k.images.as_mut() {
-            for image in &o.kustomize_images {
-                updated |= remove_image(images, image);
-            }
-            if images.is_empty() {
-                k.images = None;
-            }
-        }
-        if let Some(replicas) = k.replicas.as_mut() {
-            for name in &o.kustomize_replicas {
-                if let Some(i) = replicas.iter().position(|r| &r.name == name) {
-                    replicas.remove(i);
-                    updated = true;
-                }
-            }
-            if replicas.is_empty() {
-                k.replicas = None;
-            }
-        }
-        if is_zero(&*k) {
-            source.kustomize = None;
-        }
+    match o.kustomize.unset(source) {
+        Some(changed) => updated |= changed,
+        None => return early(updated),
     }
-    if let Some(h) = source.helm.as_mut() {
-        if o.parameters.is_empty()
-            && o.values.is_empty()
-            && !o.values_literal
-            && !o.ignore_missing_value_files
-            && !o.pass_credentials
-        {
-            return early(updated);
-        }
-        if let Some(params) = h.parameters.as_mut() {
-            for name in &o.parameters {
-                if let Some(i) = params.iter().position(|p| p.name.as_deref() == Some(name)) {
-                    params.remove(i);
-                    updated = true;
-                }
-            }
-            if params.is_empty() {
-                h.parameters = None;
-            }
-        }
-        if o.values_literal && (h.values.is_some() || h.values_object.is_some()) {
-            h.values = None;
-            h.values_object = None;
-            updated = true;
-        }
-        if let Some(files) = h.value_files.as_mut() {
-            for file in &o.values {
-                if let Some(i) = files.iter().position(|f| f == file) {
-                    files.remove(i);
-                    updated = true;
-                }
-            }
-            if files.is_empty() {
-                h.value_files = None;
-            }
-        }
-        if o.ignore_missing_value_files && h.ignore_missing_value_files == Some(true) {
-            h.ignore_missing_value_files = None;
-            updated = true;
-        }
-        if o.pass_credentials && h.pass_credentials == Some(true) {
-            h.pass_credentials = None;
-            updated = true;
-        }
-        if is_zero(&*h) {
-            source.helm = None;
-        }
+    match o.helm.unset(source) {
+        Some(changed) => updated |= changed,
+        None => return early(updated),
     }
     if let Some(p) = source.plugin.as_mut() {
-        if o.plugin_envs.is_empty() {
-            return if need_ref {
-                UnsetResult::Unchanged
-            } else {
-                UnsetResult::NothingApplies
-            };
-        }
-        if let Some(env) = p.env.as_mut() {
-            for name in &o.plugin_envs {
-                if let Some(i) = env.iter().position(|e| &e.name == name) {
-                    env.remove(i);
-                    updated = true;
-                }
-            }
+        match o.plugin.unset(p) {
+            Some(changed) => updated |= changed,
+            // Argo reports "nothing changed" here even when the ref was removed.
+            None if need_ref => return UnsetResult::Unchanged,
+            None => return UnsetResult::NothingApplies,
         }
     }
     if updated {

@@ -13,12 +13,12 @@ use futures::StreamExt;
 use plumb_model::application::{Application, OperationState};
 
 use super::client::AppClient;
-use super::header::header_context;
-use super::output_format::OutputFormat;
-use super::resource_filter::ResourceSelector;
-use super::spinner::Spinner;
-use super::tree_live::render as render_tree;
-use super::waiter::{Step, Tracker, WatchFor, operation_in_progress};
+use super::flags::resource_filter::ResourceSelector;
+use super::follow::spinner::Spinner;
+use super::follow::waiter::{Step, Tracker, WatchFor, operation_in_progress};
+use super::output::header::header_context;
+use super::output::output_format::OutputFormat;
+use super::output::tree_live::render as render_tree;
 use crate::exit::Outcome;
 use crate::output::wide::HeaderContext;
 use crate::output::{Clock, json, rows, timefmt, wide, yaml};
@@ -165,16 +165,7 @@ pub async fn wait_for(
                 tracing::warn!("{e:#}; retrying");
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
-            Some(Ok(None)) => {
-                let (ns, n) = client.locate(name);
-                if delete {
-                    return Ok(WaitEnd::Deleted(format!("{ns}/{n}")));
-                }
-                if seen {
-                    bail!("application '{name}' was deleted while waiting");
-                }
-                bail!("application '{n}' not found in namespace '{ns}'");
-            }
+            Some(Ok(None)) => return gone(client, name, delete, seen),
             Some(Ok(Some(app))) => {
                 errors = 0;
                 seen = true;
@@ -182,30 +173,55 @@ pub async fn wait_for(
                 if delete {
                     continue;
                 }
-                match tracker.step(&app) {
-                    Step::Done => {
-                        let operation = app
-                            .status
-                            .as_ref()
-                            .and_then(|s| s.operation_state.clone())
-                            .map(Box::new);
-                        return Ok(WaitEnd::Met {
-                            app: Box::new(app),
-                            operation,
-                        });
-                    }
-                    Step::Degraded(message) => {
-                        return Ok(WaitEnd::Degraded(Box::new(app), message));
-                    }
-                    Step::Progress(changed) => {
-                        let now = clock.tick();
-                        let ts = timefmt::row_timestamp(now.now, &now.tz);
-                        pending.extend(changed.iter().map(|r| wide::progress_line(&ts, r)));
-                        spinner.print(&wide::progress_block(&pending));
-                        pending.clear();
-                    }
+                if let Some(end) = advance(app, tracker, clock, spinner, &mut pending) {
+                    return Ok(end);
                 }
             }
+        }
+    }
+}
+
+/// The Application is gone: the end of `--delete`, else an error.
+fn gone(client: &AppClient, name: &str, delete: bool, seen: bool) -> Result<WaitEnd> {
+    let (ns, n) = client.locate(name);
+    if delete {
+        return Ok(WaitEnd::Deleted(format!("{ns}/{n}")));
+    }
+    if seen {
+        bail!("application '{name}' was deleted while waiting");
+    }
+    bail!("application '{n}' not found in namespace '{ns}'");
+}
+
+/// Feeds one version of the Application to `tracker`: the end when it is met or health turned
+/// Degraded, else prints the rows that changed (after the header, the first time).
+fn advance(
+    app: Application,
+    tracker: &mut Tracker,
+    clock: &Clock,
+    spinner: &Spinner,
+    pending: &mut Vec<String>,
+) -> Option<WaitEnd> {
+    match tracker.step(&app) {
+        Step::Done => {
+            let operation = app
+                .status
+                .as_ref()
+                .and_then(|s| s.operation_state.clone())
+                .map(Box::new);
+            Some(WaitEnd::Met {
+                app: Box::new(app),
+                operation,
+            })
+        }
+        Step::Degraded(message) => Some(WaitEnd::Degraded(Box::new(app), message)),
+        Step::Progress(changed) => {
+            let now = clock.tick();
+            let ts = timefmt::row_timestamp(now.now, &now.tz);
+            pending.extend(changed.iter().map(|r| wide::progress_line(&ts, r)));
+            spinner.print(&wide::progress_block(pending));
+            pending.clear();
+            None
         }
     }
 }

@@ -4,7 +4,8 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::{DetailFormat, ProjClient};
+use super::ProjClient;
+use super::detail_format::DetailFormat;
 use crate::exit::Outcome;
 use crate::output::project::{ScopedView, project_detail};
 use crate::output::{json, yaml};

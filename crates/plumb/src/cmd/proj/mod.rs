@@ -4,6 +4,7 @@
 
 mod client;
 mod create;
+mod detail_format;
 mod get;
 mod list;
 #[cfg(test)]
@@ -11,23 +12,12 @@ mod snapshot_tests;
 mod windows;
 
 use anyhow::Result;
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 
 pub use client::ProjClient;
 
 use crate::cmd::app::ConnArgs;
 use crate::exit::Outcome;
-
-/// `-o` of `proj get` and `proj windows list`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DetailFormat {
-    /// Argo's text layout.
-    Wide,
-    /// JSON.
-    Json,
-    /// YAML.
-    Yaml,
-}
 
 /// `plumb proj ...`.
 #[derive(Debug, Args)]

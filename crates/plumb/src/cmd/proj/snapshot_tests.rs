@@ -4,7 +4,8 @@
 use jiff::Timestamp;
 use plumb_model::application::AppProject;
 
-use super::{DetailFormat, list, windows};
+use super::detail_format::DetailFormat;
+use super::{list, windows};
 use crate::output::project::{ScopedView, project_detail};
 use crate::snapshot::{check, fixture};
 

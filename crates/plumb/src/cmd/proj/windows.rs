@@ -10,7 +10,8 @@ use jiff::Timestamp;
 use plumb_model::application::SyncWindow;
 use plumb_policy::windows::{evaluate, validate};
 
-use super::{DetailFormat, ProjClient};
+use super::ProjClient;
+use super::detail_format::DetailFormat;
 use crate::exit::Outcome;
 use crate::output::{json, project, yaml};
 

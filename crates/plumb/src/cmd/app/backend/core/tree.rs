@@ -16,7 +16,7 @@ use plumb_model::application::Application;
 use serde_json::Value;
 
 use crate::cmd::app::client::AppClient;
-use crate::cmd::app::tree_live::nodes_of;
+use crate::cmd::app::output::tree_live::nodes_of;
 use crate::output::rows::ResourceRow;
 
 const IN_CLUSTER_SERVER: &str = "https://kubernetes.default.svc";

@@ -22,8 +22,8 @@ use crate::cmd::app::client::{
 };
 use crate::cmd::app::diff_view::DiffView;
 use crate::cmd::app::flags::conn::ConnArgs;
+use crate::cmd::app::output::tree_live::nodes_of;
 use crate::cmd::app::terminate_op::ensure_operation_running;
-use crate::cmd::app::tree_live::nodes_of;
 use crate::cmd::remote::{ServerClient, enc};
 use crate::output::rows::ResourceRow;
 

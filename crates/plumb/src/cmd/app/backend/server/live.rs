@@ -15,9 +15,9 @@ use crate::cmd::app::actions::{
     self, ActionsArgs, ActionsCommand, DisplayedAction, ListArgs, RunArgs,
 };
 use crate::cmd::app::backend::objects::application;
+use crate::cmd::app::cluster::managed::{self, LiveResource, ResourceFilterArgs};
 use crate::cmd::app::delete_resource::DeleteResourceArgs;
 use crate::cmd::app::logs::LogsArgs;
-use crate::cmd::app::managed::{self, LiveResource, ResourceFilterArgs};
 use crate::cmd::app::patch_resource::{PatchResourceArgs, parse_patch};
 use crate::cmd::remote::ServerClient;
 use crate::exit::Outcome;

@@ -14,7 +14,7 @@ use plumb_model::application::Application;
 use plumb_model::{GroupKind, ResourceKey};
 use serde_json::Value;
 
-use super::client::AppClient;
+use crate::cmd::app::client::AppClient;
 
 /// `--group`, `--kind`, `--namespace`, `--resource-name` of the resource commands.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -81,7 +81,8 @@ impl Destination {
 /// Connects to the Application's destination: the kubeconfig's cluster for `in-cluster`, else
 /// the Argo CD cluster Secret of the control namespace that names it.
 pub async fn destination(client: &AppClient, app: &Application) -> Result<Destination> {
-    let (server, name) = super::destination::resolve(client, &app.spec.destination).await?;
+    let (server, name) =
+        crate::cmd::app::cluster::destination::resolve(client, &app.spec.destination).await?;
     let kube = if server == IN_CLUSTER_SERVER || name == IN_CLUSTER_NAME {
         client.kube()?.clone()
     } else {

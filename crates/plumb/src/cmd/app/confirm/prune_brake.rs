@@ -10,8 +10,8 @@ use anyhow::{Result, bail};
 use plumb_model::application::{Application, SyncOperationResource};
 use plumb_policy::brake::{Brake, Stopped};
 
-use super::client::AppClient;
-use super::confirm::ask_to_proceed;
+use crate::cmd::app::client::AppClient;
+use crate::cmd::app::confirm::prompt::ask_to_proceed;
 
 /// What the brake says of pruning `app` (only the `selected` resources when some are).
 pub fn judge(

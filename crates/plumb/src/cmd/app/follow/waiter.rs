@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use plumb_model::application::Application;
 
-use super::resource_filter::{ResourceSelector, include};
+use crate::cmd::app::flags::resource_filter::{ResourceSelector, include};
 use crate::output::rows::{ResourceRow, resource_rows};
 
 /// The conditions to wait for.

@@ -10,7 +10,7 @@ use anyhow::Result;
 use plumb_model::application::Application;
 use serde_json::Value;
 
-use super::client::AppClient;
+use crate::cmd::app::client::AppClient;
 use crate::output::rows::resource_rows;
 use crate::output::tree;
 

@@ -3,9 +3,9 @@
 use anyhow::Result;
 use plumb_model::application::Application;
 
-use super::backend::objects::URL_KEY;
-use super::client::AppClient;
-use super::windows;
+use crate::cmd::app::backend::objects::URL_KEY;
+use crate::cmd::app::client::AppClient;
+use crate::cmd::app::output::windows;
 use crate::output::wide::HeaderContext;
 
 /// The header inputs read from the cluster: the UI URL from the settings and, when

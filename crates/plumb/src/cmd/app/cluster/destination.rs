@@ -7,7 +7,7 @@ use anyhow::Result;
 use plumb_app::{IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
 use plumb_model::application::ApplicationDestination;
 
-use super::client::AppClient;
+use crate::cmd::app::client::AppClient;
 
 /// `(server, name)` of the destination. A name no cluster has is Argo's error; a server no
 /// cluster Secret describes keeps an empty name.
