@@ -87,12 +87,7 @@ impl ChartRepoServer {
         let redirects = Arc::new(Mutex::new(HashMap::new()));
         let shared = Arc::new(Shared {
             root: dir.path().to_path_buf(),
-            expected_auth: opts.auth.map(|(u, p)| {
-                format!(
-                    "Basic {}",
-                    crate::git_http::base64(format!("{u}:{p}").as_bytes())
-                )
-            }),
+            expected_auth: opts.auth.map(|(u, p)| crate::git_http::basic_auth(u, p)),
             log: Arc::clone(&log),
             redirects: Arc::clone(&redirects),
         });
