@@ -1,9 +1,11 @@
 //! Durations in Plumb's own settings keys (`plumb.render.timeout`, `plumb.health.
 //! missingStatusGracePeriod`): Go's unit syntax with whole numbers (`90s`, `1m30s`, `500ms`,
-//! `1h`), or a bare number of seconds. Argo's own keys keep the parsers that mirror Argo's code
-//! (fractions and `ns` for retry backoff, Go's error texts for sync windows).
+//! `1h`), or a bare number of seconds. Argo's own keys take all of Go's syntax
+//! ([`crate::go::duration`]).
 
 use std::time::Duration;
+
+use crate::go::duration as go;
 
 /// The duration `text` spells, or None when it is not one (empty, a unit Go does not know here,
 /// a number without a unit after another part, an overflow).
@@ -12,29 +14,16 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
     if let Ok(seconds) = text.parse::<u64>() {
         return Some(Duration::from_secs(seconds));
     }
-    if text.is_empty() {
+    // Plumb's keys were documented with whole numbers and the units ms, s, m and h only: no
+    // sign, fraction, `ns` or `us`, which Go would also read. The range is Go's (up to
+    // 2562047h).
+    if !text
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b"msh".contains(&b))
+    {
         return None;
     }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
-        let value: u64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let part = match &rest[..unit_len] {
-            "ms" => Duration::from_millis(value),
-            "s" => Duration::from_secs(value),
-            "m" => Duration::from_secs(value.checked_mul(60)?),
-            "h" => Duration::from_secs(value.checked_mul(3600)?),
-            _ => return None,
-        };
-        total = total.checked_add(part)?;
-        rest = &rest[unit_len..];
-    }
-    Some(total)
+    go::parse(text).ok()?.to_std()
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod application;
 #[cfg(feature = "schema")]
 pub mod crd;
 pub mod duration;
+pub mod go;
 mod key;
 #[cfg(feature = "schema")]
 mod schema;

@@ -10,43 +10,14 @@ const DEFAULT_FACTOR: i64 = 2;
 const DEFAULT_MAX: Duration = Duration::from_secs(180);
 
 /// Parses a Go duration (`5s`, `3m0s`, `1h30m`, `250ms`) or plain seconds (`30`), as Argo CD
-/// accepts in `backoff.duration`.
+/// accepts in `backoff.duration` (`strconv.Atoi`, then `time.ParseDuration`). Surrounding blanks
+/// are ignored, and a negative duration is none: a wait cannot be negative.
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let text = text.trim();
-    if text.is_empty() {
-        return None;
-    }
     if let Ok(secs) = text.parse::<u64>() {
         return Some(Duration::from_secs(secs));
     }
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if digits == 0 {
-            return None;
-        }
-        let value: f64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let secs = match &rest[..unit_len] {
-            "ns" => value / 1e9,
-            "us" | "µs" => value / 1e6,
-            "ms" => value / 1e3,
-            "s" => value,
-            "m" => value * 60.0,
-            "h" => value * 3600.0,
-            _ => return None,
-        };
-        rest = &rest[unit_len..];
-        // Checked: the text comes from an Application, and `1e30h` must be refused, not panic.
-        total = total.checked_add(Duration::try_from_secs_f64(secs).ok()?)?;
-    }
-    Some(total)
+    plumb_model::go::duration::parse(text).ok()?.to_std()
 }
 
 /// How many retries a strategy allows: `None` for unlimited (a negative limit).

@@ -12,15 +12,18 @@
 //! ```
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request as HttpRequest, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+use crate::http_server::{HttpServer, basic_auth};
 
 /// How the server runs.
 #[derive(Debug, Clone, Default)]
@@ -46,31 +49,29 @@ pub struct Request {
 
 /// The running server; stops when dropped.
 pub struct ChartRepoServer {
-    addr: SocketAddr,
     tls: bool,
     dir: tempfile::TempDir,
     ca_pem: String,
     client_identity: (String, String),
-    stop: Arc<AtomicBool>,
-    log: Arc<Mutex<Vec<Request>>>,
-    redirects: Arc<Mutex<HashMap<String, String>>>,
-    handle: Option<JoinHandle<()>>,
+    shared: Arc<Shared>,
+    server: HttpServer,
 }
 
 impl std::fmt::Debug for ChartRepoServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ChartRepoServer")
-            .field("addr", &self.addr)
+            .field("addr", &self.server.addr())
             .field("tls", &self.tls)
             .finish()
     }
 }
 
+/// What every request needs: the files, the credentials asked for, the log, the redirects.
 struct Shared {
     root: PathBuf,
     expected_auth: Option<String>,
-    log: Arc<Mutex<Vec<Request>>>,
-    redirects: Arc<Mutex<HashMap<String, String>>>,
+    log: Mutex<Vec<Request>>,
+    redirects: Mutex<HashMap<String, String>>,
 }
 
 impl ChartRepoServer {
@@ -79,61 +80,23 @@ impl ChartRepoServer {
         let dir = tempfile::tempdir().expect("temporary directory");
         std::fs::create_dir_all(dir.path().join("charts")).expect("charts directory");
         let (ca_pem, server_config, client_identity) = tls_material(opts.client_certs);
-        let listener = TcpListener::bind(("127.0.0.1", opts.port))
-            .unwrap_or_else(|e| panic!("binding 127.0.0.1:{}: {e}", opts.port));
-        let addr = listener.local_addr().expect("local address");
-        let stop = Arc::new(AtomicBool::new(false));
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let redirects = Arc::new(Mutex::new(HashMap::new()));
         let shared = Arc::new(Shared {
             root: dir.path().to_path_buf(),
-            expected_auth: opts.auth.map(|(u, p)| {
-                format!(
-                    "Basic {}",
-                    crate::git_http::base64(format!("{u}:{p}").as_bytes())
-                )
-            }),
-            log: Arc::clone(&log),
-            redirects: Arc::clone(&redirects),
+            expected_auth: opts.auth.map(|(u, p)| basic_auth(u, p)),
+            log: Mutex::new(Vec::new()),
+            redirects: Mutex::new(HashMap::new()),
         });
+        let router = Router::new()
+            .fallback(chart_request)
+            .with_state(Arc::clone(&shared));
         let tls = opts.tls.then_some(server_config);
-        let s = Arc::clone(&stop);
-        let handle = std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                let Ok((stream, _)) = listener.accept() else {
-                    break;
-                };
-                if s.load(Ordering::Relaxed) {
-                    break;
-                }
-                let (shared, tls) = (Arc::clone(&shared), tls.clone());
-                std::thread::spawn(move || {
-                    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(30)));
-                    match tls {
-                        Some(cfg) => {
-                            let Ok(conn) = rustls::ServerConnection::new(cfg) else {
-                                return;
-                            };
-                            let tls_stream = rustls::StreamOwned::new(conn, stream);
-                            let _ = serve(tls_stream, &shared);
-                        }
-                        None => {
-                            let _ = serve(stream, &shared);
-                        }
-                    }
-                });
-            }
-        });
         Self {
-            addr,
             tls: opts.tls,
             dir,
             ca_pem,
             client_identity,
-            stop,
-            log,
-            redirects,
-            handle: Some(handle),
+            shared,
+            server: HttpServer::start(opts.port, tls, router),
         }
     }
 
@@ -145,12 +108,12 @@ impl ChartRepoServer {
     /// `http(s)://127.0.0.1:PORT`.
     pub fn origin(&self) -> String {
         let scheme = if self.tls { "https" } else { "http" };
-        format!("{scheme}://{}", self.addr)
+        format!("{scheme}://{}", self.server.addr())
     }
 
     /// The port the server listens on.
     pub fn port(&self) -> u16 {
-        self.addr.port()
+        self.server.addr().port()
     }
 
     /// The CA certificate (PEM) that signed the server's certificate.
@@ -193,7 +156,8 @@ impl ChartRepoServer {
 
     /// Answers `path` with a 302 to `location`.
     pub fn redirect(&self, path: &str, location: &str) {
-        self.redirects
+        self.shared
+            .redirects
             .lock()
             .expect("redirects")
             .insert(path.to_owned(), location.to_owned());
@@ -201,17 +165,7 @@ impl ChartRepoServer {
 
     /// Every request so far.
     pub fn requests(&self) -> Vec<Request> {
-        self.log.lock().expect("log").clone()
-    }
-}
-
-impl Drop for ChartRepoServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        self.shared.log.lock().expect("log").clone()
     }
 }
 
@@ -310,32 +264,14 @@ fn tls_material(client_certs: bool) -> (String, Arc<rustls::ServerConfig>, (Stri
     )
 }
 
-fn serve<S: Read + Write>(stream: S, shared: &Shared) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    let target = line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or_default()
-        .to_owned();
-    let mut authorization = None;
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h)? == 0 {
-            break;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':')
-            && k.trim().eq_ignore_ascii_case("authorization")
-        {
-            authorization = Some(v.trim().to_owned());
-        }
-    }
-    let path = target.split('?').next().unwrap_or_default().to_owned();
+/// Any request, logged: a redirect when one is set for the path, else 401 without the expected
+/// credentials, else the file under the served directory (404 when there is none).
+async fn chart_request(State(shared): State<Arc<Shared>>, request: HttpRequest) -> Response {
+    let path = request.uri().path().to_owned();
+    let authorization = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     shared.log.lock().expect("log").push(Request {
         path: path.clone(),
         authorization: authorization.clone(),
@@ -346,34 +282,31 @@ fn serve<S: Read + Write>(stream: S, shared: &Shared) -> std::io::Result<()> {
         .expect("redirects")
         .get(&path)
         .cloned();
-    let (status, extra, body): (&str, String, Vec<u8>) = if let Some(location) = redirect {
-        ("302 Found", format!("Location: {location}\r\n"), Vec::new())
-    } else if shared
+    if let Some(location) = redirect {
+        return (StatusCode::FOUND, [(header::LOCATION, location)]).into_response();
+    }
+    if shared
         .expected_auth
         .as_ref()
         .is_some_and(|e| authorization.as_deref() != Some(e.as_str()))
     {
-        (
-            "401 Unauthorized",
-            "WWW-Authenticate: Basic realm=\"charts\"\r\n".to_owned(),
-            Vec::new(),
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Basic realm=\"charts\"")],
         )
-    } else {
-        let rel = path.trim_start_matches('/');
-        let file = (!rel.split('/').any(|p| p == ".." || p.is_empty()))
-            .then(|| shared.root.join(rel))
-            .and_then(|p| std::fs::read(p).ok());
-        match file {
-            Some(data) => ("200 OK", String::new(), data),
-            None => ("404 Not Found", String::new(), Vec::new()),
-        }
-    };
-    let mut out = reader.into_inner();
-    let head = format!(
-        "HTTP/1.1 {status}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    out.write_all(head.as_bytes())?;
-    out.write_all(&body)?;
-    out.flush()
+            .into_response();
+    }
+    match read_file(&shared.root, &path).await {
+        Some(data) => Body::from(data).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// The file at `path` under `root`; none for a path with `..` or an empty segment.
+async fn read_file(root: &Path, path: &str) -> Option<Vec<u8>> {
+    let rel = path.trim_start_matches('/');
+    if rel.split('/').any(|p| p == ".." || p.is_empty()) {
+        return None;
+    }
+    tokio::fs::read(root.join(rel)).await.ok()
 }

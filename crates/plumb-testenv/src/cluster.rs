@@ -413,7 +413,7 @@ impl TestEnv {
     /// # Panics
     /// When the namespace cannot be created.
     pub fn namespace(&self, prefix: &str) -> crate::TestNamespace {
-        crate::TestNamespace::create(self, prefix)
+        crate::TestNamespace::create(&self.kubeconfig, prefix)
     }
 }
 

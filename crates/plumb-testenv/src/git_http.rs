@@ -1,4 +1,4 @@
-//! A smart-HTTP Git server for tests: `git http-backend` (CGI) behind a tiny HTTP/1.1 server on
+//! A smart-HTTP Git server for tests: `git http-backend` (CGI) behind an HTTP/1.1 server on
 //! 127.0.0.1, on a free port, with optional Basic authentication.
 //!
 //! ```no_run
@@ -9,25 +9,37 @@
 //! # let _ = url;
 //! ```
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header, request};
+use axum::response::{IntoResponse, Response};
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
 
 use crate::git::GitRepo;
+use crate::http_server::{HttpServer, basic_auth};
 
 /// The running server; stops when dropped.
 #[derive(Debug)]
 pub struct GitHttpServer {
-    addr: SocketAddr,
     name: String,
-    stop: Arc<AtomicBool>,
-    requests: Arc<AtomicUsize>,
-    rejected: Arc<AtomicUsize>,
-    handle: Option<JoinHandle<()>>,
+    backend: Arc<Backend>,
+    server: HttpServer,
+}
+
+/// What every request needs: where the repositories are, the credentials asked for, counters.
+#[derive(Debug)]
+struct Backend {
+    root: PathBuf,
+    expected: Option<String>,
+    requests: AtomicUsize,
+    rejected: AtomicUsize,
 }
 
 impl GitHttpServer {
@@ -52,249 +64,150 @@ impl GitHttpServer {
             .expect("repository has a name")
             .to_string_lossy()
             .into_owned();
-        let listener = TcpListener::bind(("127.0.0.1", port))
-            .unwrap_or_else(|e| panic!("binding 127.0.0.1:{port}: {e}"));
-        let addr = listener.local_addr().expect("local address");
-        let stop = Arc::new(AtomicBool::new(false));
-        let requests = Arc::new(AtomicUsize::new(0));
-        let rejected = Arc::new(AtomicUsize::new(0));
-        let expected =
-            auth.map(|(u, p)| format!("Basic {}", base64(format!("{u}:{p}").as_bytes())));
-        let (s, r, j) = (
-            Arc::clone(&stop),
-            Arc::clone(&requests),
-            Arc::clone(&rejected),
-        );
-        let handle = std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((stream, _)) => {
-                        if s.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        r.fetch_add(1, Ordering::Relaxed);
-                        let (root, expected, j) = (root.clone(), expected.clone(), Arc::clone(&j));
-                        std::thread::spawn(move || {
-                            let _ = handle(stream, &root, expected.as_deref(), &j);
-                        });
-                    }
-                    Err(_) => break,
-                }
-            }
+        let backend = Arc::new(Backend {
+            root,
+            expected: auth.map(|(u, p)| basic_auth(u, p)),
+            requests: AtomicUsize::new(0),
+            rejected: AtomicUsize::new(0),
         });
+        let router = Router::new()
+            .fallback(git_request)
+            .with_state(Arc::clone(&backend));
         Self {
-            addr,
             name,
-            stop,
-            requests,
-            rejected,
-            handle: Some(handle),
+            backend,
+            server: HttpServer::start(port, None, router),
         }
     }
 
     /// `http://127.0.0.1:PORT/<name>`.
     pub fn url(&self) -> String {
-        format!("http://{}/{}", self.addr, self.name)
+        format!("http://{}/{}", self.server.addr(), self.name)
     }
 
     /// The same URL with credentials embedded (`http://user:pass@127.0.0.1:PORT/<name>`).
     pub fn url_with_credentials(&self, user: &str, password: &str) -> String {
-        format!("http://{user}:{password}@{}/{}", self.addr, self.name)
+        format!(
+            "http://{user}:{password}@{}/{}",
+            self.server.addr(),
+            self.name
+        )
     }
 
     /// The port the server listens on.
     pub fn port(&self) -> u16 {
-        self.addr.port()
+        self.server.addr().port()
     }
 
     /// HTTP requests received so far.
     pub fn requests(&self) -> usize {
-        self.requests.load(Ordering::Relaxed)
+        self.backend.requests.load(Ordering::Relaxed)
     }
 
     /// Requests answered 401 so far.
     pub fn rejected(&self) -> usize {
-        self.rejected.load(Ordering::Relaxed)
+        self.backend.rejected.load(Ordering::Relaxed)
     }
 }
 
-impl Drop for GitHttpServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        // Wake the blocking accept so the loop sees the flag.
-        let _ = TcpStream::connect(self.addr);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-fn handle(
-    stream: TcpStream,
-    root: &std::path::Path,
-    expected: Option<&str>,
-    rejected: &AtomicUsize,
-) -> std::io::Result<()> {
-    stream.set_nonblocking(false)?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or_default().to_owned();
-    let target = parts.next().unwrap_or_default().to_owned();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        reader.read_line(&mut h)?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
-        }
-    }
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
-    let mut out = stream;
-    if let Some(expected) = expected
-        && header("authorization").as_deref() != Some(expected)
+/// Any request: 401 without the expected credentials, else what `git http-backend` answers.
+async fn git_request(State(backend): State<Arc<Backend>>, request: Request) -> Response {
+    backend.requests.fetch_add(1, Ordering::Relaxed);
+    if let Some(expected) = &backend.expected
+        && request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(|v| v.as_bytes())
+            != Some(expected.as_bytes())
     {
-        rejected.fetch_add(1, Ordering::Relaxed);
-        return out.write_all(
-            b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"plumb\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        );
+        backend.rejected.fetch_add(1, Ordering::Relaxed);
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Basic realm=\"plumb\"")],
+        )
+            .into_response();
     }
-    let body = read_body(
-        &mut reader,
-        header("content-length"),
-        header("transfer-encoding"),
-    )?;
-    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let (head, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    match run_backend(&backend.root, &head, &body).await {
+        Ok(output) => cgi_response(&output),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+/// Runs `git http-backend` for one request (the CGI variables it reads, nothing from the
+/// test's environment but `PATH`) and returns what it printed.
+async fn run_backend(
+    root: &std::path::Path,
+    head: &request::Parts,
+    body: &[u8],
+) -> std::io::Result<Vec<u8>> {
     let mut cgi = Command::new("git");
     cgi.arg("http-backend")
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("GIT_PROJECT_ROOT", PathBuf::from(root))
+        .env("GIT_PROJECT_ROOT", root)
         .env("GIT_HTTP_EXPORT_ALL", "1")
-        .env("REQUEST_METHOD", &method)
-        .env("PATH_INFO", path)
-        .env("QUERY_STRING", query)
+        .env("REQUEST_METHOD", head.method.as_str())
+        .env("PATH_INFO", head.uri.path())
+        .env("QUERY_STRING", head.uri.query().unwrap_or(""))
         .env("CONTENT_LENGTH", body.len().to_string())
         .env("REMOTE_USER", "test")
         .env("REMOTE_ADDR", "127.0.0.1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    if let Some(ct) = header("content-type") {
-        cgi.env("CONTENT_TYPE", ct);
-    }
-    if let Some(p) = header("git-protocol") {
-        cgi.env("GIT_PROTOCOL", p);
-    }
-    if let Some(enc) = header("content-encoding") {
-        cgi.env("HTTP_CONTENT_ENCODING", enc);
+    for (name, variable) in [
+        (header::CONTENT_TYPE, "CONTENT_TYPE"),
+        (HeaderName::from_static("git-protocol"), "GIT_PROTOCOL"),
+        (header::CONTENT_ENCODING, "HTTP_CONTENT_ENCODING"),
+    ] {
+        if let Some(value) = head.headers.get(&name) {
+            cgi.env(variable, String::from_utf8_lossy(value.as_bytes()).as_ref());
+        }
     }
     let mut child = cgi.spawn()?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(&body)?;
+        stdin.write_all(body).await?;
     }
-    let mut output = Vec::new();
-    if let Some(mut stdout) = child.stdout.take() {
-        stdout.read_to_end(&mut output)?;
-    }
-    child.wait()?;
+    Ok(child.wait_with_output().await?.stdout)
+}
+
+/// The HTTP response for a CGI's output: its `Status:` (200 without one), its other headers, and
+/// what follows the blank line.
+fn cgi_response(output: &[u8]) -> Response {
     let split = output
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
         .map(|i| (i, 4))
         .or_else(|| output.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2)));
     let (head, payload) = match split {
-        Some((i, n)) => (
-            String::from_utf8_lossy(&output[..i]).into_owned(),
-            &output[i + n..],
-        ),
-        None => (String::new(), &output[..]),
+        Some((i, n)) => (String::from_utf8_lossy(&output[..i]), &output[i + n..]),
+        None => (Default::default(), output),
     };
-    let mut status = "200 OK".to_owned();
-    let mut response = String::new();
-    for h in head.lines() {
-        match h.split_once(':') {
-            Some((k, v)) if k.eq_ignore_ascii_case("status") => status = v.trim().to_owned(),
-            Some(_) => {
-                response.push_str(h.trim_end());
-                response.push_str("\r\n");
-            }
-            None => {}
+    let mut status = StatusCode::OK;
+    let mut headers = HeaderMap::new();
+    for line in head.lines() {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        if name.eq_ignore_ascii_case("status") {
+            status = value
+                .split_whitespace()
+                .next()
+                .and_then(|code| code.parse().ok())
+                .unwrap_or(status);
+        } else if let (Ok(name), Ok(value)) = (
+            HeaderName::try_from(name.trim()),
+            HeaderValue::try_from(value),
+        ) && name != header::CONTENT_LENGTH
+        {
+            // The length is the body's own, set once by the server.
+            headers.append(name, value);
         }
     }
-    let head = format!(
-        "HTTP/1.1 {status}\r\n{response}Content-Length: {}\r\nConnection: close\r\n\r\n",
-        payload.len()
-    );
-    out.write_all(head.as_bytes())?;
-    out.write_all(payload)?;
-    out.flush()
-}
-
-fn read_body(
-    reader: &mut impl BufRead,
-    length: Option<String>,
-    encoding: Option<String>,
-) -> std::io::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    if encoding.is_some_and(|e| e.eq_ignore_ascii_case("chunked")) {
-        loop {
-            let mut size = String::new();
-            reader.read_line(&mut size)?;
-            let n = usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16)
-                .unwrap_or(0);
-            let mut chunk = vec![0; n + 2];
-            reader.read_exact(&mut chunk)?;
-            if n == 0 {
-                break;
-            }
-            body.extend_from_slice(&chunk[..n]);
-        }
-    } else if let Some(n) = length.and_then(|l| l.parse::<usize>().ok()) {
-        body.resize(n, 0);
-        reader.read_exact(&mut body)?;
-    }
-    Ok(body)
-}
-
-pub(crate) fn base64(data: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn base64_matches_rfc_4648_vectors() {
-        assert_eq!(super::base64(b"f"), "Zg==");
-        assert_eq!(super::base64(b"fo"), "Zm8=");
-        assert_eq!(super::base64(b"foo"), "Zm9v");
-        assert_eq!(super::base64(b"bot:s3cret"), "Ym90OnMzY3JldA==");
-    }
+    (status, headers, Body::from(payload.to_vec())).into_response()
 }

@@ -1,9 +1,8 @@
 //! One isolated namespace per test.
 
-use std::process::Stdio;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-
-use crate::TestEnv;
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
@@ -15,7 +14,8 @@ pub struct TestNamespace {
 }
 
 impl TestNamespace {
-    pub(crate) fn create(env: &TestEnv, prefix: &str) -> Self {
+    /// Creates the namespace on the control plane `kubeconfig` points to.
+    pub(crate) fn create(kubeconfig: &Path, prefix: &str) -> Self {
         // Unique across test processes sharing one control plane: pid plus a per-process counter.
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let prefix: String = prefix
@@ -30,8 +30,9 @@ impl TestNamespace {
             .take(40)
             .collect();
         let name = format!("{prefix}-{}-{n}", std::process::id());
-        let out = env
-            .kubectl()
+        let out = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
             .args(["create", "namespace", &name])
             .stdin(Stdio::null())
             .output();
@@ -45,7 +46,7 @@ impl TestNamespace {
         }
         Self {
             name,
-            kubeconfig: env.kubeconfig().to_path_buf(),
+            kubeconfig: kubeconfig.to_path_buf(),
         }
     }
 
@@ -58,7 +59,7 @@ impl TestNamespace {
 impl Drop for TestNamespace {
     fn drop(&mut self) {
         // Best effort: the control plane may already be gone when the process is exiting.
-        let _ = std::process::Command::new("kubectl")
+        let _ = Command::new("kubectl")
             .arg("--kubeconfig")
             .arg(&self.kubeconfig)
             .args([

@@ -12,8 +12,8 @@
 
 use serde_json::{Value, json};
 
+use super::glob::matches_glob;
 use super::json_pointer::Step;
-use super::matches_glob;
 
 /// Path step names that are sensitive wherever they appear.
 const SENSITIVE_NAMES: &[&str] = &[

@@ -7,9 +7,9 @@
 use plumb_model::ResourceKey;
 use serde_json::Value;
 
-use super::IgnoreRule;
 use super::guard;
 use super::json_pointer::{Step, remove_path};
+use super::rule::IgnoreRule;
 use crate::managed_fields::ManagedEntry;
 use crate::path::key_value_text;
 

@@ -9,45 +9,23 @@
 //! ([`IgnoreRules::compile`]): bad pointers and jq syntax are errors then, and so are rules the
 //! guard rails ([`guard`]) find sensitive unless allowed.
 
+mod glob;
 mod guard;
 mod jq;
 pub(crate) mod json_pointer;
 mod managed_fields;
+mod rule;
 
 use std::time::Duration;
 
 use plumb_model::ResourceKey;
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::managed_fields::ManagedEntry;
+use glob::matches_glob;
 use json_pointer::Step;
-
-/// One ignore rule, with Argo's field names.
-#[doc(alias = "ignoreDifferences")]
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct IgnoreRule {
-    /// API group glob (`""` = core, `*` = any).
-    pub group: String,
-    /// Kind glob.
-    pub kind: String,
-    /// Exact object name, empty for any.
-    pub name: String,
-    /// Exact namespace, empty for any.
-    pub namespace: String,
-    /// RFC 6901 pointers to remove.
-    pub json_pointers: Vec<String>,
-    /// jq path expressions to remove (as Argo's `del(<expr>)`).
-    pub jq_path_expressions: Vec<String>,
-    /// Fields owned by these managers are removed from both sides.
-    pub managed_fields_managers: Vec<String>,
-    /// Where the rule came from, for messages (`Application spec.ignoreDifferences[0]`,
-    /// `argocd-cm resource.customizations.ignoreDifferences.apps_Deployment`).
-    #[serde(skip)]
-    pub origin: String,
-}
+pub use rule::{IgnoreRule, SensitiveFinding};
 
 /// How ignore rules are compiled and run.
 #[derive(Debug, Clone)]
@@ -80,29 +58,6 @@ impl IgnoreOptions {
             fuel: self.jq_fuel,
             stack_reserve: JQ_STACK_RESERVE,
         }
-    }
-}
-
-/// A sensitive field an ignore rule would hide.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SensitiveFinding {
-    /// Where the rule came from.
-    pub origin: String,
-    /// The rule's pointer, jq expression or manager list that hides the field.
-    pub expression: String,
-    /// The kind whose field is hidden (`apps/Deployment`).
-    pub kind: String,
-    /// The sensitive field (`spec.template.spec.containers.*.image`).
-    pub field: String,
-}
-
-impl std::fmt::Display for SensitiveFinding {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}: {} would hide {} {}",
-            self.origin, self.expression, self.kind, self.field
-        )
     }
 }
 
@@ -418,22 +373,6 @@ pub fn sensitive_findings(rules: &[IgnoreRule]) -> Vec<SensitiveFinding> {
         }
     }
     out
-}
-
-/// Argo's glob (`util/glob`): `*` any run of characters, `?` one character; everything else
-/// literal. An empty pattern matches only the empty string (the core group).
-pub(crate) fn matches_glob(text: &str, pattern: &str) -> bool {
-    fn go(t: &[char], p: &[char]) -> bool {
-        match p.split_first() {
-            None => t.is_empty(),
-            Some(('*', rest)) => (0..=t.len()).any(|i| go(&t[i..], rest)),
-            Some(('?', rest)) => !t.is_empty() && go(&t[1..], rest),
-            Some((c, rest)) => t.first() == Some(c) && go(&t[1..], rest),
-        }
-    }
-    let t: Vec<char> = text.chars().collect();
-    let p: Vec<char> = pattern.chars().collect();
-    go(&t, &p)
 }
 
 #[cfg(test)]

@@ -8,7 +8,9 @@ use std::io::Write;
 use plumb_model::ResourceKey;
 use serde_json::Value;
 
-use super::{DiffFormat, RenderOptions, io, json::sorted, text_block};
+use super::json::sorted;
+use super::options::{DiffFormat, RenderOptions};
+use super::text::{io, text_block};
 use crate::attribution::comment_text;
 use crate::error::Result;
 use crate::result::Attribution;

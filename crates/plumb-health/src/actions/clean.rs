@@ -40,36 +40,6 @@ fn clean_array(new: Vec<Value>, old: &[Value]) -> Vec<Value> {
         .collect()
 }
 
-/// The JSON merge patch (RFC 7386) that turns `old` into `new`: changed and added fields, `null`
-/// for removed ones, lists replaced whole. `None` when nothing changed.
-pub fn merge_patch(old: &Value, new: &Value) -> Option<Value> {
-    match (old, new) {
-        (Value::Object(o), Value::Object(n)) => {
-            let mut patch = Map::new();
-            for (key, old_value) in o {
-                match n.get(key) {
-                    None => {
-                        patch.insert(key.clone(), Value::Null);
-                    }
-                    Some(new_value) => {
-                        if let Some(p) = merge_patch(old_value, new_value) {
-                            patch.insert(key.clone(), p);
-                        }
-                    }
-                }
-            }
-            for (key, new_value) in n {
-                if !o.contains_key(key) {
-                    patch.insert(key.clone(), new_value.clone());
-                }
-            }
-            (!patch.is_empty()).then_some(Value::Object(patch))
-        }
-        (o, n) if o == n => None,
-        (_, n) => Some(n.clone()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -83,16 +53,5 @@ mod tests {
         let new = json!({"spec": {"template": {"spec": {"containers": [
             {"name": "a", "resources": [], "ports": []}]}}, "selector": []}});
         assert_eq!(clean_returned(new, &old), old);
-    }
-
-    #[test]
-    fn merge_patch_has_only_changes() {
-        let old = json!({"a": 1, "b": {"c": 2, "d": 3}, "e": [1, 2]});
-        let new = json!({"a": 1, "b": {"c": 2, "f": 4}, "e": [1]});
-        assert_eq!(
-            merge_patch(&old, &new),
-            Some(json!({"b": {"d": null, "f": 4}, "e": [1]}))
-        );
-        assert_eq!(merge_patch(&old, &old), None);
     }
 }

@@ -27,7 +27,8 @@ use plumb_model::settings::{self, ACTIONS_PREFIX, LEGACY_CUSTOMIZATIONS, Setting
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use clean::merge_patch;
+// The controller builds an action's patch with it; kept here so its callers need no change.
+pub use plumb_model::go::merge_patch::merge_patch;
 
 use crate::customizations_dir::{CustomizationsDir, DirError};
 use crate::lua::{LuaLimits, LuaScript, lua_to_json, run_script};

@@ -6,19 +6,16 @@ use std::cell::RefCell;
 
 use serde_json::Value;
 
+use super::limits::LuaLimits;
 use super::sandbox::Vm;
-use super::{LuaLimits, LuaScript};
+use super::script::LuaScript;
 use crate::status::{HealthCode, HealthStatus};
 
 thread_local! {
     static POOL: RefCell<[Option<Vm>; 2]> = const { RefCell::new([None, None]) };
 }
 
-pub(super) fn evaluate(
-    script: &LuaScript,
-    obj: &Value,
-    limits: &LuaLimits,
-) -> Option<HealthStatus> {
+fn evaluate_pooled(script: &LuaScript, obj: &Value, limits: &LuaLimits) -> Option<HealthStatus> {
     POOL.with(|pool| {
         let mut pool = pool.borrow_mut();
         let slot = &mut pool[usize::from(script.open_libs())];
@@ -45,6 +42,14 @@ pub(super) fn evaluate(
         }
         run.health
     })
+}
+
+impl LuaScript {
+    /// Runs the script on one object. `None` means the script returned `nil` or `{}` (no health);
+    /// errors and limits give `Unknown` with a message, as in Argo.
+    pub fn evaluate(&self, obj: &Value, limits: &LuaLimits) -> Option<HealthStatus> {
+        evaluate_pooled(self, obj, limits)
+    }
 }
 
 /// Runs a script that is not a health script (resource actions) on this thread's interpreter for

@@ -5,8 +5,10 @@ use mlua::serde::SerializeOptions;
 use mlua::{Lua, LuaSerdeExt, Value as LuaValue};
 use serde_json::Value;
 
-use super::INVALID_STATUS;
 use crate::status::{HealthCode, HealthStatus};
+
+/// Message Argo gives when a script returns a status that is not one of the six codes.
+const INVALID_STATUS: &str = "Lua returned an invalid health status";
 
 /// Converts the object; `null` fields are absent, arrays carry no marker metatable.
 pub(super) fn object_to_lua(lua: &Lua, obj: &Value) -> mlua::Result<LuaValue> {

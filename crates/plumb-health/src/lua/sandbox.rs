@@ -14,11 +14,12 @@ use mlua::chunk::ChunkMode;
 use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, VmState};
 use serde_json::Value;
 
-use super::{LuaLimits, LuaScript, convert, strings};
+use super::budget::{Budget, HOOK_STEP, LimitHit};
+use super::limits::LuaLimits;
+use super::script::LuaScript;
+use super::{convert, strings};
 use crate::status::{HealthCode, HealthStatus};
 
-/// Instructions between two checks of the budget and the clock.
-const HOOK_STEP: u32 = 1_000;
 /// Compiled chunks kept per interpreter (Argo keeps 1,024).
 const MAX_CHUNKS: usize = 1_024;
 /// Chunk name, so errors read `<string>:3: ...` as they do from gopher-lua.
@@ -58,80 +59,6 @@ const OPEN_BASE: [&str; 6] = [
     "collectgarbage",
     "module",
 ];
-
-/// Which limit stopped a script.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum LimitHit {
-    Time(Duration),
-    Instructions(u64),
-    Memory(usize),
-}
-
-impl LimitHit {
-    pub(super) fn message(self) -> String {
-        match self {
-            LimitHit::Time(d) => {
-                format!("Lua health script stopped: it ran longer than its time limit of {d:?}")
-            }
-            LimitHit::Instructions(n) => {
-                format!("Lua health script stopped: it exceeded its budget of {n} instructions")
-            }
-            LimitHit::Memory(bytes) => format!(
-                "Lua health script stopped: it exceeded its memory limit of {} MiB",
-                bytes / (1024 * 1024)
-            ),
-        }
-    }
-}
-
-/// The per-evaluation budget the hook reads (and the bounded string functions charge).
-pub(crate) struct Budget {
-    deadline: Cell<Instant>,
-    memory_bytes: Cell<usize>,
-    wall_time: Cell<Duration>,
-    budget: Cell<u64>,
-    left: Cell<u64>,
-    hit: Cell<Option<LimitHit>>,
-}
-
-impl Budget {
-    fn arm(&self, limits: &LuaLimits) {
-        self.deadline.set(Instant::now() + limits.wall_time);
-        self.wall_time.set(limits.wall_time);
-        self.budget.set(limits.instructions);
-        self.left.set(limits.instructions);
-        self.memory_bytes.set(limits.memory_bytes);
-        self.hit.set(None);
-    }
-
-    /// The memory cap of the running evaluation.
-    pub(super) fn memory_bytes(&self) -> usize {
-        self.memory_bytes.get()
-    }
-
-    /// Records that `hit` stopped the evaluation; the error to raise.
-    pub(super) fn stop(&self, hit: LimitHit) -> mlua::Error {
-        if self.hit.get().is_none() {
-            self.hit.set(Some(hit));
-        }
-        mlua::Error::runtime(hit.message())
-    }
-
-    /// Charges [`HOOK_STEP`] instructions and checks the clock: the limit hit, if any.
-    pub(super) fn tick(&self) -> Option<LimitHit> {
-        if self.hit.get().is_none() {
-            let left = self.left.get().saturating_sub(u64::from(HOOK_STEP));
-            self.left.set(left);
-            if left == 0 {
-                self.hit
-                    .set(Some(LimitHit::Instructions(self.budget.get())));
-            } else if Instant::now() >= self.deadline.get() {
-                self.hit.set(Some(LimitHit::Time(self.wall_time.get())));
-            }
-        }
-        self.hit.get()
-    }
-}
 
 /// One interpreter with its compiled chunks.
 pub(super) struct Vm {

@@ -8,8 +8,8 @@ use std::rc::Rc;
 
 use mlua::{Lua, MultiValue, Table, Value};
 
+use super::budget::{Budget, LimitHit};
 use super::patterns::{self, Capture, Found, PatternError};
-use super::sandbox::{Budget, LimitHit};
 
 /// Matching steps between two charges to the budget.
 const CHARGE_EVERY: u32 = 1_000;

@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
-use super::check_version;
 use super::fields::{go_quote, int_at, str_at};
+use super::version::check_version;
 use crate::status::{HealthCode, HealthStatus};
 
 pub(super) fn health(obj: &Value) -> HealthStatus {

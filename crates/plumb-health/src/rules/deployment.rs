@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use super::check_version;
 use super::fields::{bool_at, condition, int_at, opt_int_at, str_at};
+use super::version::check_version;
 use crate::status::{HealthCode, HealthStatus};
 
 pub(super) fn health(obj: &Value) -> HealthStatus {

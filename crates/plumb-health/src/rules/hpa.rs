@@ -4,7 +4,8 @@
 use serde_json::Value;
 
 use super::fields::{annotation, str_at};
-use super::{Condition, check_version, conditions};
+use super::version::check_version;
+use super::{Condition, conditions};
 use crate::status::{HealthCode, HealthStatus};
 
 const CONDITIONS_ANNOTATION: &str = "autoscaling.alpha.kubernetes.io/conditions";

@@ -18,13 +18,14 @@ mod pvc;
 mod replicaset;
 mod service;
 mod statefulset;
+mod version;
 mod workflow;
 
 use serde_json::Value;
 
-use crate::status::{HealthCode, HealthStatus};
+use crate::status::HealthStatus;
 
-pub(crate) use fields::{Condition, conditions, is_hook, str_at};
+pub(crate) use fields::{Condition, conditions, is_hook};
 
 /// A built-in rule: the object in, its health out.
 pub(crate) type Rule = fn(&Value) -> HealthStatus;
@@ -50,18 +51,4 @@ pub(crate) fn rule_for(group: &str, kind: &str) -> Option<Rule> {
         _ => return None,
     };
     Some(rule)
-}
-
-/// Returns `Some(Unknown)` unless the object's apiVersion is one the rule supports, with Argo's
-/// message (`unsupported Deployment GVK: apps/v1beta2, Kind=Deployment`).
-fn check_version(obj: &Value, kind: &str, supported: &[&str]) -> Option<HealthStatus> {
-    let api_version = str_at(obj, &["apiVersion"]);
-    if supported.contains(&api_version) {
-        return None;
-    }
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    Some(HealthStatus::new(
-        HealthCode::Unknown,
-        format!("unsupported {kind} GVK: {group}/{version}, Kind={kind}"),
-    ))
 }

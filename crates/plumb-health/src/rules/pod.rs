@@ -4,8 +4,8 @@ use serde_json::Value;
 
 use plumb_model::annotations;
 
-use super::check_version;
 use super::fields::{annotation, array_at, at, condition, go_quote, int_at, is_hook, str_at};
+use super::version::check_version;
 use crate::status::{HealthCode, HealthStatus};
 
 pub(super) fn health(obj: &Value) -> HealthStatus {

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use kube::api::{DynamicObject, TypeMeta};
 use plumb_model::{GroupKind, ResourceKey};
 
+use super::object::{AppChange, LiveObject, OwnerRef};
 use super::tracking::{TrackedBy, Tracking};
-use super::{AppChange, LiveObject, OwnerRef};
 use crate::discovery::ApiKind;
 
 /// How far up owner references a change is attributed (Pod → ReplicaSet → Deployment is 2).

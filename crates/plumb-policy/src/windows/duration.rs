@@ -5,112 +5,12 @@
 
 use jiff::SignedDuration;
 
-/// Why a duration cannot be parsed (Go's messages).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum DurationError {
-    /// Not a duration at all, or out of range.
-    #[error("time: invalid duration \"{0}\"")]
-    Invalid(String),
-    /// A number without a unit.
-    #[error("time: missing unit in duration \"{0}\"")]
-    MissingUnit(String),
-    /// A unit Go does not know.
-    #[error("time: unknown unit \"{unit}\" in duration \"{text}\"")]
-    UnknownUnit {
-        /// The unit.
-        unit: String,
-        /// The whole duration.
-        text: String,
-    },
-}
+pub use plumb_model::go::duration::Error as DurationError;
 
-fn unit_nanos(unit: &str) -> Option<u128> {
-    Some(match unit {
-        "ns" => 1,
-        "us" | "µs" | "μs" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        "m" => 60 * 1_000_000_000,
-        "h" => 3_600 * 1_000_000_000,
-        _ => return None,
-    })
-}
-
-fn leading_digits(s: &str) -> (&str, &str) {
-    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    s.split_at(end)
-}
-
-/// Parses a duration like Go's `time.ParseDuration`.
+/// Parses a duration like Go's `time.ParseDuration`, as the signed duration window arithmetic
+/// uses.
 pub fn parse(text: &str) -> Result<SignedDuration, DurationError> {
-    let invalid = || DurationError::Invalid(text.to_string());
-    let (negative, mut s) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if s == "0" {
-        return Ok(SignedDuration::ZERO);
-    }
-    if s.is_empty() {
-        return Err(invalid());
-    }
-    // Go keeps nanoseconds in an int64; past that the duration is invalid.
-    let limit = i64::MAX as u128 + u128::from(negative);
-    let mut total: u128 = 0;
-    while !s.is_empty() {
-        if !s.starts_with(|c: char| c == '.' || c.is_ascii_digit()) {
-            return Err(invalid());
-        }
-        let (int, rest) = leading_digits(s);
-        let (frac, rest) = match rest.strip_prefix('.') {
-            Some(after) => leading_digits(after),
-            None => ("", rest),
-        };
-        if int.is_empty() && frac.is_empty() {
-            return Err(invalid());
-        }
-        let unit_end = rest
-            .find(|c: char| c == '.' || c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let (unit, rest) = rest.split_at(unit_end);
-        if unit.is_empty() {
-            return Err(DurationError::MissingUnit(text.to_string()));
-        }
-        let scale = unit_nanos(unit).ok_or_else(|| DurationError::UnknownUnit {
-            unit: unit.to_string(),
-            text: text.to_string(),
-        })?;
-        let whole: u128 = if int.is_empty() {
-            0
-        } else {
-            int.parse().map_err(|_| invalid())?
-        };
-        let mut nanos = whole.checked_mul(scale).ok_or_else(invalid)?;
-        // The fraction is cut to nanoseconds, as Go does (`1.0000000001s` is one second).
-        let mut place = scale;
-        for digit in frac.bytes() {
-            place /= 10;
-            if place == 0 {
-                break;
-            }
-            nanos += u128::from(digit - b'0') * place;
-        }
-        total = total.checked_add(nanos).ok_or_else(invalid)?;
-        if total > limit {
-            return Err(invalid());
-        }
-        s = rest;
-    }
-    let signed = if negative {
-        -(total as i128)
-    } else {
-        total as i128
-    };
-    i64::try_from(signed)
-        .map(SignedDuration::from_nanos)
-        .map_err(|_| invalid())
+    plumb_model::go::duration::parse(text).map(|d| SignedDuration::from_nanos(d.as_nanos()))
 }
 
 #[cfg(test)]

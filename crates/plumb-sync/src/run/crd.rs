@@ -47,7 +47,3 @@ impl Run<'_, '_> {
         }
     }
 }
-
-pub(super) fn is_crd(key: &ResourceKey) -> bool {
-    key.group == "apiextensions.k8s.io" && key.kind == "CustomResourceDefinition"
-}

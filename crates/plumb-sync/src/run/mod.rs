@@ -18,7 +18,6 @@ use futures::StreamExt;
 use plumb_health::{Assessor, ClusterFacts};
 use plumb_kube::{Applier, Deleted, PropagationPolicy};
 use plumb_model::ResourceKey;
-use plumb_model::annotations::HOOK_FINALIZER;
 use plumb_model::application::{OperationPhase, ResourceResult, ResultCode, SyncPhase};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -50,12 +49,12 @@ const WRITES_IN_FLIGHT: usize = 16;
 const DRY_RUNS_IN_FLIGHT: usize = 16;
 
 mod crd;
+mod hook_finalizer;
 mod hooks;
 mod prepare;
 mod prune;
 
-use crd::is_crd;
-use hooks::{add_hook_finalizer, remove_hook_finalizer};
+use hook_finalizer::{add_hook_finalizer, remove_hook_finalizer};
 
 /// The destination namespace to create first (`CreateNamespace=true`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -259,6 +258,10 @@ fn now() -> String {
         .round(jiff::Unit::Millisecond)
         .unwrap_or_else(|_| jiff::Timestamp::now())
         .to_string()
+}
+
+fn is_crd(key: &ResourceKey) -> bool {
+    key.group == "apiextensions.k8s.io" && key.kind == "CustomResourceDefinition"
 }
 
 fn group_kind_name(key: &ResourceKey) -> String {

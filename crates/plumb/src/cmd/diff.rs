@@ -121,20 +121,24 @@ enum OutputArg {
     Json,
 }
 
+// `--ignore-normalizer-jq-execution-timeout` has its own syntax, older than Go's and kept with
+// its messages: one number, fractions allowed, with ms, s or m or no unit (seconds). The value is
+// Go's reading of it.
 fn parse_duration(s: &str) -> Result<Duration, String> {
     let (num, unit) = s
         .find(|c: char| !c.is_ascii_digit() && c != '.')
         .map_or((s, "s"), |i| s.split_at(i));
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration like 1s or 500ms"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        _ => return Err(format!("{s:?}: unit must be ms, s or m")),
-    };
-    Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
+    if num.parse::<f64>().is_err() {
+        return Err(format!("{s:?} is not a duration like 1s or 500ms"));
+    }
+    if !matches!(unit, "ms" | "s" | "m") {
+        return Err(format!("{s:?}: unit must be ms, s or m"));
+    }
+    let go =
+        plumb_model::go::duration::parse(&format!("{num}{unit}")).map_err(|e| e.to_string())?;
+    // Neither a sign nor anything but digits and a point got this far: never negative.
+    go.to_std()
+        .ok_or_else(|| format!("{s:?} is not a duration like 1s or 500ms"))
 }
 
 /// Runs `plumb diff`.

@@ -48,19 +48,7 @@ pub fn row_timestamp(ts: Timestamp, tz: &TimeZone) -> String {
 
 /// Go's `time.Duration.String()` for a whole number of seconds.
 pub fn go_duration(seconds: i64) -> String {
-    if seconds == 0 {
-        return "0s".to_string();
-    }
-    let sign = if seconds < 0 { "-" } else { "" };
-    let s = seconds.unsigned_abs();
-    let (h, m, s) = (s / 3600, (s % 3600) / 60, s % 60);
-    if h > 0 {
-        format!("{sign}{h}h{m}m{s}s")
-    } else if m > 0 {
-        format!("{sign}{m}m{s}s")
-    } else {
-        format!("{sign}{s}s")
-    }
+    plumb_model::go::duration::format_secs(seconds)
 }
 
 /// Whole seconds from `start` to `end` (Argo: `FinishedAt.Unix() - StartedAt.Unix()`).

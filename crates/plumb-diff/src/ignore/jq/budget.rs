@@ -2,7 +2,7 @@
 //!
 //! jaq has no cancellation and no recursion limit, but it clones its evaluation context at
 //! every step that can loop or recurse (function calls, pipes, `,`, each `reduce`/`foreach`
-//! element), and the context carries Plumb's data type ([`super::Bounded`]). That clone calls
+//! element), and the context carries Plumb's data type ([`super::data::Bounded`]). That clone calls
 //! [`tick`], which counts the step against the fuel, checks the stack left on this thread and,
 //! every [`CLOCK_EVERY`] steps, the deadline. When one runs out, [`tick`] unwinds out of jaq
 //! with [`std::panic::resume_unwind`] (which does not run the panic hook, so nothing is printed)

@@ -12,115 +12,27 @@
 //! limit, builtins that exit the process, print or read the environment).
 
 mod budget;
+mod data;
+mod failure;
 mod refuse;
 
 use std::time::Duration;
 
 use jaq_core::load::{Arena, File, Loader};
 use jaq_core::native::{Fun, v};
-use jaq_core::{Compiler, Ctx, Cv, DataT, Exn, Native, ValXs, Vars, data::HasLut};
+use jaq_core::{Compiler, Ctx, Cv, DataT, Exn, Native, ValXs, Vars};
 use jaq_json::Val;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::json_pointer::Step;
 pub(crate) use budget::Limits;
+pub(crate) use data::Bounded;
+use data::Counted;
+pub(crate) use failure::JqFailure;
 
 /// Most paths one expression may select in one object.
 const MAX_PATHS: usize = 100_000;
-
-/// Why a jq expression produced no paths.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum JqFailure {
-    /// The expression does not parse or compile.
-    Invalid(String),
-    /// It uses an operator or builtin Plumb does not run.
-    Refused(String),
-    /// It ran past the time limit.
-    Timeout(Duration),
-    /// It did not finish within its step budget.
-    Fuel(u64),
-    /// It recursed deeper than the stack allows.
-    Stack,
-    /// It grew the process's memory by more than this many bytes.
-    Memory(u64),
-    /// The jq engine failed inside (a bug in it); the evaluation was stopped.
-    Crashed(String),
-    /// It failed at run time (treated as a no-op). The text names no value of the object.
-    Runtime(String),
-}
-
-impl JqFailure {
-    /// Whether the expression cannot finish on some input: the controller refuses such rules.
-    pub(crate) fn is_unbounded(&self) -> bool {
-        matches!(
-            self,
-            JqFailure::Timeout(_)
-                | JqFailure::Fuel(_)
-                | JqFailure::Stack
-                | JqFailure::Memory(_)
-                | JqFailure::Crashed(_)
-        )
-    }
-}
-
-impl std::fmt::Display for JqFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            JqFailure::Invalid(why) => write!(f, "is invalid: {why}"),
-            JqFailure::Refused(why) => write!(f, "is refused: {why}"),
-            JqFailure::Timeout(d) => write!(f, "was stopped: it ran longer than {d:?}"),
-            JqFailure::Fuel(n) => write!(
-                f,
-                "was stopped: it did not finish within {n} evaluation steps (endless recursion or loop?)"
-            ),
-            JqFailure::Stack => write!(f, "was stopped: it recursed too deeply"),
-            JqFailure::Memory(bytes) => write!(
-                f,
-                "was stopped: it grew memory by more than {} MiB",
-                bytes / (1024 * 1024)
-            ),
-            JqFailure::Crashed(why) => write!(f, "was stopped: the jq engine failed ({why})"),
-            JqFailure::Runtime(why) => write!(f, "failed: {why}"),
-        }
-    }
-}
-
-impl From<budget::Stop> for JqFailure {
-    fn from(stop: budget::Stop) -> Self {
-        match stop {
-            budget::Stop::Timeout(d) => JqFailure::Timeout(d),
-            budget::Stop::Fuel(n) => JqFailure::Fuel(n),
-            budget::Stop::Stack => JqFailure::Stack,
-            budget::Stop::Memory(bytes) => JqFailure::Memory(bytes),
-            budget::Stop::Panic(msg) => JqFailure::Crashed(msg),
-        }
-    }
-}
-
-/// Plumb's jaq data kind: JSON values, and a context whose every clone is a budget step.
-pub(crate) struct Bounded;
-
-impl DataT for Bounded {
-    type V<'a> = Val;
-    type Data<'a> = Counted<'a>;
-}
-
-/// The evaluation context's global data: the lookup table, counted on each clone.
-pub(crate) struct Counted<'a>(&'a jaq_core::Lut<Bounded>);
-
-impl Clone for Counted<'_> {
-    fn clone(&self) -> Self {
-        budget::tick();
-        Counted(self.0)
-    }
-}
-
-impl<'a> HasLut<'a, Bounded> for Counted<'a> {
-    fn lut(&self) -> &'a jaq_core::Lut<Bounded> {
-        self.0
-    }
-}
 
 /// Checks that `expr` is allowed and compiles (when rules are loaded, so a typo is reported at
 /// once).

@@ -14,7 +14,8 @@ use jaq_core::load::lex::{StrPart, Tok, Token};
 use jaq_core::{Cv, DataT, Error, Exn, ValXs};
 use jaq_json::Val;
 
-use super::{Bounded, JqFailure};
+use super::data::Bounded;
+use super::failure::JqFailure;
 
 /// Operators refused, as the lexer spells them.
 const OPERATORS: &[&str] = &["*", "*=", "=", "|=", "+=", "-=", "/=", "%=", "//="];
