@@ -172,7 +172,7 @@ async fn save(
     updated.spec = spec;
     super::create::validate(&updated)?;
     super::set::check_project(client, &updated).await?;
-    let Some(spec_patch) = super::set::merge_patch(
+    let Some(spec_patch) = plumb_model::go::merge_patch::merge_patch(
         &serde_json::to_value(&app.spec)?,
         &serde_json::to_value(&updated.spec)?,
     ) else {

@@ -62,7 +62,7 @@ pub async fn run(client: &AppClient, args: PatchArgs) -> Result<Outcome> {
         "finalizers": app.metadata.finalizers}, "spec": app.spec});
     let new_doc = json!({"metadata": {"labels": new.metadata.labels, "annotations": new.metadata.annotations,
         "finalizers": new.metadata.finalizers}, "spec": new.spec});
-    let stored = match super::set::merge_patch(&old_doc, &new_doc) {
+    let stored = match plumb_model::go::merge_patch::merge_patch(&old_doc, &new_doc) {
         None => app,
         Some(patch) => {
             let rv = app

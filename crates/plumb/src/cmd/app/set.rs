@@ -10,7 +10,7 @@ use clap::Args;
 use plumb_model::application::{
     Application, ApplicationSource, ApplicationSpec, SyncPolicy, SyncPolicyAutomated,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::client::{AppClient, ProjectRead};
 use super::cluster::destination;
@@ -310,32 +310,7 @@ fn apply_automation(spec: &mut ApplicationSpec, args: &SetArgs) -> Result<()> {
     Ok(())
 }
 
-/// The JSON merge patch (RFC 7386) that turns `old` into `new`: changed and added members,
-/// removed members as `null`; `None` when nothing changed.
-pub fn merge_patch(old: &Value, new: &Value) -> Option<Value> {
-    match (old, new) {
-        (Value::Object(o), Value::Object(n)) => {
-            let mut patch = Map::new();
-            for key in o.keys().filter(|k| !n.contains_key(*k)) {
-                patch.insert(key.clone(), Value::Null);
-            }
-            for (key, value) in n {
-                match o.get(key) {
-                    Some(before) => {
-                        if let Some(p) = merge_patch(before, value) {
-                            patch.insert(key.clone(), p);
-                        }
-                    }
-                    None => {
-                        patch.insert(key.clone(), value.clone());
-                    }
-                }
-            }
-            (!patch.is_empty()).then_some(Value::Object(patch))
-        }
-        _ => (old != new).then(|| new.clone()),
-    }
-}
+use plumb_model::go::merge_patch::merge_patch;
 
 /// What Argo's API server refuses before storing a spec: the project must exist and permit the
 /// Application (`application spec for NAME is invalid: InvalidSpecError: ...`).
@@ -787,16 +762,5 @@ mod tests {
                 .to_string(),
             "Please set at least one option to update"
         );
-    }
-
-    #[test]
-    fn merge_patches_recurse_into_objects_and_replace_arrays() {
-        let old = json!({"a": {"b": 1, "c": [1, 2]}, "d": "x"});
-        let new = json!({"a": {"b": 1, "c": [2]}, "e": true});
-        assert_eq!(
-            merge_patch(&old, &new),
-            Some(json!({"a": {"c": [2]}, "d": null, "e": true}))
-        );
-        assert_eq!(merge_patch(&old, &old), None);
     }
 }

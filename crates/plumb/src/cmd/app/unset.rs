@@ -133,7 +133,7 @@ pub async fn run(client: &AppClient, args: UnsetArgs) -> Result<Outcome> {
             UnsetResult::Updated => {}
         }
         super::set::check_project(client, &updated).await?;
-        let Some(spec_patch) = super::set::merge_patch(
+        let Some(spec_patch) = plumb_model::go::merge_patch::merge_patch(
             &serde_json::to_value(&app.spec)?,
             &serde_json::to_value(&updated.spec)?,
         ) else {
