@@ -408,6 +408,8 @@ fn compareseq(
     }
 }
 
+/// GNU's `shift_boundaries`: in each file in turn, every run of changes is slid down as far as
+/// equal lines allow, then back up to line up with a run of changes in the other file.
 fn shift_boundaries(eq: &[Vec<usize>; 2], changed: &mut [Flags; 2]) {
     for (f, equivs) in eq.iter().enumerate() {
         let (lo, hi) = changed.split_at_mut(1);
@@ -416,86 +418,108 @@ fn shift_boundaries(eq: &[Vec<usize>; 2], changed: &mut [Flags; 2]) {
         } else {
             (&mut hi[0], &lo[0])
         };
-        let i_end = len(equivs);
-        let e = |i: isize| equivs[i as usize];
-        let (mut i, mut j): (isize, isize) = (0, 0);
-        loop {
-            while i < i_end && !ch.get(i) {
-                loop {
-                    let was = other.get(j);
-                    j += 1;
-                    if !was {
-                        break;
-                    }
+        shift_file(equivs, ch, other);
+    }
+}
+
+/// One file's pass: finds each run of changes in `ch`, keeping `j` on the matching line of the
+/// other file, and slides it.
+fn shift_file(equivs: &[usize], ch: &mut Flags, other: &Flags) {
+    let i_end = len(equivs);
+    let (mut i, mut j): (isize, isize) = (0, 0);
+    loop {
+        while i < i_end && !ch.get(i) {
+            loop {
+                let was = other.get(j);
+                j += 1;
+                if !was {
+                    break;
                 }
-                i += 1;
             }
-            if i == i_end {
+            i += 1;
+        }
+        if i == i_end {
+            break;
+        }
+        let start = i;
+        loop {
+            i += 1;
+            if !ch.get(i) {
                 break;
             }
-            let mut start = i;
-            loop {
-                i += 1;
-                if !ch.get(i) {
-                    break;
-                }
-            }
-            while other.get(j) {
-                j += 1;
-            }
-            let mut corresponding;
-            loop {
-                let runlength = i - start;
-                while start > 0 && e(start - 1) == e(i - 1) {
-                    start -= 1;
-                    ch.set_at(start, true);
-                    i -= 1;
-                    ch.set_at(i, false);
-                    while ch.get(start - 1) {
-                        start -= 1;
-                    }
-                    loop {
-                        j -= 1;
-                        if !other.get(j) {
-                            break;
-                        }
-                    }
-                }
-                corresponding = if other.get(j - 1) { i } else { i_end };
-                while i != i_end && e(start) == e(i) {
-                    ch.set_at(start, false);
-                    start += 1;
-                    ch.set_at(i, true);
-                    i += 1;
-                    while ch.get(i) {
-                        i += 1;
-                    }
-                    loop {
-                        j += 1;
-                        if !other.get(j) {
-                            break;
-                        }
-                        corresponding = i;
-                    }
-                }
-                if runlength == i - start {
-                    break;
-                }
-            }
-            while corresponding < i {
+        }
+        while other.get(j) {
+            j += 1;
+        }
+        (i, j) = slide_run(equivs, ch, other, start, i, j);
+    }
+}
+
+/// Slides the run `start..i` up, then down, while the lines at its ends are equal (merging with
+/// runs it meets) until its length settles, then back up until its end lines up with a change
+/// in the other file, if one was passed. Returns the new `i` and `j`.
+fn slide_run(
+    equivs: &[usize],
+    ch: &mut Flags,
+    other: &Flags,
+    mut start: isize,
+    mut i: isize,
+    mut j: isize,
+) -> (isize, isize) {
+    let i_end = len(equivs);
+    let e = |i: isize| equivs[i as usize];
+    let mut corresponding;
+    loop {
+        let runlength = i - start;
+        while start > 0 && e(start - 1) == e(i - 1) {
+            start -= 1;
+            ch.set_at(start, true);
+            i -= 1;
+            ch.set_at(i, false);
+            while ch.get(start - 1) {
                 start -= 1;
-                ch.set_at(start, true);
-                i -= 1;
-                ch.set_at(i, false);
-                loop {
-                    j -= 1;
-                    if !other.get(j) {
-                        break;
-                    }
+            }
+            loop {
+                j -= 1;
+                if !other.get(j) {
+                    break;
                 }
             }
         }
+        corresponding = if other.get(j - 1) { i } else { i_end };
+        while i != i_end && e(start) == e(i) {
+            ch.set_at(start, false);
+            start += 1;
+            ch.set_at(i, true);
+            i += 1;
+            while ch.get(i) {
+                i += 1;
+            }
+            loop {
+                j += 1;
+                if !other.get(j) {
+                    break;
+                }
+                corresponding = i;
+            }
+        }
+        if runlength == i - start {
+            break;
+        }
     }
+    while corresponding < i {
+        start -= 1;
+        ch.set_at(start, true);
+        i -= 1;
+        ch.set_at(i, false);
+        loop {
+            j -= 1;
+            if !other.get(j) {
+                break;
+            }
+        }
+    }
+    (i, j)
 }
 
 fn build_script(changed: &[Flags; 2], prefix: usize) -> Vec<Hunk> {
