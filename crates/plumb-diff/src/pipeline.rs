@@ -2,15 +2,15 @@
 //! normalize → ignore → strategy → field changes → attribution. Masking comes after, in
 //! [`crate::mask::mask`], which is the only way to something renderable.
 
-use plumb_model::GroupKind;
 use plumb_model::annotations::LAST_APPLIED;
+use plumb_model::{GroupKind, ResourceKey};
 use serde_json::Value;
 
 use crate::attribution;
 use crate::changes::field_changes;
 use crate::error::{Error, Result};
 use crate::ignore::IgnoreRules;
-use crate::managed_fields::managed_entries;
+use crate::managed_fields::{ManagedEntry, managed_entries};
 use crate::normalize::{NormalizeOptions, align_tracking, normalize, settle_nulls};
 use crate::pair::Pair;
 use crate::path::FieldPath;
@@ -83,48 +83,24 @@ pub fn diff(pair: &Pair, strategy: Strategy<'_>, config: &DiffConfig) -> Result<
     align_tracking(&mut desired_n, live, &config.normalize);
 
     let (predicted, used, notes) = match strategy {
-        Strategy::ThreeWay => {
-            let (mut base, fallback_reason) = last_applied(live);
-            if let Some(b) = base.as_mut() {
-                normalize(b, &config.normalize);
-                align_tracking(b, live, &config.normalize);
-            }
-            let mut objects: Vec<&mut Value> = vec![&mut desired_n, &mut live_n];
-            if let Some(b) = base.as_mut() {
-                objects.push(b);
-            }
-            let notes = config.ignore.apply(&key, &managed, &mut objects);
-            let predicted = three_way::predict(&gk, base.as_ref(), &desired_n, &live_n);
-            (
-                predicted,
-                StrategyUsed {
-                    strategy: DiffStrategy::ThreeWay,
-                    fallback_reason,
-                },
-                notes,
-            )
-        }
-        Strategy::ServerSide { predicted_live } => {
-            let predicted_managed = managed_entries(predicted_live);
-            let mut predicted = predicted_live.clone();
-            normalize(&mut predicted, &config.normalize);
-            // As Argo's server-side diff: the client-side-apply record is not compared.
-            for obj in [&mut predicted, &mut live_n] {
-                remove_annotation(obj, LAST_APPLIED);
-            }
-            let notes = config
-                .ignore
-                .apply(&key, &managed, &mut [&mut predicted, &mut live_n]);
-            server_side::revert_unowned(&gk, &predicted_managed, live, &live_n, &mut predicted);
-            (
-                predicted,
-                StrategyUsed {
-                    strategy: DiffStrategy::ServerSide,
-                    fallback_reason: None,
-                },
-                notes,
-            )
-        }
+        Strategy::ThreeWay => predict_three_way(
+            &gk,
+            &key,
+            live,
+            &mut desired_n,
+            &mut live_n,
+            &managed,
+            config,
+        ),
+        Strategy::ServerSide { predicted_live } => predict_server_side(
+            &gk,
+            &key,
+            live,
+            predicted_live,
+            &mut live_n,
+            &managed,
+            config,
+        ),
     };
     let mut predicted = predicted;
     settle_nulls(&gk, &mut predicted);
@@ -155,6 +131,70 @@ pub fn diff(pair: &Pair, strategy: Strategy<'_>, config: &DiffConfig) -> Result<
         changes,
         notes,
     })
+}
+
+/// Three-way strategy: the merge of last-applied, desired and live, as `kubectl apply` would
+/// leave the object, after the ignore rules have run on all three.
+fn predict_three_way(
+    gk: &GroupKind,
+    key: &ResourceKey,
+    live: &Value,
+    desired_n: &mut Value,
+    live_n: &mut Value,
+    managed: &[ManagedEntry],
+    config: &DiffConfig,
+) -> (Value, StrategyUsed, Vec<String>) {
+    let (mut base, fallback_reason) = last_applied(live);
+    if let Some(b) = base.as_mut() {
+        normalize(b, &config.normalize);
+        align_tracking(b, live, &config.normalize);
+    }
+    let mut objects: Vec<&mut Value> = vec![&mut *desired_n, &mut *live_n];
+    if let Some(b) = base.as_mut() {
+        objects.push(b);
+    }
+    let notes = config.ignore.apply(key, managed, &mut objects);
+    let predicted = three_way::predict(gk, base.as_ref(), desired_n, live_n);
+    (
+        predicted,
+        StrategyUsed {
+            strategy: DiffStrategy::ThreeWay,
+            fallback_reason,
+        },
+        notes,
+    )
+}
+
+/// Server-side strategy: the dry-run result, with the fields nobody owns put back as live has
+/// them, after the ignore rules have run on it and on live.
+fn predict_server_side(
+    gk: &GroupKind,
+    key: &ResourceKey,
+    live: &Value,
+    predicted_live: &Value,
+    live_n: &mut Value,
+    managed: &[ManagedEntry],
+    config: &DiffConfig,
+) -> (Value, StrategyUsed, Vec<String>) {
+    let predicted_managed = managed_entries(predicted_live);
+    let mut predicted = predicted_live.clone();
+    normalize(&mut predicted, &config.normalize);
+    // As Argo's server-side diff: the client-side-apply record is not compared.
+    for obj in [&mut predicted, &mut *live_n] {
+        remove_annotation(obj, LAST_APPLIED);
+    }
+    let notes = config
+        .ignore
+        .apply(key, managed, &mut [&mut predicted, &mut *live_n]);
+    server_side::revert_unowned(gk, &predicted_managed, live, live_n, &mut predicted);
+    (
+        predicted,
+        StrategyUsed {
+            strategy: DiffStrategy::ServerSide,
+            fallback_reason: None,
+        },
+        notes,
+    )
 }
 
 fn create(pair: &Pair, desired: &Value, strategy: Strategy<'_>, config: &DiffConfig) -> DiffResult {

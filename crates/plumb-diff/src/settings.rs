@@ -31,68 +31,11 @@ pub struct DiffSettings {
 impl DiffSettings {
     /// Reads the diff-related keys.
     pub fn from_settings(settings: &Settings) -> Result<Self> {
-        let mut rules = Vec::new();
-        for (suffix, text) in settings.with_prefix(IGNORE_DIFFERENCES_PREFIX) {
-            let key = format!("{IGNORE_DIFFERENCES_PREFIX}{suffix}");
-            let (group, kind) = split_group_kind_suffix(suffix);
-            let mut rule = parse_rule_yaml(text, &key)?;
-            rule.group = group;
-            rule.kind = kind;
-            rule.origin = format!("settings {key}");
-            rules.push(rule);
-        }
-        if let Some(text) = settings.get(LEGACY_CUSTOMIZATIONS) {
-            let map = first_doc(text, LEGACY_CUSTOMIZATIONS)?;
-            let Some(map) = map.as_object() else {
-                return Err(bad(
-                    LEGACY_CUSTOMIZATIONS,
-                    "expected a map of <group>/<kind> to customizations",
-                ));
-            };
-            for (gk, custom) in map {
-                let Some(ignore) = custom.get("ignoreDifferences") else {
-                    continue;
-                };
-                let key = format!("{LEGACY_CUSTOMIZATIONS} {gk:?}");
-                let mut rule = match ignore {
-                    Value::String(text) => parse_rule_yaml(text, &key)?,
-                    other => rule_from_value(other.clone(), &key)?,
-                };
-                let (group, kind) = gk.split_once('/').unwrap_or(("", gk.as_str()));
-                rule.group = group.to_string();
-                rule.kind = kind.to_string();
-                rule.origin = format!("settings {key}");
-                rules.push(rule);
-            }
-        }
+        let mut rules = keyed_rules(settings)?;
+        rules.extend(legacy_rules(settings)?);
         let mut normalize = NormalizeOptions::default();
         if let Some(text) = settings.get(COMPARE_OPTIONS) {
-            let opts = first_doc(text, COMPARE_OPTIONS)?;
-            if let Some(v) = opts.get("ignoreResourceStatusField") {
-                let s = match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                normalize.status = StatusField::parse(&s).ok_or_else(|| {
-                    bad(
-                        COMPARE_OPTIONS,
-                        &format!("ignoreResourceStatusField {s:?} is not all, crd or none"),
-                    )
-                })?;
-            }
-            if let Some(v) = opts.get("ignoreAggregatedRoles") {
-                normalize.ignore_aggregated_roles = match v {
-                    Value::Bool(b) => *b,
-                    Value::String(s) if s.trim() == "true" => true,
-                    Value::String(s) if s.trim() == "false" => false,
-                    other => {
-                        return Err(bad(
-                            COMPARE_OPTIONS,
-                            &format!("ignoreAggregatedRoles {other} is not true or false"),
-                        ));
-                    }
-                };
-            }
+            read_compare_options(text, &mut normalize)?;
         }
         if settings
             .get(TRACKING_METHOD)
@@ -114,6 +57,83 @@ impl DiffSettings {
             allow_sensitive,
         })
     }
+}
+
+/// The rules of the `resource.customizations.ignoreDifferences.<group>_<kind>` keys.
+fn keyed_rules(settings: &Settings) -> Result<Vec<IgnoreRule>> {
+    let mut rules = Vec::new();
+    for (suffix, text) in settings.with_prefix(IGNORE_DIFFERENCES_PREFIX) {
+        let key = format!("{IGNORE_DIFFERENCES_PREFIX}{suffix}");
+        let (group, kind) = split_group_kind_suffix(suffix);
+        let mut rule = parse_rule_yaml(text, &key)?;
+        rule.group = group;
+        rule.kind = kind;
+        rule.origin = format!("settings {key}");
+        rules.push(rule);
+    }
+    Ok(rules)
+}
+
+/// The `ignoreDifferences` entries of the legacy `resource.customizations` map.
+fn legacy_rules(settings: &Settings) -> Result<Vec<IgnoreRule>> {
+    let mut rules = Vec::new();
+    let Some(text) = settings.get(LEGACY_CUSTOMIZATIONS) else {
+        return Ok(rules);
+    };
+    let map = first_doc(text, LEGACY_CUSTOMIZATIONS)?;
+    let Some(map) = map.as_object() else {
+        return Err(bad(
+            LEGACY_CUSTOMIZATIONS,
+            "expected a map of <group>/<kind> to customizations",
+        ));
+    };
+    for (gk, custom) in map {
+        let Some(ignore) = custom.get("ignoreDifferences") else {
+            continue;
+        };
+        let key = format!("{LEGACY_CUSTOMIZATIONS} {gk:?}");
+        let mut rule = match ignore {
+            Value::String(text) => parse_rule_yaml(text, &key)?,
+            other => rule_from_value(other.clone(), &key)?,
+        };
+        let (group, kind) = gk.split_once('/').unwrap_or(("", gk.as_str()));
+        rule.group = group.to_string();
+        rule.kind = kind.to_string();
+        rule.origin = format!("settings {key}");
+        rules.push(rule);
+    }
+    Ok(rules)
+}
+
+/// `ignoreResourceStatusField` and `ignoreAggregatedRoles` of `resource.compareoptions`.
+fn read_compare_options(text: &str, normalize: &mut NormalizeOptions) -> Result<()> {
+    let opts = first_doc(text, COMPARE_OPTIONS)?;
+    if let Some(v) = opts.get("ignoreResourceStatusField") {
+        let s = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        normalize.status = StatusField::parse(&s).ok_or_else(|| {
+            bad(
+                COMPARE_OPTIONS,
+                &format!("ignoreResourceStatusField {s:?} is not all, crd or none"),
+            )
+        })?;
+    }
+    if let Some(v) = opts.get("ignoreAggregatedRoles") {
+        normalize.ignore_aggregated_roles = match v {
+            Value::Bool(b) => *b,
+            Value::String(s) if s.trim() == "true" => true,
+            Value::String(s) if s.trim() == "false" => false,
+            other => {
+                return Err(bad(
+                    COMPARE_OPTIONS,
+                    &format!("ignoreAggregatedRoles {other} is not true or false"),
+                ));
+            }
+        };
+    }
+    Ok(())
 }
 
 /// The rules of an Application manifest's `spec.ignoreDifferences` (`origin` names the file).

@@ -99,135 +99,179 @@ impl Flags {
     }
 }
 
+/// GNU's `discard_confusing_lines`: lines with no match in the other file (and, in runs of
+/// them, lines with very many matches) are marked changed up front and kept out of the Myers
+/// search. Returns, per file, the equivalence classes of the lines left in and their indices in
+/// the whole file.
 fn discard_confusing_lines(
     eq: &[Vec<usize>; 2],
     n_classes: usize,
     changed: &mut [Flags; 2],
 ) -> ([Vec<usize>; 2], [Vec<usize>; 2]) {
+    let counts = count_classes(eq, n_classes);
+    let mut discards = [
+        mark_discardable(&eq[0], &counts[1]),
+        mark_discardable(&eq[1], &counts[0]),
+    ];
+    for d in &mut discards {
+        settle_provisionals(d);
+    }
+    discard_lines(eq, &discards, changed)
+}
+
+/// How many lines of each equivalence class each file holds.
+fn count_classes(eq: &[Vec<usize>; 2], n_classes: usize) -> [Vec<usize>; 2] {
     let mut counts = [vec![0usize; n_classes], vec![0usize; n_classes]];
     for f in 0..2 {
         for &c in &eq[f] {
             counts[f][c] += 1;
         }
     }
-    let mut discards: [Vec<u8>; 2] = [vec![0; eq[0].len()], vec![0; eq[1].len()]];
-    for f in 0..2 {
-        let end = eq[f].len();
-        let mut many = 5usize;
-        let mut tem = end / 64;
-        loop {
-            tem >>= 2;
-            if tem == 0 {
-                break;
-            }
-            many *= 2;
+    counts
+}
+
+/// Per line of one file: 1 (discard) when the other file has no line of its class, 2
+/// (provisional) when the other file has "many" of them (5, doubled for each factor of 4 from
+/// 256 lines), else 0.
+fn mark_discardable(equivs: &[usize], other_counts: &[usize]) -> Vec<u8> {
+    let mut many = 5usize;
+    let mut tem = equivs.len() / 64;
+    loop {
+        tem >>= 2;
+        if tem == 0 {
+            break;
         }
-        for i in 0..end {
-            let nmatch = counts[1 - f][eq[f][i]];
+        many *= 2;
+    }
+    equivs
+        .iter()
+        .map(|&c| {
+            let nmatch = other_counts[c];
             if nmatch == 0 {
-                discards[f][i] = 1;
+                1
             } else if nmatch > many {
-                discards[f][i] = 2;
+                2
+            } else {
+                0
+            }
+        })
+        .collect()
+}
+
+/// Turns each provisional mark into a discard or a keep: a provisional line is only discarded
+/// inside a run of discardable lines that is at most a quarter provisional, away from the run's
+/// ends and not in a long subrun of provisionals.
+fn settle_provisionals(d: &mut [u8]) {
+    let end = d.len();
+    let mut i = 0;
+    while i < end {
+        if d[i] == 2 {
+            d[i] = 0;
+        } else if d[i] != 0 {
+            i = settle_run(d, i);
+        }
+        i += 1;
+    }
+}
+
+/// Settles the run of discardable lines that starts at `i` (a real discard); returns the index
+/// the scan goes on from.
+fn settle_run(d: &mut [u8], i: usize) -> usize {
+    let end = d.len();
+    let mut j = i;
+    let mut provisional = 0usize;
+    while j < end {
+        if d[j] == 0 {
+            break;
+        }
+        if d[j] == 2 {
+            provisional += 1;
+        }
+        j += 1;
+    }
+    while j > i && d[j - 1] == 2 {
+        j -= 1;
+        d[j] = 0;
+        provisional -= 1;
+    }
+    let length = j - i;
+    if provisional * 4 > length {
+        while j > i {
+            j -= 1;
+            if d[j] == 2 {
+                d[j] = 0;
             }
         }
+        return i;
     }
-    for d in &mut discards {
-        let end = d.len();
-        let mut i = 0;
-        while i < end {
-            if d[i] == 2 {
-                d[i] = 0;
-            } else if d[i] != 0 {
-                let mut j = i;
-                let mut provisional = 0usize;
-                while j < end {
-                    if d[j] == 0 {
-                        break;
-                    }
-                    if d[j] == 2 {
-                        provisional += 1;
-                    }
-                    j += 1;
-                }
-                while j > i && d[j - 1] == 2 {
-                    j -= 1;
-                    d[j] = 0;
-                    provisional -= 1;
-                }
-                let length = j - i;
-                if provisional * 4 > length {
-                    while j > i {
-                        j -= 1;
-                        if d[j] == 2 {
-                            d[j] = 0;
-                        }
-                    }
-                } else {
-                    let mut minimum = 1usize;
-                    let mut tem = length >> 2;
-                    loop {
-                        tem >>= 2;
-                        if tem == 0 {
-                            break;
-                        }
-                        minimum <<= 1;
-                    }
-                    minimum += 1;
-                    let mut consec = 0usize;
-                    let mut jj = 0usize;
-                    while jj < length {
-                        if d[i + jj] != 2 {
-                            consec = 0;
-                        } else {
-                            consec += 1;
-                            if minimum == consec {
-                                jj -= consec;
-                            } else if minimum < consec {
-                                d[i + jj] = 0;
-                            }
-                        }
-                        jj += 1;
-                    }
-                    consec = 0;
-                    for jj in 0..length {
-                        if jj >= 8 && d[i + jj] == 1 {
-                            break;
-                        }
-                        if d[i + jj] == 2 {
-                            consec = 0;
-                            d[i + jj] = 0;
-                        } else if d[i + jj] == 0 {
-                            consec = 0;
-                        } else {
-                            consec += 1;
-                        }
-                        if consec == 3 {
-                            break;
-                        }
-                    }
-                    i += length - 1;
-                    consec = 0;
-                    for jj in 0..length {
-                        if jj >= 8 && d[i - jj] == 1 {
-                            break;
-                        }
-                        if d[i - jj] == 2 {
-                            consec = 0;
-                            d[i - jj] = 0;
-                        } else if d[i - jj] == 0 {
-                            consec = 0;
-                        } else {
-                            consec += 1;
-                        }
-                        if consec == 3 {
-                            break;
-                        }
-                    }
-                }
+    let run = &mut d[i..j];
+    cancel_long_provisional_subruns(run);
+    cancel_provisionals_near_end(run.iter_mut());
+    cancel_provisionals_near_end(run.iter_mut().rev());
+    i + length - 1
+}
+
+/// Keeps (cancels the provisional mark of) each subrun of at least `minimum` provisional lines,
+/// `minimum` growing with the log of the run's length (2 under 16 lines, 3 under 64, 5 under
+/// 256, 9 under 1024, ...); shorter subruns stay marked.
+fn cancel_long_provisional_subruns(run: &mut [u8]) {
+    let length = run.len();
+    let mut minimum = 1usize;
+    let mut tem = length >> 2;
+    loop {
+        tem >>= 2;
+        if tem == 0 {
+            break;
+        }
+        minimum <<= 1;
+    }
+    minimum += 1;
+    let mut consec = 0usize;
+    let mut j = 0usize;
+    while j < length {
+        if run[j] != 2 {
+            consec = 0;
+        } else {
+            consec += 1;
+            if minimum == consec {
+                // Back up to the start of the subrun, to cancel it all.
+                j -= consec;
+            } else if minimum < consec {
+                run[j] = 0;
             }
-            i += 1;
+        }
+        j += 1;
+    }
+}
+
+/// Scanning in from one end of a run: keeps provisional lines until three real discards in a
+/// row are met (or a real discard past the eighth line).
+fn cancel_provisionals_near_end<'a>(run: impl Iterator<Item = &'a mut u8>) {
+    let mut consec = 0usize;
+    for (j, d) in run.enumerate() {
+        if j >= 8 && *d == 1 {
+            break;
+        }
+        if *d == 2 {
+            consec = 0;
+            *d = 0;
+        } else if *d == 0 {
+            consec = 0;
+        } else {
+            consec += 1;
+        }
+        if consec == 3 {
+            break;
         }
     }
+}
+
+/// Marks the discarded lines changed and returns the others' classes and indices.
+fn discard_lines(
+    eq: &[Vec<usize>; 2],
+    discards: &[Vec<u8>; 2],
+    changed: &mut [Flags; 2],
+) -> ([Vec<usize>; 2], [Vec<usize>; 2]) {
     let mut undiscarded = [Vec::new(), Vec::new()];
     let mut real = [Vec::new(), Vec::new()];
     for f in 0..2 {
@@ -364,6 +408,8 @@ fn compareseq(
     }
 }
 
+/// GNU's `shift_boundaries`: in each file in turn, every run of changes is slid down as far as
+/// equal lines allow, then back up to line up with a run of changes in the other file.
 fn shift_boundaries(eq: &[Vec<usize>; 2], changed: &mut [Flags; 2]) {
     for (f, equivs) in eq.iter().enumerate() {
         let (lo, hi) = changed.split_at_mut(1);
@@ -372,86 +418,108 @@ fn shift_boundaries(eq: &[Vec<usize>; 2], changed: &mut [Flags; 2]) {
         } else {
             (&mut hi[0], &lo[0])
         };
-        let i_end = len(equivs);
-        let e = |i: isize| equivs[i as usize];
-        let (mut i, mut j): (isize, isize) = (0, 0);
-        loop {
-            while i < i_end && !ch.get(i) {
-                loop {
-                    let was = other.get(j);
-                    j += 1;
-                    if !was {
-                        break;
-                    }
+        shift_file(equivs, ch, other);
+    }
+}
+
+/// One file's pass: finds each run of changes in `ch`, keeping `j` on the matching line of the
+/// other file, and slides it.
+fn shift_file(equivs: &[usize], ch: &mut Flags, other: &Flags) {
+    let i_end = len(equivs);
+    let (mut i, mut j): (isize, isize) = (0, 0);
+    loop {
+        while i < i_end && !ch.get(i) {
+            loop {
+                let was = other.get(j);
+                j += 1;
+                if !was {
+                    break;
                 }
-                i += 1;
             }
-            if i == i_end {
+            i += 1;
+        }
+        if i == i_end {
+            break;
+        }
+        let start = i;
+        loop {
+            i += 1;
+            if !ch.get(i) {
                 break;
             }
-            let mut start = i;
-            loop {
-                i += 1;
-                if !ch.get(i) {
-                    break;
-                }
-            }
-            while other.get(j) {
-                j += 1;
-            }
-            let mut corresponding;
-            loop {
-                let runlength = i - start;
-                while start > 0 && e(start - 1) == e(i - 1) {
-                    start -= 1;
-                    ch.set_at(start, true);
-                    i -= 1;
-                    ch.set_at(i, false);
-                    while ch.get(start - 1) {
-                        start -= 1;
-                    }
-                    loop {
-                        j -= 1;
-                        if !other.get(j) {
-                            break;
-                        }
-                    }
-                }
-                corresponding = if other.get(j - 1) { i } else { i_end };
-                while i != i_end && e(start) == e(i) {
-                    ch.set_at(start, false);
-                    start += 1;
-                    ch.set_at(i, true);
-                    i += 1;
-                    while ch.get(i) {
-                        i += 1;
-                    }
-                    loop {
-                        j += 1;
-                        if !other.get(j) {
-                            break;
-                        }
-                        corresponding = i;
-                    }
-                }
-                if runlength == i - start {
-                    break;
-                }
-            }
-            while corresponding < i {
+        }
+        while other.get(j) {
+            j += 1;
+        }
+        (i, j) = slide_run(equivs, ch, other, start, i, j);
+    }
+}
+
+/// Slides the run `start..i` up, then down, while the lines at its ends are equal (merging with
+/// runs it meets) until its length settles, then back up until its end lines up with a change
+/// in the other file, if one was passed. Returns the new `i` and `j`.
+fn slide_run(
+    equivs: &[usize],
+    ch: &mut Flags,
+    other: &Flags,
+    mut start: isize,
+    mut i: isize,
+    mut j: isize,
+) -> (isize, isize) {
+    let i_end = len(equivs);
+    let e = |i: isize| equivs[i as usize];
+    let mut corresponding;
+    loop {
+        let runlength = i - start;
+        while start > 0 && e(start - 1) == e(i - 1) {
+            start -= 1;
+            ch.set_at(start, true);
+            i -= 1;
+            ch.set_at(i, false);
+            while ch.get(start - 1) {
                 start -= 1;
-                ch.set_at(start, true);
-                i -= 1;
-                ch.set_at(i, false);
-                loop {
-                    j -= 1;
-                    if !other.get(j) {
-                        break;
-                    }
+            }
+            loop {
+                j -= 1;
+                if !other.get(j) {
+                    break;
                 }
             }
         }
+        corresponding = if other.get(j - 1) { i } else { i_end };
+        while i != i_end && e(start) == e(i) {
+            ch.set_at(start, false);
+            start += 1;
+            ch.set_at(i, true);
+            i += 1;
+            while ch.get(i) {
+                i += 1;
+            }
+            loop {
+                j += 1;
+                if !other.get(j) {
+                    break;
+                }
+                corresponding = i;
+            }
+        }
+        if runlength == i - start {
+            break;
+        }
     }
+    while corresponding < i {
+        start -= 1;
+        ch.set_at(start, true);
+        i -= 1;
+        ch.set_at(i, false);
+        loop {
+            j -= 1;
+            if !other.get(j) {
+                break;
+            }
+        }
+    }
+    (i, j)
 }
 
 fn build_script(changed: &[Flags; 2], prefix: usize) -> Vec<Hunk> {

@@ -49,12 +49,29 @@ pub(crate) fn analyze(value: &str) -> Analysis {
             block_allowed: false,
         };
     }
-    let mut block_indicators = value.starts_with("---") || value.starts_with("...");
-    let mut line_breaks = false;
-    let mut special_characters = false;
-    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
-        (false, false, false, false);
-    let (mut break_space, mut space_break) = (false, false);
+    scan(value).analysis()
+}
+
+/// The flags `yaml_emitter_analyze_scalar` collects in its pass over the characters.
+#[derive(Debug, Default)]
+struct Scan {
+    block_indicators: bool,
+    line_breaks: bool,
+    special_characters: bool,
+    leading_space: bool,
+    leading_break: bool,
+    trailing_space: bool,
+    trailing_break: bool,
+    break_space: bool,
+    space_break: bool,
+}
+
+/// The character pass of `yaml_emitter_analyze_scalar` over a non-empty scalar.
+fn scan(value: &str) -> Scan {
+    let mut s = Scan {
+        block_indicators: value.starts_with("---") || value.starts_with("..."),
+        ..Scan::default()
+    };
     let (mut previous_space, mut previous_break) = (false, false);
     let mut preceded_by_whitespace = true;
 
@@ -63,34 +80,23 @@ pub(crate) fn analyze(value: &str) -> Analysis {
         let next = chars.get(i + 1).copied();
         let followed_by_whitespace = next.is_none() || is_blank(next);
         let last = i + 1 == chars.len();
-        if i == 0 {
-            match c {
-                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
-                | '%' | '@' | '`' => block_indicators = true,
-                '?' | ':' | '-' if followed_by_whitespace => block_indicators = true,
-                _ => {}
-            }
-        } else {
-            match c {
-                ':' if followed_by_whitespace => block_indicators = true,
-                '#' if preceded_by_whitespace => block_indicators = true,
-                _ => {}
-            }
+        if is_indicator(i == 0, c, followed_by_whitespace, preceded_by_whitespace) {
+            s.block_indicators = true;
         }
         if !is_printable(c) {
-            special_characters = true;
+            s.special_characters = true;
         }
         if c == ' ' {
-            leading_space |= i == 0;
-            trailing_space |= last;
-            break_space |= previous_break;
+            s.leading_space |= i == 0;
+            s.trailing_space |= last;
+            s.break_space |= previous_break;
             previous_space = true;
             previous_break = false;
         } else if is_break(c) {
-            line_breaks = true;
-            leading_break |= i == 0;
-            trailing_break |= last;
-            space_break |= previous_space;
+            s.line_breaks = true;
+            s.leading_break |= i == 0;
+            s.trailing_break |= last;
+            s.space_break |= previous_space;
             previous_space = false;
             previous_break = true;
         } else {
@@ -99,32 +105,61 @@ pub(crate) fn analyze(value: &str) -> Analysis {
         }
         preceded_by_whitespace = matches!(c, ' ' | '\t' | '\0') || is_break(c);
     }
+    s
+}
 
-    let mut a = Analysis {
-        multiline: line_breaks,
-        block_plain_allowed: true,
-        single_quoted_allowed: true,
-        block_allowed: true,
-    };
-    if leading_space || leading_break || trailing_space || trailing_break {
-        a.block_plain_allowed = false;
+/// Whether `c` is a YAML indicator where it stands (`first`: at the scalar's start).
+fn is_indicator(
+    first: bool,
+    c: char,
+    followed_by_whitespace: bool,
+    preceded_by_whitespace: bool,
+) -> bool {
+    if first {
+        match c {
+            '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%'
+            | '@' | '`' => true,
+            '?' | ':' | '-' => followed_by_whitespace,
+            _ => false,
+        }
+    } else {
+        match c {
+            ':' => followed_by_whitespace,
+            '#' => preceded_by_whitespace,
+            _ => false,
+        }
     }
-    if trailing_space {
-        a.block_allowed = false;
+}
+
+impl Scan {
+    /// The styles the flags allow.
+    fn analysis(&self) -> Analysis {
+        let mut a = Analysis {
+            multiline: self.line_breaks,
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: true,
+        };
+        if self.leading_space || self.leading_break || self.trailing_space || self.trailing_break {
+            a.block_plain_allowed = false;
+        }
+        if self.trailing_space {
+            a.block_allowed = false;
+        }
+        if self.break_space {
+            a.block_plain_allowed = false;
+            a.single_quoted_allowed = false;
+        }
+        if self.space_break || self.special_characters {
+            a.block_plain_allowed = false;
+            a.single_quoted_allowed = false;
+            a.block_allowed = false;
+        }
+        if self.line_breaks || self.block_indicators {
+            a.block_plain_allowed = false;
+        }
+        a
     }
-    if break_space {
-        a.block_plain_allowed = false;
-        a.single_quoted_allowed = false;
-    }
-    if space_break || special_characters {
-        a.block_plain_allowed = false;
-        a.single_quoted_allowed = false;
-        a.block_allowed = false;
-    }
-    if line_breaks || block_indicators {
-        a.block_plain_allowed = false;
-    }
-    a
 }
 
 /// `yaml_emitter_select_scalar_style` in block context, from the style `encoder.stringv` asked
