@@ -422,32 +422,7 @@ impl Actions {
         params: &BTreeMap<String, String>,
     ) -> Result<Vec<ImpactedResource>, ActionError> {
         let (group, kind) = group_kind(obj);
-        let not_available = || ActionError::NotAvailable {
-            action: action.to_string(),
-            kind: key_of(&group, &kind),
-            name: object_name(obj),
-        };
-        let offered = self.discover(obj)?;
-        let Some(found) = offered.iter().find(|a| a.name == action) else {
-            return Err(not_available());
-        };
-        if found.disabled {
-            return Err(ActionError::Disabled {
-                action: action.to_string(),
-                kind: key_of(&group, &kind),
-                name: object_name(obj),
-            });
-        }
-        let script = self
-            .sources(&group, &kind)
-            .into_iter()
-            .find_map(|s| {
-                s.definitions
-                    .into_iter()
-                    .find(|(name, _)| name == action)
-                    .map(|(_, script)| script)
-            })
-            .ok_or_else(not_available)?;
+        let script = self.offered_script(obj, &group, &kind, action)?;
         // Argo always sets `actionParams`, an empty table when the action got none.
         let params_value = Value::Object(
             params
@@ -462,42 +437,85 @@ impl Actions {
         };
         let value =
             run_script(&script, &globals, &self.limits, table_to_json).map_err(script_error)?;
-        let impacted = match value {
-            Value::Array(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| impacted_from(item, i))
-                .collect::<Result<Vec<_>, String>>()
-                .map_err(script_error)?,
-            Value::Object(_) => vec![ImpactedResource {
-                operation: Operation::Patch,
-                resource: value,
-            }],
-            _ => {
-                return Err(script_error(
-                    "expected the object or a list of operations".into(),
-                ));
-            }
-        };
+        let impacted = impacted_resources(value).map_err(script_error)?;
         impacted
             .into_iter()
-            .map(|mut r| {
-                if r.operation == Operation::Patch {
-                    if !same_object(&r.resource, obj) {
-                        return Err(script_error(format!(
-                            "the action returned a patch of {} {}, not of the {} {} it ran on; an action may only patch its own object",
-                            describe_kind(&r.resource),
-                            object_name(&r.resource),
-                            key_of(&group, &kind),
-                            object_name(obj),
-                        )));
-                    }
-                    r.resource = clean::clean_returned(r.resource, obj);
-                }
-                Ok(r)
-            })
+            .map(|r| own_patch(r, obj, &group, &kind).map_err(script_error))
             .collect()
     }
+
+    /// The script of `action` for `obj`, which discovery must offer and not disable.
+    fn offered_script(
+        &self,
+        obj: &Value,
+        group: &str,
+        kind: &str,
+        action: &str,
+    ) -> Result<LuaScript, ActionError> {
+        let not_available = || ActionError::NotAvailable {
+            action: action.to_string(),
+            kind: key_of(group, kind),
+            name: object_name(obj),
+        };
+        let offered = self.discover(obj)?;
+        let Some(found) = offered.iter().find(|a| a.name == action) else {
+            return Err(not_available());
+        };
+        if found.disabled {
+            return Err(ActionError::Disabled {
+                action: action.to_string(),
+                kind: key_of(group, kind),
+                name: object_name(obj),
+            });
+        }
+        self.sources(group, kind)
+            .into_iter()
+            .find_map(|s| {
+                s.definitions
+                    .into_iter()
+                    .find(|(name, _)| name == action)
+                    .map(|(_, script)| script)
+            })
+            .ok_or_else(not_available)
+    }
+}
+
+/// What an action script returned, as operations: a list of them, or the object to patch.
+fn impacted_resources(value: Value) -> Result<Vec<ImpactedResource>, String> {
+    match value {
+        Value::Array(items) => items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| impacted_from(item, i))
+            .collect::<Result<Vec<_>, String>>(),
+        Value::Object(_) => Ok(vec![ImpactedResource {
+            operation: Operation::Patch,
+            resource: value,
+        }]),
+        _ => Err("expected the object or a list of operations".into()),
+    }
+}
+
+/// A patch must be of the object the action ran on; its result is cleaned against it.
+fn own_patch(
+    mut r: ImpactedResource,
+    obj: &Value,
+    group: &str,
+    kind: &str,
+) -> Result<ImpactedResource, String> {
+    if r.operation == Operation::Patch {
+        if !same_object(&r.resource, obj) {
+            return Err(format!(
+                "the action returned a patch of {} {}, not of the {} {} it ran on; an action may only patch its own object",
+                describe_kind(&r.resource),
+                object_name(&r.resource),
+                key_of(group, kind),
+                object_name(obj),
+            ));
+        }
+        r.resource = clean::clean_returned(r.resource, obj);
+    }
+    Ok(r)
 }
 
 fn describe_kind(obj: &Value) -> String {

@@ -79,51 +79,14 @@ pub(super) struct Run {
 
 impl Vm {
     pub(super) fn new(open_libs: bool) -> mlua::Result<Vm> {
-        let libs = StdLib::ALL_SAFE;
-        let lua = Lua::new_with(libs, LuaOptions::default())?;
-        lua.load("jit.off() jit.flush()")
-            .set_name("=plumb-setup")
-            .exec()?;
+        let lua = interpreter()?;
         let globals = lua.globals();
-        let budget = Rc::new(Budget {
-            deadline: Cell::new(Instant::now()),
-            memory_bytes: Cell::new(usize::MAX),
-            wall_time: Cell::new(Duration::ZERO),
-            budget: Cell::new(u64::MAX),
-            left: Cell::new(u64::MAX),
-            hit: Cell::new(None),
-        });
-
-        let base = lua.create_table()?;
-        for name in SAFE_BASE {
-            base.raw_set(name, globals.raw_get::<mlua::Value>(name)?)?;
-        }
-        for name in SAFE_LIBS {
-            let lib: Table = globals.raw_get(name)?;
-            let lib = if name == "string" {
-                // The C pattern functions run outside the hook's reach: bounded ones instead.
-                strings::bounded_string_lib(&lua, &lib, &budget)?
-            } else {
-                lib
-            };
-            base.raw_set(name, read_only(&lua, lib)?)?;
-        }
+        let budget = unlimited_budget();
+        let base = safe_base(&lua, &globals, &budget)?;
         if open_libs {
-            for name in OPEN_LIBS.iter().chain(OPEN_BASE.iter()) {
-                let value: mlua::Value = globals.raw_get(*name)?;
-                let value = match value {
-                    mlua::Value::Table(t) => mlua::Value::Table(read_only(&lua, t)?),
-                    other => other,
-                };
-                base.raw_set(*name, value)?;
-            }
+            add_open_libs(&lua, &globals, &base)?;
         } else {
-            // Argo's safe os (util/lua/oslib_safe.go): time and date only.
-            let os: Table = globals.raw_get("os")?;
-            let safe_os = lua.create_table()?;
-            safe_os.raw_set("time", os.raw_get::<mlua::Value>("time")?)?;
-            safe_os.raw_set("date", os.raw_get::<mlua::Value>("date")?)?;
-            base.raw_set("os", read_only(&lua, safe_os)?)?;
+            add_safe_os(&lua, &globals, &base)?;
         }
         // Argo preloads its safe os so that `local os = require("os")` works (Argo's own action
         // scripts start that way): action scripts get a `require` handing out the libraries
@@ -132,39 +95,11 @@ impl Vm {
             .load(SAFE_REQUIRE)
             .set_name("=plumb-require")
             .call(&base)?;
-
-        let limit_hit = {
-            let budget = Rc::clone(&budget);
-            lua.create_function(move |_, ()| Ok(budget.hit.get().is_some()))?
-        };
-        let wrappers: MultiValue = lua.load(PCALL_WRAPPERS).set_name("=plumb-pcall").call((
-            globals.raw_get::<Function>("pcall")?,
-            globals.raw_get::<Function>("xpcall")?,
-            limit_hit,
-        ))?;
-        let mut wrappers = wrappers.into_iter();
-        base.raw_set("pcall", wrappers.next().unwrap_or(mlua::Value::Nil))?;
-        base.raw_set("xpcall", wrappers.next().unwrap_or(mlua::Value::Nil))?;
-
-        // Method calls on strings (`s:format()`) go through the shared string metatable: point it
-        // at the read-only view and hide it from `getmetatable`.
-        lua.load("local mt, lib = getmetatable(''), ...; mt.__index = lib; mt.__metatable = false")
-            .set_name("=plumb-setup")
-            .call::<()>(base.raw_get::<Table>("string")?)?;
-
+        wrap_pcall(&lua, &globals, &base, &budget)?;
+        hide_string_metatable(&lua, &base)?;
         let env_meta = lua.create_table()?;
         env_meta.raw_set("__index", base)?;
-
-        {
-            let budget = Rc::clone(&budget);
-            lua.set_hook(
-                HookTriggers::new().every_nth_instruction(HOOK_STEP),
-                move |_, _| match budget.tick() {
-                    Some(hit) => Err(mlua::Error::runtime(hit.message())),
-                    None => Ok(VmState::Continue),
-                },
-            )?;
-        }
+        set_instruction_hook(&lua, &budget)?;
         let memory_control = lua.set_memory_limit(0).is_ok();
         Ok(Vm {
             lua,
@@ -296,6 +231,108 @@ impl Vm {
         }
         Ok(result?.into_iter().last().unwrap_or(mlua::Value::Nil))
     }
+}
+
+/// A LuaJIT interpreter with the safe standard libraries and the JIT off (hooks do not fire
+/// inside compiled traces).
+fn interpreter() -> mlua::Result<Lua> {
+    let libs = StdLib::ALL_SAFE;
+    let lua = Lua::new_with(libs, LuaOptions::default())?;
+    lua.load("jit.off() jit.flush()")
+        .set_name("=plumb-setup")
+        .exec()?;
+    Ok(lua)
+}
+
+/// A budget with no limits; each run sets its own before the script starts.
+fn unlimited_budget() -> Rc<Budget> {
+    Rc::new(Budget {
+        deadline: Cell::new(Instant::now()),
+        memory_bytes: Cell::new(usize::MAX),
+        wall_time: Cell::new(Duration::ZERO),
+        budget: Cell::new(u64::MAX),
+        left: Cell::new(u64::MAX),
+        hit: Cell::new(None),
+    })
+}
+
+/// The table scripts read globals from: [`SAFE_BASE`] functions and read-only [`SAFE_LIBS`].
+fn safe_base(lua: &Lua, globals: &Table, budget: &Rc<Budget>) -> mlua::Result<Table> {
+    let base = lua.create_table()?;
+    for name in SAFE_BASE {
+        base.raw_set(name, globals.raw_get::<mlua::Value>(name)?)?;
+    }
+    for name in SAFE_LIBS {
+        let lib: Table = globals.raw_get(name)?;
+        let lib = if name == "string" {
+            // The C pattern functions run outside the hook's reach: bounded ones instead.
+            strings::bounded_string_lib(lua, &lib, budget)?
+        } else {
+            lib
+        };
+        base.raw_set(name, read_only(lua, lib)?)?;
+    }
+    Ok(base)
+}
+
+/// `useOpenLibs`: [`OPEN_LIBS`] (read-only) and [`OPEN_BASE`] added to the base.
+fn add_open_libs(lua: &Lua, globals: &Table, base: &Table) -> mlua::Result<()> {
+    for name in OPEN_LIBS.iter().chain(OPEN_BASE.iter()) {
+        let value: mlua::Value = globals.raw_get(*name)?;
+        let value = match value {
+            mlua::Value::Table(t) => mlua::Value::Table(read_only(lua, t)?),
+            other => other,
+        };
+        base.raw_set(*name, value)?;
+    }
+    Ok(())
+}
+
+/// Argo's safe os (util/lua/oslib_safe.go): time and date only.
+fn add_safe_os(lua: &Lua, globals: &Table, base: &Table) -> mlua::Result<()> {
+    let os: Table = globals.raw_get("os")?;
+    let safe_os = lua.create_table()?;
+    safe_os.raw_set("time", os.raw_get::<mlua::Value>("time")?)?;
+    safe_os.raw_set("date", os.raw_get::<mlua::Value>("date")?)?;
+    base.raw_set("os", read_only(lua, safe_os)?)?;
+    Ok(())
+}
+
+/// Scripts can catch errors, so `pcall` and `xpcall` re-raise once a limit has been hit.
+fn wrap_pcall(lua: &Lua, globals: &Table, base: &Table, budget: &Rc<Budget>) -> mlua::Result<()> {
+    let limit_hit = {
+        let budget = Rc::clone(budget);
+        lua.create_function(move |_, ()| Ok(budget.hit.get().is_some()))?
+    };
+    let wrappers: MultiValue = lua.load(PCALL_WRAPPERS).set_name("=plumb-pcall").call((
+        globals.raw_get::<Function>("pcall")?,
+        globals.raw_get::<Function>("xpcall")?,
+        limit_hit,
+    ))?;
+    let mut wrappers = wrappers.into_iter();
+    base.raw_set("pcall", wrappers.next().unwrap_or(mlua::Value::Nil))?;
+    base.raw_set("xpcall", wrappers.next().unwrap_or(mlua::Value::Nil))?;
+    Ok(())
+}
+
+/// Method calls on strings (`s:format()`) go through the shared string metatable: point it at
+/// the read-only view and hide it from `getmetatable`.
+fn hide_string_metatable(lua: &Lua, base: &Table) -> mlua::Result<()> {
+    lua.load("local mt, lib = getmetatable(''), ...; mt.__index = lib; mt.__metatable = false")
+        .set_name("=plumb-setup")
+        .call::<()>(base.raw_get::<Table>("string")?)
+}
+
+/// Every [`HOOK_STEP`] instructions, counts the budget and stops the script past a limit.
+fn set_instruction_hook(lua: &Lua, budget: &Rc<Budget>) -> mlua::Result<()> {
+    let budget = Rc::clone(budget);
+    lua.set_hook(
+        HookTriggers::new().every_nth_instruction(HOOK_STEP),
+        move |_, _| match budget.tick() {
+            Some(hit) => Err(mlua::Error::runtime(hit.message())),
+            None => Ok(VmState::Continue),
+        },
+    )
 }
 
 /// `pcall`/`xpcall` that hand back control normally but re-raise once a limit has been hit, so

@@ -6,7 +6,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use mlua::{Lua, MultiValue, Table, Value};
+use mlua::{Function, Lua, MultiValue, Table, Value};
 
 use super::budget::{Budget, LimitHit};
 use super::patterns::{self, Capture, Found, PatternError};
@@ -51,108 +51,128 @@ pub(super) fn bounded_string_lib(
         lib.raw_set(k, v)?;
     }
     let fail = lua.create_table()?;
-    let (b, f) = (Rc::clone(budget), fail.clone());
-    lib.raw_set(
-        "find",
-        lua.create_function(
-            move |lua, (s, p, init, plain): (mlua::LuaString, mlua::LuaString, Option<i64>, Value)| {
-                or_fail(lua, &f, (|| {
-                let (src, pat) = (s.as_bytes(), p.as_bytes());
-                let init = patterns::start_index(init.unwrap_or(1), src.len());
-                let plain = plain.as_boolean().unwrap_or(!plain.is_nil()) || patterns::is_plain(&pat);
-                let mut charge = Charge { budget: &b, steps: 0 };
-                match patterns::find(&src, &pat, init, plain, &mut charge).map_err(lua_error)? {
-                    None => Ok(MultiValue::from_vec(vec![Value::Nil])),
-                    Some(found) => {
-                        let mut out = vec![
-                            Value::Integer(to_lua_int(found.start + 1)),
-                            Value::Integer(to_lua_int(found.end)),
-                        ];
-                        if found.explicit {
-                            out.extend(captures(lua, &src, &found)?);
-                        }
-                        Ok(MultiValue::from_vec(out))
-                    }
-                }
-                })())
-            },
-        )?,
-    )?;
-    let (b, f) = (Rc::clone(budget), fail.clone());
-    lib.raw_set(
-        "match",
-        lua.create_function(
-            move |lua, (s, p, init): (mlua::LuaString, mlua::LuaString, Option<i64>)| {
-                or_fail(
-                    lua,
-                    &f,
-                    (|| {
-                        let (src, pat) = (s.as_bytes(), p.as_bytes());
-                        let init = patterns::start_index(init.unwrap_or(1), src.len());
-                        let mut charge = Charge {
-                            budget: &b,
-                            steps: 0,
-                        };
-                        match patterns::find(&src, &pat, init, false, &mut charge)
-                            .map_err(lua_error)?
-                        {
-                            None => Ok(MultiValue::from_vec(vec![Value::Nil])),
-                            Some(found) => Ok(MultiValue::from_vec(captures(lua, &src, &found)?)),
-                        }
-                    })(),
-                )
-            },
-        )?,
-    )?;
-    let (b, f) = (Rc::clone(budget), fail.clone());
-    lib.raw_set(
-        "gmatch",
-        lua.create_function(move |lua, (s, p): (mlua::LuaString, mlua::LuaString)| {
-            let src = s.as_bytes().to_vec();
-            let pat = p.as_bytes().to_vec();
-            let pos = Cell::new(0usize);
-            let (b, f) = (Rc::clone(&b), f.clone());
-            lua.create_function(move |lua, ()| {
-                or_fail(
-                    lua,
-                    &f,
-                    (|| {
-                        let mut charge = Charge {
-                            budget: &b,
-                            steps: 0,
-                        };
-                        let mut s = pos.get();
-                        while s <= src.len() {
-                            if let Some(found) =
-                                patterns::match_at(&src, &pat, s, &mut charge).map_err(lua_error)?
-                            {
-                                pos.set(if found.end == s {
-                                    found.end + 1
-                                } else {
-                                    found.end
-                                });
-                                return Ok(MultiValue::from_vec(captures(lua, &src, &found)?));
-                            }
-                            s += 1;
-                        }
-                        pos.set(src.len() + 1);
-                        Ok(MultiValue::from_vec(vec![Value::Nil]))
-                    })(),
-                )
-            })
-        })?,
-    )?;
-    let (b, f) = (Rc::clone(budget), fail.clone());
-    lib.raw_set(
-        "gsub",
-        lua.create_function(
-            move |lua, (s, p, repl, max_n): (mlua::LuaString, mlua::LuaString, Value, Option<i64>)| {
-                or_fail(lua, &f, gsub(lua, &b, &s.as_bytes(), &p.as_bytes(), &repl, max_n))
-            },
-        )?,
-    )?;
+    lib.raw_set("find", find_fn(lua, budget, &fail)?)?;
+    lib.raw_set("match", match_fn(lua, budget, &fail)?)?;
+    lib.raw_set("gmatch", gmatch_fn(lua, budget, &fail)?)?;
+    lib.raw_set("gsub", gsub_fn(lua, budget, &fail)?)?;
     shim(lua, &lib, &fail)?;
     Ok(lib)
+}
+
+/// `string.find(s, pattern [, init [, plain]])`.
+fn find_fn(lua: &Lua, budget: &Rc<Budget>, fail: &Table) -> mlua::Result<Function> {
+    let (b, f) = (Rc::clone(budget), fail.clone());
+    lua.create_function(
+        move |lua, (s, p, init, plain): (mlua::LuaString, mlua::LuaString, Option<i64>, Value)| {
+            or_fail(
+                lua,
+                &f,
+                find(lua, &b, &s.as_bytes(), &p.as_bytes(), init, &plain),
+            )
+        },
+    )
+}
+
+fn find(
+    lua: &Lua,
+    budget: &Budget,
+    src: &[u8],
+    pat: &[u8],
+    init: Option<i64>,
+    plain: &Value,
+) -> mlua::Result<MultiValue> {
+    let init = patterns::start_index(init.unwrap_or(1), src.len());
+    let plain = plain.as_boolean().unwrap_or(!plain.is_nil()) || patterns::is_plain(pat);
+    let mut charge = Charge { budget, steps: 0 };
+    match patterns::find(src, pat, init, plain, &mut charge).map_err(lua_error)? {
+        None => Ok(MultiValue::from_vec(vec![Value::Nil])),
+        Some(found) => {
+            let mut out = vec![
+                Value::Integer(to_lua_int(found.start + 1)),
+                Value::Integer(to_lua_int(found.end)),
+            ];
+            if found.explicit {
+                out.extend(captures(lua, src, &found)?);
+            }
+            Ok(MultiValue::from_vec(out))
+        }
+    }
+}
+
+/// `string.match(s, pattern [, init])`.
+fn match_fn(lua: &Lua, budget: &Rc<Budget>, fail: &Table) -> mlua::Result<Function> {
+    let (b, f) = (Rc::clone(budget), fail.clone());
+    lua.create_function(
+        move |lua, (s, p, init): (mlua::LuaString, mlua::LuaString, Option<i64>)| {
+            or_fail(lua, &f, match_(lua, &b, &s.as_bytes(), &p.as_bytes(), init))
+        },
+    )
+}
+
+fn match_(
+    lua: &Lua,
+    budget: &Budget,
+    src: &[u8],
+    pat: &[u8],
+    init: Option<i64>,
+) -> mlua::Result<MultiValue> {
+    let init = patterns::start_index(init.unwrap_or(1), src.len());
+    let mut charge = Charge { budget, steps: 0 };
+    match patterns::find(src, pat, init, false, &mut charge).map_err(lua_error)? {
+        None => Ok(MultiValue::from_vec(vec![Value::Nil])),
+        Some(found) => Ok(MultiValue::from_vec(captures(lua, src, &found)?)),
+    }
+}
+
+/// `string.gmatch(s, pattern)`: an iterator that resumes after the previous match.
+fn gmatch_fn(lua: &Lua, budget: &Rc<Budget>, fail: &Table) -> mlua::Result<Function> {
+    let (b, f) = (Rc::clone(budget), fail.clone());
+    lua.create_function(move |lua, (s, p): (mlua::LuaString, mlua::LuaString)| {
+        let src = s.as_bytes().to_vec();
+        let pat = p.as_bytes().to_vec();
+        let pos = Cell::new(0usize);
+        let (b, f) = (Rc::clone(&b), f.clone());
+        lua.create_function(move |lua, ()| or_fail(lua, &f, gmatch_next(lua, &b, &src, &pat, &pos)))
+    })
+}
+
+/// The next match of a `gmatch` iterator at or after `pos`, which it moves past the match.
+fn gmatch_next(
+    lua: &Lua,
+    budget: &Budget,
+    src: &[u8],
+    pat: &[u8],
+    pos: &Cell<usize>,
+) -> mlua::Result<MultiValue> {
+    let mut charge = Charge { budget, steps: 0 };
+    let mut s = pos.get();
+    while s <= src.len() {
+        if let Some(found) = patterns::match_at(src, pat, s, &mut charge).map_err(lua_error)? {
+            pos.set(if found.end == s {
+                found.end + 1
+            } else {
+                found.end
+            });
+            return Ok(MultiValue::from_vec(captures(lua, src, &found)?));
+        }
+        s += 1;
+    }
+    pos.set(src.len() + 1);
+    Ok(MultiValue::from_vec(vec![Value::Nil]))
+}
+
+/// `string.gsub(s, pattern, repl [, n])`.
+fn gsub_fn(lua: &Lua, budget: &Rc<Budget>, fail: &Table) -> mlua::Result<Function> {
+    let (b, f) = (Rc::clone(budget), fail.clone());
+    lua.create_function(
+        move |lua, (s, p, repl, max_n): (mlua::LuaString, mlua::LuaString, Value, Option<i64>)| {
+            or_fail(
+                lua,
+                &f,
+                gsub(lua, &b, &s.as_bytes(), &p.as_bytes(), &repl, max_n),
+            )
+        },
+    )
 }
 
 /// Errors raised from Rust reach scripts as userdata, where `pcall(string.find, ...)` in Lua

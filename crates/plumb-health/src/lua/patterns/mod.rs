@@ -41,6 +41,13 @@ pub(super) enum Capture {
     Position(usize),
 }
 
+/// Where the matcher goes after one pattern item: on to the next item at `(s, p)` (Lua's
+/// `goto init`), or out with the answer.
+enum Item {
+    Next(usize, usize),
+    Done(Option<usize>),
+}
+
 struct State<'a, B: Budget> {
     src: &'a [u8],
     pat: &'a [u8],
@@ -121,7 +128,7 @@ impl<B: Budget> State<'_, B> {
             if p >= self.pat.len() {
                 return Ok(Some(s));
             }
-            match self.pat[p] {
+            let next = match self.pat[p] {
                 b'(' => {
                     return if self.pat.get(p + 1) == Some(&b')') {
                         self.start_capture(s, p + 2, CapLen::Position)
@@ -130,74 +137,78 @@ impl<B: Budget> State<'_, B> {
                     };
                 }
                 b')' => return self.end_capture(s, p + 1),
-                b'%' if self.pat.get(p + 1) == Some(&b'b') => {
-                    match self.match_balance(s, p + 2)? {
-                        Some(next) => {
-                            s = next;
-                            p += 4;
-                            continue;
-                        }
-                        None => return Ok(None),
-                    }
-                }
-                b'%' if self.pat.get(p + 1) == Some(&b'f') => {
-                    p += 2;
-                    if self.pat.get(p) != Some(&b'[') {
-                        return Err(malformed("missing '[' after '%f' in pattern"));
-                    }
-                    let ep = self.class_end(p)?;
-                    let prev = if s == 0 { 0 } else { self.src[s - 1] };
-                    let cur = self.src.get(s).copied().unwrap_or(0);
-                    let class = &self.pat[p..ep - 1];
-                    if !match_bracket_class(prev, class) && match_bracket_class(cur, class) {
-                        p = ep;
-                        continue;
-                    }
-                    return Ok(None);
-                }
+                b'%' if self.pat.get(p + 1) == Some(&b'b') => self.balance_item(s, p)?,
+                b'%' if self.pat.get(p + 1) == Some(&b'f') => self.frontier_item(s, p)?,
                 b'%' if self.pat.get(p + 1).is_some_and(u8::is_ascii_digit) => {
-                    let l = usize::from(self.pat[p + 1] - b'0');
-                    match self.match_capture(s, l)? {
-                        Some(next) => {
-                            s = next;
-                            p += 2;
-                            continue;
-                        }
-                        None => return Ok(None),
-                    }
+                    self.back_reference_item(s, p)?
                 }
                 b'$' if p + 1 == self.pat.len() => {
                     return Ok((s == self.src.len()).then_some(s));
                 }
-                _ => {}
-            }
-            let ep = self.class_end(p)?;
-            let m = s < self.src.len() && self.single_match(s, p, ep);
-            match self.pat.get(ep) {
-                Some(b'?') => {
-                    if m && let Some(res) = self.do_match(s + 1, ep + 1)? {
-                        return Ok(Some(res));
-                    }
-                    p = ep + 1;
-                }
-                Some(b'*') => return self.max_expand(s, p, ep),
-                Some(b'+') => {
-                    return if m {
-                        self.max_expand(s + 1, p, ep)
-                    } else {
-                        Ok(None)
-                    };
-                }
-                Some(b'-') => return self.min_expand(s, p, ep),
-                _ => {
-                    if !m {
-                        return Ok(None);
-                    }
-                    s += 1;
-                    p = ep;
-                }
+                _ => self.single_item(s, p)?,
+            };
+            match next {
+                Item::Next(next_s, next_p) => (s, p) = (next_s, next_p),
+                Item::Done(res) => return Ok(res),
             }
         }
+    }
+
+    /// `%bxy` at `p`: a balanced run from `x` to `y`.
+    fn balance_item(&mut self, s: usize, p: usize) -> Result<Item, PatternError> {
+        Ok(match self.match_balance(s, p + 2)? {
+            Some(next) => Item::Next(next, p + 4),
+            None => Item::Done(None),
+        })
+    }
+
+    /// `%f[set]` at `p`: the frontier where the previous character is not in the set and the
+    /// current one is.
+    fn frontier_item(&mut self, s: usize, p: usize) -> Result<Item, PatternError> {
+        let p = p + 2;
+        if self.pat.get(p) != Some(&b'[') {
+            return Err(malformed("missing '[' after '%f' in pattern"));
+        }
+        let ep = self.class_end(p)?;
+        let prev = if s == 0 { 0 } else { self.src[s - 1] };
+        let cur = self.src.get(s).copied().unwrap_or(0);
+        let class = &self.pat[p..ep - 1];
+        if !match_bracket_class(prev, class) && match_bracket_class(cur, class) {
+            return Ok(Item::Next(s, ep));
+        }
+        Ok(Item::Done(None))
+    }
+
+    /// `%1`–`%9` at `p`: the text of an earlier capture again.
+    fn back_reference_item(&mut self, s: usize, p: usize) -> Result<Item, PatternError> {
+        let l = usize::from(self.pat[p + 1] - b'0');
+        Ok(match self.match_capture(s, l)? {
+            Some(next) => Item::Next(next, p + 2),
+            None => Item::Done(None),
+        })
+    }
+
+    /// A single-character class at `p` with its quantifier (`?`, `*`, `+`, `-` or none).
+    fn single_item(&mut self, s: usize, p: usize) -> Result<Item, PatternError> {
+        let ep = self.class_end(p)?;
+        let m = s < self.src.len() && self.single_match(s, p, ep);
+        Ok(match self.pat.get(ep) {
+            Some(b'?') => {
+                if m && let Some(res) = self.do_match(s + 1, ep + 1)? {
+                    return Ok(Item::Done(Some(res)));
+                }
+                Item::Next(s, ep + 1)
+            }
+            Some(b'*') => Item::Done(self.max_expand(s, p, ep)?),
+            Some(b'+') => Item::Done(if m {
+                self.max_expand(s + 1, p, ep)?
+            } else {
+                None
+            }),
+            Some(b'-') => Item::Done(self.min_expand(s, p, ep)?),
+            _ if !m => Item::Done(None),
+            _ => Item::Next(s + 1, ep),
+        })
     }
 
     fn max_expand(&mut self, s: usize, p: usize, ep: usize) -> Result<Option<usize>, PatternError> {
