@@ -1,4 +1,5 @@
-//! The controller's errors.
+//! What can go wrong while observing or acting on an Application (the controller, the API
+//! server and the CLI share these).
 
 use plumb_model::ResourceKey;
 

@@ -1,4 +1,4 @@
-//! Enforcing the AppProject (plumb-policy's checks) in the controller: an Application the
+//! Enforcing the AppProject (plumb-policy's checks) wherever an Application is observed or synced: an Application the
 //! project does not permit is not compared or synced (InvalidSpecError); an object the project
 //! does not permit is shown `Unknown` with the rule that refused it, and the sync engine refuses
 //! to apply or prune it.

@@ -4,7 +4,6 @@
 use std::path::Path;
 
 #[test]
-#[ignore = "enabled when #25's restructure lands"]
 fn the_workspace_keeps_the_structure_rules() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let analysis = plumb_structure::analyze_workspace(&root).expect("workspace sources parse");

@@ -1,5 +1,5 @@
 //! The two backends of [`AppClient`](super::client::AppClient): `core` (the kubeconfig and the
-//! controller's own code) and `server` (`plumb server`'s REST API, which also answers some
+//! comparison, plumb-app) and `server` (`plumb server`'s REST API, which also answers some
 //! verbs whole), and what both read ([`objects`]).
 
 pub(crate) mod core;

@@ -1,5 +1,5 @@
 //! Core mode (like `argocd --core`): Applications read and written with the user's kubeconfig,
-//! comparisons made here with the controller's own code.
+//! comparisons made here with the controller's own comparison (plumb-app).
 
 mod apps;
 mod clusters;
