@@ -32,10 +32,18 @@ impl CompareOptions {
     /// attributed, live objects from the cache, kustomize remote bases checked against the
     /// project's `sourceRepos`.
     pub fn for_project(project: &AppProject, refresh: Refresh) -> Self {
+        Self::new(
+            refresh,
+            project.spec.source_repos.clone().unwrap_or_default(),
+        )
+    }
+
+    /// [`CompareOptions::for_project`] with the project's `sourceRepos` already read.
+    pub fn new(refresh: Refresh, source_repos: Vec<String>) -> Self {
         Self {
             refresh,
             attribution: true,
-            source_repos: project.spec.source_repos.clone().unwrap_or_default(),
+            source_repos,
             ..Self::default()
         }
     }

@@ -54,15 +54,10 @@ async fn compare_app_with(
     );
     let cluster = s.cluster_of(&app.spec.destination).await?;
     let project = project_of(s, app).await?;
-    let source_repos = project.spec.source_repos.clone().unwrap_or_default();
     let opts = CompareOptions {
-        refs_asked_at: None,
         revision,
-        refresh: Refresh::Normal,
-        attribution: true,
         fresh_reads: true,
-        sources: None,
-        source_repos,
+        ..CompareOptions::for_project(&project, Refresh::Normal)
     };
     let mut cmp = plumb_app::compare_with(app, &engines, &cluster, &s.renderer, &opts, local)
         .await

@@ -33,18 +33,16 @@ pub(crate) async fn compare_app(
     local: Option<&plumb_source::LocalSource>,
 ) -> Result<Comparison> {
     let p = prepare(client, app, local).await?;
+    let refresh = if hard_refresh {
+        Refresh::Hard
+    } else {
+        Refresh::Normal
+    };
     let opts = CompareOptions {
-        refs_asked_at: None,
         revision,
-        refresh: if hard_refresh {
-            Refresh::Hard
-        } else {
-            Refresh::Normal
-        },
         attribution,
         fresh_reads: true,
-        sources: None,
-        source_repos: p.source_repos,
+        ..CompareOptions::new(refresh, p.source_repos)
     };
     plumb_app::compare(app, &p.engines, &p.cluster, &p.renderer, &opts)
         .await
