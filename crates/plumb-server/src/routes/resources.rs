@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::gateway::Query;
 use crate::state::{AppState, to_value};
 
-/// Compares the Application with its destination through the controller's comparison.
+/// Compares the Application with its destination through plumb-app's comparison (the controller's own).
 async fn compare_app(
     s: &AppState,
     app: &Application,

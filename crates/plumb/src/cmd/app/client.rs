@@ -1,6 +1,6 @@
 //! What the `plumb app` verbs call: [`AppClient`], the Applications of one control namespace,
-//! over one of two backends ([`Backend`]): core mode (the user's kubeconfig and the controller's
-//! own code, like `argocd --core`; `backend::core`) or `plumb server`'s REST API
+//! over one of two backends ([`Backend`]): core mode (the user's kubeconfig and plumb-app's
+//! comparison, like `argocd --core`; `backend::core`) or `plumb server`'s REST API
 //! (`backend::server`). A verb never asks which one it has.
 //!
 //! Applications may live outside the control namespace (Argo CD's "applications in any
