@@ -39,26 +39,25 @@ fn expired_watches_relist_and_see_what_was_missed() {
         .unwrap_or_else(|e| panic!("{e}"));
     drop(thaw);
 
-    // Self-heal needs the live cache to know cm-b is gone: only a relist can tell it now.
-    // The self-heal operation's end is written after the objects are back, so a comparison can
-    // read Synced and Healthy while the operation is still Running: wait for its end too.
+    // Self-heal needs the live cache to know cm-b is gone and cm-a changed: only a relist can
+    // tell it now. The two changes can reach the cache apart (the deletion before the watch broke,
+    // the change with the relist), so the first self-heal may revert cm-b alone and the second
+    // cm-a after Argo's self-heal backoff: wait for both. The self-heal operation's end is written
+    // after the objects are back, so a comparison can read Synced and Healthy while the operation
+    // is still Running: wait for its end too.
     let app = s.ctl.wait_app(s.name, "healed after the relist", |a| {
         synced_healthy(a)
             && exists(ns, "configmap", "cm-b")
+            && value_of(ns, "cm-a") == "a"
             && a["status"]["operationState"]["phase"] != "Running"
     });
     let after = configmaps(ns);
     assert_ne!(after["cm-b"].0, objects["cm-b"].0, "cm-b was created again");
-    let a = kubectl_ok(&[
-        "-n",
-        ns,
-        "get",
-        "configmap",
-        "cm-a",
-        "-o",
-        "jsonpath={.data.value}",
-    ]);
-    assert_eq!(a, "a", "the missed change to cm-a was reverted");
+    assert_eq!(
+        value_of(ns, "cm-a"),
+        "a",
+        "the missed change to cm-a was reverted"
+    );
     assert_eq!(after["cm-c"], objects["cm-c"], "cm-c was not written");
     for i in 0..5 {
         assert!(
@@ -74,6 +73,20 @@ fn expired_watches_relist_and_see_what_was_missed() {
         "the live cache's watches did expire (410 Gone, 'too old resource version') and relisted:\n{log}"
     );
     std::thread::sleep(Duration::from_secs(1));
+}
+
+/// A ConfigMap's `data.value`; empty when it cannot be read (the poll asks again).
+fn value_of(ns: &str, configmap: &str) -> String {
+    let out = kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "configmap",
+        configmap,
+        "-o",
+        "jsonpath={.data.value}",
+    ]);
+    text(&out.stdout)
 }
 
 /// Thaws the controller when dropped, even when the test fails half-way.
