@@ -36,7 +36,8 @@ fn sa(user: &str) -> Result<Option<String>, DeriveError> {
 #[test]
 fn no_entries_match_nothing() {
     assert_eq!(derived(json!([]), "testns", SERVER), Ok(None));
-    let none: AppProject = serde_json::from_value(json!({"metadata": {}, "spec": {}})).expect("project");
+    let none: AppProject =
+        serde_json::from_value(json!({"metadata": {}, "spec": {}})).expect("project");
     assert_eq!(derive(&none, "argocd-ns", "testns", SERVER), Ok(None));
 }
 
