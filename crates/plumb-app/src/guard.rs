@@ -28,16 +28,13 @@ pub fn application_violations(
         .collect()
 }
 
-/// argocd-cm's switch for syncing as the project's `destinationServiceAccounts`.
-const IMPERSONATION: &str = "application.sync.impersonation.enabled";
-
 /// Why a sync of an Application in `project` is refused because the project asks for a
 /// protection Plumb does not provide yet (issue #27), if it does. Fail closed: a project that
-/// relies on signed commits or on impersonation would otherwise be less safe after the switch,
-/// and nothing would say so.
+/// relies on signed commits would otherwise be less safe after the switch, and nothing would
+/// say so. (Impersonation is provided: [`crate::impersonation`].)
 pub fn unenforced_protection(
     project: &AppProject,
-    settings: &plumb_model::Settings,
+    _settings: &plumb_model::Settings,
 ) -> Option<String> {
     let name = project.metadata.name.as_deref().unwrap_or("default");
     if project
@@ -50,20 +47,6 @@ pub fn unenforced_protection(
             "AppProject {name} requires commits signed by its signatureKeys; Plumb does not \
              verify GnuPG signatures yet, so it refuses to sync rather than deploy a revision \
              it could not verify"
-        ));
-    }
-    let impersonation = settings.get(IMPERSONATION).map(str::trim) == Some("true");
-    if impersonation
-        && project
-            .spec
-            .destination_service_accounts
-            .as_ref()
-            .is_some_and(|a| !a.is_empty())
-    {
-        return Some(format!(
-            "argocd-cm {IMPERSONATION} is true and AppProject {name} names \
-             destinationServiceAccounts; Plumb does not impersonate them yet, so it refuses to \
-             sync with its own, wider rights"
         ));
     }
     None

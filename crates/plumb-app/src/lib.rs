@@ -19,6 +19,7 @@ mod context;
 pub mod diff_cache;
 mod error;
 pub mod guard;
+pub mod impersonation;
 pub mod k8s_requests;
 pub mod observe;
 pub mod orphans;

@@ -612,6 +612,12 @@ async fn cascade_delete(shared: &Arc<Shared>, app: &Application) -> Result<()> {
         plumb_kube::PropagationPolicy::Foreground
     };
     if let Some(cluster) = shared.clusters.of(app) {
+        let applier = match deletion_writer(shared, app, &cluster).await? {
+            Ok(a) => a,
+            // Retried when the project or the settings change (both re-queue), or at the next
+            // poll; the condition says why until then.
+            Err(msg) => return deletion_failed(shared, app, msg).await,
+        };
         let instance = app.instance_name(&shared.config.control_namespace);
         let mut keys: Vec<plumb_model::ResourceKey> = cluster
             .live
@@ -629,14 +635,8 @@ async fn cascade_delete(shared: &Arc<Shared>, app: &Application) -> Result<()> {
                 .then(a.cmp(b))
         });
         for key in keys {
-            if let Err(e) = cluster.applier.delete(&key, policy.clone()).await {
-                let msg = format!("deleting {key}: {}", chain(&e));
-                let failed = [(condition::DELETION_ERROR.into(), msg)];
-                let fields = StatusPatch {
-                    conditions: Some(status::conditions(app, &failed, &[], &status::now())),
-                    ..StatusPatch::default()
-                };
-                shared.write_status(app, fields).await?;
+            if let Err(e) = applier.delete(&key, policy.clone()).await {
+                deletion_failed(shared, app, format!("deleting {key}: {}", chain(&e))).await?;
                 return Err(e.into());
             }
         }
@@ -649,4 +649,33 @@ async fn cascade_delete(shared: &Arc<Shared>, app: &Application) -> Result<()> {
     shared
         .patch_app(app, &patch, "removing the finalizer of")
         .await
+}
+
+/// What the cascade deletion deletes with: the project's ServiceAccount when argocd-cm turns
+/// impersonation on (as a sync writes), else the controller's own client. `Err` says why
+/// nothing may be deleted (no project to derive the account from, no match while enforced).
+async fn deletion_writer(
+    shared: &Shared,
+    app: &Application,
+    cluster: &Cluster,
+) -> Result<std::result::Result<plumb_kube::Applier, String>> {
+    let engines = shared.engines();
+    if plumb_policy::impersonation::Mode::of(&engines.settings)
+        == plumb_policy::impersonation::Mode::Off
+    {
+        return Ok(Ok(cluster.applier.clone()));
+    }
+    Ok(project_of(shared, app).await?.and_then(|project| {
+        plumb_app::impersonation::sync_applier(&project, app, cluster, &engines.settings)
+    }))
+}
+
+/// Records why the cascade deletion stopped (Argo's `DeletionError` condition).
+async fn deletion_failed(shared: &Shared, app: &Application, msg: String) -> Result<()> {
+    let failed = [(condition::DELETION_ERROR.into(), msg)];
+    let fields = StatusPatch {
+        conditions: Some(status::conditions(app, &failed, &[], &status::now())),
+        ..StatusPatch::default()
+    };
+    shared.write_status(app, fields).await
 }

@@ -50,19 +50,39 @@ impl Default for WriteOptions {
 /// Applies, dry-runs, reads and deletes objects with one field manager (`plumb-controller` by
 /// default). Dry-run and real apply must use the same manager, or fields the real manager owns
 /// would not show up as removals in the prediction.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Applier {
     discovery: Arc<ApiDiscovery>,
+    /// The client requests go through: the discovery's, unless [`Applier::with_client`] gave
+    /// another (a sync impersonating a ServiceAccount).
+    client: kube::Client,
     field_manager: String,
+}
+
+impl std::fmt::Debug for Applier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Applier")
+            .field("discovery", &self.discovery)
+            .field("field_manager", &self.field_manager)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Applier {
     /// An applier using [`FIELD_MANAGER`].
     pub fn new(discovery: Arc<ApiDiscovery>) -> Self {
         Self {
+            client: discovery.client().clone(),
             discovery,
             field_manager: FIELD_MANAGER.to_string(),
         }
+    }
+
+    /// Sends every request through `client` (e.g. one that impersonates a ServiceAccount);
+    /// kinds are still resolved with the discovery's own client.
+    pub fn with_client(mut self, client: kube::Client) -> Self {
+        self.client = client;
+        self
     }
 
     /// Uses another field manager.
@@ -287,7 +307,7 @@ impl Applier {
             .discovery
             .resolve(&key.group_kind(), Some(version))
             .await?;
-        let api = scoped_api(&self.discovery, &kind, &key)?;
+        let api = scoped_api(&self.client, &kind, &key)?;
         Ok((key, api))
     }
 
@@ -316,16 +336,16 @@ impl Applier {
             .discovery
             .resolve(&GroupKind::new(&key.group, &key.kind), None)
             .await?;
-        scoped_api(&self.discovery, &kind, key)
+        scoped_api(&self.client, &kind, key)
     }
 }
 
 fn scoped_api(
-    discovery: &ApiDiscovery,
+    client: &kube::Client,
     kind: &ApiKind,
     key: &ResourceKey,
 ) -> Result<Api<DynamicObject>> {
-    let client = discovery.client().clone();
+    let client = client.clone();
     match (kind.namespaced, key.namespace.is_empty()) {
         (true, false) => Ok(Api::namespaced_with(client, &key.namespace, &kind.resource)),
         (false, true) => Ok(Api::all_with(client, &kind.resource)),

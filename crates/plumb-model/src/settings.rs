@@ -68,6 +68,13 @@ pub const REPOSITORY_MAX_DOWNLOAD_SIZE: &str = "plumb.repository.maxDownloadSize
 /// key Plumb follows that `timeout.reconciliation`, else 3 minutes.
 pub const REPOSITORY_REVISION_CACHE_EXPIRATION: &str = "plumb.repository.revisionCacheExpiration";
 
+/// Argo CD: syncs run as the ServiceAccount the AppProject's `destinationServiceAccounts` names
+/// for the destination (`"true"` turns it on; off by default).
+pub const IMPERSONATION_ENABLED: &str = "application.sync.impersonation.enabled";
+/// Argo CD: with impersonation on, a destination no `destinationServiceAccounts` entry matches is
+/// refused (default), or synced with the controller's own credentials (`"false"`).
+pub const IMPERSONATION_ENFORCED: &str = "application.sync.impersonation.enforced";
+
 /// The data of a settings ConfigMap.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Settings {

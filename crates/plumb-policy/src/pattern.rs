@@ -45,6 +45,13 @@ pub(crate) fn glob(pattern: &str, text: &str, separators: &[char]) -> bool {
     }
 }
 
+/// Whether `text` matches the gobwas `pattern`, or `None` when the pattern does not compile
+/// (Argo's `glob.MatchWithError`, where such a pattern is an error rather than no match).
+pub(crate) fn glob_checked(pattern: &str, text: &str, separators: &[char]) -> Option<bool> {
+    parse(pattern, Dialect::Gobwas)
+        .map(|toks| matches(&toks, &text.chars().collect::<Vec<_>>(), separators))
+}
+
 /// Whether `text` matches the Go `filepath.Match` `pattern`.
 pub(crate) fn filepath(pattern: &str, text: &str) -> bool {
     match parse(pattern, Dialect::Filepath) {

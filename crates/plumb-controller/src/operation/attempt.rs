@@ -49,6 +49,13 @@ pub(super) async fn attempt(
         Ok(c) => c,
         Err(failed) => return (failed, None),
     };
+    // After the comparison, as Argo decides it (a comparison error is reported first). Every
+    // write of the sync goes through this applier, impersonating when the project says so.
+    let applier =
+        match plumb_app::impersonation::sync_applier(project, app, cluster, &engines.settings) {
+            Ok(a) => a,
+            Err(refusal) => return (SyncOutcome::error(refusal), None),
+        };
     let (mut request, cmp) = match prepare(app, cmp, &engines, began.at).await {
         Ok(built) => built,
         Err(failed) => return (failed, None),
@@ -68,7 +75,7 @@ pub(super) async fn attempt(
             .applied(key, desired, stored);
     };
     let ctx = SyncContext {
-        applier: &cluster.applier,
+        applier: &applier,
         assessor: engines.assessor.clone(),
         facts: Some(std::sync::Arc::new(cluster.live_health_facts())),
         progress: &progress,

@@ -6,6 +6,7 @@ mod app_of_apps;
 mod automation;
 mod git_sharing;
 mod helm_repo;
+mod impersonation;
 mod missing_status;
 mod multi_cluster;
 mod oci;
