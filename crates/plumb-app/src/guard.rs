@@ -8,6 +8,7 @@ use std::sync::Arc;
 use plumb_health::{HealthCode, HealthStatus};
 use plumb_model::ResourceKey;
 use plumb_model::application::{AppProject, Application, SyncStatusCode, condition};
+use plumb_policy::project::scoped::{ProjectScope, scoped_cluster_refusal};
 use plumb_policy::project::{Destination, Violation, check_application, check_resource};
 use plumb_sync::PermissionCheck;
 
@@ -15,17 +16,28 @@ use crate::compare::{Comparison, app_sync};
 use crate::context::{Cluster, Engines};
 
 /// What the Application's project refuses about the Application itself, one message each.
+/// `project` is the project with what is scoped to it added
+/// ([`plumb_policy::project::scoped::virtual_project`]); `scope` what is scoped to it, for
+/// `permitOnlyProjectScopedClusters`.
 pub fn application_violations(
     project: &AppProject,
     app: &Application,
     control_namespace: &str,
     cluster: &Cluster,
+    scope: &ProjectScope,
 ) -> Vec<String> {
     let dest = destination(app, cluster);
-    check_application(project, app, control_namespace, &dest)
-        .into_iter()
-        .map(|v| v.to_string())
-        .collect()
+    let mut violations = check_application(project, app, control_namespace, &dest);
+    // Argo prints the cluster's name when the Application names its destination by name.
+    let by_name = app
+        .spec
+        .destination
+        .name
+        .as_deref()
+        .is_some_and(|n| !n.is_empty());
+    let shown = if by_name { dest.name } else { dest.server };
+    violations.extend(scoped_cluster_refusal(project, scope, &dest, shown));
+    violations.into_iter().map(|v| v.to_string()).collect()
 }
 
 /// argocd-cm's switch for syncing as the project's `destinationServiceAccounts`.

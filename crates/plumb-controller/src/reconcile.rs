@@ -173,11 +173,13 @@ async fn target(shared: &Arc<Shared>, app: &Application) -> Result<Option<Target
             return Ok(None);
         }
     };
+    let scope = shared.project_scope(project.metadata.name.as_deref().unwrap_or_default());
     let violations = plumb_app::guard::application_violations(
         &project,
         app,
         &shared.config.control_namespace,
         &cluster,
+        &scope,
     );
     if !violations.is_empty() {
         invalid_spec(shared, app, &violations.join("; ")).await?;
@@ -587,8 +589,13 @@ async fn project_of(
         }
     };
     match found {
+        // As Argo's controller reads it (`GetAppProjectByName`): with the repositories and
+        // clusters scoped to it added to its lists.
         Some(p) => Ok(serde_json::to_value(&*p)
             .and_then(serde_json::from_value)
+            .map(|p| {
+                plumb_policy::project::scoped::virtual_project(&p, &shared.project_scope(project))
+            })
             .map_err(|e| format!("AppProject {project} is not valid: {e}"))),
         None => Ok(Err(format!(
             "Application referencing project {project} which does not exist"
