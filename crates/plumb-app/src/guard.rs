@@ -81,8 +81,9 @@ pub fn unenforced_protection(
     None
 }
 
-/// The project's verdicts on a comparison: forbidden objects marked ([`mark_forbidden`]) and
-/// the orphaned-resources warning when the project asks for it.
+/// The project's verdicts on a comparison: forbidden objects marked ([`mark_forbidden`]), the
+/// orphaned-resources warning when the project asks for it, and a warning per argocd-cm key
+/// Plumb reads but does not enforce ([`crate::unenforced`]).
 pub fn apply_project(
     cmp: &mut Comparison,
     project: &AppProject,
@@ -94,6 +95,9 @@ pub fn apply_project(
     if let Some(w) = crate::orphans::warning(app, project, cluster, engines) {
         cmp.warnings.push(w);
     }
+    let unenforced = crate::unenforced::in_settings(&engines.settings);
+    cmp.warnings
+        .extend(crate::unenforced::conditions(&unenforced));
 }
 
 /// Marks the compared objects the project forbids: sync and health `Unknown`, the health message

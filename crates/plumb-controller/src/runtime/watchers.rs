@@ -524,6 +524,7 @@ pub(super) fn spawn_settings_watcher(shared: Arc<Shared>) {
                     *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
                     current = data;
                     tracing::info!("settings reloaded");
+                    plumb_app::unenforced::log(&plumb_app::unenforced::in_settings(&current));
                     push_all(&shared);
                 }
                 Err(e) => tracing::error!(
