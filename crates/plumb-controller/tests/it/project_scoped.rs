@@ -243,8 +243,11 @@ async fn a_project_scoped_repository_lends_its_credentials_to_its_project_only()
     );
 }
 
+/// The project-level findings (`clusterResourceWhitelist[].name` refused, unknown fields
+/// warned) are unit-tested in `plumb_app::unenforced`: Plumb's own CRD prunes those fields before
+/// the controller could see them (they reach it only under Argo CD's CRD).
 #[tokio::test]
-async fn unenforced_settings_warn_and_a_named_cluster_whitelist_refuses() {
+async fn an_unenforced_setting_is_a_warning_condition_on_the_application() {
     let env = TestEnv::shared();
     let ctl = Controlled::start(env, "ctl-unenforced").await;
     let dest = env.namespace("dest-unenforced");
@@ -259,42 +262,15 @@ async fn unenforced_settings_warn_and_a_named_cluster_whitelist_refuses() {
         .expect("argocd-cm");
     let repo = GitRepo::new();
     repo.commit(&[("app/cm.yaml", config_map("warned"))], "one");
-    create_project(&ctl, "blacklisted", json!({
-        "sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
-        "clusterResourceBlacklist": [{"group": "", "kind": "PersistentVolume", "name": "shared"}]
-    }))
-    .await;
-    create_app(&ctl, "warned", "blacklisted", &repo.url(), dest.name()).await;
-    let app = ctl
-        .wait_app("warned", "warnings", |a| {
-            a["status"]["sync"]["status"] == "Synced"
-                && has_condition(a, "UnenforcedSettingWarning", "argocd-cm kustomize.buildOptions is not enforced by Plumb")
-                && has_condition(a, "UnenforcedSettingWarning", "AppProject blacklisted spec.clusterResourceBlacklist[0].name is not enforced by Plumb")
-        })
-        .await;
-    assert!(
-        config_map_in(&ctl, dest.name(), "warned").await.is_some(),
-        "{:#}",
-        app["status"]
-    );
-
-    create_project(
-        &ctl,
-        "whitelisted",
-        json!({
-            "sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
-            "clusterResourceWhitelist": [{"group": "", "kind": "Namespace", "name": "team-*"}]
-        }),
-    )
-    .await;
-    let other = env.namespace("dest-unenforced-refused");
-    create_app(&ctl, "refused", "whitelisted", &repo.url(), other.name()).await;
-    let msg = "AppProject whitelisted spec.clusterResourceWhitelist[0].name is not enforced by Plumb, which refuses";
-    ctl.wait_app("refused", "refused", |a| {
-        has_condition(a, "InvalidSpecError", msg)
+    create_app(&ctl, "warned", "default", &repo.url(), dest.name()).await;
+    ctl.wait_app("warned", "the warning", |a| {
+        a["status"]["sync"]["status"] == "Synced"
+            && has_condition(
+                a,
+                "UnenforcedSettingWarning",
+                "argocd-cm kustomize.buildOptions is not enforced by Plumb: ",
+            )
     })
     .await;
-    let after = ctl.sync("refused", json!({})).await;
-    assert_eq!(after["status"]["operationState"]["phase"], "Error");
-    assert!(config_map_in(&ctl, other.name(), "warned").await.is_none());
+    assert!(config_map_in(&ctl, dest.name(), "warned").await.is_some());
 }
