@@ -8,6 +8,7 @@ use std::sync::Arc;
 use plumb_health::{HealthCode, HealthStatus};
 use plumb_model::ResourceKey;
 use plumb_model::application::{AppProject, Application, SyncStatusCode, condition};
+use plumb_policy::project::scoped::{ProjectScope, scoped_cluster_refusal};
 use plumb_policy::project::{Destination, Violation, check_application, check_resource};
 use plumb_sync::PermissionCheck;
 
@@ -15,17 +16,28 @@ use crate::compare::{Comparison, app_sync};
 use crate::context::{Cluster, Engines};
 
 /// What the Application's project refuses about the Application itself, one message each.
+/// `project` is the project with what is scoped to it added
+/// ([`plumb_policy::project::scoped::virtual_project`]); `scope` what is scoped to it, for
+/// `permitOnlyProjectScopedClusters`.
 pub fn application_violations(
     project: &AppProject,
     app: &Application,
     control_namespace: &str,
     cluster: &Cluster,
+    scope: &ProjectScope,
 ) -> Vec<String> {
     let dest = destination(app, cluster);
-    check_application(project, app, control_namespace, &dest)
-        .into_iter()
-        .map(|v| v.to_string())
-        .collect()
+    let mut violations = check_application(project, app, control_namespace, &dest);
+    // Argo prints the cluster's name when the Application names its destination by name.
+    let by_name = app
+        .spec
+        .destination
+        .name
+        .as_deref()
+        .is_some_and(|n| !n.is_empty());
+    let shown = if by_name { dest.name } else { dest.server };
+    violations.extend(scoped_cluster_refusal(project, scope, &dest, shown));
+    violations.into_iter().map(|v| v.to_string()).collect()
 }
 
 /// Why a sync of an Application in `project` is refused because the project asks for a
@@ -52,8 +64,9 @@ pub fn unenforced_protection(
     None
 }
 
-/// The project's verdicts on a comparison: forbidden objects marked ([`mark_forbidden`]) and
-/// the orphaned-resources warning when the project asks for it.
+/// The project's verdicts on a comparison: forbidden objects marked ([`mark_forbidden`]), the
+/// orphaned-resources warning when the project asks for it, and a warning per argocd-cm key
+/// Plumb reads but does not enforce ([`crate::unenforced`]).
 pub fn apply_project(
     cmp: &mut Comparison,
     project: &AppProject,
@@ -65,6 +78,9 @@ pub fn apply_project(
     if let Some(w) = crate::orphans::warning(app, project, cluster, engines) {
         cmp.warnings.push(w);
     }
+    let unenforced = crate::unenforced::in_settings(&engines.settings);
+    cmp.warnings
+        .extend(crate::unenforced::conditions(&unenforced));
 }
 
 /// Marks the compared objects the project forbids: sync and health `Unknown`, the health message

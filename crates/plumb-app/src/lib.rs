@@ -27,6 +27,7 @@ pub mod repositories;
 pub mod request;
 pub mod resources;
 pub mod status;
+pub mod unenforced;
 mod written;
 
 pub use clusters::{CLUSTER_SECRET_LABEL, ClusterSecret};

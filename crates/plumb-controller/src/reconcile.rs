@@ -139,6 +139,30 @@ fn is_deleting(app: &Application) -> bool {
 struct Target {
     cluster: Arc<Cluster>,
     project: AppProject,
+    /// What its project asks that Plumb does not enforce (warning conditions).
+    warnings: Vec<(String, String)>,
+}
+
+/// What the AppProject, as the API server holds it (with the fields Plumb's types drop), asks
+/// that Plumb does not enforce; logged. Nothing when the watch has not seen it.
+fn project_audit(shared: &Shared, project: &str) -> Vec<plumb_app::unenforced::Finding> {
+    let Lookup::Found(raw) = shared
+        .watched
+        .project(&shared.config.control_namespace, project)
+    else {
+        return Vec::new();
+    };
+    let found = serde_json::to_value(&*raw)
+        .map(|v| plumb_app::unenforced::in_project(&v))
+        .unwrap_or_default();
+    if !found.is_empty() {
+        tracing::debug!(
+            project,
+            "AppProject asks for settings Plumb does not enforce"
+        );
+        plumb_app::unenforced::log(&found);
+    }
+    found
 }
 
 /// The destination cluster and the project, once the project permits the Application itself;
@@ -173,17 +197,26 @@ async fn target(shared: &Arc<Shared>, app: &Application) -> Result<Option<Target
             return Ok(None);
         }
     };
+    let name = project.metadata.name.clone().unwrap_or_default();
+    let scope = shared.project_scope(&name);
     let violations = plumb_app::guard::application_violations(
         &project,
         app,
         &shared.config.control_namespace,
         &cluster,
+        &scope,
     );
+    let unenforced = project_audit(shared, &name);
     if !violations.is_empty() {
         invalid_spec(shared, app, &violations.join("; ")).await?;
         return Ok(None);
     }
-    Ok(Some(Target { cluster, project }))
+    let warnings = plumb_app::unenforced::conditions(&unenforced);
+    Ok(Some(Target {
+        cluster,
+        project,
+        warnings,
+    }))
 }
 
 /// What [`operate`] did about `.operation` and `status.operationState`.
@@ -294,6 +327,7 @@ async fn observe(shared: &Arc<Shared>, app: &Application, target: &Target) -> Ob
                 .observe(Timing::Render, render_started.elapsed());
             let d = automate(shared, app, &target.project, cmp);
             cmp.warnings.extend(d.conditions.iter().cloned());
+            cmp.warnings.extend(target.warnings.iter().cloned());
             Some(d)
         }
         Err(e) => {
@@ -586,9 +620,22 @@ async fn project_of(
                 .map(Arc::new)
         }
     };
-    match found {
-        Some(p) => Ok(serde_json::to_value(&*p)
+    let raw = found.map(|p| serde_json::to_value(&*p));
+    // A project asking for what Plumb cannot enforce and would grant is refused however it was
+    // read (watch or GET); its warnings are added by `target`.
+    if let Some(Ok(v)) = &raw
+        && let Some(msg) = plumb_app::unenforced::refusal(&plumb_app::unenforced::in_project(v))
+    {
+        return Ok(Err(msg));
+    }
+    match raw {
+        // As Argo's controller reads it (`GetAppProjectByName`): with the repositories and
+        // clusters scoped to it added to its lists.
+        Some(p) => Ok(p
             .and_then(serde_json::from_value)
+            .map(|p| {
+                plumb_policy::project::scoped::virtual_project(&p, &shared.project_scope(project))
+            })
             .map_err(|e| format!("AppProject {project} is not valid: {e}"))),
         None => Ok(Err(format!(
             "Application referencing project {project} which does not exist"

@@ -51,6 +51,9 @@ pub struct RepoCredentials {
     pub enable_oci: bool,
     /// Reach the OCI registry over plain HTTP (`insecureOCIForceHttp: "true"`).
     pub insecure_oci_force_http: bool,
+    /// The AppProject the Secret belongs to (`project`; empty or absent: every project). Its
+    /// credentials serve that project's Applications only ([`RepoCredentials::select`]).
+    pub project: Option<String>,
 }
 
 impl fmt::Debug for RepoCredentials {
@@ -78,6 +81,7 @@ impl fmt::Debug for RepoCredentials {
             .field("pass_credentials", &self.pass_credentials)
             .field("enable_oci", &self.enable_oci)
             .field("insecure_oci_force_http", &self.insecure_oci_force_http)
+            .field("project", &self.project)
             .finish()
     }
 }
@@ -111,23 +115,58 @@ impl RepoCredentials {
             force_http_basic_auth: flag("forceHttpBasicAuth")?,
             enable_oci: flag("enableOCI")?,
             insecure_oci_force_http: flag("insecureOCIForceHttp")?,
+            project: text("project")?,
         })
     }
 
-    /// Picks the credentials for `url` among several Secrets, as Argo does: an exact repository
-    /// match first, then the template with the longest matching prefix. A template's prefix is
-    /// matched on the parsed URL, not its text: same scheme, host and port, and its path a
-    /// prefix of the URL's path segment by segment (`https://git.corp` matches neither
+    /// Picks the credentials for `url` among several Secrets, as Argo does, for the project of
+    /// the render running on this thread ([`crate::scope::in_project`]; none: unscoped Secrets
+    /// only): an exact repository match first (the project's own Secret, else an unscoped one,
+    /// Argo's `getRepositorySecret`), then the template with the longest matching prefix. A
+    /// Secret scoped to another project is never used. A template's prefix is matched on the
+    /// parsed URL, not its text: same scheme, host and port, and its path a prefix of the URL's
+    /// path segment by segment (`https://git.corp` matches neither
     /// `https://git.corp@evil.com/x` nor `https://git.corp.evil.com/x`).
     pub fn select<'a>(all: &'a [RepoCredentials], url: &str) -> Option<&'a RepoCredentials> {
+        Self::select_for(all, url, crate::scope::current().as_deref())
+    }
+
+    /// [`RepoCredentials::select`] for an explicit project.
+    pub fn select_for<'a>(
+        all: &'a [RepoCredentials],
+        url: &str,
+        project: Option<&str>,
+    ) -> Option<&'a RepoCredentials> {
         let want = normalize_url(url);
+        let exact = |c: &&RepoCredentials| !c.is_template && normalize_url(&c.url) == want;
         all.iter()
-            .find(|c| !c.is_template && normalize_url(&c.url) == want)
+            .filter(exact)
+            .find(|c| c.project.is_some() && c.project.as_deref() == project)
+            .or_else(|| all.iter().filter(exact).find(|c| c.project.is_none()))
             .or_else(|| {
                 all.iter()
-                    .filter(|c| c.is_template && template_matches(&c.url, url))
-                    .max_by_key(|c| c.url.len())
+                    .filter(|c| c.is_template && c.usable_by(project))
+                    .filter(|c| template_matches(&c.url, url))
+                    .max_by_key(|c| (c.url.len(), c.project.is_some()))
             })
+    }
+
+    /// Whether an Application of `project` may use these credentials: unscoped ones serve
+    /// every project, scoped ones only their own.
+    pub fn usable_by(&self, project: Option<&str>) -> bool {
+        self.project.is_none() || (project.is_some() && self.project.as_deref() == project)
+    }
+
+    /// The part a download cache key takes from the scope: the current project when some
+    /// Secret is scoped to it (what it downloads with them stays apart from other projects'
+    /// copies), else nothing.
+    pub(crate) fn cache_scope(all: &[RepoCredentials]) -> String {
+        match crate::scope::current() {
+            Some(p) if all.iter().any(|c| c.project.as_deref() == Some(p.as_str())) => {
+                format!("project {p}")
+            }
+            _ => String::new(),
+        }
     }
 
     /// The secret strings these credentials hold, for a [`Redactor`](crate::Redactor).
@@ -476,6 +515,104 @@ mod tests {
         assert!(RepoCredentials::select(&ssh, "git@git.corp:team/app.git").is_some());
         assert!(RepoCredentials::select(&ssh, "ssh://git@git.corp/team/app").is_some());
         assert!(RepoCredentials::select(&ssh, "git@git.corp.evil.com:team/app").is_none());
+    }
+
+    /// Issue #27: a project-scoped Secret (`project` key) serves its own project only; the
+    /// project's own exact Secret wins over an unscoped one (Argo's `getRepositorySecret`).
+    #[test]
+    fn project_scoped_secrets_serve_their_project_only() {
+        let read = |kind: &str, data: Value| {
+            let mut s = secret(kind, json!({}));
+            s["stringData"] = data;
+            RepoCredentials::from_secret(&s).unwrap()
+        };
+        let url = "https://git.corp/team/app.git";
+        let scoped = read(
+            "repository",
+            json!({"url": url, "password": "a", "project": "payments"}),
+        );
+        assert_eq!(scoped.project.as_deref(), Some("payments"));
+        let all = [scoped.clone()];
+        assert_eq!(
+            RepoCredentials::select_for(&all, url, Some("payments")),
+            Some(&scoped)
+        );
+        for other in [Some("billing"), Some("Payments"), Some(" payments"), None] {
+            assert_eq!(
+                RepoCredentials::select_for(&all, url, other),
+                None,
+                "{other:?}"
+            );
+        }
+        // Outside any render scope only unscoped Secrets are used.
+        assert_eq!(RepoCredentials::select(&all, url), None);
+        assert_eq!(
+            crate::scope::in_project("payments", || RepoCredentials::select(&all, url).cloned()),
+            Some(scoped.clone())
+        );
+        let open = read("repository", json!({"url": url, "password": "u"}));
+        let both = [open.clone(), scoped.clone()];
+        assert_eq!(
+            RepoCredentials::select_for(&both, url, Some("payments")),
+            Some(&scoped)
+        );
+        assert_eq!(
+            RepoCredentials::select_for(&both, url, Some("billing")),
+            Some(&open)
+        );
+        // Templates: a scoped one is skipped by other projects, who fall back to an unscoped one.
+        let t_scoped = read(
+            "repo-creds",
+            json!({"url": "https://git.corp/team", "password": "t", "project": "payments"}),
+        );
+        let t_open = read(
+            "repo-creds",
+            json!({"url": "https://git.corp", "password": "o"}),
+        );
+        let templates = [t_open.clone(), t_scoped.clone()];
+        assert_eq!(
+            RepoCredentials::select_for(&templates, url, Some("payments")),
+            Some(&t_scoped)
+        );
+        assert_eq!(
+            RepoCredentials::select_for(&templates, url, Some("billing")),
+            Some(&t_open)
+        );
+    }
+
+    /// Hostile `project` values: empty means unscoped (as in Argo); anything else is compared
+    /// byte for byte, so a nonexistent project or odd characters scope the Secret to nothing
+    /// any Application can name.
+    #[test]
+    fn hostile_project_keys() {
+        let with_project = |p: &str| {
+            let mut s = secret("repository", json!({}));
+            s["stringData"] = json!({"url": "https://git.corp/x", "password": "p", "project": p});
+            RepoCredentials::from_secret(&s).unwrap()
+        };
+        assert_eq!(with_project("").project, None);
+        for odd in [
+            "no-such-project",
+            "*",
+            "pay*",
+            "../default",
+            "default\n",
+            "\u{0}",
+            " ",
+        ] {
+            let c = with_project(odd);
+            assert_eq!(c.project.as_deref(), Some(odd));
+            for asking in ["default", "payments", "no-such"] {
+                assert!(!c.usable_by(Some(asking)), "{odd:?} used by {asking}");
+            }
+            assert!(!c.usable_by(None));
+        }
+        let huge = "p".repeat(1 << 20);
+        assert!(!with_project(&huge).usable_by(Some("p")));
+        let mut b64 = secret("repository", json!({"url": "aHR0cHM6Ly9naXQuY29ycC94"}));
+        b64["data"]["project"] = json!("//79");
+        let err = RepoCredentials::from_secret(&b64).unwrap_err().to_string();
+        assert!(err.contains("data.project is not UTF-8"), "{err}");
     }
 
     #[test]

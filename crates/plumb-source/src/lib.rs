@@ -50,6 +50,7 @@ pub mod plugin;
 mod redact;
 mod render;
 mod renderer;
+mod scope;
 mod spec;
 pub mod worker;
 

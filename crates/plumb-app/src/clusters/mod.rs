@@ -24,6 +24,11 @@ pub struct ClusterSecret {
     pub id: String,
     /// The `shard` key: pins the cluster to that controller shard (Argo CD's field).
     pub shard: Option<i64>,
+    /// The `project` key: the AppProject the cluster is scoped to (empty: none, as in Argo).
+    pub project: Option<String>,
+    /// The `namespaces` key (comma-separated, blanks dropped, as Argo's `SecretToCluster`):
+    /// what a scoped cluster adds to its project's destinations (none: every namespace).
+    pub namespaces: Vec<String>,
 }
 
 impl ClusterSecret {
@@ -76,7 +81,23 @@ impl ClusterSecret {
             version: secret.metadata.resource_version.clone().unwrap_or_default(),
             id: secret.metadata.uid.clone().unwrap_or_default(),
             shard,
+            project: Some(text("project")).filter(|p| !p.is_empty()),
+            namespaces: text("namespaces")
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect(),
         })
+    }
+
+    /// The cluster as its project's rules see it.
+    pub fn scoped(&self) -> plumb_policy::project::scoped::ScopedCluster {
+        plumb_policy::project::scoped::ScopedCluster {
+            server: self.server.clone(),
+            name: self.name.clone(),
+            namespaces: self.namespaces.clone(),
+        }
     }
 
     /// A kube client for the cluster: Argo's `config` (bearer token, basic auth, client
@@ -177,6 +198,33 @@ mod tests {
         let unnamed =
             ClusterSecret::from_secret(&secret(&[("server", "https://a")])).expect("valid");
         assert_eq!(unnamed.name, "https://a");
+    }
+
+    /// Issue #27: `project` and `namespaces` read as Argo reads them; hostile values scope the
+    /// cluster to a project no Application can name, never to every project.
+    #[test]
+    fn project_and_namespaces_keys() {
+        let read = |pairs: &[(&str, &str)]| {
+            let mut all = vec![("server", "https://a")];
+            all.extend_from_slice(pairs);
+            ClusterSecret::from_secret(&secret(&all)).expect("valid")
+        };
+        let c = read(&[("project", "team-a"), ("namespaces", " web, ,api ,")]);
+        assert_eq!(c.project.as_deref(), Some("team-a"));
+        assert_eq!(c.namespaces, ["web", "api"]);
+        assert_eq!(c.scoped().namespaces, ["web", "api"]);
+        assert_eq!(read(&[("project", "")]).project, None);
+        assert_eq!(read(&[]).project, None);
+        for odd in ["no-such-project", "*", "a b", "../x", "\u{0}", " "] {
+            assert_eq!(read(&[("project", odd)]).project.as_deref(), Some(odd));
+        }
+        let mut s = secret(&[("server", "https://a")]);
+        if let Some(d) = s.data.as_mut() {
+            d.insert("project".into(), ByteString(vec![0xff]));
+        }
+        // Not UTF-8: read as empty, as every other key of this Secret (the cluster is unscoped
+        // but gains nothing: an unscoped cluster is permitted only by destinations).
+        assert_eq!(ClusterSecret::from_secret(&s).expect("kept").project, None);
     }
 
     // A malformed `shard` never drops the cluster: a value that is not an integer is ignored

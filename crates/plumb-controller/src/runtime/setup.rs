@@ -40,6 +40,7 @@ pub(super) struct Started {
 /// and builds the state the tasks share.
 pub(super) async fn start(client: kube::Client, config: ControllerConfig) -> Result<Started> {
     let settings = load_settings(&client, &config).await?;
+    plumb_app::unenforced::log(&plumb_app::unenforced::in_settings(&settings));
     let app_namespaces = reconciled_namespaces(&client, &config).await?;
     let sharding = resolve_sharding(&client, &config).await?;
     let engines = Arc::new(Engines::new(

@@ -337,6 +337,14 @@ pub(super) fn spawn_cluster_watcher(shared: Arc<Shared>) {
                 continue;
             }
             share_clusters(&shared, &known);
+            let mut secrets: Vec<(&String, &ClusterSecret)> = known.iter().collect();
+            secrets.sort_by_key(|(name, _)| *name);
+            *shared
+                .clusters
+                .secrets
+                .write()
+                .unwrap_or_else(|e| e.into_inner()) =
+                secrets.into_iter().map(|(_, c)| c.clone()).collect();
             // Attach the new clusters first, then swap: Applications on clusters that stay never
             // see their cluster missing while another one connects.
             let wanted: Vec<ClusterSecret> = known.values().cloned().collect();
@@ -516,6 +524,7 @@ pub(super) fn spawn_settings_watcher(shared: Arc<Shared>) {
                     *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
                     current = data;
                     tracing::info!("settings reloaded");
+                    plumb_app::unenforced::log(&plumb_app::unenforced::in_settings(&current));
                     push_all(&shared);
                 }
                 Err(e) => tracing::error!(

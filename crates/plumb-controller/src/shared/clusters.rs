@@ -5,6 +5,7 @@ use std::sync::{Arc, RwLock};
 
 use plumb_app::Cluster;
 use plumb_model::application::Application;
+use plumb_policy::project::scoped::ScopedCluster;
 
 /// A cluster from a cluster Secret: the Secret as read, the connection, its live cache task.
 pub(crate) type RemoteCluster = (
@@ -20,6 +21,9 @@ pub(crate) struct Clusters {
     pub(crate) remote: RwLock<Vec<RemoteCluster>>,
     /// Woken when a watch fails: discovery runs again (a group may have gone).
     pub(crate) rediscover: tokio::sync::Notify,
+    /// Every valid cluster Secret, attached or not (a project-scoped one names its project's
+    /// clusters even while it cannot be reached, or for the in-cluster destination).
+    pub(crate) secrets: RwLock<Vec<plumb_app::clusters::ClusterSecret>>,
 }
 
 impl Clusters {
@@ -29,6 +33,7 @@ impl Clusters {
             in_cluster: Arc::new(in_cluster),
             remote: RwLock::new(Vec::new()),
             rediscover: tokio::sync::Notify::new(),
+            secrets: RwLock::new(Vec::new()),
         }
     }
 
@@ -45,5 +50,16 @@ impl Clusters {
             .iter()
             .find(|(_, c, _)| c.is_destination(server, name))
             .map(|(_, c, _)| c.clone())
+    }
+
+    /// The clusters whose Secret is scoped to `project`, by Secret name.
+    pub(crate) fn scoped_to(&self, project: &str) -> Vec<ScopedCluster> {
+        self.secrets
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|s| s.project.as_deref() == Some(project))
+            .map(|s| s.scoped())
+            .collect()
     }
 }

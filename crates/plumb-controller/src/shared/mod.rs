@@ -56,6 +56,18 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// What belongs to `project` (Argo CD's project-scoped repositories and clusters): the URLs
+    /// of repository Secrets and the cluster Secrets whose `project` key names it.
+    pub(crate) fn project_scope(
+        &self,
+        project: &str,
+    ) -> plumb_policy::project::scoped::ProjectScope {
+        plumb_policy::project::scoped::ProjectScope {
+            repos: self.renderer.scoped_repositories(project),
+            clusters: self.clusters.scoped_to(project),
+        }
+    }
+
     /// The Applications of `namespace` (an Application's own namespace: every read and write
     /// of an Application goes there).
     pub(crate) fn apps_api_in(&self, namespace: &str) -> Api<DynamicObject> {

@@ -11,6 +11,7 @@ mod missing_status;
 mod multi_cluster;
 mod oci;
 mod project;
+mod project_scoped;
 mod prune_brake;
 mod reconcile;
 mod restart;

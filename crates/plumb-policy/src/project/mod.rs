@@ -49,11 +49,13 @@
 //! assert_eq!(refused.to_string(), "resource :Namespace is not permitted in project payments (clusterResourceWhitelist)");
 //! ```
 //!
-//! Not checked here: `permitOnlyProjectScopedClusters` (Plumb has no project-scoped clusters),
-//! the `name` of newer Argo's cluster resource restrictions, and repositories or clusters that
-//! Argo adds to a project from project-scoped repository and cluster Secrets.
+//! Project-scoped repositories and clusters (Secrets with a `project` key) and
+//! `permitOnlyProjectScopedClusters` are in [`scoped`]: the caller checks the
+//! [`scoped::virtual_project`] and adds [`scoped::scoped_cluster_refusal`]. Not checked here:
+//! the `name` of newer Argo's cluster resource restrictions.
 
 pub mod repo_url;
+pub mod scoped;
 
 use std::fmt;
 
@@ -92,6 +94,8 @@ pub enum Rule {
     NamespaceResourceWhitelist,
     /// `spec.namespaceResourceBlacklist`.
     NamespaceResourceBlacklist,
+    /// `spec.permitOnlyProjectScopedClusters`.
+    PermitOnlyProjectScopedClusters,
 }
 
 impl Rule {
@@ -105,6 +109,7 @@ impl Rule {
             Rule::ClusterResourceBlacklist => "clusterResourceBlacklist",
             Rule::NamespaceResourceWhitelist => "namespaceResourceWhitelist",
             Rule::NamespaceResourceBlacklist => "namespaceResourceBlacklist",
+            Rule::PermitOnlyProjectScopedClusters => "permitOnlyProjectScopedClusters",
         }
     }
 }

@@ -503,8 +503,14 @@ impl GitCache {
         })
     }
 
+    /// A repository fetched with a project-scoped Secret's credentials is kept (and its
+    /// listings and fetches shared) apart from the unscoped copy, so an Application of another
+    /// project never reads what only those credentials could fetch.
     fn repo_key(&self, url: &str) -> String {
-        repo_key(&self.salt, url)
+        match self.split(url).1.and_then(|c| c.project) {
+            Some(project) => repo_key(&format!("{}\nproject {project}", self.salt), url),
+            None => repo_key(&self.salt, url),
+        }
     }
 
     fn tree_dir(&self, url: &str, commit: &str) -> PathBuf {

@@ -252,7 +252,14 @@ impl HelmRepos {
 
     fn key(&self, url: &str, chart: &str, version: &str) -> String {
         let mut h = Sha256::new();
-        for part in [self.salt.as_str(), &normalize_url(url), chart, version] {
+        let scope = RepoCredentials::cache_scope(&self.access().credentials);
+        let url = normalize_url(url);
+        let mut parts = vec![self.salt.as_str(), &url, chart, version];
+        // Unscoped keys stay as they were, so existing entries remain valid.
+        if !scope.is_empty() {
+            parts.push(&scope);
+        }
+        for part in parts {
             h.update(part.as_bytes());
             h.update(b"\n");
         }
@@ -283,7 +290,7 @@ impl HelmRepos {
         access: &Access,
         refetch: bool,
     ) -> Result<Arc<Index>> {
-        let key = normalize_url(clean);
+        let key = normalize_url(clean) + &RepoCredentials::cache_scope(&access.credentials);
         if !refetch
             && let Ok(map) = self.indexes.lock()
             && let Some((at, idx)) = map.get(&key)

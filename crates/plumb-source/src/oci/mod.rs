@@ -540,7 +540,13 @@ impl OciRegistries {
 
     fn key(&self, repo_ref: &str, digest: &str) -> String {
         let mut h = Sha256::new();
-        for part in [self.salt.as_str(), "oci", repo_ref, digest] {
+        let scope = RepoCredentials::cache_scope(&self.access().credentials);
+        let mut parts = vec![self.salt.as_str(), "oci", repo_ref, digest];
+        // Unscoped keys stay as they were, so existing entries remain valid.
+        if !scope.is_empty() {
+            parts.push(&scope);
+        }
+        for part in parts {
             h.update(part.as_bytes());
             h.update(b"\n");
         }
@@ -612,10 +618,17 @@ fn select<'a>(all: &'a [RepoCredentials], url: &str) -> Option<&'a RepoCredentia
             .to_ascii_lowercase()
     };
     let want = norm(url);
+    // Secrets scoped to another project are out; the project's own exact Secret comes first.
+    let project = crate::scope::current();
+    let usable = |c: &&RepoCredentials| c.usable_by(project.as_deref());
+    let exact = |c: &&RepoCredentials| usable(c) && !c.is_template && norm(&c.url) == want;
     all.iter()
-        .find(|c| !c.is_template && norm(&c.url) == want)
+        .filter(exact)
+        .find(|c| c.project.is_some())
+        .or_else(|| all.iter().find(exact))
         .or_else(|| {
             all.iter()
+                .filter(usable)
                 .filter(|c| {
                     // Whole path segments only: `registry.corp` must not cover
                     // `registry.corp.evil.com/x`.

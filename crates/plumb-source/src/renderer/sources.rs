@@ -18,8 +18,16 @@ use crate::spec::s as text;
 
 impl Renderer {
     /// Renders every source of the request. Any failure fails the whole render: a partial or
-    /// empty desired set is never returned in place of an error.
+    /// empty desired set is never returned in place of an error. Repository credentials are
+    /// those the request's project may use ([`crate::scope`]).
     pub fn render(&self, req: &RenderRequest) -> Result<Rendered> {
+        if req.project.is_empty() {
+            return self.render_in_scope(req);
+        }
+        crate::scope::in_project(&req.project, || self.render_in_scope(req))
+    }
+
+    fn render_in_scope(&self, req: &RenderRequest) -> Result<Rendered> {
         if req.sources.is_empty() {
             return Err(Error::UnsupportedSource {
                 detail: "the application has no source".into(),

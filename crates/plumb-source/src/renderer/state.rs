@@ -50,6 +50,8 @@ pub struct Renderer {
     pub(super) plugins_dir: RwLock<Option<PathBuf>>,
     /// A local directory rendered instead of the repository ([`Renderer::with_local`]).
     pub(super) local: Option<LocalSource>,
+    /// `(project, url)` of each project-scoped repository Secret (not templates).
+    pub(super) scoped_repositories: RwLock<Vec<(String, String)>>,
 }
 
 impl std::fmt::Debug for Renderer {
@@ -96,6 +98,7 @@ impl Renderer {
             limits: RwLock::new(config.limits.clone()),
             plugins_dir: RwLock::new(config.plugins_dir.clone()),
             local: None,
+            scoped_repositories: RwLock::new(Vec::new()),
             config,
             git,
             helm,
@@ -130,11 +133,31 @@ impl Renderer {
     /// on, for Git and Helm repositories alike (the controller calls this when the repository
     /// Secrets or the certificates change).
     pub fn set_repositories(&self, credentials: Vec<RepoCredentials>, certs: TlsCerts) {
+        *self
+            .scoped_repositories
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = credentials
+            .iter()
+            .filter(|c| !c.is_template)
+            .filter_map(|c| Some((c.project.clone()?, c.url.clone())))
+            .collect();
         *self.redactor.write().unwrap_or_else(|p| p.into_inner()) =
             Redactor::new(credentials.iter().flat_map(RepoCredentials::secrets));
         self.helm.set_access(credentials.clone(), certs.clone());
         self.oci.set_access(credentials.clone(), certs);
         self.git.set_credentials(credentials);
+    }
+
+    /// The URLs of the repository Secrets scoped to `project` (what Argo adds to the project's
+    /// `sourceRepos`, `GetAppProjectByName`), in Secret order.
+    pub fn scoped_repositories(&self, project: &str) -> Vec<String> {
+        self.scoped_repositories
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(p, _)| p == project)
+            .map(|(_, url)| url.clone())
+            .collect()
     }
 
     /// The Git cache, for ref checks ([`GitCache::ls_remote`]) and counters.
