@@ -4,13 +4,14 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use super::config::Config;
 use super::manifest_cache::ManifestCache;
 use super::pins::Pins;
 use super::request::LocalSource;
 use crate::credentials::{RepoCredentials, TlsCerts};
+use crate::gpg::GpgKeys;
 use crate::detect::SourceType;
 use crate::error::Result;
 use crate::git::GitCache;
@@ -50,6 +51,8 @@ pub struct Renderer {
     pub(super) plugins_dir: RwLock<Option<PathBuf>>,
     /// A local directory rendered instead of the repository ([`Renderer::with_local`]).
     pub(super) local: Option<LocalSource>,
+    /// The public keys of `argocd-gpg-keys-cm` ([`Renderer::set_gpg_keys`]).
+    pub(super) gpg_keys: RwLock<Arc<GpgKeys>>,
 }
 
 impl std::fmt::Debug for Renderer {
@@ -110,6 +113,7 @@ impl Renderer {
             tool_versions: Mutex::new(HashMap::new()),
             discovery: plugin::DiscoveryMemo::default(),
             redactor: RwLock::new(Redactor::default()),
+            gpg_keys: RwLock::new(Arc::new(GpgKeys::default())),
         })
     }
 
@@ -135,6 +139,23 @@ impl Renderer {
         self.helm.set_access(credentials.clone(), certs.clone());
         self.oci.set_access(credentials.clone(), certs);
         self.git.set_credentials(credentials);
+    }
+
+    /// Verifies signatures against these public keys from now on (`argocd-gpg-keys-cm`'s data:
+    /// key ID → armored key). Unchanged keys keep their prepared GnuPG home.
+    pub fn set_gpg_keys(&self, entries: std::collections::BTreeMap<String, String>) {
+        let mut keys = self.gpg_keys.write().unwrap_or_else(|p| p.into_inner());
+        if keys.entries() != &entries {
+            *keys = Arc::new(GpgKeys::new(entries));
+        }
+    }
+
+    /// The public keys signatures are verified against.
+    pub fn gpg_keys(&self) -> Arc<GpgKeys> {
+        self.gpg_keys
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The Git cache, for ref checks ([`GitCache::ls_remote`]) and counters.
