@@ -33,25 +33,13 @@ const IMPERSONATION: &str = "application.sync.impersonation.enabled";
 
 /// Why a sync of an Application in `project` is refused because the project asks for a
 /// protection Plumb does not provide yet (issue #27), if it does. Fail closed: a project that
-/// relies on signed commits or on impersonation would otherwise be less safe after the switch,
-/// and nothing would say so.
+/// relies on impersonation would otherwise be less safe after the switch, and nothing would say
+/// so. (`signatureKeys` are enforced: [`crate::signatures`].)
 pub fn unenforced_protection(
     project: &AppProject,
     settings: &plumb_model::Settings,
 ) -> Option<String> {
     let name = project.metadata.name.as_deref().unwrap_or("default");
-    if project
-        .spec
-        .signature_keys
-        .as_ref()
-        .is_some_and(|k| !k.is_empty())
-    {
-        return Some(format!(
-            "AppProject {name} requires commits signed by its signatureKeys; Plumb does not \
-             verify GnuPG signatures yet, so it refuses to sync rather than deploy a revision \
-             it could not verify"
-        ));
-    }
     let impersonation = settings.get(IMPERSONATION).map(str::trim) == Some("true");
     if impersonation
         && project

@@ -7,7 +7,7 @@
 //! one crate, so they cannot disagree. Around it: access to clusters ([`clusters`],
 //! [`Cluster`]), the engines configured by the settings ([`Engines`]), the server-side diff
 //! cache ([`diff_cache`]), resource actions ([`actions`]), repositories' credentials
-//! ([`repositories`]) and the requests written on an Application ([`request`]).
+//! ([`repositories`]), the GnuPG keys signatures are verified with ([`signatures`]) and the requests written on an Application ([`request`]).
 //!
 //! Dependency direction inside the crate: `error` ← `diff_cache`/`written` ← `context` ←
 //! `compare` ← `guard` ← `status` ← `observe`; nothing imports back.
@@ -25,6 +25,7 @@ pub mod orphans;
 pub mod repositories;
 pub mod request;
 pub mod resources;
+pub mod signatures;
 pub mod status;
 mod written;
 

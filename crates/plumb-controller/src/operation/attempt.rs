@@ -49,6 +49,9 @@ pub(super) async fn attempt(
         Ok(c) => c,
         Err(failed) => return (failed, None),
     };
+    if let Some(refusal) = comparison_errors(&cmp) {
+        return (SyncOutcome::error(refusal), None);
+    }
     let (mut request, cmp) = match prepare(app, cmp, &engines, began.at).await {
         Ok(built) => built,
         Err(failed) => return (failed, None),
@@ -111,6 +114,18 @@ async fn compare_for_sync(
     compare_with(app, engines, cluster, &shared.renderer, &cmp_opts, local)
         .await
         .map_err(|e| SyncOutcome::error(format!("ComparisonError: {}", chain(&e))))
+}
+
+/// Argo CD's refusal of a sync whose comparison has errors (a revision that fails the project's
+/// `signatureKeys`): `ComparisonError: <message>`, joined by `;` (`argo.FormatAppConditions`).
+fn comparison_errors(cmp: &Comparison) -> Option<String> {
+    let errors: Vec<String> = cmp
+        .warnings
+        .iter()
+        .filter(|(kind, _)| kind == plumb_model::application::condition::COMPARISON_ERROR)
+        .map(|(kind, message)| format!("{kind}: {message}"))
+        .collect();
+    (!errors.is_empty()).then(|| errors.join(";"))
 }
 
 /// The engine's request from the comparison. `RespectIgnoreDifferences` runs the jq ignore
