@@ -42,7 +42,9 @@ pub(super) fn read(
         detail,
     };
     match tag_of(repo, revision, commit) {
-        Tag::Annotated(id) => read_tag(repo, revision, id).map(Named::Object).map_err(fail),
+        Tag::Annotated(id) => read_tag(repo, revision, id)
+            .map(Named::Object)
+            .map_err(fail),
         Tag::None => read_commit(repo, commit).map(Named::Object).map_err(fail),
         Tag::Stale => Ok(Named::Stale),
     }

@@ -88,7 +88,11 @@ mod tests {
             None
         ));
         // Short (8-digit) and malformed entries never match.
-        assert!(!key_allowed(&keys(&["3AFDEB23", "zz"]), "4AEE18F83AFDEB23", None));
+        assert!(!key_allowed(
+            &keys(&["3AFDEB23", "zz"]),
+            "4AEE18F83AFDEB23",
+            None
+        ));
     }
 
     #[test]

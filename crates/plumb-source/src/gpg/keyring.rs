@@ -104,7 +104,10 @@ fn import(home: &Path, data: &str) -> Result<KeyInfo, String> {
     let listed = list_one(data)?;
     let ran = gpg(home, &["--status-fd", "1", "--import"], data.as_bytes())?;
     if !ran.status.success() {
-        return Err(format!("gpg could not import it: {}", first_error(&ran.stderr)));
+        return Err(format!(
+            "gpg could not import it: {}",
+            first_error(&ran.stderr)
+        ));
     }
     Ok(listed)
 }
@@ -117,7 +120,9 @@ fn check_armor(data: &str) -> Result<(), String> {
         ));
     }
     if !data.trim_start().starts_with(ARMOR_BEGIN) {
-        return Err(format!("not an ASCII-armored public key (no {ARMOR_BEGIN})"));
+        return Err(format!(
+            "not an ASCII-armored public key (no {ARMOR_BEGIN})"
+        ));
     }
     Ok(())
 }
@@ -141,8 +146,16 @@ pub fn inspect_keys(data: &str) -> Result<Vec<KeyInfo>, String> {
     }
     let mut out = Vec::with_capacity(keys.len());
     for mut k in keys {
-        let ran = gpg(scratch.path(), &["--armor", "--export", &k.fingerprint], b"")?;
-        k.key_data = if keys_len_one(data) { data.to_string() } else { ran.stdout };
+        let ran = gpg(
+            scratch.path(),
+            &["--armor", "--export", &k.fingerprint],
+            b"",
+        )?;
+        k.key_data = if keys_len_one(data) {
+            data.to_string()
+        } else {
+            ran.stdout
+        };
         out.push(k);
     }
     Ok(out)
@@ -291,7 +304,11 @@ mod tests {
 
     #[test]
     fn entries_are_checked_before_gpg_sees_them() {
-        assert!(check_armor("hello").unwrap_err().contains("not an ASCII-armored"));
+        assert!(
+            check_armor("hello")
+                .unwrap_err()
+                .contains("not an ASCII-armored")
+        );
         let huge = format!("{ARMOR_BEGIN}\n{}", "A".repeat(MAX_KEY_BYTES));
         assert!(check_armor(&huge).unwrap_err().contains("limit"));
         assert_eq!(printable("a\nb"), "a\\nb");

@@ -66,7 +66,9 @@ pub(crate) fn gpg(home: &Path, args: &[&str], stdin: &[u8]) -> Result<Ran, Strin
         Err(_) => {
             kill(pid);
             let _ = waiter.join();
-            return Err(format!("gpg did not finish within {GPG_TIMEOUT:?} and was stopped"));
+            return Err(format!(
+                "gpg did not finish within {GPG_TIMEOUT:?} and was stopped"
+            ));
         }
     };
     let _ = waiter.join();

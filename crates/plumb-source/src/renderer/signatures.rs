@@ -36,12 +36,13 @@ impl Renderer {
             let revision = s.target_revision_or_head();
             self.git.checkout(&s.repo_url, revision, commit)?;
             let object = self.git.signed_object(&s.repo_url, revision, commit)?;
-            let verdict = crate::gpg::verify_revision(&keys, allowed, &object).map_err(|detail| {
-                Error::SignatureVerification {
-                    url: strip_url_credentials(&s.repo_url),
-                    detail,
-                }
-            })?;
+            let verdict =
+                crate::gpg::verify_revision(&keys, allowed, &object).map_err(|detail| {
+                    Error::SignatureVerification {
+                        url: strip_url_credentials(&s.repo_url),
+                        detail,
+                    }
+                })?;
             if let Some(p) = verdict {
                 problems.push(format!("{CHECK_NAME}: {}{p}", source_label(s, i, n)));
             }
