@@ -12,8 +12,8 @@ use super::run::gpg;
 
 /// The most keys the ConfigMap may hold.
 pub const MAX_KEYS: usize = 1000;
-/// The largest one entry (one armored public key) may be.
-pub const MAX_KEY_BYTES: usize = 64 << 10;
+/// The largest one entry (one armored public key), or a key file added at once, may be.
+pub const MAX_KEY_BYTES: usize = 256 << 10;
 
 const ARMOR_BEGIN: &str = "-----BEGIN PGP PUBLIC KEY BLOCK-----";
 
