@@ -18,6 +18,7 @@ pub mod compare;
 mod context;
 pub mod diff_cache;
 mod error;
+pub mod gpg_keys;
 pub mod guard;
 pub mod k8s_requests;
 pub mod observe;
