@@ -11,7 +11,7 @@ use crate::cmd::remote::{ServerClient, enc};
 
 /// The keys' backend.
 pub enum GpgClient {
-    /// Core mode: the ConfigMap of `namespace`.
+    /// Core mode: the ConfigMap of the control namespace.
     Kube {
         /// The user's client.
         client: kube::Client,
@@ -31,7 +31,7 @@ impl GpgClient {
             .context("connecting to the cluster")?;
         Ok(Self::Kube {
             client,
-            namespace: args.app_namespace.clone(),
+            namespace: args.control_namespace().to_string(),
         })
     }
 
