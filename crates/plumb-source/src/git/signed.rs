@@ -62,9 +62,11 @@ fn tag_of(repo: &gix::Repository, revision: &str, commit: gix::ObjectId) -> Tag 
     let find = |name: String| repo.try_find_reference(name.as_str()).ok().flatten();
     let name = if let Some(short) = revision.strip_prefix("refs/tags/") {
         short
-    } else if revision.starts_with("refs/") || revision == "HEAD" || revision.is_empty() {
-        return Tag::None;
-    } else if find(format!("refs/heads/{revision}")).is_some() {
+    } else if revision.starts_with("refs/")
+        || revision == "HEAD"
+        || revision.is_empty()
+        || find(format!("refs/heads/{revision}")).is_some()
+    {
         return Tag::None;
     } else {
         revision

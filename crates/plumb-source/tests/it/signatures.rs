@@ -64,7 +64,8 @@ fn each_verdict_reads_as_argos_message() {
         )]
     );
 
-    let cases: [(&str, Box<dyn Fn() -> String>, String); 4] = [
+    type Make<'a> = Box<dyn Fn() -> String + 'a>;
+    let cases: [(&str, Make, String); 4] = [
         (
             "unsigned",
             Box::new(|| repo.commit(&[("app/x.yaml", CM)], "unsigned")),
@@ -118,9 +119,7 @@ fn an_annotated_tag_is_verified_instead_of_its_commit() {
     repo.annotated_tag("v2.0.0", "unsigned release");
     assert_eq!(
         integrity(&r, &repo, "v2.0.0", &[key.key_id()]),
-        [format!(
-            "GIT/GPG: Failed verifying revision v2.0.0 by 'Plumb Test \"<test@plumb.invalid>\"': unsigned (key_id=)"
-        )]
+        ["GIT/GPG: Failed verifying revision v2.0.0 by 'Plumb Test \"<test@plumb.invalid>\"': unsigned (key_id=)".to_string()]
     );
     // Without signatureKeys nothing is verified.
     let req = request(vec![source(&repo.url(), "app", "v2.0.0")]);
