@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use super::GpgClient;
+use super::client::GpgClient;
 use crate::exit::Outcome;
 
 /// `plumb gpg add`.

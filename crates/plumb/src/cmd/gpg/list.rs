@@ -4,7 +4,8 @@ use anyhow::Result;
 use clap::Args;
 use serde_json::Value;
 
-use super::{Format, GpgClient};
+use super::client::GpgClient;
+use super::format::Format;
 use crate::exit::Outcome;
 use crate::output::tabwriter::Table;
 use crate::output::{json, yaml};

@@ -5,12 +5,13 @@
 
 mod add;
 mod client;
+mod format;
 mod get;
 mod list;
 mod rm;
 
 use anyhow::Result;
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 
 use crate::cmd::app::ConnArgs;
 use crate::exit::Outcome;
@@ -37,17 +38,6 @@ enum GpgCommand {
     Add(add::AddArgs),
     /// Removes a GPG public key from the server's keyring.
     Rm(rm::RmArgs),
-}
-
-/// `-o` of `gpg list` and `gpg get`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Argo's table (list) or labelled lines (get).
-    Wide,
-    /// JSON.
-    Json,
-    /// YAML.
-    Yaml,
 }
 
 /// Runs one `plumb gpg` subcommand on a Tokio runtime.

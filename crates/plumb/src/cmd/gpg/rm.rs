@@ -4,7 +4,7 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::GpgClient;
+use super::client::GpgClient;
 use crate::exit::Outcome;
 
 /// `plumb gpg rm`.
