@@ -40,30 +40,6 @@ pub fn application_violations(
     violations.into_iter().map(|v| v.to_string()).collect()
 }
 
-/// Why a sync of an Application in `project` is refused because the project asks for a
-/// protection Plumb does not provide yet (issue #27), if it does. Fail closed: a project that
-/// relies on signed commits would otherwise be less safe after the switch, and nothing would
-/// say so. (Impersonation is provided: [`crate::impersonation`].)
-pub fn unenforced_protection(
-    project: &AppProject,
-    _settings: &plumb_model::Settings,
-) -> Option<String> {
-    let name = project.metadata.name.as_deref().unwrap_or("default");
-    if project
-        .spec
-        .signature_keys
-        .as_ref()
-        .is_some_and(|k| !k.is_empty())
-    {
-        return Some(format!(
-            "AppProject {name} requires commits signed by its signatureKeys; Plumb does not \
-             verify GnuPG signatures yet, so it refuses to sync rather than deploy a revision \
-             it could not verify"
-        ));
-    }
-    None
-}
-
 /// The project's verdicts on a comparison: forbidden objects marked ([`mark_forbidden`]), the
 /// orphaned-resources warning when the project asks for it, and a warning per argocd-cm key
 /// Plumb reads but does not enforce ([`crate::unenforced`]).

@@ -7,7 +7,7 @@
 //! one crate, so they cannot disagree. Around it: access to clusters ([`clusters`],
 //! [`Cluster`]), the engines configured by the settings ([`Engines`]), the server-side diff
 //! cache ([`diff_cache`]), resource actions ([`actions`]), repositories' credentials
-//! ([`repositories`]) and the requests written on an Application ([`request`]).
+//! ([`repositories`]), the GnuPG keys signatures are verified with ([`signatures`]) and the requests written on an Application ([`request`]).
 //!
 //! Dependency direction inside the crate: `error` ← `diff_cache`/`written` ← `context` ←
 //! `compare` ← `guard` ← `status` ← `observe`; nothing imports back.
@@ -18,6 +18,7 @@ pub mod compare;
 mod context;
 pub mod diff_cache;
 mod error;
+pub mod gpg_keys;
 pub mod guard;
 pub mod impersonation;
 pub mod k8s_requests;
@@ -26,6 +27,7 @@ pub mod orphans;
 pub mod repositories;
 pub mod request;
 pub mod resources;
+pub mod signatures;
 pub mod status;
 pub mod unenforced;
 mod written;

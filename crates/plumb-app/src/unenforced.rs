@@ -5,8 +5,8 @@
 //! (a permission Argo narrows that Plumb would grant), the finding refuses: the Application is
 //! not compared or synced (InvalidSpecError). Otherwise it warns: a log line at controller
 //! start (or when the project is read) and an [`UNENFORCED_SETTING_WARNING`] condition on the
-//! Application. The project's protections Plumb does not provide yet (`signatureKeys`,
-//! impersonation) are refused by [`crate::guard::unenforced_protection`], not here.
+//! Application. (`signatureKeys` and impersonation are enforced: [`crate::signatures`],
+//! [`crate::impersonation`].)
 
 use plumb_model::Settings;
 use serde_json::Value;

@@ -298,6 +298,15 @@ pub enum Error {
         /// What is unsupported.
         detail: String,
     },
+    /// A revision's GnuPG signature could not be verified at all (the configured keys are
+    /// broken, `gpg` failed or is missing): nothing from it is synced.
+    #[error("verifying the GnuPG signature of {url}: {detail}")]
+    SignatureVerification {
+        /// Repository URL, without credentials.
+        url: String,
+        /// What failed.
+        detail: String,
+    },
     /// A local file operation failed.
     #[error("{action} {path}")]
     Io {

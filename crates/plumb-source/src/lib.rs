@@ -40,6 +40,7 @@ mod credentials;
 mod detect;
 mod error;
 mod git;
+mod gpg;
 mod helm_repo;
 mod inputs;
 mod limits;
@@ -57,7 +58,11 @@ pub mod worker;
 pub use credentials::{RepoCredentials, SECRET_TYPE_LABEL, TlsCerts};
 pub use detect::{KUSTOMIZATION_FILES, SourceType, detect};
 pub use error::{Error, Result};
-pub use git::{Checkout, CommitMetadata, GitCache, RemoteRef};
+pub use git::{Checkout, CommitMetadata, GitCache, RemoteRef, SignedObject};
+pub use gpg::{
+    GpgKeys, KeyInfo, MAX_KEY_BYTES, MAX_KEYS, inspect_keys, is_long_key_id, is_short_key_id,
+    key_allowed, key_id, verify_revision,
+};
 pub use helm_repo::{ChartCheckout, HelmRepos};
 pub use limits::{Limits, parse_duration, parse_quantity};
 pub use manifest::{Manifest, local_manifests};

@@ -45,6 +45,8 @@ enum Command {
     Login(cmd::login::LoginArgs),
     /// Log out of a context (its token is forgotten and revoked).
     Logout(cmd::login::LogoutArgs),
+    /// Argo CD's `argocd gpg` commands: the GnuPG public keys signatures are verified with.
+    Gpg(cmd::gpg::GpgArgs),
     /// Argo CD's `argocd proj` commands: list, show and create AppProjects, list sync windows.
     Proj(cmd::proj::ProjArgs),
     /// Render the manifests of a Git source or an Application offline.
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
         Command::Diff(args) => cmd::diff::run(args),
         Command::Login(args) => cmd::login::run_login(args),
         Command::Logout(args) => cmd::login::run_logout(args),
+        Command::Gpg(args) => cmd::gpg::run(args),
         Command::Proj(args) => cmd::proj::run(args),
         Command::Render(args) => cmd::render::run(args),
         Command::Server(args) => cmd::server::run(args),

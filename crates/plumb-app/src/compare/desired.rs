@@ -56,6 +56,7 @@ pub(super) async fn render(
             .and_then(|a| a.get(plumb_model::annotations::MANIFEST_GENERATE_PATHS))
             .cloned(),
         owner: Some(format!("{}/{}", app.namespace(), app.name())),
+        signature_keys: opts.signature_keys.clone(),
     };
     let renderer = renderer.clone();
     tokio::task::spawn_blocking(move || renderer.render(&request))

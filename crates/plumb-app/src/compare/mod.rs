@@ -92,6 +92,7 @@ async fn compare_in(
         Some(manifests) => plumb_source::Rendered {
             manifests: plumb_source::local_manifests(manifests)?,
             sources: Vec::new(),
+            integrity: Vec::new(),
         },
         None => desired::render(app, &sources, &catalog, renderer, opts).await?,
     };
@@ -117,8 +118,16 @@ async fn compare_in(
         .map_err(|e| Error::Pair(Box::new(e)))?;
 
     let setup = diff::setup(app, engines, opts).await?;
-    let (planned, warnings) =
+    let (planned, mut warnings) =
         plan_diffs(app, engines, cluster, &instance, pairs, &setup, written).await?;
+    // As Argo CD: a revision that fails the project's signatureKeys is a ComparisonError beside
+    // the diff, and no sync runs while it stands.
+    warnings.extend(rendered.integrity.iter().map(|m| {
+        (
+            plumb_model::application::condition::COMPARISON_ERROR.to_string(),
+            m.clone(),
+        )
+    }));
     let diffed = diff::run(planned, setup.config).await?;
     let resources = diff::resources(cluster, setup.scope, diffed);
 

@@ -25,17 +25,24 @@ pub struct CompareOptions {
     /// caller (controller, `plumb app diff/manifests`, the API server) loads the Application's
     /// AppProject first and refuses to render without it.
     pub source_repos: Vec<String>,
+    /// The project's `signatureKeys` when signatures are verified
+    /// ([`crate::signatures::required_keys`]): the render verifies every Git revision it
+    /// renders, and a failure is a ComparisonError. `None`: not verified.
+    pub signature_keys: Option<Vec<String>>,
 }
 
 impl CompareOptions {
     /// The options every comparison of an Application of `project` starts from: drift
     /// attributed, live objects from the cache, kustomize remote bases checked against the
-    /// project's `sourceRepos`.
+    /// project's `sourceRepos`, revisions verified against its `signatureKeys`.
     pub fn for_project(project: &AppProject, refresh: Refresh) -> Self {
-        Self::new(
-            refresh,
-            project.spec.source_repos.clone().unwrap_or_default(),
-        )
+        Self {
+            signature_keys: crate::signatures::required_keys(project),
+            ..Self::new(
+                refresh,
+                project.spec.source_repos.clone().unwrap_or_default(),
+            )
+        }
     }
 
     /// [`CompareOptions::for_project`] with the project's `sourceRepos` already read.

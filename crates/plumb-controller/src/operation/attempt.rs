@@ -42,13 +42,13 @@ pub(super) async fn attempt(
     written: &std::sync::Mutex<Written>,
 ) -> (SyncOutcome, Option<Comparison>) {
     let engines = shared.engines();
-    if let Some(refusal) = plumb_app::guard::unenforced_protection(project, &engines.settings) {
-        return (SyncOutcome::error(refusal), None);
-    }
     let cmp = match compare_for_sync(shared, app, project, cluster, &engines, began.asked).await {
         Ok(c) => c,
         Err(failed) => return (failed, None),
     };
+    if let Some(refusal) = comparison_errors(&cmp) {
+        return (SyncOutcome::error(refusal), None);
+    }
     // After the comparison, as Argo decides it (a comparison error is reported first). Every
     // write of the sync goes through this applier, impersonating when the project says so.
     let applier =
@@ -118,6 +118,18 @@ async fn compare_for_sync(
     compare_with(app, engines, cluster, &shared.renderer, &cmp_opts, local)
         .await
         .map_err(|e| SyncOutcome::error(format!("ComparisonError: {}", chain(&e))))
+}
+
+/// Argo CD's refusal of a sync whose comparison has errors (a revision that fails the project's
+/// `signatureKeys`): `ComparisonError: <message>`, joined by `;` (`argo.FormatAppConditions`).
+fn comparison_errors(cmp: &Comparison) -> Option<String> {
+    let errors: Vec<String> = cmp
+        .warnings
+        .iter()
+        .filter(|(kind, _)| kind == plumb_model::application::condition::COMPARISON_ERROR)
+        .map(|(kind, message)| format!("{kind}: {message}"))
+        .collect();
+    (!errors.is_empty()).then(|| errors.join(";"))
 }
 
 /// The engine's request from the comparison. `RespectIgnoreDifferences` runs the jq ignore

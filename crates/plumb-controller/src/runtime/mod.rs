@@ -31,6 +31,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     watchers::spawn_project_watcher(shared.clone(), started.projects_cache);
     watchers::spawn_settings_watcher(shared.clone());
     watchers::spawn_repository_watcher(shared.clone());
+    watchers::spawn_gpg_keys_watcher(shared.clone());
     watchers::spawn_poller(shared.clone());
     watchers::spawn_rediscovery(shared.clone());
     watchers::spawn_shard_membership(&shared);

@@ -50,6 +50,7 @@ pub(super) async fn start(client: kube::Client, config: ControllerConfig) -> Res
     )?);
     let renderer = renderer(&config, &engines)?;
     plumb_app::repositories::load(&client, &config.control_namespace, &renderer).await;
+    plumb_app::signatures::load(&client, &config.control_namespace, &renderer).await;
     let (cluster, live_events) = connect_in_cluster(&client, &engines).await?;
     let (tx, queue) = mpsc::unbounded_channel();
     let metrics = in_cluster_metrics(&client).await;

@@ -554,6 +554,24 @@ pub(super) fn spawn_repository_watcher(shared: Arc<Shared>) {
     ));
 }
 
+/// `argocd-gpg-keys-cm`: new keys re-queue every Application (a revision refused for a key
+/// not in the keyring may pass now, a removed key must refuse at once).
+pub(super) fn spawn_gpg_keys_watcher(shared: Arc<Shared>) {
+    let (client, ns, renderer) = (
+        shared.client.clone(),
+        shared.config.control_namespace.clone(),
+        shared.renderer.clone(),
+    );
+    tokio::spawn(plumb_app::signatures::watch(
+        client,
+        ns,
+        renderer,
+        move || {
+            push_all(&shared);
+        },
+    ));
+}
+
 pub(super) fn spawn_poller(shared: Arc<Shared>) {
     tokio::spawn(async move {
         let mut next: HashMap<String, Instant> = HashMap::new();

@@ -581,12 +581,23 @@ async fn projects_asking_for_signatures_or_impersonation_refuse_syncs_until_plum
     let repo = GitRepo::new();
     repo.commit(&[("app/cm.yaml", config_map("unverified"))], "unsigned");
     let open = json!({"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}]});
+<<<<<<< HEAD
     let mut signed = open.clone();
     signed["signatureKeys"] = json!([{"keyID": "4AEE18F83AFDEB23"}]);
     for (project, spec, expected) in [(
         "signed",
         signed,
         "requires commits signed by its signatureKeys",
+=======
+    let mut impersonating = open.clone();
+    impersonating["destinationServiceAccounts"] = json!([{
+        "server": "https://kubernetes.default.svc", "namespace": "*",
+        "defaultServiceAccount": "deployer"}]);
+    for (project, spec, expected) in [(
+        "impersonating",
+        impersonating,
+        "does not impersonate them yet",
+>>>>>>> gpg
     )] {
         create_project(&ctl, project, spec).await;
         let name = unique(project);
@@ -606,6 +617,128 @@ async fn projects_asking_for_signatures_or_impersonation_refuse_syncs_until_plum
         assert!(
             get(&ctl, cm(), dest.name(), "unverified").await.is_none(),
             "{project}: nothing applied"
+        );
+    }
+}
+
+/// `signatureKeys` end to end, keys and signatures made by the real `gpg` and `git`: a commit
+/// signed by an allowed key syncs; an unsigned commit, one signed by a key of the keyring the
+/// project does not allow, and one signed by an expired key are each refused with Argo's
+/// ComparisonError (also on the Application's conditions) and nothing is written.
+#[tokio::test]
+async fn signature_keys_admit_only_commits_signed_by_an_allowed_valid_key() {
+    use plumb_testenv::gpg::GpgKey;
+    let env = TestEnv::shared();
+    crate::support::install_crds(env);
+    let ns = env.namespace("ctl-gpg");
+    let allowed = GpgKey::generate("Release Bot <bot@plumb.invalid>");
+    let other = GpgKey::generate("Someone Else <else@plumb.invalid>");
+    let expired = GpgKey::expired("Old Bot <old@plumb.invalid>");
+    let keys: serde_json::Map<String, Value> = [&allowed, &other, &expired]
+        .iter()
+        .map(|k| (k.key_id().to_string(), Value::String(k.public_key())))
+        .collect();
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(env.client().await, ns.name());
+    let keys_cm: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "argocd-gpg-keys-cm"}, "data": keys
+    }))
+    .expect("argocd-gpg-keys-cm");
+    cms.create(&PostParams::default(), &keys_cm)
+        .await
+        .expect("create argocd-gpg-keys-cm");
+    let ctl = Controlled::start_in(env, ns).await;
+    let dest = env.namespace("dest-gpg");
+    create_project(
+        &ctl,
+        "signed",
+        json!({"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
+               "signatureKeys": [{"keyID": allowed.key_id()}, {"keyID": expired.fingerprint()}]}),
+    )
+    .await;
+    let repo = GitRepo::new();
+    repo.commit(&[("README", "base")], "base");
+    let mut refused = Vec::new();
+    for (branch, cm_name) in [
+        ("unsigned", "gpg-unsigned"),
+        ("other", "gpg-other"),
+        ("expired", "gpg-expired"),
+    ] {
+        repo.checkout("main");
+        repo.git(&["checkout", "-q", "-b", branch]);
+        let files = [("app/cm.yaml", config_map(cm_name))];
+        let sha = match branch {
+            "unsigned" => repo.commit(&files, branch),
+            "other" => other.commit(&repo, &files, branch),
+            _ => expired.commit(&repo, &files, branch),
+        };
+        refused.push((branch, cm_name, sha));
+    }
+    repo.checkout("main");
+    repo.git(&["checkout", "-q", "-b", "good"]);
+    allowed.commit(&repo, &[("app/cm.yaml", config_map("gpg-good"))], "good");
+
+    let name = unique("gpg-good");
+    create_app(
+        &ctl,
+        &name,
+        "signed",
+        json!({"repoURL": repo.url(), "path": "app", "targetRevision": "good"}),
+        dest.name(),
+        json!({}),
+    )
+    .await;
+    let app = ctl.sync(&name, json!({})).await;
+    assert_eq!(
+        app["status"]["operationState"]["phase"], "Succeeded",
+        "{:#}",
+        app["status"]
+    );
+    assert!(get(&ctl, cm(), dest.name(), "gpg-good").await.is_some());
+
+    let identity = "Plumb Test <test@plumb.invalid>";
+    for (branch, cm_name, sha) in refused {
+        let verdict = match branch {
+            "unsigned" => "unsigned (key_id=)".to_string(),
+            "other" => format!("signed with unallowed key (key_id={})", other.key_id()),
+            _ => format!("signed with expired key (key_id={})", expired.key_id()),
+        };
+        let expected =
+            format!("GIT/GPG: Failed verifying revision {sha} by '{identity}': {verdict}");
+        let name = unique(&format!("gpg-{branch}"));
+        create_app(
+            &ctl,
+            &name,
+            "signed",
+            json!({"repoURL": repo.url(), "path": "app", "targetRevision": branch}),
+            dest.name(),
+            json!({}),
+        )
+        .await;
+        let app = ctl.sync(&name, json!({})).await;
+        let st = &app["status"]["operationState"];
+        assert_eq!(st["phase"], "Error", "{branch}: {st:#}");
+        assert_eq!(
+            op_message(&app),
+            format!("ComparisonError: {expected}"),
+            "{branch}"
+        );
+        assert!(
+            get(&ctl, cm(), dest.name(), cm_name).await.is_none(),
+            "{branch}: nothing applied"
+        );
+        let app = ctl
+            .wait_app(&name, "the ComparisonError condition", |a| {
+                a["status"]["conditions"].as_array().is_some_and(|c| {
+                    c.iter().any(|c| {
+                        c["type"] == "ComparisonError" && c["message"] == expected.as_str()
+                    })
+                })
+            })
+            .await;
+        assert_eq!(
+            app["status"]["sync"]["status"], "OutOfSync",
+            "{branch}: the diff is still shown"
         );
     }
 }

@@ -31,6 +31,7 @@ const APPS: &str = "application.ApplicationService";
 const PROJECTS: &str = "project.ProjectService";
 const SESSION: &str = "session.SessionService";
 const ACCOUNT: &str = "account.AccountService";
+const GPGKEYS: &str = "gpgkey.GPGKeyService";
 
 /// One route of Argo's API: (HTTP method, route pattern as the router spells it, call).
 struct ArgoRoute {
@@ -114,6 +115,12 @@ const ARGO_CALLS: &[ArgoRoute] = &[
     unary("GET", "/api/v1/account/{name}", ACCOUNT, "GetAccount"),
     unary("POST", "/api/v1/account/{name}/token", ACCOUNT, "CreateToken"),
     unary("DELETE", "/api/v1/account/{name}/token/{id}", ACCOUNT, "DeleteToken"),
+    unary("GET", "/api/v1/gpgkeys", GPGKEYS, "List"),
+    unary("POST", "/api/v1/gpgkeys", GPGKEYS, "Create"),
+    unary("DELETE", "/api/v1/gpgkeys", GPGKEYS, "Delete"),
+    unary("GET", "/api/v1/gpgkeys/{keyID}", GPGKEYS, "Get"),
+    // Plumb's spelling of Delete with the key ID in the path.
+    unary("DELETE", "/api/v1/gpgkeys/{keyID}", GPGKEYS, "Delete"),
 ];
 
 /// Served routes outside Argo's gateway table that are counted as `other`, as they were before

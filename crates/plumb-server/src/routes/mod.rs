@@ -3,6 +3,7 @@
 mod accounts;
 mod applications;
 mod events;
+mod gpgkeys;
 mod live;
 mod logs;
 mod meta;
@@ -88,6 +89,7 @@ fn timed_routes() -> Routes {
         project_routes(),
         session_routes(),
         account_routes(),
+        gpgkey_routes(),
     ]
     .concat()
 }
@@ -170,6 +172,22 @@ fn project_routes() -> Routes {
         (
             "/api/v1/projects/{project}/roles/{role}/token/{iat}".into(),
             delete(projects::delete_token),
+        ),
+    ]
+}
+
+/// GnuPG public keys (`argocd-gpg-keys-cm`).
+fn gpgkey_routes() -> Routes {
+    vec![
+        (
+            "/api/v1/gpgkeys".into(),
+            get(gpgkeys::list)
+                .post(gpgkeys::create)
+                .delete(gpgkeys::delete),
+        ),
+        (
+            "/api/v1/gpgkeys/{keyID}".into(),
+            get(gpgkeys::get).delete(gpgkeys::delete_path),
         ),
     ]
 }

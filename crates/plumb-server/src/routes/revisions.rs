@@ -24,8 +24,9 @@ pub(crate) fn revision_metadata(m: &plumb_source::CommitMetadata) -> Value {
     }
     out.insert("message".into(), json!(m.message));
     // Argo fills signatureInfo only when it verifies signatures with GnuPG
-    // (ARGOCD_GPG_ENABLED and a project's signatureKeys); Plumb does not verify signatures, so
-    // it says whether there is one and that it was not verified.
+    // (ARGOCD_GPG_ENABLED and a project's signatureKeys). Plumb verifies them where it renders
+    // and syncs (docs/gpg.md), not for this metadata, so it says whether there is one and that
+    // it was not verified here.
     if m.signed {
         out.insert(
             "signatureInfo".into(),

@@ -7,6 +7,7 @@ mod authn;
 mod cache;
 mod csrf;
 mod customizations;
+mod gpgkeys;
 mod listener;
 mod live;
 mod password;

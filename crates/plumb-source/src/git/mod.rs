@@ -22,6 +22,7 @@ mod revision;
 pub(crate) mod salt;
 mod sharing;
 pub(crate) use sharing::Gates;
+mod signed;
 mod tree;
 
 use std::path::{Path, PathBuf};
@@ -33,6 +34,7 @@ use sha2::{Digest, Sha256};
 
 pub use metadata::CommitMetadata;
 pub use revision::RemoteRef;
+pub use signed::SignedObject;
 pub(crate) use tree::normalize_within;
 
 use crate::credentials::{RepoCredentials, normalize_url};
@@ -366,6 +368,30 @@ impl GitCache {
         }
         let repo = self.open_local(url)?;
         metadata::read(&repo, parse_oid(&commit, &clean)?, &clean)
+    }
+
+    /// What `revision`, resolved to `commit` (already in the cache, as after
+    /// [`GitCache::checkout`]), signs: the annotated tag it names, else the commit itself. When
+    /// the cache's tags disagree with the resolution it fetches once; a tag that still does not
+    /// name `commit` is an error (nothing else is verified in its place).
+    pub fn signed_object(&self, url: &str, revision: &str, commit: &str) -> Result<SignedObject> {
+        let clean = strip_url_credentials(url);
+        let oid = parse_oid(commit, &clean)?;
+        for attempt in 0..2 {
+            let repo = self.open_local(url)?;
+            match signed::read(&repo, &clean, revision, oid)? {
+                signed::Named::Object(o) => return Ok(o),
+                signed::Named::Stale if attempt == 0 => self.fetch(url, Vec::new())?,
+                signed::Named::Stale => {}
+            }
+        }
+        Err(Error::GitCache {
+            url: clean,
+            detail: format!(
+                "{revision:?} does not name commit {commit} in the fetched refs; its signature \
+                 cannot be verified"
+            ),
+        })
     }
 
     /// The Git object ids of `paths` (relative to the root; `""` is the root tree) in `commit`,

@@ -62,6 +62,7 @@ impl Renderer {
             None,
         )?;
         Ok(Rendered {
+            integrity: Vec::new(),
             manifests: one.manifests.iter().cloned().collect(),
             sources: vec![SourceOutcome {
                 url: local.dir.display().to_string(),

@@ -12,6 +12,7 @@ mod pins;
 mod plugins;
 mod request;
 mod run;
+mod signatures;
 mod sources;
 mod state;
 

@@ -43,6 +43,7 @@ impl Renderer {
             commits.push(commit);
             charts.push(chart);
         }
+        let integrity = self.verify_signatures(req, &commits, &charts)?;
         let (refs, ref_commits) = self.ref_trees(req, &commits, &charts)?;
         let mut manifests = Vec::new();
         let mut outcomes = Vec::new();
@@ -72,6 +73,7 @@ impl Renderer {
             self.pin(owner, keys);
         }
         Ok(Rendered {
+            integrity,
             manifests,
             sources: outcomes,
         })
@@ -183,7 +185,7 @@ impl Renderer {
 
 /// A source that is not a Git commit: a chart (Helm repository or OCI registry) or an OCI
 /// artifact, already verified and unpacked.
-enum Fetched {
+pub(super) enum Fetched {
     Chart(ChartCheckout),
     Artifact(PathBuf),
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use super::config::Config;
 use super::manifest_cache::ManifestCache;
@@ -14,6 +14,7 @@ use crate::credentials::{RepoCredentials, TlsCerts};
 use crate::detect::SourceType;
 use crate::error::Result;
 use crate::git::GitCache;
+use crate::gpg::GpgKeys;
 use crate::helm_repo::HelmRepos;
 use crate::limits::Limits;
 use crate::oci::OciRegistries;
@@ -52,6 +53,8 @@ pub struct Renderer {
     pub(super) local: Option<LocalSource>,
     /// `(project, url)` of each project-scoped repository Secret (not templates).
     pub(super) scoped_repositories: RwLock<Vec<(String, String)>>,
+    /// The public keys of `argocd-gpg-keys-cm` ([`Renderer::set_gpg_keys`]).
+    pub(super) gpg_keys: RwLock<Arc<GpgKeys>>,
 }
 
 impl std::fmt::Debug for Renderer {
@@ -113,6 +116,7 @@ impl Renderer {
             tool_versions: Mutex::new(HashMap::new()),
             discovery: plugin::DiscoveryMemo::default(),
             redactor: RwLock::new(Redactor::default()),
+            gpg_keys: RwLock::new(Arc::new(GpgKeys::default())),
         })
     }
 
@@ -158,6 +162,23 @@ impl Renderer {
             .filter(|(p, _)| p == project)
             .map(|(_, url)| url.clone())
             .collect()
+    }
+
+    /// Verifies signatures against these public keys from now on (`argocd-gpg-keys-cm`'s data:
+    /// key ID → armored key). Unchanged keys keep their prepared GnuPG home.
+    pub fn set_gpg_keys(&self, entries: std::collections::BTreeMap<String, String>) {
+        let mut keys = self.gpg_keys.write().unwrap_or_else(|p| p.into_inner());
+        if keys.entries() != &entries {
+            *keys = Arc::new(GpgKeys::new(entries));
+        }
+    }
+
+    /// The public keys signatures are verified against.
+    pub fn gpg_keys(&self) -> Arc<GpgKeys> {
+        self.gpg_keys
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The Git cache, for ref checks ([`GitCache::ls_remote`]) and counters.

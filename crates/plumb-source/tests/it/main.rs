@@ -16,4 +16,5 @@ mod plugin;
 mod render_limits;
 mod security;
 mod sharing;
+mod signatures;
 mod support;

@@ -9,6 +9,7 @@ pub mod app;
 pub mod completion;
 pub mod controller;
 pub mod diff;
+pub mod gpg;
 pub mod login;
 pub mod proj;
 pub mod remote;
