@@ -41,6 +41,7 @@ mod detect;
 mod error;
 mod git;
 mod helm_repo;
+mod http_client;
 mod inputs;
 mod limits;
 mod manifest;
@@ -53,7 +54,10 @@ mod renderer;
 mod spec;
 pub mod worker;
 
-pub use credentials::{RepoCredentials, SECRET_TYPE_LABEL, TlsCerts};
+pub use credentials::{
+    GithubApp, KNOWN_HOSTS_CM, KNOWN_HOSTS_KEY, KnownHosts, RepoCredentials, SECRET_TYPE_LABEL,
+    TlsCerts,
+};
 pub use detect::{KUSTOMIZATION_FILES, SourceType, detect};
 pub use error::{Error, Result};
 pub use git::{Checkout, CommitMetadata, GitCache, RemoteRef};

@@ -133,8 +133,14 @@ impl Renderer {
         *self.redactor.write().unwrap_or_else(|p| p.into_inner()) =
             Redactor::new(credentials.iter().flat_map(RepoCredentials::secrets));
         self.helm.set_access(credentials.clone(), certs.clone());
+        self.git.set_tls_certs(certs.clone());
         self.oci.set_access(credentials.clone(), certs);
         self.git.set_credentials(credentials);
+    }
+
+    /// Accepts these SSH host keys for Git over SSH, and no others (`argocd-ssh-known-hosts-cm`).
+    pub fn set_known_hosts(&self, known_hosts: crate::KnownHosts) {
+        self.git.set_known_hosts(known_hosts);
     }
 
     /// The Git cache, for ref checks ([`GitCache::ls_remote`]) and counters.
