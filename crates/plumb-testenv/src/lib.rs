@@ -28,6 +28,7 @@ mod cluster;
 pub mod git;
 pub mod git_http;
 pub mod git_ssh;
+pub mod github_api;
 mod http_server;
 mod namespace;
 pub mod oci_registry;

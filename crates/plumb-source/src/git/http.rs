@@ -44,7 +44,16 @@ pub(crate) fn options(
         certs,
     )?
     .build()
-    .map_err(|e| super::remote::chain(&e))?;
+    .map_err(|e| {
+        if creds.is_some_and(|c| c.tls_client_cert_key.is_some()) {
+            // Most likely the client key: rustls reads it only now. Its text is never quoted.
+            "the TLS client certificate of the repository Secret cannot be used \
+             (tlsClientCertData / tlsClientCertKey: PEM certificate and private key)"
+                .to_owned()
+        } else {
+            super::remote::chain(&e)
+        }
+    })?;
     let (creds_c, certs_c) = (creds.cloned(), certs.clone());
     let configure_client = move |b| {
         crate::http_client::configure(b, host.as_deref(), creds_c.as_ref(), &certs_c)

@@ -585,15 +585,21 @@ impl GitCache {
             None => None,
         };
         let is_http = clean.starts_with("http://") || clean.starts_with("https://");
-        let ssh_command = if is_http || local_path(url).is_some() {
-            None
+        let (ssh_command, ssh_log) = if is_http || local_path(url).is_some() {
+            (None, None)
         } else {
             let insecure = credentials.as_ref().is_some_and(|c| c.insecure);
-            Some(ssh::command(
+            static NEXT_LOG: AtomicU64 = AtomicU64::new(0);
+            let n = NEXT_LOG.fetch_add(1, Ordering::Relaxed);
+            let log = self.root.join("keys").join(format!("ssh-{key}-{n}.log"));
+            let _ = std::fs::remove_file(&log);
+            let cmd = ssh::command(
                 ssh_key_path.as_deref(),
                 &self.write_known_hosts()?,
                 insecure,
-            ))
+                &log,
+            );
+            (Some(cmd), Some(log))
         };
         // gix needs the userinfo-free URL for https, but ssh URLs keep their user (git@host).
         let url_for_git = if clean.starts_with("http") {
@@ -607,6 +613,7 @@ impl GitCache {
             url: url_for_git,
             credentials,
             ssh_command,
+            ssh_log,
             certs: self.certs.read().unwrap_or_else(|p| p.into_inner()).clone(),
             tokens: Arc::clone(&self.tokens),
             timeout: self.limits.fetch_timeout,

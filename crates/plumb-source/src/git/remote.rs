@@ -36,8 +36,9 @@ pub(crate) struct Job {
     pub lock_path: PathBuf,
     pub url: String,
     pub credentials: Option<RepoCredentials>,
-    /// `core.sshCommand` for an ssh URL ([`super::ssh::command`]).
+    /// `core.sshCommand` for an ssh URL ([`super::ssh::command`]), and where it logs.
     pub ssh_command: Option<String>,
+    pub ssh_log: Option<PathBuf>,
     pub certs: TlsCerts,
     pub tokens: Arc<TokenCache>,
     pub timeout: Duration,
@@ -48,6 +49,7 @@ pub(crate) struct Job {
 pub(crate) fn run(job: Job) -> Result<Vec<RemoteRef>> {
     let url = job.url.clone();
     let timeout = job.timeout;
+    let ssh_log = job.ssh_log.clone();
     let redactor = Redactor::new(job.credentials.iter().flat_map(RepoCredentials::secrets));
     let interrupt = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::sync_channel(1);
@@ -59,10 +61,15 @@ pub(crate) fn run(job: Job) -> Result<Vec<RemoteRef>> {
         })
         .map_err(Error::io("spawning a git worker for", PathBuf::from(&url)))?;
     match rx.recv_timeout(timeout) {
-        Ok(Ok(refs)) => Ok(refs),
+        Ok(Ok(refs)) => {
+            if let Some(log) = &ssh_log {
+                let _ = std::fs::remove_file(log);
+            }
+            Ok(refs)
+        }
         Ok(Err(detail)) => Err(Error::RepositoryUnreachable {
             url,
-            detail: redactor.clean(&super::ssh::explain(detail)),
+            detail: redactor.clean(&super::ssh::explain_with_log(detail, ssh_log.as_deref())),
         }),
         Err(_) => {
             interrupt.store(true, Ordering::Relaxed);

@@ -10,8 +10,18 @@ use std::path::Path;
 
 /// The `core.sshCommand` for a repository: its key (if any), the known hosts file, and whether
 /// host keys are checked.
-pub(crate) fn command(key: Option<&Path>, known_hosts: &Path, insecure: bool) -> String {
-    let mut cmd = String::from("ssh -F /dev/null -o BatchMode=yes -o IdentitiesOnly=yes");
+/// `ssh` writes its own errors (host key refusals among them) to `log`, which gix does not pass
+/// on otherwise: [`explain`] reads it back.
+pub(crate) fn command(
+    key: Option<&Path>,
+    known_hosts: &Path,
+    insecure: bool,
+    log: &Path,
+) -> String {
+    let mut cmd = format!(
+        "ssh -F /dev/null -E {} -o BatchMode=yes -o IdentitiesOnly=yes",
+        log.display()
+    );
     if let Some(key) = key {
         cmd.push_str(&format!(" -i {}", key.display()));
     }
@@ -27,7 +37,28 @@ pub(crate) fn command(key: Option<&Path>, known_hosts: &Path, insecure: bool) ->
     cmd
 }
 
-/// `detail` (a failed fetch's message) with Argo's words first when `ssh` refused the host key.
+/// `detail` (a failed fetch's message) with what `ssh` logged to `log` (removed then), and
+/// Argo's words first when `ssh` refused the host key.
+pub(crate) fn explain_with_log(detail: String, log: Option<&Path>) -> String {
+    let Some(log) = log else { return detail };
+    let mut text = String::new();
+    if let Ok(file) = std::fs::File::open(log) {
+        use std::io::Read;
+        let _ = file.take(8192).read_to_string(&mut text);
+    }
+    let _ = std::fs::remove_file(log);
+    let logged: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if logged.is_empty() {
+        return explain(detail);
+    }
+    explain(format!("{detail}: ssh: {}", logged.join(" ")))
+}
+
+/// `detail` with Argo's words first when `ssh` refused the host key.
 pub(crate) fn explain(detail: String) -> String {
     let changed = detail.contains("REMOTE HOST IDENTIFICATION HAS CHANGED")
         || detail.contains("Host key for") && detail.contains("has changed");
@@ -54,11 +85,12 @@ mod tests {
     #[test]
     fn strict_unless_insecure() {
         let kh = Path::new("/c/keys/known_hosts-1");
-        let strict = command(Some(Path::new("/c/keys/k.key")), kh, false);
+        let log = Path::new("/c/keys/ssh.log");
+        let strict = command(Some(Path::new("/c/keys/k.key")), kh, false, log);
         assert!(strict.contains("StrictHostKeyChecking=yes"), "{strict}");
         assert!(strict.contains("UserKnownHostsFile=/c/keys/known_hosts-1"));
         assert!(strict.contains("-F /dev/null") && strict.contains("-i /c/keys/k.key"));
-        let loose = command(None, kh, true);
+        let loose = command(None, kh, true, log);
         assert!(loose.contains("StrictHostKeyChecking=no") && !loose.contains("known_hosts-1"));
     }
 
