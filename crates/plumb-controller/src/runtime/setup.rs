@@ -122,6 +122,7 @@ fn renderer(config: &ControllerConfig, engines: &Engines) -> Result<Arc<Renderer
     let renderer = Arc::new(Renderer::new(config.source.clone())?);
     renderer.set_limits(render_limits(config, &engines.settings));
     renderer.set_plugins_dir(plugins_dir(config, &engines.settings));
+    renderer.set_kustomize_build_options(engines.settings.get("kustomize.buildOptions"));
     Ok(renderer)
 }
 

@@ -48,6 +48,8 @@ pub struct Renderer {
     pub(super) limits: RwLock<Limits>,
     /// Where plugins are read from; [`Renderer::set_plugins_dir`] changes it while running.
     pub(super) plugins_dir: RwLock<Option<PathBuf>>,
+    /// argocd-cm's `kustomize.buildOptions`; [`Renderer::set_kustomize_build_options`].
+    pub(super) kustomize_build_options: RwLock<String>,
     /// A local directory rendered instead of the repository ([`Renderer::with_local`]).
     pub(super) local: Option<LocalSource>,
 }
@@ -95,6 +97,7 @@ impl Renderer {
         Ok(Self {
             limits: RwLock::new(config.limits.clone()),
             plugins_dir: RwLock::new(config.plugins_dir.clone()),
+            kustomize_build_options: RwLock::new(String::new()),
             local: None,
             config,
             git,
@@ -170,6 +173,24 @@ impl Renderer {
     /// The limits renders use now.
     pub fn limits(&self) -> Limits {
         self.limits
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Applies argocd-cm's `kustomize.buildOptions` to every `kustomize build` from now on
+    /// (`None`: none). Options Plumb does not take fail each Kustomize render, naming the key
+    /// ([`crate::render::kustomize_options`]): never silently dropped.
+    pub fn set_kustomize_build_options(&self, options: Option<&str>) {
+        *self
+            .kustomize_build_options
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = options.unwrap_or_default().to_owned();
+    }
+
+    /// argocd-cm's `kustomize.buildOptions` in force, as written.
+    pub(super) fn kustomize_build_options(&self) -> String {
+        self.kustomize_build_options
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
