@@ -23,6 +23,7 @@ mod revision;
 pub(crate) mod salt;
 mod sharing;
 mod ssh;
+mod submodules;
 pub(crate) use remote::chain;
 pub(crate) use sharing::Gates;
 mod tree;
@@ -63,6 +64,8 @@ pub struct GitCache {
     salt: String,
     limits: Limits,
     credentials: RwLock<Arc<Vec<RepoCredentials>>>,
+    /// Fetch submodules (`reposerver.enable.git.submodule`, true by default as in Argo CD).
+    submodules: std::sync::atomic::AtomicBool,
     /// CA certificates for Git over HTTPS (`argocd-tls-certs-cm`).
     certs: RwLock<TlsCerts>,
     /// The SSH host keys accepted (`argocd-ssh-known-hosts-cm`); none until set.
@@ -120,6 +123,7 @@ impl GitCache {
             salt,
             limits,
             credentials: RwLock::new(Arc::new(Vec::new())),
+            submodules: std::sync::atomic::AtomicBool::new(true),
             certs: RwLock::new(TlsCerts::default()),
             known_hosts: RwLock::new(KnownHosts::default()),
             tokens: Arc::new(TokenCache::default()),
@@ -213,6 +217,13 @@ impl GitCache {
     /// Uses these credentials from now on (repository Secrets changed).
     pub fn set_credentials(&self, credentials: Vec<RepoCredentials>) {
         *self.credentials.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(credentials);
+    }
+
+    /// Fetches submodules into commit trees (true by default, as Argo CD's
+    /// `reposerver.enable.git.submodule`), or leaves their directories empty. Trees already
+    /// written keep what they have.
+    pub fn set_submodules(&self, enabled: bool) {
+        self.submodules.store(enabled, Ordering::Relaxed);
     }
 
     /// Trusts these CA certificates for Git over HTTPS (`argocd-tls-certs-cm`).
@@ -365,8 +376,11 @@ impl GitCache {
         let staging = tmp.path().join("tree");
         let repo = self.open_local(url)?;
         let oid = parse_oid(commit, &clean)?;
-        let written =
-            tree::materialize(&repo, oid, &staging, &self.limits, &clean).and_then(|()| {
+        let mut fill = |path: &Path, id: gix::ObjectId| {
+            self.fill_submodule(&repo, oid, url, &staging, path, id)
+        };
+        let written = tree::materialize(&repo, oid, &staging, &self.limits, &clean, &mut fill)
+            .and_then(|()| {
                 match std::fs::rename(&staging, &dest) {
                     Ok(()) => Ok(()),
                     // Another worker won the race; its tree is identical.

@@ -381,3 +381,88 @@ fn hostile_github_app_endpoints_and_keys() {
         ],
     );
 }
+
+/// A superproject with a submodule at `vendor/lib` whose `.gitmodules` url is `sub_url`.
+fn superproject(name: &str, lib_commit: &str, sub_url: &str) -> GitRepo {
+    let app = GitRepo::named(name);
+    app.commit(&[("deploy/cm.yaml", configmap("app", "k: v"))], "app");
+    app.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{lib_commit},vendor/lib"),
+    ]);
+    std::fs::write(
+        app.path().join(".gitmodules"),
+        format!("[submodule \"lib\"]\n\tpath = vendor/lib\n\turl = {sub_url}\n"),
+    )
+    .unwrap();
+    app.git(&["add", ".gitmodules"]);
+    app.git(&["commit", "-q", "-m", "submodule"]);
+    app
+}
+
+/// Submodules are fetched (Argo's default) with the same credential rules as any repository,
+/// can be turned off, and never lead to a local path.
+#[test]
+fn submodules_are_fetched_with_credentials_and_never_from_local_paths() {
+    let lib = GitRepo::named("lib-sub");
+    let lib_commit = lib.commit(&[("lib.yaml", configmap("lib", "k: from-lib"))], "lib");
+    let lib_server = GitHttpServer::serve(&lib, Some(("bot", "pw-sub-1")));
+    let app = superproject("app-super", &lib_commit, &lib_server.url());
+    let app_server = GitHttpServer::serve(&app, None);
+    let url = app_server.url();
+    let lib_creds =
+        creds(json!({"url": lib_server.url(), "username": "bot", "password": "pw-sub-1"}));
+
+    let (git, _d) = cache_with(vec![lib_creds.clone()]);
+    let head = git.resolve(&url, "main").unwrap();
+    let tree = git.checkout(&url, "main", &head).unwrap();
+    let text = std::fs::read_to_string(tree.dir.join("vendor/lib/lib.yaml")).unwrap();
+    assert!(text.contains("from-lib"), "{text}");
+
+    // Without the Secret the submodule's server refuses, and the checkout with it.
+    let (git, _d) = cache_with(vec![]);
+    let err = git.checkout(&url, "main", &head).unwrap_err().to_string();
+    assert!(err.contains("lib-sub"), "{err}");
+    assert!(!err.contains("pw-sub-1"), "{err}");
+
+    // Turned off (`reposerver.enable.git.submodule: "false"`): the directory stays empty.
+    let (git, _d) = cache_with(vec![]);
+    git.set_submodules(false);
+    let tree = git.checkout(&url, "main", &head).unwrap();
+    assert_eq!(
+        std::fs::read_dir(tree.dir.join("vendor/lib"))
+            .unwrap()
+            .count(),
+        0
+    );
+
+    // Hostile: a local submodule URL (absolute, file://, or relative to a local superproject).
+    for (name, sub_url) in [
+        ("evil-file", format!("file://{}", lib.path().display())),
+        ("evil-path", lib.path().display().to_string()),
+        ("evil-up", "../../../../../../etc".to_owned()),
+    ] {
+        let evil = superproject(name, &lib_commit, &sub_url);
+        let server = GitHttpServer::serve(&evil, None);
+        for evil_url in [server.url(), evil.url()] {
+            let (git, _d) = cache_with(vec![]);
+            let head = git.resolve(&evil_url, "main").unwrap();
+            let err = git.checkout(&evil_url, "main", &head).unwrap_err();
+            assert!(
+                matches!(err, Error::RepositoryRefused { .. }),
+                "{name}: {err}"
+            );
+            assert!(err.to_string().contains("submodule vendor/lib"), "{err}");
+        }
+    }
+    let (git, _d) = cache_with(vec![]);
+    let relative = superproject("evil-rel", &lib_commit, "../lib-sub");
+    let head = git.resolve(&relative.url(), "main").unwrap();
+    let err = git
+        .checkout(&relative.url(), "main", &head)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("is not a remote repository"), "{err}");
+}
