@@ -17,6 +17,7 @@
 //! once more; nothing else changes.
 
 mod http;
+mod lfs;
 mod metadata;
 mod remote;
 mod revision;
@@ -379,7 +380,17 @@ impl GitCache {
         let mut fill = |path: &Path, id: gix::ObjectId| {
             self.fill_submodule(&repo, oid, url, &staging, path, id)
         };
+        let lfs = self.split(url).1.is_some_and(|c| c.enable_lfs);
         let written = tree::materialize(&repo, oid, &staging, &self.limits, &clean, &mut fill)
+            .and_then(
+                |()| match lfs.then(|| lfs::first_pointer(&staging)).flatten() {
+                    Some(pointer) => Err(Error::RepositoryRefused {
+                        url: clean.clone(),
+                        reason: lfs::refusal(&pointer),
+                    }),
+                    None => Ok(()),
+                },
+            )
             .and_then(|()| {
                 match std::fs::rename(&staging, &dest) {
                     Ok(()) => Ok(()),
