@@ -221,7 +221,7 @@ fn request_token(
         .header("User-Agent", "plumb")
         .bearer_auth(jwt)
         .send()
-        .map_err(|e| fail(crate::git::chain(&e)))?;
+        .map_err(|e| fail(error_chain(&e)))?;
     let status = resp.status();
     let mut body = Vec::new();
     resp.take(MAX_ANSWER + 1)
@@ -234,6 +234,21 @@ fn request_token(
         return Err(fail(format!("HTTP {}", status.as_u16())));
     }
     parse_answer(&body).map_err(fail)
+}
+
+/// `e` and its causes on one line (reqwest's own message is only the outermost).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cur = s.source();
+    }
+    out
 }
 
 /// GitHub's answer: `token` and `expires_at` (RFC 3339).

@@ -28,7 +28,7 @@ pub(crate) fn options(
     }
     let base = repo
         .transport_options(url, None)
-        .map_err(|e| super::remote::chain(&e))?;
+        .map_err(|e| super::error_text::chain(&e))?;
     let mut opts = base
         .and_then(|b| b.downcast::<HttpOptions>().ok())
         .map(|b| *b)
@@ -51,7 +51,7 @@ pub(crate) fn options(
              (tlsClientCertData / tlsClientCertKey: PEM certificate and private key)"
                 .to_owned()
         } else {
-            super::remote::chain(&e)
+            super::error_text::chain(&e)
         }
     })?;
     let (creds_c, certs_c) = (creds.cloned(), certs.clone());

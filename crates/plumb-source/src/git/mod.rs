@@ -16,6 +16,7 @@
 //! made and those entries (`repos/`, `trees/`, `keys/`) are removed, so each repository is fetched
 //! once more; nothing else changes.
 
+mod error_text;
 mod http;
 mod lfs;
 mod metadata;
@@ -25,7 +26,6 @@ pub(crate) mod salt;
 mod sharing;
 mod ssh;
 mod submodules;
-pub(crate) use remote::chain;
 pub(crate) use sharing::Gates;
 mod tree;
 

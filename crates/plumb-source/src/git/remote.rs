@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use gix::remote::Direction;
 
+pub(crate) use super::error_text::chain;
 use super::revision::RemoteRef;
 use crate::credentials::{RepoCredentials, TlsCerts, TokenCache};
 use crate::error::{Error, Result};
@@ -286,19 +287,4 @@ pub(crate) fn lock(path: &Path) -> std::result::Result<LockGuard, String> {
     file.lock()
         .map_err(|e| format!("locking {}: {e}", path.display()))?;
     Ok(LockGuard(file))
-}
-
-/// The whole error chain on one line (gix errors nest their causes).
-pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = err.to_string();
-    let mut cur = err.source();
-    while let Some(e) = cur {
-        let s = e.to_string();
-        if !out.contains(&s) {
-            out.push_str(": ");
-            out.push_str(&s);
-        }
-        cur = e.source();
-    }
-    out
 }
