@@ -221,7 +221,7 @@ fn repo_named(name: &str) -> (GitRepo, String) {
 }
 
 /// A proxy that answers every request `502` and counts the requests naming `path`.
-fn refusing_proxy(path: &'static str) -> (String, Arc<AtomicUsize>) {
+pub(crate) fn refusing_proxy(path: &'static str) -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let seen = Arc::new(AtomicUsize::new(0));
