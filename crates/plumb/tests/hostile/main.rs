@@ -13,6 +13,7 @@ mod chart_repos;
 mod duplicate_keys;
 mod edits;
 mod evaluation;
+mod git_credentials;
 mod guards;
 mod limits;
 mod mass_deletion;
