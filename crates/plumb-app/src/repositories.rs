@@ -1,6 +1,7 @@
 //! Repository access for renders: Argo CD repository Secrets (`argocd.argoproj.io/secret-type:
-//! repository` and `repo-creds`, Git and Helm alike) and the `argocd-tls-certs-cm` ConfigMap of CA
-//! certificates, read from the control namespace and handed to the renderer whenever they change.
+//! repository` and `repo-creds`, Git and Helm alike), the `argocd-tls-certs-cm` ConfigMap of CA
+//! certificates and the `argocd-ssh-known-hosts-cm` ConfigMap of SSH host keys, read from the
+//! control namespace and handed to the renderer whenever they change.
 //!
 //! A Secret that is not in Argo's format is skipped with a warning naming it (never its values);
 //! the others still apply.
@@ -13,7 +14,7 @@ use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ListParams};
 use kube::runtime::watcher;
-use plumb_source::{Renderer, RepoCredentials, TlsCerts};
+use plumb_source::{KNOWN_HOSTS_CM, KnownHosts, Renderer, RepoCredentials, TlsCerts};
 
 /// Label selector of the Secrets that describe repositories.
 pub const REPOSITORY_SECRETS: &str = "argocd.argoproj.io/secret-type in (repository,repo-creds)";
@@ -26,6 +27,7 @@ pub const TLS_CERTS_CM: &str = "argocd-tls-certs-cm";
 pub struct Repositories {
     secrets: BTreeMap<String, RepoCredentials>,
     certs: TlsCerts,
+    known_hosts: KnownHosts,
 }
 
 impl Repositories {
@@ -53,13 +55,28 @@ impl Repositories {
 
     fn push(&self, renderer: &Renderer) {
         renderer.set_repositories(self.secrets.values().cloned().collect(), self.certs.clone());
+        renderer.set_known_hosts(self.known_hosts.clone());
     }
-}
 
-fn certs_of(cm: &ConfigMap) -> TlsCerts {
-    serde_json::to_value(cm)
-        .map(|v| TlsCerts::from_config_map(&v))
-        .unwrap_or_default()
+    /// Takes in one of the two ConfigMaps (`None`: deleted); true when it changed.
+    fn apply_config_map(&mut self, name: &str, cm: Option<&ConfigMap>) -> bool {
+        let value = cm.and_then(|cm| serde_json::to_value(cm).ok());
+        if name == KNOWN_HOSTS_CM {
+            let hosts = value
+                .map(|v| KnownHosts::from_config_map(&v))
+                .unwrap_or_default();
+            let differs = hosts != self.known_hosts;
+            self.known_hosts = hosts;
+            differs
+        } else {
+            let certs = value
+                .map(|v| TlsCerts::from_config_map(&v))
+                .unwrap_or_default();
+            let differs = certs != self.certs;
+            self.certs = certs;
+            differs
+        }
+    }
 }
 
 /// Reads the Secrets and certificates once (at start, before the first reconcile) and gives
@@ -80,10 +97,13 @@ pub async fn load(client: &kube::Client, namespace: &str, renderer: &Renderer) {
         Err(e) => tracing::warn!("listing repository Secrets: {e}"),
     }
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-    match cms.get_opt(TLS_CERTS_CM).await {
-        Ok(Some(cm)) => repos.certs = certs_of(&cm),
-        Ok(None) => {}
-        Err(e) => tracing::warn!("reading ConfigMap {TLS_CERTS_CM}: {e}"),
+    for name in [TLS_CERTS_CM, KNOWN_HOSTS_CM] {
+        match cms.get_opt(name).await {
+            Ok(cm) => {
+                repos.apply_config_map(name, cm.as_ref());
+            }
+            Err(e) => tracing::warn!("reading ConfigMap {name}: {e}"),
+        }
     }
     repos.push(renderer);
 }
@@ -96,6 +116,7 @@ pub async fn watch(
     changed: impl Fn() + Send + 'static,
 ) {
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
+    let cms_client = client.clone();
     let cms: Api<ConfigMap> = Api::namespaced(client, &namespace);
     let mut secret_events = std::pin::pin!(watcher::watcher(
         secrets,
@@ -104,6 +125,10 @@ pub async fn watch(
     let mut cm_events = std::pin::pin!(watcher::watcher(
         cms,
         watcher::Config::default().fields(&format!("metadata.name={TLS_CERTS_CM}"))
+    ));
+    let mut hosts_events = std::pin::pin!(watcher::watcher(
+        Api::<ConfigMap>::namespaced(cms_client, &namespace),
+        watcher::Config::default().fields(&format!("metadata.name={KNOWN_HOSTS_CM}"))
     ));
     let mut repos = Repositories::default();
     loop {
@@ -122,26 +147,8 @@ pub async fn watch(
                     false
                 }
             },
-            ev = cm_events.try_next() => match ev {
-                Ok(Some(watcher::Event::Apply(cm) | watcher::Event::InitApply(cm))) => {
-                    let certs = certs_of(&cm);
-                    let differs = certs != repos.certs;
-                    repos.certs = certs;
-                    differs
-                }
-                Ok(Some(watcher::Event::Delete(_))) => {
-                    let differs = repos.certs != TlsCerts::default();
-                    repos.certs = TlsCerts::default();
-                    differs
-                }
-                Ok(Some(_)) => false,
-                Ok(None) => return,
-                Err(e) => {
-                    tracing::warn!("watching {TLS_CERTS_CM}: {e}");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    false
-                }
-            },
+            ev = cm_events.try_next() => config_map_event(&mut repos, TLS_CERTS_CM, ev).await,
+            ev = hosts_events.try_next() => config_map_event(&mut repos, KNOWN_HOSTS_CM, ev).await,
         };
         if updated {
             repos.push(&renderer);
@@ -150,6 +157,26 @@ pub async fn watch(
                 "repository credentials reloaded"
             );
             changed();
+        }
+    }
+}
+
+/// One watch event of the ConfigMap `name`: true when what renders use changed.
+async fn config_map_event(
+    repos: &mut Repositories,
+    name: &str,
+    ev: Result<Option<watcher::Event<ConfigMap>>, watcher::Error>,
+) -> bool {
+    match ev {
+        Ok(Some(watcher::Event::Apply(cm) | watcher::Event::InitApply(cm))) => {
+            repos.apply_config_map(name, Some(&cm))
+        }
+        Ok(Some(watcher::Event::Delete(_))) => repos.apply_config_map(name, None),
+        Ok(_) => false,
+        Err(e) => {
+            tracing::warn!("watching {name}: {e}");
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            false
         }
     }
 }

@@ -15,6 +15,12 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+mod github_app;
+mod known_hosts;
+pub use github_app::GithubApp;
+pub(crate) use github_app::{TOKEN_USER, TokenCache};
+pub use known_hosts::{KNOWN_HOSTS_CM, KNOWN_HOSTS_KEY, KnownHosts};
+
 /// The label naming a Secret's role.
 pub const SECRET_TYPE_LABEL: &str = "argocd.argoproj.io/secret-type";
 
@@ -54,6 +60,17 @@ pub struct RepoCredentials {
     /// The AppProject the Secret belongs to (`project`; empty or absent: every project). Its
     /// credentials serve that project's Applications only ([`RepoCredentials::select`]).
     pub project: Option<String>,
+    /// `bearerToken`: sent as `Authorization: Bearer` to a Git server over HTTPS (Bitbucket Data
+    /// Center's access tokens), instead of Basic credentials.
+    pub bearer_token: Option<String>,
+    /// `proxy`: the HTTP(S) proxy for this repository only (else the environment's).
+    pub proxy: Option<String>,
+    /// `noProxy`: hosts reached directly even with `proxy` (comma-separated, Go's `NO_PROXY`).
+    pub no_proxy: Option<String>,
+    /// `enableLfs`: the repository keeps files in Git LFS.
+    pub enable_lfs: bool,
+    /// GitHub App credentials (`githubAppID`, ...), exchanged for installation tokens.
+    pub github_app: Option<GithubApp>,
 }
 
 impl fmt::Debug for RepoCredentials {
@@ -82,6 +99,17 @@ impl fmt::Debug for RepoCredentials {
             .field("enable_oci", &self.enable_oci)
             .field("insecure_oci_force_http", &self.insecure_oci_force_http)
             .field("project", &self.project)
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "***"))
+            .field(
+                "proxy",
+                &self
+                    .proxy
+                    .as_deref()
+                    .map(crate::redact::strip_url_credentials),
+            )
+            .field("no_proxy", &self.no_proxy)
+            .field("enable_lfs", &self.enable_lfs)
+            .field("github_app", &self.github_app)
             .finish()
     }
 }
@@ -116,6 +144,11 @@ impl RepoCredentials {
             enable_oci: flag("enableOCI")?,
             insecure_oci_force_http: flag("insecureOCIForceHttp")?,
             project: text("project")?,
+            bearer_token: text("bearerToken")?,
+            proxy: fields.proxy()?,
+            no_proxy: text("noProxy")?,
+            enable_lfs: flag("enableLfs")?,
+            github_app: GithubApp::from_fields(&|key| fields.text(key), &|d| fields.invalid(d))?,
         })
     }
 
@@ -171,15 +204,19 @@ impl RepoCredentials {
 
     /// The secret strings these credentials hold, for a [`Redactor`](crate::Redactor).
     pub fn secrets(&self) -> Vec<String> {
-        [
+        let mut out: Vec<String> = [
             &self.password,
             &self.ssh_private_key,
             &self.tls_client_cert_key,
+            &self.bearer_token,
         ]
         .into_iter()
         .flatten()
         .cloned()
-        .collect()
+        .collect();
+        out.extend(self.github_app.iter().map(|a| a.private_key.clone()));
+        out.extend(self.proxy.iter().filter_map(|p| proxy_password(p)));
+        out
     }
 }
 
@@ -398,6 +435,30 @@ impl SecretFields<'_> {
     fn text(&self, key: &str) -> Result<Option<String>> {
         Ok(self.field(key)?.filter(|s| !s.is_empty()))
     }
+
+    /// `proxy`: an `http://` or `https://` URL with a host, or refused (a proxy that
+    /// cannot be used must not silently become a direct connection).
+    fn proxy(&self) -> Result<Option<String>> {
+        let Some(proxy) = self.text("proxy")? else {
+            return Ok(None);
+        };
+        let parsed = reqwest::Url::parse(proxy.trim())
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
+        match parsed {
+            Some(_) => Ok(Some(proxy.trim().to_owned())),
+            None => Err(self.invalid(
+                "proxy is not a URL (expected http://host:port or https://host:port)".to_owned(),
+            )),
+        }
+    }
+}
+
+/// The password of a proxy URL's userinfo, a secret like the others.
+fn proxy_password(proxy: &str) -> Option<String> {
+    reqwest::Url::parse(proxy)
+        .ok()
+        .and_then(|u| u.password().map(str::to_owned))
 }
 
 #[cfg(test)]

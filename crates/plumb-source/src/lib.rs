@@ -42,6 +42,7 @@ mod error;
 mod git;
 mod gpg;
 mod helm_repo;
+mod http_client;
 mod inputs;
 mod limits;
 mod manifest;
@@ -55,7 +56,10 @@ mod scope;
 mod spec;
 pub mod worker;
 
-pub use credentials::{RepoCredentials, SECRET_TYPE_LABEL, TlsCerts};
+pub use credentials::{
+    GithubApp, KNOWN_HOSTS_CM, KNOWN_HOSTS_KEY, KnownHosts, RepoCredentials, SECRET_TYPE_LABEL,
+    TlsCerts,
+};
 pub use detect::{KUSTOMIZATION_FILES, SourceType, detect};
 pub use error::{Error, Result};
 pub use git::{Checkout, CommitMetadata, GitCache, RemoteRef, SignedObject};

@@ -214,7 +214,11 @@ fn helm(args: &[&str]) {
     );
 }
 
-fn tls_material(client_certs: bool) -> (String, Arc<rustls::ServerConfig>, (String, String)) {
+/// A CA, a server configuration for 127.0.0.1 signed by it (asking for a client certificate
+/// when `client_certs`), and a client certificate and key (PEM) it signed.
+pub(crate) fn tls_material(
+    client_certs: bool,
+) -> (String, Arc<rustls::ServerConfig>, (String, String)) {
     let ca_key = rcgen::KeyPair::generate().expect("CA key");
     let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
     ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);

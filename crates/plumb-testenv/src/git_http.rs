@@ -23,7 +23,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
 use crate::git::GitRepo;
-use crate::http_server::{HttpServer, basic_auth};
+use crate::http_server::HttpServer;
+pub use crate::http_server::basic_auth;
 
 /// The running server; stops when dropped.
 #[derive(Debug)]
@@ -31,6 +32,21 @@ pub struct GitHttpServer {
     name: String,
     backend: Arc<Backend>,
     server: HttpServer,
+    tls: Option<(String, (String, String))>,
+}
+
+/// How [`GitHttpServer::start`] serves.
+#[derive(Debug, Default, Clone)]
+pub struct Options {
+    /// The exact `Authorization` header asked for ([`basic_auth`] or `Bearer <token>`).
+    pub authorization: Option<String>,
+    /// Without the header, answer 403 and no challenge (servers that need credentials sent up
+    /// front: Argo's `forceHttpBasicAuth`), instead of 401 with `WWW-Authenticate`.
+    pub no_challenge: bool,
+    /// Serve HTTPS with a certificate from a test CA ([`GitHttpServer::ca_pem`]).
+    pub tls: bool,
+    /// With `tls`, require a client certificate signed by that CA.
+    pub client_certs: bool,
 }
 
 /// What every request needs: where the repositories are, the credentials asked for, counters.
@@ -38,6 +54,7 @@ pub struct GitHttpServer {
 struct Backend {
     root: PathBuf,
     expected: Option<String>,
+    no_challenge: bool,
     requests: AtomicUsize,
     rejected: AtomicUsize,
 }
@@ -53,6 +70,19 @@ impl GitHttpServer {
     /// dropping it and start it again on the same [`GitHttpServer::port`], so that the URL
     /// Applications use stays the same.
     pub fn serve_on(repo: &GitRepo, auth: Option<(&str, &str)>, port: u16) -> Self {
+        let opts = Options {
+            authorization: auth.map(|(u, p)| basic_auth(u, p)),
+            ..Default::default()
+        };
+        Self::start_on(repo, opts, port)
+    }
+
+    /// Serves `repo` as `opts` say, on a free port.
+    pub fn start(repo: &GitRepo, opts: Options) -> Self {
+        Self::start_on(repo, opts, 0)
+    }
+
+    fn start_on(repo: &GitRepo, opts: Options, port: u16) -> Self {
         let root = repo
             .path()
             .parent()
@@ -66,23 +96,46 @@ impl GitHttpServer {
             .into_owned();
         let backend = Arc::new(Backend {
             root,
-            expected: auth.map(|(u, p)| basic_auth(u, p)),
+            expected: opts.authorization,
+            no_challenge: opts.no_challenge,
             requests: AtomicUsize::new(0),
             rejected: AtomicUsize::new(0),
         });
         let router = Router::new()
             .fallback(git_request)
             .with_state(Arc::clone(&backend));
+        let material = opts
+            .tls
+            .then(|| crate::chart_repo::tls_material(opts.client_certs));
+        let (config, tls) = match material {
+            Some((ca, config, client)) => (Some(config), Some((ca, client))),
+            None => (None, None),
+        };
         Self {
             name,
             backend,
-            server: HttpServer::start(port, None, router),
+            server: HttpServer::start(port, config, router),
+            tls,
         }
     }
 
-    /// `http://127.0.0.1:PORT/<name>`.
+    /// `http(s)://127.0.0.1:PORT/<name>`.
     pub fn url(&self) -> String {
-        format!("http://{}/{}", self.server.addr(), self.name)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}/{}", self.server.addr(), self.name)
+    }
+
+    /// The test CA's certificate (PEM), with `tls`.
+    pub fn ca_pem(&self) -> &str {
+        self.tls.as_ref().map(|t| t.0.as_str()).unwrap_or_default()
+    }
+
+    /// A client certificate and key (PEM) the server accepts, with `client_certs`.
+    pub fn client_identity(&self) -> (&str, &str) {
+        self.tls
+            .as_ref()
+            .map(|t| (t.1.0.as_str(), t.1.1.as_str()))
+            .unwrap_or_default()
     }
 
     /// The same URL with credentials embedded (`http://user:pass@127.0.0.1:PORT/<name>`).
@@ -121,6 +174,9 @@ async fn git_request(State(backend): State<Arc<Backend>>, request: Request) -> R
             != Some(expected.as_bytes())
     {
         backend.rejected.fetch_add(1, Ordering::Relaxed);
+        if backend.no_challenge {
+            return StatusCode::FORBIDDEN.into_response();
+        }
         return (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Basic realm=\"plumb\"")],

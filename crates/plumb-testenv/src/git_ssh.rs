@@ -19,6 +19,7 @@ pub struct GitSshServer {
     repo: PathBuf,
     user: String,
     key: String,
+    host_key: String,
     _dir: tempfile::TempDir,
 }
 
@@ -92,12 +93,14 @@ impl GitSshServer {
             std::thread::sleep(Duration::from_millis(50));
         }
         let key = std::fs::read_to_string(d.join("client_key")).expect("client key");
+        let host_key = std::fs::read_to_string(d.join("host_key.pub")).expect("host key");
         Self {
             child,
             port,
             repo: repo.path().to_path_buf(),
             user,
             key,
+            host_key,
             _dir: dir,
         }
     }
@@ -110,6 +113,24 @@ impl GitSshServer {
             self.port,
             self.repo.display()
         )
+    }
+
+    /// The server's host key as a `known_hosts` line (`[127.0.0.1]:PORT ssh-ed25519 AAAA...`),
+    /// as `argocd-ssh-known-hosts-cm` lists it.
+    pub fn known_hosts_line(&self) -> String {
+        let mut parts = self.host_key.split_whitespace();
+        let (kind, key) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        format!("[127.0.0.1]:{} {kind} {key}\n", self.port)
+    }
+
+    /// A `known_hosts` line for the same address with another key: a host whose key changed.
+    pub fn wrong_known_hosts_line(&self) -> String {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        keygen(&dir.path().join("other"));
+        let other = std::fs::read_to_string(dir.path().join("other.pub")).expect("other key");
+        let mut parts = other.split_whitespace();
+        let (kind, key) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        format!("[127.0.0.1]:{} {kind} {key}\n", self.port)
     }
 
     /// The client private key (OpenSSH PEM), as a repository Secret's `sshPrivateKey`.

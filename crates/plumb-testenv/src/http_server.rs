@@ -125,7 +125,7 @@ where
 }
 
 /// The `Authorization` value of Basic credentials (RFC 7617).
-pub(crate) fn basic_auth(user: &str, password: &str) -> String {
+pub fn basic_auth(user: &str, password: &str) -> String {
     use base64::Engine;
     let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
     format!("Basic {token}")

@@ -29,6 +29,7 @@ pub mod git;
 pub mod git_http;
 pub mod git_ssh;
 pub mod gpg;
+pub mod github_api;
 mod http_server;
 mod namespace;
 pub mod oci_registry;

@@ -49,6 +49,10 @@ pub(super) async fn start(client: kube::Client, config: ControllerConfig) -> Res
         &config.customizations,
     )?);
     let renderer = renderer(&config, &engines)?;
+    let params = crate::config::cmd_params(&client, &config.control_namespace).await?;
+    renderer.git().set_submodules(submodules_enabled(
+        params.get(SUBMODULES_KEY).map(String::as_str),
+    ));
     plumb_app::repositories::load(&client, &config.control_namespace, &renderer).await;
     plumb_app::signatures::load(&client, &config.control_namespace, &renderer).await;
     let (cluster, live_events) = connect_in_cluster(&client, &engines).await?;
@@ -119,11 +123,29 @@ async fn resolve_sharding(
     Ok(sharding)
 }
 
+/// argocd-cmd-params-cm's key turning Git submodules on (Argo CD's default: on).
+const SUBMODULES_KEY: &str = "reposerver.enable.git.submodule";
+
+/// Go's `strconv.ParseBool` as Argo reads the key; a value it cannot read keeps the default (on),
+/// with a warning, as Argo does.
+fn submodules_enabled(value: Option<&str>) -> bool {
+    match value.map(str::trim) {
+        None | Some("") => true,
+        Some("1" | "t" | "T" | "TRUE" | "true" | "True") => true,
+        Some("0" | "f" | "F" | "FALSE" | "false" | "False") => false,
+        Some(other) => {
+            tracing::warn!(value = %other, "{SUBMODULES_KEY} is not a boolean; submodules stay enabled");
+            true
+        }
+    }
+}
+
 /// The renderer, with the limits and plugins the settings give.
 fn renderer(config: &ControllerConfig, engines: &Engines) -> Result<Arc<Renderer>> {
     let renderer = Arc::new(Renderer::new(config.source.clone())?);
     renderer.set_limits(render_limits(config, &engines.settings));
     renderer.set_plugins_dir(plugins_dir(config, &engines.settings));
+    renderer.set_kustomize_build_options(engines.settings.get("kustomize.buildOptions"));
     Ok(renderer)
 }
 

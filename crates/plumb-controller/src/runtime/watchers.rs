@@ -521,6 +521,9 @@ pub(super) fn spawn_settings_watcher(shared: Arc<Shared>) {
                     shared
                         .renderer
                         .set_plugins_dir(crate::config::plugins_dir(&shared.config, &e.settings));
+                    shared
+                        .renderer
+                        .set_kustomize_build_options(e.settings.get("kustomize.buildOptions"));
                     *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
                     current = data;
                     tracing::info!("settings reloaded");

@@ -16,11 +16,16 @@
 //! made and those entries (`repos/`, `trees/`, `keys/`) are removed, so each repository is fetched
 //! once more; nothing else changes.
 
+mod error_text;
+mod http;
+mod lfs;
 mod metadata;
 mod remote;
 mod revision;
 pub(crate) mod salt;
 mod sharing;
+mod ssh;
+mod submodules;
 pub(crate) use sharing::Gates;
 mod signed;
 mod tree;
@@ -37,7 +42,7 @@ pub use revision::RemoteRef;
 pub use signed::SignedObject;
 pub(crate) use tree::normalize_within;
 
-use crate::credentials::{RepoCredentials, normalize_url};
+use crate::credentials::{KnownHosts, RepoCredentials, TlsCerts, TokenCache, normalize_url};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::permissions::make_removable;
@@ -62,6 +67,14 @@ pub struct GitCache {
     salt: String,
     limits: Limits,
     credentials: RwLock<Arc<Vec<RepoCredentials>>>,
+    /// Fetch submodules (`reposerver.enable.git.submodule`, true by default as in Argo CD).
+    submodules: std::sync::atomic::AtomicBool,
+    /// CA certificates for Git over HTTPS (`argocd-tls-certs-cm`).
+    certs: RwLock<TlsCerts>,
+    /// The SSH host keys accepted (`argocd-ssh-known-hosts-cm`); none until set.
+    known_hosts: RwLock<KnownHosts>,
+    /// GitHub App installation tokens.
+    tokens: Arc<TokenCache>,
     fetches: AtomicU64,
     listings: AtomicU64,
     /// Ref listings shared by every caller on one repository ([`sharing`]).
@@ -113,6 +126,10 @@ impl GitCache {
             salt,
             limits,
             credentials: RwLock::new(Arc::new(Vec::new())),
+            submodules: std::sync::atomic::AtomicBool::new(true),
+            certs: RwLock::new(TlsCerts::default()),
+            known_hosts: RwLock::new(KnownHosts::default()),
+            tokens: Arc::new(TokenCache::default()),
             fetches: AtomicU64::new(0),
             listings: AtomicU64::new(0),
             shared_listings: sharing::Listings::default(),
@@ -203,6 +220,29 @@ impl GitCache {
     /// Uses these credentials from now on (repository Secrets changed).
     pub fn set_credentials(&self, credentials: Vec<RepoCredentials>) {
         *self.credentials.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(credentials);
+    }
+
+    /// Fetches submodules into commit trees (true by default, as Argo CD's
+    /// `reposerver.enable.git.submodule`), or leaves their directories empty. Trees already
+    /// written keep what they have.
+    pub fn set_submodules(&self, enabled: bool) {
+        self.submodules.store(enabled, Ordering::Relaxed);
+    }
+
+    /// Trusts these CA certificates for Git over HTTPS (`argocd-tls-certs-cm`).
+    pub fn set_tls_certs(&self, certs: TlsCerts) {
+        *self.certs.write().unwrap_or_else(|p| p.into_inner()) = certs;
+    }
+
+    /// Accepts these SSH host keys, and no others (`argocd-ssh-known-hosts-cm`).
+    pub fn set_known_hosts(&self, known_hosts: KnownHosts) {
+        *self.known_hosts.write().unwrap_or_else(|p| p.into_inner()) = known_hosts;
+    }
+
+    /// [`GitCache::set_known_hosts`] for a new cache.
+    pub fn with_known_hosts(self, known_hosts: KnownHosts) -> Self {
+        self.set_known_hosts(known_hosts);
+        self
     }
 
     /// The per-installation salt of this cache's directory names (hex).
@@ -339,8 +379,21 @@ impl GitCache {
         let staging = tmp.path().join("tree");
         let repo = self.open_local(url)?;
         let oid = parse_oid(commit, &clean)?;
-        let written =
-            tree::materialize(&repo, oid, &staging, &self.limits, &clean).and_then(|()| {
+        let mut fill = |path: &Path, id: gix::ObjectId| {
+            self.fill_submodule(&repo, oid, url, &staging, path, id)
+        };
+        let lfs = self.split(url).1.is_some_and(|c| c.enable_lfs);
+        let written = tree::materialize(&repo, oid, &staging, &self.limits, &clean, &mut fill)
+            .and_then(
+                |()| match lfs.then(|| lfs::first_pointer(&staging)).flatten() {
+                    Some(pointer) => Err(Error::RepositoryRefused {
+                        url: clean.clone(),
+                        reason: lfs::refusal(&pointer),
+                    }),
+                    None => Ok(()),
+                },
+            )
+            .and_then(|()| {
                 match std::fs::rename(&staging, &dest) {
                     Ok(()) => Ok(()),
                     // Another worker won the race; its tree is identical.
@@ -516,16 +569,11 @@ impl GitCache {
     }
 
     fn open_local(&self, url: &str) -> Result<gix::Repository> {
-        let (_, creds) = self.split(url);
-        remote::open(
-            &self.repo_dir(url),
-            None,
-            creds.as_ref(),
-            self.limits.fetch_timeout,
-        )
-        .map_err(|detail| Error::GitCache {
-            url: strip_url_credentials(url),
-            detail,
+        remote::open(&self.repo_dir(url), None, self.limits.fetch_timeout).map_err(|detail| {
+            Error::GitCache {
+                url: strip_url_credentials(url),
+                detail,
+            }
         })
     }
 
@@ -593,6 +641,23 @@ impl GitCache {
             Some(pem) => Some(self.write_key(&key, pem)?),
             None => None,
         };
+        let is_http = clean.starts_with("http://") || clean.starts_with("https://");
+        let (ssh_command, ssh_log) = if is_http || local_path(url).is_some() {
+            (None, None)
+        } else {
+            let insecure = credentials.as_ref().is_some_and(|c| c.insecure);
+            static NEXT_LOG: AtomicU64 = AtomicU64::new(0);
+            let n = NEXT_LOG.fetch_add(1, Ordering::Relaxed);
+            let log = self.root.join("keys").join(format!("ssh-{key}-{n}.log"));
+            let _ = std::fs::remove_file(&log);
+            let cmd = ssh::command(
+                ssh_key_path.as_deref(),
+                &self.write_known_hosts()?,
+                insecure,
+                &log,
+            );
+            (Some(cmd), Some(log))
+        };
         // gix needs the userinfo-free URL for https, but ssh URLs keep their user (git@host).
         let url_for_git = if clean.starts_with("http") {
             clean.clone()
@@ -604,10 +669,39 @@ impl GitCache {
             lock_path: self.root.join("repos").join(format!("{key}.lock")),
             url: url_for_git,
             credentials,
-            ssh_key_path,
+            ssh_command,
+            ssh_log,
+            certs: self.certs.read().unwrap_or_else(|p| p.into_inner()).clone(),
+            tokens: Arc::clone(&self.tokens),
             timeout: self.limits.fetch_timeout,
             op,
         })
+    }
+
+    /// The known hosts file `ssh` reads, named by its content so that a fetch under way keeps
+    /// the list it started with.
+    fn write_known_hosts(&self) -> Result<PathBuf> {
+        let text = self
+            .known_hosts
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_text()
+            .to_owned();
+        let hash: String = Sha256::digest(text.as_bytes())
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let path = self.root.join("keys").join(format!("known_hosts-{hash}"));
+        if !path.is_file() {
+            let tmp = self
+                .root
+                .join("keys")
+                .join(format!(".known_hosts-{hash}.tmp"));
+            std::fs::write(&tmp, text).map_err(Error::io("writing", &tmp))?;
+            std::fs::rename(&tmp, &path).map_err(Error::io("renaming into", &path))?;
+        }
+        Ok(path)
     }
 
     fn write_key(&self, key: &str, pem: &str) -> Result<PathBuf> {

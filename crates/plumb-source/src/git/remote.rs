@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use gix::remote::Direction;
 
+pub(crate) use super::error_text::chain;
 use super::revision::RemoteRef;
-use crate::credentials::RepoCredentials;
+use crate::credentials::{RepoCredentials, TlsCerts, TokenCache};
 use crate::error::{Error, Result};
 use crate::redact::Redactor;
 
@@ -36,7 +37,11 @@ pub(crate) struct Job {
     pub lock_path: PathBuf,
     pub url: String,
     pub credentials: Option<RepoCredentials>,
-    pub ssh_key_path: Option<PathBuf>,
+    /// `core.sshCommand` for an ssh URL ([`super::ssh::command`]), and where it logs.
+    pub ssh_command: Option<String>,
+    pub ssh_log: Option<PathBuf>,
+    pub certs: TlsCerts,
+    pub tokens: Arc<TokenCache>,
     pub timeout: Duration,
     pub op: Op,
 }
@@ -45,6 +50,7 @@ pub(crate) struct Job {
 pub(crate) fn run(job: Job) -> Result<Vec<RemoteRef>> {
     let url = job.url.clone();
     let timeout = job.timeout;
+    let ssh_log = job.ssh_log.clone();
     let redactor = Redactor::new(job.credentials.iter().flat_map(RepoCredentials::secrets));
     let interrupt = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::sync_channel(1);
@@ -56,10 +62,15 @@ pub(crate) fn run(job: Job) -> Result<Vec<RemoteRef>> {
         })
         .map_err(Error::io("spawning a git worker for", PathBuf::from(&url)))?;
     match rx.recv_timeout(timeout) {
-        Ok(Ok(refs)) => Ok(refs),
+        Ok(Ok(refs)) => {
+            if let Some(log) = &ssh_log {
+                let _ = std::fs::remove_file(log);
+            }
+            Ok(refs)
+        }
         Ok(Err(detail)) => Err(Error::RepositoryUnreachable {
             url,
-            detail: redactor.clean(&detail),
+            detail: redactor.clean(&super::ssh::explain_with_log(detail, ssh_log.as_deref())),
         }),
         Err(_) => {
             interrupt.store(true, Ordering::Relaxed);
@@ -78,12 +89,7 @@ fn run_locked(job: &Job, interrupt: &AtomicBool) -> std::result::Result<Vec<Remo
         Op::Fetch { .. } => Some(lock(&job.lock_path)?),
         Op::List => None,
     };
-    let repo = open(
-        &job.repo_dir,
-        job.ssh_key_path.as_deref(),
-        job.credentials.as_ref(),
-        job.timeout,
-    )?;
+    let repo = open(&job.repo_dir, job.ssh_command.as_deref(), job.timeout)?;
     let mut specs: Vec<String> = MIRROR_SPECS.iter().map(|s| (*s).to_owned()).collect();
     if let Op::Fetch { extra } = &job.op {
         specs.extend(extra.iter().map(|r| format!("+{r}:{r}")));
@@ -92,14 +98,26 @@ fn run_locked(job: &Job, interrupt: &AtomicBool) -> std::result::Result<Vec<Remo
         .remote_at(job.url.as_str())
         .and_then(|r| r.with_refspecs(specs.iter().map(String::as_str), Direction::Fetch))
         .map_err(|e| chain(&e))?;
-    let connection = remote.connect(Direction::Fetch).map_err(|e| chain(&e))?;
-    let account = job.credentials.as_ref().and_then(|c| {
-        c.password.as_ref().map(|p| gix::sec::identity::Account {
-            username: c.username.clone().unwrap_or_else(|| "git".to_owned()),
-            password: p.clone(),
-            oauth_refresh_token: None,
+    let account = account(job)?;
+    let force_basic = account
+        .as_ref()
+        .filter(|_| {
+            job.credentials
+                .as_ref()
+                .is_some_and(|c| c.force_http_basic_auth)
         })
-    });
+        .map(|a| (a.username.clone(), a.password.clone()));
+    let transport = super::http::options(
+        &repo,
+        &job.url,
+        job.credentials.as_ref(),
+        &job.certs,
+        force_basic,
+    )?;
+    let mut connection = remote.connect(Direction::Fetch).map_err(|e| chain(&e))?;
+    if let Some(options) = transport {
+        connection = connection.with_transport_options(options);
+    }
     // Never fall back to git's credential helpers or a terminal prompt: a controller has no user.
     let connection = connection.with_credentials(move |action| match action {
         gix::credentials::helper::Action::Get(ctx) => {
@@ -136,6 +154,41 @@ fn run_locked(job: &Job, interrupt: &AtomicBool) -> std::result::Result<Vec<Remo
     Ok(refs.into_iter().filter_map(convert).collect())
 }
 
+/// The HTTPS user and password: a GitHub App's installation token, else the Secret's password
+/// (none with a `bearerToken`, which goes in its own header).
+fn account(job: &Job) -> std::result::Result<Option<gix::sec::identity::Account>, String> {
+    let Some(c) = job.credentials.as_ref() else {
+        return Ok(None);
+    };
+    let is_http = job.url.starts_with("http://") || job.url.starts_with("https://");
+    if let Some(app) = c.github_app.as_ref().filter(|_| is_http) {
+        let timeout = job.timeout;
+        let client = |url: &reqwest::Url| {
+            let b = reqwest::blocking::Client::builder()
+                .timeout(timeout)
+                .connect_timeout(timeout)
+                .redirect(reqwest::redirect::Policy::none());
+            crate::http_client::configure(b, url.host_str(), Some(c), &job.certs)?
+                .build()
+                .map_err(|e| chain(&e))
+        };
+        let token = job.tokens.token(app, &client)?;
+        return Ok(Some(gix::sec::identity::Account {
+            username: crate::credentials::TOKEN_USER.to_owned(),
+            password: token,
+            oauth_refresh_token: None,
+        }));
+    }
+    if c.bearer_token.is_some() {
+        return Ok(None);
+    }
+    Ok(c.password.as_ref().map(|p| gix::sec::identity::Account {
+        username: c.username.clone().unwrap_or_else(|| "git".to_owned()),
+        password: p.clone(),
+        oauth_refresh_token: None,
+    }))
+}
+
 fn convert(r: gix::protocol::handshake::Ref) -> Option<RemoteRef> {
     use gix::protocol::handshake::Ref;
     Some(match r {
@@ -169,8 +222,7 @@ fn convert(r: gix::protocol::handshake::Ref) -> Option<RemoteRef> {
 /// Opens (creating on first use) the bare cache repository, isolated from the user's Git config.
 pub(crate) fn open(
     dir: &Path,
-    ssh_key: Option<&Path>,
-    credentials: Option<&RepoCredentials>,
+    ssh_command: Option<&str>,
     timeout: Duration,
 ) -> std::result::Result<gix::Repository, String> {
     ensure_repo(dir, &dir.with_extension("lock"))?;
@@ -184,16 +236,8 @@ pub(crate) fn open(
         ),
         "protocol.allow=always".to_owned(),
     ];
-    let insecure = credentials.is_some_and(|c| c.insecure);
-    if insecure {
-        overrides.push("http.sslVerify=false".to_owned());
-    }
-    if let Some(key) = ssh_key {
-        let strict = if insecure { "no" } else { "yes" };
-        overrides.push(format!(
-            "core.sshCommand=ssh -i {} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking={strict}",
-            key.display()
-        ));
+    if let Some(cmd) = ssh_command {
+        overrides.push(format!("core.sshCommand={cmd}"));
     }
     gix::open_opts(
         dir,
@@ -243,19 +287,4 @@ pub(crate) fn lock(path: &Path) -> std::result::Result<LockGuard, String> {
     file.lock()
         .map_err(|e| format!("locking {}: {e}", path.display()))?;
     Ok(LockGuard(file))
-}
-
-/// The whole error chain on one line (gix errors nest their causes).
-pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = err.to_string();
-    let mut cur = err.source();
-    while let Some(e) = cur {
-        let s = e.to_string();
-        if !out.contains(&s) {
-            out.push_str(": ");
-            out.push_str(&s);
-        }
-        cur = e.source();
-    }
-    out
 }

@@ -31,12 +31,15 @@ enum Entry {
 }
 
 /// Plans and writes the tree of `commit` into `dest` (which must not exist yet).
+/// Gitlinks (submodules) are handed to `fill` with their path and commit once the tree's own
+/// files are written, while their directory can still be written to.
 pub(crate) fn materialize(
     repo: &gix::Repository,
     commit: ObjectId,
     dest: &Path,
     limits: &Limits,
     url: &str,
+    fill: &mut dyn FnMut(&Path, ObjectId) -> Result<()>,
 ) -> Result<()> {
     let tree_id = tree_of(repo, commit, url)?;
 
@@ -48,13 +51,24 @@ pub(crate) fn materialize(
         url,
         commit: commit.to_string(),
     };
-    walk(repo, tree_id, PathBuf::new(), &mut plan, &mut budget)?;
+    let mut gitlinks = Vec::new();
+    walk(
+        repo,
+        tree_id,
+        PathBuf::new(),
+        &mut plan,
+        &mut budget,
+        &mut gitlinks,
+    )?;
 
     std::fs::create_dir_all(dest).map_err(Error::io("creating", dest))?;
     for entry in &plan {
         write_entry(repo, entry, dest, url)?;
     }
     check_written_links(dest, url, commit)?;
+    for (path, id) in gitlinks {
+        fill(&path, id)?;
+    }
     // Directories last, deepest first, so they are still writable while being filled.
     for entry in plan.iter().rev() {
         if let Entry::Dir(rel) = entry {
@@ -194,6 +208,7 @@ fn walk(
     rel: PathBuf,
     plan: &mut Vec<Entry>,
     budget: &mut Budget<'_>,
+    gitlinks: &mut Vec<(PathBuf, ObjectId)>,
 ) -> Result<()> {
     let url = budget.url;
     let tree = repo
@@ -222,10 +237,11 @@ fn walk(
         let path = rel.join(&name);
         if mode.is_tree() {
             plan.push(Entry::Dir(path.clone()));
-            walk(repo, id, path, plan, budget)?;
+            walk(repo, id, path, plan, budget, gitlinks)?;
         } else if mode.is_commit() {
-            // Submodules are not fetched (as Argo CD with submodules disabled).
-            continue;
+            // A submodule: an empty directory, filled afterwards if submodules are enabled.
+            plan.push(Entry::Dir(path.clone()));
+            gitlinks.push((path, id));
         } else {
             plan.push(plan_blob(repo, mode, id, &rel, path, budget)?);
         }

@@ -161,30 +161,8 @@ fn client(
                 attempt.follow()
             }
         }));
-    if let Some(host) = url.host_str()
-        && let Some(pem) = certs.for_host(host)
-    {
-        let roots = reqwest::Certificate::from_pem_bundle(pem.as_bytes()).map_err(|e| {
-            Failure::Other(format!(
-                "argocd-tls-certs-cm: the certificates for {host} cannot be read: {e}"
-            ))
-        })?;
-        b = b.tls_certs_merge(roots);
-    }
-    if let Some(c) = creds {
-        if c.insecure {
-            b = b.tls_danger_accept_invalid_certs(true);
-        }
-        if let (Some(cert), Some(key)) = (&c.tls_client_cert_data, &c.tls_client_cert_key) {
-            let pem = format!("{}\n{}\n", cert.trim_end(), key.trim_end());
-            let id = reqwest::Identity::from_pem(pem.as_bytes()).map_err(|e| {
-                Failure::Other(redactor.clean(&format!(
-                    "the TLS client certificate of the repository Secret cannot be read: {e}"
-                )))
-            })?;
-            b = b.identity(id);
-        }
-    }
+    b = crate::http_client::configure(b, url.host_str(), creds, certs)
+        .map_err(|e| Failure::Other(redactor.clean(&e)))?;
     b.build()
         .map_err(|e| Failure::Other(redactor.clean(&error_chain(&e))))
 }

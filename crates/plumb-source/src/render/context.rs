@@ -48,6 +48,8 @@ pub(crate) struct Context<'a> {
     pub git: &'a GitCache,
     /// The cache directory: hidden from every tool; render scratch space lives under it too.
     pub cache_dir: &'a Path,
+    /// argocd-cm's `kustomize.buildOptions` as written ([`super::kustomize_options`]).
+    pub kustomize_build_options: &'a str,
 }
 
 impl Context<'_> {

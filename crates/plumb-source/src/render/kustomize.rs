@@ -75,6 +75,9 @@ pub(crate) fn render(ctx: &Context<'_>, opts: Option<&KustomizeSource>) -> Resul
     };
     let mut cmd = Command::new(&ctx.tools.kustomize);
     cmd.arg("build").arg(&dir);
+    cmd.args(super::kustomize_options::parse_build_options(
+        ctx.kustomize_build_options,
+    )?);
     let view = ctx.view().keeping(scratch.path());
     let redactor = ctx.path_redactor(fetched.roots);
     let place = tool::Place {

@@ -8,6 +8,7 @@ mod helm;
 mod helm_deps;
 pub(crate) mod jsonnet;
 mod kustomize;
+pub(crate) mod kustomize_options;
 pub(crate) mod kustomize_paths;
 pub(crate) mod kustomize_remote;
 mod kustomize_scratch;

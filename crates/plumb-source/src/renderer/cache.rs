@@ -83,6 +83,13 @@ impl Renderer {
             Some(p) => format!("{} {}", p.name, p.digest),
             None => self.tool_version(job.kind, job.limits)?,
         };
+        // The build options change what kustomize prints: part of the key.
+        let tool_version = match job.kind {
+            SourceType::Kustomize => {
+                format!("{tool_version} {}", self.kustomize_build_options())
+            }
+            _ => tool_version,
+        };
         let content = match cached {
             Some(Cached { git_url: Some(url) }) => self.content_of(
                 job.req, job.source, url, job.commit, job.repo, job.app, job.kind, job.limits,

@@ -80,6 +80,7 @@ impl Renderer {
         redactor: &Redactor,
         kind: SourceType,
     ) -> Result<Vec<Manifest>> {
+        let build_options = self.kustomize_build_options();
         let ctx = Context {
             root,
             repo,
@@ -98,6 +99,7 @@ impl Renderer {
             hard_refresh: req.refresh == Refresh::Hard,
             git: &self.git,
             cache_dir: &self.config.cache_dir,
+            kustomize_build_options: &build_options,
         };
         render::render(&ctx, source, kind)
     }

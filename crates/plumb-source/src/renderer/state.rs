@@ -49,6 +49,8 @@ pub struct Renderer {
     pub(super) limits: RwLock<Limits>,
     /// Where plugins are read from; [`Renderer::set_plugins_dir`] changes it while running.
     pub(super) plugins_dir: RwLock<Option<PathBuf>>,
+    /// argocd-cm's `kustomize.buildOptions`; [`Renderer::set_kustomize_build_options`].
+    pub(super) kustomize_build_options: RwLock<String>,
     /// A local directory rendered instead of the repository ([`Renderer::with_local`]).
     pub(super) local: Option<LocalSource>,
     /// `(project, url)` of each project-scoped repository Secret (not templates).
@@ -100,6 +102,7 @@ impl Renderer {
         Ok(Self {
             limits: RwLock::new(config.limits.clone()),
             plugins_dir: RwLock::new(config.plugins_dir.clone()),
+            kustomize_build_options: RwLock::new(String::new()),
             local: None,
             scoped_repositories: RwLock::new(Vec::new()),
             config,
@@ -148,6 +151,7 @@ impl Renderer {
         *self.redactor.write().unwrap_or_else(|p| p.into_inner()) =
             Redactor::new(credentials.iter().flat_map(RepoCredentials::secrets));
         self.helm.set_access(credentials.clone(), certs.clone());
+        self.git.set_tls_certs(certs.clone());
         self.oci.set_access(credentials.clone(), certs);
         self.git.set_credentials(credentials);
     }
@@ -181,6 +185,11 @@ impl Renderer {
             .clone()
     }
 
+    /// Accepts these SSH host keys for Git over SSH, and no others (`argocd-ssh-known-hosts-cm`).
+    pub fn set_known_hosts(&self, known_hosts: crate::KnownHosts) {
+        self.git.set_known_hosts(known_hosts);
+    }
+
     /// The Git cache, for ref checks ([`GitCache::ls_remote`]) and counters.
     pub fn git(&self) -> &GitCache {
         &self.git
@@ -208,6 +217,24 @@ impl Renderer {
     /// The limits renders use now.
     pub fn limits(&self) -> Limits {
         self.limits
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Applies argocd-cm's `kustomize.buildOptions` to every `kustomize build` from now on
+    /// (`None`: none). Options Plumb does not take fail each Kustomize render, naming the key
+    /// ([`crate::render::kustomize_options`]): never silently dropped.
+    pub fn set_kustomize_build_options(&self, options: Option<&str>) {
+        *self
+            .kustomize_build_options
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = options.unwrap_or_default().to_owned();
+    }
+
+    /// argocd-cm's `kustomize.buildOptions` in force, as written.
+    pub(super) fn kustomize_build_options(&self) -> String {
+        self.kustomize_build_options
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()

@@ -445,3 +445,42 @@ fn undeclared_dependencies_are_fetched_from_the_repositories_the_project_allows(
         "{err}"
     );
 }
+
+/// A Helm repository Secret's `proxy` carries the index and archive requests (and `noProxy`
+/// exempts hosts), as Argo passes it to Helm.
+#[test]
+fn the_repository_proxy_carries_chart_downloads() {
+    let server = ChartRepoServer::start(Options::default());
+    server.publish(&api("1.0.0"));
+    let (proxy, seen) = crate::credentials::refusing_proxy("index.yaml");
+    let cache = tempfile::tempdir().unwrap();
+    let r = renderer_in(cache.path());
+    r.set_repositories(
+        vec![helm_secret(&server.url(), json!({"proxy": proxy}))],
+        TlsCerts::default(),
+    );
+    let err = r
+        .render(&request(vec![chart_source(&server.url(), "1.0.0")]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("502"), "{err}");
+    assert!(
+        seen.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "the proxy saw no request"
+    );
+    assert!(
+        server.requests().is_empty(),
+        "a request went around the proxy"
+    );
+    r.set_repositories(
+        vec![helm_secret(
+            &server.url(),
+            json!({"proxy": proxy, "noProxy": "127.0.0.1"}),
+        )],
+        TlsCerts::default(),
+    );
+    let out = r
+        .render(&request(vec![chart_source(&server.url(), "1.0.0")]))
+        .unwrap();
+    assert_eq!(version_of(&out), "1.0.0");
+}

@@ -222,3 +222,37 @@ fn missing_components_are_skipped_only_when_asked() {
         "{err:?}"
     );
 }
+
+/// argocd-cm's `kustomize.buildOptions` reach `kustomize build` (they were passed through to the
+/// API but never applied): `--load-restrictor LoadRestrictionsNone` lets a kustomization read a
+/// file of the repository above its own directory, and a change of options renders again (part
+/// of the cache key). Options that would run programs are refused naming the key.
+#[test]
+fn build_options_from_argocd_cm_are_applied_and_bounded() {
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            ("shared/cm.yaml", configmap("shared", "k: v")),
+            (
+                "app/kustomization.yaml",
+                "resources:\n- ../shared/cm.yaml\n".to_owned(),
+            ),
+        ],
+        "a file above the kustomization",
+    );
+    let (r, _d) = renderer_with_tools();
+    let req = request(vec![source(&repo.url(), "app", "main")]);
+    let err = chain(&r.render(&req).unwrap_err());
+    assert!(
+        err.contains("security") || err.contains("not in or below"),
+        "{err}"
+    );
+
+    r.set_kustomize_build_options(Some("--load-restrictor LoadRestrictionsNone"));
+    let out = r.render(&req).unwrap();
+    assert_eq!(keys(&out), ["/ConfigMap//shared"]);
+
+    r.set_kustomize_build_options(Some("--enable-helm --enable-exec"));
+    let err = r.render(&req).unwrap_err().to_string();
+    assert!(err.contains("setting kustomize.buildOptions"), "{err}");
+}

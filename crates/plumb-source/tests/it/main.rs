@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod cache;
+mod credentials;
 mod directory;
 mod git;
 mod helm;

@@ -356,6 +356,14 @@ fn load_app(file: &std::path::Path, request: &mut RenderRequest) -> anyhow::Resu
 pub fn run(args: RenderArgs) -> anyhow::Result<Outcome> {
     let plan = Plan::from_args(args)?;
     let renderer = Renderer::new(plan.config)?.with_credentials(plan.credentials);
+    // A local render trusts the SSH host keys its user does (as `git` would); the controller
+    // trusts argocd-ssh-known-hosts-cm only.
+    if let Some(home) = std::env::var_os("HOME") {
+        let file = std::path::Path::new(&home).join(".ssh/known_hosts");
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            renderer.set_known_hosts(plumb_source::KnownHosts::from_text(&text));
+        }
+    }
     let rendered = renderer.render(&plan.request).context("rendering")?;
     for s in &rendered.sources {
         tracing::info!(url = %s.url, revision = %s.revision, commit = %s.commit, cache_hit = s.cache_hit, "source");

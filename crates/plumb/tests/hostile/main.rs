@@ -14,6 +14,7 @@ mod duplicate_keys;
 mod edits;
 mod evaluation;
 mod gpg_keys;
+mod git_credentials;
 mod guards;
 mod limits;
 mod mass_deletion;

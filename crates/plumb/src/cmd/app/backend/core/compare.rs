@@ -175,6 +175,8 @@ pub(crate) async fn renderer_for(
         }
         renderer = renderer.with_local(local.clone());
     }
+    // argocd-cm's kustomize.buildOptions, as the controller applies them.
+    renderer.set_kustomize_build_options(settings.get("kustomize.buildOptions"));
     let renderer = Arc::new(renderer);
     if repositories {
         plumb_app::load_repositories(client.kube()?, client.namespace(), &renderer).await;
