@@ -7,7 +7,7 @@
 //! one crate, so they cannot disagree. Around it: access to clusters ([`clusters`],
 //! [`Cluster`]), the engines configured by the settings ([`Engines`]), the server-side diff
 //! cache ([`diff_cache`]), resource actions ([`actions`]), repositories' credentials
-//! ([`repositories`]) and the requests written on an Application ([`request`]).
+//! ([`repositories`]), onboarding repositories and certificates ([`repo_admin`]) and the requests written on an Application ([`request`]).
 //!
 //! Dependency direction inside the crate: `error` ← `diff_cache`/`written` ← `context` ←
 //! `compare` ← `guard` ← `status` ← `observe`; nothing imports back.
@@ -22,6 +22,7 @@ pub mod guard;
 pub mod k8s_requests;
 pub mod observe;
 pub mod orphans;
+pub mod repo_admin;
 pub mod repositories;
 pub mod request;
 pub mod resources;
