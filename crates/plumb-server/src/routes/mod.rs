@@ -2,12 +2,15 @@
 
 mod accounts;
 mod applications;
+mod certificates;
 mod events;
 mod live;
 mod logs;
 mod meta;
 mod operations;
 mod projects;
+mod repocreds;
+mod repositories;
 mod resources;
 mod revisions;
 mod session;
@@ -86,6 +89,7 @@ fn timed_routes() -> Routes {
         application_routes(),
         application_resource_routes(),
         project_routes(),
+        repository_routes(),
         session_routes(),
         account_routes(),
     ]
@@ -170,6 +174,40 @@ fn project_routes() -> Routes {
         (
             "/api/v1/projects/{project}/roles/{role}/token/{iat}".into(),
             delete(projects::delete_token),
+        ),
+    ]
+}
+
+/// Repositories, credential templates and certificates (`argocd repo`, `repocreds`, `cert`).
+fn repository_routes() -> Routes {
+    vec![
+        (
+            "/api/v1/repositories".into(),
+            get(repositories::list).post(repositories::create),
+        ),
+        (
+            "/api/v1/repositories/{repo}".into(),
+            get(repositories::get)
+                .put(repositories::update)
+                .delete(repositories::delete),
+        ),
+        (
+            "/api/v1/repositories/{repo}/validate".into(),
+            post(repositories::validate),
+        ),
+        (
+            "/api/v1/repocreds".into(),
+            get(repocreds::list).post(repocreds::create),
+        ),
+        (
+            "/api/v1/repocreds/{url}".into(),
+            put(repocreds::update).delete(repocreds::delete),
+        ),
+        (
+            "/api/v1/certificates".into(),
+            get(certificates::list)
+                .post(certificates::create)
+                .delete(certificates::delete),
         ),
     ]
 }
@@ -332,6 +370,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 45, "routes served by method");
+        assert_eq!(served, 58, "routes served by method");
     }
 }
