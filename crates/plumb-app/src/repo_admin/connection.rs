@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use plumb_source::{Config, Renderer, RepoCredentials, TlsCerts};
 use serde_json::{Value, json};
 
-use super::Error;
+use super::error::Error;
 use super::fields::RepoSpec;
 
 /// How long a connection state is reused (Argo caches them too).

@@ -10,7 +10,7 @@ use std::fmt;
 
 use serde_json::{Map, Value, json};
 
-use super::Error;
+use super::error::Error;
 use super::pem_check::{self, PemRule};
 
 /// What a Secret describes.

@@ -7,8 +7,8 @@ use kube::api::Api;
 use plumb_source::{RepoCredentials, TlsCerts};
 use serde_json::{Map, Value, json};
 
-use super::Error;
 use super::connection;
+use super::error::Error;
 use super::fields::{RepoSpec, Role, same_url};
 use super::store::{RepoSecrets, Stored};
 

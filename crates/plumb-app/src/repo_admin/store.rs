@@ -10,7 +10,7 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
 
-use super::Error;
+use super::error::Error;
 use super::fields::{RepoSpec, Role, same_url, secret_name};
 
 /// The annotation marking Secrets Argo CD (and Plumb) created and may delete.

@@ -167,7 +167,7 @@ fn every_verb(
     let creds = ok(&["repocreds", "list"], "");
     assert_eq!(
         creds,
-        "URL PATTERN                USERNAME  SSH_CREDS  TLS_CREDS\ngit@git.example.com:team            false      false\n"
+        "URL PATTERN               USERNAME  SSH_CREDS  TLS_CREDS\ngit@git.example.com:team            false      false\n"
     );
     ok(&["repocreds", "list", "-o", "json"], "");
 

@@ -4,8 +4,9 @@
 use base64::Engine as _;
 use serde_json::Value;
 
+use super::super::error::Error;
 use super::known_hosts::{self, KnownHost};
-use super::{CertAdmin, Error, TLS_CERTS_CM, item, tls, valid_hostname};
+use super::{CertAdmin, TLS_CERTS_CM, item, tls, valid_hostname};
 
 /// The largest certificate data of one item.
 const MAX_DATA: usize = 256 * 1024;
