@@ -7,7 +7,7 @@
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use plumb_app::repo_admin::{RepoAdmin, RepoSpec, Role};
+use plumb_app::repo_admin::{RepoAdmin, RepoSpec, Role, Stored};
 use serde_json::{Value, json};
 
 use crate::auth::middleware::Authenticated;
@@ -39,6 +39,18 @@ fn query_bool(q: &Query, key: &str) -> Result<bool> {
     q.bool(key, false).map_err(Error::InvalidArgument)
 }
 
+/// The repositories the caller may `get` (Argo's `prepareRepoList` filter).
+async fn visible(authz: &mut Authz, all: Vec<Stored>) -> Result<Vec<Stored>> {
+    let mut out = Vec::new();
+    for r in all {
+        let obj = rbac_object(r.spec.project(), &r.spec.url);
+        if authz.allows("repositories", "get", &obj).await? {
+            out.push(r);
+        }
+    }
+    Ok(out)
+}
+
 /// `GET /api/v1/repositories`: the repositories the caller may `get`, with their connection
 /// states (`forceRefresh=true` checks again).
 pub(crate) async fn list(
@@ -50,13 +62,7 @@ pub(crate) async fn list(
     let refresh = query_bool(&q, "forceRefresh")?;
     let mut authz = Authz::new(&s, &caller).await?;
     let admin = admin(&s);
-    let mut allowed = Vec::new();
-    for r in admin.repositories().await? {
-        let obj = rbac_object(r.spec.project(), &r.spec.url);
-        if authz.allows("repositories", "get", &obj).await? {
-            allowed.push(r);
-        }
-    }
+    let allowed = visible(&mut authz, admin.repositories().await?).await?;
     let items = admin.describe(&allowed, refresh).await?;
     Ok(Json(gateway::list(
         None,
@@ -75,18 +81,12 @@ pub(crate) async fn get(
     let project = q.get("appProject").unwrap_or_default();
     let refresh = query_bool(&q, "forceRefresh")?;
     let admin = admin(&s);
-    let all = admin.repositories().await?;
-    let Some(found) = RepoAdmin::pick(&all, &repo, project) else {
+    let mut authz = Authz::new(&s, &caller).await?;
+    let visible = visible(&mut authz, admin.repositories().await?).await?;
+    // As Argo: a repository the caller may not see is not told apart from a missing one.
+    let Some(found) = RepoAdmin::pick(&visible, &repo, project) else {
         return Err(Error::PermissionDenied(PERMISSION_DENIED.into()));
     };
-    Authz::new(&s, &caller)
-        .await?
-        .check(
-            "repositories",
-            "get",
-            &rbac_object(found.spec.project(), &found.spec.url),
-        )
-        .await?;
     let described = admin.describe(std::slice::from_ref(found), refresh).await?;
     described
         .into_iter()
@@ -167,13 +167,7 @@ pub(crate) async fn delete(
     let project = q.get("appProject").unwrap_or_default();
     let admin = admin(&s);
     let mut authz = Authz::new(&s, &caller).await?;
-    let mut visible = Vec::new();
-    for r in admin.repositories().await? {
-        let obj = rbac_object(r.spec.project(), &r.spec.url);
-        if authz.allows("repositories", "get", &obj).await? {
-            visible.push(r);
-        }
-    }
+    let visible = visible(&mut authz, admin.repositories().await?).await?;
     let Some(found) = RepoAdmin::pick(&visible, &repo, project) else {
         return Err(Error::PermissionDenied(PERMISSION_DENIED.into()));
     };

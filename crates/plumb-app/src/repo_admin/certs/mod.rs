@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ObjectMeta, PostParams};
 use serde_json::{Value, json};
 
-use super::super::error::Error;
+use super::error::Error;
 use known_hosts::KnownHost;
 
 /// Argo CD's ConfigMap of SSH known hosts.
