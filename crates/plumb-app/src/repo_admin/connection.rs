@@ -29,15 +29,55 @@ fn credentials(spec: &RepoSpec) -> Result<RepoCredentials, Error> {
     })
 }
 
+/// Argo's `CopyCredentialsFrom`: a repository without credentials uses those of the template
+/// matching its URL (the longest prefix), its own settings kept.
+fn with_template(spec: &RepoSpec, templates: &[RepoSpec]) -> Result<RepoCredentials, Error> {
+    let own = credentials(spec)?;
+    if spec.has_credentials() {
+        return Ok(own);
+    }
+    let all: Vec<RepoCredentials> = templates
+        .iter()
+        .filter_map(|t| credentials(t).ok())
+        .collect();
+    let Some(t) = RepoCredentials::select(&all, &spec.url).and_then(|c| {
+        templates
+            .iter()
+            .find(|t| credentials(t).ok().as_ref() == Some(c))
+    }) else {
+        return Ok(own);
+    };
+    let mut secret = spec.as_secret_json();
+    let lent = t.as_secret_json();
+    for key in CREDENTIAL_KEYS {
+        if let Some(v) = lent.pointer(&format!("/stringData/{key}")) {
+            secret["stringData"][key] = v.clone();
+        }
+    }
+    RepoCredentials::from_secret(&secret).map_err(|e| Error::Invalid {
+        field: spec.role.url_key().into(),
+        detail: e.to_string(),
+    })
+}
+
+/// The keys a template lends.
+const CREDENTIAL_KEYS: &[&str] = &[
+    "username",
+    "password",
+    "bearerToken",
+    "sshPrivateKey",
+    "tlsClientCertData",
+    "tlsClientCertKey",
+    "githubAppPrivateKey",
+    "githubAppID",
+    "githubAppInstallationID",
+    "githubAppEnterpriseBaseUrl",
+];
+
 /// Checks that `spec`'s repository answers with its credentials (`templates` lend theirs when
 /// it has none). The error is Argo's message: `error testing repository connectivity: ...`.
 pub async fn check(spec: &RepoSpec, templates: &[RepoSpec], certs: TlsCerts) -> Result<(), Error> {
-    let mut creds = vec![credentials(spec)?];
-    if !spec.has_credentials() {
-        for t in templates {
-            creds.push(credentials(t)?);
-        }
-    }
+    let creds = vec![with_template(spec, templates)?];
     let url = spec.url.clone();
     let kind = spec.kind().to_owned();
     let oci = spec.flag("enableOCI");
