@@ -89,12 +89,6 @@ fn every_verb(
     files: &Files,
 ) -> String {
     let mut printed = String::new();
-    let mut ok = |args: &[&str], stdin: &str| -> String {
-        let out = run(args, stdin);
-        printed.push_str(&all(&out));
-        assert!(out.status.success(), "{args:?}: {}", all(&out));
-        text(&out.stdout)
-    };
     let wrong = run(
         &[
             "repo",
@@ -116,6 +110,12 @@ fn every_verb(
         "{}",
         all(&wrong)
     );
+    let mut ok = |args: &[&str], stdin: &str| -> String {
+        let out = run(args, stdin);
+        printed.push_str(&all(&out));
+        assert!(out.status.success(), "{args:?}: {}", all(&out));
+        text(&out.stdout)
+    };
     let out = ok(
         &[
             "repo",

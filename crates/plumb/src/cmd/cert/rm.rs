@@ -11,7 +11,8 @@ use crate::exit::Outcome;
 #[derive(Debug, Args)]
 pub struct RmArgs {
     /// Host name (or glob) of the repository server.
-    server: String,
+    #[arg(value_name = "REPOSERVER")]
+    repo_server: String,
     /// Only remove certs of given type (ssh, https).
     #[arg(long, default_value = "")]
     cert_type: String,
@@ -21,11 +22,11 @@ pub struct RmArgs {
 }
 
 pub async fn run(client: &AdminClient, a: RmArgs) -> Result<Outcome> {
-    if a.server == "*" {
+    if a.repo_server == "*" {
         bail!("A single wildcard is not allowed as REPOSERVER name.");
     }
     let sel = Selector {
-        host_pattern: a.server,
+        host_pattern: a.repo_server,
         cert_type: a.cert_type,
         cert_sub_type: a.cert_sub_type,
     };
