@@ -16,9 +16,9 @@ pub enum AdminClient {
     /// Core mode: the Secrets and ConfigMaps themselves.
     Kube {
         /// Repositories and templates.
-        repos: RepoAdmin,
+        repos: Box<RepoAdmin>,
         /// Certificates.
-        certs: CertAdmin,
+        certs: Box<CertAdmin>,
     },
     /// Through `plumb server`.
     Server(ServerClient),
@@ -52,8 +52,8 @@ impl AdminClient {
             .context("connecting to the cluster")?;
         let ns = conn.control_namespace();
         Ok(Self::Kube {
-            repos: RepoAdmin::new(client.clone(), ns),
-            certs: CertAdmin::new(client, ns),
+            repos: Box::new(RepoAdmin::new(client.clone(), ns)),
+            certs: Box::new(CertAdmin::new(client, ns)),
         })
     }
 

@@ -157,7 +157,7 @@ impl CredFlags {
             ("insecureOCIForceHttp", self.insecure_oci_force_http),
             ("forceHttpBasicAuth", self.force_http_basic_auth),
         ] {
-            put(k, on.then(|| json!(true)));
+            put(k, on.then_some(json!(true)));
         }
         let username = self.username.clone().filter(|u| !u.is_empty());
         let mut password = self.password.clone().filter(|p| !p.is_empty());
