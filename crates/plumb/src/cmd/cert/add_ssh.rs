@@ -39,7 +39,7 @@ pub async fn run(client: &AdminClient, a: AddSshArgs) -> Result<Outcome> {
             println!("Enter SSH known hosts entries, one per line. Press CTRL-D when finished.")
         }
     }
-    let text = super::read_input(a.from.as_deref())?;
+    let text = super::input::read_input(a.from.as_deref())?;
     let entries = known_hosts::parse(&text).map_err(anyhow::Error::msg)?;
     if entries.is_empty() {
         bail!("No valid SSH known hosts data found.");

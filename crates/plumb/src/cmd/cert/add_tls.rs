@@ -33,7 +33,7 @@ pub async fn run(client: &AdminClient, a: AddTlsArgs) -> Result<Outcome> {
         ),
         None => println!("Enter TLS certificate data in PEM format. Press CTRL-D when finished."),
     }
-    let text = super::read_input(a.from.as_deref())?;
+    let text = super::input::read_input(a.from.as_deref())?;
     let mut unique: Vec<String> = Vec::new();
     for pem in tls::split(&text).map_err(anyhow::Error::msg)? {
         if !unique.contains(&pem) {

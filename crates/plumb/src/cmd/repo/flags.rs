@@ -99,6 +99,36 @@ impl CredFlags {
         let mut o = Map::new();
         o.insert(url_key.into(), json!(url));
         o.insert("type".into(), json!(self.kind));
+        self.key_files(url, &mut o)?;
+        let mut put = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                o.insert(k.into(), v);
+            }
+        };
+        put("githubAppID", self.github_app_id.map(|v| json!(v)));
+        put(
+            "githubAppInstallationID",
+            self.github_app_installation_id.map(|v| json!(v)),
+        );
+        put(
+            "githubAppEnterpriseBaseUrl",
+            self.github_app_enterprise_base_url
+                .as_ref()
+                .map(|v| json!(v)),
+        );
+        for (k, on) in [
+            ("enableOCI", self.enable_oci),
+            ("insecureOCIForceHttp", self.insecure_oci_force_http),
+            ("forceHttpBasicAuth", self.force_http_basic_auth),
+        ] {
+            put(k, on.then_some(json!(true)));
+        }
+        self.secrets(url, &mut o)?;
+        Ok(o)
+    }
+
+    /// The key and certificate files, each only where argocd accepts it.
+    fn key_files(&self, url: &str, o: &mut Map<String, Value>) -> Result<()> {
         let mut put = |k: &str, v: Option<Value>| {
             if let Some(v) = v {
                 o.insert(k.into(), v);
@@ -141,24 +171,16 @@ impl CredFlags {
                 Some(json!(read_file("github-app-private-key-path", path)?)),
             );
         }
-        put("githubAppID", self.github_app_id.map(|v| json!(v)));
-        put(
-            "githubAppInstallationID",
-            self.github_app_installation_id.map(|v| json!(v)),
-        );
-        put(
-            "githubAppEnterpriseBaseUrl",
-            self.github_app_enterprise_base_url
-                .as_ref()
-                .map(|v| json!(v)),
-        );
-        for (k, on) in [
-            ("enableOCI", self.enable_oci),
-            ("insecureOCIForceHttp", self.insecure_oci_force_http),
-            ("forceHttpBasicAuth", self.force_http_basic_auth),
-        ] {
-            put(k, on.then_some(json!(true)));
-        }
+        Ok(())
+    }
+
+    /// The user name, password (asked for) and bearer token, checked as argocd checks them.
+    fn secrets(&self, url: &str, o: &mut Map<String, Value>) -> Result<()> {
+        let mut put = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                o.insert(k.into(), v);
+            }
+        };
         let username = self.username.clone().filter(|u| !u.is_empty());
         let mut password = self.password.clone().filter(|p| !p.is_empty());
         if username.is_some() && password.is_none() {
@@ -177,7 +199,7 @@ impl CredFlags {
         put("username", username.map(|v| json!(v)));
         put("password", password.map(|v| json!(v)));
         put("bearerToken", token.map(|v| json!(v)));
-        Ok(o)
+        Ok(())
     }
 }
 
