@@ -7,7 +7,9 @@
 //! one crate, so they cannot disagree. Around it: access to clusters ([`clusters`],
 //! [`Cluster`]), the engines configured by the settings ([`Engines`]), the server-side diff
 //! cache ([`diff_cache`]), resource actions ([`actions`]), repositories' credentials
-//! ([`repositories`]), the GnuPG keys signatures are verified with ([`signatures`]) and the requests written on an Application ([`request`]).
+//! ([`repositories`]), onboarding repositories and certificates ([`repo_admin`]), the GnuPG keys
+//! signatures are verified with ([`signatures`]) and the requests written on an Application
+//! ([`request`]).
 //!
 //! Dependency direction inside the crate: `error` ← `diff_cache`/`written` ← `context` ←
 //! `compare` ← `guard` ← `status` ← `observe`; nothing imports back.
@@ -24,6 +26,7 @@ pub mod impersonation;
 pub mod k8s_requests;
 pub mod observe;
 pub mod orphans;
+pub mod repo_admin;
 pub mod repositories;
 pub mod request;
 pub mod resources;

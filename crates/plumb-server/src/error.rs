@@ -108,6 +108,21 @@ impl From<plumb_app::request::Refused> for Error {
     }
 }
 
+impl From<plumb_app::repo_admin::Error> for Error {
+    fn from(e: plumb_app::repo_admin::Error) -> Self {
+        use plumb_app::repo_admin::Error as E;
+        match e {
+            E::Invalid { .. } | E::InvalidRequest(_) => Self::InvalidArgument(e.to_string()),
+            E::AlreadyExists(m) => Self::AlreadyExists(m),
+            E::NotFound(m) => Self::NotFound(m),
+            // The repository server's error reaches Argo's gateway as gRPC Unknown (500).
+            E::Connection(m) => Self::Internal(m),
+            E::Kube { context, source } => Self::kube(context, source),
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}
+
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let (code, status) = self.codes();

@@ -49,6 +49,12 @@ enum Command {
     Gpg(cmd::gpg::GpgArgs),
     /// Argo CD's `argocd proj` commands: list, show and create AppProjects, list sync windows.
     Proj(cmd::proj::ProjArgs),
+    /// Argo CD's `argocd repo` commands: add, list, get and remove repositories.
+    Repo(cmd::repo::RepoArgs),
+    /// Argo CD's `argocd repocreds` commands: repository credential templates.
+    Repocreds(cmd::repocreds::RepoCredsArgs),
+    /// Argo CD's `argocd cert` commands: SSH known hosts and TLS certificates.
+    Cert(cmd::cert::CertArgs),
     /// Render the manifests of a Git source or an Application offline.
     Render(cmd::render::RenderArgs),
     /// Run the API server: Argo CD's REST API over the Application API.
@@ -79,6 +85,9 @@ fn main() -> ExitCode {
         Command::Logout(args) => cmd::login::run_logout(args),
         Command::Gpg(args) => cmd::gpg::run(args),
         Command::Proj(args) => cmd::proj::run(args),
+        Command::Repo(args) => cmd::repo::run(args),
+        Command::Repocreds(args) => cmd::repocreds::run(args),
+        Command::Cert(args) => cmd::cert::run(args),
         Command::Render(args) => cmd::render::run(args),
         Command::Server(args) => cmd::server::run(args),
         Command::Version(args) => cmd::version::run(args),

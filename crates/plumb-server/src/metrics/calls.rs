@@ -32,6 +32,9 @@ const PROJECTS: &str = "project.ProjectService";
 const SESSION: &str = "session.SessionService";
 const ACCOUNT: &str = "account.AccountService";
 const GPGKEYS: &str = "gpgkey.GPGKeyService";
+const REPOS: &str = "repository.RepositoryService";
+const REPOCREDS: &str = "repocreds.RepoCredsService";
+const CERTS: &str = "certificate.CertificateService";
 
 /// One route of Argo's API: (HTTP method, route pattern as the router spells it, call).
 struct ArgoRoute {
@@ -106,6 +109,19 @@ const ARGO_CALLS: &[ArgoRoute] = &[
     unary("DELETE", "/api/v1/projects/{name}", PROJECTS, "Delete"),
     unary("POST", "/api/v1/projects/{project}/roles/{role}/token", PROJECTS, "CreateToken"),
     unary("DELETE", "/api/v1/projects/{project}/roles/{role}/token/{iat}", PROJECTS, "DeleteToken"),
+    unary("GET", "/api/v1/repositories", REPOS, "ListRepositories"),
+    unary("POST", "/api/v1/repositories", REPOS, "CreateRepository"),
+    unary("GET", "/api/v1/repositories/{repo}", REPOS, "Get"),
+    unary("PUT", "/api/v1/repositories/{repo}", REPOS, "UpdateRepository"),
+    unary("DELETE", "/api/v1/repositories/{repo}", REPOS, "DeleteRepository"),
+    unary("POST", "/api/v1/repositories/{repo}/validate", REPOS, "ValidateAccess"),
+    unary("GET", "/api/v1/repocreds", REPOCREDS, "ListRepositoryCredentials"),
+    unary("POST", "/api/v1/repocreds", REPOCREDS, "CreateRepositoryCredentials"),
+    unary("PUT", "/api/v1/repocreds/{url}", REPOCREDS, "UpdateRepositoryCredentials"),
+    unary("DELETE", "/api/v1/repocreds/{url}", REPOCREDS, "DeleteRepositoryCredentials"),
+    unary("GET", "/api/v1/certificates", CERTS, "ListCertificates"),
+    unary("POST", "/api/v1/certificates", CERTS, "CreateCertificate"),
+    unary("DELETE", "/api/v1/certificates", CERTS, "DeleteCertificate"),
     unary("POST", "/api/v1/session", SESSION, "Create"),
     unary("DELETE", "/api/v1/session", SESSION, "Delete"),
     unary("GET", "/api/v1/session/userinfo", SESSION, "GetUserInfo"),

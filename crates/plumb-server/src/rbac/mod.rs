@@ -34,8 +34,15 @@ static BUILTIN_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 /// (`argocommon.PermissionDeniedAPIError`).
 pub(crate) const PERMISSION_DENIED: &str = "permission denied";
 
-/// Resources whose objects are `<project>/<name>`.
-const PROJECT_SCOPED: [&str; 4] = ["applications", "applicationsets", "logs", "exec"];
+/// Resources whose objects are `<project>/<name>` (a global repository's object is its URL,
+/// whose first segment names no project).
+const PROJECT_SCOPED: [&str; 5] = [
+    "applications",
+    "applicationsets",
+    "logs",
+    "exec",
+    "repositories",
+];
 
 /// Compiled patterns, bounded: patterns come from the policy, not from callers, but a policy can
 /// be large.

@@ -2,6 +2,7 @@
 
 mod accounts;
 mod applications;
+mod certificates;
 mod events;
 mod gpgkeys;
 mod live;
@@ -9,6 +10,8 @@ mod logs;
 mod meta;
 mod operations;
 mod projects;
+mod repocreds;
+mod repositories;
 mod resources;
 mod revisions;
 mod session;
@@ -87,6 +90,7 @@ fn timed_routes() -> Routes {
         application_routes(),
         application_resource_routes(),
         project_routes(),
+        repository_routes(),
         session_routes(),
         account_routes(),
         gpgkey_routes(),
@@ -188,6 +192,40 @@ fn gpgkey_routes() -> Routes {
         (
             "/api/v1/gpgkeys/{keyID}".into(),
             get(gpgkeys::get).delete(gpgkeys::delete_path),
+        ),
+    ]
+}
+
+/// Repositories, credential templates and certificates (`argocd repo`, `repocreds`, `cert`).
+fn repository_routes() -> Routes {
+    vec![
+        (
+            "/api/v1/repositories".into(),
+            get(repositories::list).post(repositories::create),
+        ),
+        (
+            "/api/v1/repositories/{repo}".into(),
+            get(repositories::get)
+                .put(repositories::update)
+                .delete(repositories::delete),
+        ),
+        (
+            "/api/v1/repositories/{repo}/validate".into(),
+            post(repositories::validate),
+        ),
+        (
+            "/api/v1/repocreds".into(),
+            get(repocreds::list).post(repocreds::create),
+        ),
+        (
+            "/api/v1/repocreds/{url}".into(),
+            put(repocreds::update).delete(repocreds::delete),
+        ),
+        (
+            "/api/v1/certificates".into(),
+            get(certificates::list)
+                .post(certificates::create)
+                .delete(certificates::delete),
         ),
     ]
 }
@@ -350,6 +388,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 45, "routes served by method");
+        assert_eq!(served, 58, "routes served by method");
     }
 }

@@ -15,6 +15,7 @@ mod project_reads;
 mod project_rules;
 mod rbac;
 mod remote_cluster;
+mod repositories;
 mod revisions;
 mod support;
 mod webhook;

@@ -131,6 +131,17 @@ impl HelmRepos {
         self.downloads.load(Ordering::Relaxed)
     }
 
+    /// Fetches the repository's `index.yaml` afresh with its credentials: the connection check
+    /// of `repo add` (Argo's `TestRepository` for Helm repositories).
+    pub fn check_index(&self, url: &str) -> Result<()> {
+        let clean = strip_url_credentials(url);
+        let access = self.access();
+        let base = repo_base(&clean)?;
+        let creds = self.credentials_for(&access, url, &clean);
+        self.index(&base, &clean, creds.as_ref(), &access, true)
+            .map(drop)
+    }
+
     /// The chart `chart` at `revision` (a version, a constraint, or empty for the latest
     /// release) from the repository `url`. `hard` (a hard refresh) fetches the index again; a
     /// version already on disk is used without asking the repository.

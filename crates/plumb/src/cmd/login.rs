@@ -73,7 +73,7 @@ fn prompt(label: &str) -> Result<String> {
 }
 
 /// Reads a password with echo off when stdin is a terminal.
-fn prompt_password() -> Result<String> {
+pub(crate) fn prompt_password() -> Result<String> {
     use rustix::termios::{LocalModes, OptionalActions, tcgetattr, tcsetattr};
     let stdin = std::io::stdin();
     let saved = tcgetattr(&stdin).ok();

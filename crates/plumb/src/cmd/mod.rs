@@ -6,6 +6,7 @@ pub mod account;
 pub mod admin_health;
 pub mod admin_lint_ignores;
 pub mod app;
+pub mod cert;
 pub mod completion;
 pub mod controller;
 pub mod diff;
@@ -14,6 +15,8 @@ pub mod login;
 pub mod proj;
 pub mod remote;
 pub mod render;
+pub mod repo;
+pub mod repocreds;
 pub mod server;
 pub mod version;
 

@@ -22,5 +22,6 @@ mod previews;
 mod proj;
 mod render;
 mod replicas;
+mod repo_cli;
 mod server_cli;
 mod server_parity;
