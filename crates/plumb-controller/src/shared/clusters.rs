@@ -20,6 +20,8 @@ pub(crate) struct Clusters {
     pub(crate) remote: RwLock<Vec<RemoteCluster>>,
     /// Woken when a watch fails: discovery runs again (a group may have gone).
     pub(crate) rediscover: tokio::sync::Notify,
+    /// Clusters whose Secret cannot be used now, with why (tried again periodically).
+    pub(crate) failed: RwLock<Vec<(plumb_app::clusters::ClusterSecret, String)>>,
 }
 
 impl Clusters {
@@ -29,6 +31,7 @@ impl Clusters {
             in_cluster: Arc::new(in_cluster),
             remote: RwLock::new(Vec::new()),
             rediscover: tokio::sync::Notify::new(),
+            failed: RwLock::new(Vec::new()),
         }
     }
 
@@ -45,5 +48,25 @@ impl Clusters {
             .iter()
             .find(|(_, c, _)| c.is_destination(server, name))
             .map(|(_, c, _)| c.clone())
+    }
+
+    /// Why the Application's destination cluster cannot be used, when its Secret is known but
+    /// the connection failed (a malformed `config`, an exec plugin that failed, ...).
+    pub(crate) fn failure_of(&self, app: &Application) -> Option<String> {
+        let d = &app.spec.destination;
+        let (server, name) = (
+            d.server.as_deref().filter(|s| !s.is_empty()),
+            d.name.as_deref().filter(|n| !n.is_empty()),
+        );
+        self.failed
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(s, _)| match (server, name) {
+                (Some(v), _) => v.trim_end_matches('/') == s.server.trim_end_matches('/'),
+                (None, Some(n)) => n == s.name,
+                (None, None) => false,
+            })
+            .map(|(_, why)| why.clone())
     }
 }
