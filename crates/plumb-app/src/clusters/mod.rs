@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod config;
 pub mod exec;
+pub mod record;
 
 use std::sync::Arc;
 
@@ -159,17 +160,13 @@ impl ClassifyName for serde_json::Error {
     }
 }
 
-/// `namespaces`: comma-separated, as Argo stores it.
-fn parse_namespaces(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = text
-        .split(',')
+/// `namespaces`: comma-separated, as Argo stores it (order kept).
+pub(crate) fn parse_namespaces(text: &str) -> Vec<String> {
+    text.split(',')
         .map(str::trim)
         .filter(|n| !n.is_empty())
         .map(str::to_string)
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+        .collect()
 }
 
 /// The kubeconfig a cluster's `config` means.
