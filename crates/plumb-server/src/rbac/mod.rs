@@ -35,7 +35,13 @@ static BUILTIN_RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
 pub(crate) const PERMISSION_DENIED: &str = "permission denied";
 
 /// Resources whose objects are `<project>/<name>`.
-const PROJECT_SCOPED: [&str; 4] = ["applications", "applicationsets", "logs", "exec"];
+const PROJECT_SCOPED: [&str; 5] = [
+    "applications",
+    "applicationsets",
+    "logs",
+    "exec",
+    "clusters",
+];
 
 /// Compiled patterns, bounded: patterns come from the policy, not from callers, but a policy can
 /// be large.
