@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod config;
 pub mod exec;
+pub mod manager;
 pub mod record;
 
 use std::sync::Arc;
