@@ -68,10 +68,10 @@ fn kubeconfig_path(conn: &ConnArgs) -> Result<PathBuf> {
     if let Some(p) = &conn.kubeconfig {
         return Ok(p.clone());
     }
-    if let Some(k) = std::env::var_os("KUBECONFIG").filter(|k| !k.is_empty()) {
-        if let Some(first) = std::env::split_paths(&k).next() {
-            return Ok(first);
-        }
+    if let Some(k) = std::env::var_os("KUBECONFIG").filter(|k| !k.is_empty())
+        && let Some(first) = std::env::split_paths(&k).next()
+    {
+        return Ok(first);
     }
     let home = std::env::var_os("HOME").context("no --kubeconfig, KUBECONFIG or HOME")?;
     Ok(PathBuf::from(home).join(".kube/config"))
