@@ -109,14 +109,8 @@ fn data_or_file(
     }
 }
 
-/// Argo's `NewCluster`: the context's server and TLS settings, the token unless the context
-/// authenticates with a client certificate pair.
-fn new_cluster(
-    path: &std::path::Path,
-    context: &str,
-    args: &AddArgs,
-    token: &str,
-) -> Result<Value> {
+/// The `cluster` and `user` entries a kubeconfig context names.
+fn context_entries(path: &std::path::Path, context: &str) -> Result<(Value, Value)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let doc = plumb_yaml::read_documents(&text, &path.display().to_string())?
@@ -143,6 +137,18 @@ fn new_cluster(
     let user = named("users", ctx["context"]["user"].as_str().unwrap_or_default())
         .map(|u| u["user"].clone())
         .unwrap_or(Value::Null);
+    Ok((cluster, user))
+}
+
+/// Argo's `NewCluster`: the context's server and TLS settings, the token unless the context
+/// authenticates with a client certificate pair.
+fn new_cluster(
+    path: &std::path::Path,
+    context: &str,
+    args: &AddArgs,
+    token: &str,
+) -> Result<Value> {
+    let (cluster, user) = context_entries(path, context)?;
     let base = path.parent().unwrap_or(std::path::Path::new("."));
     let mut tls =
         json!({"insecure": cluster["insecure-skip-tls-verify"].as_bool().unwrap_or(false)});
