@@ -344,6 +344,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 45, "routes served by method");
+        assert_eq!(served, 50, "routes served by method");
     }
 }
