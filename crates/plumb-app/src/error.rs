@@ -33,6 +33,14 @@ pub enum Error {
     /// The destination cluster is not known.
     #[error("destination cluster {0} is not configured (no cluster Secret names it)")]
     UnknownCluster(String),
+    /// A cluster Secret's `config` cannot be used (the field is named; never its value).
+    #[error("cluster {server}: {reason}")]
+    ClusterConfig {
+        /// The cluster's URL.
+        server: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// Fetching or rendering the source failed.
     #[error("rendering the source failed")]
     Source(#[source] Box<plumb_source::Error>),

@@ -176,9 +176,12 @@ async fn target(shared: &Arc<Shared>, app: &Application) -> Result<Option<Target
             .clone()
             .or(app.spec.destination.name.clone())
             .unwrap_or_default();
-        let msg = format!(
-            "application destination cluster {dest:?} is not configured: use https://kubernetes.default.svc (or name in-cluster), or add an Argo CD cluster Secret"
-        );
+        let msg = match shared.clusters.failure_of(app) {
+            Some(why) => format!("application destination cluster {dest:?} cannot be used: {why}"),
+            None => format!(
+                "application destination cluster {dest:?} is not configured: use https://kubernetes.default.svc (or name in-cluster), or add an Argo CD cluster Secret"
+            ),
+        };
         // The cluster may still be connecting (a Secret just added, a controller starting): the
         // condition says why nothing happens, a requested operation waits for it.
         let now = status::now();

@@ -37,6 +37,8 @@ enum Command {
     Controller(cmd::controller::ControllerArgs),
     /// Print shell completion code for bash, zsh or fish.
     Completion(cmd::completion::CompletionArgs),
+    /// Argo CD's `argocd cluster` commands: add, list, get and remove clusters.
+    Cluster(cmd::cluster::ClusterArgs),
     /// Switch between or list contexts (servers logged in to).
     Context(cmd::login::ContextArgs),
     /// Compare desired objects with live objects offline, in `argocd app diff` format.
@@ -79,6 +81,7 @@ fn main() -> ExitCode {
         Command::App(args) => cmd::app::run(args),
         Command::Controller(args) => cmd::controller::run(args),
         Command::Completion(args) => cmd::completion::run(args, Cli::command()),
+        Command::Cluster(args) => cmd::cluster::run(args),
         Command::Context(args) => cmd::login::run_context(args),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Login(args) => cmd::login::run_login(args),

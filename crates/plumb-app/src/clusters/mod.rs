@@ -1,8 +1,24 @@
 //! Destination clusters other than the controller's own, from Argo CD cluster Secrets
-//! (label `argocd.argoproj.io/secret-type: cluster`, keys `name`, `server`, `config`).
+//! (label `argocd.argoproj.io/secret-type: cluster`, keys `name`, `server`, `config`,
+//! `namespaces`, `clusterResources`, `shard`).
+//!
+//! `config` is read field by field ([`config`]); a malformed one keeps the cluster, whose
+//! connection then fails with the field's name. Credentials from an exec plugin are run with
+//! limits ([`exec`]) and cached per cluster ([`auth`]).
+
+pub mod auth;
+pub mod config;
+pub mod exec;
+pub mod manager;
+pub mod record;
+
+use std::sync::Arc;
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::{Value, json};
+
+pub use config::{ClusterConfig, ConfigError, ExecProviderConfig, TlsClientConfig};
+pub use exec::{ExecCredential, ExecError, ExecLimits};
 
 use crate::error::{Error, Result};
 
@@ -16,8 +32,13 @@ pub struct ClusterSecret {
     pub name: String,
     /// `server` (what `destination.server` matches).
     pub server: String,
-    /// The kube client configuration built from `config`.
-    config: Value,
+    /// `config`, or why it cannot be used.
+    pub config: std::result::Result<ClusterConfig, ConfigError>,
+    /// `namespaces`: a namespaced cluster (Argo's `Cluster.Namespaces`): only these are
+    /// watched and managed. Empty: the whole cluster.
+    pub namespaces: Vec<String>,
+    /// `clusterResources`: whether a namespaced cluster's cluster-scoped kinds are managed.
+    pub cluster_resources: bool,
     /// The Secret's resourceVersion, to notice changes.
     pub version: String,
     /// The Secret's UID: Argo CD's cluster ID, which its sharding algorithms hash.
@@ -45,16 +66,10 @@ impl ClusterSecret {
             tracing::warn!(secret = ?secret.metadata.name, "cluster Secret without a server key ignored");
             return None;
         }
-        let config = match text("config") {
-            t if t.trim().is_empty() => json!({}),
-            t => match serde_json::from_str(&t) {
-                Ok(v) => v,
-                Err(e) => {
-                    tracing::warn!(secret = ?secret.metadata.name, "cluster Secret config is not JSON: {e}");
-                    return None;
-                }
-            },
-        };
+        let config = ClusterConfig::parse(&text("config"));
+        if let Err(e) = &config {
+            tracing::warn!(secret = ?secret.metadata.name, "cluster Secret: {e}");
+        }
         let name = match text("name") {
             n if n.is_empty() => server.clone(),
             n => n,
@@ -78,6 +93,8 @@ impl ClusterSecret {
             name,
             server,
             config,
+            namespaces: parse_namespaces(&text("namespaces")),
+            cluster_resources: text("clusterResources").trim() == "true",
             version: secret.metadata.resource_version.clone().unwrap_or_default(),
             id: secret.metadata.uid.clone().unwrap_or_default(),
             shard,
@@ -101,56 +118,124 @@ impl ClusterSecret {
     }
 
     /// A kube client for the cluster: Argo's `config` (bearer token, basic auth, client
-    /// certificate, CA, insecure, server name) mapped onto a kubeconfig.
+    /// certificate, CA, insecure, server name, proxy, exec plugin) mapped onto a kubeconfig.
     pub async fn client(&self) -> Result<kube::Client> {
-        let c = &self.config;
-        let tls = c.get("tlsClientConfig").cloned().unwrap_or(json!({}));
-        let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-        let mut cluster = json!({"server": self.server});
-        if let Some(ca) = s(&tls, "caData") {
-            cluster["certificate-authority-data"] = json!(ca);
-        }
-        if tls.get("insecure").and_then(Value::as_bool) == Some(true) {
-            cluster["insecure-skip-tls-verify"] = json!(true);
-        }
-        if let Some(n) = s(&tls, "serverName") {
-            cluster["tls-server-name"] = json!(n);
-        }
-        let mut user = json!({});
-        for (from, to) in [
-            ("bearerToken", "token"),
-            ("username", "username"),
-            ("password", "password"),
-        ] {
-            if let Some(v) = s(c, from) {
-                user[to] = json!(v);
-            }
-        }
-        if let Some(v) = s(&tls, "certData") {
-            user["client-certificate-data"] = json!(v);
-        }
-        if let Some(v) = s(&tls, "keyData") {
-            user["client-key-data"] = json!(v);
-        }
-        let kubeconfig: Kubeconfig = serde_json::from_value(json!({
-            "apiVersion": "v1", "kind": "Config",
-            "clusters": [{"name": self.name, "cluster": cluster}],
-            "users": [{"name": self.name, "user": user}],
-            "contexts": [{"name": self.name, "context": {"cluster": self.name, "user": self.name}}],
-            "current-context": self.name,
-        }))
-        .map_err(|e| Error::UnknownCluster(format!("{} (unusable config: {e})", self.server)))?;
-        let config =
+        self.client_with(ExecLimits::default()).await
+    }
+
+    /// [`Self::client`] with the exec plugin's limits given.
+    pub async fn client_with(&self, limits: ExecLimits) -> Result<kube::Client> {
+        let unusable = |reason: String| Error::ClusterConfig {
+            server: self.server.clone(),
+            reason,
+        };
+        let c = self.config.as_ref().map_err(|e| unusable(e.to_string()))?;
+        let exec = c
+            .exec
+            .clone()
+            .map(|e| Arc::new(auth::ExecAuth::new(e, limits)));
+        // A certificate pair from the plugin goes into the TLS configuration now; a token is
+        // added to each request (and renewed) by `auth::with_exec_token`.
+        let exec_pair = match &exec {
+            Some(a) => Some(a.credential().await.map_err(|e| unusable(e.to_string()))?)
+                .filter(|c| c.client_certificate.is_some()),
+            None => None,
+        };
+        let kubeconfig: Kubeconfig = serde_json::from_value(kubeconfig_of(
+            &self.name,
+            &self.server,
+            c,
+            exec_pair.as_ref(),
+        ))
+        .map_err(|e| unusable(format!("unusable config: {}", e.classify_name())))?;
+        let mut config =
             kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
                 .await
-                .map_err(|e| {
-                    Error::UnknownCluster(format!("{} (unusable config: {e})", self.server))
-                })?;
-        Ok(crate::k8s_requests::counted(
-            plumb_kube::client_from(config)?,
-            &self.server,
-        ))
+                .map_err(|e| unusable(format!("unusable config: {e}")))?;
+        if let Some(p) = &c.proxy_url {
+            config.proxy_url = Some(
+                p.parse()
+                    .map_err(|_| unusable("config.proxyUrl: not a URL".into()))?,
+            );
+        }
+        let mut client = plumb_kube::client_from(config)?;
+        if let Some(a) = exec {
+            client = auth::with_exec_token(client, a);
+        }
+        Ok(crate::k8s_requests::counted(client, &self.server))
     }
+}
+
+trait ClassifyName {
+    fn classify_name(&self) -> &'static str;
+}
+
+impl ClassifyName for serde_json::Error {
+    /// The kind of a JSON error, never its text (which could quote a credential).
+    fn classify_name(&self) -> &'static str {
+        match self.classify() {
+            serde_json::error::Category::Io => "I/O error",
+            serde_json::error::Category::Syntax => "syntax error",
+            serde_json::error::Category::Data => "a field has the wrong type",
+            serde_json::error::Category::Eof => "truncated",
+        }
+    }
+}
+
+/// `namespaces`: comma-separated, as Argo stores it (order kept).
+pub(crate) fn parse_namespaces(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The kubeconfig a cluster's `config` means.
+fn kubeconfig_of(
+    name: &str,
+    server: &str,
+    c: &ClusterConfig,
+    exec_pair: Option<&ExecCredential>,
+) -> Value {
+    let tls = &c.tls;
+    let mut cluster = json!({"server": server});
+    if let Some(ca) = &tls.ca_data {
+        cluster["certificate-authority-data"] = json!(ca);
+    }
+    if tls.insecure {
+        cluster["insecure-skip-tls-verify"] = json!(true);
+    }
+    if let Some(n) = &tls.server_name {
+        cluster["tls-server-name"] = json!(n);
+    }
+    let mut user = json!({});
+    for (value, to) in [
+        (&c.bearer_token, "token"),
+        (&c.username, "username"),
+        (&c.password, "password"),
+        (&tls.cert_data, "client-certificate-data"),
+        (&tls.key_data, "client-key-data"),
+    ] {
+        if let Some(v) = value {
+            user[to] = json!(v);
+        }
+    }
+    if let Some(pair) = exec_pair {
+        use base64::Engine as _;
+        let b64 = |s: &Option<String>| {
+            base64::engine::general_purpose::STANDARD.encode(s.as_deref().unwrap_or_default())
+        };
+        user["client-certificate-data"] = json!(b64(&pair.client_certificate));
+        user["client-key-data"] = json!(b64(&pair.client_key));
+    }
+    json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": name, "cluster": cluster}],
+        "users": [{"name": name, "user": user}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+        "current-context": name,
+    })
 }
 
 #[cfg(test)]
@@ -191,10 +276,10 @@ mod tests {
             ClusterSecret::from_secret(&secret(&[("name", "x")])).is_none(),
             "no server"
         );
-        assert!(
+        let malformed =
             ClusterSecret::from_secret(&secret(&[("server", "https://a"), ("config", "{nope")]))
-                .is_none()
-        );
+                .expect("kept, with the error");
+        assert_eq!(malformed.config.unwrap_err().field, "");
         let unnamed =
             ClusterSecret::from_secret(&secret(&[("server", "https://a")])).expect("valid");
         assert_eq!(unnamed.name, "https://a");

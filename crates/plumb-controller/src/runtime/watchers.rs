@@ -275,6 +275,14 @@ async fn attach(
     shared: &Arc<Shared>,
     secret: &ClusterSecret,
 ) -> Result<(Arc<Cluster>, tokio::task::JoinHandle<()>)> {
+    if !secret.namespaces.is_empty() {
+        // Fail closed: watching the whole cluster with credentials meant for a few namespaces
+        // would fail (or, worse, manage more than the Secret grants).
+        return Err(plumb_app::Error::ClusterConfig {
+            server: secret.server.clone(),
+            reason: "namespaces: namespaced clusters (a cluster Secret with `namespaces`) are not supported by Plumb yet".into(),
+        });
+    }
     let client = secret.client().await?;
     let mut cluster = Cluster::connect(&secret.server, &secret.name, client.clone()).await?;
     let k8s_version = client
@@ -324,14 +332,18 @@ pub(super) fn spawn_cluster_watcher(shared: Arc<Shared>) {
         let mut stream = std::pin::pin!(watcher::watcher(api, cfg));
         let mut known: HashMap<String, ClusterSecret> = HashMap::new();
         loop {
-            let changed = match stream.try_next().await {
-                Ok(Some(event)) => note_cluster_secret(&mut known, event),
-                Ok(None) => return,
-                Err(e) => {
+            let next = tokio::time::timeout(RETRY_FAILED_CLUSTERS, stream.try_next()).await;
+            let changed = match next {
+                Ok(Ok(Some(event))) => note_cluster_secret(&mut known, event),
+                Ok(Ok(None)) => return,
+                Ok(Err(e)) => {
                     tracing::warn!("watching cluster Secrets: {e}");
                     tokio::time::sleep(Duration::from_secs(1)).await;
                     false
                 }
+                // Clusters that could not be connected are tried again (an exec plugin or an
+                // API server that failed for a while).
+                Err(_) => has_failed(&shared),
             };
             if !changed {
                 continue;
@@ -353,6 +365,18 @@ pub(super) fn spawn_cluster_watcher(shared: Arc<Shared>) {
             push_all(&shared);
         }
     });
+}
+
+/// How often clusters whose connection failed are tried again.
+const RETRY_FAILED_CLUSTERS: Duration = Duration::from_secs(30);
+
+fn has_failed(shared: &Shared) -> bool {
+    !shared
+        .clusters
+        .failed
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .is_empty()
 }
 
 /// Keeps the cluster Secrets by name; whether the clusters they name changed.
@@ -415,6 +439,7 @@ async fn attach_new(shared: &Arc<Shared>, wanted: &[ClusterSecret]) -> Vec<Remot
             .collect()
     };
     let mut fresh = Vec::new();
+    let mut failed = Vec::new();
     for s in to_attach {
         match attach(shared, &s).await {
             Ok((cluster, task)) => {
@@ -422,10 +447,17 @@ async fn attach_new(shared: &Arc<Shared>, wanted: &[ClusterSecret]) -> Vec<Remot
                 fresh.push((s, cluster, task));
             }
             Err(e) => {
-                tracing::warn!(cluster = %s.server, "cannot use cluster: {}", chain(&e))
+                let why = chain(&e);
+                tracing::warn!(cluster = %s.server, "cannot use cluster: {why}");
+                failed.push((s, why));
             }
         }
     }
+    *shared
+        .clusters
+        .failed
+        .write()
+        .unwrap_or_else(|e| e.into_inner()) = failed;
     fresh
 }
 

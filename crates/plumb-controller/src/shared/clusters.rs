@@ -24,6 +24,8 @@ pub(crate) struct Clusters {
     /// Every valid cluster Secret, attached or not (a project-scoped one names its project's
     /// clusters even while it cannot be reached, or for the in-cluster destination).
     pub(crate) secrets: RwLock<Vec<plumb_app::clusters::ClusterSecret>>,
+    /// Clusters whose Secret cannot be used now, with why (tried again periodically).
+    pub(crate) failed: RwLock<Vec<(plumb_app::clusters::ClusterSecret, String)>>,
 }
 
 impl Clusters {
@@ -34,6 +36,7 @@ impl Clusters {
             remote: RwLock::new(Vec::new()),
             rediscover: tokio::sync::Notify::new(),
             secrets: RwLock::new(Vec::new()),
+            failed: RwLock::new(Vec::new()),
         }
     }
 
@@ -61,5 +64,25 @@ impl Clusters {
             .filter(|s| s.project.as_deref() == Some(project))
             .map(|s| s.scoped())
             .collect()
+    }
+
+    /// Why the Application's destination cluster cannot be used, when its Secret is known but
+    /// the connection failed (a malformed `config`, an exec plugin that failed, ...).
+    pub(crate) fn failure_of(&self, app: &Application) -> Option<String> {
+        let d = &app.spec.destination;
+        let (server, name) = (
+            d.server.as_deref().filter(|s| !s.is_empty()),
+            d.name.as_deref().filter(|n| !n.is_empty()),
+        );
+        self.failed
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .find(|(s, _)| match (server, name) {
+                (Some(v), _) => v.trim_end_matches('/') == s.server.trim_end_matches('/'),
+                (None, Some(n)) => n == s.name,
+                (None, None) => false,
+            })
+            .map(|(_, why)| why.clone())
     }
 }

@@ -4,6 +4,7 @@ mod api_traffic;
 mod app_namespaces;
 mod app_of_apps;
 mod automation;
+mod exec_cluster;
 mod git_sharing;
 mod helm_repo;
 mod impersonation;

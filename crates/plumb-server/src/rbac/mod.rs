@@ -36,12 +36,13 @@ pub(crate) const PERMISSION_DENIED: &str = "permission denied";
 
 /// Resources whose objects are `<project>/<name>` (a global repository's object is its URL,
 /// whose first segment names no project).
-const PROJECT_SCOPED: [&str; 5] = [
+const PROJECT_SCOPED: [&str; 6] = [
     "applications",
     "applicationsets",
     "logs",
     "exec",
     "repositories",
+    "clusters",
 ];
 
 /// Compiled patterns, bounded: patterns come from the policy, not from callers, but a policy can

@@ -1,17 +1,16 @@
-//! `GET /api/version`, `GET /api/v1/settings` and `GET /api/v1/clusters/{server}`: what the
-//! server is, how it is configured and what its cluster serves, in Argo's `VersionMessage`,
-//! `Settings` and `Cluster` shapes (the fields Plumb has). The CLI reads the last two for a
-//! local render through the server (`plumb app sync/diff/manifests --local`), as Argo's does.
+//! `GET /api/version` and `GET /api/v1/settings`: what the server is and how it is configured,
+//! in Argo's `VersionMessage` and `Settings` shapes (the fields Plumb has). The CLI reads the
+//! settings and the cluster (`routes/clusters.rs`) for a local render through the server
+//! (`plumb app sync/diff/manifests --local`), as Argo's does.
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::State;
 use plumb_model::annotations::DEFAULT_INSTANCE_LABEL;
 use plumb_model::settings::{INSTANCE_LABEL_KEY, TRACKING_METHOD};
 use serde_json::{Map, Value, json};
 
 use crate::auth::middleware::Authenticated;
-use crate::error::{Error, Result};
-use crate::gateway::Query;
+use crate::error::Result;
 use crate::state::AppState;
 
 /// Go's name of the machine architecture, as Argo's `Platform` prints it.
@@ -191,67 +190,6 @@ fn resource_overrides(settings: &plumb_model::Settings) -> Map<String, Value> {
         }
     }
     out
-}
-
-/// `GET /api/v1/clusters/{server}` (Argo's `ClusterService.Get`; the server URL percent-encoded,
-/// or its name with `id.type=name`): the server's own cluster or one of the Argo CD cluster
-/// Secrets, with `serverVersion` (`MAJOR.MINOR`) and `info.apiVersions` (the preferred
-/// group/versions of its discovery, what the controller renders with). RBAC: `clusters, get,
-/// <server URL>`. A cluster no Secret describes is 403, as Argo answers.
-pub(crate) async fn cluster(
-    State(s): State<AppState>,
-    Authenticated(caller): Authenticated,
-    Path(id): Path<String>,
-    RawQuery(raw): RawQuery,
-) -> Result<Json<Value>> {
-    let q = Query::parse(raw.as_deref());
-    let by_name = q.get("id.type") == Some("name");
-    let destination = plumb_model::application::ApplicationDestination {
-        server: (!by_name).then(|| id.trim_end_matches('/').to_string()),
-        name: by_name.then(|| id.clone()),
-        ..Default::default()
-    };
-    // As Argo's `getClusterWith403IfNotExist`: an unknown cluster is "permission denied", so
-    // cluster URLs cannot be probed.
-    let cluster = match s.cluster_of(&destination).await {
-        Ok(c) => c,
-        Err(Error::FailedPrecondition(_)) => {
-            return Err(Error::PermissionDenied(
-                crate::rbac::PERMISSION_DENIED.into(),
-            ));
-        }
-        Err(e) => return Err(e),
-    };
-    // A cluster the caller may not read answers as one that does not exist
-    // (GHSA-3cqf-953p-h5cp): by name, the detailed message would reveal its server URL.
-    if !crate::rbac::Authz::new(&s, &caller)
-        .await?
-        .allows("clusters", "get", &cluster.server)
-        .await?
-    {
-        return Err(Error::PermissionDenied(
-            crate::rbac::PERMISSION_DENIED.into(),
-        ));
-    }
-    let version = cluster
-        .client()
-        .apiserver_version()
-        .await
-        .map_err(|e| Error::kube("reading the cluster's version".to_string(), e))?;
-    let server_version = format!("{}.{}", version.major, version.minor.trim_end_matches('+'));
-    let api_versions = cluster.discovery.catalog().preferred_api_versions();
-    let state = json!({"status": "Successful"});
-    Ok(Json(json!({
-        "server": cluster.server,
-        "name": cluster.name,
-        "serverVersion": server_version,
-        "connectionState": state,
-        "info": {
-            "connectionState": state,
-            "serverVersion": server_version,
-            "apiVersions": api_versions,
-        },
-    })))
 }
 
 /// `GET /readyz`: ready when the Kubernetes API answers a list of the control namespace's

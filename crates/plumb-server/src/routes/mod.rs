@@ -3,6 +3,8 @@
 mod accounts;
 mod applications;
 mod certificates;
+mod cluster_edit;
+mod clusters;
 mod events;
 mod gpgkeys;
 mod live;
@@ -103,7 +105,20 @@ fn meta_routes() -> Routes {
     vec![
         ("/api/version".into(), get(meta::version)),
         ("/api/v1/settings".into(), get(meta::settings)),
-        ("/api/v1/clusters/{server}".into(), get(meta::cluster)),
+        (
+            "/api/v1/clusters".into(),
+            get(clusters::list).post(cluster_edit::create),
+        ),
+        (
+            "/api/v1/clusters/{server}".into(),
+            get(clusters::get)
+                .put(cluster_edit::update)
+                .delete(clusters::delete),
+        ),
+        (
+            "/api/v1/clusters/{server}/invalidate-cache".into(),
+            post(clusters::invalidate_cache),
+        ),
         ("/healthz".into(), get(|| async { "ok" })),
         ("/readyz".into(), get(meta::ready)),
     ]
@@ -367,10 +382,7 @@ mod tests {
                 };
                 assert_eq!(matched, pattern, "{method} {pattern}: the matched route");
                 // Counted as `other` before labels came from the matched route; kept.
-                let other_before = [
-                    ("GET", "/api/v1/clusters/{server}"),
-                    ("POST", "/api/v1/applications/{name}/managed-resources"),
-                ];
+                let other_before = [("POST", "/api/v1/applications/{name}/managed-resources")];
                 if other_before.contains(&(method.as_str(), pattern.as_str())) {
                     assert_eq!((call, label), ("-", OTHER), "{method} {pattern}");
                     continue;
@@ -388,6 +400,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 58, "routes served by method");
+        assert_eq!(served, 63, "routes served by method");
     }
 }

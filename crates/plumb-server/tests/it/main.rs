@@ -5,6 +5,7 @@ mod api;
 mod auth;
 mod authn;
 mod cache;
+mod clusters;
 mod csrf;
 mod customizations;
 mod gpgkeys;

@@ -7,6 +7,7 @@ pub mod admin_health;
 pub mod admin_lint_ignores;
 pub mod app;
 pub mod cert;
+pub mod cluster;
 pub mod completion;
 pub mod controller;
 pub mod diff;

@@ -15,6 +15,7 @@ mod app_source_flags;
 mod argo_parity;
 mod bench_scale;
 mod cli_meta;
+mod cluster_cli;
 mod diff;
 mod local_sync;
 mod payments_api;

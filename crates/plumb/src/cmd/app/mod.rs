@@ -50,6 +50,7 @@ use anyhow::Result;
 use clap::Args;
 
 pub(crate) use backend::objects::{is_not_found, resource};
+pub use confirm::prompt::ask_to_proceed;
 pub use flags::conn::ConnArgs;
 
 use crate::exit::Outcome;
