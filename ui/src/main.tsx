@@ -60,7 +60,11 @@ function Shell() {
   useEffect(() => {
     if (route.page === 'login') return;
     userInfo()
-      .then(setUser)
+      .then((u) => {
+        setUser(u);
+        // A page that asks the API nothing (the settings overview) still needs a session.
+        if (!u.loggedIn) navigate(`/login?return_url=${encodeURIComponent(location.pathname + location.search)}`, true);
+      })
       .catch(() => setUser({ loggedIn: false }));
   }, [route.page]);
 

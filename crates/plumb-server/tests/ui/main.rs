@@ -13,6 +13,8 @@
 #[path = "../it/support.rs"]
 mod support;
 
+mod settings;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -1,0 +1,254 @@
+// The settings pages in a real browser (Debian's Chromium through playwright-core), against a
+// real `plumb server` with authentication on the test control plane. Started by
+// crates/plumb-server/tests/ui (`browser_settings_pages`), which checks afterwards what the
+// pages saved, in the AppProject itself.
+// Environment: PLUMB_UI_URL, PLUMB_ADMIN_PASSWORD, PLUMB_PROJECT (the project the page creates),
+// PLUMB_DEST_NAMESPACE (its destination), PLUMB_API_ACCOUNT (an account with the apiKey
+// capability), PLUMB_CHROMIUM, PLUMB_SCREENSHOTS, PLUMB_FAILURE_DIR.
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const base = process.env.PLUMB_UI_URL;
+const adminPw = process.env.PLUMB_ADMIN_PASSWORD;
+const project = process.env.PLUMB_PROJECT || 'ui-settings-project';
+const destNs = process.env.PLUMB_DEST_NAMESPACE || 'ui-settings-dest';
+const apiAccount = process.env.PLUMB_API_ACCOUNT || 'ci';
+const shots = process.env.PLUMB_SCREENSHOTS || '';
+const failDir = process.env.PLUMB_FAILURE_DIR || '/tmp';
+const IN_CLUSTER = 'https://kubernetes.default.svc';
+
+if (!base || !adminPw) {
+  console.error('settings.mjs: PLUMB_UI_URL and PLUMB_ADMIN_PASSWORD are required');
+  process.exit(2);
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.PLUMB_CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+});
+const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1440, height: 900 } });
+context.setDefaultTimeout(30_000);
+const page = await context.newPage();
+const consoleErrors = [];
+page.on('pageerror', (e) => consoleErrors.push(String(e)));
+page.on('console', (m) => m.type() === 'error' && console.log(`console: ${m.text()}`));
+
+let current = '';
+async function step(name, f) {
+  current = name;
+  const t = Date.now();
+  await f();
+  console.log(`ok - ${name} (${((Date.now() - t) / 1000).toFixed(1)}s)`);
+}
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+async function shot(name) {
+  if (!shots) return;
+  mkdirSync(shots, { recursive: true });
+  await page.waitForTimeout(300); // let the page settle for the picture; not an assertion
+  await page.screenshot({ path: join(shots, `${name}.png`) });
+}
+/** An API answer read with the page's session cookie. */
+const api = (path) =>
+  page.evaluate(async (p) => {
+    const r = await fetch(p);
+    return r.ok ? r.json() : { status: r.status, body: await r.text() };
+  }, path);
+const dialog = () => page.getByRole('dialog');
+const focusedId = () => page.evaluate(() => document.activeElement?.id || '');
+/** The error shown next to field `name`, and that the field says it is invalid. */
+async function fieldError(name, re) {
+  const e = page.getByTestId(`error-${name}`);
+  await e.waitFor();
+  const text = await e.innerText();
+  assert(re.test(text), `error next to ${name}: ${text}`);
+  const invalid = await page.locator(`[id="f-${name}"]`).getAttribute('aria-invalid');
+  assert(invalid === 'true', `${name} is marked invalid (aria-invalid=${invalid})`);
+  return text;
+}
+/** In-app navigation changes the URL without a page load: wait for the path itself. */
+const atPath = (path) => page.waitForFunction((p) => location.pathname === p, path);
+const nav = (name) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+
+try {
+  await step('a settings page without a session logs in and comes back', async () => {
+    await page.goto(`${base}/settings`);
+    await page.waitForURL(/\/login\?return_url=/);
+    await page.getByLabel('Username').fill('admin');
+    await page.getByLabel('Password').fill(adminPw);
+    await page.keyboard.press('Enter');
+    await atPath('/settings');
+    for (const s of ['Repositories', 'Repository certificates and known hosts', 'GnuPG keys', 'Clusters', 'Projects', 'Accounts'])
+      await page.getByRole('main').getByRole('link', { name: s, exact: true }).waitFor();
+    await shot('settings');
+  });
+
+  await step('user info; a wrong current password is shown next to its field', async () => {
+    await nav('User info');
+    await page.getByTestId('userinfo').getByText('admin').waitFor();
+    await page.getByRole('button', { name: 'Update password' }).click();
+    await dialog().waitFor();
+    assert((await focusedId()) === 'f-currentPassword', `focus starts in the first field: ${await focusedId()}`);
+    await page.keyboard.type('not-the-password');
+    await page.getByLabel('New password', { exact: true }).fill('a-new-password-1');
+    await page.getByLabel('Confirm the new password').fill('a-new-password-2');
+    await page.keyboard.press('Enter');
+    await fieldError('confirmPassword', /differ/);
+    await page.getByLabel('Confirm the new password').fill('a-new-password-1');
+    await page.keyboard.press('Enter');
+    // The server's own message (Argo's), next to the field it is about.
+    await fieldError('currentPassword', /current password does not match/);
+    assert((await focusedId()) === 'f-currentPassword', 'focus moves to the refused field');
+    await shot('password-error');
+    await page.keyboard.press('Escape');
+    await dialog().waitFor({ state: 'detached' });
+  });
+
+  await step('new project: a bad name is refused next to the field, then the project is created', async () => {
+    await nav('Settings');
+    await page.getByRole('main').getByRole('link', { name: 'Projects', exact: true }).click();
+    await page.getByRole('button', { name: 'New project' }).click();
+    await page.getByLabel('Project name').fill('Not_A_Name');
+    await page.keyboard.press('Enter');
+    await fieldError('name', /Lower-case/);
+    await page.getByLabel('Project name').fill(project);
+    await page.getByLabel('Description (optional)').fill('made by the settings test');
+    await page.keyboard.press('Enter');
+    await atPath(`/settings/projects/${project}`);
+    await page.getByTestId('description').getByText('made by the settings test').waitFor();
+  });
+
+  await step('add a project destination: a row with neither server nor name is refused next to it', async () => {
+    await page.getByRole('button', { name: 'Edit destinations' }).click();
+    await page.getByRole('button', { name: 'Add row' }).click();
+    assert((await focusedId()) === 'f-rows.0.server', `focus goes to the new row: ${await focusedId()}`);
+    await page.locator('[id="f-rows.0.namespace"]').fill(destNs);
+    await page.keyboard.press('Enter');
+    await fieldError('rows.0.server', /server or a cluster name/);
+    await page.locator('[id="f-rows.0.server"]').fill(IN_CLUSTER);
+    await page.keyboard.press('Enter');
+    await dialog().waitFor({ state: 'detached' });
+    const dd = page.locator('dd[data-field="Destinations"]');
+    await dd.getByText(`${IN_CLUSTER} → ${destNs}`).waitFor();
+    const p = await api(`/api/v1/projects/${project}`);
+    const d = p.spec.destinations || [];
+    assert(d.length === 1 && d[0].server === IN_CLUSTER && d[0].namespace === destNs && !('name' in d[0]), `saved destinations: ${JSON.stringify(d)}`);
+  });
+
+  await step('source repositories, and an empty namespace resource list told apart from an unset one', async () => {
+    await page.getByRole('button', { name: 'Edit source repositories' }).click();
+    await page.getByRole('button', { name: 'Add repository url' }).click();
+    await page.keyboard.type('*');
+    await page.keyboard.press('Enter');
+    await dialog().waitFor({ state: 'detached' });
+    await page.locator('dd[data-field="Source repositories"]').getByText('*', { exact: true }).waitFor();
+    const allowed = page.locator('dd[data-field="Namespace resources allowed"]');
+    assert(/^all namespaced kinds/.test(await allowed.innerText()), 'unset: all kinds');
+    await page.getByRole('button', { name: 'Edit namespace resources allowed' }).click();
+    await page.getByLabel(/Keep an empty list/).check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await dialog().waitFor({ state: 'detached' });
+    await allowed.getByText(/^none: the list is empty/).waitFor();
+  });
+
+  await step('a role with a policy; its token is shown once, listed, then deleted', async () => {
+    await page.getByRole('button', { name: 'Add role' }).click();
+    await page.getByLabel('Role name').fill('deployer');
+    await page.getByLabel('Policies, one a line').fill(`p, proj:${project}:deployer, applications, sync, other/*, allow`);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await fieldError('policies', /must start with/);
+    await page.getByLabel('Policies, one a line').fill(`p, proj:${project}:deployer, applications, sync, ${project}/*, allow`);
+    await page.getByLabel('Groups, one a line (optional)').fill('platform-team');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await dialog().waitFor({ state: 'detached' });
+    const role = page.locator('[data-role=deployer]');
+    await role.getByText(`p, proj:${project}:deployer, applications, sync, ${project}/*, allow`).waitFor();
+    await role.getByRole('button', { name: 'Generate token' }).click();
+    await page.getByLabel('Token ID (optional)').fill('deploy-bot');
+    await page.keyboard.press('Enter');
+    const token = await page.getByTestId('new-token').inputValue();
+    assert(token.split('.').length === 3, `a JWT is shown once: ${token.slice(0, 12)}…`);
+    await page.keyboard.press('Escape');
+    await dialog().waitFor({ state: 'detached' });
+    await role.locator('[data-token=deploy-bot]').waitFor();
+    assert(!(await page.content()).includes(token), 'the token is not on the page once its dialog is closed');
+    await shot('project');
+    await role.getByRole('button', { name: 'Delete token deploy-bot' }).click();
+    await dialog().getByRole('button', { name: 'Delete' }).click();
+    await role.locator('[data-token=deploy-bot]').waitFor({ state: 'detached' });
+  });
+
+  await step('sync windows: a bad duration is refused next to it; add, update, delete', async () => {
+    const windows = page.getByTestId('sync-windows');
+    await windows.getByRole('button', { name: 'Add sync window' }).click();
+    await page.getByLabel('Schedule (cron)').fill('0 22 * * *');
+    await page.getByLabel('Duration').fill('soon');
+    await page.getByLabel('Applications (comma-separated)').fill('*');
+    await page.keyboard.press('Enter');
+    await fieldError('duration', /duration such as/);
+    await page.getByLabel('Duration').fill('1h');
+    await page.keyboard.press('Enter');
+    await dialog().waitFor({ state: 'detached' });
+    await windows.getByText('allow 0 22 * * * for 1h apps *').waitFor();
+    await windows.getByRole('button', { name: 'Edit sync window 1' }).click();
+    await page.getByLabel('Kind').selectOption('deny');
+    await page.getByLabel('Allow manual syncs during the window').check();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await windows.getByText('deny 0 22 * * * for 1h apps * (manual sync allowed)').waitFor();
+    await windows.getByRole('button', { name: 'Add sync window' }).click();
+    await page.getByLabel('Schedule (cron)').fill('0 6 * * 1-5');
+    await page.getByLabel('Duration').fill('30m');
+    await page.getByLabel('Namespaces (comma-separated)').fill(destNs);
+    await page.keyboard.press('Enter');
+    await windows.getByText(`allow 0 6 * * 1-5 for 30m namespaces ${destNs}`).waitFor();
+    await windows.getByRole('button', { name: 'Delete sync window 1' }).click();
+    await dialog().getByRole('button', { name: 'Delete' }).click();
+    await windows.getByText('deny 0 22 * * *').waitFor({ state: 'detached' });
+  });
+
+  await step('accounts: a token of an API account is shown once, listed, then deleted', async () => {
+    await nav('Settings');
+    await page.getByRole('main').getByRole('link', { name: 'Accounts', exact: true }).click();
+    await page.getByTestId('accounts').locator('[data-account=admin]').waitFor();
+    await page.getByRole('link', { name: apiAccount, exact: true }).click();
+    await page.getByRole('button', { name: 'Generate token' }).click();
+    await page.getByLabel('Expires in (optional)').fill('tomorrow');
+    await page.keyboard.press('Enter');
+    await fieldError('expiresIn', /duration such as/);
+    await page.getByLabel('Expires in (optional)').fill('1d');
+    await page.getByLabel('Token ID (optional)').fill('ci-token');
+    await page.keyboard.press('Enter');
+    const token = await page.getByTestId('new-token').inputValue();
+    assert(token.split('.').length === 3, 'a JWT is shown once');
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.locator('[data-token=ci-token]').waitFor();
+    assert(!(await page.content()).includes(token), 'the token is not on the page once its dialog is closed');
+    const acc = await api(`/api/v1/account/${apiAccount}`);
+    assert((acc.tokens || []).some((t) => t.id === 'ci-token'), `the account lists the token: ${JSON.stringify(acc)}`);
+    await page.getByRole('button', { name: 'Delete token ci-token' }).click();
+    await dialog().getByRole('button', { name: 'Delete' }).click();
+    await page.locator('[data-token=ci-token]').waitFor({ state: 'detached' });
+  });
+
+  assert(consoleErrors.length === 0, `uncaught errors in the page: ${consoleErrors.join('\n')}`);
+  console.log('PASS');
+} catch (e) {
+  console.log(`not ok - ${current}: ${e.message}`);
+  for (const err of consoleErrors) console.log(`page error: ${err}`);
+  const text = await Promise.race([page.evaluate(() => document.querySelector('main')?.innerText.slice(0, 2000)).catch((x) => `(${x.message})`), new Promise((r) => setTimeout(() => r('(the page does not answer)'), 5000))]);
+  console.log(`page text: ${text}`);
+  try {
+    mkdirSync(failDir, { recursive: true });
+    const path = join(failDir, 'plumb-ui-settings-failure.png');
+    await page.screenshot({ path, fullPage: true });
+    console.log(`screenshot of the failure: ${path}`);
+  } catch {
+    /* the page may be gone */
+  }
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}
