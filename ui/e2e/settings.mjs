@@ -58,7 +58,8 @@ const api = (path) =>
     return r.ok ? r.json() : { status: r.status, body: await r.text() };
   }, path);
 const dialog = () => page.getByRole('dialog');
-const focusedId = () => page.evaluate(() => document.activeElement?.id || '');
+/** Focus moves after the next render: wait for it (bounded by the default timeout). */
+const focusOn = (id) => page.waitForFunction((i) => document.activeElement?.id === i, id);
 /** The error shown next to field `name`, and that the field says it is invalid. */
 async function fieldError(name, re) {
   const e = page.getByTestId(`error-${name}`);
@@ -91,7 +92,7 @@ try {
     await page.getByTestId('userinfo').getByText('admin').waitFor();
     await page.getByRole('button', { name: 'Update password' }).click();
     await dialog().waitFor();
-    assert((await focusedId()) === 'f-currentPassword', `focus starts in the first field: ${await focusedId()}`);
+    await focusOn('f-currentPassword');
     await page.keyboard.type('not-the-password');
     await page.getByLabel('New password', { exact: true }).fill('a-new-password-1');
     await page.getByLabel('Confirm the new password').fill('a-new-password-2');
@@ -101,7 +102,7 @@ try {
     await page.keyboard.press('Enter');
     // The server's own message (Argo's), next to the field it is about.
     await fieldError('currentPassword', /current password does not match/);
-    assert((await focusedId()) === 'f-currentPassword', 'focus moves to the refused field');
+    await focusOn('f-currentPassword'); // the refused field
     await shot('password-error');
     await page.keyboard.press('Escape');
     await dialog().waitFor({ state: 'detached' });
@@ -124,7 +125,7 @@ try {
   await step('add a project destination: a row with neither server nor name is refused next to it', async () => {
     await page.getByRole('button', { name: 'Edit destinations' }).click();
     await page.getByRole('button', { name: 'Add row' }).click();
-    assert((await focusedId()) === 'f-rows.0.server', `focus goes to the new row: ${await focusedId()}`);
+    await focusOn('f-rows.0.server');
     await page.locator('[id="f-rows.0.namespace"]').fill(destNs);
     await page.keyboard.press('Enter');
     await fieldError('rows.0.server', /server or a cluster name/);
@@ -141,6 +142,7 @@ try {
   await step('source repositories, and an empty namespace resource list told apart from an unset one', async () => {
     await page.getByRole('button', { name: 'Edit source repositories' }).click();
     await page.getByRole('button', { name: 'Add repository url' }).click();
+    await focusOn('f-rows.0.value');
     await page.keyboard.type('*');
     await page.keyboard.press('Enter');
     await dialog().waitFor({ state: 'detached' });
@@ -206,7 +208,8 @@ try {
     await windows.getByText(`allow 0 6 * * 1-5 for 30m namespaces ${destNs}`).waitFor();
     await windows.getByRole('button', { name: 'Delete sync window 1' }).click();
     await dialog().getByRole('button', { name: 'Delete' }).click();
-    await windows.getByText('deny 0 22 * * *').waitFor({ state: 'detached' });
+    await dialog().waitFor({ state: 'detached' });
+    await windows.locator('code', { hasText: 'deny 0 22 * * *' }).waitFor({ state: 'detached' });
   });
 
   await step('accounts: a token of an API account is shown once, listed, then deleted', async () => {
@@ -238,7 +241,7 @@ try {
 } catch (e) {
   console.log(`not ok - ${current}: ${e.message}`);
   for (const err of consoleErrors) console.log(`page error: ${err}`);
-  const text = await Promise.race([page.evaluate(() => document.querySelector('main')?.innerText.slice(0, 2000)).catch((x) => `(${x.message})`), new Promise((r) => setTimeout(() => r('(the page does not answer)'), 5000))]);
+  const text = await Promise.race([page.evaluate(() => (document.querySelector('[role=dialog]')?.innerText || document.querySelector('main')?.innerText || '').slice(0, 2000)).catch((x) => `(${x.message})`), new Promise((r) => setTimeout(() => r('(the page does not answer)'), 5000))]);
   console.log(`page text: ${text}`);
   try {
     mkdirSync(failDir, { recursive: true });

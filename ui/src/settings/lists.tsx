@@ -1,6 +1,7 @@
 // A project's lists (destinations, sources, resource allow and deny lists...), each described
 // once (its columns, what a row needs, what an unset and an empty list mean) and edited in one
 // dialog: rows to add, change and remove, then the whole project is saved (`PUT`).
+import { useEffect, useRef } from 'preact/hooks';
 import { FormDialog, FieldError, useForm, type Errors } from './form';
 import type { Json } from '../api';
 
@@ -120,6 +121,12 @@ export function ListEditor({ def, rows, onClose, save }: { def: ListDef; rows: J
   const form = useForm<{ rows: Json[]; keepEmpty: boolean }>({ rows: rows ? rows.map((r) => ({ ...r })) : [], keepEmpty: rows !== undefined && rows.length === 0 });
   const list = form.values.rows;
   const setRows = (r: Json[]) => form.set('rows', r);
+  // A row added from the keyboard gets the focus once it is drawn.
+  const added = useRef(false);
+  useEffect(() => {
+    if (added.current) document.getElementById(`f-rows.${list.length - 1}.${def.cols[0].key}`)?.focus();
+    added.current = false;
+  }, [list.length]);
   const edit = (i: number, k: string, v: string) => {
     setRows(list.map((r, j) => (j === i ? { ...r, [k]: v } : r)));
     form.setErrors((old) => ({ ...old, [`rows.${i}.${k}`]: '' }));
@@ -176,8 +183,8 @@ export function ListEditor({ def, rows, onClose, save }: { def: ListDef; rows: J
             type="button"
             class="btn"
             onClick={() => {
+              added.current = true;
               setRows([...list, def.scalar ? { value: '' } : {}]);
-              requestAnimationFrame(() => document.getElementById(`f-rows.${list.length}.${def.cols[0].key}`)?.focus());
             }}
           >
             Add {def.cols.length === 1 ? def.cols[0].label.toLowerCase() : 'row'}

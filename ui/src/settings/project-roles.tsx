@@ -42,11 +42,12 @@ function RoleForm({ project, role, spec, save, onClose }: { project: string; rol
                 : '',
             policies: checkPolicies(v.policies, project, v.name.trim()),
           }),
-          (v) => {
+          async (v) => {
             const next = { ...(role || {}), name: v.name.trim(), description: v.description.trim() || undefined, policies: splitLines(v.policies), groups: splitList(v.groups) };
             if (!next.policies.length) delete next.policies;
             if (!next.groups.length) delete next.groups;
-            return save({ ...spec, roles: role ? roles.map((r) => (r.name === role.name ? next : r)) : [...roles, next] });
+            await save({ ...spec, roles: role ? roles.map((r) => (r.name === role.name ? next : r)) : [...roles, next] });
+            onClose();
           },
           [
             ['policies', /polic|subject|object|effect|action|resource/i],

@@ -43,7 +43,7 @@ function WindowForm({ index, spec, save, onClose }: { index: number | null; spec
       onSubmit={() =>
         form.submit(
           checkWindow,
-          (v) => {
+          async (v) => {
             const next: Json = { ...w, kind: v.kind, schedule: v.schedule.trim(), duration: v.duration.trim() };
             for (const k of ['applications', 'namespaces', 'clusters'] as const) {
               const l = splitList(v[k]);
@@ -59,7 +59,8 @@ function WindowForm({ index, spec, save, onClose }: { index: number | null; spec
             const all: Json[] = [...(spec.syncWindows || [])];
             if (index === null) all.push(next);
             else all[index] = next;
-            return save({ ...spec, syncWindows: all });
+            await save({ ...spec, syncWindows: all });
+            onClose();
           },
           [
             ['schedule', /schedule|cron/i],
