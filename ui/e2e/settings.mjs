@@ -5,17 +5,13 @@
 // Environment: PLUMB_UI_URL, PLUMB_ADMIN_PASSWORD, PLUMB_PROJECT (the project the page creates),
 // PLUMB_DEST_NAMESPACE (its destination), PLUMB_API_ACCOUNT (an account with the apiKey
 // capability), PLUMB_CHROMIUM, PLUMB_SCREENSHOTS, PLUMB_FAILURE_DIR.
-import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { api, assert, atPath, dialog, fieldError, focusOn, login, nav, page, run, shot, step } from './settings-lib.mjs';
 
 const base = process.env.PLUMB_UI_URL;
 const adminPw = process.env.PLUMB_ADMIN_PASSWORD;
 const project = process.env.PLUMB_PROJECT || 'ui-settings-project';
 const destNs = process.env.PLUMB_DEST_NAMESPACE || 'ui-settings-dest';
 const apiAccount = process.env.PLUMB_API_ACCOUNT || 'ci';
-const shots = process.env.PLUMB_SCREENSHOTS || '';
-const failDir = process.env.PLUMB_FAILURE_DIR || '/tmp';
 const IN_CLUSTER = 'https://kubernetes.default.svc';
 
 if (!base || !adminPw) {
@@ -23,65 +19,9 @@ if (!base || !adminPw) {
   process.exit(2);
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.PLUMB_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
-});
-const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1440, height: 900 } });
-context.setDefaultTimeout(30_000);
-const page = await context.newPage();
-const consoleErrors = [];
-page.on('pageerror', (e) => consoleErrors.push(String(e)));
-page.on('console', (m) => m.type() === 'error' && console.log(`console: ${m.text()}`));
-
-let current = '';
-async function step(name, f) {
-  current = name;
-  const t = Date.now();
-  await f();
-  console.log(`ok - ${name} (${((Date.now() - t) / 1000).toFixed(1)}s)`);
-}
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
-async function shot(name) {
-  if (!shots) return;
-  mkdirSync(shots, { recursive: true });
-  await page.waitForTimeout(300); // let the page settle for the picture; not an assertion
-  await page.screenshot({ path: join(shots, `${name}.png`) });
-}
-/** An API answer read with the page's session cookie. */
-const api = (path) =>
-  page.evaluate(async (p) => {
-    const r = await fetch(p);
-    return r.ok ? r.json() : { status: r.status, body: await r.text() };
-  }, path);
-const dialog = () => page.getByRole('dialog');
-/** Focus moves after the next render: wait for it (bounded by the default timeout). */
-const focusOn = (id) => page.waitForFunction((i) => document.activeElement?.id === i, id);
-/** The error shown next to field `name`, and that the field says it is invalid. */
-async function fieldError(name, re) {
-  const e = page.getByTestId(`error-${name}`);
-  await e.waitFor();
-  const text = await e.innerText();
-  assert(re.test(text), `error next to ${name}: ${text}`);
-  const invalid = await page.locator(`[id="f-${name}"]`).getAttribute('aria-invalid');
-  assert(invalid === 'true', `${name} is marked invalid (aria-invalid=${invalid})`);
-  return text;
-}
-/** In-app navigation changes the URL without a page load: wait for the path itself. */
-const atPath = (path) => page.waitForFunction((p) => location.pathname === p, path);
-const nav = (name) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
-
-try {
+await run('settings', async () => {
   await step('a settings page without a session logs in and comes back', async () => {
-    await page.goto(`${base}/settings`);
-    await page.waitForURL(/\/login\?return_url=/);
-    await page.getByLabel('Username').fill('admin');
-    await page.getByLabel('Password').fill(adminPw);
-    await page.keyboard.press('Enter');
-    await atPath('/settings');
+    await login('/settings', adminPw);
     for (const s of ['Repositories', 'Repository certificates and known hosts', 'GnuPG keys', 'Clusters', 'Projects', 'Accounts'])
       await page.getByRole('main').getByRole('link', { name: s, exact: true }).waitFor();
     await shot('settings');
@@ -236,22 +176,4 @@ try {
     await page.locator('[data-token=ci-token]').waitFor({ state: 'detached' });
   });
 
-  assert(consoleErrors.length === 0, `uncaught errors in the page: ${consoleErrors.join('\n')}`);
-  console.log('PASS');
-} catch (e) {
-  console.log(`not ok - ${current}: ${e.message}`);
-  for (const err of consoleErrors) console.log(`page error: ${err}`);
-  const text = await Promise.race([page.evaluate(() => (document.querySelector('[role=dialog]')?.innerText || document.querySelector('main')?.innerText || '').slice(0, 2000)).catch((x) => `(${x.message})`), new Promise((r) => setTimeout(() => r('(the page does not answer)'), 5000))]);
-  console.log(`page text: ${text}`);
-  try {
-    mkdirSync(failDir, { recursive: true });
-    const path = join(failDir, 'plumb-ui-settings-failure.png');
-    await page.screenshot({ path, fullPage: true });
-    console.log(`screenshot of the failure: ${path}`);
-  } catch {
-    /* the page may be gone */
-  }
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+});
