@@ -103,13 +103,14 @@ export function Text({
     onInput: (e: Event) => form.set(name, (e.currentTarget as HTMLInputElement).value),
     ...aria(form, name),
   };
+  // The error sits beside the label, not in it: it describes the field, it does not rename it.
   return (
-    <label>
-      {label}
+    <div class="field">
+      <label for={`f-${name}`}>{label}</label>
       {rows ? <textarea rows={rows} class="mono" {...common} /> : type === 'password' ? <input type="password" {...common} /> : <input type="text" {...common} />}
       {hint && <span class="muted hint">{hint}</span>}
       <FieldError form={form} name={name} />
-    </label>
+    </div>
   );
 }
 
@@ -124,8 +125,8 @@ export function Check({ form, name, label }: { form: Form<Json>; name: string; l
 
 export function Select({ form, name, label, options }: { form: Form<Json>; name: string; label: string; options: (string | [string, string])[] }) {
   return (
-    <label>
-      {label}
+    <div class="field">
+      <label for={`f-${name}`}>{label}</label>
       <select id={`f-${name}`} name={name} value={form.values[name] ?? ''} onChange={(e) => form.set(name, e.currentTarget.value)} {...aria(form, name)}>
         {options.map((o) => {
           const [v, l] = Array.isArray(o) ? o : [o, o];
@@ -137,7 +138,7 @@ export function Select({ form, name, label, options }: { form: Form<Json>; name:
         })}
       </select>
       <FieldError form={form} name={name} />
-    </label>
+    </div>
   );
 }
 

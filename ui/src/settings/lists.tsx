@@ -157,8 +157,8 @@ export function ListEditor({ def, rows, onClose, save }: { def: ListDef; rows: J
               const name = `rows.${i}.${c.key}`;
               const err = form.errors[name];
               return (
-                <label key={c.key}>
-                  {c.label}
+                <div class="field" key={c.key}>
+                  <label for={`f-${name}`}>{c.label}</label>
                   <input
                     id={`f-${name}`}
                     value={r[c.key] ?? ''}
@@ -169,7 +169,7 @@ export function ListEditor({ def, rows, onClose, save }: { def: ListDef; rows: J
                     {...(err ? { 'aria-invalid': true, 'aria-describedby': `err-${name}` } : {})}
                   />
                   <FieldError form={form} name={name} />
-                </label>
+                </div>
               );
             })}
             <button type="button" class="btn ghost" aria-label={`Remove row ${i + 1}`} onClick={() => setRows(list.filter((_, j) => j !== i))}>
