@@ -45,6 +45,9 @@ const COMMON: (keyof Values)[] = ['type', 'proxy', 'noProxy', 'enableOCI', 'inse
 // Repository credential templates have no name, project, insecure or LFS flag (Argo's RepoCreds).
 const REPO_ONLY: (keyof Values)[] = ['name', 'project', 'insecure', 'enableLfs'];
 
+// Names and addresses lose stray blanks; credentials are sent exactly as typed.
+const TRIMMED = new Set<keyof Values>(['type', 'name', 'project', 'username', 'proxy', 'noProxy', 'githubAppEnterpriseBaseUrl']);
+
 /** The request body, in Argo's Repository / RepoCreds shape: only what was set. */
 export function body(v: Values, kind: Kind): Json {
   const keys = [...COMMON, ...METHOD_FIELDS[v.method], ...(kind === 'repositories' ? REPO_ONLY : [])];
@@ -52,7 +55,7 @@ export function body(v: Values, kind: Kind): Json {
   for (const k of keys) {
     const x = v[k];
     if (x === '' || x === false) continue;
-    out[k] = k === 'githubAppID' || k === 'githubAppInstallationID' ? Number(x) : typeof x === 'string' && !k.startsWith('tls') && !k.endsWith('Key') ? x.trim() : x;
+    out[k] = k === 'githubAppID' || k === 'githubAppInstallationID' ? Number(x) : typeof x === 'string' && TRIMMED.has(k) ? x.trim() : x;
   }
   return out;
 }
