@@ -59,13 +59,19 @@ function Shell() {
 
   useEffect(() => {
     if (route.page === 'login') return;
+    // An answer that comes after the page changed (to the login page, say) is stale: dropped.
+    let live = true;
     userInfo()
       .then((u) => {
+        if (!live) return;
         setUser(u);
         // A page that asks the API nothing (the settings overview) still needs a session.
-        if (!u.loggedIn) navigate(`/login?return_url=${encodeURIComponent(location.pathname + location.search)}`, true);
+        if (!u.loggedIn && location.pathname !== '/login') navigate(`/login?return_url=${encodeURIComponent(location.pathname + location.search)}`, true);
       })
-      .catch(() => setUser({ loggedIn: false }));
+      .catch(() => live && setUser({ loggedIn: false }));
+    return () => {
+      live = false;
+    };
   }, [route.page]);
 
   useEffect(() => {
