@@ -565,7 +565,8 @@ try {
   });
 
   await step('projects page lists the default project, with unset and empty lists told apart', async () => {
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Projects', exact: true }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings', exact: true }).click();
+    await page.getByRole('link', { name: 'Projects', exact: true }).click();
     await page.getByTestId('project').getByRole('heading', { name: 'default' }).waitFor();
     const field = (project, label) =>
       page.getByTestId('project').filter({ has: page.getByRole('heading', { name: project, exact: true }) }).locator(`dd[data-field="${label}"]`);

@@ -1,4 +1,4 @@
-import { render, type JSX } from 'preact';
+import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './style.css';
 import { logout, setUnauthenticatedHandler, userInfo, type UserInfo } from './api';
@@ -6,16 +6,17 @@ import { navigate, onLinkClick, useRoute } from './router';
 import { LoginPage } from './login';
 import { AppsPage } from './apps';
 import type { AppDetailsPage as DetailsPageType } from './details';
+import type { Settings as SettingsType } from './settings/index';
 
 type Theme = 'light' | 'dark';
 
-// The details page (dagre, jsdiff, the YAML printer) and the projects page are chunks of their
+// The details page (dagre, jsdiff, the YAML printer) and the settings pages are chunks of their
 // own, fetched when first shown: the Applications page, the one opened most, loads only what
 // it needs. Both are fetched once the list is up, so opening an application does not wait.
-type Pages = { AppDetailsPage: typeof DetailsPageType; ProjectsPage: () => JSX.Element };
+type Pages = { AppDetailsPage: typeof DetailsPageType; Settings: typeof SettingsType };
 let pagesPromise: Promise<Pages> | null = null;
 const loadPages = () =>
-  (pagesPromise ??= Promise.all([import('./details'), import('./projects')]).then(([d, p]) => ({ AppDetailsPage: d.AppDetailsPage, ProjectsPage: p.ProjectsPage })));
+  (pagesPromise ??= Promise.all([import('./details'), import('./settings/index')]).then(([d, s]) => ({ AppDetailsPage: d.AppDetailsPage, Settings: s.Settings })));
 
 function usePages(wanted: boolean): Pages | null {
   const [pages, setPages] = useState<Pages | null>(null);
@@ -41,7 +42,7 @@ function Shell() {
   const route = useRoute();
   const [user, setUser] = useState<UserInfo | null>(null);
   const [theme, setTheme] = useState<Theme>(initialTheme);
-  const pages = usePages(route.page === 'app' || route.page === 'projects');
+  const pages = usePages(route.page === 'app' || route.page === 'settings');
 
   useEffect(() => {
     document.documentElement.dataset.theme = theme;
@@ -58,14 +59,25 @@ function Shell() {
 
   useEffect(() => {
     if (route.page === 'login') return;
+    // An answer that comes after the page changed (to the login page, say) is stale: dropped.
+    let live = true;
     userInfo()
-      .then(setUser)
-      .catch(() => setUser({ loggedIn: false }));
+      .then((u) => {
+        if (!live) return;
+        setUser(u);
+        // A page that asks the API nothing (the settings overview) still needs a session.
+        if (!u.loggedIn && location.pathname !== '/login') navigate(`/login?return_url=${encodeURIComponent(location.pathname + location.search)}`, true);
+      })
+      .catch(() => live && setUser({ loggedIn: false }));
+    return () => {
+      live = false;
+    };
   }, [route.page]);
 
   useEffect(() => {
-    const titles: Record<string, string> = { login: 'Log in', apps: 'Applications', projects: 'Projects', notfound: 'Not found' };
-    document.title = `${route.page === 'app' ? route.name : titles[route.page]} · Plumb`;
+    const titles: Record<string, string> = { login: 'Log in', apps: 'Applications', settings: 'Settings', notfound: 'Not found' };
+    const title = route.page === 'app' ? route.name : route.page === 'settings' && route.section ? `${route.name ? `${route.name} · ` : ''}${route.section}` : titles[route.page];
+    document.title = `${title} · Plumb`;
   }, [route]);
 
   if (route.page === 'login') {
@@ -93,8 +105,11 @@ function Shell() {
         <a href="/applications" aria-current={route.page === 'apps' || route.page === 'app' ? 'page' : undefined}>
           Applications
         </a>
-        <a href="/settings/projects" aria-current={route.page === 'projects' ? 'page' : undefined}>
-          Projects
+        <a href="/settings" aria-current={route.page === 'settings' && route.section !== 'user-info' ? 'page' : undefined}>
+          Settings
+        </a>
+        <a href="/user-info" aria-current={route.page === 'settings' && route.section === 'user-info' ? 'page' : undefined}>
+          User info
         </a>
         <div class="sidebar-foot">
           <button
@@ -120,7 +135,7 @@ function Shell() {
       <main id="main" tabIndex={-1}>
         {route.page === 'apps' && <AppsPage />}
         {route.page === 'app' && (pages ? <pages.AppDetailsPage route={route} user={user} /> : <div class="page muted">Loading {route.name}…</div>)}
-        {route.page === 'projects' && (pages ? <pages.ProjectsPage /> : <div class="page muted">Loading…</div>)}
+        {route.page === 'settings' && (pages ? <pages.Settings route={route} /> : <div class="page muted">Loading…</div>)}
         {route.page === 'notfound' && (
           <div class="page">
             <h1>Not found</h1>

@@ -6,7 +6,7 @@ export type Route =
   | { page: 'login'; returnUrl: string }
   | { page: 'apps' }
   | { page: 'app'; namespace: string; name: string; resource?: string; tab?: string }
-  | { page: 'projects' }
+  | { page: 'settings'; section: string; name?: string }
   | { page: 'notfound'; path: string };
 
 export function parse(loc: { pathname: string; search: string }): Route {
@@ -20,7 +20,9 @@ export function parse(loc: { pathname: string; search: string }): Route {
     const [namespace, name] = parts.length >= 3 ? [parts[1], parts[2]] : ['', parts[1]];
     return { page: 'app', namespace, name, resource: q.get('resource') || undefined, tab: q.get('tab') || undefined };
   }
-  if (parts[0] === 'settings' && parts[1] === 'projects') return { page: 'projects' };
+  // Argo's settings paths: /settings, /settings/<section>, /settings/<section>/<name>.
+  if (parts[0] === 'settings') return { page: 'settings', section: parts[1] || '', name: parts[2] };
+  if (parts[0] === 'user-info') return { page: 'settings', section: 'user-info' };
   return { page: 'notfound', path: loc.pathname };
 }
 

@@ -13,6 +13,9 @@
 #[path = "../it/support.rs"]
 mod support;
 
+mod settings;
+mod settings_repos;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -1,0 +1,131 @@
+//! The settings pages in a real browser (`ui/e2e/settings.mjs`): user info and a password
+//! refusal shown next to its field, a project created and edited (destinations, source
+//! repositories, an empty namespace resource list, a role with a token, sync windows), an
+//! account's token. What the pages saved is checked here, in the AppProject itself.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, DynamicObject};
+use plumb_app::appproject_resource;
+use serde_json::json;
+
+use super::support::{create_default_project, env, server_config};
+use super::{prerequisites, secret_value, set_config_map};
+
+/// The project the page creates (a name no other test uses).
+const PROJECT: &str = "ui-settings-project";
+/// An account with the apiKey capability, whose token the page makes.
+const API_ACCOUNT: &str = "ci";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn browser_settings_pages() {
+    let (ui, chromium) = match prerequisites() {
+        Ok(p) => p,
+        Err(why) => panic!("the web UI browser test cannot run: {why}"),
+    };
+    let env = env();
+    let ns = env.namespace("ui-settings");
+    let dest = env.namespace("ui-settings-dest");
+    let client = env.client().await;
+    create_default_project(&client, ns.name()).await;
+    let mut config = server_config(ns.name());
+    config.disable_auth = false;
+    let server = plumb_server::serve(client.clone(), config)
+        .await
+        .expect("server starts");
+    set_config_map(
+        &client,
+        ns.name(),
+        "argocd-cm",
+        &[(&format!("accounts.{API_ACCOUNT}"), "apiKey")],
+    )
+    .await;
+    let admin_pw = secret_value(
+        &client,
+        ns.name(),
+        "argocd-initial-admin-secret",
+        "password",
+    )
+    .await;
+    let base = format!("https://localhost:{}", server.addr.port());
+
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg("e2e/settings.mjs")
+        .current_dir(&ui)
+        .env("PLUMB_UI_URL", &base)
+        .env("PLUMB_ADMIN_PASSWORD", &admin_pw)
+        .env("PLUMB_PROJECT", PROJECT)
+        .env("PLUMB_DEST_NAMESPACE", dest.name())
+        .env("PLUMB_API_ACCOUNT", API_ACCOUNT)
+        .env("PLUMB_CHROMIUM", &chromium)
+        .env("PLUMB_FAILURE_DIR", std::env::temp_dir())
+        .kill_on_drop(true);
+    if let Some(dir) = std::env::var_os("PLUMB_UI_SCREENSHOTS") {
+        cmd.env("PLUMB_SCREENSHOTS", dir);
+    }
+    // A generous bound for the whole browser session; no step is timed.
+    let out = tokio::time::timeout(Duration::from_secs(600), cmd.output())
+        .await
+        .expect("the browser test ends within 10 minutes")
+        .expect("node runs (Node 20 is required)");
+    let log = String::from_utf8_lossy(&out.stdout).to_string();
+    println!("{log}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && log.lines().last() == Some("PASS"),
+        "the settings browser test failed; its output:\n{log}"
+    );
+
+    // What the pages saved, in the AppProject.
+    let projects: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), ns.name(), &appproject_resource());
+    let p = projects
+        .get(PROJECT)
+        .await
+        .expect("the page created the project");
+    let spec = &p.data["spec"];
+    assert_eq!(spec["description"], "made by the settings test");
+    assert_eq!(
+        spec["destinations"],
+        json!([{"server": "https://kubernetes.default.svc", "namespace": dest.name()}])
+    );
+    assert_eq!(spec["sourceRepos"], json!(["*"]));
+    assert_eq!(
+        spec["namespaceResourceWhitelist"],
+        json!([]),
+        "an explicit empty list, not an unset one"
+    );
+    let role = &spec["roles"][0];
+    assert_eq!(role["name"], "deployer");
+    assert_eq!(
+        role["policies"],
+        json!([format!(
+            "p, proj:{PROJECT}:deployer, applications, sync, {PROJECT}/*, allow"
+        )])
+    );
+    assert_eq!(role["groups"], json!(["platform-team"]));
+    assert!(
+        role["jwtTokens"].as_array().is_none_or(|t| t.is_empty()),
+        "the role's token was deleted: {role}"
+    );
+    assert_eq!(
+        spec["syncWindows"],
+        json!([{"kind": "allow", "schedule": "0 6 * * 1-5", "duration": "30m", "namespaces": [dest.name()]}])
+    );
+    // The account's token was made, then deleted: none is left in argocd-secret.
+    let secret = Api::<Secret>::namespaced(client.clone(), ns.name())
+        .get("argocd-secret")
+        .await
+        .expect("argocd-secret");
+    let tokens = secret
+        .data
+        .unwrap_or_default()
+        .get(&format!("accounts.{API_ACCOUNT}.tokens"))
+        .map(|v| String::from_utf8_lossy(&v.0).to_string())
+        .unwrap_or_default();
+    assert!(
+        !tokens.contains("ci-token"),
+        "the deleted token is gone: {tokens}"
+    );
+    server.shutdown().await;
+}
