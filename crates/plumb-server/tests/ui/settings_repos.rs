@@ -60,7 +60,6 @@ fn tls_certificate() -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the repository, certificate and GnuPG key routes (branches repos and gpg): remove once they are on main"]
 async fn browser_settings_repositories_certificates_gpg() {
     let (ui, chromium) = match prerequisites() {
         Ok(p) => p,
