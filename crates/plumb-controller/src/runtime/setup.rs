@@ -49,10 +49,14 @@ pub(super) async fn start(client: kube::Client, config: ControllerConfig) -> Res
         &config.customizations,
     )?);
     let renderer = renderer(&config, &engines)?;
-    let params = crate::config::cmd_params(&client, &config.control_namespace).await?;
-    renderer.git().set_submodules(submodules_enabled(
-        params.get(SUBMODULES_KEY).map(String::as_str),
-    ));
+    let submodules = match crate::config::cmd_params(&client, &config.control_namespace).await {
+        Ok(params) => submodules_enabled(params.get(SUBMODULES_KEY).map(String::as_str)),
+        Err(e) => {
+            tracing::warn!("{e}; Git submodules stay enabled (Argo CD's default)");
+            true
+        }
+    };
+    renderer.git().set_submodules(submodules);
     plumb_app::repositories::load(&client, &config.control_namespace, &renderer).await;
     plumb_app::signatures::load(&client, &config.control_namespace, &renderer).await;
     let (cluster, live_events) = connect_in_cluster(&client, &engines).await?;
@@ -232,4 +236,18 @@ pub(super) async fn wait_for_live_cache(ready: oneshot::Receiver<()>) {
         tracing::warn!("live cache not complete after 60s; reconciling anyway");
     }
     tracing::info!("live cache ready");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn submodules_follow_go_booleans_and_default_on() {
+        assert!(submodules_enabled(None));
+        assert!(submodules_enabled(Some("true")));
+        assert!(!submodules_enabled(Some("false")));
+        assert!(!submodules_enabled(Some(" 0 ")));
+        assert!(submodules_enabled(Some("perhaps")));
+    }
 }
