@@ -34,8 +34,10 @@ pub struct ClusterSecret {
     pub server: String,
     /// `config`, or why it cannot be used.
     pub config: std::result::Result<ClusterConfig, ConfigError>,
-    /// `namespaces`: a namespaced cluster (Argo's `Cluster.Namespaces`): only these are
-    /// watched and managed. Empty: the whole cluster.
+    /// `namespaces` (comma-separated, blanks dropped, as Argo's `SecretToCluster`): a
+    /// namespaced cluster (Argo's `Cluster.Namespaces`): only these are watched and managed,
+    /// and what a project-scoped cluster adds to its project's destinations. Empty: the whole
+    /// cluster.
     pub namespaces: Vec<String>,
     /// `clusterResources`: whether a namespaced cluster's cluster-scoped kinds are managed.
     pub cluster_resources: bool,
@@ -47,9 +49,6 @@ pub struct ClusterSecret {
     pub shard: Option<i64>,
     /// The `project` key: the AppProject the cluster is scoped to (empty: none, as in Argo).
     pub project: Option<String>,
-    /// The `namespaces` key (comma-separated, blanks dropped, as Argo's `SecretToCluster`):
-    /// what a scoped cluster adds to its project's destinations (none: every namespace).
-    pub namespaces: Vec<String>,
 }
 
 impl ClusterSecret {
@@ -99,12 +98,6 @@ impl ClusterSecret {
             id: secret.metadata.uid.clone().unwrap_or_default(),
             shard,
             project: Some(text("project")).filter(|p| !p.is_empty()),
-            namespaces: text("namespaces")
-                .split(',')
-                .map(str::trim)
-                .filter(|n| !n.is_empty())
-                .map(str::to_string)
-                .collect(),
         })
     }
 
