@@ -176,36 +176,74 @@ fn class_char(chars: &[char], pos: &mut usize) -> Option<char> {
 }
 
 fn matches(toks: &[Tok], text: &[char], seps: &[char]) -> bool {
-    let Some((tok, rest)) = toks.split_first() else {
-        return text.is_empty();
-    };
-    match tok {
-        Tok::Lit(c) => text.first() == Some(c) && matches(rest, &text[1..], seps),
-        Tok::One => {
-            text.first().is_some_and(|c| !seps.contains(c)) && matches(rest, &text[1..], seps)
+    Matcher {
+        seps,
+        failed: std::collections::HashSet::new(),
+        keep: Vec::new(),
+    }
+    .run(toks, text)
+}
+
+/// Backtracking with the states that failed remembered: without it a hostile pattern of many
+/// stars (`*a*a*a…*b`) takes exponential time; with it each (pattern suffix, text suffix) is
+/// tried once, so matching is polynomial in the lengths.
+struct Matcher<'s> {
+    seps: &'s [char],
+    /// (token slice address, its length, text suffix length) known not to match.
+    failed: std::collections::HashSet<(usize, usize, usize)>,
+    /// Sequences built for alternatives, kept so that no later sequence reuses their address
+    /// while `failed` may name it.
+    keep: Vec<Vec<Tok>>,
+}
+
+impl Matcher<'_> {
+    fn run(&mut self, toks: &[Tok], text: &[char]) -> bool {
+        let key = (toks.as_ptr() as usize, toks.len(), text.len());
+        if self.failed.contains(&key) {
+            return false;
         }
-        Tok::Class { negated, ranges } => {
-            text.first()
-                .is_some_and(|c| ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(c)) != *negated)
-                && matches(rest, &text[1..], seps)
+        let matched = self.step(toks, text);
+        if !matched {
+            self.failed.insert(key);
         }
-        Tok::Star => {
-            for skip in 0..=text.len() {
-                if matches(rest, &text[skip..], seps) {
-                    return true;
-                }
-                if text.get(skip).is_some_and(|c| seps.contains(c)) {
-                    break;
-                }
+        matched
+    }
+
+    fn step(&mut self, toks: &[Tok], text: &[char]) -> bool {
+        let seps = self.seps;
+        let Some((tok, rest)) = toks.split_first() else {
+            return text.is_empty();
+        };
+        match tok {
+            Tok::Lit(c) => text.first() == Some(c) && self.run(rest, &text[1..]),
+            Tok::One => {
+                text.first().is_some_and(|c| !seps.contains(c)) && self.run(rest, &text[1..])
             }
-            false
+            Tok::Class { negated, ranges } => {
+                text.first().is_some_and(|c| {
+                    ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(c)) != *negated
+                }) && self.run(rest, &text[1..])
+            }
+            Tok::Star => {
+                for skip in 0..=text.len() {
+                    if self.run(rest, &text[skip..]) {
+                        return true;
+                    }
+                    if text.get(skip).is_some_and(|c| seps.contains(c)) {
+                        break;
+                    }
+                }
+                false
+            }
+            Tok::Super => (0..=text.len()).any(|skip| self.run(rest, &text[skip..])),
+            Tok::Alt(alts) => alts.iter().any(|alt| {
+                let mut seq = alt.clone();
+                seq.extend_from_slice(rest);
+                let matched = self.run(&seq, text);
+                self.keep.push(seq);
+                matched
+            }),
         }
-        Tok::Super => (0..=text.len()).any(|skip| matches(rest, &text[skip..], seps)),
-        Tok::Alt(alts) => alts.iter().any(|alt| {
-            let mut seq = alt.clone();
-            seq.extend_from_slice(rest);
-            matches(&seq, text, seps)
-        }),
     }
 }
 

@@ -283,3 +283,14 @@ fn the_mode_follows_argocd_cm() {
         Mode::On { enforced: true }
     );
 }
+
+#[test]
+fn a_pathological_glob_is_judged_in_bounded_time() {
+    let pattern = "*a".repeat(20) + "*b";
+    let namespace = "a".repeat(63);
+    let entries = json!([entry(&pattern, &pattern, "sa"), entry("*", "*", "fallback")]);
+    assert_eq!(
+        derived(entries, &namespace, &"a".repeat(200)),
+        sa(&format!("{namespace}:fallback"))
+    );
+}
