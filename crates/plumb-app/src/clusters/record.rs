@@ -16,6 +16,9 @@ pub const MANAGED_BY_ANNOTATION: &str = "managed-by";
 /// Its value.
 pub const MANAGED_BY_ARGOCD: &str = "argocd.argoproj.io";
 
+/// `kubectl apply`'s annotation.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
 /// Why a `Cluster` cannot become a Secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -136,7 +139,9 @@ pub fn sanitized(secret: &Secret) -> Value {
         .clone()
         .unwrap_or_default()
         .into_iter()
-        .filter(|(k, _)| k != MANAGED_BY_ANNOTATION)
+        // `kubectl apply`'s copy of the Secret holds the credentials (Argo's `SecretToCluster`
+        // drops it too).
+        .filter(|(k, _)| k != MANAGED_BY_ANNOTATION && k != LAST_APPLIED)
         .collect();
     if !annotations.is_empty() {
         c.insert("annotations".into(), json!(annotations));
@@ -240,7 +245,7 @@ pub fn to_secret(cluster: &Value, mut secret: Secret) -> Result<Secret, RecordEr
     }
     let mut labels = string_map(cluster, "labels")?;
     let mut annotations = string_map(cluster, "annotations")?;
-    if annotations.contains_key("kubectl.kubernetes.io/last-applied-configuration") {
+    if annotations.contains_key(LAST_APPLIED) {
         return Err(RecordError(
             "annotation kubectl.kubernetes.io/last-applied-configuration cannot be set".into(),
         ));
@@ -295,7 +300,11 @@ mod tests {
                        "execProviderConfig": {"command": "x", "args": ["--key=K"], "apiVersion": "client.authentication.k8s.io/v1"},
                        "proxyUrl": "http://proxy:3128"}
         });
-        let secret = to_secret(&cluster, Secret::default()).unwrap();
+        let mut secret = to_secret(&cluster, Secret::default()).unwrap();
+        secret.metadata.annotations.get_or_insert_default().insert(
+            LAST_APPLIED.into(),
+            r#"{"stringData":{"config":"{\"bearerToken\":\"secret-token\"}"}}"#.into(),
+        );
         let view = sanitized(&secret);
         assert_eq!(view["server"], "https://k.example:6443");
         assert_eq!(view["namespaces"], json!(["b", "a"]));
@@ -306,7 +315,8 @@ mod tests {
             json!({"tlsClientConfig": {"insecure": false, "serverName": "k"}, "proxyUrl": "http://proxy:3128"})
         );
         let text = view.to_string();
-        for s in ["secret-token", "pw", "S0VZ", "--key=K"] {
+        assert_eq!(view["annotations"], json!({"owner": "ops"}));
+        for s in ["secret-token", "pw", "S0VZ", "--key=K", "last-applied"] {
             assert!(!text.contains(s), "{s} in {text}");
         }
         assert_eq!(
