@@ -1,5 +1,7 @@
 //! What `add-ssh` and `add-tls` read: a file or stdin, bounded.
 
+use anyhow::Result;
+
 /// Reads `from`, or stdin, at most 1 MiB.
 pub(super) fn read_input(from: Option<&std::path::Path>) -> Result<String> {
     use anyhow::{Context as _, bail};
