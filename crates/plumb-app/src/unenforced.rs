@@ -42,8 +42,8 @@ impl Finding {
 /// argocd-cm keys (or key prefixes, ending in `.`) Plumb reads but does not enforce.
 const SETTINGS: &[(&str, &str)] = &[
     (
-        "kustomize.buildOptions",
-        "the settings API reports it, but kustomize sources are rendered without these build options",
+        "kustomize.buildOptions.",
+        "per-version build options are not read: kustomize sources are rendered with `kustomize.buildOptions` only",
     ),
     (
         "resource.customizations.ignoreResourceUpdates.",
@@ -186,6 +186,7 @@ mod tests {
         let settings = Settings::from_data(
             [
                 ("kustomize.buildOptions", "--enable-helm"),
+                ("kustomize.buildOptions.v5.4.3", "--stack-trace"),
                 (
                     "resource.customizations.knownTypeFields.apps_Deployment",
                     "- field: x",
@@ -199,7 +200,6 @@ mod tests {
                     "resource.customizations.health.apps_Deployment",
                     "return {}",
                 ),
-                ("kustomize.buildOptions.v5", "x"),
             ]
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -210,7 +210,7 @@ mod tests {
         assert_eq!(
             names,
             [
-                "argocd-cm kustomize.buildOptions",
+                "argocd-cm kustomize.buildOptions.v5.4.3",
                 "argocd-cm resource.customizations.ignoreResourceUpdates.all",
                 "argocd-cm resource.customizations.knownTypeFields.apps_Deployment",
             ]
@@ -222,13 +222,13 @@ mod tests {
         assert!(
             conds[0]
                 .1
-                .starts_with("argocd-cm kustomize.buildOptions is not enforced by Plumb: "),
+                .starts_with("argocd-cm kustomize.buildOptions.v5.4.3 is not enforced by Plumb: "),
             "{}",
             conds[0].1
         );
         // Empty values ask for nothing.
         let empty =
-            Settings::from_data([("kustomize.buildOptions".to_string(), " ".to_string())].into());
+            Settings::from_data([("kustomize.buildOptions.v5".to_string(), " ".to_string())].into());
         assert!(in_settings(&empty).is_empty());
     }
 

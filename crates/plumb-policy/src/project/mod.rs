@@ -271,7 +271,9 @@ pub fn app_namespace_permitted(
 /// `sourceNamespaces` and for the controller's `--application-namespaces`).
 pub fn namespace_in_list(patterns: &[String], namespace: &str) -> bool {
     patterns.iter().any(|p| {
-        let regex = p.len() >= 2 && p.starts_with('/') && p.ends_with('/');
+        // `len > 2` as Argo's `MatchStringInList`: `//` is a glob matching only `//`, not an
+        // empty regular expression matching every namespace.
+        let regex = p.len() > 2 && p.starts_with('/') && p.ends_with('/');
         (regex && pattern::regex(&p[1..p.len() - 1], namespace)) || pattern::glob(p, namespace, &[])
     })
 }

@@ -579,3 +579,31 @@ fn a_source_hydrator_is_refused_and_every_source_is_still_checked() {
         "the dry source is still checked"
     );
 }
+
+/// Issue #27 (`sourceNamespaces` as Argo's `IsAppNamespacePermitted`): globs, `/regex/`, and
+/// hostile patterns that must match nothing rather than everything.
+#[test]
+fn source_namespaces_patterns_and_hostile_entries() {
+    let with = |list: &[&str]| -> AppProject {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p"}, "spec": {"sourceNamespaces": list}
+        }))
+        .unwrap()
+    };
+    let p = with(&["team-*", "/^ci-[0-9]+$/"]);
+    for ok in ["team-a", "team-", "ci-17", "argocd"] {
+        assert!(app_namespace_permitted(&p, ok, "argocd"), "{ok}");
+    }
+    for no in ["teams", "ci-x", "xci-1", "ci-1-x", "other"] {
+        assert!(!app_namespace_permitted(&p, no, "argocd"), "{no}");
+    }
+    // Lone slashes, an unterminated or invalid regex, an empty entry: nothing outside the
+    // control namespace is permitted by them.
+    let hostile = with(&["/", "//", "/(/", "", "/[/"]);
+    for ns in ["team-a", "x", "argocd-2"] {
+        assert!(!app_namespace_permitted(&hostile, ns, "argocd"), "{ns}");
+    }
+    assert!(app_namespace_permitted(&hostile, "argocd", "argocd"));
+    assert!(!app_namespace_permitted(&with(&[]), "team-a", "argocd"));
+    assert!(app_namespace_permitted(&with(&["*"]), "team-a", "argocd"));
+}
