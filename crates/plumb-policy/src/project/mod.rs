@@ -54,6 +54,12 @@
 //! Argo adds to a project from project-scoped repository and cluster Secrets.
 
 pub mod repo_url;
+mod validate;
+
+pub use validate::{
+    InvalidCode, InvalidProject, PROJECT_SCOPED_RESOURCES, validate_group, validate_policy,
+    validate_project, validate_role,
+};
 
 use std::fmt;
 
