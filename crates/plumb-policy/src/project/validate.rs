@@ -67,10 +67,7 @@ pub fn validate_project(project: &AppProject) -> Result<(), InvalidProject> {
     let name = project.metadata.name.as_deref().unwrap_or_default();
     let spec = &project.spec;
     destinations(project)?;
-    unique(
-        spec.source_namespaces.iter().flatten(),
-        "source namespace",
-    )?;
+    unique(spec.source_namespaces.iter().flatten(), "source namespace")?;
     for src in spec.source_repos.iter().flatten() {
         if src == "!*" {
             return Err(invalid(
@@ -90,10 +87,7 @@ pub fn validate_project(project: &AppProject) -> Result<(), InvalidProject> {
     service_accounts(project)
 }
 
-fn unique<'a>(
-    values: impl Iterator<Item = &'a String>,
-    what: &str,
-) -> Result<(), InvalidProject> {
+fn unique<'a>(values: impl Iterator<Item = &'a String>, what: &str) -> Result<(), InvalidProject> {
     let mut seen = BTreeSet::new();
     for v in values {
         if !seen.insert(v.as_str()) {
@@ -246,14 +240,18 @@ pub fn validate_group(group: &str) -> Result<(), InvalidProject> {
         return Err(invalid(format!("group '{inner}' is empty")));
     }
     if inner.contains(['"', '\n', '\r', '\t']) {
-        return Err(invalid(format!("group '{inner}' contains invalid characters")));
+        return Err(invalid(format!(
+            "group '{inner}' contains invalid characters"
+        )));
     }
     let chars: Vec<char> = group.chars().collect();
     if chars.len() > 1 && chars[0].is_whitespace() {
         return Err(invalid(format!("group '{inner}' contains a leading space")));
     }
     if chars.len() > 1 && chars[chars.len() - 1].is_whitespace() {
-        return Err(invalid(format!("group '{inner}' contains a trailing space")));
+        return Err(invalid(format!(
+            "group '{inner}' contains a trailing space"
+        )));
     }
     Ok(())
 }
@@ -290,9 +288,7 @@ fn sync_windows(list: &[SyncWindow]) -> Result<(), InvalidProject> {
             return Err(invalid(chain(&e)));
         }
         if w.description.as_deref().unwrap_or_default().len() > 255 {
-            return Err(invalid(
-                "description must not exceed 255 characters".into(),
-            ));
+            return Err(invalid("description must not exceed 255 characters".into()));
         }
         let empty = |l: &Option<Vec<String>>| l.as_deref().unwrap_or_default().is_empty();
         if empty(&w.applications) && empty(&w.namespaces) && empty(&w.clusters) {
@@ -437,7 +433,8 @@ mod tests {
         let mut other = w.clone();
         other["applications"] = serde_json::json!(["web"]);
         validate_project(&project(serde_json::json!({"syncWindows": [w, other]}))).unwrap();
-        let err = validate_project(&project(serde_json::json!({"syncWindows": [w, w]}))).unwrap_err();
+        let err =
+            validate_project(&project(serde_json::json!({"syncWindows": [w, w]}))).unwrap_err();
         assert_eq!(err.code, InvalidCode::AlreadyExists);
     }
 

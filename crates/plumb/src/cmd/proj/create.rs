@@ -29,6 +29,17 @@ pub struct CreateArgs {
     /// its fields.
     #[arg(short = 'f', long, value_name = "FILE")]
     pub file: Option<PathBuf>,
+    /// The spec's fields.
+    #[command(flatten)]
+    pub flags: SpecFlags,
+    /// Replace the spec of an existing project of that name when it differs.
+    #[arg(long)]
+    pub upsert: bool,
+}
+
+/// The spec flags `create` and `set` share (Argo's `AddProjFlags`).
+#[derive(Debug, Args)]
+pub struct SpecFlags {
     /// Project description.
     #[arg(long)]
     pub description: Option<String>,
@@ -69,9 +80,6 @@ pub struct CreateArgs {
         value_name = "SERVER,NAMESPACE,ACCOUNT"
     )]
     pub dest_service_accounts: Vec<String>,
-    /// Replace the spec of an existing project of that name when it differs.
-    #[arg(long)]
-    pub upsert: bool,
 }
 
 fn from_file(path: &PathBuf) -> Result<AppProject> {
@@ -120,7 +128,7 @@ fn key_id(k: &str) -> Result<SignatureKey> {
 }
 
 /// Argo's `SetProjSpecOptions`: every flag given replaces its field.
-fn apply_flags(spec: &mut AppProjectSpec, args: &CreateArgs) -> Result<()> {
+pub fn apply_flags(spec: &mut AppProjectSpec, args: &SpecFlags) -> Result<()> {
     if let Some(d) = &args.description {
         spec.description = Some(d.clone());
     }
@@ -241,7 +249,7 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<AppProject> {
     project.metadata.namespace = Some(namespace.to_string());
     project.api_version = Some(plumb_model::application::API_VERSION.to_string());
     project.kind = Some(AppProject::KIND.to_string());
-    apply_flags(&mut project.spec, args)?;
+    apply_flags(&mut project.spec, &args.flags)?;
     // Argo's window validation writes the default zone into the stored window.
     for w in project.spec.sync_windows.iter_mut().flatten() {
         if w.time_zone.as_deref().unwrap_or_default().is_empty() {
