@@ -20,6 +20,7 @@ mod local_sync;
 mod payments_api;
 mod previews;
 mod proj;
+mod proj_verbs;
 mod render;
 mod replicas;
 mod server_cli;

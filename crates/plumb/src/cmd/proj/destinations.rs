@@ -14,6 +14,7 @@ pub struct AddDestinationArgs {
     /// Project name.
     pub project: String,
     /// Cluster server URL (or its name with `--name`).
+    #[arg(id = "dest_server", value_name = "SERVER")]
     pub server: String,
     /// Namespace (glob).
     pub namespace: String,
@@ -28,6 +29,7 @@ pub struct RemoveDestinationArgs {
     /// Project name.
     pub project: String,
     /// Cluster server URL.
+    #[arg(id = "dest_server", value_name = "SERVER")]
     pub server: String,
     /// Namespace.
     pub namespace: String,
@@ -39,6 +41,7 @@ pub struct AddServiceAccountArgs {
     /// Project name.
     pub project: String,
     /// Cluster server URL (glob).
+    #[arg(id = "dest_server", value_name = "SERVER")]
     pub server: String,
     /// Namespace (glob).
     pub namespace: String,
@@ -55,6 +58,7 @@ pub struct RemoveServiceAccountArgs {
     /// Project name.
     pub project: String,
     /// Cluster server URL.
+    #[arg(id = "dest_server", value_name = "SERVER")]
     pub server: String,
     /// Namespace.
     pub namespace: String,
