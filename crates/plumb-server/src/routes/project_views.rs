@@ -286,13 +286,14 @@ mod tests {
     use k8s_openapi::ByteString;
 
     fn secret(data: &[(&str, &str)]) -> Secret {
-        let mut s = Secret::default();
-        s.data = Some(
-            data.iter()
-                .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
-                .collect(),
-        );
-        s
+        Secret {
+            data: Some(
+                data.iter()
+                    .map(|(k, v)| (k.to_string(), ByteString(v.as_bytes().to_vec())))
+                    .collect(),
+            ),
+            ..Secret::default()
+        }
     }
 
     #[test]

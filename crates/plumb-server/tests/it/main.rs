@@ -10,6 +10,7 @@ mod customizations;
 mod listener;
 mod live;
 mod password;
+mod project_admin;
 mod project_reads;
 mod project_rules;
 mod rbac;
