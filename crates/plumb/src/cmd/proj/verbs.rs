@@ -4,11 +4,14 @@
 
 use anyhow::Result;
 
+use super::client::ProjClient;
+use super::command::ProjCommand;
 use super::update::Change;
-use super::{ProjClient, ProjCommand, destinations, resources, sources};
+use super::{destinations, resources, sources};
 use crate::exit::Outcome;
 
 /// Runs one of the verbs that add or remove a single entry.
+// length: one dispatch arm per Argo verb, each a one-line change; splitting hides the table.
 pub(super) async fn run(client: &ProjClient, command: ProjCommand) -> Result<Outcome> {
     let mut note = None;
     let mut stderr_note = None;

@@ -147,6 +147,7 @@ fn print_note(note: Option<String>) {
 }
 
 /// Runs `plumb proj role ...`.
+// length: one dispatch arm per Argo role verb, with the note each prints.
 pub async fn run(client: &ProjClient, args: RoleArgs) -> Result<Outcome> {
     let tz = TimeZone::system();
     let mut note = None;
