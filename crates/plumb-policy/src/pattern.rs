@@ -52,6 +52,11 @@ pub(crate) fn glob_checked(pattern: &str, text: &str, separators: &[char]) -> Op
         .map(|toks| matches(&toks, &text.chars().collect::<Vec<_>>(), separators))
 }
 
+/// Whether `pattern` is a gobwas glob (Argo's `glob.Compile` accepts it).
+pub(crate) fn compiles(pattern: &str) -> bool {
+    parse(pattern, Dialect::Gobwas).is_some()
+}
+
 /// Whether `text` matches the Go `filepath.Match` `pattern`.
 pub(crate) fn filepath(pattern: &str, text: &str) -> bool {
     match parse(pattern, Dialect::Filepath) {

@@ -56,6 +56,12 @@
 
 pub mod repo_url;
 pub mod scoped;
+mod validate;
+
+pub use validate::{
+    InvalidCode, InvalidProject, PROJECT_SCOPED_RESOURCES, validate_group, validate_policy,
+    validate_project, validate_role,
+};
 
 use std::fmt;
 

@@ -106,8 +106,10 @@ const ARGO_CALLS: &[ArgoRoute] = &[
     unary("POST", "/api/v1/projects", PROJECTS, "Create"),
     unary("GET", "/api/v1/projects/{name}", PROJECTS, "Get"),
     unary("PUT", "/api/v1/projects/{name}", PROJECTS, "Update"),
-    // Not served (405), and counted under Argo's name.
     unary("DELETE", "/api/v1/projects/{name}", PROJECTS, "Delete"),
+    unary("GET", "/api/v1/projects/{name}/detailed", PROJECTS, "GetDetailedProject"),
+    unary("GET", "/api/v1/projects/{name}/syncwindows", PROJECTS, "GetSyncWindowsState"),
+    unary("GET", "/api/v1/projects/{name}/events", PROJECTS, "ListEvents"),
     unary("POST", "/api/v1/projects/{project}/roles/{role}/token", PROJECTS, "CreateToken"),
     unary("DELETE", "/api/v1/projects/{project}/roles/{role}/token/{iat}", PROJECTS, "DeleteToken"),
     unary("GET", "/api/v1/repositories", REPOS, "ListRepositories"),

@@ -11,6 +11,8 @@ mod live;
 mod logs;
 mod meta;
 mod operations;
+mod project_delete;
+mod project_views;
 mod projects;
 mod repocreds;
 mod repositories;
@@ -182,7 +184,21 @@ fn project_routes() -> Routes {
         ),
         (
             "/api/v1/projects/{name}".into(),
-            get(projects::get).put(projects::update),
+            get(projects::get)
+                .put(projects::update)
+                .delete(project_delete::delete),
+        ),
+        (
+            "/api/v1/projects/{name}/detailed".into(),
+            get(project_views::detailed),
+        ),
+        (
+            "/api/v1/projects/{name}/syncwindows".into(),
+            get(project_views::sync_windows),
+        ),
+        (
+            "/api/v1/projects/{name}/events".into(),
+            get(project_views::events),
         ),
         (
             "/api/v1/projects/{project}/roles/{role}/token".into(),
@@ -400,6 +416,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 63, "routes served by method");
+        assert_eq!(served, 67, "routes served by method");
     }
 }

@@ -248,6 +248,17 @@ fn project_name(project: &Value) -> Result<String> {
     Ok(name)
 }
 
+/// Argo's `validateProject` on the body: the project as Argo's API server checks it, with its
+/// messages (`plumb_policy::project::validate_project`).
+fn validate(project: &Value, name: &str) -> Result<()> {
+    let typed: plumb_model::application::AppProject = serde_json::from_value(project.clone())
+        .map_err(|e| Error::InvalidArgument(format!("AppProject {name}: {e}")))?;
+    plumb_policy::project::validate_project(&typed).map_err(|e| match e.code {
+        plumb_policy::project::InvalidCode::AlreadyExists => Error::AlreadyExists(e.message),
+        _ => Error::InvalidArgument(e.message),
+    })
+}
+
 /// The project as written: its name, labels, annotations and spec, in the control namespace.
 fn project_object(s: &AppState, project: &Value, name: &str) -> Result<kube::api::DynamicObject> {
     let mut metadata = serde_json::json!({"name": name, "namespace": s.namespace});
@@ -276,13 +287,26 @@ async fn replace_project(s: &AppState, name: &str, project: &Value) -> Result<Va
             )
         })?;
         let mut obj = project_object(s, project, name)?;
-        obj.metadata.resource_version = current.metadata.resource_version.clone();
+        // A body that names the version it was read at is written only over that version (the
+        // CLI's read-change-write retries on the conflict); one that names none replaces.
+        let wanted = project
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty());
+        obj.metadata.resource_version = wanted
+            .map(str::to_string)
+            .or_else(|| current.metadata.resource_version.clone());
         match s
             .projects()
             .replace(name, &kube::api::PostParams::default(), &obj)
             .await
         {
             Ok(updated) => return to_value(&updated),
+            Err(kube::Error::Api(st)) if st.code == 409 && wanted.is_some() => {
+                return Err(Error::Conflict(format!(
+                    "Operation cannot be fulfilled on appprojects.argoproj.io \"{name}\": the object has been modified; please apply your changes to the latest version and try again"
+                )));
+            }
             Err(kube::Error::Api(st)) if st.code == 409 => {}
             Err(e) => {
                 return Err(Error::kube(
@@ -307,6 +331,13 @@ pub(crate) async fn create(
     let name = project_name(&body.project)?;
     let mut authz = Authz::new(&s, &caller).await?;
     authz.check("projects", "create", &name).await?;
+    validate(&body.project, &name).map_err(|e| match e {
+        Error::InvalidArgument(m) => {
+            Error::InvalidArgument(format!("error validating project: {m}"))
+        }
+        Error::AlreadyExists(m) => Error::AlreadyExists(format!("error validating project: {m}")),
+        other => other,
+    })?;
     let existing = s
         .projects()
         .get_opt(&name)
@@ -358,6 +389,7 @@ pub(crate) async fn update(
             "metadata.name of the body does not match the path's {name:?}"
         )));
     }
+    validate(&body.project, &name)?;
     let current = s.projects().get(&name).await.map_err(|e| {
         not_found_or(
             e,

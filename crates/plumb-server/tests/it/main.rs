@@ -12,6 +12,7 @@ mod gpgkeys;
 mod listener;
 mod live;
 mod password;
+mod project_admin;
 mod project_reads;
 mod project_rules;
 mod rbac;

@@ -34,16 +34,16 @@ pub enum Created {
 
 /// AppProjects of one control namespace.
 pub struct ProjClient {
-    backend: Backend,
+    pub(super) backend: Backend,
     namespace: String,
 }
 
-struct KubeBackend {
-    client: kube::Client,
-    projects: Api<DynamicObject>,
+pub(super) struct KubeBackend {
+    pub(super) client: kube::Client,
+    pub(super) projects: Api<DynamicObject>,
 }
 
-enum Backend {
+pub(super) enum Backend {
     Kube(Box<KubeBackend>),
     /// `plumb server`: `GET/POST /api/v1/projects`, `GET/PUT /api/v1/projects/{name}`.
     Server(ServerClient),
@@ -68,7 +68,7 @@ fn to_object(project: &AppProject) -> Result<DynamicObject> {
     serde_json::from_value(serde_json::to_value(project)?).context("encoding the AppProject")
 }
 
-fn status_is(err: &kube::Error, code: u16, reason: &str) -> bool {
+pub(super) fn status_is(err: &kube::Error, code: u16, reason: &str) -> bool {
     matches!(err, kube::Error::Api(s) if s.code == code && s.reason == reason)
 }
 

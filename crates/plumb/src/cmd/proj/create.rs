@@ -4,7 +4,6 @@
 //! replaces the spec, otherwise it is Argo's error; an identical one is left alone. Like
 //! `argocd proj create`, it prints nothing on success.
 
-use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -30,6 +29,17 @@ pub struct CreateArgs {
     /// its fields.
     #[arg(short = 'f', long, value_name = "FILE")]
     pub file: Option<PathBuf>,
+    /// The spec's fields.
+    #[command(flatten)]
+    pub flags: SpecFlags,
+    /// Replace the spec of an existing project of that name when it differs.
+    #[arg(long)]
+    pub upsert: bool,
+}
+
+/// The spec flags `create` and `set` share (Argo's `AddProjFlags`).
+#[derive(Debug, Args)]
+pub struct SpecFlags {
     /// Project description.
     #[arg(long)]
     pub description: Option<String>,
@@ -70,9 +80,6 @@ pub struct CreateArgs {
         value_name = "SERVER,NAMESPACE,ACCOUNT"
     )]
     pub dest_service_accounts: Vec<String>,
-    /// Replace the spec of an existing project of that name when it differs.
-    #[arg(long)]
-    pub upsert: bool,
 }
 
 fn from_file(path: &PathBuf) -> Result<AppProject> {
@@ -121,7 +128,7 @@ fn key_id(k: &str) -> Result<SignatureKey> {
 }
 
 /// Argo's `SetProjSpecOptions`: every flag given replaces its field.
-fn apply_flags(spec: &mut AppProjectSpec, args: &CreateArgs) -> Result<()> {
+pub fn apply_flags(spec: &mut AppProjectSpec, args: &SpecFlags) -> Result<()> {
     if let Some(d) = &args.description {
         spec.description = Some(d.clone());
     }
@@ -242,91 +249,15 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<AppProject> {
     project.metadata.namespace = Some(namespace.to_string());
     project.api_version = Some(plumb_model::application::API_VERSION.to_string());
     project.kind = Some(AppProject::KIND.to_string());
-    apply_flags(&mut project.spec, args)?;
+    apply_flags(&mut project.spec, &args.flags)?;
     // Argo's window validation writes the default zone into the stored window.
     for w in project.spec.sync_windows.iter_mut().flatten() {
         if w.time_zone.as_deref().unwrap_or_default().is_empty() {
             w.time_zone = Some("UTC".to_string());
         }
     }
-    validate(&project.spec).context("error validating project")?;
+    plumb_policy::project::validate_project(&project).context("error validating project")?;
     Ok(project)
-}
-
-fn duplicate(seen: &mut BTreeSet<String>, key: String) -> Option<String> {
-    (!seen.insert(key.clone())).then_some(key)
-}
-
-/// Argo's `ValidateProject`, except for roles (Plumb keeps them but does not use them).
-pub fn validate(spec: &AppProjectSpec) -> Result<()> {
-    let mut seen = BTreeSet::new();
-    for d in spec.destinations.iter().flatten() {
-        let (name, server) = (
-            d.name.as_deref().unwrap_or_default(),
-            d.server.as_deref().unwrap_or_default(),
-        );
-        let namespace = d.namespace.as_deref().unwrap_or_default();
-        for (value, what) in [(name, "name"), (server, "server"), (namespace, "namespace")] {
-            if value == "!*" {
-                bail!("{what} has an invalid format, '!*'");
-            }
-        }
-        let cluster = if server.is_empty() && !name.is_empty() {
-            name
-        } else {
-            server
-        };
-        if let Some(key) = duplicate(&mut seen, format!("{cluster}/{namespace}")) {
-            bail!("destination '{key}' already added");
-        }
-    }
-    let mut seen = BTreeSet::new();
-    for ns in spec.source_namespaces.iter().flatten() {
-        if let Some(ns) = duplicate(&mut seen, ns.clone()) {
-            bail!("source namespace '{ns}' already added");
-        }
-    }
-    let mut seen = BTreeSet::new();
-    for src in spec.source_repos.iter().flatten() {
-        if src == "!*" {
-            bail!("source repository has an invalid format, '!*'");
-        }
-        if let Some(src) = duplicate(&mut seen, src.clone()) {
-            bail!("source repository '{src}' already added");
-        }
-    }
-    let mut seen = BTreeSet::new();
-    for (i, w) in spec.sync_windows.iter().flatten().enumerate() {
-        let (kind, schedule, duration) = (
-            w.kind.as_deref().unwrap_or_default(),
-            w.schedule.as_deref().unwrap_or_default(),
-            w.duration.as_deref().unwrap_or_default(),
-        );
-        if duplicate(&mut seen, format!("{kind}{schedule}{duration}")).is_some() {
-            bail!("window '{kind}':'{schedule}':'{duration}' already exists, update or edit");
-        }
-        plumb_policy::windows::validate(w, i)?;
-        let empty = |l: &Option<Vec<String>>| l.as_deref().unwrap_or_default().is_empty();
-        if empty(&w.applications) && empty(&w.namespaces) && empty(&w.clusters) {
-            bail!(
-                "window '{kind}':'{schedule}':'{duration}' requires one of application, cluster or namespace"
-            );
-        }
-    }
-    let mut seen = BTreeSet::new();
-    for a in spec.destination_service_accounts.iter().flatten() {
-        let namespace = a.namespace.as_deref().unwrap_or_default();
-        if a.server == "!*" {
-            bail!("server has an invalid format, '!*'");
-        }
-        if namespace == "!*" {
-            bail!("namespace has an invalid format, '!*'");
-        }
-        if let Some(key) = duplicate(&mut seen, format!("{}/{namespace}", a.server)) {
-            bail!("destinationServiceAccount '{key}' already added");
-        }
-    }
-    Ok(())
 }
 
 /// The spec fields that differ, by their Go names in Argo's struct order (Argo's
@@ -543,9 +474,9 @@ mod tests {
         assert_eq!(
             err(json!([
                 {"kind": "deny", "schedule": "0 22 * * *", "duration": "8h", "namespaces": ["a"]},
-                {"kind": "deny", "schedule": "0 22 * * *", "duration": "8h", "namespaces": ["b"]}
+                {"kind": "deny", "schedule": "0 22 * * *", "duration": "8h", "namespaces": ["a"]}
             ])),
-            "error validating project: window 'deny':'0 22 * * *':'8h' already exists, update or edit"
+            "error validating project: sync window with kind 'deny', schedule '0 22 * * *', and duration '8h' already exists (duplicate detected)"
         );
         assert_eq!(
             err(

@@ -3,21 +3,32 @@
 //! per subcommand; layouts live in [`crate::output::project`].
 
 mod client;
+mod command;
 mod create;
+mod delete;
+mod destinations;
 mod detail_format;
 mod get;
 mod list;
+mod resources;
+mod role;
+mod set;
 #[cfg(test)]
 mod snapshot_tests;
+mod sources;
+mod update;
+mod verbs;
 mod windows;
+mod windows_edit;
 
 use anyhow::Result;
-use clap::{Args, Subcommand};
+use clap::Args;
 
 pub use client::ProjClient;
 
 use crate::cmd::app::ConnArgs;
 use crate::exit::Outcome;
+use command::ProjCommand;
 
 /// `plumb proj ...`.
 #[derive(Debug, Args)]
@@ -28,18 +39,6 @@ pub struct ProjArgs {
     server: crate::cmd::remote::ServerFlags,
     #[command(subcommand)]
     command: ProjCommand,
-}
-
-#[derive(Debug, Subcommand)]
-enum ProjCommand {
-    /// List projects.
-    List(list::ListArgs),
-    /// Show a project: destinations, sources, kinds, scoped repositories.
-    Get(get::GetArgs),
-    /// Create a project from flags or a file.
-    Create(Box<create::CreateArgs>),
-    /// A project's sync windows.
-    Windows(windows::WindowsArgs),
 }
 
 /// Runs one `plumb proj` subcommand on a Tokio runtime.
@@ -58,7 +57,11 @@ pub fn run(args: ProjArgs) -> Result<Outcome> {
             ProjCommand::List(a) => list::run(&client, a).await,
             ProjCommand::Get(a) => get::run(&client, a).await,
             ProjCommand::Create(a) => create::run(&client, *a).await,
+            ProjCommand::Delete(a) => delete::run(&client, a).await,
+            ProjCommand::Set(a) => set::run(&client, *a).await,
+            ProjCommand::Role(a) => role::run(&client, a).await,
             ProjCommand::Windows(a) => windows::run(&client, a).await,
+            other => verbs::run(&client, other).await,
         }
     })
 }

@@ -12,6 +12,7 @@ use plumb_policy::windows::{evaluate, validate};
 
 use super::ProjClient;
 use super::detail_format::DetailFormat;
+use super::windows_edit;
 use crate::exit::Outcome;
 use crate::output::{json, project, yaml};
 
@@ -26,6 +27,20 @@ pub struct WindowsArgs {
 enum WindowsCommand {
     /// List a project's sync windows and whether each is open now.
     List(ListArgs),
+    /// Add a sync window to a project.
+    Add(Box<windows_edit::AddArgs>),
+    /// Delete a sync window from a project (ID from `windows list`).
+    Delete(windows_edit::IdArgs),
+    /// Update a project sync window (ID from `windows list`).
+    Update(Box<windows_edit::UpdateArgs>),
+    /// Enable manual sync for a sync window.
+    EnableManualSync(windows_edit::IdArgs),
+    /// Disable manual sync for a sync window.
+    DisableManualSync(windows_edit::IdArgs),
+    /// Enable sync overrun for a sync window.
+    EnableSyncOverrun(windows_edit::IdArgs),
+    /// Disable sync overrun for a sync window.
+    DisableSyncOverrun(windows_edit::IdArgs),
 }
 
 /// `plumb proj windows list`.
@@ -73,9 +88,53 @@ pub fn render(
     })
 }
 
+async fn toggle(
+    client: &ProjClient,
+    a: windows_edit::IdArgs,
+    field: &str,
+    on: bool,
+) -> Result<Outcome> {
+    let id = windows_edit::window_id(&a.id)?;
+    client
+        .update(&a.project, |p| windows_edit::toggle(p, id, field, on))
+        .await?;
+    Ok(Outcome::Success)
+}
+
 /// Runs `plumb proj windows ...`.
 pub async fn run(client: &ProjClient, args: WindowsArgs) -> Result<Outcome> {
-    let WindowsCommand::List(args) = args.command;
+    let args = match args.command {
+        WindowsCommand::List(a) => a,
+        WindowsCommand::Add(a) => {
+            client
+                .update(&a.project, |p| windows_edit::add(p, &a))
+                .await?;
+            return Ok(Outcome::Success);
+        }
+        WindowsCommand::Update(a) => {
+            client
+                .update(&a.project, |p| windows_edit::update(p, &a))
+                .await?;
+            return Ok(Outcome::Success);
+        }
+        WindowsCommand::Delete(a) => {
+            let id = windows_edit::window_id(&a.id)?;
+            client
+                .update(&a.project, |p| windows_edit::delete(p, id))
+                .await?;
+            return Ok(Outcome::Success);
+        }
+        WindowsCommand::EnableManualSync(a) => return toggle(client, a, "manualSync", true).await,
+        WindowsCommand::DisableManualSync(a) => {
+            return toggle(client, a, "manualSync", false).await;
+        }
+        WindowsCommand::EnableSyncOverrun(a) => {
+            return toggle(client, a, "syncOverrun", true).await;
+        }
+        WindowsCommand::DisableSyncOverrun(a) => {
+            return toggle(client, a, "syncOverrun", false).await;
+        }
+    };
     let project = client.get(&args.project).await?;
     let (text, errors) = render(
         project.spec.sync_windows.as_ref(),
@@ -108,7 +167,9 @@ mod tests {
     #[test]
     fn flags_parse() {
         let cli = Cli::try_parse_from(["windows", "list", "payments", "-o", "json"]).unwrap();
-        let WindowsCommand::List(args) = cli.args.command;
+        let WindowsCommand::List(args) = cli.args.command else {
+            panic!("list")
+        };
         assert_eq!(args.project, "payments");
         assert_eq!(args.output, DetailFormat::Json);
         assert!(Cli::try_parse_from(["windows", "list"]).is_err());
