@@ -227,8 +227,9 @@ mod tests {
             conds[0].1
         );
         // Empty values ask for nothing.
-        let empty =
-            Settings::from_data([("kustomize.buildOptions.v5".to_string(), " ".to_string())].into());
+        let empty = Settings::from_data(
+            [("kustomize.buildOptions.v5".to_string(), " ".to_string())].into(),
+        );
         assert!(in_settings(&empty).is_empty());
     }
 
