@@ -1,15 +1,20 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 
 /** A dialog: focus moves into it, Escape and the backdrop close it, focus returns afterwards. */
 export function Modal({ title, onClose, children, wide }: { title: string; onClose: () => void; children: ComponentChildren; wide?: boolean }) {
   const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => {
+  // The latest onClose, not the first render's: the handler is registered once.
+  const close = useRef(onClose);
+  close.current = onClose;
+  // A layout effect, so Escape works from the moment the dialog is on the page (a plain effect
+  // runs after paint, and a key pressed in between was lost: seen in the settings browser test).
+  useLayoutEffect(() => {
     const before = document.activeElement as HTMLElement | null;
     const first = ref.current?.querySelector<HTMLElement>('input, button, select, textarea, [tabindex]');
     first?.focus();
     const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') onClose();
+      if (e.key === 'Escape') close.current();
       if (e.key === 'Tab' && ref.current) {
         const f = [...ref.current.querySelectorAll<HTMLElement>('input, button, select, textarea, a[href]')].filter((x) => !x.hasAttribute('disabled'));
         if (!f.length) return;

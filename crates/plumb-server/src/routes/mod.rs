@@ -416,6 +416,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 67, "routes served by method");
+        assert_eq!(served, 72, "routes served by method");
     }
 }
