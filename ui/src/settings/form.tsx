@@ -2,7 +2,7 @@
 // dialog whose Enter submits and Escape closes, the server's refusal placed on the field it
 // names, confirmations, and lists loaded from the API.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { Modal } from '../modal';
 import type { Json } from '../api';
 
@@ -18,7 +18,14 @@ export function fieldOf(message: string, patterns: [string, RegExp][]): string |
 
 /** A form's values, its errors per field and the message that belongs to no field. */
 export function useForm<T extends Record<string, Json>>(initial: T) {
-  const [values, setValues] = useState<T>(initial);
+  const [values, setState] = useState<T>(initial);
+  // What the fields hold now: a submit right after typing (Enter before the next render) must
+  // send the typed values, not the last rendered ones (seen in the settings browser test).
+  const latest = useRef<T>(initial);
+  const setValues = (next: T | ((old: T) => T)) => {
+    latest.current = typeof next === 'function' ? next(latest.current) : next;
+    setState(latest.current);
+  };
   const [errors, setErrors] = useState<Errors>({});
   const [general, setGeneral] = useState('');
   const [busy, setBusy] = useState(false);
@@ -32,7 +39,8 @@ export function useForm<T extends Record<string, Json>>(initial: T) {
    * the server goes next to the field `patterns` find in its message, or above the buttons.
    */
   const submit = async (validate: (v: T) => Errors, send: (v: T) => Promise<void>, patterns: [string, RegExp][] = []) => {
-    const found = Object.fromEntries(Object.entries(validate(values)).filter(([, m]) => m));
+    const current = latest.current;
+    const found = Object.fromEntries(Object.entries(validate(current)).filter(([, m]) => m));
     setErrors(found);
     setGeneral('');
     if (Object.keys(found).length) {
@@ -41,7 +49,7 @@ export function useForm<T extends Record<string, Json>>(initial: T) {
     }
     setBusy(true);
     try {
-      await send(values);
+      await send(current);
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
       const f = fieldOf(msg, patterns);
@@ -163,8 +171,10 @@ export function FormDialog({
   testid?: string;
 }) {
   const ref = useRef<HTMLFormElement>(null);
-  // The dialog focuses its first control (Close); a form starts at its first field instead.
-  useEffect(() => ref.current?.querySelector<HTMLElement>('input, select, textarea')?.focus(), []);
+  // The dialog focuses its first control (Close); a form starts at its first field instead. A
+  // layout effect: a plain one ran after paint and could pull the focus back from a field the
+  // user (or the browser test) had already moved to, typing into the wrong field.
+  useLayoutEffect(() => ref.current?.querySelector<HTMLElement>('input, select, textarea')?.focus(), []);
   return (
     <Modal title={title} onClose={onClose} wide={wide}>
       <form
