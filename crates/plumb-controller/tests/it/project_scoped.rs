@@ -254,7 +254,7 @@ async fn an_unenforced_setting_is_a_warning_condition_on_the_application() {
     let cms: Api<ConfigMap> = Api::namespaced(ctl.client.clone(), ctl.ns.name());
     let cm: ConfigMap = serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "argocd-cm"},
-        "data": {"kustomize.buildOptions": "--enable-helm"}
+        "data": {"resource.customizations.ignoreResourceUpdates.all": "jsonPointers:\n- /status\n"}
     }))
     .expect("cm");
     cms.create(&PostParams::default(), &cm)
@@ -268,7 +268,7 @@ async fn an_unenforced_setting_is_a_warning_condition_on_the_application() {
             && has_condition(
                 a,
                 "UnenforcedSettingWarning",
-                "argocd-cm kustomize.buildOptions is not enforced by Plumb: ",
+                "argocd-cm resource.customizations.ignoreResourceUpdates.all is not enforced by Plumb: ",
             )
     })
     .await;

@@ -134,7 +134,7 @@ fn broken_keys_fail_every_verification_naming_the_entry() {
     let armored = key.public_key();
     let huge = format!(
         "-----BEGIN PGP PUBLIC KEY BLOCK-----\n{}",
-        "QUFB\n".repeat(20_000)
+        "QUFB\n".repeat(60_000) // 300 kB: over the 256 KiB limit
     );
     let cases = [
         (key.key_id().to_string(), "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nnot base64 at all!\n-----END PGP PUBLIC KEY BLOCK-----\n".to_string(), "gpg"),
