@@ -76,6 +76,10 @@ impl Error {
             kube::Error::Api(s) if s.code == 409 && s.reason == "AlreadyExists" => {
                 Self::AlreadyExists(format!("{context}: {}", s.message))
             }
+            // Argo's kubeErrToGRPC: any other conflict (a stale resourceVersion) is Aborted.
+            kube::Error::Api(s) if s.code == 409 => {
+                Self::Conflict(format!("{context}: {}", s.message))
+            }
             kube::Error::Api(s) if s.code == 422 || s.code == 400 => {
                 Self::InvalidArgument(format!("{context}: {}", s.message))
             }

@@ -1,6 +1,7 @@
 //! The API server against a real control plane, a real controller and real Git repositories,
 //! through a real HTTPS client.
 
+mod admin_advisories;
 mod api;
 mod auth;
 mod authn;
