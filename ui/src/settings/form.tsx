@@ -124,10 +124,13 @@ export function Text({
 
 export function Check({ form, name, label }: { form: Form<Json>; name: string; label: string }) {
   return (
-    <label class="check">
-      <input id={`f-${name}`} type="checkbox" name={name} checked={!!form.values[name]} onChange={(e) => form.set(name, e.currentTarget.checked)} />
-      {label}
-    </label>
+    <>
+      <label class="check">
+        <input id={`f-${name}`} type="checkbox" name={name} checked={!!form.values[name]} onChange={(e) => form.set(name, e.currentTarget.checked)} {...aria(form, name)} />
+        {label}
+      </label>
+      <FieldError form={form} name={name} />
+    </>
   );
 }
 
@@ -264,11 +267,32 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
 }
 
 /** A page of the settings area: its title, its buttons, the load error, then its content. */
-export function SettingsPage({ title, actions, error, loading, children }: { title: string; actions?: ComponentChildren; error?: string; loading?: boolean; children?: ComponentChildren }) {
+export function SettingsPage({
+  title,
+  parent,
+  actions,
+  error,
+  loading,
+  children,
+}: {
+  title: string;
+  /** The list page above this one (`[path, title]`), for the breadcrumb. */
+  parent?: [string, string];
+  actions?: ComponentChildren;
+  error?: string;
+  loading?: boolean;
+  children?: ComponentChildren;
+}) {
   return (
     <div class="page settings">
       <nav class="crumbs" aria-label="Breadcrumb">
-        <a href="/settings">Settings</a> / <span>{title}</span>
+        <a href="/settings">Settings</a> /{' '}
+        {parent && (
+          <>
+            <a href={parent[0]}>{parent[1]}</a> /{' '}
+          </>
+        )}
+        <span>{title}</span>
       </nav>
       <header class="page-head">
         <h1>{title}</h1>

@@ -41,7 +41,7 @@ export function ProjectPage({ name }: { name: string }) {
   };
   const reload = async () => setProject(await request('GET', `/api/v1/projects/${enc(name)}`));
   return (
-    <SettingsPage title={`Project ${name}`} error={loaded.error} loading={!p}>
+    <SettingsPage title={`Project ${name}`} parent={['/settings/projects', 'Projects']} error={loaded.error} loading={!p}>
       {p && (
         <div class="project-page" data-testid="project-page">
           <section class="card">

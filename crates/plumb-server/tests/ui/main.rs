@@ -14,6 +14,7 @@
 mod support;
 
 mod settings;
+mod settings_clusters;
 mod settings_repos;
 
 use std::collections::BTreeMap;
