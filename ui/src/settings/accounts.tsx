@@ -205,6 +205,7 @@ export function UserInfoPage() {
   return (
     <SettingsPage
       title="User info"
+      notice={notice}
       error={info.error}
       loading={!u}
       actions={
@@ -215,11 +216,6 @@ export function UserInfoPage() {
         )
       }
     >
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
       {u && (
         <dl class="fields" data-testid="userinfo">
           <dt>Username</dt>

@@ -97,6 +97,8 @@ export function ClusterPage({ server }: { server: string }) {
     <SettingsPage
       title={`Cluster ${c?.name || server}`}
       parent={['/settings/clusters', 'Clusters']}
+      onRefresh={reload}
+      notice={notice}
       error={loaded.error}
       loading={!c}
       actions={
@@ -120,9 +122,6 @@ export function ClusterPage({ server }: { server: string }) {
             >
               Invalidate cache
             </button>
-            <button type="button" class="btn" onClick={reload}>
-              Refresh
-            </button>
             <button type="button" class="btn danger" onClick={() => setOpen('delete')}>
               Delete
             </button>
@@ -130,11 +129,6 @@ export function ClusterPage({ server }: { server: string }) {
         )
       }
     >
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
       {c && <General c={c} />}
       {open === 'edit' && c && (
         <EditCluster

@@ -25,17 +25,11 @@ export function ClustersPage() {
           <button type="button" class="btn primary" onClick={() => setConnecting(true)}>
             Connect cluster
           </button>
-          <button type="button" class="btn" onClick={clusters.reload}>
-            Refresh
-          </button>
         </>
       }
+      onRefresh={clusters.reload}
+      notice={notice}
     >
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
       <p class="muted">
         Connect a cluster with the bearer token of one of its service accounts, or with <code>plumb cluster add CONTEXT</code> (as <code>argocd cluster add</code>), which creates that
         service account.

@@ -196,16 +196,23 @@ export function FormDialog({
             {form.general}
           </p>
         )}
-        <div class="form-actions">
-          <button type="submit" class="btn primary" disabled={form.busy}>
-            {form.busy ? `${submitLabel}…` : submitLabel}
-          </button>
-          <button type="button" class="btn" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormActions label={form.busy ? `${submitLabel}…` : submitLabel} busy={form.busy} onCancel={onClose} />
       </form>
     </Modal>
+  );
+}
+
+/** A dialog's submit and Cancel buttons. */
+function FormActions({ label, busy, danger, onCancel }: { label: string; busy: boolean; danger?: boolean; onCancel: () => void }) {
+  return (
+    <div class="form-actions">
+      <button type="submit" class={`btn ${danger ? 'danger' : 'primary'}`} disabled={busy}>
+        {label}
+      </button>
+      <button type="button" class="btn" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
   );
 }
 
@@ -236,14 +243,7 @@ export function Confirm({ title, body, action, onConfirm, onClose }: { title: st
             {error}
           </p>
         )}
-        <div class="form-actions">
-          <button type="submit" class="btn danger" disabled={busy}>
-            {action}
-          </button>
-          <button type="button" class="btn" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormActions label={action} busy={busy} danger onCancel={onClose} />
       </form>
     </Modal>
   );
@@ -271,6 +271,8 @@ export function SettingsPage({
   title,
   parent,
   actions,
+  onRefresh,
+  notice,
   error,
   loading,
   children,
@@ -279,6 +281,10 @@ export function SettingsPage({
   /** The list page above this one (`[path, title]`), for the breadcrumb. */
   parent?: [string, string];
   actions?: ComponentChildren;
+  /** A Refresh button after the actions. */
+  onRefresh?: () => void;
+  /** What the last action did, under the title. */
+  notice?: string;
   error?: string;
   loading?: boolean;
   children?: ComponentChildren;
@@ -296,8 +302,20 @@ export function SettingsPage({
       </nav>
       <header class="page-head">
         <h1>{title}</h1>
-        <div class="toolbar">{actions}</div>
+        <div class="toolbar">
+          {actions}
+          {onRefresh && (
+            <button type="button" class="btn" onClick={onRefresh}>
+              Refresh
+            </button>
+          )}
+        </div>
       </header>
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
       {error && (
         <p class="error" role="alert">
           {error}

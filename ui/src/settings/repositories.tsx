@@ -234,17 +234,11 @@ export function ReposPage() {
           <button type="button" class="btn" onClick={() => setAdding('repocreds')}>
             Add credential template
           </button>
-          <button type="button" class="btn" onClick={() => (repos.reload(), creds.reload())}>
-            Refresh
-          </button>
         </>
       }
+      onRefresh={() => (repos.reload(), creds.reload())}
+      notice={notice}
     >
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
       <RepoTable kind="repositories" items={repos.data} onChanged={repos.reload} />
       <h2>Credential templates</h2>
       <p class="muted">Repositories whose URL starts with a template's prefix use its credentials.</p>
