@@ -1,7 +1,8 @@
 //! The settings pages in a real browser (`ui/e2e/settings.mjs`): user info and a password
 //! refusal shown next to its field, a project created and edited (destinations, source
-//! repositories, an empty namespace resource list, a role with a token, sync windows), an
-//! account's token. What the pages saved is checked here, in the AppProject itself.
+//! repositories, an empty namespace resource list, a role with a token, sync windows, labels,
+//! orphaned-resource monitoring), an account's token. What the pages saved is checked here,
+//! in the AppProject itself.
 
 use std::time::Duration;
 
@@ -85,6 +86,12 @@ async fn browser_settings_pages() {
         .expect("the page created the project");
     let spec = &p.data["spec"];
     assert_eq!(spec["description"], "made by the settings test");
+    assert_eq!(
+        p.metadata.labels.clone().unwrap_or_default()["team"],
+        "payments"
+    );
+    assert_eq!(spec["permitOnlyProjectScopedClusters"], true);
+    assert_eq!(spec["orphanedResources"], json!({"warn": true}));
     assert_eq!(
         spec["destinations"],
         json!([{"server": "https://kubernetes.default.svc", "namespace": dest.name()}])

@@ -129,6 +129,9 @@ async fn browser_settings_clusters() {
         .items;
     // Names only: the Secret holds the token.
     let names: Vec<_> = left.iter().map(|s| s.metadata.name.clone()).collect();
-    assert!(names.is_empty(), "the cluster Secret was deleted: {names:?}");
+    assert!(
+        names.is_empty(),
+        "the cluster Secret was deleted: {names:?}"
+    );
     server.shutdown().await;
 }
