@@ -13,6 +13,7 @@
 #[path = "../it/support.rs"]
 mod support;
 
+mod browser;
 mod settings;
 mod settings_clusters;
 mod settings_repos;
