@@ -1,8 +1,9 @@
 // The Clusters pages in a real browser, against a real `plumb server`: a second cluster (the
 // test control plane again, reached with a real ServiceAccount token) connected through the
 // form, a wrong token refused next to its field, the cluster listed with its connection state,
-// renamed on its page, then removed. Started by crates/plumb-server/tests/ui
-// (`browser_settings_clusters`), which checks afterwards that no cluster Secret is left.
+// renamed on its page, connected again (refused without upsert, replaced with it), then
+// removed. Started by crates/plumb-server/tests/ui (`browser_settings_clusters`), which checks
+// afterwards that no cluster Secret is left.
 // Environment: PLUMB_UI_URL, PLUMB_ADMIN_PASSWORD, PLUMB_CLUSTER_SERVER (the API server's URL),
 // PLUMB_CLUSTER_CA (its CA, PEM), PLUMB_CLUSTER_TOKEN (a token of a ServiceAccount there),
 // PLUMB_CHROMIUM, PLUMB_SCREENSHOTS, PLUMB_FAILURE_DIR.
@@ -98,10 +99,26 @@ await run('settings-clusters', async () => {
     await shot('cluster');
   });
 
-  await step('removed from the list', async () => {
+  await step('connected again: refused beside upsert while it differs, replaced with upsert', async () => {
     await page.goto(`${base}/settings/clusters`);
     await row().getByRole('link', { name: 'ui-second-renamed', exact: true }).waitFor();
-    await page.getByRole('button', { name: 'Delete ui-second-renamed' }).click();
+    await page.getByRole('button', { name: 'Connect cluster' }).click();
+    await focusOn('f-name');
+    await page.keyboard.type('ui-second-again');
+    await page.getByLabel('API server URL').fill(server);
+    await page.getByLabel('Bearer token').fill(token);
+    await page.getByLabel('CA certificate (PEM, optional)').fill(ca);
+    await page.getByLabel('Bearer token').press('Enter');
+    await fieldError('upsert', /use upsert flag/);
+    await page.getByLabel(/upsert/).check();
+    await page.getByLabel('Bearer token').press('Enter');
+    await dialog().waitFor({ state: 'detached' });
+    await row().getByRole('link', { name: 'ui-second-again', exact: true }).waitFor();
+    await row().locator('[data-testid=connection][data-status=Successful]').waitFor();
+  });
+
+  await step('removed from the list', async () => {
+    await page.getByRole('button', { name: 'Delete ui-second-again' }).click();
     await dialog().getByRole('button', { name: 'Delete' }).click();
     await row().waitFor({ state: 'detached' });
     const listed = await api('/api/v1/clusters');

@@ -93,7 +93,7 @@ function MonitoringForm({ spec, save, onClose }: { spec: Json; save: SaveSpec; o
       testid="monitoring-form"
       onSubmit={() =>
         form.submit(
-          () => ({}),
+          (v) => ({ warn: v.warn && !v.enabled ? 'A warning needs monitoring on.' : '' }),
           async (v) => {
             const next = { ...spec };
             // Off is Argo's DISABLE: the whole `orphanedResources`, its ignore list included.
