@@ -126,7 +126,8 @@ await run('settings', async () => {
   await step('sync windows: a bad duration is refused next to it; add, update, delete', async () => {
     const windows = page.getByTestId('sync-windows');
     await windows.getByRole('button', { name: 'Add sync window' }).click();
-    await page.getByLabel('Schedule (cron)').fill('0 22 * * *');
+    // Every minute for an hour: open now, whenever the test runs.
+    await page.getByLabel('Schedule (cron)').fill('* * * * *');
     await page.getByLabel('Duration').fill('soon');
     await page.getByLabel('Applications (comma-separated)').fill('*');
     await page.keyboard.press('Enter');
@@ -134,12 +135,14 @@ await run('settings', async () => {
     await page.getByLabel('Duration').fill('1h');
     await page.keyboard.press('Enter');
     await dialog().waitFor({ state: 'detached' });
-    await windows.getByText('allow 0 22 * * * for 1h apps *').waitFor();
+    await windows.getByText('allow * * * * * for 1h apps *').waitFor();
+    // GetSyncWindowsState says the window is open now.
+    await windows.locator('[data-window="0"] [data-testid=window-active]').waitFor();
     await windows.getByRole('button', { name: 'Edit sync window 1' }).click();
     await page.getByLabel('Kind').selectOption('deny');
     await page.getByLabel('Allow manual syncs during the window').check();
     await page.getByRole('button', { name: 'Save' }).click();
-    await windows.getByText('deny 0 22 * * * for 1h apps * (manual sync allowed)').waitFor();
+    await windows.getByText('deny * * * * * for 1h apps * (manual sync allowed)').waitFor();
     await windows.getByRole('button', { name: 'Add sync window' }).click();
     await page.getByLabel('Schedule (cron)').fill('0 6 * * 1-5');
     await page.getByLabel('Duration').fill('30m');
@@ -149,7 +152,37 @@ await run('settings', async () => {
     await windows.getByRole('button', { name: 'Delete sync window 1' }).click();
     await dialog().getByRole('button', { name: 'Delete' }).click();
     await dialog().waitFor({ state: 'detached' });
-    await windows.locator('code', { hasText: 'deny 0 22 * * *' }).waitFor({ state: 'detached' });
+    await windows.locator('code', { hasText: 'deny * * * * *' }).waitFor({ state: 'detached' });
+  });
+
+  await step('general: a bad label refused next to the field; labels and scoped clusters only saved', async () => {
+    await page.getByRole('button', { name: 'Edit general' }).click();
+    await focusOn('f-description');
+    await page.getByLabel('Labels (optional)').fill('team=has space');
+    await page.getByLabel('Description').press('Enter');
+    await fieldError('labels', /not a label value/);
+    await page.getByLabel('Labels (optional)').fill('team=payments');
+    await page.getByLabel(/Permit only clusters of this project/).check();
+    await page.getByLabel('Description').press('Enter');
+    await dialog().waitFor({ state: 'detached' });
+    await page.locator('dd[data-field="Labels"]').getByText('team=payments').waitFor();
+    await page.locator('dd[data-field="Scoped clusters only"]').getByText('only clusters of this project').waitFor();
+    await page.getByTestId('description').getByText('made by the settings test').waitFor();
+  });
+
+  await step('orphaned resources: monitored with a warning; scoped clusters and source integrity shown', async () => {
+    const monitoring = page.getByTestId('monitoring');
+    await monitoring.getByText('Not monitored.').waitFor();
+    await page.getByRole('button', { name: 'Edit orphaned resources monitoring' }).click();
+    await page.getByLabel(/^Monitor orphaned resources/).check();
+    await page.getByLabel(/^Warn/).check();
+    await dialog().getByRole('button', { name: 'Save' }).click();
+    await dialog().waitFor({ state: 'detached' });
+    await monitoring.getByText(/^Monitored, with a warning condition/).waitFor();
+    await page.locator('dd[data-field="Scoped clusters"]').getByText(/^none/).waitFor();
+    await page.getByTestId('source-integrity').getByText(/^No source integrity policy/).waitFor();
+    const p = await api(`/api/v1/projects/${project}`);
+    assert(p.spec.orphanedResources?.warn === true && p.metadata.labels?.team === 'payments', `saved: ${JSON.stringify({ o: p.spec.orphanedResources, l: p.metadata.labels })}`);
   });
 
   await step('accounts: a token of an API account is shown once, listed, then deleted', async () => {

@@ -347,6 +347,38 @@ impl TestEnv {
         kube::Client::try_from(config).map_err(|e| boxed(e.into()))
     }
 
+    /// The API server's URL and its CA certificate (PEM), for tests that register this control
+    /// plane again as a second cluster under its own URL.
+    ///
+    /// # Panics
+    /// When the kubeconfig cannot be read or names no server and CA (the test cannot go on).
+    pub fn api_server(&self) -> (String, String) {
+        use base64::Engine as _;
+        let path = self.kubeconfig.display();
+        let kc = kube::config::Kubeconfig::read_from(&self.kubeconfig)
+            .unwrap_or_else(|e| panic!("reading {path}: {e}"));
+        let Some(cluster) = kc.clusters.into_iter().find_map(|c| c.cluster) else {
+            panic!("{path} names no cluster");
+        };
+        let Some(server) = cluster.server else {
+            panic!("{path} names no server");
+        };
+        let ca = match (
+            cluster.certificate_authority_data,
+            cluster.certificate_authority,
+        ) {
+            (Some(data), _) => base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .ok()
+                .and_then(|pem| String::from_utf8(pem).ok())
+                .unwrap_or_else(|| panic!("{path}: certificate-authority-data is not base64 PEM")),
+            (None, Some(file)) => std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("reading the CA {file} of {path}: {e}")),
+            (None, None) => panic!("{path} names no CA certificate"),
+        };
+        (server, ca)
+    }
+
     /// `kubectl` bound to this control plane.
     pub fn kubectl(&self) -> Command {
         let mut cmd = Command::new("kubectl");

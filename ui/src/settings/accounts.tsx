@@ -2,7 +2,8 @@
 // identity with its password change (Argo's /user-info).
 import { useState } from 'preact/hooks';
 import { request, userInfo, type Json } from '../api';
-import { Confirm, enc, FormDialog, SettingsPage, ShowOnce, Text, useForm, useLoad } from './form';
+import { enc, FormDialog, SettingsPage, ShowOnce, Text, useForm, useLoad } from './form';
+import { ItemTable } from './table';
 
 /** `30m`, `12h`, `7d` or a number of seconds into seconds; empty or `0` is never; null if neither. */
 export function seconds(s: string): number | null {
@@ -94,40 +95,28 @@ export function Tokens({
 }) {
   const [adding, setAdding] = useState(false);
   const [token, setToken] = useState('');
-  const [deleting, setDeleting] = useState<Json | null>(null);
-  const sorted = [...tokens].sort((a, b) => Number(a.iat ?? a.issuedAt) - Number(b.iat ?? b.issuedAt));
+  const issued = (t: Json) => Number(t.iat ?? t.issuedAt);
   return (
     <div class="tokens">
-      {sorted.length ? (
-        <table class="table" data-testid="tokens">
-          <thead>
-            <tr>
-              <th>ID</th>
-              <th>Issued</th>
-              <th>Expires</th>
-              <th>
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {sorted.map((t) => (
-              <tr key={t.id || t.iat} data-token={t.id}>
-                <td>{t.id}</td>
-                <td>{when(t.iat ?? t.issuedAt)}</td>
-                <td>{when(t.exp ?? t.expiresAt)}</td>
-                <td>
-                  <button type="button" class="btn danger" aria-label={`Delete token ${t.id || t.iat}`} onClick={() => setDeleting(t)}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : (
-        <p class="muted">No token.</p>
-      )}
+      <ItemTable
+        testid="tokens"
+        rows={[...tokens].sort((a, b) => issued(a) - issued(b))}
+        empty="No token."
+        rowKey={(t) => t.id || String(t.iat)}
+        rowData={(t) => ({ token: t.id })}
+        columns={[
+          ['ID', (t) => t.id],
+          ['Issued', (t) => when(t.iat ?? t.issuedAt)],
+          ['Expires', (t) => when(t.exp ?? t.expiresAt)],
+        ]}
+        remove={{
+          label: (t) => `Delete token ${t.id || t.iat}`,
+          title: 'Delete the token',
+          question: (t) => `Delete token ${t.id || t.iat}? Whatever uses it is refused from now on.`,
+          send: (t) => request('DELETE', deletePath(t)),
+        }}
+        onChanged={onChanged}
+      />
       <button type="button" class="btn" onClick={() => setAdding(true)}>
         Generate token
       </button>
@@ -144,18 +133,6 @@ export function Tokens({
         />
       )}
       {token && <ShowOnce title="New token" value={token} onClose={() => setToken('')} />}
-      {deleting && (
-        <Confirm
-          title="Delete the token"
-          body={<p>Delete token {deleting.id || deleting.iat}? Whatever uses it is refused from now on.</p>}
-          action="Delete"
-          onClose={() => setDeleting(null)}
-          onConfirm={async () => {
-            await request('DELETE', deletePath(deleting));
-            onChanged();
-          }}
-        />
-      )}
     </div>
   );
 }
@@ -164,7 +141,7 @@ export function AccountPage({ name }: { name: string }) {
   const account = useLoad(() => request('GET', `/api/v1/account/${enc(name)}`), [name]);
   const a = account.data;
   return (
-    <SettingsPage title={`Account ${name}`} error={account.error} loading={!a}>
+    <SettingsPage title={`Account ${name}`} parent={['/settings/accounts', 'Accounts']} error={account.error} loading={!a}>
       {a && (
         <>
           <dl class="fields">
@@ -228,6 +205,7 @@ export function UserInfoPage() {
   return (
     <SettingsPage
       title="User info"
+      notice={notice}
       error={info.error}
       loading={!u}
       actions={
@@ -238,11 +216,6 @@ export function UserInfoPage() {
         )
       }
     >
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
       {u && (
         <dl class="fields" data-testid="userinfo">
           <dt>Username</dt>

@@ -2,7 +2,8 @@
 // and TLS certificates the repo server trusts, in Argo's RepositoryCertificate shape.
 import { useState } from 'preact/hooks';
 import { request, type Json } from '../api';
-import { Confirm, FormDialog, SettingsPage, Text, useForm, useLoad, type Errors } from './form';
+import { FormDialog, SettingsPage, Text, useForm, useLoad, type Errors } from './form';
+import { ItemTable, sortBy } from './table';
 
 /**
  * Known-hosts lines as Argo's UI sends them: one certificate per host name of each line
@@ -95,8 +96,6 @@ function AddTls({ onClose, onSaved }: { onClose: () => void; onSaved: () => void
 export function CertsPage() {
   const certs = useLoad(() => request('GET', '/api/v1/certificates').then((r) => r?.items || []));
   const [adding, setAdding] = useState<'ssh' | 'tls' | null>(null);
-  const [deleting, setDeleting] = useState<Json | null>(null);
-  const items: Json[] = [...(certs.data || [])].sort((a, b) => `${a.serverName} ${a.certType} ${a.certSubType}`.localeCompare(`${b.serverName} ${b.certType} ${b.certSubType}`));
   const saved = () => (setAdding(null), certs.reload());
   return (
     <SettingsPage
@@ -114,59 +113,32 @@ export function CertsPage() {
         </>
       }
     >
-      {certs.data && !items.length && <p class="muted">No certificate.</p>}
-      {items.length > 0 && (
-        <table class="table" data-testid="certificates">
-          <thead>
-            <tr>
-              <th>Server name</th>
-              <th>Type</th>
-              <th>Subtype</th>
-              <th>Info</th>
-              <th>
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((c) => (
-              <tr key={`${c.serverName}/${c.certType}/${c.certSubType}`} data-server={c.serverName} data-type={c.certType}>
-                <td>{c.serverName}</td>
-                <td>{c.certType}</td>
-                <td>{c.certSubType}</td>
-                <td>
-                  <code class="wrap">{c.certInfo}</code>
-                </td>
-                <td>
-                  <button type="button" class="btn danger" aria-label={`Delete ${c.certType} ${c.certSubType} of ${c.serverName}`} onClick={() => setDeleting(c)}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ItemTable
+        testid="certificates"
+        rows={sortBy(certs.data, (c) => `${c.serverName} ${c.certType} ${c.certSubType}`)}
+        empty="No certificate."
+        rowKey={(c) => `${c.serverName}/${c.certType}/${c.certSubType}`}
+        rowData={(c) => ({ server: c.serverName, type: c.certType })}
+        columns={[
+          ['Server name', (c) => c.serverName],
+          ['Type', (c) => c.certType],
+          ['Subtype', (c) => c.certSubType],
+          ['Info', (c) => <code class="wrap">{c.certInfo}</code>],
+        ]}
+        remove={{
+          label: (c) => `Delete ${c.certType} ${c.certSubType} of ${c.serverName}`,
+          title: 'Delete the certificate',
+          question: (c) => (
+            <>
+              Delete the {c.certType} {c.certSubType} certificate of <code>{c.serverName}</code>?
+            </>
+          ),
+          send: (c) => request('DELETE', `/api/v1/certificates?${new URLSearchParams({ hostNamePattern: c.serverName, certType: c.certType, certSubType: c.certSubType || '' })}`),
+        }}
+        onChanged={certs.reload}
+      />
       {adding === 'ssh' && <AddSsh onClose={() => setAdding(null)} onSaved={saved} />}
       {adding === 'tls' && <AddTls onClose={() => setAdding(null)} onSaved={saved} />}
-      {deleting && (
-        <Confirm
-          title="Delete the certificate"
-          body={
-            <p>
-              Delete the {deleting.certType} {deleting.certSubType} certificate of <code>{deleting.serverName}</code>?
-            </p>
-          }
-          action="Delete"
-          onClose={() => setDeleting(null)}
-          onConfirm={async () => {
-            const q = new URLSearchParams({ hostNamePattern: deleting.serverName, certType: deleting.certType, certSubType: deleting.certSubType || '' });
-            await request('DELETE', `/api/v1/certificates?${q}`);
-            certs.reload();
-          }}
-        />
-      )}
     </SettingsPage>
   );
 }
-

@@ -124,10 +124,13 @@ export function Text({
 
 export function Check({ form, name, label }: { form: Form<Json>; name: string; label: string }) {
   return (
-    <label class="check">
-      <input id={`f-${name}`} type="checkbox" name={name} checked={!!form.values[name]} onChange={(e) => form.set(name, e.currentTarget.checked)} />
-      {label}
-    </label>
+    <>
+      <label class="check">
+        <input id={`f-${name}`} type="checkbox" name={name} checked={!!form.values[name]} onChange={(e) => form.set(name, e.currentTarget.checked)} {...aria(form, name)} />
+        {label}
+      </label>
+      <FieldError form={form} name={name} />
+    </>
   );
 }
 
@@ -193,16 +196,23 @@ export function FormDialog({
             {form.general}
           </p>
         )}
-        <div class="form-actions">
-          <button type="submit" class="btn primary" disabled={form.busy}>
-            {form.busy ? `${submitLabel}…` : submitLabel}
-          </button>
-          <button type="button" class="btn" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormActions label={form.busy ? `${submitLabel}…` : submitLabel} busy={form.busy} onCancel={onClose} />
       </form>
     </Modal>
+  );
+}
+
+/** A dialog's submit and Cancel buttons. */
+function FormActions({ label, busy, danger, onCancel }: { label: string; busy: boolean; danger?: boolean; onCancel: () => void }) {
+  return (
+    <div class="form-actions">
+      <button type="submit" class={`btn ${danger ? 'danger' : 'primary'}`} disabled={busy}>
+        {label}
+      </button>
+      <button type="button" class="btn" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
   );
 }
 
@@ -233,14 +243,7 @@ export function Confirm({ title, body, action, onConfirm, onClose }: { title: st
             {error}
           </p>
         )}
-        <div class="form-actions">
-          <button type="submit" class="btn danger" disabled={busy}>
-            {action}
-          </button>
-          <button type="button" class="btn" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormActions label={action} busy={busy} danger onCancel={onClose} />
       </form>
     </Modal>
   );
@@ -264,16 +267,55 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
 }
 
 /** A page of the settings area: its title, its buttons, the load error, then its content. */
-export function SettingsPage({ title, actions, error, loading, children }: { title: string; actions?: ComponentChildren; error?: string; loading?: boolean; children?: ComponentChildren }) {
+export function SettingsPage({
+  title,
+  parent,
+  actions,
+  onRefresh,
+  notice,
+  error,
+  loading,
+  children,
+}: {
+  title: string;
+  /** The list page above this one (`[path, title]`), for the breadcrumb. */
+  parent?: [string, string];
+  actions?: ComponentChildren;
+  /** A Refresh button after the actions. */
+  onRefresh?: () => void;
+  /** What the last action did, under the title. */
+  notice?: string;
+  error?: string;
+  loading?: boolean;
+  children?: ComponentChildren;
+}) {
   return (
     <div class="page settings">
       <nav class="crumbs" aria-label="Breadcrumb">
-        <a href="/settings">Settings</a> / <span>{title}</span>
+        <a href="/settings">Settings</a> /{' '}
+        {parent && (
+          <>
+            <a href={parent[0]}>{parent[1]}</a> /{' '}
+          </>
+        )}
+        <span>{title}</span>
       </nav>
       <header class="page-head">
         <h1>{title}</h1>
-        <div class="toolbar">{actions}</div>
+        <div class="toolbar">
+          {actions}
+          {onRefresh && (
+            <button type="button" class="btn" onClick={onRefresh}>
+              Refresh
+            </button>
+          )}
+        </div>
       </header>
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
       {error && (
         <p class="error" role="alert">
           {error}

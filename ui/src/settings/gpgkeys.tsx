@@ -1,7 +1,8 @@
 // GnuPG public keys (Argo's /settings/gpgkeys): the keys commits may be signed with.
 import { useState } from 'preact/hooks';
-import { request, type Json } from '../api';
-import { Confirm, enc, FormDialog, SettingsPage, Text, useForm, useLoad } from './form';
+import { request } from '../api';
+import { enc, FormDialog, SettingsPage, Text, useForm, useLoad } from './form';
+import { ItemTable, sortBy } from './table';
 
 function AddKey({ onClose, onSaved }: { onClose: () => void; onSaved: () => void }) {
   const form = useForm({ keyData: '' });
@@ -32,8 +33,6 @@ function AddKey({ onClose, onSaved }: { onClose: () => void; onSaved: () => void
 export function GpgKeysPage() {
   const keys = useLoad(() => request('GET', '/api/v1/gpgkeys').then((r) => r?.items || []));
   const [adding, setAdding] = useState(false);
-  const [deleting, setDeleting] = useState<Json | null>(null);
-  const items: Json[] = [...(keys.data || [])].sort((a, b) => String(a.keyID).localeCompare(String(b.keyID)));
   return (
     <SettingsPage
       title="GnuPG keys"
@@ -45,60 +44,32 @@ export function GpgKeysPage() {
         </button>
       }
     >
-      {keys.data && !items.length && <p class="muted">No GnuPG key.</p>}
-      {items.length > 0 && (
-        <table class="table" data-testid="gpgkeys">
-          <thead>
-            <tr>
-              <th>Key ID</th>
-              <th>Type</th>
-              <th>Identity</th>
-              <th>Fingerprint</th>
-              <th>Trust</th>
-              <th>
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((k) => (
-              <tr key={k.keyID} data-key={k.keyID}>
-                <td>
-                  <code>{k.keyID}</code>
-                </td>
-                <td>{k.subType}</td>
-                <td>{k.owner}</td>
-                <td>
-                  <code class="wrap">{k.fingerprint}</code>
-                </td>
-                <td>{k.trust}</td>
-                <td>
-                  <button type="button" class="btn danger" aria-label={`Delete key ${k.keyID}`} onClick={() => setDeleting(k)}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <ItemTable
+        testid="gpgkeys"
+        rows={sortBy(keys.data, (k) => String(k.keyID))}
+        empty="No GnuPG key."
+        rowKey={(k) => k.keyID}
+        rowData={(k) => ({ key: k.keyID })}
+        columns={[
+          ['Key ID', (k) => <code>{k.keyID}</code>],
+          ['Type', (k) => k.subType],
+          ['Identity', (k) => k.owner],
+          ['Fingerprint', (k) => <code class="wrap">{k.fingerprint}</code>],
+          ['Trust', (k) => k.trust],
+        ]}
+        remove={{
+          label: (k) => `Delete key ${k.keyID}`,
+          title: 'Delete the GnuPG key',
+          question: (k) => (
+            <>
+              Delete key <code>{k.keyID}</code> ({k.owner})? Commits signed with it are no longer verified.
+            </>
+          ),
+          send: (k) => request('DELETE', `/api/v1/gpgkeys?keyID=${enc(k.keyID)}`),
+        }}
+        onChanged={keys.reload}
+      />
       {adding && <AddKey onClose={() => setAdding(false)} onSaved={() => (setAdding(false), keys.reload())} />}
-      {deleting && (
-        <Confirm
-          title="Delete the GnuPG key"
-          body={
-            <p>
-              Delete key <code>{deleting.keyID}</code> ({deleting.owner})? Commits signed with it are no longer verified.
-            </p>
-          }
-          action="Delete"
-          onClose={() => setDeleting(null)}
-          onConfirm={async () => {
-            await request('DELETE', `/api/v1/gpgkeys?keyID=${enc(deleting.keyID)}`);
-            keys.reload();
-          }}
-        />
-      )}
     </SettingsPage>
   );
 }

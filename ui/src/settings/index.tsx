@@ -3,6 +3,7 @@
 import type { Route } from '../router';
 import { AccountPage, AccountsPage, UserInfoPage } from './accounts';
 import { CertsPage } from './certificates';
+import { ClusterPage } from './cluster';
 import { ClustersPage } from './clusters';
 import { GpgKeysPage } from './gpgkeys';
 import { ProjectPage } from './project';
@@ -46,7 +47,7 @@ export function Settings({ route }: { route: Extract<Route, { page: 'settings' }
     case 'gpgkeys':
       return <GpgKeysPage />;
     case 'clusters':
-      return <ClustersPage />;
+      return route.name ? <ClusterPage server={route.name} /> : <ClustersPage />;
     case 'projects':
       return route.name ? <ProjectPage name={route.name} /> : <ProjectsPage />;
     case 'accounts':

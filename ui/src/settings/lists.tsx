@@ -97,12 +97,16 @@ export function writeList(spec: Json, def: ListDef, rows: Json[] | undefined): J
   const clean = rows?.map((r) =>
     def.scalar
       ? String(r.value).trim()
-      : Object.fromEntries(
-          def.cols
-            .map((c) => [c.key, String(r[c.key] ?? '').trim()])
-            // An empty group is the core API group: kept; other empty columns are left out.
-            .filter(([k, v]) => v !== '' || k === 'group'),
-        ),
+      : {
+          // Fields the editor has no column for (such as a resource entry's `name`) are kept.
+          ...Object.fromEntries(Object.entries(r).filter(([k]) => !def.cols.some((c) => c.key === k))),
+          ...Object.fromEntries(
+            def.cols
+              .map((c) => [c.key, String(r[c.key] ?? '').trim()])
+              // An empty group is the core API group: kept; other empty columns are left out.
+              .filter(([k, v]) => v !== '' || k === 'group'),
+          ),
+        },
   );
   if (clean === undefined) delete o[last];
   else o[last] = clean;
@@ -114,6 +118,17 @@ export function describe(def: ListDef, row: Json): string {
   if (def.field === 'destinations') return `${row.name || row.server || '*'} → ${row.namespace || '*'}`;
   if (def.cols[0].key === 'group') return `${row.group || '(core)'}/${row.kind}${row.name ? ` ${row.name}` : ''}`;
   return def.cols.map((c) => row[c.key] || '*').join(' → ');
+}
+
+/** A row's fields the editor has no column for: shown, kept as they are. */
+function Kept({ def, row }: { def: ListDef; row: Json }) {
+  const extra = Object.entries(row).filter(([k, v]) => !def.cols.some((c) => c.key === k) && v !== '' && v != null);
+  if (def.scalar || !extra.length) return null;
+  return (
+    <span class="muted kept" data-testid="kept">
+      {extra.map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ')} (kept)
+    </span>
+  );
 }
 
 /** The dialog editing one list; `save` gets the new rows (undefined: unset the list). */
@@ -172,6 +187,7 @@ export function ListEditor({ def, rows, onClose, save }: { def: ListDef; rows: J
                 </div>
               );
             })}
+            <Kept def={def} row={r} />
             <button type="button" class="btn ghost" aria-label={`Remove row ${i + 1}`} onClick={() => setRows(list.filter((_, j) => j !== i))}>
               Remove
             </button>

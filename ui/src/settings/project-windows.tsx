@@ -1,8 +1,8 @@
 // A project's sync windows: when syncs are allowed or denied (a cron schedule and a duration),
 // for which applications, namespaces and clusters.
 import { useState } from 'preact/hooks';
-import type { Json } from '../api';
-import { Check, Confirm, FormDialog, Select, splitList, Text, useForm, type Errors } from './form';
+import { request, type Json } from '../api';
+import { Check, Confirm, enc, FormDialog, Select, splitList, Text, useForm, useLoad, type Errors } from './form';
 import type { SaveSpec } from './project';
 import { windowText } from './projects';
 
@@ -87,8 +87,12 @@ function WindowForm({ index, spec, save, onClose }: { index: number | null; spec
   );
 }
 
-export function SyncWindows({ spec, save }: { spec: Json; save: SaveSpec }) {
+export function SyncWindows({ name, spec, save }: { name: string; spec: Json; save: SaveSpec }) {
   const windows: Json[] = spec.syncWindows || [];
+  // The windows open now (Argo's GetSyncWindowsState), told apart by their text; loaded again
+  // whenever the windows change.
+  const state = useLoad(() => request('GET', `/api/v1/projects/${enc(name)}/syncwindows`), [name, JSON.stringify(windows)]);
+  const active = new Set((state.data?.windows || []).map(windowText));
   const [editing, setEditing] = useState<number | 'new' | null>(null);
   const [deleting, setDeleting] = useState<number | null>(null);
   return (
@@ -103,7 +107,7 @@ export function SyncWindows({ spec, save }: { spec: Json; save: SaveSpec }) {
       <ul class="plain">
         {windows.map((w, i) => (
           <li key={i} class="window" data-window={i}>
-            <code>{windowText(w)}</code>{' '}
+            <code>{windowText(w)}</code> {active.has(windowText(w)) && <span class="tag" data-testid="window-active">active now</span>}{' '}
             <button type="button" class="btn" aria-label={`Edit sync window ${i + 1}`} onClick={() => setEditing(i)}>
               Edit
             </button>{' '}

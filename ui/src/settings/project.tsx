@@ -1,58 +1,39 @@
-// One project's page (Argo's /settings/projects/<name>): each list with its editor, the roles
-// with their policies, groups and tokens, the sync windows. Every change saves the whole
+// One project's page (Argo's /settings/projects/<name>): its general fields, each list with its
+// editor, the roles with their policies, groups and tokens, the sync windows, orphaned-resource
+// monitoring, and read only the scoped repositories and clusters and the source integrity
+// policies. Every change saves the whole
 // project (`PUT /api/v1/projects/{name}` with its resourceVersion: a concurrent change is
 // refused rather than overwritten).
 import { useState } from 'preact/hooks';
 import { request, type Json } from '../api';
-import { enc, FormDialog, SettingsPage, Text, useForm, useLoad } from './form';
+import { enc, SettingsPage, useLoad } from './form';
 import { LISTS, ListEditor, readList, writeList, type ListDef } from './lists';
 import { ListView } from './projects';
+import { General, Monitoring } from './project-general';
 import { Roles } from './project-roles';
+import { Scoped, SourceIntegrity } from './project-scope';
 import { SyncWindows } from './project-windows';
 
-/** Saves a new spec of the project; the answer is the saved project. */
-export type SaveSpec = (spec: Json) => Promise<void>;
-
-function Description({ spec, save, onClose }: { spec: Json; save: SaveSpec; onClose: () => void }) {
-  const form = useForm({ description: spec.description || '' });
-  return (
-    <FormDialog
-      title="Edit the description"
-      form={form}
-      onClose={onClose}
-      submitLabel="Save"
-      onSubmit={() => form.submit(() => ({}), (v) => save({ ...spec, description: v.description.trim() || undefined }), [['description', /description/i]])}
-    >
-      <Text form={form} name="description" label="Description" />
-    </FormDialog>
-  );
-}
+/** Saves a new spec of the project (and new metadata, for its labels). */
+export type SaveSpec = (spec: Json, metadata?: Json) => Promise<void>;
 
 export function ProjectPage({ name }: { name: string }) {
   const loaded = useLoad(() => request('GET', `/api/v1/projects/${enc(name)}`), [name]);
   const [project, setProject] = useState<Json | null>(null);
-  const [editing, setEditing] = useState<ListDef | 'description' | null>(null);
+  const [editing, setEditing] = useState<ListDef | null>(null);
   const p = project && project.metadata?.name === name ? project : loaded.data;
   const spec = p?.spec || {};
-  const save: SaveSpec = async (newSpec) => {
-    const saved = await request('PUT', `/api/v1/projects/${enc(name)}`, { project: { ...p, spec: newSpec } });
+  const save: SaveSpec = async (newSpec, metadata) => {
+    const saved = await request('PUT', `/api/v1/projects/${enc(name)}`, { project: { ...p, metadata: metadata || p.metadata, spec: newSpec } });
     setProject(saved);
     setEditing(null);
   };
   const reload = async () => setProject(await request('GET', `/api/v1/projects/${enc(name)}`));
   return (
-    <SettingsPage title={`Project ${name}`} error={loaded.error} loading={!p}>
+    <SettingsPage title={`Project ${name}`} parent={['/settings/projects', 'Projects']} error={loaded.error} loading={!p}>
       {p && (
         <div class="project-page" data-testid="project-page">
-          <section class="card">
-            <header class="page-head">
-              <h2>General</h2>
-              <button type="button" class="btn" onClick={() => setEditing('description')}>
-                Edit description
-              </button>
-            </header>
-            <p data-testid="description">{spec.description || <span class="muted">No description.</span>}</p>
-          </section>
+          <General project={p} save={save} />
           <section class="card">
             <h2>Lists</h2>
             <dl class="fields lists">
@@ -67,11 +48,13 @@ export function ProjectPage({ name }: { name: string }) {
             </dl>
           </section>
           <Roles project={p} save={save} reload={reload} />
-          <SyncWindows spec={spec} save={save} />
+          <SyncWindows name={name} spec={spec} save={save} />
+          <Monitoring spec={spec} save={save} />
+          <Scoped name={name} />
+          <SourceIntegrity spec={spec} />
         </div>
       )}
-      {editing === 'description' && <Description spec={spec} save={save} onClose={() => setEditing(null)} />}
-      {editing && editing !== 'description' && (
+      {editing && (
         <ListEditor def={editing} rows={readList(spec, editing)} onClose={() => setEditing(null)} save={(rows) => save(writeList(spec, editing, rows))} />
       )}
     </SettingsPage>

@@ -4,7 +4,8 @@
 // and the lists show only what the server returns (it never returns a credential).
 import { useState } from 'preact/hooks';
 import { request, type Json } from '../api';
-import { Check, Confirm, Connection, enc, FormDialog, Select, SettingsPage, Text, useForm, useLoad, type Errors } from './form';
+import { Check, Connection, enc, FormDialog, Select, SettingsPage, Text, useForm, useLoad, type Errors } from './form';
+import { ItemTable, sortBy, type Column } from './table';
 
 type Method = 'https' | 'ssh' | 'github';
 type Kind = 'repositories' | 'repocreds';
@@ -181,49 +182,36 @@ function RepoForm({ kind, onClose, onSaved }: { kind: Kind; onClose: () => void;
   );
 }
 
-function RepoTable({ kind, items, onDelete }: { kind: Kind; items: Json[]; onDelete: (r: Json) => void }) {
+/** The repositories or the credential templates, each with its Delete. */
+function RepoTable({ kind, items, onChanged }: { kind: Kind; items: Json[] | null; onChanged: () => void }) {
   const repo = kind === 'repositories';
-  if (!items.length) return <p class="muted">{repo ? 'No repository is connected.' : 'No credential template.'}</p>;
+  const url = (r: Json): string => (repo ? r.repo : r.url);
+  const columns: Column[] = [
+    ['Type', (r) => r.type || 'git'],
+    ...(repo ? [['Name', (r: Json) => r.name] as Column] : []),
+    [repo ? 'Repository' : 'URL prefix', (r) => <code>{url(r)}</code>],
+    ...(repo ? ([['Project', (r: Json) => r.project], ['Connection', (r: Json) => <Connection state={r.connectionState} />]] as Column[]) : []),
+  ];
   return (
-    <table class="table" data-testid={kind}>
-      <thead>
-        <tr>
-          <th>Type</th>
-          {repo && <th>Name</th>}
-          <th>{repo ? 'Repository' : 'URL prefix'}</th>
-          {repo && <th>Project</th>}
-          {repo && <th>Connection</th>}
-          <th>
-            <span class="sr-only">Actions</span>
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {items.map((r) => {
-          const url = repo ? r.repo : r.url;
-          return (
-            <tr key={url} data-url={url}>
-              <td>{r.type || 'git'}</td>
-              {repo && <td>{r.name}</td>}
-              <td>
-                <code>{url}</code>
-              </td>
-              {repo && <td>{r.project}</td>}
-              {repo && (
-                <td>
-                  <Connection state={r.connectionState} />
-                </td>
-              )}
-              <td>
-                <button type="button" class="btn danger" aria-label={`Delete ${url}`} onClick={() => onDelete(r)}>
-                  Delete
-                </button>
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <ItemTable
+      testid={kind}
+      rows={sortBy(items, (r) => String(url(r)))}
+      empty={repo ? 'No repository is connected.' : 'No credential template.'}
+      rowKey={url}
+      rowData={(r) => ({ url: url(r) })}
+      columns={columns}
+      remove={{
+        label: (r) => `Delete ${url(r)}`,
+        title: repo ? 'Delete the repository' : 'Delete the credential template',
+        question: (r) => (
+          <>
+            Delete <code>{url(r)}</code>? Applications that use it lose its credentials.
+          </>
+        ),
+        send: (r) => request('DELETE', repo ? `/api/v1/repositories/${enc(r.repo)}${r.project ? `?appProject=${enc(r.project)}` : ''}` : `/api/v1/repocreds/${enc(r.url)}`),
+      }}
+      onChanged={onChanged}
+    />
   );
 }
 
@@ -232,9 +220,7 @@ export function ReposPage() {
   const repos = useLoad(() => request('GET', '/api/v1/repositories?forceRefresh=true').then((r) => r?.items || []));
   const creds = useLoad(() => request('GET', '/api/v1/repocreds').then((r) => r?.items || []));
   const [adding, setAdding] = useState<Kind | null>(null);
-  const [deleting, setDeleting] = useState<{ kind: Kind; r: Json } | null>(null);
   const [notice, setNotice] = useState('');
-  const sorted = (xs: Json[] | null, k: string) => (xs ? [...xs].sort((a, b) => String(a[k]).localeCompare(String(b[k]))) : []);
   return (
     <SettingsPage
       title="Repositories"
@@ -248,21 +234,15 @@ export function ReposPage() {
           <button type="button" class="btn" onClick={() => setAdding('repocreds')}>
             Add credential template
           </button>
-          <button type="button" class="btn" onClick={() => (repos.reload(), creds.reload())}>
-            Refresh
-          </button>
         </>
       }
+      onRefresh={() => (repos.reload(), creds.reload())}
+      notice={notice}
     >
-      {notice && (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      )}
-      <RepoTable kind="repositories" items={sorted(repos.data, 'repo')} onDelete={(r) => setDeleting({ kind: 'repositories', r })} />
+      <RepoTable kind="repositories" items={repos.data} onChanged={repos.reload} />
       <h2>Credential templates</h2>
       <p class="muted">Repositories whose URL starts with a template's prefix use its credentials.</p>
-      <RepoTable kind="repocreds" items={sorted(creds.data, 'url')} onDelete={(r) => setDeleting({ kind: 'repocreds', r })} />
+      <RepoTable kind="repocreds" items={creds.data} onChanged={creds.reload} />
       {adding && (
         <RepoForm
           kind={adding}
@@ -271,27 +251,6 @@ export function ReposPage() {
             setNotice(adding === 'repositories' ? `Connected ${url}; its connection state is in the list.` : `Saved the credential template for ${url}.`);
             setAdding(null);
             (adding === 'repositories' ? repos : creds).reload();
-          }}
-        />
-      )}
-      {deleting && (
-        <Confirm
-          title={deleting.kind === 'repositories' ? 'Delete the repository' : 'Delete the credential template'}
-          body={
-            <p>
-              Delete <code>{deleting.kind === 'repositories' ? deleting.r.repo : deleting.r.url}</code>? Applications that use it lose its credentials.
-            </p>
-          }
-          action="Delete"
-          onClose={() => setDeleting(null)}
-          onConfirm={async () => {
-            const r = deleting.r;
-            const path =
-              deleting.kind === 'repositories'
-                ? `/api/v1/repositories/${enc(r.repo)}${r.project ? `?appProject=${enc(r.project)}` : ''}`
-                : `/api/v1/repocreds/${enc(r.url)}`;
-            await request('DELETE', path);
-            (deleting.kind === 'repositories' ? repos : creds).reload();
           }}
         />
       )}

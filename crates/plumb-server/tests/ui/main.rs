@@ -13,7 +13,9 @@
 #[path = "../it/support.rs"]
 mod support;
 
+mod browser;
 mod settings;
+mod settings_clusters;
 mod settings_repos;
 
 use std::collections::BTreeMap;

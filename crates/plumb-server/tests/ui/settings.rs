@@ -1,17 +1,17 @@
 //! The settings pages in a real browser (`ui/e2e/settings.mjs`): user info and a password
 //! refusal shown next to its field, a project created and edited (destinations, source
-//! repositories, an empty namespace resource list, a role with a token, sync windows), an
-//! account's token. What the pages saved is checked here, in the AppProject itself.
-
-use std::time::Duration;
+//! repositories, an empty namespace resource list, a role with a token, sync windows, labels,
+//! orphaned-resource monitoring), an account's token. What the pages saved is checked here,
+//! in the AppProject itself.
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject};
 use plumb_app::appproject_resource;
 use serde_json::json;
 
-use super::support::{create_default_project, env, server_config};
-use super::{prerequisites, secret_value, set_config_map};
+use super::browser::SettingsServer;
+use super::set_config_map;
+use super::support::env;
 
 /// The project the page creates (a name no other test uses).
 const PROJECT: &str = "ui-settings-project";
@@ -20,61 +20,26 @@ const API_ACCOUNT: &str = "ci";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn browser_settings_pages() {
-    let (ui, chromium) = match prerequisites() {
-        Ok(p) => p,
-        Err(why) => panic!("the web UI browser test cannot run: {why}"),
-    };
-    let env = env();
-    let ns = env.namespace("ui-settings");
-    let dest = env.namespace("ui-settings-dest");
-    let client = env.client().await;
-    create_default_project(&client, ns.name()).await;
-    let mut config = server_config(ns.name());
-    config.disable_auth = false;
-    let server = plumb_server::serve(client.clone(), config)
-        .await
-        .expect("server starts");
+    let stack = SettingsServer::start("ui-settings").await;
+    let (ns, client) = (&stack.ns, &stack.client);
+    let dest = env().namespace("ui-settings-dest");
     set_config_map(
-        &client,
+        client,
         ns.name(),
         "argocd-cm",
         &[(&format!("accounts.{API_ACCOUNT}"), "apiKey")],
     )
     .await;
-    let admin_pw = secret_value(
-        &client,
-        ns.name(),
-        "argocd-initial-admin-secret",
-        "password",
-    )
-    .await;
-    let base = format!("https://localhost:{}", server.addr.port());
-
-    let mut cmd = tokio::process::Command::new("node");
-    cmd.arg("e2e/settings.mjs")
-        .current_dir(&ui)
-        .env("PLUMB_UI_URL", &base)
-        .env("PLUMB_ADMIN_PASSWORD", &admin_pw)
-        .env("PLUMB_PROJECT", PROJECT)
-        .env("PLUMB_DEST_NAMESPACE", dest.name())
-        .env("PLUMB_API_ACCOUNT", API_ACCOUNT)
-        .env("PLUMB_CHROMIUM", &chromium)
-        .env("PLUMB_FAILURE_DIR", std::env::temp_dir())
-        .kill_on_drop(true);
-    if let Some(dir) = std::env::var_os("PLUMB_UI_SCREENSHOTS") {
-        cmd.env("PLUMB_SCREENSHOTS", dir);
-    }
-    // A generous bound for the whole browser session; no step is timed.
-    let out = tokio::time::timeout(Duration::from_secs(600), cmd.output())
-        .await
-        .expect("the browser test ends within 10 minutes")
-        .expect("node runs (Node 20 is required)");
-    let log = String::from_utf8_lossy(&out.stdout).to_string();
-    println!("{log}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        out.status.success() && log.lines().last() == Some("PASS"),
-        "the settings browser test failed; its output:\n{log}"
-    );
+    stack
+        .run(
+            "settings.mjs",
+            &[
+                ("PLUMB_PROJECT", PROJECT),
+                ("PLUMB_DEST_NAMESPACE", dest.name()),
+                ("PLUMB_API_ACCOUNT", API_ACCOUNT),
+            ],
+        )
+        .await;
 
     // What the pages saved, in the AppProject.
     let projects: Api<DynamicObject> =
@@ -85,6 +50,12 @@ async fn browser_settings_pages() {
         .expect("the page created the project");
     let spec = &p.data["spec"];
     assert_eq!(spec["description"], "made by the settings test");
+    assert_eq!(
+        p.metadata.labels.clone().unwrap_or_default()["team"],
+        "payments"
+    );
+    assert_eq!(spec["permitOnlyProjectScopedClusters"], true);
+    assert_eq!(spec["orphanedResources"], json!({"warn": true}));
     assert_eq!(
         spec["destinations"],
         json!([{"server": "https://kubernetes.default.svc", "namespace": dest.name()}])
@@ -127,5 +98,5 @@ async fn browser_settings_pages() {
         !tokens.contains("ci-token"),
         "the deleted token is gone: {tokens}"
     );
-    server.shutdown().await;
+    stack.shutdown().await;
 }

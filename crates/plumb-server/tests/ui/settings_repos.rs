@@ -5,15 +5,13 @@
 //! key. What the pages wrote is checked here, in the Secrets and ConfigMaps.
 
 use std::process::Command;
-use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ListParams};
 use plumb_testenv::git::GitRepo;
 use plumb_testenv::git_http::GitHttpServer;
 
-use super::support::{create_default_project, env, server_config};
-use super::{prerequisites, secret_value};
+use super::browser::SettingsServer;
 
 /// A public key made in a GnuPG home of its own: (ASCII-armored key, its 16-digit key ID).
 fn gpg_public_key(home: &std::path::Path) -> (String, String) {
@@ -61,63 +59,27 @@ fn tls_certificate() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn browser_settings_repositories_certificates_gpg() {
-    let (ui, chromium) = match prerequisites() {
-        Ok(p) => p,
-        Err(why) => panic!("the web UI browser test cannot run: {why}"),
-    };
-    let env = env();
-    let ns = env.namespace("ui-settings-repos");
-    let client = env.client().await;
-    create_default_project(&client, ns.name()).await;
-    let mut config = server_config(ns.name());
-    config.disable_auth = false;
-    let server = plumb_server::serve(client.clone(), config)
-        .await
-        .expect("server starts");
-    let admin_pw = secret_value(
-        &client,
-        ns.name(),
-        "argocd-initial-admin-secret",
-        "password",
-    )
-    .await;
-    let base = format!("https://localhost:{}", server.addr.port());
-
+    let stack = SettingsServer::start("ui-settings-repos").await;
+    let (ns, client) = (&stack.ns, &stack.client);
     let repo = GitRepo::new();
     repo.commit(&[("README.md", "settings\n")], "first");
     let (user, password) = ("git-user", "git-password-7");
     let git = GitHttpServer::serve(&repo, Some((user, password)));
     let home = tempfile::tempdir().expect("tempdir");
     let (gpg_key, gpg_key_id) = gpg_public_key(home.path());
-
-    let mut cmd = tokio::process::Command::new("node");
-    cmd.arg("e2e/settings-repos.mjs")
-        .current_dir(&ui)
-        .env("PLUMB_UI_URL", &base)
-        .env("PLUMB_ADMIN_PASSWORD", &admin_pw)
-        .env("PLUMB_GIT_URL", git.url())
-        .env("PLUMB_GIT_USER", user)
-        .env("PLUMB_GIT_PASSWORD", password)
-        .env("PLUMB_GPG_KEY", &gpg_key)
-        .env("PLUMB_GPG_KEY_ID", &gpg_key_id)
-        .env("PLUMB_TLS_CERT", tls_certificate())
-        .env("PLUMB_CHROMIUM", &chromium)
-        .env("PLUMB_FAILURE_DIR", std::env::temp_dir())
-        .kill_on_drop(true);
-    if let Some(dir) = std::env::var_os("PLUMB_UI_SCREENSHOTS") {
-        cmd.env("PLUMB_SCREENSHOTS", dir);
-    }
-    // A generous bound for the whole browser session; no step is timed.
-    let out = tokio::time::timeout(Duration::from_secs(600), cmd.output())
-        .await
-        .expect("the browser test ends within 10 minutes")
-        .expect("node runs (Node 20 is required)");
-    let log = String::from_utf8_lossy(&out.stdout).to_string();
-    println!("{log}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        out.status.success() && log.lines().last() == Some("PASS"),
-        "the settings browser test failed; its output:\n{log}"
-    );
+    stack
+        .run(
+            "settings-repos.mjs",
+            &[
+                ("PLUMB_GIT_URL", &git.url()),
+                ("PLUMB_GIT_USER", user),
+                ("PLUMB_GIT_PASSWORD", password),
+                ("PLUMB_GPG_KEY", &gpg_key),
+                ("PLUMB_GPG_KEY_ID", &gpg_key_id),
+                ("PLUMB_TLS_CERT", &tls_certificate()),
+            ],
+        )
+        .await;
 
     // What the pages wrote: the repository deleted, the template kept (Argo's labels).
     let secrets: Api<Secret> = Api::namespaced(client.clone(), ns.name());
@@ -162,5 +124,5 @@ async fn browser_settings_repositories_certificates_gpg() {
             .await
             .contains_key(&gpg_key_id)
     );
-    server.shutdown().await;
+    stack.shutdown().await;
 }
