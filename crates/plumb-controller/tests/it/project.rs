@@ -678,3 +678,92 @@ async fn signature_keys_admit_only_commits_signed_by_an_allowed_valid_key() {
         );
     }
 }
+
+fn cluster_role_yaml(name: &str) -> String {
+    format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {name}\nrules:\n- apiGroups: [\"\"]\n  resources: [\"pods\"]\n  verbs: [\"get\"]\n"
+    )
+}
+
+fn cluster_role() -> kube::api::ApiResource {
+    kube::api::ApiResource::erase::<k8s_openapi::api::rbac::v1::ClusterRole>(&())
+}
+
+/// A `clusterResourceWhitelist` entry with a `name` permits only the objects its pattern
+/// matches (Argo's `IsGroupKindNamePermitted`): a ClusterRole named `app-*` syncs, another name
+/// is refused with Argo's message and nothing is written. The API server must keep `name`
+/// (Plumb's CRD declares it): a pruned name would widen the entry to every ClusterRole.
+#[tokio::test]
+async fn a_named_cluster_resource_whitelist_entry_permits_only_matching_names() {
+    let env = TestEnv::shared();
+    let ctl = Controlled::start(env, "ctl-named").await;
+    let dest = env.namespace("named-dest");
+    create_project(
+        &ctl,
+        "teams",
+        json!({"sourceRepos": ["*"],
+               "destinations": [{"server": "https://kubernetes.default.svc", "namespace": "*"}],
+               "clusterResourceWhitelist": [
+                   {"group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "app-*"}]}),
+    )
+    .await;
+    let stored = get(
+        &ctl,
+        plumb_app::appproject_resource(),
+        ctl.ns.name(),
+        "teams",
+    )
+    .await
+    .expect("project");
+    assert_eq!(
+        stored["spec"]["clusterResourceWhitelist"][0]["name"], "app-*",
+        "the API server kept the name"
+    );
+    let reader = unique("app-reader");
+    let other = unique("other");
+    let mut repos = Vec::new();
+    for (name, role) in [("reader", &reader), ("other", &other)] {
+        let repo = GitRepo::new();
+        repo.commit(&[("app/role.yaml", cluster_role_yaml(role))], "one");
+        create_app(
+            &ctl,
+            name,
+            "teams",
+            json!({"repoURL": repo.url(), "path": "app"}),
+            dest.name(),
+            json!({}),
+        )
+        .await;
+        repos.push(repo);
+    }
+    let app = ctl.sync("reader", json!({})).await;
+    let st = &app["status"]["operationState"];
+    assert_eq!(st["phase"], "Succeeded", "{st:#}");
+    assert!(get(&ctl, cluster_role(), "", &reader).await.is_some());
+
+    let message = "resource rbac.authorization.k8s.io:ClusterRole is not permitted in project teams (clusterResourceWhitelist)";
+    let app = ctl
+        .wait_app("other", "compared", |a| {
+            crate::support::resource(a, "ClusterRole")["status"] == "Unknown"
+        })
+        .await;
+    assert_eq!(
+        crate::support::resource(&app, "ClusterRole")["health"]["message"],
+        message
+    );
+    let app = ctl.sync("other", json!({})).await;
+    let st = &app["status"]["operationState"];
+    assert_eq!(st["phase"], "Failed", "{st:#}");
+    assert_eq!(
+        st["message"],
+        format!("one or more synchronization tasks are not valid: {message}")
+    );
+    assert!(
+        get(&ctl, cluster_role(), "", &other).await.is_none(),
+        "nothing written"
+    );
+    let roles: Api<DynamicObject> = Api::all_with(ctl.client.clone(), &cluster_role());
+    let _ = roles
+        .delete(&reader, &kube::api::DeleteParams::default())
+        .await;
+}

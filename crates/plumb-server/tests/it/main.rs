@@ -13,6 +13,7 @@ mod listener;
 mod live;
 mod password;
 mod project_admin;
+mod project_rbac;
 mod project_reads;
 mod project_rules;
 mod rbac;
