@@ -492,7 +492,11 @@ mod tests {
             "error validating project: source repository has an invalid format, '!*'"
         );
         assert_eq!(
-            build_err(&["p", "--allow-cluster-resource", "a/b/c"]),
+            build_err(&["p", "--allow-cluster-resource", "a/b/c/d"]),
+            "'a/b/c/d' is not GROUP/KIND/NAME, GROUP/KIND or KIND"
+        );
+        assert_eq!(
+            build_err(&["p", "--allow-namespaced-resource", "a/b/c"]),
             "'a/b/c' is not GROUP/KIND or KIND"
         );
         assert!(Cli::try_parse_from(["create"]).is_err());
