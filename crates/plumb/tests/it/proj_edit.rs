@@ -179,31 +179,36 @@ fn an_update_that_would_invalidate_applications_is_refused_in_core_mode() {
 #[test]
 fn create_upsert_and_edit_keep_fields_plumb_does_not_model() {
     let env = TestEnv::private().unwrap_or_else(|e| panic!("no private control plane: {e}"));
-    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "appprojects.argoproj.io"},
-        "spec": {"group": "argoproj.io", "scope": "Namespaced",
-                 "names": {"kind": "AppProject", "listKind": "AppProjectList", "plural": "appprojects",
-                           "singular": "appproject"},
-                 "versions": [{"name": "v1alpha1", "served": true, "storage": true,
-                               "schema": {"openAPIV3Schema": {"type": "object",
-                                   "x-kubernetes-preserve-unknown-fields": true}}}]}});
-    plumb_testenv::process::kubectl_apply(&env, &crd);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let out = env
-            .kubectl()
-            .args(["get", "appprojects.argoproj.io", "-A"])
-            .output()
-            .unwrap();
-        if out.status.success() {
-            break;
+    for (kind, plural) in [
+        ("AppProject", "appprojects"),
+        ("Application", "applications"),
+    ] {
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.argoproj.io")},
+            "spec": {"group": "argoproj.io", "scope": "Namespaced",
+                     "names": {"kind": kind, "listKind": format!("{kind}List"), "plural": plural,
+                               "singular": kind.to_lowercase()},
+                     "versions": [{"name": "v1alpha1", "served": true, "storage": true,
+                                   "schema": {"openAPIV3Schema": {"type": "object",
+                                       "x-kubernetes-preserve-unknown-fields": true}}}]}});
+        plumb_testenv::process::kubectl_apply(&env, &crd);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let out = env
+                .kubectl()
+                .args(["get", &format!("{plural}.argoproj.io"), "-A"])
+                .output()
+                .unwrap();
+            if out.status.success() {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{}",
+                text(&out.stderr)
+            );
+            std::thread::yield_now();
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{}",
-            text(&out.stderr)
-        );
-        std::thread::yield_now();
     }
     let guard = env.namespace("proj-unmodelled");
     let ns = guard.name().to_string();
