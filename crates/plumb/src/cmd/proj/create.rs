@@ -147,6 +147,39 @@ fn key_id(k: &str) -> Result<SignatureKey> {
     })
 }
 
+/// The cluster and namespaced resource list flags: each given replaces its list.
+fn apply_resource_flags(spec: &mut AppProjectSpec, args: &SpecFlags) -> Result<()> {
+    for (values, field) in [
+        (
+            &args.allow_cluster_resources,
+            &mut spec.cluster_resource_whitelist,
+        ),
+        (
+            &args.deny_cluster_resources,
+            &mut spec.cluster_resource_blacklist,
+        ),
+    ] {
+        if !values.is_empty() {
+            *field = Some(restriction_items(values)?);
+        }
+    }
+    for (values, field) in [
+        (
+            &args.allow_namespaced_resources,
+            &mut spec.namespace_resource_whitelist,
+        ),
+        (
+            &args.deny_namespaced_resources,
+            &mut spec.namespace_resource_blacklist,
+        ),
+    ] {
+        if !values.is_empty() {
+            *field = Some(group_kinds(values)?);
+        }
+    }
+    Ok(())
+}
+
 /// Argo's `SetProjSpecOptions`: every flag given replaces its field.
 pub fn apply_flags(spec: &mut AppProjectSpec, args: &SpecFlags) -> Result<()> {
     if let Some(d) = &args.description {
@@ -177,34 +210,7 @@ pub fn apply_flags(spec: &mut AppProjectSpec, args: &SpecFlags) -> Result<()> {
                 .collect::<Result<_>>()?,
         );
     }
-    for (values, field) in [
-        (
-            &args.allow_cluster_resources,
-            &mut spec.cluster_resource_whitelist,
-        ),
-        (
-            &args.deny_cluster_resources,
-            &mut spec.cluster_resource_blacklist,
-        ),
-    ] {
-        if !values.is_empty() {
-            *field = Some(restriction_items(values)?);
-        }
-    }
-    for (values, field) in [
-        (
-            &args.allow_namespaced_resources,
-            &mut spec.namespace_resource_whitelist,
-        ),
-        (
-            &args.deny_namespaced_resources,
-            &mut spec.namespace_resource_blacklist,
-        ),
-    ] {
-        if !values.is_empty() {
-            *field = Some(group_kinds(values)?);
-        }
-    }
+    apply_resource_flags(spec, args)?;
     if !args.source_namespaces.is_empty() {
         spec.source_namespaces = Some(args.source_namespaces.clone());
     }
