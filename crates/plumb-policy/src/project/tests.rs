@@ -799,3 +799,20 @@ fn a_named_cluster_blacklist_entry_denies_only_the_names_it_matches() {
         Ok(())
     );
 }
+
+#[test]
+fn a_hostile_name_pattern_is_matched_in_polynomial_time() {
+    // Many stars against the longest name Kubernetes allows: memoized backtracking, no blow-up.
+    let pattern = format!("{}b", "*a".repeat(200));
+    let p = spec_project(json!({"clusterResourceWhitelist":
+        [{"group": "*", "kind": "*", "name": pattern}]}));
+    let name = "a".repeat(253);
+    assert!(!group_kind_permitted(&p, "", "Namespace", &name, false));
+    assert!(group_kind_permitted(
+        &p,
+        "",
+        "Namespace",
+        &format!("{}b", "a".repeat(252)),
+        false
+    ));
+}
