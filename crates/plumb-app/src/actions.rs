@@ -118,6 +118,7 @@ async fn check(
         project,
         &key.group,
         &key.kind,
+        &key.name,
         kind.namespaced,
         &key.namespace,
         target,

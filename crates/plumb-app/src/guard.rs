@@ -145,6 +145,7 @@ fn check_object(
         project,
         &key.group,
         &key.kind,
+        &key.name,
         namespaced.unwrap_or(!key.namespace.is_empty()),
         &key.namespace,
         dest,

@@ -26,6 +26,7 @@ pub mod impersonation;
 pub mod k8s_requests;
 pub mod observe;
 pub mod orphans;
+pub mod project_update;
 pub mod repo_admin;
 pub mod repositories;
 pub mod request;

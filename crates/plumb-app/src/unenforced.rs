@@ -18,8 +18,8 @@ pub const UNENFORCED_SETTING_WARNING: &str = "UnenforcedSettingWarning";
 /// One setting Plumb does not enforce.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    /// The setting as written: `argocd-cm kustomize.buildOptions`, `AppProject payments
-    /// spec.clusterResourceWhitelist[0].name`.
+    /// The setting as written: `argocd-cm kustomize.buildOptions.v5`, `AppProject payments
+    /// spec.futureField`.
     pub setting: String,
     /// What Plumb does instead.
     pub detail: String,
@@ -117,36 +117,6 @@ pub fn in_project(raw: &Value) -> Vec<Finding> {
             });
         }
     }
-    // Newer Argo's cluster resource restrictions by name: Plumb matches group and kind only.
-    for (list, refuse, detail) in [
-        (
-            "clusterResourceWhitelist",
-            true,
-            "Plumb matches group and kind only, so the entry would permit every object of that kind, not only the named ones",
-        ),
-        (
-            "clusterResourceBlacklist",
-            false,
-            "Plumb matches group and kind only, so the entry denies every object of that kind, not only the named ones",
-        ),
-    ] {
-        let items = raw
-            .pointer(&format!("/spec/{list}"))
-            .and_then(Value::as_array);
-        for (i, item) in items.into_iter().flatten().enumerate() {
-            if item
-                .get("name")
-                .and_then(Value::as_str)
-                .is_some_and(|n| !n.is_empty())
-            {
-                found.push(Finding {
-                    setting: at(format!("{list}[{i}].name")),
-                    detail: detail.into(),
-                    refuse,
-                });
-            }
-        }
-    }
     found
 }
 
@@ -234,27 +204,14 @@ mod tests {
     }
 
     #[test]
-    fn a_named_whitelist_entry_refuses_and_a_named_blacklist_entry_warns() {
+    fn named_cluster_resource_entries_are_enforced_so_not_reported() {
         let raw = json!({"metadata": {"name": "payments"}, "spec": {
             "clusterResourceWhitelist": [{"group": "", "kind": "Namespace"},
                                          {"group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "payments-*"}],
             "clusterResourceBlacklist": [{"group": "", "kind": "PersistentVolume", "name": "shared"}],
             "sourceRepos": ["*"]
         }});
-        let found = in_project(&raw);
-        assert_eq!(found.len(), 2, "{found:?}");
-        let refused = refusal(&found).expect("refused");
-        assert!(
-            refused.starts_with("AppProject payments spec.clusterResourceWhitelist[1].name is not enforced by Plumb, which refuses"),
-            "{refused}"
-        );
-        let warned = conditions(&found);
-        assert_eq!(warned.len(), 1);
-        assert!(
-            warned[0]
-                .1
-                .starts_with("AppProject payments spec.clusterResourceBlacklist[0].name ")
-        );
+        assert_eq!(in_project(&raw), []);
     }
 
     #[test]

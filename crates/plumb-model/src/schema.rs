@@ -9,6 +9,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::{Map, Value};
 
 use crate::GroupKind;
+use crate::application::ClusterResourceRestrictionItem;
 
 /// A free-form field: any JSON, kept as written.
 pub(crate) fn preserve_unknown(_: &mut SchemaGenerator) -> Schema {
@@ -38,6 +39,25 @@ impl JsonSchema for GroupKind {
             "properties": {
                 "group": { "type": "string" },
                 "kind": { "type": "string" }
+            }
+        })
+    }
+}
+
+impl JsonSchema for ClusterResourceRestrictionItem {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ClusterResourceRestrictionItem".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A cluster-scoped API group and kind (`*` matches any), and optionally a name pattern (Go's filepath.Match syntax); without a name, every object of the group and kind.",
+            "type": "object",
+            "required": ["group", "kind"],
+            "properties": {
+                "group": { "type": "string" },
+                "kind": { "type": "string" },
+                "name": { "type": "string" }
             }
         })
     }

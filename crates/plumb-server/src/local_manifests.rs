@@ -56,8 +56,10 @@ pub(crate) async fn check(
         } else {
             key.namespace.as_str()
         };
-        check_resource(project, &key.group, &key.kind, namespaced, namespace, &dest)
-            .map_err(|v| Error::InvalidArgument(format!("manifests: {} ({}): {v}", m.file, key)))?;
+        check_resource(
+            project, &key.group, &key.kind, &key.name, namespaced, namespace, &dest,
+        )
+        .map_err(|v| Error::InvalidArgument(format!("manifests: {} ({}): {v}", m.file, key)))?;
         if namespaced {
             key.namespace = namespace.to_string();
         }

@@ -48,8 +48,10 @@ export const LISTS: ListDef[] = [
     }),
   },
   { field: 'sourceNamespaces', label: 'Source namespaces', scalar: true, cols: [{ key: 'value', label: 'Namespace', placeholder: 'team-*' }], unset: 'none (only the control namespace)', check: (r) => ({ value: r.value ? '' : 'A namespace is required.' }) },
-  { field: 'clusterResourceWhitelist', label: 'Cluster resources allowed', cols: gk('allowed'), unset: 'none: no cluster-scoped kind is permitted', check: needKind },
-  { field: 'clusterResourceBlacklist', label: 'Cluster resources denied', cols: gk('denied'), unset: 'none', check: needKind },
+  // Argo's ClusterResourceRestrictionItem has a name pattern: a column of its own, so that saving
+  // the list never drops it (an entry without its name would permit the whole kind).
+  { field: 'clusterResourceWhitelist', label: 'Cluster resources allowed', cols: [...gk('allowed'), { key: 'name', label: 'Name', placeholder: 'app-* (empty: every object)' }], unset: 'none: no cluster-scoped kind is permitted', check: needKind },
+  { field: 'clusterResourceBlacklist', label: 'Cluster resources denied', cols: [...gk('denied'), { key: 'name', label: 'Name', placeholder: 'cluster-admin (empty: every object)' }], unset: 'none', check: needKind },
   {
     field: 'namespaceResourceWhitelist',
     label: 'Namespace resources allowed',

@@ -678,3 +678,107 @@ async fn signature_keys_admit_only_commits_signed_by_an_allowed_valid_key() {
         );
     }
 }
+
+fn cluster_role_yaml(name: &str) -> String {
+    format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {name}\nrules:\n- apiGroups: [\"\"]\n  resources: [\"pods\"]\n  verbs: [\"get\"]\n"
+    )
+}
+
+fn cluster_role() -> kube::api::ApiResource {
+    kube::api::ApiResource::erase::<k8s_openapi::api::rbac::v1::ClusterRole>(&())
+}
+
+/// A `clusterResourceWhitelist` entry with a `name` permits only the objects its pattern
+/// matches (Argo's `IsGroupKindNamePermitted`): a ClusterRole named `app-*` syncs, another name
+/// is refused with Argo's message and nothing is written. The API server must keep `name`
+/// (Plumb's CRD declares it): a pruned name would widen the entry to every ClusterRole.
+#[tokio::test]
+async fn a_named_cluster_resource_whitelist_entry_permits_only_matching_names() {
+    let env = TestEnv::shared();
+    let ctl = Controlled::start(env, "ctl-named").await;
+    let dest = env.namespace("named-dest");
+    let spec = json!({"sourceRepos": ["*"],
+        "destinations": [{"server": "https://kubernetes.default.svc", "namespace": "*"}],
+        "clusterResourceWhitelist": [
+            {"group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "app-*"}]});
+    let projects: Api<DynamicObject> = Api::namespaced_with(
+        ctl.client.clone(),
+        ctl.ns.name(),
+        &plumb_app::appproject_resource(),
+    );
+    // Test processes of other checkouts may apply their own CRDs to a shared control plane
+    // meanwhile: the project is written again under this checkout's CRD until it keeps the name.
+    for attempt in 0.. {
+        crate::support::install_crds(env);
+        let _ = projects
+            .delete("teams", &kube::api::DeleteParams::default())
+            .await;
+        while projects.get_opt("teams").await.expect("get").is_some() {
+            tokio::task::yield_now().await;
+        }
+        create_project(&ctl, "teams", spec.clone()).await;
+        let stored = get(
+            &ctl,
+            plumb_app::appproject_resource(),
+            ctl.ns.name(),
+            "teams",
+        )
+        .await
+        .expect("project");
+        if stored["spec"]["clusterResourceWhitelist"][0]["name"] == "app-*" {
+            break;
+        }
+        assert!(
+            attempt < 5,
+            "the API server keeps dropping the name: {stored}"
+        );
+    }
+    let reader = unique("app-reader");
+    let other = unique("other");
+    let mut repos = Vec::new();
+    for (name, role) in [("reader", &reader), ("other", &other)] {
+        let repo = GitRepo::new();
+        repo.commit(&[("app/role.yaml", cluster_role_yaml(role))], "one");
+        create_app(
+            &ctl,
+            name,
+            "teams",
+            json!({"repoURL": repo.url(), "path": "app"}),
+            dest.name(),
+            json!({}),
+        )
+        .await;
+        repos.push(repo);
+    }
+    let app = ctl.sync("reader", json!({})).await;
+    let st = &app["status"]["operationState"];
+    assert_eq!(st["phase"], "Succeeded", "{st:#}");
+    assert!(get(&ctl, cluster_role(), "", &reader).await.is_some());
+
+    let message = "resource rbac.authorization.k8s.io:ClusterRole is not permitted in project teams (clusterResourceWhitelist)";
+    let app = ctl
+        .wait_app("other", "compared", |a| {
+            crate::support::resource(a, "ClusterRole")["status"] == "Unknown"
+        })
+        .await;
+    assert_eq!(
+        crate::support::resource(&app, "ClusterRole")["health"]["message"],
+        message
+    );
+    let app = ctl.sync("other", json!({})).await;
+    let st = &app["status"]["operationState"];
+    assert_eq!(st["phase"], "Failed", "{st:#}");
+    assert_eq!(
+        st["message"],
+        format!("one or more synchronization tasks are not valid: {message}")
+    );
+    assert!(
+        get(&ctl, cluster_role(), "", &other).await.is_none(),
+        "nothing written"
+    );
+    let roles: Api<DynamicObject> = Api::all_with(ctl.client.clone(), &cluster_role());
+    let _ = roles
+        .delete(&reader, &kube::api::DeleteParams::default())
+        .await;
+}

@@ -243,9 +243,9 @@ async fn a_project_scoped_repository_lends_its_credentials_to_its_project_only()
     );
 }
 
-/// The project-level findings (`clusterResourceWhitelist[].name` refused, unknown fields
-/// warned) are unit-tested in `plumb_app::unenforced`: Plumb's own CRD prunes those fields before
-/// the controller could see them (they reach it only under Argo CD's CRD).
+/// The project-level findings (unknown fields warned) are unit-tested in
+/// `plumb_app::unenforced`: Plumb's own CRD prunes such fields before the controller could see
+/// them (they reach it only under Argo CD's CRD).
 #[tokio::test]
 async fn an_unenforced_setting_is_a_warning_condition_on_the_application() {
     let env = TestEnv::shared();

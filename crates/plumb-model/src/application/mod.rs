@@ -36,8 +36,9 @@ pub use operation::{
     SyncOperationResource, SyncOperationResult, SyncStrategy, SyncStrategyForce,
 };
 pub use project::{
-    AppProject, AppProjectSpec, AppProjectStatus, DestinationServiceAccount, JwtToken, JwtTokens,
-    OrphanedResourceKey, OrphanedResourcesMonitorSettings, ProjectRole, SignatureKey, SyncWindow,
+    AppProject, AppProjectSpec, AppProjectStatus, ClusterResourceRestrictionItem,
+    DestinationServiceAccount, JwtToken, JwtTokens, OrphanedResourceKey,
+    OrphanedResourcesMonitorSettings, ProjectRole, SignatureKey, SyncWindow,
 };
 pub use source::{
     ApplicationSource, DirectorySource, EnvEntry, HelmFileParameter, HelmParameter, HelmSource,

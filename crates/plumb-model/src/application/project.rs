@@ -55,9 +55,9 @@ pub struct AppProjectSpec {
     /// Project roles (for Argo's API server; kept, not used by Plumb).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roles: Option<Vec<ProjectRole>>,
-    /// Cluster-scoped kinds Applications may manage (absent: none).
+    /// Cluster-scoped objects Applications may manage (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_resource_whitelist: Option<Vec<GroupKind>>,
+    pub cluster_resource_whitelist: Option<Vec<ClusterResourceRestrictionItem>>,
     /// Namespaced kinds Applications may not manage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace_resource_blacklist: Option<Vec<GroupKind>>,
@@ -73,9 +73,9 @@ pub struct AppProjectSpec {
     /// GnuPG keys commits must be signed with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature_keys: Option<Vec<SignatureKey>>,
-    /// Cluster-scoped kinds Applications may not manage.
+    /// Cluster-scoped objects Applications may not manage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_resource_blacklist: Option<Vec<GroupKind>>,
+    pub cluster_resource_blacklist: Option<Vec<ClusterResourceRestrictionItem>>,
     /// Namespaces (globs) Applications of this project may live in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_namespaces: Option<Vec<String>>,
@@ -85,6 +85,47 @@ pub struct AppProjectSpec {
     /// Service accounts to impersonate per destination.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destination_service_accounts: Option<Vec<DestinationServiceAccount>>,
+}
+
+/// An entry of `clusterResourceWhitelist` or `clusterResourceBlacklist` (Argo's
+/// `ClusterResourceRestrictionItem`): group and kind patterns and, optionally, a name pattern
+/// (Go's `filepath.Match` syntax); no name (or an empty one) matches every object of the kind.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+pub struct ClusterResourceRestrictionItem {
+    /// API group (`""` for core; may be left out when written).
+    #[serde(default)]
+    pub group: String,
+    /// Kind.
+    pub kind: String,
+    /// Name pattern; absent or empty: every object of the group and kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl ClusterResourceRestrictionItem {
+    /// An entry for every object of a group and kind.
+    pub fn new(group: impl Into<String>, kind: impl Into<String>) -> Self {
+        Self {
+            group: group.into(),
+            kind: kind.into(),
+            name: None,
+        }
+    }
+
+    /// The name pattern, `""` when there is none (Go's zero value).
+    pub fn name_pattern(&self) -> &str {
+        self.name.as_deref().unwrap_or_default()
+    }
+}
+
+impl std::fmt::Display for ClusterResourceRestrictionItem {
+    /// `group/kind`, or `group/kind/name` with a name (the CLI's `GROUP/KIND/NAME`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.name_pattern() {
+            "" => write!(f, "{}/{}", self.group, self.kind),
+            name => write!(f, "{}/{}/{name}", self.group, self.kind),
+        }
+    }
 }
 
 /// A project role.

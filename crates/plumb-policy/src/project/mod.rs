@@ -1,6 +1,6 @@
 //! What an AppProject permits, decided as Argo CD decides it
 //! (`pkg/apis/application/v1alpha1/app_project_types.go`: `IsSourcePermitted`,
-//! `IsDestinationPermitted`, `IsGroupKindPermitted`, `IsResourcePermitted`,
+//! `IsDestinationPermitted`, `IsGroupKindNamePermitted`, `IsResourcePermitted`,
 //! `IsAppNamespacePermitted`; messages from `util/argo/argo.go` and the controller's sync).
 //!
 //! Two entry points:
@@ -44,18 +44,18 @@
 //! let dest = Destination { server: "https://kubernetes.default.svc", name: "in-cluster", namespace: "payments-prod" };
 //! assert!(check_application(&project, &app, "argocd", &dest).is_empty());
 //!
-//! let refused = check_resource(&project, "", "Namespace", false, "", &dest).unwrap_err();
+//! let refused = check_resource(&project, "", "Namespace", "payments", false, "", &dest).unwrap_err();
 //! assert_eq!(refused.rule, Rule::ClusterResourceWhitelist);
 //! assert_eq!(refused.to_string(), "resource :Namespace is not permitted in project payments (clusterResourceWhitelist)");
 //! ```
 //!
 //! Project-scoped repositories and clusters (Secrets with a `project` key) and
 //! `permitOnlyProjectScopedClusters` are in [`scoped`]: the caller checks the
-//! [`scoped::virtual_project`] and adds [`scoped::scoped_cluster_refusal`]. Not checked here:
-//! the `name` of newer Argo's cluster resource restrictions.
+//! [`scoped::virtual_project`] and adds [`scoped::scoped_cluster_refusal`].
 
 pub mod repo_url;
 pub mod scoped;
+pub mod update;
 mod validate;
 
 pub use validate::{
@@ -66,7 +66,9 @@ pub use validate::{
 use std::fmt;
 
 use plumb_model::GroupKind;
-use plumb_model::application::{AppProject, Application, ApplicationDestination};
+use plumb_model::application::{
+    AppProject, Application, ApplicationDestination, ClusterResourceRestrictionItem,
+};
 
 use crate::pattern;
 
@@ -293,56 +295,81 @@ pub fn project_not_permitted_message(app_name: &str, app_namespace: &str, projec
     )
 }
 
-/// Whether the resource lists permit a kind: for namespaced kinds an absent
-/// `namespaceResourceWhitelist` permits all (an explicit empty one none); cluster-scoped kinds
-/// need an entry in `clusterResourceWhitelist`; a blacklist entry refuses in both cases.
+/// Whether the resource lists permit an object (Argo's `IsGroupKindNamePermitted`): for
+/// namespaced kinds an absent `namespaceResourceWhitelist` permits all (an explicit empty one
+/// none); cluster-scoped objects need an entry in `clusterResourceWhitelist` whose group, kind
+/// and, when it has one, name pattern match; a blacklist entry refuses in both cases. Names
+/// only count for cluster-scoped objects: the namespaced lists are plain group/kind lists.
 pub fn group_kind_permitted(
     project: &AppProject,
     group: &str,
     kind: &str,
+    name: &str,
     namespaced: bool,
 ) -> bool {
-    group_kind_refusal(project, group, kind, namespaced).is_none()
+    group_kind_refusal(project, group, kind, name, namespaced).is_none()
 }
 
 fn group_kind_refusal(
     project: &AppProject,
     group: &str,
     kind: &str,
+    name: &str,
     namespaced: bool,
 ) -> Option<(Rule, Option<String>)> {
     let spec = &project.spec;
-    let (white, black, white_rule, black_rule) = if namespaced {
-        (
-            &spec.namespace_resource_whitelist,
-            &spec.namespace_resource_blacklist,
-            Rule::NamespaceResourceWhitelist,
-            Rule::NamespaceResourceBlacklist,
-        )
-    } else {
-        (
-            &spec.cluster_resource_whitelist,
-            &spec.cluster_resource_blacklist,
-            Rule::ClusterResourceWhitelist,
-            Rule::ClusterResourceBlacklist,
-        )
-    };
-    if let Some(entry) = black.iter().flatten().find(|e| in_list(e, group, kind)) {
-        return Some((
-            black_rule,
-            Some(format!("'{}:{}'", entry.group, entry.kind)),
-        ));
+    if namespaced {
+        let black = spec.namespace_resource_blacklist.iter().flatten();
+        if let Some(entry) = black.into_iter().find(|e| in_list(e, group, kind)) {
+            return Some((
+                Rule::NamespaceResourceBlacklist,
+                Some(format!("'{}:{}'", entry.group, entry.kind)),
+            ));
+        }
+        let whitelisted = match &spec.namespace_resource_whitelist {
+            None => true,
+            Some(list) => list.iter().any(|e| in_list(e, group, kind)),
+        };
+        return (!whitelisted).then_some((Rule::NamespaceResourceWhitelist, None));
     }
-    let whitelisted = match white {
-        None => namespaced,
-        Some(list) => list.iter().any(|e| in_list(e, group, kind)),
-    };
-    (!whitelisted).then_some((white_rule, None))
+    let black = spec.cluster_resource_blacklist.iter().flatten();
+    if let Some(entry) = black
+        .into_iter()
+        .find(|e| in_named_list(e, group, kind, name))
+    {
+        let denied = match entry.name_pattern() {
+            "" => format!("'{}:{}'", entry.group, entry.kind),
+            pattern => format!("'{}:{}' named '{pattern}'", entry.group, entry.kind),
+        };
+        return Some((Rule::ClusterResourceBlacklist, Some(denied)));
+    }
+    let whitelisted = spec
+        .cluster_resource_whitelist
+        .iter()
+        .flatten()
+        .any(|e| in_named_list(e, group, kind, name));
+    (!whitelisted).then_some((Rule::ClusterResourceWhitelist, None))
 }
 
 // Argo's `isResourceInList`: kind and group are `filepath.Match` patterns.
 fn in_list(entry: &GroupKind, group: &str, kind: &str) -> bool {
     pattern::filepath(&entry.kind, kind) && pattern::filepath(&entry.group, group)
+}
+
+// Argo's `isNamedResourceInList`: kind and group as above, then the name, a `filepath.Match`
+// pattern too, when the entry has one (an empty name matches every object of the kind).
+fn in_named_list(
+    entry: &ClusterResourceRestrictionItem,
+    group: &str,
+    kind: &str,
+    name: &str,
+) -> bool {
+    pattern::filepath(&entry.kind, kind)
+        && pattern::filepath(&entry.group, group)
+        && match entry.name_pattern() {
+            "" => true,
+            pattern => pattern::filepath(pattern, name),
+        }
 }
 
 /// The repository of every source `app` names: the spec's sources (every one of them, as each
@@ -428,19 +455,23 @@ fn hydrator_refused() -> Violation {
     )
 }
 
-/// Checks one object an Application would manage: its group/kind against the resource lists,
-/// then, for a namespaced object, its own `namespace` against the destinations on the cluster
-/// of `dest` (whose namespace is not used: objects may name another namespace).
+/// Checks one object an Application would manage: its group/kind (and, cluster-scoped, its
+/// `name`) against the resource lists, then, for a namespaced object, its own `namespace`
+/// against the destinations on the cluster of `dest` (whose namespace is not used: objects may
+/// name another namespace).
 pub fn check_resource(
     project: &AppProject,
     group: &str,
     kind: &str,
+    object_name: &str,
     namespaced: bool,
     namespace: &str,
     dest: &Destination,
 ) -> Result<(), Violation> {
     let name = project_name(project);
-    if let Some((rule, denied_by)) = group_kind_refusal(project, group, kind, namespaced) {
+    if let Some((rule, denied_by)) =
+        group_kind_refusal(project, group, kind, object_name, namespaced)
+    {
         return Err(Violation::new(
             rule,
             format!("resource {group}:{kind} is not permitted in project {name}"),

@@ -3,6 +3,7 @@
 //! patterns and a blacklist inside a wildcard whitelist, and a locked one.
 
 use plumb_model::application::{AppProject, Application};
+use serde_json::json;
 
 use super::*;
 
@@ -69,7 +70,15 @@ fn the_default_project_permits_everything() {
         ("", "Secret", true),
     ] {
         assert_eq!(
-            check_resource(&default, group, kind, namespaced, "anywhere", &local("x")),
+            check_resource(
+                &default,
+                group,
+                kind,
+                "",
+                namespaced,
+                "anywhere",
+                &local("x")
+            ),
             Ok(())
         );
     }
@@ -333,13 +342,22 @@ fn every_violation_is_reported_in_order() {
 fn cluster_scoped_kinds_need_the_cluster_whitelist() {
     let payments = project("payments");
     assert_eq!(
-        check_resource(&payments, "", "Namespace", false, "", &local("payments")),
+        check_resource(
+            &payments,
+            "",
+            "Namespace",
+            "",
+            false,
+            "",
+            &local("payments")
+        ),
         Ok(())
     );
     let refused = check_resource(
         &payments,
         "rbac.authorization.k8s.io",
         "ClusterRole",
+        "",
         false,
         "",
         &local("payments"),
@@ -353,7 +371,7 @@ fn cluster_scoped_kinds_need_the_cluster_whitelist() {
     // No clusterResourceWhitelist at all: no cluster-scoped kind.
     let locked = project("locked");
     assert_eq!(
-        check_resource(&locked, "", "Namespace", false, "", &local("x")).map_err(|v| v.rule),
+        check_resource(&locked, "", "Namespace", "", false, "", &local("x")).map_err(|v| v.rule),
         Err(Rule::ClusterResourceWhitelist)
     );
 }
@@ -366,6 +384,7 @@ fn a_blacklist_entry_beats_a_wildcard_whitelist() {
             &platform,
             "apiextensions.k8s.io",
             "CustomResourceDefinition",
+            "",
             false,
             "",
             &local("x")
@@ -376,6 +395,7 @@ fn a_blacklist_entry_beats_a_wildcard_whitelist() {
         &platform,
         "rbac.authorization.k8s.io",
         "ClusterRoleBinding",
+        "",
         false,
         "",
         &local("x"),
@@ -390,6 +410,7 @@ fn a_blacklist_entry_beats_a_wildcard_whitelist() {
         &platform,
         "apps",
         "DaemonSet",
+        "",
         true,
         "monitoring",
         &local("x"),
@@ -407,7 +428,15 @@ fn namespaced_kinds_are_all_allowed_without_a_namespace_whitelist() {
     let payments = project("payments");
     for (group, kind) in [("apps", "Deployment"), ("", "Secret"), ("batch", "CronJob")] {
         assert_eq!(
-            check_resource(&payments, group, kind, true, "payments", &local("payments")),
+            check_resource(
+                &payments,
+                group,
+                kind,
+                "",
+                true,
+                "payments",
+                &local("payments")
+            ),
             Ok(()),
             "{group}:{kind}"
         );
@@ -417,6 +446,7 @@ fn namespaced_kinds_are_all_allowed_without_a_namespace_whitelist() {
             &payments,
             "networking.k8s.io",
             "NetworkPolicy",
+            "",
             true,
             "payments",
             &local("payments")
@@ -427,10 +457,19 @@ fn namespaced_kinds_are_all_allowed_without_a_namespace_whitelist() {
     // With a whitelist, only what it lists.
     let platform = project("platform");
     assert_eq!(
-        check_resource(&platform, "apps", "StatefulSet", true, "db", &local("db")),
+        check_resource(
+            &platform,
+            "apps",
+            "StatefulSet",
+            "",
+            true,
+            "db",
+            &local("db")
+        ),
         Ok(())
     );
-    let refused = check_resource(&platform, "", "Secret", true, "db", &local("db")).unwrap_err();
+    let refused =
+        check_resource(&platform, "", "Secret", "", true, "db", &local("db")).unwrap_err();
     assert_eq!(refused.rule, Rule::NamespaceResourceWhitelist);
     assert_eq!(
         refused.to_string(),
@@ -438,8 +477,16 @@ fn namespaced_kinds_are_all_allowed_without_a_namespace_whitelist() {
     );
     // An explicit empty whitelist permits no namespaced kind (Argo tells `[]` from absent).
     assert_eq!(
-        check_resource(&project("locked"), "", "ConfigMap", true, "x", &local("x"))
-            .map_err(|v| v.rule),
+        check_resource(
+            &project("locked"),
+            "",
+            "ConfigMap",
+            "",
+            true,
+            "x",
+            &local("x")
+        )
+        .map_err(|v| v.rule),
         Err(Rule::NamespaceResourceWhitelist)
     );
 }
@@ -454,6 +501,7 @@ fn a_resource_namespace_is_checked_against_the_destinations() {
             &payments,
             "",
             "ConfigMap",
+            "",
             true,
             "payments-canary",
             &local("payments")
@@ -464,6 +512,7 @@ fn a_resource_namespace_is_checked_against_the_destinations() {
         &payments,
         "",
         "ConfigMap",
+        "",
         true,
         "kube-system",
         &local("payments"),
@@ -476,7 +525,15 @@ fn a_resource_namespace_is_checked_against_the_destinations() {
     );
     // Cluster-scoped objects have no namespace to check.
     assert_eq!(
-        check_resource(&payments, "", "Namespace", false, "", &prod_eu("payments")),
+        check_resource(
+            &payments,
+            "",
+            "Namespace",
+            "",
+            false,
+            "",
+            &prod_eu("payments")
+        ),
         Ok(())
     );
     let platform = project("platform");
@@ -485,6 +542,7 @@ fn a_resource_namespace_is_checked_against_the_destinations() {
             &platform,
             "",
             "ConfigMap",
+            "",
             true,
             "kube-system",
             &local("web")
@@ -516,14 +574,21 @@ fn group_kind_patterns_are_filepath_globs() {
         GroupKind::new("*.acme.io", "*"),
         GroupKind::new("", "Config?ap"),
     ]);
-    assert!(group_kind_permitted(&p, "billing.acme.io", "Invoice", true));
-    assert!(group_kind_permitted(&p, "", "ConfigMap", true));
-    assert!(!group_kind_permitted(&p, "acme.io", "Invoice", true));
-    assert!(!group_kind_permitted(&p, "apps", "ConfigMap", true));
+    assert!(group_kind_permitted(
+        &p,
+        "billing.acme.io",
+        "Invoice",
+        "",
+        true
+    ));
+    assert!(group_kind_permitted(&p, "", "ConfigMap", "", true));
+    assert!(!group_kind_permitted(&p, "acme.io", "Invoice", "", true));
+    assert!(!group_kind_permitted(&p, "apps", "ConfigMap", "", true));
     assert!(!group_kind_permitted(
         &p,
         "billing.acme.io",
         "Invoice",
+        "",
         false
     ));
 }
@@ -606,4 +671,148 @@ fn source_namespaces_patterns_and_hostile_entries() {
     assert!(app_namespace_permitted(&hostile, "argocd", "argocd"));
     assert!(!app_namespace_permitted(&with(&[]), "team-a", "argocd"));
     assert!(app_namespace_permitted(&with(&["*"]), "team-a", "argocd"));
+}
+
+fn spec_project(spec: serde_json::Value) -> AppProject {
+    serde_json::from_value(json!({"metadata": {"name": "p"}, "spec": spec})).unwrap()
+}
+
+/// Argo's `TestAppProject_IsGroupKindPermitted` (`pkg/apis/application/v1alpha1/types_test.go`),
+/// case by case.
+#[test]
+fn argos_is_group_kind_name_permitted_cases() {
+    let permitted = |p: &AppProject, group: &str, kind: &str, name: &str, namespaced: bool| {
+        group_kind_permitted(p, group, kind, name, namespaced)
+    };
+    let proj = spec_project(json!({"namespaceResourceWhitelist": [],
+        "namespaceResourceBlacklist": [{"group": "apps", "kind": "Deployment"}]}));
+    assert!(!permitted(&proj, "apps", "ReplicaSet", "", true));
+    assert!(!permitted(&proj, "apps", "Deployment", "", true));
+    let proj2 = spec_project(json!({
+        "namespaceResourceWhitelist": [{"group": "apps", "kind": "ReplicaSet"}],
+        "namespaceResourceBlacklist": [{"group": "apps", "kind": "Deployment"}]}));
+    assert!(permitted(&proj2, "apps", "ReplicaSet", "", true));
+    assert!(!permitted(&proj2, "apps", "Action", "", true));
+    let proj3 =
+        spec_project(json!({"clusterResourceBlacklist": [{"group": "", "kind": "Namespace"}]}));
+    assert!(!permitted(&proj3, "", "Namespace", "", false));
+    let proj4 = spec_project(json!({
+        "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+        "clusterResourceBlacklist": [{"group": "*", "kind": "*"}]}));
+    assert!(!permitted(&proj4, "", "Namespace", "", false));
+    assert!(permitted(&proj4, "apps", "Action", "", true));
+    let proj5 = spec_project(json!({"clusterResourceWhitelist": [],
+        "namespaceResourceWhitelist": [{"group": "*", "kind": "*"}]}));
+    assert!(!permitted(&proj5, "", "Namespace", "", false));
+    assert!(permitted(&proj5, "apps", "Action", "", true));
+    let proj6 = spec_project(json!({}));
+    assert!(!permitted(&proj6, "", "Namespace", "", false));
+    assert!(permitted(&proj6, "apps", "Action", "", true));
+    let proj7 = spec_project(json!({"clusterResourceWhitelist":
+        [{"group": "", "kind": "Namespace", "name": "team1-*"}]}));
+    assert!(!permitted(
+        &proj7,
+        "",
+        "Namespace",
+        "other-namespace",
+        false
+    ));
+    assert!(permitted(&proj7, "", "Namespace", "team1-namespace", false));
+}
+
+#[test]
+fn a_named_cluster_whitelist_entry_permits_only_the_names_it_matches() {
+    let p = spec_project(json!({"clusterResourceWhitelist": [
+        {"group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "app-*"},
+        {"group": "", "kind": "Namespace", "name": ""}]}));
+    let dest = local("x");
+    let check = |kind: &str, group: &str, name: &str| {
+        check_resource(&p, group, kind, name, false, "", &dest).map_err(|v| v.to_string())
+    };
+    assert_eq!(
+        check("ClusterRole", "rbac.authorization.k8s.io", "app-reader"),
+        Ok(())
+    );
+    assert_eq!(
+        check("ClusterRole", "rbac.authorization.k8s.io", "other"),
+        Err("resource rbac.authorization.k8s.io:ClusterRole is not permitted in project p (clusterResourceWhitelist)".into())
+    );
+    // The name pattern is Go's filepath.Match: `?`, classes, and nothing for a bad pattern.
+    assert_eq!(
+        check("ClusterRole", "rbac.authorization.k8s.io", "app-"),
+        Ok(())
+    );
+    // An empty name is no name: every Namespace.
+    assert_eq!(check("Namespace", "", "anything"), Ok(()));
+    let q = spec_project(json!({"clusterResourceWhitelist": [
+        {"group": "*", "kind": "*", "name": "a?c"},
+        {"group": "*", "kind": "*", "name": "[x-z]*"},
+        {"group": "*", "kind": "*", "name": "[bad"}]}));
+    for (name, ok) in [
+        ("abc", true),
+        ("abbc", false),
+        ("yes", true),
+        ("[bad", false),
+        ("bad", false),
+    ] {
+        assert_eq!(
+            group_kind_permitted(&q, "", "Namespace", name, false),
+            ok,
+            "{name}"
+        );
+    }
+    // Names never count for namespaced kinds (the namespaced lists are plain group/kind).
+    assert!(group_kind_permitted(&q, "apps", "Deployment", "zzz", true));
+}
+
+#[test]
+fn a_named_cluster_blacklist_entry_denies_only_the_names_it_matches() {
+    let p = spec_project(json!({
+        "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+        "clusterResourceBlacklist": [{"group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"}]}));
+    let dest = local("x");
+    let refused = check_resource(
+        &p,
+        "rbac.authorization.k8s.io",
+        "ClusterRole",
+        "cluster-admin",
+        false,
+        "",
+        &dest,
+    )
+    .unwrap_err();
+    assert_eq!(refused.rule, Rule::ClusterResourceBlacklist);
+    assert_eq!(
+        refused.to_string(),
+        "resource rbac.authorization.k8s.io:ClusterRole is not permitted in project p (clusterResourceBlacklist: denied by 'rbac.authorization.k8s.io:ClusterRole' named 'cluster-admin')"
+    );
+    assert_eq!(
+        check_resource(
+            &p,
+            "rbac.authorization.k8s.io",
+            "ClusterRole",
+            "app-reader",
+            false,
+            "",
+            &dest
+        ),
+        Ok(())
+    );
+}
+
+#[test]
+fn a_hostile_name_pattern_is_matched_in_polynomial_time() {
+    // Many stars against the longest name Kubernetes allows: memoized backtracking, no blow-up.
+    let pattern = format!("{}b", "*a".repeat(200));
+    let p = spec_project(json!({"clusterResourceWhitelist":
+        [{"group": "*", "kind": "*", "name": pattern}]}));
+    let name = "a".repeat(253);
+    assert!(!group_kind_permitted(&p, "", "Namespace", &name, false));
+    assert!(group_kind_permitted(
+        &p,
+        "",
+        "Namespace",
+        &format!("{}b", "a".repeat(252)),
+        false
+    ));
 }

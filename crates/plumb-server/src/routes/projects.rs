@@ -397,8 +397,27 @@ pub(crate) async fn update(
             || format!("reading AppProject {}/{name}", s.namespace),
         )
     })?;
-    check_widening(&mut authz, &to_value(&current)?, &body.project).await?;
+    let current = to_value(&current)?;
+    check_widening(&mut authz, &current, &body.project).await?;
+    check_applications(&s, &current, &body.project).await?;
     Ok(Json(replace_project(&s, &name, &body.project).await?))
+}
+
+/// Argo refuses an update that would make some of the project's Applications invalid (their
+/// source or destination permitted before, not after), with its message.
+async fn check_applications(s: &AppState, current: &Value, wanted: &Value) -> Result<()> {
+    let typed = |v: &Value| {
+        serde_json::from_value::<plumb_model::application::AppProject>(v.clone())
+            .map_err(|e| Error::InvalidArgument(format!("AppProject: {e}")))
+    };
+    let (old, new) = (typed(current)?, typed(wanted)?);
+    let refusal = plumb_app::project_update::refusal(&s.client, &s.namespace, &old, &new)
+        .await
+        .map_err(|e| Error::Internal(plumb_app::chain(&e)))?;
+    match refusal {
+        Some(message) => Err(Error::InvalidArgument(message)),
+        None => Ok(()),
+    }
 }
 
 /// Argo's checks on a project update beyond `projects, update` (`ProjectService.Update`): a

@@ -14,6 +14,7 @@ mod listener;
 mod live;
 mod password;
 mod project_admin;
+mod project_rbac;
 mod project_reads;
 mod project_rules;
 mod rbac;

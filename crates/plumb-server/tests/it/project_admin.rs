@@ -169,3 +169,66 @@ async fn validation_delete_detailed_windows_and_events() {
     let (code, _) = stack.get("/api/v1/projects/team").await;
     assert_eq!(code, 404);
 }
+
+/// Argo's `ProjectService.Update` refuses an update that would make the project's
+/// Applications invalid (their source or destination permitted before and not after), with
+/// its message; nothing is written. An update that leaves them valid goes through.
+#[tokio::test]
+async fn an_update_that_would_invalidate_applications_is_refused() {
+    let stack = Stack::start("srv-proj-invalidate").await;
+    let ns = stack.ns.name().to_string();
+    let spec = json!({"sourceRepos": ["https://git.example/*"],
+        "destinations": [{"server": "https://kubernetes.default.svc", "namespace": "*"}]});
+    let (code, created) = stack
+        .send(
+            Method::POST,
+            "/api/v1/projects",
+            Some(&project("narrowing", spec)),
+        )
+        .await;
+    assert_eq!(code, 200, "{created}");
+    let client = env().client().await;
+    let apps: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(client.clone(), &ns, &plumb_app::application_resource());
+    for (name, dest) in [("one", "team-a"), ("two", "team-b")] {
+        let app: kube::api::DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": name},
+            "spec": {"project": "narrowing",
+                     "destination": {"server": "https://kubernetes.default.svc", "namespace": dest},
+                     "source": {"repoURL": format!("https://git.example/{name}.git"), "path": "."}}
+        }))
+        .unwrap();
+        apps.create(&PostParams::default(), &app).await.unwrap();
+    }
+    let put = |spec: Value| {
+        let mut p = created.clone();
+        p["spec"] = spec;
+        json!({"project": p})
+    };
+    let narrowed = put(json!({"sourceRepos": ["https://git.example/one.git"],
+        "destinations": [{"server": "https://kubernetes.default.svc", "namespace": "team-a"}]}));
+    let (code, body) = stack
+        .send(Method::PUT, "/api/v1/projects/narrowing", Some(&narrowed))
+        .await;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(body["code"], 3, "gRPC InvalidArgument: {body}");
+    assert_eq!(
+        body["message"],
+        "as a result of project update 1 applications source became invalid and 1 applications destination became invalid"
+    );
+    let (_, stored) = stack.get("/api/v1/projects/narrowing").await;
+    assert_eq!(
+        stored["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"],
+        "nothing written: {stored}"
+    );
+    // Narrowing around the Applications keeps them valid: written.
+    let kept = put(
+        json!({"sourceRepos": ["https://git.example/one.git", "https://git.example/two.git"],
+        "destinations": [{"server": "https://kubernetes.default.svc", "namespace": "team-*"}]}),
+    );
+    let (code, body) = stack
+        .send(Method::PUT, "/api/v1/projects/narrowing", Some(&kept))
+        .await;
+    assert_eq!(code, 200, "{body}");
+}

@@ -4,7 +4,7 @@
 //! and the `proj windows list` table (`printSyncWindows`).
 
 use plumb_model::GroupKind;
-use plumb_model::application::{AppProject, SyncWindow};
+use plumb_model::application::{AppProject, ClusterResourceRestrictionItem, SyncWindow};
 
 use super::tabwriter::Table;
 
@@ -16,6 +16,11 @@ fn name(p: &AppProject) -> &str {
 
 fn group_kind(gk: &GroupKind) -> String {
     format!("{}/{}", gk.group, gk.kind)
+}
+
+/// Argo prints a cluster resource entry's group and kind, not its name pattern.
+fn restriction(item: &ClusterResourceRestrictionItem) -> String {
+    format!("{}/{}", item.group, item.kind)
 }
 
 fn destination(p: &AppProject, i: usize) -> String {
@@ -73,7 +78,7 @@ pub fn project_table(projects: &[AppProject]) -> String {
             s.description.clone().unwrap_or_default(),
             count(dests.len(), &|| destination(p, 0), "destinations"),
             count(repos.len(), &|| repos[0].clone(), "repos"),
-            count(whitelist.len(), &|| group_kind(&whitelist[0]), "resources"),
+            count(whitelist.len(), &|| restriction(&whitelist[0]), "resources"),
             match blacklist {
                 0 => NONE.to_string(),
                 n => format!("{n} resources"),
@@ -161,7 +166,13 @@ pub fn project_detail(p: &AppProject, scoped: &ScopedView) -> String {
     list(
         &mut out,
         "Allowed Cluster Resources:",
-        Some(&gks(&s.cluster_resource_whitelist)),
+        Some(
+            &s.cluster_resource_whitelist
+                .iter()
+                .flatten()
+                .map(restriction)
+                .collect::<Vec<_>>(),
+        ),
     );
     list(&mut out, "Scoped Clusters:", scoped.clusters.as_deref());
     list(

@@ -330,6 +330,23 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     ok(&["proj", "create", "team", "--dest", &dest_flag, "--src", "*"]);
     assert!(ok(&["proj", "list"]).contains("team"));
     assert!(ok(&["proj", "get", "team"]).contains(dest.name()));
+    // `proj edit` through the server: the spec in $EDITOR, written back by the server.
+    let proj_editor = home.path().join("proj-editor.sh");
+    std::fs::write(
+        &proj_editor,
+        "#!/bin/sh\nprintf 'description: edited through the server\\n' >> \"$1\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &proj_editor,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let out = remote_editing(home.path(), &proj_editor, &["proj", "edit", "team"]);
+    assert!(out.status.success(), "{}", all(&out));
+    let team = live(ctl.name(), "appprojects.argoproj.io", "team").expect("team");
+    assert_eq!(team["spec"]["description"], "edited through the server");
+    assert_eq!(team["spec"]["sourceRepos"], json!(["*"]), "{team}");
     let synced = ok(&[
         "app",
         "sync",

@@ -47,7 +47,7 @@ pub fn spec_yaml(app: &Application) -> Result<String> {
 
 /// Drops the `# ...` error lines the previous round put on top (only leading ones: a `#` line
 /// inside a block scalar such as `helm.values` is content).
-fn strip_comments(text: &str) -> String {
+pub(crate) fn strip_comments(text: &str) -> String {
     text.lines()
         .skip_while(|l| l.trim_start().starts_with('#'))
         .map(|l| format!("{l}\n"))
@@ -73,7 +73,7 @@ pub fn parse_spec(text: &str, file: &str) -> Result<ApplicationSpec> {
         .with_context(|| format!("{file}: not an Application spec"))
 }
 
-struct TempFile(PathBuf);
+pub(crate) struct TempFile(pub(crate) PathBuf);
 
 impl Drop for TempFile {
     fn drop(&mut self) {
@@ -81,7 +81,7 @@ impl Drop for TempFile {
     }
 }
 
-fn temp_file(name: &str, text: &str) -> Result<TempFile> {
+pub(crate) fn temp_file(name: &str, text: &str) -> Result<TempFile> {
     use std::io::Write as _;
     let dir = std::env::temp_dir();
     for attempt in 0..100u32 {
@@ -110,7 +110,7 @@ fn temp_file(name: &str, text: &str) -> Result<TempFile> {
     bail!("could not create a temporary file in {}", dir.display())
 }
 
-fn run_editor(path: &Path) -> Result<()> {
+pub(crate) fn run_editor(path: &Path) -> Result<()> {
     let (program, args) = editor();
     let status = std::process::Command::new(&program)
         .args(&args)

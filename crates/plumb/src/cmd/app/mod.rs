@@ -23,7 +23,7 @@ mod delete;
 mod delete_resource;
 mod diff;
 mod diff_view;
-mod edit;
+pub(crate) mod edit;
 mod flags;
 mod follow;
 mod get;

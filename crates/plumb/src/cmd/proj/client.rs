@@ -64,10 +64,6 @@ fn to_project(obj: DynamicObject) -> Result<AppProject> {
     serde_json::from_value(value).with_context(|| format!("reading AppProject {namespace}/{name}"))
 }
 
-fn to_object(project: &AppProject) -> Result<DynamicObject> {
-    serde_json::from_value(serde_json::to_value(project)?).context("encoding the AppProject")
-}
-
 pub(super) fn status_is(err: &kube::Error, code: u16, reason: &str) -> bool {
     matches!(err, kube::Error::Api(s) if s.code == code && s.reason == reason)
 }
@@ -201,28 +197,27 @@ impl ProjClient {
         Ok(projects)
     }
 
-    /// Creates a project; when one of that name exists, returns it instead.
-    pub async fn create(&self, project: &AppProject) -> Result<Created> {
-        let name = project.metadata.name.as_deref().unwrap_or_default();
+    /// Creates a project from its JSON; when one of that name exists, returns it instead.
+    pub async fn create(&self, project: &serde_json::Value) -> Result<Created> {
+        let name = project
+            .pointer("/metadata/name")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
         if let Backend::Server(s) = &self.backend {
             if let Some(existing) = self.server_get(s, name).await? {
                 return Ok(Created::Exists(Box::new(existing)));
             }
-            s.post(
-                "/api/v1/projects",
-                &serde_json::json!({"project": serde_json::to_value(project)?}),
-            )
-            .await
-            .with_context(|| format!("creating AppProject {name}"))?;
+            s.post("/api/v1/projects", &serde_json::json!({"project": project}))
+                .await
+                .with_context(|| format!("creating AppProject {name}"))?;
             return Ok(Created::Created);
         }
         let Some(projects) = self.projects() else {
             return Err(anyhow!("no Kubernetes client"));
         };
-        match projects
-            .create(&PostParams::default(), &to_object(project)?)
-            .await
-        {
+        let object: DynamicObject =
+            serde_json::from_value(project.clone()).context("encoding the AppProject")?;
+        match projects.create(&PostParams::default(), &object).await {
             Ok(_) => Ok(Created::Created),
             Err(e) if status_is(&e, 409, "AlreadyExists") => {
                 Ok(Created::Exists(Box::new(self.get(name).await?)))
@@ -231,30 +226,6 @@ impl ProjClient {
                 Err(e).with_context(|| format!("creating AppProject {}/{name}", self.namespace))
             }
         }
-    }
-
-    /// Replaces a project (its `metadata.resourceVersion` guards the write).
-    pub async fn replace(&self, project: &AppProject) -> Result<AppProject> {
-        let name = project.metadata.name.as_deref().unwrap_or_default();
-        if let Backend::Server(s) = &self.backend {
-            let replaced = s
-                .put(
-                    &format!("/api/v1/projects/{}", enc(name)),
-                    &serde_json::json!({"project": serde_json::to_value(project)?}),
-                )
-                .await
-                .with_context(|| format!("updating AppProject {name}"))?;
-            return serde_json::from_value(replaced)
-                .with_context(|| format!("reading AppProject {name}"));
-        }
-        let Some(projects) = self.projects() else {
-            return Err(anyhow!("no Kubernetes client"));
-        };
-        let replaced = projects
-            .replace(name, &PostParams::default(), &to_object(project)?)
-            .await
-            .with_context(|| format!("updating AppProject {}/{name}", self.namespace))?;
-        to_project(replaced)
     }
 
     /// The repositories and clusters whose Secrets are scoped to `project`, in the API server's

@@ -2,7 +2,9 @@
 
 use clap::Subcommand;
 
-use super::{create, delete, destinations, get, list, resources, role, set, sources, windows};
+use super::{
+    create, delete, destinations, edit, get, list, resources, role, set, sources, windows,
+};
 
 #[derive(Debug, Subcommand)]
 #[command(
@@ -19,6 +21,8 @@ pub(super) enum ProjCommand {
     Delete(delete::DeleteArgs),
     /// Set project parameters.
     Set(Box<set::SetArgs>),
+    /// Edit project.
+    Edit(edit::EditArgs),
     /// Manage a project's roles.
     Role(role::RoleArgs),
     /// Manage a project's sync windows.

@@ -11,12 +11,14 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use plumb_model::GroupKind;
 use plumb_model::application::{
-    AppProject, AppProjectSpec, ApplicationDestination, DestinationServiceAccount, ObjectMeta,
-    OrphanedResourcesMonitorSettings, SignatureKey,
+    AppProject, AppProjectSpec, ApplicationDestination, ClusterResourceRestrictionItem,
+    DestinationServiceAccount, ObjectMeta, OrphanedResourcesMonitorSettings, SignatureKey,
 };
+use serde_json::Value;
 
 use super::ProjClient;
 use super::client::Created;
+use super::update::Change;
 use crate::exit::Outcome;
 
 /// `plumb proj create`.
@@ -59,11 +61,12 @@ pub struct SpecFlags {
     /// monitoring).
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
     pub orphaned_resources_warn: Option<bool>,
-    /// Allowed cluster-scoped kind `GROUP/KIND` or `KIND` (repeatable).
-    #[arg(long = "allow-cluster-resource", value_name = "GROUP/KIND")]
+    /// Allowed cluster-scoped resource `GROUP/KIND/NAME`, `GROUP/KIND` or `KIND`; NAME is a
+    /// glob (repeatable).
+    #[arg(long = "allow-cluster-resource", value_name = "GROUP/KIND[/NAME]")]
     pub allow_cluster_resources: Vec<String>,
-    /// Denied cluster-scoped kind (repeatable).
-    #[arg(long = "deny-cluster-resource", value_name = "GROUP/KIND")]
+    /// Denied cluster-scoped resource, as `--allow-cluster-resource` (repeatable).
+    #[arg(long = "deny-cluster-resource", value_name = "GROUP/KIND[/NAME]")]
     pub deny_cluster_resources: Vec<String>,
     /// Allowed namespaced kind (repeatable).
     #[arg(long = "allow-namespaced-resource", value_name = "GROUP/KIND")]
@@ -82,7 +85,7 @@ pub struct SpecFlags {
     pub dest_service_accounts: Vec<String>,
 }
 
-fn from_file(path: &PathBuf) -> Result<AppProject> {
+fn from_file(path: &PathBuf) -> Result<(AppProject, Value)> {
     let (text, origin) = if path.as_os_str() == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -102,8 +105,9 @@ fn from_file(path: &PathBuf) -> Result<AppProject> {
             docs.len()
         );
     };
-    serde_json::from_value(doc.value.clone())
-        .with_context(|| format!("{origin}: not an AppProject"))
+    let typed = serde_json::from_value(doc.value.clone())
+        .with_context(|| format!("{origin}: not an AppProject"))?;
+    Ok((typed, doc.value.clone()))
 }
 
 fn group_kinds(values: &[String]) -> Result<Vec<GroupKind>> {
@@ -117,6 +121,22 @@ fn group_kinds(values: &[String]) -> Result<Vec<GroupKind>> {
         .collect()
 }
 
+/// Argo's `getClusterResourceRestrictionItemList`: `GROUP/KIND/NAME`, `GROUP/KIND` or `KIND`.
+fn restriction_items(values: &[String]) -> Result<Vec<ClusterResourceRestrictionItem>> {
+    values
+        .iter()
+        .map(|v| match v.split('/').collect::<Vec<_>>().as_slice() {
+            [group, kind, name] => Ok(ClusterResourceRestrictionItem {
+                name: Some(name.to_string()).filter(|n| !n.is_empty()),
+                ..ClusterResourceRestrictionItem::new(*group, *kind)
+            }),
+            [group, kind] => Ok(ClusterResourceRestrictionItem::new(*group, *kind)),
+            [kind] => Ok(ClusterResourceRestrictionItem::new("", *kind)),
+            _ => bail!("'{v}' is not GROUP/KIND/NAME, GROUP/KIND or KIND"),
+        })
+        .collect()
+}
+
 fn key_id(k: &str) -> Result<SignatureKey> {
     let hex = k.bytes().all(|b| b.is_ascii_hexdigit());
     if !(hex && (k.len() == 8 || k.len() == 16)) {
@@ -125,6 +145,39 @@ fn key_id(k: &str) -> Result<SignatureKey> {
     Ok(SignatureKey {
         key_id: k.to_ascii_uppercase(),
     })
+}
+
+/// The cluster and namespaced resource list flags: each given replaces its list.
+fn apply_resource_flags(spec: &mut AppProjectSpec, args: &SpecFlags) -> Result<()> {
+    for (values, field) in [
+        (
+            &args.allow_cluster_resources,
+            &mut spec.cluster_resource_whitelist,
+        ),
+        (
+            &args.deny_cluster_resources,
+            &mut spec.cluster_resource_blacklist,
+        ),
+    ] {
+        if !values.is_empty() {
+            *field = Some(restriction_items(values)?);
+        }
+    }
+    for (values, field) in [
+        (
+            &args.allow_namespaced_resources,
+            &mut spec.namespace_resource_whitelist,
+        ),
+        (
+            &args.deny_namespaced_resources,
+            &mut spec.namespace_resource_blacklist,
+        ),
+    ] {
+        if !values.is_empty() {
+            *field = Some(group_kinds(values)?);
+        }
+    }
+    Ok(())
 }
 
 /// Argo's `SetProjSpecOptions`: every flag given replaces its field.
@@ -157,28 +210,7 @@ pub fn apply_flags(spec: &mut AppProjectSpec, args: &SpecFlags) -> Result<()> {
                 .collect::<Result<_>>()?,
         );
     }
-    for (values, field) in [
-        (
-            &args.allow_cluster_resources,
-            &mut spec.cluster_resource_whitelist,
-        ),
-        (
-            &args.deny_cluster_resources,
-            &mut spec.cluster_resource_blacklist,
-        ),
-        (
-            &args.allow_namespaced_resources,
-            &mut spec.namespace_resource_whitelist,
-        ),
-        (
-            &args.deny_namespaced_resources,
-            &mut spec.namespace_resource_blacklist,
-        ),
-    ] {
-        if !values.is_empty() {
-            *field = Some(group_kinds(values)?);
-        }
-    }
+    apply_resource_flags(spec, args)?;
     if !args.source_namespaces.is_empty() {
         spec.source_namespaces = Some(args.source_namespaces.clone());
     }
@@ -210,10 +242,19 @@ pub fn apply_flags(spec: &mut AppProjectSpec, args: &SpecFlags) -> Result<()> {
 }
 
 /// The AppProject the flags describe (on top of the file, when given), checked.
+#[cfg(test)]
 pub fn build(args: &CreateArgs, namespace: &str) -> Result<AppProject> {
+    Ok(build_written(args, namespace)?.0)
+}
+
+/// The AppProject [`build`] makes, and the JSON to write: the same, plus the spec fields of the
+/// file Plumb does not model (a newer Argo's), so that creating or upserting loses nothing.
+pub fn build_written(args: &CreateArgs, namespace: &str) -> Result<(AppProject, Value)> {
+    let mut file_spec = None;
     let mut project = match &args.file {
         Some(path) => {
-            let p = from_file(path)?;
+            let (p, raw) = from_file(path)?;
+            file_spec = raw.get("spec").and_then(Value::as_object).cloned();
             if let Some(name) = &args.name
                 && p.metadata.name.as_ref() != Some(name)
             {
@@ -257,7 +298,13 @@ pub fn build(args: &CreateArgs, namespace: &str) -> Result<AppProject> {
         }
     }
     plumb_policy::project::validate_project(&project).context("error validating project")?;
-    Ok(project)
+    let mut written = serde_json::to_value(&project)?;
+    if let (Some(raw), Some(spec)) = (file_spec, written["spec"].as_object_mut()) {
+        for (field, value) in raw {
+            spec.entry(field).or_insert(value);
+        }
+    }
+    Ok((project, written))
 }
 
 /// The spec fields that differ, by their Go names in Argo's struct order (Argo's
@@ -295,14 +342,24 @@ pub fn different_keys(a: &AppProjectSpec, b: &AppProjectSpec) -> Vec<&'static st
 
 /// Runs `plumb proj create`.
 pub async fn run(client: &ProjClient, args: CreateArgs) -> Result<Outcome> {
-    let project = build(&args, client.namespace())?;
-    let Created::Exists(existing) = client.create(&project).await? else {
+    let (project, written) = build_written(&args, client.namespace())?;
+    let Created::Exists(existing) = client.create(&written).await? else {
         return Ok(Outcome::Success);
     };
     if args.upsert {
-        let mut updated = *existing;
-        updated.spec = project.spec;
-        client.replace(&updated).await?;
+        // The stored project's JSON with the new spec, written as every other verb writes it
+        // (guarded by resourceVersion; what Plumb does not model is kept).
+        let name = project.metadata.name.as_deref().unwrap_or_default();
+        let spec = written["spec"].clone();
+        client
+            .update(name, |stored| {
+                if stored["spec"] == spec {
+                    return Ok(Change::Keep);
+                }
+                stored["spec"] = spec.clone();
+                Ok(Change::Write)
+            })
+            .await?;
     } else if existing.spec != project.spec {
         let keys = different_keys(&existing.spec, &project.spec);
         let mut msg =
@@ -356,7 +413,9 @@ mod tests {
             "--allow-cluster-resource",
             "/Namespace",
             "--allow-cluster-resource",
-            "rbac.authorization.k8s.io/ClusterRole",
+            "rbac.authorization.k8s.io/ClusterRole/app-*",
+            "--deny-cluster-resource",
+            "rbac.authorization.k8s.io/ClusterRole/cluster-admin",
             "--deny-namespaced-resource",
             "ResourceQuota",
             "--source-namespaces",
@@ -379,8 +438,10 @@ mod tests {
                        "description": "Payments team",
                        "clusterResourceWhitelist": [
                            {"group": "", "kind": "Namespace"},
-                           {"group": "rbac.authorization.k8s.io", "kind": "ClusterRole"}],
+                           {"group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "app-*"}],
                        "namespaceResourceBlacklist": [{"group": "", "kind": "ResourceQuota"}],
+                       "clusterResourceBlacklist": [
+                           {"group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"}],
                        "orphanedResources": {"warn": true},
                        "signatureKeys": [{"keyID": "4AEE18F83AFDEB23"}, {"keyID": "D56C4FCF"}],
                        "sourceNamespaces": ["argocd", "payments-apps"],
@@ -437,7 +498,11 @@ mod tests {
             "error validating project: source repository has an invalid format, '!*'"
         );
         assert_eq!(
-            build_err(&["p", "--allow-cluster-resource", "a/b/c"]),
+            build_err(&["p", "--allow-cluster-resource", "a/b/c/d"]),
+            "'a/b/c/d' is not GROUP/KIND/NAME, GROUP/KIND or KIND"
+        );
+        assert_eq!(
+            build_err(&["p", "--allow-namespaced-resource", "a/b/c"]),
             "'a/b/c' is not GROUP/KIND or KIND"
         );
         assert!(Cli::try_parse_from(["create"]).is_err());

@@ -8,6 +8,7 @@ mod create;
 mod delete;
 mod destinations;
 mod detail_format;
+mod edit;
 mod get;
 mod list;
 mod resources;
@@ -59,6 +60,7 @@ pub fn run(args: ProjArgs) -> Result<Outcome> {
             ProjCommand::Create(a) => create::run(&client, *a).await,
             ProjCommand::Delete(a) => delete::run(&client, a).await,
             ProjCommand::Set(a) => set::run(&client, *a).await,
+            ProjCommand::Edit(a) => edit::run(&client, a).await,
             ProjCommand::Role(a) => role::run(&client, a).await,
             ProjCommand::Windows(a) => windows::run(&client, a).await,
             other => verbs::run(&client, other).await,

@@ -32,7 +32,7 @@ pub struct ClusterArgs {
     pub group: String,
     /// Kind.
     pub kind: String,
-    /// Resource name pattern (not supported by Plumb: refused).
+    /// Resource name pattern (Go's filepath.Match glob; none: every object of the kind).
     pub name: Option<String>,
     /// Use deny list or allow list. This can only be 'allow' or 'deny'.
     #[arg(short = 'l', long = "list", default_value = "allow")]
@@ -106,38 +106,37 @@ pub fn namespaced(
     Ok(Change::Write)
 }
 
-/// Adds to or removes from a cluster resource list; the message when it changed.
+/// Adds to or removes from a cluster resource list (Argo's `modifyClusterResourcesList`: an
+/// entry is the same when its group, kind and name are); the message when it changed.
 pub fn cluster(
     project: &mut Value,
     args: &ClusterArgs,
     allow: bool,
     note: &mut Option<String>,
 ) -> Result<Change> {
-    if let Some(name) = args.name.as_deref().filter(|n| !n.is_empty()) {
-        // Plumb's policy matches cluster resources by group and kind only: an entry limited to
-        // some names would widen (allow list) or narrow (deny list) what it does.
-        bail!(
-            "name pattern '{name}': Plumb does not support resource names in cluster resource lists"
-        );
-    }
     let t = target(&args.list, allow, false);
     let (group, kind, action) = (&args.group, &args.kind, t.action);
+    let name = args.name.as_deref().unwrap_or_default();
     let list = spec_list(project, t.field);
     let found = list.iter().position(|i| {
-        text(i, "group") == group && text(i, "kind") == kind && text(i, "name").is_empty()
+        text(i, "group") == group && text(i, "kind") == kind && text(i, "name") == name
     });
     match (t.add, found) {
         (true, Some(_)) | (false, None) => return Ok(Change::Keep),
         (true, None) => {
-            list.push(json!({"group": group, "kind": kind}));
+            let mut item = json!({"group": group, "kind": kind});
+            if !name.is_empty() {
+                item["name"] = json!(name);
+            }
+            list.push(item);
             *note = Some(format!(
-                "Group '{group}', kind '{kind}', and name '' is added to {action} cluster resources"
+                "Group '{group}', kind '{kind}', and name '{name}' is added to {action} cluster resources"
             ));
         }
         (false, Some(i)) => {
             list.remove(i);
             *note = Some(format!(
-                "Group '{group}', kind '{kind}', and name '' is removed from {action} cluster resources"
+                "Group '{group}', kind '{kind}', and name '{name}' is removed from {action} cluster resources"
             ));
         }
     }
@@ -235,7 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn cluster_lists_refuse_names() {
+    fn cluster_lists_take_a_name_pattern() {
         let mut p = json!({"spec": {}});
         let mut note = None;
         let mut a = ClusterArgs {
@@ -246,12 +245,31 @@ mod tests {
             list: "allow".into(),
         };
         cluster(&mut p, &a, true, &mut note).unwrap();
+        a.name = Some("app-*".into());
+        assert_eq!(cluster(&mut p, &a, true, &mut note).unwrap(), Change::Write);
+        assert_eq!(
+            note.take().unwrap(),
+            "Group 'rbac.authorization.k8s.io', kind 'ClusterRole', and name 'app-*' is added to allowed cluster resources"
+        );
+        assert_eq!(
+            p["spec"]["clusterResourceWhitelist"],
+            json!([{"group": "rbac.authorization.k8s.io", "kind": "ClusterRole"},
+                   {"group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "app-*"}])
+        );
+        assert_eq!(cluster(&mut p, &a, true, &mut note).unwrap(), Change::Keep);
+        // deny-cluster-resource with the name removes only the named entry.
+        assert_eq!(
+            cluster(&mut p, &a, false, &mut note).unwrap(),
+            Change::Write
+        );
+        assert_eq!(
+            note.take().unwrap(),
+            "Group 'rbac.authorization.k8s.io', kind 'ClusterRole', and name 'app-*' is removed from allowed cluster resources"
+        );
         assert_eq!(
             p["spec"]["clusterResourceWhitelist"],
             json!([{"group": "rbac.authorization.k8s.io", "kind": "ClusterRole"}])
         );
-        a.name = Some("admin-*".into());
-        assert!(cluster(&mut p, &a, true, &mut note).is_err());
     }
 
     #[test]

@@ -56,11 +56,11 @@ fn tidy(project: &mut Value) {
     }
 }
 
-fn checked(project: &Value) -> Result<()> {
+fn checked(project: &Value) -> Result<AppProject> {
     let typed: AppProject =
         serde_json::from_value(project.clone()).context("reading the changed AppProject")?;
     plumb_policy::project::validate_project(&typed)?;
-    Ok(())
+    Ok(typed)
 }
 
 impl ProjClient {
@@ -73,11 +73,13 @@ impl ProjClient {
     ) -> Result<Change> {
         for _ in 0..ATTEMPTS {
             let mut project = self.read_value(name).await?;
+            let before = project.clone();
             if change(&mut project)? == Change::Keep {
                 return Ok(Change::Keep);
             }
             tidy(&mut project);
-            checked(&project)?;
+            let after = checked(&project)?;
+            self.check_applications(&before, &after).await?;
             if self.write_value(name, &project).await? {
                 return Ok(Change::Write);
             }
@@ -108,6 +110,22 @@ impl ProjClient {
                 Err(e) => Err(e)
                     .with_context(|| format!("reading AppProject {}/{name}", self.namespace())),
             },
+        }
+    }
+
+    /// In core mode, Argo's API server's refusal of an update that would make Applications of
+    /// the project invalid (through `plumb server`, the server checks it).
+    async fn check_applications(&self, before: &Value, after: &AppProject) -> Result<()> {
+        let Backend::Kube(k) = &self.backend else {
+            return Ok(());
+        };
+        let old: AppProject =
+            serde_json::from_value(before.clone()).context("reading the stored AppProject")?;
+        let refusal =
+            plumb_app::project_update::refusal(&k.client, self.namespace(), &old, after).await?;
+        match refusal {
+            Some(message) => bail!(message),
+            None => Ok(()),
         }
     }
 

@@ -121,6 +121,7 @@ pub(super) async fn run(client: &ProjClient, command: ProjCommand) -> Result<Out
         | C::Create(_)
         | C::Delete(_)
         | C::Set(_)
+        | C::Edit(_)
         | C::Role(_)
         | C::Windows(_) => return Ok(Outcome::Success),
     };
