@@ -289,11 +289,11 @@ impl AppState {
             ))
         };
         let client = secret.client().await.map_err(unreachable)?;
-        let cluster = Arc::new(
-            Cluster::connect(&secret.server, &secret.name, client)
-                .await
-                .map_err(unreachable)?,
-        );
+        let mut cluster = Cluster::connect(&secret.server, &secret.name, client)
+            .await
+            .map_err(unreachable)?;
+        cluster.scope = secret.cluster_scope();
+        let cluster = Arc::new(cluster);
         self.remote_clusters
             .lock()
             .unwrap_or_else(|e| e.into_inner())

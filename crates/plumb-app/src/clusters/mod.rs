@@ -101,6 +101,12 @@ impl ClusterSecret {
         })
     }
 
+    /// What part of the cluster is managed (Argo's `Cluster.Namespaces` and
+    /// `Cluster.ClusterResources`): what the live cache watches and comparisons accept.
+    pub fn cluster_scope(&self) -> plumb_kube::ClusterScope {
+        plumb_kube::ClusterScope::namespaced(&self.namespaces, self.cluster_resources)
+    }
+
     /// The cluster as its project's rules see it.
     pub fn scoped(&self) -> plumb_policy::project::scoped::ScopedCluster {
         plumb_policy::project::scoped::ScopedCluster {

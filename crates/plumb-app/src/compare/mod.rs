@@ -98,6 +98,7 @@ async fn compare_in(
     };
     let desired = desired::prepare(&rendered, &catalog, engines, &dest_ns, &instance);
 
+    refuse_unmanaged(cluster, desired.objects.iter().map(|d| &d.value))?;
     let desired_keys: BTreeSet<ResourceKey> = desired
         .objects
         .iter()
@@ -153,6 +154,19 @@ async fn compare_in(
         warnings,
         ignore: setup.ignore,
     })
+}
+
+/// As gitops-engine's `GetManagedLiveObjs`: a namespaced cluster refuses the whole comparison
+/// for the first desired object outside its namespaces (or cluster-scoped without
+/// `clusterResources`), before anything is read; nothing is then synced or pruned.
+fn refuse_unmanaged<'a>(cluster: &Cluster, desired: impl Iterator<Item = &'a Value>) -> Result<()> {
+    match desired
+        .map(ResourceKey::of)
+        .find_map(|k| cluster.scope.refusal(&k))
+    {
+        Some(refusal) => Err(Error::LiveState(refusal)),
+        None => Ok(()),
+    }
 }
 
 /// The I/O half of every pair's diff (dry runs stay on this task), with what each pair needs
