@@ -288,11 +288,12 @@ impl AppState {
                 plumb_app::chain(&e)
             ))
         };
+        let scope = secret.cluster_scope().map_err(unreachable)?;
         let client = secret.client().await.map_err(unreachable)?;
         let mut cluster = Cluster::connect(&secret.server, &secret.name, client)
             .await
             .map_err(unreachable)?;
-        cluster.scope = secret.cluster_scope();
+        cluster.scope = scope;
         let cluster = Arc::new(cluster);
         self.remote_clusters
             .lock()

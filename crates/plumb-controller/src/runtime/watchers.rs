@@ -275,11 +275,12 @@ async fn attach(
     shared: &Arc<Shared>,
     secret: &ClusterSecret,
 ) -> Result<(Arc<Cluster>, tokio::task::JoinHandle<()>)> {
-    let client = secret.client().await?;
-    let mut cluster = Cluster::connect(&secret.server, &secret.name, client.clone()).await?;
     // A namespaced cluster (`namespaces`, `clusterResources`): watched in those namespaces
     // only, and comparisons refuse what lies outside them.
-    cluster.scope = secret.cluster_scope();
+    let scope = secret.cluster_scope()?;
+    let client = secret.client().await?;
+    let mut cluster = Cluster::connect(&secret.server, &secret.name, client.clone()).await?;
+    cluster.scope = scope;
     let k8s_version = client
         .apiserver_version()
         .await
