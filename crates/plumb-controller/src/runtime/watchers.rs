@@ -275,6 +275,12 @@ async fn attach(
     shared: &Arc<Shared>,
     secret: &ClusterSecret,
 ) -> Result<(Arc<Cluster>, tokio::task::JoinHandle<()>)> {
+    if crate::shared::is_in_cluster_narrowed(secret) {
+        return Err(plumb_app::Error::ClusterConfig {
+            server: secret.server.clone(),
+            reason: "namespaces: narrowing the in-cluster destination to namespaces (Argo's namespaced install) is not supported by Plumb yet".into(),
+        });
+    }
     // A namespaced cluster (`namespaces`, `clusterResources`): watched in those namespaces
     // only, and comparisons refuse what lies outside them.
     let scope = secret.cluster_scope()?;

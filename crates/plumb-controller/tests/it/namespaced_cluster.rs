@@ -277,5 +277,37 @@ async fn a_namespaced_cluster_manages_its_namespaces_only() {
         .wait_app("into-c", "still refused", |a| refused(a, &outside))
         .await;
     assert_eq!(app["status"]["sync"]["status"], "Unknown");
+
+    // A Secret narrowing the in-cluster destination (Argo's namespaced install) is refused
+    // loudly, its Applications with it: never managed wider than the Secret says.
+    let narrowing: Secret = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "cluster-in-cluster", "labels": {"argocd.argoproj.io/secret-type": "cluster"}},
+        "stringData": {"name": "in-cluster", "server": "https://kubernetes.default.svc",
+                       "namespaces": a.name()}
+    }))
+    .expect("secret");
+    secrets
+        .create(&PostParams::default(), &narrowing)
+        .await
+        .expect("create in-cluster secret");
+    ctl.create_app(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": "local"},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "in-a"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": a.name()}}
+    }))
+    .await;
+    let app = ctl
+        .wait_app("local", "refused", |a| {
+            conditions(a).contains("narrowing the in-cluster destination")
+        })
+        .await;
+    assert!(
+        conditions(&app).contains("InvalidSpecError"),
+        "{}",
+        conditions(&app)
+    );
     drop(b);
 }
