@@ -70,7 +70,7 @@ impl Clusters {
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .any(|s| is_in_cluster_narrowed(s))
+            .any(is_in_cluster_narrowed)
     }
 
     /// The clusters whose Secret is scoped to `project`, by Secret name.

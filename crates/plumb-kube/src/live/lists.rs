@@ -173,6 +173,6 @@ mod tests {
         l.begins(&gk, &ns("a"));
         l.forget(&gk);
         assert!(!l.is_initial(&gk, &ns("a")));
-        assert_eq!(l.done(&gk, &ns("a"), vec![cm("a", "x")]).1, false);
+        assert!(!l.done(&gk, &ns("a"), vec![cm("a", "x")]).1);
     }
 }
