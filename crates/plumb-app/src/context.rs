@@ -116,6 +116,9 @@ pub struct Cluster {
     pub diff_cache: DiffCache,
     /// Answers of this controller's recent applies, which serve as dry runs' answers.
     pub applied: AppliedAnswers,
+    /// The namespaces managed (a namespaced cluster's `namespaces` and `clusterResources`):
+    /// a comparison refuses objects outside them.
+    pub scope: plumb_kube::ClusterScope,
 }
 
 /// What the health engine learns about a cluster from its discovery: which kinds have a status
@@ -173,6 +176,7 @@ impl Cluster {
             live: None,
             diff_cache: DiffCache::default(),
             applied: AppliedAnswers::default(),
+            scope: plumb_kube::ClusterScope::whole_cluster(),
         })
     }
 

@@ -67,6 +67,10 @@ pub enum Error {
         /// The objects of those groups this Application has, comma-separated.
         objects: String,
     },
+    /// The live state cannot be loaded for what the Application declares: an object outside
+    /// the namespaces a namespaced cluster manages (gitops-engine's `GetManagedLiveObjs`).
+    #[error("Failed to load live state: {0}")]
+    LiveState(String),
     /// A background task died.
     #[error("a worker task failed: {0}")]
     Task(String),

@@ -29,6 +29,7 @@ mod discovery;
 mod error;
 mod live;
 mod migrate;
+mod scope;
 
 pub use apply::{Applier, Deleted, WriteOptions, is_not_found};
 pub use body::{apply_body, strip_nulls, strip_server_fields};
@@ -42,6 +43,7 @@ pub use live::{
     OwnerRef, TrackedBy, Tracking, TrackingMethod, live_cache, tracking_id,
 };
 pub use migrate::{MIGRATED_MANAGERS, migrated_managed_fields};
+pub use scope::{ClusterScope, WatchTarget, go_quote};
 
 /// Internals exposed for the criterion benches only; not a stable API.
 #[doc(hidden)]

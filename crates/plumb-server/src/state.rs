@@ -288,12 +288,13 @@ impl AppState {
                 plumb_app::chain(&e)
             ))
         };
+        let scope = secret.cluster_scope().map_err(unreachable)?;
         let client = secret.client().await.map_err(unreachable)?;
-        let cluster = Arc::new(
-            Cluster::connect(&secret.server, &secret.name, client)
-                .await
-                .map_err(unreachable)?,
-        );
+        let mut cluster = Cluster::connect(&secret.server, &secret.name, client)
+            .await
+            .map_err(unreachable)?;
+        cluster.scope = scope;
+        let cluster = Arc::new(cluster);
         self.remote_clusters
             .lock()
             .unwrap_or_else(|e| e.into_inner())

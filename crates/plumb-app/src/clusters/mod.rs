@@ -101,6 +101,27 @@ impl ClusterSecret {
         })
     }
 
+    /// What part of the cluster is managed (Argo's `Cluster.Namespaces` and
+    /// `Cluster.ClusterResources`): what the live cache watches and comparisons accept. A
+    /// `namespaces` entry that cannot be a namespace's name (which goes into the API server's
+    /// URL path) makes the cluster unusable, named by the field.
+    pub fn cluster_scope(&self) -> Result<plumb_kube::ClusterScope> {
+        if let Some(bad) = self.namespaces.iter().find(|n| !is_namespace_name(n)) {
+            let shown: String = bad.chars().take(80).collect();
+            return Err(Error::ClusterConfig {
+                server: self.server.clone(),
+                reason: format!(
+                    "namespaces: {} is not a valid namespace name (a DNS label: at most 63 lower-case letters, digits and '-')",
+                    plumb_kube::go_quote(&shown)
+                ),
+            });
+        }
+        Ok(plumb_kube::ClusterScope::namespaced(
+            &self.namespaces,
+            self.cluster_resources,
+        ))
+    }
+
     /// The cluster as its project's rules see it.
     pub fn scoped(&self) -> plumb_policy::project::scoped::ScopedCluster {
         plumb_policy::project::scoped::ScopedCluster {
@@ -173,6 +194,16 @@ impl ClassifyName for serde_json::Error {
             serde_json::error::Category::Eof => "truncated",
         }
     }
+}
+
+/// A Kubernetes namespace name: an RFC 1123 DNS label.
+fn is_namespace_name(n: &str) -> bool {
+    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !n.is_empty()
+        && n.len() <= 63
+        && n.chars().all(|c| ok(c) || c == '-')
+        && n.chars().next().is_some_and(ok)
+        && n.chars().last().is_some_and(ok)
 }
 
 /// `namespaces`: comma-separated, as Argo stores it (order kept).
@@ -291,6 +322,37 @@ mod tests {
         assert_eq!(c.project.as_deref(), Some("team-a"));
         assert_eq!(c.namespaces, ["web", "api"]);
         assert_eq!(c.scoped().namespaces, ["web", "api"]);
+        let scope = c.cluster_scope().expect("valid names");
+        assert_eq!(scope.namespaces(), ["web", "api"]);
+        assert!(!scope.cluster_resources());
+        let with = read(&[("namespaces", "web"), ("clusterResources", "true")]);
+        assert!(with.cluster_scope().expect("valid").cluster_resources());
+        // Only the exact text "true" (Argo's `string(...) == "true"`).
+        let yes = read(&[("namespaces", "web"), ("clusterResources", "True")]);
+        assert!(!yes.cluster_scope().expect("valid").cluster_resources());
+        assert!(read(&[]).cluster_scope().expect("whole").is_whole_cluster());
+        let long = "a".repeat(64);
+        for hostile in [
+            "../secrets",
+            "a/b",
+            "UPPER",
+            "-a",
+            "a-",
+            "a.b",
+            "a b",
+            "\u{0}",
+            long.as_str(),
+        ] {
+            let c = read(&[("namespaces", &format!("web,{hostile}"))]);
+            let e = c.cluster_scope().expect_err(hostile).to_string();
+            assert!(
+                e.contains("namespaces: ") && e.contains("not a valid namespace name"),
+                "{e}"
+            );
+            assert!(e.len() < 300, "bounded: {e}");
+        }
+        let huge = read(&[("namespaces", &"x".repeat(1 << 20))]);
+        assert!(huge.cluster_scope().expect_err("huge").to_string().len() < 300);
         assert_eq!(read(&[("project", "")]).project, None);
         assert_eq!(read(&[]).project, None);
         for odd in ["no-such-project", "*", "a b", "../x", "\u{0}", " "] {

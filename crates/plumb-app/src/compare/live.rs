@@ -35,7 +35,12 @@ pub(super) async fn read(
     desired_keys: &BTreeSet<ResourceKey>,
     reads: Reads<'_>,
 ) -> Result<Vec<Value>> {
-    let tracked = tracked_keys(app, cluster, instance);
+    // What lies outside a namespaced cluster's scope is neither read nor, so, pruned (a
+    // status written before the scope narrowed may still list it).
+    let tracked: Vec<ResourceKey> = tracked_keys(app, cluster, instance)
+        .into_iter()
+        .filter(|k| cluster.scope.manages(&k.namespace))
+        .collect();
     check_available(cluster, desired_keys.iter().chain(&tracked)).await?;
     let mut live = Vec::new();
     for key in desired_keys {

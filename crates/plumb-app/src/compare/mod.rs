@@ -98,11 +98,7 @@ async fn compare_in(
     };
     let desired = desired::prepare(&rendered, &catalog, engines, &dest_ns, &instance);
 
-    let desired_keys: BTreeSet<ResourceKey> = desired
-        .objects
-        .iter()
-        .map(|d| ResourceKey::of(&d.value))
-        .collect();
+    let desired_keys = managed_keys(cluster, desired.objects.iter().map(|d| &d.value))?;
     let reads = match written {
         Some(w) => live::Reads::AfterSync(w),
         None if opts.fresh_reads => live::Reads::Fresh,
@@ -153,6 +149,24 @@ async fn compare_in(
         warnings,
         ignore: setup.ignore,
     })
+}
+
+/// The desired objects' keys. As gitops-engine's `GetManagedLiveObjs`, a namespaced cluster
+/// refuses the whole comparison for the first desired object outside its namespaces (or
+/// cluster-scoped without `clusterResources`), before anything is read: nothing is then synced
+/// or pruned.
+fn managed_keys<'a>(
+    cluster: &Cluster,
+    desired: impl Iterator<Item = &'a Value>,
+) -> Result<BTreeSet<ResourceKey>> {
+    let mut keys = BTreeSet::new();
+    for key in desired.map(ResourceKey::of) {
+        if let Some(refusal) = cluster.scope.refusal(&key) {
+            return Err(Error::LiveState(refusal));
+        }
+        keys.insert(key);
+    }
+    Ok(keys)
 }
 
 /// The I/O half of every pair's diff (dry runs stay on this task), with what each pair needs

@@ -170,6 +170,10 @@ pub fn from_failure(
 
 /// The message of a failed comparison, as Argo CD words it.
 pub fn comparison_error_message(e: &Error) -> String {
+    if let Error::LiveState(_) = e {
+        // Argo's own wording for this step (`CompareAppState`: "Failed to load live state").
+        return e.to_string();
+    }
     format!(
         "Failed to compare desired state to live state: {}",
         chain(e)

@@ -275,16 +275,18 @@ async fn attach(
     shared: &Arc<Shared>,
     secret: &ClusterSecret,
 ) -> Result<(Arc<Cluster>, tokio::task::JoinHandle<()>)> {
-    if !secret.namespaces.is_empty() {
-        // Fail closed: watching the whole cluster with credentials meant for a few namespaces
-        // would fail (or, worse, manage more than the Secret grants).
+    if crate::shared::is_in_cluster_narrowed(secret) {
         return Err(plumb_app::Error::ClusterConfig {
             server: secret.server.clone(),
-            reason: "namespaces: namespaced clusters (a cluster Secret with `namespaces`) are not supported by Plumb yet".into(),
+            reason: "namespaces: narrowing the in-cluster destination to namespaces (Argo's namespaced install) is not supported by Plumb yet".into(),
         });
     }
+    // A namespaced cluster (`namespaces`, `clusterResources`): watched in those namespaces
+    // only, and comparisons refuse what lies outside them.
+    let scope = secret.cluster_scope()?;
     let client = secret.client().await?;
     let mut cluster = Cluster::connect(&secret.server, &secret.name, client.clone()).await?;
+    cluster.scope = scope;
     let k8s_version = client
         .apiserver_version()
         .await
@@ -297,7 +299,8 @@ async fn attach(
     let cfg = LiveCacheConfig::default()
         .tracking(engines.tracking.clone())
         .exclusions(engines.exclusions.clone())
-        .cluster(secret.server.clone());
+        .cluster(secret.server.clone())
+        .scope(cluster.scope.clone());
     let (reader, events) = plumb_kube::live_cache(client, &cluster.discovery.catalog(), cfg);
     cluster.live = Some(reader);
     let task = {

@@ -14,6 +14,12 @@ pub(crate) type RemoteCluster = (
     tokio::task::JoinHandle<()>,
 );
 
+/// Whether a cluster Secret narrows the in-cluster destination (Argo's namespaced install),
+/// which Plumb does not support.
+pub(crate) fn is_in_cluster_narrowed(s: &plumb_app::clusters::ClusterSecret) -> bool {
+    s.server.trim_end_matches('/') == plumb_app::IN_CLUSTER_SERVER && !s.namespaces.is_empty()
+}
+
 /// Every destination this controller reaches.
 pub(crate) struct Clusters {
     pub(crate) in_cluster: Arc<Cluster>,
@@ -45,7 +51,10 @@ impl Clusters {
         let d = &app.spec.destination;
         let (server, name) = (d.server.as_deref(), d.name.as_deref());
         if self.in_cluster.is_destination(server, name) {
-            return Some(self.in_cluster.clone());
+            // Fail closed: the in-cluster destination is the controller's own connection,
+            // watched whole; a Secret that narrows it to namespaces cannot be honoured, so its
+            // Applications are refused (`failure_of` says why) rather than managed wider.
+            return (!self.in_cluster_narrowed()).then(|| self.in_cluster.clone());
         }
         self.remote
             .read()
@@ -53,6 +62,15 @@ impl Clusters {
             .iter()
             .find(|(_, c, _)| c.is_destination(server, name))
             .map(|(_, c, _)| c.clone())
+    }
+
+    /// Whether a cluster Secret names the in-cluster URL with `namespaces`.
+    fn in_cluster_narrowed(&self) -> bool {
+        self.secrets
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(is_in_cluster_narrowed)
     }
 
     /// The clusters whose Secret is scoped to `project`, by Secret name.

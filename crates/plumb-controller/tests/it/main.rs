@@ -10,6 +10,7 @@ mod helm_repo;
 mod impersonation;
 mod missing_status;
 mod multi_cluster;
+mod namespaced_cluster;
 mod oci;
 mod project;
 mod project_scoped;

@@ -1,5 +1,6 @@
 //! The live cache of one cluster: list+watch of every listable kind (minus noisy kinds and
-//! `resource.exclusions`), full objects only for tracked objects, minimal metadata (key, uid,
+//! `resource.exclusions`; for a namespaced cluster, namespaced kinds in each managed namespace
+//! only and cluster-scoped kinds only with `clusterResources`, [`ClusterScope`]), full objects only for tracked objects, minimal metadata (key, uid,
 //! resourceVersion, owner references, tracking) for the rest, and indexes by Application, owner
 //! and namespace so a reconcile never scans the whole cache.
 //!
@@ -23,6 +24,7 @@
 
 mod crds;
 mod filter;
+mod lists;
 mod object;
 pub(crate) mod store;
 mod tracking;
@@ -44,6 +46,8 @@ pub use tracking::{TrackedBy, Tracking, TrackingMethod, tracking_id};
 
 use crate::discovery::{ApiCatalog, ApiKind};
 use crate::error::{Error, Result};
+use crate::scope::{ClusterScope, WatchTarget};
+use lists::Lists;
 pub use object::{AppChange, LiveEvent, LiveObject, OwnerRef};
 pub use store::Store;
 
@@ -56,6 +60,8 @@ pub struct LiveCacheConfig {
     pub exclusions: Vec<ExclusionRule>,
     /// The cluster's URL, matched by the rules' `clusters`.
     pub cluster: String,
+    /// What part of the cluster is listed and watched.
+    pub scope: ClusterScope,
 }
 
 impl Default for LiveCacheConfig {
@@ -64,6 +70,7 @@ impl Default for LiveCacheConfig {
             tracking: Tracking::default(),
             exclusions: Vec::new(),
             cluster: "https://kubernetes.default.svc".to_string(),
+            scope: ClusterScope::whole_cluster(),
         }
     }
 }
@@ -84,6 +91,12 @@ impl LiveCacheConfig {
     /// Sets the cluster URL.
     pub fn cluster(mut self, cluster: impl Into<String>) -> Self {
         self.cluster = cluster.into();
+        self
+    }
+
+    /// Sets the namespaces watched (a namespaced cluster).
+    pub fn scope(mut self, scope: ClusterScope) -> Self {
+        self.scope = scope;
         self
     }
 }
@@ -182,6 +195,7 @@ fn key_of(kind: &ApiKind, obj: &DynamicObject) -> ResourceKey {
 
 type KindEvent = (
     Arc<ApiKind>,
+    WatchTarget,
     Result<WatchEvent<DynamicObject>, watcher::Error>,
 );
 
@@ -198,6 +212,7 @@ pub fn live_cache(
     let kinds: Vec<Arc<ApiKind>> = catalog
         .listable()
         .filter(|k| filter::is_watched(&k.group_kind(), &config.cluster, &config.exclusions))
+        .filter(|k| !config.scope.watch_targets(k.namespaced).is_empty())
         .map(|k| Arc::new(k.clone()))
         .collect();
     let store = Arc::new(RwLock::new(Store::default()));
@@ -216,7 +231,7 @@ pub fn live_cache(
         stops: HashMap::new(),
         not_found: HashSet::new(),
         pending,
-        relisting: HashMap::new(),
+        lists: Lists::default(),
         ready_sent: false,
         out: VecDeque::new(),
         watches: SelectAll::new(),
@@ -229,24 +244,29 @@ pub fn live_cache(
             if let Some(item) = state.out.pop_front() {
                 return Some((item, state));
             }
-            let (kind, event) = state.watches.next().await?;
-            state.step(&kind, event);
+            let (kind, target, event) = state.watches.next().await?;
+            state.step(&kind, &target, event);
         }
     });
     (reader, stream)
 }
 
+/// One list+watch of a kind, over the whole cluster or in one namespace.
 fn watch_kind(
     client: Client,
     kind: Arc<ApiKind>,
+    target: WatchTarget,
     stop: Arc<AtomicBool>,
 ) -> BoxStream<'static, KindEvent> {
-    let api: Api<DynamicObject> = Api::all_with(client, &kind.resource);
+    let api: Api<DynamicObject> = match &target {
+        WatchTarget::AllNamespaces => Api::all_with(client, &kind.resource),
+        WatchTarget::Namespace(ns) => Api::namespaced_with(client, ns, &kind.resource),
+    };
     watcher::watcher(api, watcher::Config::default())
         .default_backoff()
         // A stopped kind (its CRD was deleted) ends its stream instead of retrying forever.
         .take_while(move |_| futures::future::ready(!stop.load(Ordering::Relaxed)))
-        .map(move |event| (kind.clone(), event))
+        .map(move |event| (kind.clone(), target.clone(), event))
         .boxed()
 }
 
@@ -273,8 +293,8 @@ struct State {
     watches: SelectAll<BoxStream<'static, KindEvent>>,
     /// Kinds whose initial list has not finished (shared with readers).
     pending: Arc<RwLock<HashSet<GroupKind>>>,
-    /// Keys seen during a (re)list in progress, per kind.
-    relisting: HashMap<GroupKind, HashSet<ResourceKey>>,
+    /// The (re)lists in progress, per kind and namespace.
+    lists: Lists,
     ready_sent: bool,
     out: VecDeque<Result<LiveEvent>>,
 }
@@ -292,7 +312,12 @@ impl State {
         self.pending.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn step(&mut self, kind: &ApiKind, event: Result<WatchEvent<DynamicObject>, watcher::Error>) {
+    fn step(
+        &mut self,
+        kind: &ApiKind,
+        target: &WatchTarget,
+        event: Result<WatchEvent<DynamicObject>, watcher::Error>,
+    ) {
         let gk = kind.group_kind();
         let event = match event {
             Ok(event) => event,
@@ -309,7 +334,7 @@ impl State {
             }
         };
         self.not_found.remove(&gk);
-        let initial = self.pending().contains(&gk);
+        let initial = self.lists.is_initial(&gk, target);
         let crd_kind = crds::is_crd_kind(kind);
         if crd_kind {
             self.crd_event(&event);
@@ -323,30 +348,21 @@ impl State {
                 let change = self.write().remove(&key_of(kind, &obj));
                 self.notify(change);
             }
-            WatchEvent::Init => {
-                self.relisting.insert(gk, HashSet::new());
-            }
+            WatchEvent::Init => self.lists.begins(&gk, target),
             WatchEvent::InitApply(obj) => {
-                if let Some(seen) = self.relisting.get_mut(&gk) {
-                    seen.insert(key_of(kind, &obj));
-                }
+                self.lists.shows(&gk, target, key_of(kind, &obj));
                 let change = self.write().upsert(kind, obj, &self.config.tracking);
                 if !initial {
                     self.notify(change);
                 }
             }
             WatchEvent::InitDone => {
-                let seen = self.relisting.remove(&gk).unwrap_or_default();
-                let stale: Vec<ResourceKey> = self
-                    .read_kind_keys(&gk)
-                    .into_iter()
-                    .filter(|k| !seen.contains(k))
-                    .collect();
+                let (stale, synced) = self.lists.done(&gk, target, self.read_kind_keys(&gk));
                 for key in &stale {
                     let change = self.write().remove(key);
                     self.notify(change);
                 }
-                if self.pending_mut().remove(&gk) {
+                if synced && self.pending_mut().remove(&gk) {
                     self.out.push_back(Ok(LiveEvent::KindSynced(gk)));
                 }
                 if crd_kind {
@@ -425,12 +441,15 @@ impl State {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .remove(gk);
-        self.relisting.remove(gk);
+        self.lists.forget(gk);
         self.pending_mut().remove(gk);
         self.send_ready_when_complete();
     }
 
+    /// Starts a kind's list+watch in each place the scope names.
     fn start_watch(&mut self, kind: Arc<ApiKind>) {
+        let targets = self.config.scope.watch_targets(kind.namespaced);
+        self.lists.started(&kind.group_kind(), &targets);
         let stop = Arc::new(AtomicBool::new(false));
         let crd_name = format!("{}.{}", kind.resource.plural, kind.resource.group);
         self.stops.insert(
@@ -440,8 +459,14 @@ impl State {
                 crd_name,
             },
         );
-        self.watches
-            .push(watch_kind(self.client.clone(), kind, stop));
+        for target in targets {
+            self.watches.push(watch_kind(
+                self.client.clone(),
+                kind.clone(),
+                target,
+                stop.clone(),
+            ));
+        }
     }
 
     /// Starts watching kinds of newly Established CRDs; stops watching kinds of deleted ones.
@@ -454,6 +479,7 @@ impl State {
                 let gk = kind.group_kind();
                 if self.stops.contains_key(&gk)
                     || !filter::is_watched(&gk, &self.config.cluster, &self.config.exclusions)
+                    || self.config.scope.watch_targets(kind.namespaced).is_empty()
                 {
                     return;
                 }

@@ -8,6 +8,7 @@ mod apply;
 mod deploy;
 mod discovery;
 mod live_cache;
+mod namespaced_cache;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};

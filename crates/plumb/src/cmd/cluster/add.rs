@@ -194,7 +194,10 @@ fn new_cluster(
     });
     if !args.namespaces.is_empty() {
         out["namespaces"] = json!(args.namespaces);
-        out["clusterResources"] = json!(args.cluster_resources);
+    }
+    // As Argo's `NewCluster`: stored as given; it counts only with namespaces.
+    if args.cluster_resources {
+        out["clusterResources"] = json!(true);
     }
     if let Some(p) = args.project.as_ref().filter(|p| !p.is_empty()) {
         out["project"] = json!(p);
