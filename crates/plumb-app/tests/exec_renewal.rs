@@ -135,20 +135,22 @@ async fn a_certificate_pair_from_an_exec_plugin_is_renewed_when_it_expires() {
                                "env": {"DIR": d.display().to_string()},
                                "apiVersion": "client.authentication.k8s.io/v1"}
     });
-    let mut secret = Secret::default();
-    secret.data = Some(
-        [
-            (
-                "server",
-                cluster["server"].as_str().expect("server").to_string(),
-            ),
-            ("name", "renewing".to_string()),
-            ("config", config.to_string()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), ByteString(v.into_bytes())))
-        .collect(),
-    );
+    let secret = Secret {
+        data: Some(
+            [
+                (
+                    "server",
+                    cluster["server"].as_str().expect("server").to_string(),
+                ),
+                ("name", "renewing".to_string()),
+                ("config", config.to_string()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), ByteString(v.into_bytes())))
+            .collect(),
+        ),
+        ..Default::default()
+    };
     let parsed = ClusterSecret::from_secret(&secret).expect("cluster");
     let plugin_config = parsed
         .config

@@ -146,7 +146,7 @@ fn set_request(args: &SetArgs) -> Result<(Vec<&'static str>, Value)> {
 pub async fn set(client: &ClusterClient, args: SetArgs) -> Result<Outcome> {
     let (fields, cluster) = set_request(&args)?;
     if fields.is_empty() {
-        print!("Specify the cluster field to be updated.\n");
+        println!("Specify the cluster field to be updated.");
         return Ok(Outcome::Success);
     }
     if let Err(e) = client.update(&args.cluster, &cluster, &fields).await {
