@@ -15,6 +15,7 @@
 //! `compare` ← `guard` ← `status` ← `observe`; nothing imports back.
 
 pub mod actions;
+pub mod argo_secrets;
 pub mod clusters;
 pub mod compare;
 mod context;

@@ -11,12 +11,14 @@ pub mod config;
 pub mod exec;
 pub mod manager;
 pub mod record;
+pub mod rotate;
 
 use std::sync::Arc;
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::{Value, json};
 
+pub use auth::{Clock, ExecAuth};
 pub use config::{ClusterConfig, ConfigError, ExecProviderConfig, TlsClientConfig};
 pub use exec::{ExecCredential, ExecError, ExecLimits};
 
@@ -134,49 +136,71 @@ impl ClusterSecret {
     /// A kube client for the cluster: Argo's `config` (bearer token, basic auth, client
     /// certificate, CA, insecure, server name, proxy, exec plugin) mapped onto a kubeconfig.
     pub async fn client(&self) -> Result<kube::Client> {
-        self.client_with(ExecLimits::default()).await
+        self.client_with(None).await
     }
 
-    /// [`Self::client`] with the exec plugin's limits given.
-    pub async fn client_with(&self, limits: ExecLimits) -> Result<kube::Client> {
-        let unusable = |reason: String| Error::ClusterConfig {
+    /// [`Self::client`] with the runner of `config.execProviderConfig` given (its limits and
+    /// clock); `None`: the default one. Ignored when the cluster has no exec plugin.
+    pub async fn client_with(&self, exec: Option<Arc<auth::ExecAuth>>) -> Result<kube::Client> {
+        let c = self
+            .config
+            .as_ref()
+            .map_err(|e| self.unusable(e.to_string()))?;
+        let Some(plugin) = &c.exec else {
+            return Ok(crate::k8s_requests::counted(
+                self.plain_client(None).await?,
+                &self.server,
+            ));
+        };
+        let exec = exec.unwrap_or_else(|| {
+            Arc::new(auth::ExecAuth::new(plugin.clone(), ExecLimits::default()))
+        });
+        // The first credential now, so a plugin that fails is reported when connecting. A
+        // certificate pair goes into the TLS configuration (and a renewed one into a new
+        // client); a token is added to each request (and renewed) by `auth::with_exec`.
+        let first = exec
+            .credential()
+            .await
+            .map_err(|e| self.unusable(e.to_string()))?;
+        let plain = self
+            .plain_client(Some(&first).filter(|c| c.client_certificate.is_some()))
+            .await?;
+        let this = self.clone();
+        let build: auth::BuildClient = Arc::new(move |pair: Option<ExecCredential>| {
+            let this = this.clone();
+            Box::pin(async move { this.plain_client(pair.as_ref()).await })
+        });
+        let client = auth::with_exec(plain, &first, build, exec);
+        Ok(crate::k8s_requests::counted(client, &self.server))
+    }
+
+    fn unusable(&self, reason: String) -> Error {
+        Error::ClusterConfig {
             server: self.server.clone(),
             reason,
-        };
-        let c = self.config.as_ref().map_err(|e| unusable(e.to_string()))?;
-        let exec = c
-            .exec
-            .clone()
-            .map(|e| Arc::new(auth::ExecAuth::new(e, limits)));
-        // A certificate pair from the plugin goes into the TLS configuration now; a token is
-        // added to each request (and renewed) by `auth::with_exec_token`.
-        let exec_pair = match &exec {
-            Some(a) => Some(a.credential().await.map_err(|e| unusable(e.to_string()))?)
-                .filter(|c| c.client_certificate.is_some()),
-            None => None,
-        };
-        let kubeconfig: Kubeconfig = serde_json::from_value(kubeconfig_of(
-            &self.name,
-            &self.server,
-            c,
-            exec_pair.as_ref(),
-        ))
-        .map_err(|e| unusable(format!("unusable config: {}", e.classify_name())))?;
+        }
+    }
+
+    /// The client of `config` without the exec plugin, presenting `exec_pair` if given.
+    async fn plain_client(&self, exec_pair: Option<&ExecCredential>) -> Result<kube::Client> {
+        let c = self
+            .config
+            .as_ref()
+            .map_err(|e| self.unusable(e.to_string()))?;
+        let kubeconfig: Kubeconfig =
+            serde_json::from_value(kubeconfig_of(&self.name, &self.server, c, exec_pair))
+                .map_err(|e| self.unusable(format!("unusable config: {}", e.classify_name())))?;
         let mut config =
             kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
                 .await
-                .map_err(|e| unusable(format!("unusable config: {e}")))?;
+                .map_err(|e| self.unusable(format!("unusable config: {e}")))?;
         if let Some(p) = &c.proxy_url {
             config.proxy_url = Some(
                 p.parse()
-                    .map_err(|_| unusable("config.proxyUrl: not a URL".into()))?,
+                    .map_err(|_| self.unusable("config.proxyUrl: not a URL".into()))?,
             );
         }
-        let mut client = plumb_kube::client_from(config)?;
-        if let Some(a) = exec {
-            client = auth::with_exec_token(client, a);
-        }
-        Ok(crate::k8s_requests::counted(client, &self.server))
+        Ok(plumb_kube::client_from(config)?)
     }
 }
 

@@ -9,12 +9,9 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
 use serde_json::{Map, Value, json};
 
-/// The label key of Argo CD Secrets' role.
-pub const SECRET_TYPE_LABEL: &str = "argocd.argoproj.io/secret-type";
-/// Argo's `managed-by` annotation, which lets `argocd cluster rm` delete the Secret.
-pub const MANAGED_BY_ANNOTATION: &str = "managed-by";
-/// Its value.
-pub const MANAGED_BY_ARGOCD: &str = "argocd.argoproj.io";
+pub use crate::argo_secrets::{
+    MANAGED_BY as MANAGED_BY_ANNOTATION, MANAGED_BY_ARGOCD, SECRET_TYPE_LABEL,
+};
 
 /// `kubectl apply`'s annotation.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";

@@ -8,15 +8,12 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
+use kube::api::{Api, ListParams, ObjectMeta, PostParams};
 
 use super::error::Error;
 use super::fields::{RepoSpec, Role, same_url, secret_name};
 
-/// The annotation marking Secrets Argo CD (and Plumb) created and may delete.
-pub const MANAGED_BY: &str = "managed-by";
-/// Its value.
-pub const MANAGED_BY_ARGOCD: &str = "argocd.argoproj.io";
+pub use crate::argo_secrets::{MANAGED_BY, MANAGED_BY_ARGOCD};
 
 /// One stored Secret, read.
 #[derive(Debug, Clone)]
@@ -206,29 +203,8 @@ impl RepoSecrets {
     /// Deletes the Secret when Argo manages it; otherwise removes only its `secret-type` label
     /// (Argo's `deleteSecret`), so a Secret written by hand is not lost.
     pub async fn delete(&self, existing: &Stored) -> Result<(), Error> {
-        let managed = existing
-            .secret
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(MANAGED_BY))
-            .is_some_and(|v| v == MANAGED_BY_ARGOCD);
-        let context = format!("deleting Secret {}", existing.name);
-        if managed {
-            self.api
-                .delete(&existing.name, &DeleteParams::default())
-                .await
-                .map_err(Self::kube(context))?;
-            return Ok(());
-        }
-        let mut secret = existing.secret.clone();
-        if let Some(labels) = secret.metadata.labels.as_mut() {
-            labels.remove(plumb_source::SECRET_TYPE_LABEL);
-        }
-        self.api
-            .replace(&existing.name, &PostParams::default(), &secret)
+        crate::argo_secrets::delete_or_unlabel(&self.api, &existing.secret)
             .await
-            .map_err(Self::kube(context))?;
-        Ok(())
+            .map_err(Self::kube(format!("deleting Secret {}", existing.name)))
     }
 }

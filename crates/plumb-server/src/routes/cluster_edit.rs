@@ -12,7 +12,7 @@ use plumb_app::ClusterSecret;
 use plumb_app::clusters::record;
 use serde_json::Value;
 
-use super::clusters::rbac_object;
+use super::clusters::{permitted, rbac_object};
 use crate::auth::middleware::Authenticated;
 use crate::error::{Error, Result};
 use crate::gateway::Query;
@@ -149,25 +149,14 @@ pub(crate) async fn update(
 ) -> Result<Json<Value>> {
     let q = Query::parse(raw.as_deref());
     let cluster = cluster_of_body(body);
-    let by_name = q.get("id.type") == Some("name");
-    let id = id.trim_end_matches('/').to_string();
-    let old = existing_by(&s, |v| {
-        if by_name {
-            v["name"].as_str() == Some(id.as_str())
-        } else {
-            v["server"].as_str() == Some(id.as_str())
-        }
-    })
-    .await?
-    .ok_or_else(|| Error::PermissionDenied(PERMISSION_DENIED.into()))?;
-    let current = record::sanitized(&old);
+    let (old, current) = permitted(&s, &caller, &id, raw.as_deref(), "update").await?;
+    let Some(old) = old else {
+        return Err(Error::InvalidArgument(
+            "the in-cluster cluster has no Secret; create one for https://kubernetes.default.svc to change its fields"
+                .into(),
+        ));
+    };
     let mut authz = Authz::new(&s, &caller).await?;
-    if !authz
-        .allows("clusters", "update", &rbac_object(&current))
-        .await?
-    {
-        return Err(Error::PermissionDenied(PERMISSION_DENIED.into()));
-    }
     let fields = q.all("updatedFields");
     let mut merged = record::merge_update(&record::unsanitized(&old), &cluster, &fields);
     merged["server"] = current["server"].clone();

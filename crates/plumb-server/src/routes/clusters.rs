@@ -1,6 +1,6 @@
 //! Argo's `ClusterService`: `GET/POST /api/v1/clusters`, `GET/PUT/DELETE
 //! /api/v1/clusters/{server}` (the server URL percent-encoded, or its name with `id.type=name`),
-//! `POST .../invalidate-cache`. Clusters are the Argo CD cluster Secrets of the control
+//! `POST .../invalidate-cache`, `POST .../rotate-auth`. Clusters are the Argo CD cluster Secrets of the control
 //! namespace (plus this server's own, `in-cluster`), answered sanitized as Argo answers them
 //! (`Cluster.Sanitized`: never a token, password, key or exec plugin), with the connection
 //! state measured now. RBAC: `clusters, <action>, [<project>/]<server>`.
@@ -10,11 +10,12 @@ use std::time::Duration;
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
-use plumb_app::clusters::record;
+use kube::api::{Api, ListParams, PostParams};
+use plumb_app::clusters::{record, rotate};
 use plumb_app::{IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
 use serde_json::{Value, json};
 
+use crate::auth::Caller;
 use crate::auth::middleware::Authenticated;
 use crate::error::{Error, Result};
 use crate::gateway::{self, Query};
@@ -195,6 +196,30 @@ pub(crate) async fn list(
     Ok(Json(gateway::list(None, items)))
 }
 
+/// The head of every route on one cluster (Argo's `getClusterAndVerifyAccess`): the cluster
+/// the path names (its server URL, or its name with `id.type=name`) and the caller's right to
+/// `action` on it. A cluster that does not exist and one the caller may not see answer alike
+/// (403, GHSA-3cqf-953p-h5cp): cluster URLs cannot be probed, and by name the detailed message
+/// would reveal the server URL. `None` is the in-cluster entry without a Secret.
+pub(crate) async fn permitted(
+    s: &AppState,
+    caller: &Caller,
+    id: &str,
+    raw: Option<&str>,
+    action: &str,
+) -> Result<(Option<Secret>, Value)> {
+    let q = Query::parse(raw);
+    let (secret, view) = find(s, &Id::of(id, &q)).await?;
+    if !Authz::new(s, caller)
+        .await?
+        .allows("clusters", action, &rbac_object(&view))
+        .await?
+    {
+        return Err(Error::PermissionDenied(PERMISSION_DENIED.into()));
+    }
+    Ok((secret, view))
+}
+
 /// `GET /api/v1/clusters/{server}`.
 pub(crate) async fn get(
     State(s): State<AppState>,
@@ -202,17 +227,7 @@ pub(crate) async fn get(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
-    let q = Query::parse(raw.as_deref());
-    let (_, view) = find(&s, &Id::of(&id, &q)).await?;
-    // A cluster the caller may not read answers as one that does not exist
-    // (GHSA-3cqf-953p-h5cp): by name, the detailed message would reveal its server URL.
-    if !Authz::new(&s, &caller)
-        .await?
-        .allows("clusters", "get", &rbac_object(&view))
-        .await?
-    {
-        return Err(Error::PermissionDenied(PERMISSION_DENIED.into()));
-    }
+    let (_, view) = permitted(&s, &caller, &id, raw.as_deref(), "get").await?;
     Ok(Json(with_connection(&s, view).await))
 }
 
@@ -225,38 +240,16 @@ pub(crate) async fn delete(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
-    let q = Query::parse(raw.as_deref());
-    let (secret, view) = find(&s, &Id::of(&id, &q)).await?;
-    Authz::new(&s, &caller)
-        .await?
-        .check("clusters", "delete", &rbac_object(&view))
-        .await?;
-    let Some(mut secret) = secret else {
+    let (secret, _) = permitted(&s, &caller, &id, raw.as_deref(), "delete").await?;
+    let Some(secret) = secret else {
         return Err(Error::InvalidArgument(format!(
             "cluster {IN_CLUSTER_SERVER:?} is the in-cluster cluster and has no Secret to delete"
         )));
     };
     let name = secret.metadata.name.clone().unwrap_or_default();
-    let managed = secret
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(record::MANAGED_BY_ANNOTATION))
-        .is_some_and(|v| v == record::MANAGED_BY_ARGOCD);
-    let api = secrets(&s);
-    let what = || format!("deleting cluster Secret {}/{name}", s.namespace);
-    if managed {
-        api.delete(&name, &DeleteParams::default())
-            .await
-            .map_err(|e| Error::kube(what(), e))?;
-    } else {
-        if let Some(l) = secret.metadata.labels.as_mut() {
-            l.remove(record::SECRET_TYPE_LABEL);
-        }
-        api.replace(&name, &PostParams::default(), &secret)
-            .await
-            .map_err(|e| Error::kube(what(), e))?;
-    }
+    plumb_app::argo_secrets::delete_or_unlabel(&secrets(&s), &secret)
+        .await
+        .map_err(|e| Error::kube(format!("deleting cluster Secret {}/{name}", s.namespace), e))?;
     Ok(Json(json!({})))
 }
 
@@ -269,12 +262,7 @@ pub(crate) async fn invalidate_cache(
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>> {
-    let q = Query::parse(raw.as_deref());
-    let (secret, view) = find(&s, &Id::of(&id, &q)).await?;
-    Authz::new(&s, &caller)
-        .await?
-        .check("clusters", "update", &rbac_object(&view))
-        .await?;
+    let (secret, view) = permitted(&s, &caller, &id, raw.as_deref(), "update").await?;
     let Some(mut secret) = secret else {
         return Err(Error::InvalidArgument(
             "the in-cluster cluster has no Secret; restart the controller to rebuild its cache"
@@ -297,4 +285,28 @@ pub(crate) async fn invalidate_cache(
     let mut view = view;
     view["refreshRequestedAt"] = json!(now);
     Ok(Json(view))
+}
+
+/// `POST /api/v1/clusters/{server}/rotate-auth`: Argo's `RotateAuth`: a new token for the
+/// cluster's ServiceAccount, tried, stored, and the old one revoked ([`rotate::rotate`]).
+pub(crate) async fn rotate_auth(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>> {
+    let (secret, view) = permitted(&s, &caller, &id, raw.as_deref(), "update").await?;
+    let Some(secret) = secret else {
+        return Err(Error::InvalidArgument(format!(
+            "Cluster '{}' does not use bearer token authentication",
+            view["server"].as_str().unwrap_or_default()
+        )));
+    };
+    rotate::rotate(&secrets(&s), &secret, rotate::TOKEN_TIMEOUT)
+        .await
+        .map_err(|e| match e {
+            rotate::RotateError::NotBearer(_) => Error::InvalidArgument(e.to_string()),
+            other => Error::Internal(plumb_app::chain(&other)),
+        })?;
+    Ok(Json(json!({})))
 }

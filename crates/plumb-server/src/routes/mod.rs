@@ -121,6 +121,10 @@ fn meta_routes() -> Routes {
             "/api/v1/clusters/{server}/invalidate-cache".into(),
             post(clusters::invalidate_cache),
         ),
+        (
+            "/api/v1/clusters/{server}/rotate-auth".into(),
+            post(clusters::rotate_auth),
+        ),
         ("/healthz".into(), get(|| async { "ok" })),
         ("/readyz".into(), get(meta::ready)),
     ]

@@ -225,3 +225,141 @@ async fn clusters_are_created_updated_listed_and_deleted_without_showing_credent
     }
     kubectl(&["delete", "clusterrolebinding", &binding]);
 }
+
+fn secret_token(ns: &str, name: &str) -> String {
+    let b64 = kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "secret",
+        name,
+        "-o",
+        "jsonpath={.data.token}",
+    ]);
+    String::from_utf8(STANDARD.decode(b64).expect("base64")).expect("utf-8")
+}
+
+/// `POST /api/v1/clusters/{server}/rotate-auth` (Argo's RotateAuth): a ServiceAccount token
+/// Secret's token (what `cluster add` stores) is replaced by a new Secret's, stored in the
+/// cluster Secret; the old Secret is deleted. Refused for a cluster the caller cannot see (403)
+/// and for one without a bearer token (400). No token in any answer.
+#[tokio::test]
+async fn rotate_auth_stores_a_new_service_account_token_and_deletes_the_old_secret() {
+    let stack = Stack::start("srv-rotate").await;
+    let ns = stack.ns.name().to_string();
+    let (server, ca) = api_server();
+    kubectl(&["-n", &ns, "create", "serviceaccount", "mgr"]);
+    let binding = format!("{ns}-mgr");
+    kubectl(&[
+        "create",
+        "clusterrolebinding",
+        &binding,
+        "--clusterrole=cluster-admin",
+        &format!("--serviceaccount={ns}:mgr"),
+    ]);
+    let secrets: Api<Secret> = Api::namespaced(env().client().await, &ns);
+    let long_lived: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "mgr-long-lived-token",
+                     "annotations": {"kubernetes.io/service-account.name": "mgr"}},
+        "type": "kubernetes.io/service-account-token"
+    }))
+    .expect("secret");
+    secrets
+        .create(&PostParams::default(), &long_lived)
+        .await
+        .expect("create");
+    let mut old = String::new();
+    for _ in 0..120 {
+        let s = secrets.get("mgr-long-lived-token").await.expect("get");
+        if s.data.as_ref().is_some_and(|d| d.contains_key("token")) {
+            old = secret_token(&ns, "mgr-long-lived-token");
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    assert!(!old.is_empty(), "the token controller filled the Secret");
+    let mut answers = Vec::new();
+    let (code, created) = stack
+        .send(
+            Method::POST,
+            "/api/v1/clusters",
+            Some(&json!({"server": server, "name": "rot",
+                         "config": {"bearerToken": old, "tlsClientConfig": {"caData": ca}}})),
+        )
+        .await;
+    assert_eq!(code, 200, "{created}");
+    answers.push(created);
+
+    let (code, unknown) = stack
+        .send(
+            Method::POST,
+            "/api/v1/clusters/nosuch/rotate-auth?id.type=name",
+            Some(&json!({})),
+        )
+        .await;
+    assert_eq!(code, 403, "{unknown}");
+    let (code, in_cluster) = stack
+        .send(
+            Method::POST,
+            "/api/v1/clusters/https%3A%2F%2Fkubernetes.default.svc/rotate-auth",
+            Some(&json!({})),
+        )
+        .await;
+    assert_eq!(code, 400, "{in_cluster}");
+
+    let (code, rotated) = stack
+        .send(
+            Method::POST,
+            &format!("/api/v1/clusters/{}/rotate-auth", encode(&server)),
+            Some(&json!({})),
+        )
+        .await;
+    assert_eq!(code, 200, "{rotated}");
+    assert_eq!(rotated, json!({}));
+    let stored = secrets
+        .list(&kube::api::ListParams::default().labels("argocd.argoproj.io/secret-type=cluster"))
+        .await
+        .expect("list")
+        .items;
+    let config: Value = serde_json::from_slice(&stored[0].data.as_ref().expect("data")["config"].0)
+        .expect("config");
+    let new = config["bearerToken"].as_str().expect("token").to_string();
+    assert_ne!(new, old);
+    assert!(
+        secrets
+            .get_opt("mgr-long-lived-token")
+            .await
+            .expect("get")
+            .is_none(),
+        "the old token Secret is deleted"
+    );
+    let sa = kubectl(&[
+        "-n",
+        &ns,
+        "get",
+        "serviceaccount",
+        "mgr",
+        "-o",
+        "jsonpath={.secrets[0].name}",
+    ]);
+    assert!(sa.starts_with("mgr-long-lived-"), "{sa}");
+    assert_eq!(
+        secret_token(&ns, &sa),
+        new,
+        "the stored token is the new Secret's"
+    );
+    let (code, got) = stack
+        .get(&format!("/api/v1/clusters/{}", encode(&server)))
+        .await;
+    assert_eq!(code, 200, "{got}");
+    assert_eq!(got["connectionState"]["status"], "Successful", "{got:#}");
+    answers.extend([unknown, in_cluster, rotated, got]);
+    for a in &answers {
+        let text = a.to_string();
+        assert!(
+            !text.contains(&old) && !text.contains(&new),
+            "a token in an answer: {text}"
+        );
+    }
+    kubectl(&["delete", "clusterrolebinding", &binding]);
+}

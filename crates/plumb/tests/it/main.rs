@@ -16,6 +16,7 @@ mod argo_parity;
 mod bench_scale;
 mod cli_meta;
 mod cluster_cli;
+mod cluster_verbs;
 mod diff;
 mod local_sync;
 mod payments_api;

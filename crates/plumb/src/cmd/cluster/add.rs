@@ -1,22 +1,19 @@
 //! `plumb cluster add CONTEXT`: Argo's `argocd cluster add`. The target cluster is the one the
-//! user's kubeconfig context names; `argocd-manager` is installed there (or `--service-account`
-//! used), and a cluster Secret holding its token is stored in the control namespace. The
-//! cluster's TLS settings come from the context as Argo's `NewCluster` takes them (a client
-//! certificate pair of the context is kept, and then no token is, as Argo does).
+//! user's kubeconfig context names; its credentials are `argocd-manager`'s token (installed
+//! there, or `--service-account`'s), or an exec plugin (`--exec-command`); the cluster Secret
+//! is stored in the control namespace. `--aws-*` (Argo's `awsAuthConfig`) is refused.
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
-use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use clap::Args;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use plumb_app::clusters::manager;
 use serde_json::{Value, json};
 
 use super::client::ClusterClient;
+use super::kubeconfig;
+use super::spec::{self, Endpoint, Gathered};
 use crate::cmd::app::ConnArgs;
 use crate::exit::Outcome;
 
@@ -31,12 +28,15 @@ pub struct AddArgs {
     /// List of namespaces which are allowed to manage
     #[arg(long = "namespace")]
     namespaces: Vec<String>,
-    /// Indicates if cluster level resources should be managed. This setting is used only if list of managed namespaces is not empty.
+    /// Indicates if cluster level resources should be managed. The setting is used only if list of managed namespaces is not empty.
     #[arg(long)]
     cluster_resources: bool,
     /// project of the cluster
     #[arg(long)]
     project: Option<String>,
+    /// Cluster shard number; inferred from hostname if not set
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    shard: i64,
     /// Set metadata labels (e.g. --label key=value)
     #[arg(long = "label")]
     labels: Vec<String>,
@@ -49,6 +49,9 @@ pub struct AddArgs {
     /// Indicates Argo CD resides inside this cluster and should connect using the internal k8s hostname (kubernetes.default.svc)
     #[arg(long)]
     in_cluster: bool,
+    /// Cluster endpoint to use. Can be one of the following: 'kubeconfig', 'kube-public', or 'internal'.
+    #[arg(long)]
+    cluster_endpoint: Option<String>,
     /// System namespace service account to use for kubernetes resource management. If not set then default "argocd-manager" SA will be created
     #[arg(long)]
     service_account: Option<String>,
@@ -61,211 +64,219 @@ pub struct AddArgs {
     /// use proxy to connect cluster
     #[arg(long)]
     proxy_url: Option<String>,
+    /// use a different proxy URL (or "" for no proxy) for the ArgoCD server to connect to the cluster; if omitted the value from --proxy-url or the kubeconfig is used
+    #[arg(long)]
+    server_proxy_url: Option<String>,
+    /// Bypasses automatic GZip compression requests to the server
+    #[arg(long)]
+    disable_compression: bool,
+    /// Command to run to provide client credentials to the cluster. You may need to build a custom ArgoCD image to ensure the command is available at runtime.
+    #[arg(long)]
+    exec_command: Option<String>,
+    /// Arguments to supply to the --exec-command executable
+    #[arg(long)]
+    exec_command_args: Vec<String>,
+    /// Environment vars to set when running the --exec-command executable
+    #[arg(long)]
+    exec_command_env: Vec<String>,
+    /// Preferred input version of the ExecInfo for the --exec-command executable
+    #[arg(long)]
+    exec_command_api_version: Option<String>,
+    /// Text shown to the user when the --exec-command executable doesn't seem to be present
+    #[arg(long)]
+    exec_command_install_hint: Option<String>,
+    /// AWS Cluster name if set then aws cli eks token command will be used to access cluster
+    #[arg(long)]
+    aws_cluster_name: Option<String>,
+    /// Optional AWS role arn. If set then AWS IAM Authenticator assumes a role to perform cluster operations instead of the default AWS credential provider chain.
+    #[arg(long)]
+    aws_role_arn: Option<String>,
+    /// Optional AWS profile. If set then AWS IAM Authenticator uses this profile to perform cluster operations instead of the default AWS credential provider chain.
+    #[arg(long)]
+    aws_profile: Option<String>,
 }
 
-/// The kubeconfig file the CLI reads (`--kubeconfig`, the first of `$KUBECONFIG`, `~/.kube/config`).
-fn kubeconfig_path(conn: &ConnArgs) -> Result<PathBuf> {
-    if let Some(p) = &conn.kubeconfig {
-        return Ok(p.clone());
-    }
-    if let Some(k) = std::env::var_os("KUBECONFIG").filter(|k| !k.is_empty())
-        && let Some(first) = std::env::split_paths(&k).next()
+/// `execProviderConfig` from the `--exec-command*` flags; refusals of what Plumb cannot honour.
+fn exec_provider(args: &AddArgs) -> Result<Option<Value>> {
+    if args.aws_cluster_name.is_some() || args.aws_role_arn.is_some() || args.aws_profile.is_some()
     {
-        return Ok(first);
+        bail!(
+            "--aws-cluster-name/--aws-role-arn/--aws-profile (config.awsAuthConfig): AWS IAM authentication is not supported by Plumb; use --exec-command aws --exec-command-args eks,get-token,--cluster-name,NAME --exec-command-api-version client.authentication.k8s.io/v1beta1"
+        );
     }
-    let home = std::env::var_os("HOME").context("no --kubeconfig, KUBECONFIG or HOME")?;
-    Ok(PathBuf::from(home).join(".kube/config"))
-}
-
-/// A `key=value` list as a map (Argo's `label.Parse`).
-fn key_values(items: &[String], what: &str) -> Result<BTreeMap<String, String>> {
-    items
-        .iter()
-        .map(|i| match i.split_once('=') {
-            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-            _ => bail!("{what} {i:?} is not key=value"),
-        })
-        .collect()
-}
-
-/// A file's contents, base64, as a kubeconfig `*-data` field holds them.
-fn data_or_file(
-    entry: &Value,
-    data: &str,
-    file: &str,
-    base: &std::path::Path,
-) -> Result<Option<String>> {
-    if let Some(d) = entry[data].as_str().filter(|d| !d.is_empty()) {
-        return Ok(Some(d.to_string()));
-    }
-    match entry[file].as_str().filter(|f| !f.is_empty()) {
-        Some(f) => {
-            let path = base.join(f);
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-            Ok(Some(STANDARD.encode(bytes)))
-        }
-        None => Ok(None),
-    }
-}
-
-/// The `cluster` and `user` entries a kubeconfig context names.
-fn context_entries(path: &std::path::Path, context: &str) -> Result<(Value, Value)> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let doc = plumb_yaml::read_documents(&text, &path.display().to_string())?
-        .into_iter()
-        .next()
-        .map(|d| d.value)
-        .unwrap_or(Value::Null);
-    let named = |list: &str, name: &str| {
-        doc[list]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|e| e["name"] == name)
-            .cloned()
+    let Some(command) = args.exec_command.as_ref() else {
+        return Ok(None);
     };
-    let ctx = named("contexts", context)
-        .with_context(|| format!("context {context} does not exist in kubeconfig"))?;
-    let cluster = named(
-        "clusters",
-        ctx["context"]["cluster"].as_str().unwrap_or_default(),
-    )
-    .map(|c| c["cluster"].clone())
-    .with_context(|| format!("the cluster of context {context} is not in the kubeconfig"))?;
-    let user = named("users", ctx["context"]["user"].as_str().unwrap_or_default())
-        .map(|u| u["user"].clone())
-        .unwrap_or(Value::Null);
-    Ok((cluster, user))
+    let Some(api_version) = args.exec_command_api_version.as_ref() else {
+        bail!(
+            "--exec-command-api-version is required with --exec-command: one of {}",
+            plumb_app::clusters::config::EXEC_API_VERSIONS.join(", ")
+        );
+    };
+    let mut exec = json!({"command": command, "args": args.exec_command_args,
+                          "env": spec::exec_env(&args.exec_command_env)?, "apiVersion": api_version});
+    if let Some(h) = &args.exec_command_install_hint {
+        exec["installHint"] = json!(h);
+    }
+    // The whole `config` is checked as the controller will read it, flags named.
+    let check = json!({ "execProviderConfig": exec }).to_string();
+    if let Err(e) = plumb_app::clusters::ClusterConfig::parse(&check) {
+        bail!("--exec-command*: {e}");
+    }
+    Ok(Some(exec))
 }
 
-/// Argo's `NewCluster`: the context's server and TLS settings, the token unless the context
-/// authenticates with a client certificate pair.
-fn new_cluster(
+/// The target cluster's client through the context (and `--proxy-url`).
+async fn target_client(
     path: &std::path::Path,
     context: &str,
-    args: &AddArgs,
-    token: &str,
-) -> Result<Value> {
-    let (cluster, user) = context_entries(path, context)?;
-    let base = path.parent().unwrap_or(std::path::Path::new("."));
-    let mut tls =
-        json!({"insecure": cluster["insecure-skip-tls-verify"].as_bool().unwrap_or(false)});
-    if let Some(n) = cluster["tls-server-name"].as_str() {
-        tls["serverName"] = json!(n);
+    proxy: Option<&str>,
+) -> Result<kube::Client> {
+    let kubeconfig =
+        Kubeconfig::read_from(path).with_context(|| format!("reading {}", path.display()))?;
+    let options = KubeConfigOptions {
+        context: Some(context.to_string()),
+        ..Default::default()
+    };
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .with_context(|| format!("context {context} of {}", path.display()))?;
+    if let Some(p) = proxy {
+        config.proxy_url = Some(p.parse().context("--proxy-url: not a URL")?);
     }
-    for (to, data, file, entry) in [
-        (
-            "caData",
-            "certificate-authority-data",
-            "certificate-authority",
-            &cluster,
-        ),
-        (
-            "certData",
-            "client-certificate-data",
-            "client-certificate",
-            &user,
-        ),
-        ("keyData", "client-key-data", "client-key", &user),
-    ] {
-        if let Some(v) = data_or_file(entry, data, file, base)? {
-            tls[to] = json!(v);
+    Ok(plumb_kube::client_from(config)?)
+}
+
+/// Argo's question before installing `argocd-manager` on a terminal.
+fn confirmed(args: &AddArgs, context: &str) -> Result<bool> {
+    if !std::io::stdout().is_terminal() || args.yes {
+        return Ok(true);
+    }
+    let level = if args.namespaces.is_empty() {
+        "cluster"
+    } else {
+        "namespace"
+    };
+    let question = format!(
+        "WARNING: This will create a service account `argocd-manager` on the cluster referenced by context `{context}` with full {level} level privileges. Do you want to continue [y/N]? "
+    );
+    let mut input = std::io::stdin().lock();
+    crate::cmd::app::ask_to_proceed(&question, &mut input, &mut std::io::stdout())
+}
+
+/// The bearer token to store: `--service-account`'s, or `argocd-manager`'s once installed;
+/// `None` when the user declined.
+async fn manager_token(
+    target: &kube::Client,
+    args: &AddArgs,
+    context: &str,
+) -> Result<Option<String>> {
+    let timeout = manager::BEARER_TOKEN_TIMEOUT;
+    if let Some(sa) = &args.service_account {
+        return Ok(Some(
+            manager::bearer_token(target, &args.system_namespace, sa, timeout).await?,
+        ));
+    }
+    if !confirmed(args, context)? {
+        return Ok(None);
+    }
+    let ns = &args.system_namespace;
+    Ok(Some(
+        manager::install(target, ns, &args.namespaces, timeout).await?,
+    ))
+}
+
+/// The flags Argo applies after `NewCluster`: server proxy, endpoint, shard, project, labels.
+async fn apply_flags(
+    cluster: &mut Value,
+    args: &AddArgs,
+    endpoint: Endpoint,
+    target: &kube::Client,
+) -> Result<()> {
+    if let Some(p) = &args.server_proxy_url {
+        match p.as_str() {
+            "" => {
+                if let Some(c) = cluster["config"].as_object_mut() {
+                    c.remove("proxyUrl");
+                }
+            }
+            p => cluster["config"]["proxyUrl"] = json!(spec::proxy_url("--server-proxy-url", p)?),
         }
     }
-    let mut config = json!({"tlsClientConfig": tls});
-    if tls.get("certData").is_none() || tls.get("keyData").is_none() {
-        config["bearerToken"] = json!(token);
+    if args.disable_compression {
+        cluster["config"]["disableCompression"] = json!(true);
     }
-    if let Some(p) = args
-        .proxy_url
-        .clone()
-        .or(cluster["proxy-url"].as_str().map(str::to_string))
-    {
-        config["proxyUrl"] = json!(p);
+    match endpoint {
+        Endpoint::Internal => cluster["server"] = json!(plumb_app::IN_CLUSTER_SERVER),
+        Endpoint::KubePublic => match spec::kube_public_endpoint(target).await {
+            Ok((server, ca)) if !server.is_empty() => {
+                cluster["server"] = json!(server);
+                cluster["config"]["tlsClientConfig"]["caData"] = json!(ca);
+            }
+            other => {
+                let why = other.err().map(|e| format!("{e:#}")).unwrap_or_default();
+                eprintln!("Failed to find the cluster endpoint from kube-public data: {why}");
+                eprintln!(
+                    "Falling back to the endpoint '{}' as listed in the kubeconfig context",
+                    cluster["server"].as_str().unwrap_or_default()
+                );
+            }
+        },
+        Endpoint::Kubeconfig => {}
     }
-    let mut out = json!({
-        "server": if args.in_cluster { plumb_app::IN_CLUSTER_SERVER } else { cluster["server"].as_str().unwrap_or_default() },
-        "name": args.name.clone().unwrap_or_else(|| context.to_string()),
-        "config": config,
-        "labels": key_values(&args.labels, "label")?,
-        "annotations": key_values(&args.annotations, "annotation")?,
-    });
     if !args.namespaces.is_empty() {
-        out["namespaces"] = json!(args.namespaces);
+        cluster["namespaces"] = json!(args.namespaces);
     }
     // As Argo's `NewCluster`: stored as given; it counts only with namespaces.
     if args.cluster_resources {
-        out["clusterResources"] = json!(true);
+        cluster["clusterResources"] = json!(true);
+    }
+    if args.shard >= 0 {
+        cluster["shard"] = json!(args.shard);
     }
     if let Some(p) = args.project.as_ref().filter(|p| !p.is_empty()) {
-        out["project"] = json!(p);
+        cluster["project"] = json!(p);
     }
-    Ok(out)
+    cluster["labels"] = json!(spec::key_values(&args.labels)?);
+    cluster["annotations"] = json!(spec::key_values(&args.annotations)?);
+    Ok(())
 }
 
 /// Runs `plumb cluster add`.
 pub async fn run(client: &ClusterClient, conn: &ConnArgs, args: AddArgs) -> Result<Outcome> {
-    let path = kubeconfig_path(conn)?;
+    let path = kubeconfig::path(conn)?;
     let Some(context) = args.context.clone() else {
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let names: Vec<String> = plumb_yaml::read_documents(&text, "kubeconfig")
-            .ok()
-            .and_then(|d| d.into_iter().next())
-            .and_then(|d| d.value["contexts"].as_array().cloned())
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|c| c["name"].as_str().map(str::to_string))
-            .collect();
-        bail!("Choose a context name from:\n{}", names.join("\n"));
+        eprintln!("Choose a context name from:");
+        print!("{}", kubeconfig::contexts_table(&path));
+        return Ok(Outcome::Negative);
     };
-    let kubeconfig =
-        Kubeconfig::read_from(&path).with_context(|| format!("reading {}", path.display()))?;
-    let options = KubeConfigOptions {
-        context: Some(context.clone()),
-        ..Default::default()
+    let endpoint = spec::endpoint(args.cluster_endpoint.as_deref(), args.in_cluster)?;
+    let exec = exec_provider(&args)?;
+    spec::key_values(&args.labels)?;
+    spec::key_values(&args.annotations)?;
+    let proxy = match &args.proxy_url {
+        Some(p) => Some(spec::proxy_url("--proxy-url", p)?),
+        None => kubeconfig::context_entries(&path, &context)?.0["proxy-url"]
+            .as_str()
+            .map(str::to_string),
     };
-    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-        .await
-        .with_context(|| format!("context {context} of {}", path.display()))?;
-    let target = plumb_kube::client_from(config)?;
-    let token = match &args.service_account {
-        Some(sa) => {
-            manager::bearer_token(
-                &target,
-                &args.system_namespace,
-                sa,
-                manager::BEARER_TOKEN_TIMEOUT,
-            )
-            .await?
-        }
-        None => {
-            if std::io::stdout().is_terminal() && !args.yes {
-                let level = if args.namespaces.is_empty() {
-                    "cluster"
-                } else {
-                    "namespace"
-                };
-                let question = format!(
-                    "WARNING: This will create a service account `argocd-manager` on the cluster referenced by context `{context}` with full {level} level privileges. Do you want to continue [y/N]? "
-                );
-                let mut input = std::io::stdin().lock();
-                if !crate::cmd::app::ask_to_proceed(&question, &mut input, &mut std::io::stdout())?
-                {
-                    return Ok(Outcome::Negative);
-                }
-            }
-            manager::install(
-                &target,
-                &args.system_namespace,
-                &args.namespaces,
-                manager::BEARER_TOKEN_TIMEOUT,
-            )
-            .await?
-        }
+    let target = target_client(&path, &context, args.proxy_url.as_deref()).await?;
+    let token = match exec {
+        Some(_) => String::new(),
+        None => match manager_token(&target, &args, &context).await? {
+            Some(t) => t,
+            None => return Ok(Outcome::Negative),
+        },
     };
-    let cluster = new_cluster(&path, &context, &args, &token)?;
+    let gathered = Gathered {
+        kubeconfig: &path,
+        context: &context,
+        token: &token,
+        exec,
+        proxy_url: proxy,
+    };
+    let mut cluster = spec::new_cluster(&gathered, args.name.as_deref().unwrap_or(&context))?;
+    apply_flags(&mut cluster, &args, endpoint, &target).await?;
     let stored = client.create(&cluster, args.upsert).await?;
     println!(
         "Cluster '{}' added",

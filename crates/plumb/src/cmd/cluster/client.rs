@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, ListParams, PostParams};
 use plumb_app::clusters::record;
 use plumb_app::{ClusterSecret, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
 use serde_json::{Value, json};
@@ -59,7 +59,7 @@ impl ClusterClient {
         Self::Server(server)
     }
 
-    async fn secrets(&self) -> Result<Vec<Secret>> {
+    pub(super) async fn secrets(&self) -> Result<Vec<Secret>> {
         let Self::Kube { client, namespace } = self else {
             return Ok(Vec::new());
         };
@@ -69,6 +69,29 @@ impl ClusterClient {
             .await
             .with_context(|| format!("listing cluster Secrets in namespace {namespace}"))?
             .items)
+    }
+
+    /// The cluster Secret a selector (server URL or name) names, in core mode.
+    pub(super) async fn find_secret(&self, selector: &str) -> Result<Option<Secret>> {
+        let key = if is_server(selector) {
+            "server"
+        } else {
+            "name"
+        };
+        Ok(self
+            .secrets()
+            .await?
+            .into_iter()
+            .find(|s| record::sanitized(s)[key].as_str() == Some(selector.trim_end_matches('/'))))
+    }
+
+    /// The API path of a selector: the server URL, or the name with `id.type=name`.
+    pub(super) fn path_of(selector: &str, suffix: &str) -> String {
+        if is_server(selector) {
+            format!("/api/v1/clusters/{}{suffix}", enc(selector))
+        } else {
+            format!("/api/v1/clusters/{}{suffix}?id.type=name", enc(selector))
+        }
     }
 
     /// Every cluster, in-cluster first, then by server URL, with its connection state.
@@ -196,50 +219,21 @@ impl ClusterClient {
     /// Argo's `DeleteCluster`: the Secret deleted when Argo (or Plumb) made it, else only
     /// unlabelled.
     pub async fn delete(&self, selector: &str) -> Result<()> {
-        if let Self::Server(s) = self {
-            let path = if is_server(selector) {
-                format!("/api/v1/clusters/{}", enc(selector))
-            } else {
-                format!("/api/v1/clusters/{}?id.type=name", enc(selector))
-            };
-            s.delete(&path).await?;
-            return Ok(());
-        }
-        let Self::Kube { client, namespace } = self else {
-            bail!("unreachable")
+        let (client, namespace) = match self {
+            Self::Server(s) => {
+                s.delete(&Self::path_of(selector, "")).await?;
+                return Ok(());
+            }
+            Self::Kube { client, namespace } => (client, namespace),
         };
-        let key = if is_server(selector) {
-            "server"
-        } else {
-            "name"
-        };
-        let Some(mut secret) =
-            self.secrets().await?.into_iter().find(|s| {
-                record::sanitized(s)[key].as_str() == Some(selector.trim_end_matches('/'))
-            })
-        else {
+        let Some(secret) = self.find_secret(selector).await? else {
             bail!("cluster {selector:?} not found");
         };
         let name = secret.metadata.name.clone().unwrap_or_default();
         let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
-        let managed = secret
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(record::MANAGED_BY_ANNOTATION))
-            .is_some_and(|v| v == record::MANAGED_BY_ARGOCD);
-        if managed {
-            api.delete(&name, &DeleteParams::default())
-                .await
-                .with_context(|| format!("deleting cluster Secret {namespace}/{name}"))?;
-        } else {
-            if let Some(l) = secret.metadata.labels.as_mut() {
-                l.remove(record::SECRET_TYPE_LABEL);
-            }
-            api.replace(&name, &PostParams::default(), &secret)
-                .await
-                .with_context(|| format!("updating cluster Secret {namespace}/{name}"))?;
-        }
+        plumb_app::argo_secrets::delete_or_unlabel(&api, &secret)
+            .await
+            .with_context(|| format!("deleting cluster Secret {namespace}/{name}"))?;
         Ok(())
     }
 }

@@ -2,11 +2,15 @@
 //! Secrets of the control namespace (`-N`, default `argocd`), written with the user's
 //! kubeconfig (core mode) or through `plumb server` after `plumb login` (its ClusterService).
 //! `add` installs Argo's `argocd-manager` ServiceAccount in the target cluster first. One file
-//! per concern: [`client`] (the two back ends), [`add`], [`show`] (list, get, rm).
+//! per concern: [`client`] (the two back ends), [`add`] (with [`kubeconfig`] and [`spec`]),
+//! [`show`] (list, get, rm), [`edit`] (set, rotate-auth).
 
 mod add;
 mod client;
+mod edit;
+mod kubeconfig;
 mod show;
+mod spec;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
@@ -37,6 +41,10 @@ enum ClusterCommand {
     Get(show::GetArgs),
     /// Remove cluster credentials
     Rm(show::RmArgs),
+    /// Set cluster information
+    Set(edit::SetArgs),
+    /// argocd cluster rotate-auth SERVER/NAME
+    RotateAuth(edit::RotateArgs),
 }
 
 /// Runs one `plumb cluster` subcommand on a Tokio runtime.
@@ -60,6 +68,8 @@ pub fn run(args: ClusterArgs) -> Result<Outcome> {
             ClusterCommand::List(a) => show::list(&client, a).await,
             ClusterCommand::Get(a) => show::get(&client, a).await,
             ClusterCommand::Rm(a) => show::rm(&client, &args.conn, a).await,
+            ClusterCommand::Set(a) => edit::set(&client, a).await,
+            ClusterCommand::RotateAuth(a) => edit::rotate_auth(&client, a).await,
         }
     })
 }
