@@ -85,6 +85,10 @@ pub struct AppProjectSpec {
     /// Service accounts to impersonate per destination.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destination_service_accounts: Option<Vec<DestinationServiceAccount>>,
+    /// Constraints sources must meet: Git policies per repository requiring signed revisions
+    /// (`signatureKeys` are folded in by `effective_source_integrity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_integrity: Option<super::source_integrity::SourceIntegrity>,
 }
 
 /// A project role.
