@@ -1,4 +1,5 @@
-//! GnuPG signature verification for an AppProject's `signatureKeys`, as Argo CD does it: on
+//! GnuPG signature verification for an AppProject's `sourceIntegrity` Git policies and legacy
+//! `signatureKeys`, as Argo CD does it: on
 //! unless the process runs with `ARGOCD_GPG_ENABLED` set to `false` or `no` (Argo's switch,
 //! read as Argo reads it), against the public keys of the `argocd-gpg-keys-cm` ConfigMap of the
 //! control namespace, which is read at start and watched ([`load`], [`watch`]) and handed to
@@ -12,7 +13,7 @@ use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::Api;
 use kube::runtime::watcher;
-use plumb_model::application::AppProject;
+use plumb_model::application::{AppProject, SourceIntegrity};
 use plumb_source::Renderer;
 
 /// Argo CD's ConfigMap of GnuPG public keys (key ID → ASCII-armored key).
@@ -31,18 +32,11 @@ fn enabled_by(value: Option<&str>) -> bool {
     !value.is_some_and(|v| v.eq_ignore_ascii_case("false") || v.eq_ignore_ascii_case("no"))
 }
 
-/// The key IDs every Git revision of `project`'s Applications must be signed with, when the
-/// project lists any and verification is on.
-pub fn required_keys(project: &AppProject) -> Option<Vec<String>> {
-    let keys: Vec<String> = project
-        .spec
-        .signature_keys
-        .as_deref()
-        .unwrap_or_default()
-        .iter()
-        .map(|k| k.key_id.clone())
-        .collect();
-    (!keys.is_empty() && enabled()).then_some(keys)
+/// The source integrity the Git revisions of `project`'s Applications must satisfy (Argo's
+/// `EffectiveSourceIntegrity`: `sourceIntegrity`, the legacy `signatureKeys` folded in), when
+/// the project has one and verification is on.
+pub fn required_integrity(project: &AppProject) -> Option<SourceIntegrity> {
+    project.effective_source_integrity().filter(|_| enabled())
 }
 
 fn data_of(cm: &ConfigMap) -> BTreeMap<String, String> {
@@ -59,7 +53,8 @@ pub async fn load(client: &kube::Client, namespace: &str, renderer: &Renderer) {
     }
     if !enabled() {
         tracing::warn!(
-            "{GPG_ENABLED_ENV} is false: AppProject signatureKeys are not verified (as in Argo CD)"
+            "{GPG_ENABLED_ENV} is false: AppProject sourceIntegrity and signatureKeys are not \
+             verified (as in Argo CD)"
         );
     }
 }

@@ -151,7 +151,10 @@ mod tests {
                 keys: vec!["BBBB".into()]
             }
         );
-        assert_eq!(git_check(Some(&si), "https://example.com/r"), GitCheck::None);
+        assert_eq!(
+            git_check(Some(&si), "https://example.com/r"),
+            GitCheck::None
+        );
     }
 
     #[test]
@@ -207,7 +210,9 @@ mod tests {
         let si = integrity(serde_json::json!([policy(&["*"], "Strict", &["A"])]));
         assert_eq!(
             git_check(Some(&si), "https://r"),
-            GitCheck::Fail("unknown GPG mode \"Strict\" configured for GIT source integrity".into())
+            GitCheck::Fail(
+                "unknown GPG mode \"Strict\" configured for GIT source integrity".into()
+            )
         );
         let no_gpg = integrity(serde_json::json!([{"repos": [{"url": "*"}]}]));
         assert_eq!(git_check(Some(&no_gpg), "https://r"), GitCheck::None);
