@@ -2,7 +2,9 @@
 
 use clap::Subcommand;
 
-use super::{create, delete, destinations, get, list, resources, role, set, sources, windows};
+use super::{
+    create, delete, destinations, get, integrity, list, resources, role, set, sources, windows,
+};
 
 #[derive(Debug, Subcommand)]
 #[command(
@@ -23,6 +25,8 @@ pub(super) enum ProjCommand {
     Role(role::RoleArgs),
     /// Manage a project's sync windows.
     Windows(windows::WindowsArgs),
+    /// Manage criteria for source integrity.
+    SourceIntegrity(integrity::SourceIntegrityArgs),
     /// Add GnuPG signature key to project (DEPRECATED).
     AddSignatureKey(sources::ValueArgs),
     /// Remove GnuPG signature key from project (DEPRECATED).

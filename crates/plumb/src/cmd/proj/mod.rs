@@ -9,6 +9,8 @@ mod delete;
 mod destinations;
 mod detail_format;
 mod get;
+mod integrity;
+mod integrity_edit;
 mod list;
 mod resources;
 mod role;
@@ -61,6 +63,7 @@ pub fn run(args: ProjArgs) -> Result<Outcome> {
             ProjCommand::Set(a) => set::run(&client, *a).await,
             ProjCommand::Role(a) => role::run(&client, a).await,
             ProjCommand::Windows(a) => windows::run(&client, a).await,
+            ProjCommand::SourceIntegrity(a) => integrity::run(&client, a).await,
             other => verbs::run(&client, other).await,
         }
     })

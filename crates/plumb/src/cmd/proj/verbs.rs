@@ -122,7 +122,8 @@ pub(super) async fn run(client: &ProjClient, command: ProjCommand) -> Result<Out
         | C::Delete(_)
         | C::Set(_)
         | C::Role(_)
-        | C::Windows(_) => return Ok(Outcome::Success),
+        | C::Windows(_)
+        | C::SourceIntegrity(_) => return Ok(Outcome::Success),
     };
     if let Some(n) = note {
         println!("{n}");
