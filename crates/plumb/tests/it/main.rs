@@ -21,6 +21,7 @@ mod local_sync;
 mod payments_api;
 mod previews;
 mod proj;
+mod proj_integrity;
 mod proj_verbs;
 mod render;
 mod replicas;
