@@ -13,7 +13,7 @@ use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::Api;
 use kube::runtime::watcher;
-use plumb_model::application::{AppProject, SourceIntegrity};
+use plumb_model::application::{AppProject, ApplicationSource, SourceIntegrity};
 use plumb_source::Renderer;
 
 /// Argo CD's ConfigMap of GnuPG public keys (key ID → ASCII-armored key).
@@ -37,6 +37,22 @@ fn enabled_by(value: Option<&str>) -> bool {
 /// the project has one and verification is on.
 pub fn required_integrity(project: &AppProject) -> Option<SourceIntegrity> {
     project.effective_source_integrity().filter(|_| enabled())
+}
+
+/// Argo's refusal of an operation's local manifests while source integrity applies to the
+/// Application (they were never signed by anyone).
+pub const LOCAL_MANIFESTS_REFUSED: &str =
+    "Cannot use local manifests when source integrity is enforced";
+
+/// Whether `integrity` verifies any of `sources` (Argo's `HasCriteria`: Git sources only, not
+/// charts of Helm repositories nor OCI artifacts).
+pub fn has_criteria(integrity: Option<&SourceIntegrity>, sources: &[ApplicationSource]) -> bool {
+    let git = sources.iter().filter(|s| {
+        !s.repo_url.is_empty()
+            && !s.repo_url.starts_with("oci://")
+            && s.chart.as_deref().unwrap_or_default().is_empty()
+    });
+    plumb_policy::source_integrity::has_criteria(integrity, git.map(|s| s.repo_url.as_str()))
 }
 
 fn data_of(cm: &ConfigMap) -> BTreeMap<String, String> {

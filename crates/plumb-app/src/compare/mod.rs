@@ -89,6 +89,15 @@ async fn compare_in(
 
     let sources = desired::sources(app, opts);
     let rendered = match local_manifests {
+        // As Argo CD: local manifests are refused while source integrity applies (a
+        // ComparisonError, so no sync runs on them).
+        Some(_) if crate::signatures::has_criteria(opts.source_integrity.as_ref(), &sources) => {
+            plumb_source::Rendered {
+                manifests: Vec::new(),
+                sources: Vec::new(),
+                integrity: vec![crate::signatures::LOCAL_MANIFESTS_REFUSED.to_string()],
+            }
+        }
         Some(manifests) => plumb_source::Rendered {
             manifests: plumb_source::local_manifests(manifests)?,
             sources: Vec::new(),
