@@ -326,3 +326,30 @@ fn the_policy_is_chosen_by_repository_url() {
         "{err}"
     );
 }
+
+/// `strict` on an annotated tag verifies the tag and then the history of its commit; `head`
+/// the tag alone.
+#[test]
+fn strict_on_a_tag_verifies_the_tag_and_the_history() {
+    let key = GpgKey::generate("Release Bot <bot@plumb.invalid>");
+    let (r, _dir) = renderer();
+    r.set_gpg_keys(keys(&[&key]));
+    let repo = GitRepo::new();
+    let unsigned = repo.commit(&[("app/cm.yaml", CM)], "unsigned");
+    key.tag(&repo, "v1.0.0", "release");
+    let head = policies(serde_json::json!([policy("*", "head", &[key.key_id()])]));
+    let strict = policies(serde_json::json!([policy("*", "strict", &[key.key_id()])]));
+    assert!(integrity_with(&r, &repo, "v1.0.0", head).is_empty());
+    assert_eq!(
+        integrity_with(&r, &repo, "v1.0.0", strict.clone()),
+        [problem(&unsigned, "unsigned (key_id=)")]
+    );
+    repo.annotated_tag("v1.0.1", "unsigned release");
+    assert_eq!(
+        integrity_with(&r, &repo, "v1.0.1", strict),
+        [format!(
+            "GIT/GPG: Failed verifying revision v1.0.1 by 'Plumb Test \"<test@plumb.invalid>\"': unsigned (key_id=)\n{}",
+            problem(&unsigned, "unsigned (key_id=)")
+        )]
+    );
+}
