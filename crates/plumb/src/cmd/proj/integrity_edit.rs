@@ -179,10 +179,12 @@ pub fn update(
     index: usize,
     a: &UpdateArgs,
 ) -> Result<SourceIntegrityGitPolicy> {
-    if !a.gpg_keys.is_empty() && !(a.delete_gpg_keys.is_empty() && a.add_gpg_keys.is_empty()) {
+    let editing_keys = !a.delete_gpg_keys.is_empty() || !a.add_gpg_keys.is_empty();
+    if !a.gpg_keys.is_empty() && editing_keys {
         bail!("option --gpg-key, cannot be combined with --add-gpg-key or --delete-gpg-key");
     }
-    if !a.repo_urls.is_empty() && !(a.delete_repo_urls.is_empty() && a.add_repo_urls.is_empty()) {
+    let editing_urls = !a.delete_repo_urls.is_empty() || !a.add_repo_urls.is_empty();
+    if !a.repo_urls.is_empty() && editing_urls {
         bail!("option --repo-url, cannot be combined with --add-repo-url or --delete-repo-url");
     }
     let mut si = read(project)?.unwrap_or_default();
