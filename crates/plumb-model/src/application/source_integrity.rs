@@ -1,12 +1,10 @@
 //! An AppProject's `spec.sourceIntegrity` (Argo CD 3.6, `pkg/apis/application/v1alpha1/
 //! source_integrity.go`): per-repository Git policies that require GnuPG-signed revisions, and
 //! [`AppProject::effective_source_integrity`], which folds the legacy `signatureKeys` in as Argo's
-//! `EffectiveSourceIntegrity` does. Which policy applies to a repository, and what it checks, is
+//! `EffectiveSourceIntegrity` does). Which policy applies to a repository, and what it checks, is
 //! decided elsewhere (`plumb_policy::source_integrity`, `plumb_source`).
 
 use serde::{Deserialize, Serialize};
-
-use super::project::AppProject;
 
 /// The name of the Git GnuPG check, the prefix of its problems (`SourceIntegrityMethodNameGitGPG`).
 pub const GIT_GPG_CHECK: &str = "GIT/GPG";
@@ -74,50 +72,10 @@ pub mod gpg_mode {
     pub const STRICT: &str = "strict";
 }
 
-impl AppProject {
-    /// The source integrity in force: `spec.sourceIntegrity`, with the legacy `signatureKeys`
-    /// turned into a `head` policy for every repository (`*`) when there is no Git policy; when
-    /// both are set the Git policies win and the keys are ignored (Argo logs an error then).
-    #[doc(alias = "EffectiveSourceIntegrity")]
-    pub fn effective_source_integrity(&self) -> Option<SourceIntegrity> {
-        let legacy: Vec<String> = self
-            .spec
-            .signature_keys
-            .as_deref()
-            .unwrap_or_default()
-            .iter()
-            .map(|k| k.key_id.clone())
-            .collect();
-        let modern = self.spec.source_integrity.clone();
-        if legacy.is_empty() {
-            return modern;
-        }
-        let migrated = SourceIntegrityGit {
-            policies: vec![SourceIntegrityGitPolicy {
-                repos: vec![SourceIntegrityGitPolicyRepo { url: "*".into() }],
-                gpg: Some(SourceIntegrityGitPolicyGpg {
-                    mode: gpg_mode::HEAD.into(),
-                    keys: legacy,
-                }),
-            }],
-        };
-        match modern {
-            Some(si) if si.git.is_some() => Some(si),
-            Some(mut si) => {
-                si.git = Some(migrated);
-                Some(si)
-            }
-            None => Some(SourceIntegrity {
-                git: Some(migrated),
-            }),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::application::{AppProjectSpec, SignatureKey};
+    use crate::application::{AppProject, AppProjectSpec, SignatureKey};
 
     fn integrity(repo: &str, mode: &str, keys: &[&str]) -> SourceIntegrity {
         SourceIntegrity {

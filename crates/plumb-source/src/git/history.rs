@@ -12,10 +12,7 @@ use std::collections::{BinaryHeap, HashSet};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
-use super::signed::read_commit;
-use super::{SignedObject, parse_oid};
-use crate::error::{Error, Result};
-use crate::redact::strip_url_credentials;
+use super::signed::{SignedObject, read_commit};
 
 /// The most commits one walk reads (looking for seals, or marking what seals cover).
 pub const MAX_WALK: usize = 200_000;
@@ -62,7 +59,7 @@ struct Node {
     sealed: bool,
 }
 
-fn node(repo: &gix::Repository, id: ObjectId) -> std::result::Result<(Node, i64), String> {
+fn node(repo: &gix::Repository, id: ObjectId) -> Result<(Node, i64), String> {
     let commit = repo
         .find_commit(id)
         .map_err(|e| format!("reading commit {id}: {e}"))?;
@@ -95,9 +92,9 @@ fn walk(
     repo: &gix::Repository,
     tips: &[ObjectId],
     skip: &HashSet<ObjectId>,
-    mut visit: impl FnMut(ObjectId, &Node) -> std::result::Result<(), String>,
+    mut visit: impl FnMut(ObjectId, &Node) -> Result<(), String>,
     mut border: impl FnMut(ObjectId),
-) -> std::result::Result<(), String> {
+) -> Result<(), String> {
     let mut seen: HashSet<ObjectId> = HashSet::new();
     let mut queue = BinaryHeap::new();
     let mut seq = 0u64;
@@ -142,7 +139,7 @@ fn walk(
 pub(super) fn seal_candidates(
     repo: &gix::Repository,
     tip: ObjectId,
-) -> std::result::Result<Vec<SignedObject>, String> {
+) -> Result<Vec<SignedObject>, String> {
     let mut found = Vec::new();
     walk(
         repo,
@@ -169,7 +166,7 @@ pub(super) fn strict_commits(
     repo: &gix::Repository,
     tip: ObjectId,
     seals: &[ObjectId],
-) -> std::result::Result<Vec<ObjectId>, String> {
+) -> Result<Vec<ObjectId>, String> {
     if seals.contains(&tip) {
         return Ok(vec![tip]);
     }
@@ -217,39 +214,4 @@ pub(super) fn strict_commits(
         return Err(too_many());
     }
     Ok(listed)
-}
-
-impl super::GitCache {
-    /// The commits of `commit`'s history whose message carries Argo's seal trailer, with what
-    /// they sign (for a `strict` check, which stops at the good ones).
-    pub fn seal_candidates(&self, url: &str, commit: &str) -> Result<Vec<SignedObject>> {
-        let clean = strip_url_credentials(url);
-        let oid = parse_oid(commit, &clean)?;
-        let repo = self.open_local(url)?;
-        seal_candidates(&repo, oid).map_err(|detail| Error::GitCache { url: clean, detail })
-    }
-
-    /// The commits a `strict` check verifies: `commit` and its ancestors down to the root or
-    /// to `seals` (the good seal commits), the bordering seals last. Bounded
-    /// ([`MAX_STRICT_COMMITS`]).
-    pub fn strict_commits(&self, url: &str, commit: &str, seals: &[String]) -> Result<Vec<String>> {
-        let clean = strip_url_credentials(url);
-        let oid = parse_oid(commit, &clean)?;
-        let seals = seals
-            .iter()
-            .map(|s| parse_oid(s, &clean))
-            .collect::<Result<Vec<_>>>()?;
-        let repo = self.open_local(url)?;
-        strict_commits(&repo, oid, &seals)
-            .map(|ids| ids.iter().map(ToString::to_string).collect())
-            .map_err(|detail| Error::GitCache { url: clean, detail })
-    }
-
-    /// What commit `commit` signs, and who authored it.
-    pub fn signed_commit(&self, url: &str, commit: &str) -> Result<SignedObject> {
-        let clean = strip_url_credentials(url);
-        let oid = parse_oid(commit, &clean)?;
-        let repo = self.open_local(url)?;
-        read_commit(&repo, oid).map_err(|detail| Error::GitCache { url: clean, detail })
-    }
 }

@@ -29,6 +29,7 @@ mod ssh;
 mod submodules;
 pub(crate) use sharing::Gates;
 mod signed;
+mod strict;
 mod tree;
 
 use std::path::{Path, PathBuf};
