@@ -123,4 +123,33 @@ mod tests {
         assert!(!enabled_by(Some("FALSE")));
         assert!(!enabled_by(Some("No")));
     }
+
+    #[test]
+    fn only_git_sources_a_policy_selects_have_criteria() {
+        let si: SourceIntegrity = serde_json::from_value(serde_json::json!({"git": {"policies": [
+            {"repos": [{"url": "https://git.example/*"}], "gpg": {"mode": "head", "keys": []}}
+        ]}}))
+        .unwrap();
+        let source = |url: &str, chart: Option<&str>| -> ApplicationSource {
+            serde_json::from_value(serde_json::json!({"repoURL": url, "chart": chart})).unwrap()
+        };
+        assert!(has_criteria(
+            Some(&si),
+            &[source("https://git.example/a", None)]
+        ));
+        // A chart of a Helm repository or an OCI artifact is not Git (Argo's HasCriteria).
+        assert!(!has_criteria(
+            Some(&si),
+            &[source("https://git.example/charts", Some("c"))]
+        ));
+        assert!(!has_criteria(
+            Some(&si),
+            &[source("oci://git.example/a", None)]
+        ));
+        assert!(!has_criteria(Some(&si), &[source("https://other/a", None)]));
+        assert!(!has_criteria(
+            None,
+            &[source("https://git.example/a", None)]
+        ));
+    }
 }
