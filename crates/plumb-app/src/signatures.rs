@@ -1,4 +1,5 @@
-//! GnuPG signature verification for an AppProject's `signatureKeys`, as Argo CD does it: on
+//! GnuPG signature verification for an AppProject's `sourceIntegrity` Git policies and legacy
+//! `signatureKeys`, as Argo CD does it: on
 //! unless the process runs with `ARGOCD_GPG_ENABLED` set to `false` or `no` (Argo's switch,
 //! read as Argo reads it), against the public keys of the `argocd-gpg-keys-cm` ConfigMap of the
 //! control namespace, which is read at start and watched ([`load`], [`watch`]) and handed to
@@ -12,7 +13,7 @@ use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::Api;
 use kube::runtime::watcher;
-use plumb_model::application::AppProject;
+use plumb_model::application::{AppProject, ApplicationSource, SourceIntegrity};
 use plumb_source::Renderer;
 
 /// Argo CD's ConfigMap of GnuPG public keys (key ID → ASCII-armored key).
@@ -31,18 +32,27 @@ fn enabled_by(value: Option<&str>) -> bool {
     !value.is_some_and(|v| v.eq_ignore_ascii_case("false") || v.eq_ignore_ascii_case("no"))
 }
 
-/// The key IDs every Git revision of `project`'s Applications must be signed with, when the
-/// project lists any and verification is on.
-pub fn required_keys(project: &AppProject) -> Option<Vec<String>> {
-    let keys: Vec<String> = project
-        .spec
-        .signature_keys
-        .as_deref()
-        .unwrap_or_default()
-        .iter()
-        .map(|k| k.key_id.clone())
-        .collect();
-    (!keys.is_empty() && enabled()).then_some(keys)
+/// The source integrity the Git revisions of `project`'s Applications must satisfy (Argo's
+/// `EffectiveSourceIntegrity`: `sourceIntegrity`, the legacy `signatureKeys` folded in), when
+/// the project has one and verification is on.
+pub fn required_integrity(project: &AppProject) -> Option<SourceIntegrity> {
+    project.effective_source_integrity().filter(|_| enabled())
+}
+
+/// Argo's refusal of an operation's local manifests while source integrity applies to the
+/// Application (they were never signed by anyone).
+pub const LOCAL_MANIFESTS_REFUSED: &str =
+    "Cannot use local manifests when source integrity is enforced";
+
+/// Whether `integrity` verifies any of `sources` (Argo's `HasCriteria`: Git sources only, not
+/// charts of Helm repositories nor OCI artifacts).
+pub fn has_criteria(integrity: Option<&SourceIntegrity>, sources: &[ApplicationSource]) -> bool {
+    let git = sources.iter().filter(|s| {
+        !s.repo_url.is_empty()
+            && !s.repo_url.starts_with("oci://")
+            && s.chart.as_deref().unwrap_or_default().is_empty()
+    });
+    plumb_policy::source_integrity::has_criteria(integrity, git.map(|s| s.repo_url.as_str()))
 }
 
 fn data_of(cm: &ConfigMap) -> BTreeMap<String, String> {
@@ -59,7 +69,8 @@ pub async fn load(client: &kube::Client, namespace: &str, renderer: &Renderer) {
     }
     if !enabled() {
         tracing::warn!(
-            "{GPG_ENABLED_ENV} is false: AppProject signatureKeys are not verified (as in Argo CD)"
+            "{GPG_ENABLED_ENV} is false: AppProject sourceIntegrity and signatureKeys are not \
+             verified (as in Argo CD)"
         );
     }
 }
@@ -111,5 +122,34 @@ mod tests {
         assert!(!enabled_by(Some("false")));
         assert!(!enabled_by(Some("FALSE")));
         assert!(!enabled_by(Some("No")));
+    }
+
+    #[test]
+    fn only_git_sources_a_policy_selects_have_criteria() {
+        let si: SourceIntegrity = serde_json::from_value(serde_json::json!({"git": {"policies": [
+            {"repos": [{"url": "https://git.example/*"}], "gpg": {"mode": "head", "keys": []}}
+        ]}}))
+        .unwrap();
+        let source = |url: &str, chart: Option<&str>| -> ApplicationSource {
+            serde_json::from_value(serde_json::json!({"repoURL": url, "chart": chart})).unwrap()
+        };
+        assert!(has_criteria(
+            Some(&si),
+            &[source("https://git.example/a", None)]
+        ));
+        // A chart of a Helm repository or an OCI artifact is not Git (Argo's HasCriteria).
+        assert!(!has_criteria(
+            Some(&si),
+            &[source("https://git.example/charts", Some("c"))]
+        ));
+        assert!(!has_criteria(
+            Some(&si),
+            &[source("oci://git.example/a", None)]
+        ));
+        assert!(!has_criteria(Some(&si), &[source("https://other/a", None)]));
+        assert!(!has_criteria(
+            None,
+            &[source("https://git.example/a", None)]
+        ));
     }
 }

@@ -5,7 +5,7 @@
 //! (a permission Argo narrows that Plumb would grant), the finding refuses: the Application is
 //! not compared or synced (InvalidSpecError). Otherwise it warns: a log line at controller
 //! start (or when the project is read) and an [`UNENFORCED_SETTING_WARNING`] condition on the
-//! Application. (`signatureKeys` and impersonation are enforced: [`crate::signatures`],
+//! Application. (`sourceIntegrity`, `signatureKeys` and impersonation are enforced: [`crate::signatures`],
 //! [`crate::impersonation`].)
 
 use plumb_model::Settings;
@@ -71,6 +71,7 @@ const PROJECT_FIELDS: &[&str] = &[
     "sourceNamespaces",
     "permitOnlyProjectScopedClusters",
     "destinationServiceAccounts",
+    "sourceIntegrity",
 ];
 
 /// The argocd-cm keys present that Plumb reads but does not enforce, in key order.
@@ -218,7 +219,8 @@ mod tests {
     fn unknown_project_fields_warn_and_known_ones_do_not() {
         let raw = json!({"metadata": {"name": "p"}, "spec": {
             "sourceRepos": ["*"], "destinations": [], "permitOnlyProjectScopedClusters": true,
-            "signatureKeys": [{"keyID": "ABC"}], "futureField": {"x": 1}, "nulled": null
+            "signatureKeys": [{"keyID": "ABC"}], "sourceIntegrity": {"git": {"policies": []}},
+            "futureField": {"x": 1}, "nulled": null
         }});
         let found = in_project(&raw);
         assert_eq!(found.len(), 1, "{found:?}");

@@ -5,7 +5,8 @@
 //! - [`windows`]: sync windows (cron schedule, duration, time zone, selectors) and whether an
 //!   automated or manual sync may run now;
 //! - [`brake`]: the brake on mass deletion (how many objects an automated prune may delete);
-//! - [`impersonation`]: the ServiceAccount a sync runs as (`destinationServiceAccounts`).
+//! - [`impersonation`]: the ServiceAccount a sync runs as (`destinationServiceAccounts`);
+//! - [`source_integrity`]: which signature check a Git repository's revisions must pass.
 //!
 //! The controller enforces both before any apply and on every reconcile; the CLI uses the same
 //! functions to show what the controller will decide.
@@ -14,4 +15,5 @@ pub mod brake;
 pub mod impersonation;
 mod pattern;
 pub mod project;
+pub mod source_integrity;
 pub mod windows;

@@ -62,10 +62,12 @@ pub use credentials::{
 };
 pub use detect::{KUSTOMIZATION_FILES, SourceType, detect};
 pub use error::{Error, Result};
-pub use git::{Checkout, CommitMetadata, GitCache, RemoteRef, SignedObject};
+pub use git::{
+    Checkout, CommitMetadata, GitCache, MAX_STRICT_COMMITS, MAX_WALK, RemoteRef, SignedObject,
+};
 pub use gpg::{
-    GpgKeys, KeyInfo, MAX_KEY_BYTES, MAX_KEYS, inspect_keys, is_long_key_id, is_short_key_id,
-    key_allowed, key_id, verify_revision,
+    GpgKeys, KeyInfo, MAX_KEY_BYTES, MAX_KEYS, MAX_PROBLEMS, inspect_keys, is_long_key_id,
+    is_short_key_id, key_allowed, key_id, verify_revision,
 };
 pub use helm_repo::{ChartCheckout, HelmRepos};
 pub use limits::{Limits, parse_duration, parse_quantity};

@@ -56,7 +56,7 @@ pub(super) async fn render(
             .and_then(|a| a.get(plumb_model::annotations::MANIFEST_GENERATE_PATHS))
             .cloned(),
         owner: Some(format!("{}/{}", app.namespace(), app.name())),
-        signature_keys: opts.signature_keys.clone(),
+        source_integrity: opts.source_integrity.clone(),
     };
     let renderer = renderer.clone();
     tokio::task::spawn_blocking(move || renderer.render(&request))

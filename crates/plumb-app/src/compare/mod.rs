@@ -12,7 +12,7 @@ use std::sync::Arc;
 use plumb_diff::{Pair, PairOptions};
 use plumb_health::{AppResource, HealthStatus};
 use plumb_model::ResourceKey;
-use plumb_model::application::{Application, SyncStatusCode};
+use plumb_model::application::{Application, ApplicationSource, SyncStatusCode};
 use plumb_source::Renderer;
 use serde_json::Value;
 
@@ -74,6 +74,27 @@ pub async fn compare_after_sync(
     compare_in(app, engines, cluster, renderer, opts, None, Some(written)).await
 }
 
+/// An operation's local manifests as a render. As Argo CD: refused while source integrity
+/// applies (a ComparisonError, so no sync runs on them).
+fn local_rendered(
+    manifests: &[String],
+    opts: &CompareOptions,
+    sources: &[ApplicationSource],
+) -> Result<plumb_source::Rendered> {
+    if crate::signatures::has_criteria(opts.source_integrity.as_ref(), sources) {
+        return Ok(plumb_source::Rendered {
+            manifests: Vec::new(),
+            sources: Vec::new(),
+            integrity: vec![crate::signatures::LOCAL_MANIFESTS_REFUSED.to_string()],
+        });
+    }
+    Ok(plumb_source::Rendered {
+        manifests: plumb_source::local_manifests(manifests)?,
+        sources: Vec::new(),
+        integrity: Vec::new(),
+    })
+}
+
 async fn compare_in(
     app: &Application,
     engines: &Engines,
@@ -89,11 +110,7 @@ async fn compare_in(
 
     let sources = desired::sources(app, opts);
     let rendered = match local_manifests {
-        Some(manifests) => plumb_source::Rendered {
-            manifests: plumb_source::local_manifests(manifests)?,
-            sources: Vec::new(),
-            integrity: Vec::new(),
-        },
+        Some(manifests) => local_rendered(manifests, opts, &sources)?,
         None => desired::render(app, &sources, &catalog, renderer, opts).await?,
     };
     let desired = desired::prepare(&rendered, &catalog, engines, &dest_ns, &instance);

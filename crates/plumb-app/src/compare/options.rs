@@ -25,19 +25,20 @@ pub struct CompareOptions {
     /// caller (controller, `plumb app diff/manifests`, the API server) loads the Application's
     /// AppProject first and refuses to render without it.
     pub source_repos: Vec<String>,
-    /// The project's `signatureKeys` when signatures are verified
-    /// ([`crate::signatures::required_keys`]): the render verifies every Git revision it
-    /// renders, and a failure is a ComparisonError. `None`: not verified.
-    pub signature_keys: Option<Vec<String>>,
+    /// The project's effective source integrity when signatures are verified
+    /// ([`crate::signatures::required_integrity`]): the render verifies every Git revision it
+    /// renders against the policy selecting its repository, and a failure is a
+    /// ComparisonError. `None`: not verified.
+    pub source_integrity: Option<plumb_model::application::SourceIntegrity>,
 }
 
 impl CompareOptions {
     /// The options every comparison of an Application of `project` starts from: drift
     /// attributed, live objects from the cache, kustomize remote bases checked against the
-    /// project's `sourceRepos`, revisions verified against its `signatureKeys`.
+    /// project's `sourceRepos`, revisions verified against its `sourceIntegrity` (and `signatureKeys`).
     pub fn for_project(project: &AppProject, refresh: Refresh) -> Self {
         Self {
-            signature_keys: crate::signatures::required_keys(project),
+            source_integrity: crate::signatures::required_integrity(project),
             ..Self::new(
                 refresh,
                 project.spec.source_repos.clone().unwrap_or_default(),

@@ -781,4 +781,113 @@ async fn a_named_cluster_resource_whitelist_entry_permits_only_matching_names() 
     let _ = roles
         .delete(&reader, &kube::api::DeleteParams::default())
         .await;
+
+/// `sourceIntegrity` (Argo 3.6) end to end: a signed tip over an unsigned parent syncs under a
+/// `head` policy and is refused under `strict` (the unsigned parent named, nothing written); a
+/// policy for other repositories leaves this one unverified.
+#[tokio::test]
+async fn source_integrity_head_admits_a_signed_tip_and_strict_refuses_its_unsigned_parent() {
+    use plumb_testenv::gpg::GpgKey;
+    let env = TestEnv::shared();
+    crate::support::install_crds(env);
+    let ns = env.namespace("ctl-integrity");
+    let key = GpgKey::generate("Release Bot <bot@plumb.invalid>");
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(env.client().await, ns.name());
+    let keys_cm: k8s_openapi::api::core::v1::ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "argocd-gpg-keys-cm"},
+        "data": {key.key_id(): key.public_key()}
+    }))
+    .expect("argocd-gpg-keys-cm");
+    cms.create(&PostParams::default(), &keys_cm)
+        .await
+        .expect("create argocd-gpg-keys-cm");
+    let ctl = Controlled::start_in(env, ns).await;
+    let dest = env.namespace("dest-integrity");
+    let repo = GitRepo::new();
+    let parent = repo.commit(&[("README", "base")], "unsigned base");
+    key.commit(
+        &repo,
+        &[("app/cm.yaml", config_map("si-head"))],
+        "signed tip",
+    );
+    let policy = |url: &str, mode: &str| {
+        json!({"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
+               "sourceIntegrity": {"git": {"policies": [
+                   {"repos": [{"url": url}], "gpg": {"mode": mode, "keys": [key.key_id()]}}]}}})
+    };
+    create_project(&ctl, "si-head", policy("*", "head")).await;
+    create_project(&ctl, "si-strict", policy("*", "strict")).await;
+    create_project(
+        &ctl,
+        "si-elsewhere",
+        policy("https://elsewhere/*", "strict"),
+    )
+    .await;
+    let source = json!({"repoURL": repo.url(), "path": "app", "targetRevision": "main"});
+
+    let expected = format!(
+        "GIT/GPG: Failed verifying revision {parent} by 'Plumb Test <test@plumb.invalid>': \
+         unsigned (key_id=)"
+    );
+    let strict = unique("si-strict");
+    create_app(
+        &ctl,
+        &strict,
+        "si-strict",
+        source.clone(),
+        dest.name(),
+        json!({}),
+    )
+    .await;
+    let app = ctl.sync(&strict, json!({})).await;
+    assert_eq!(app["status"]["operationState"]["phase"], "Error");
+    assert_eq!(op_message(&app), format!("ComparisonError: {expected}"));
+    assert!(
+        get(&ctl, cm(), dest.name(), "si-head").await.is_none(),
+        "nothing applied under strict"
+    );
+    ctl.wait_app(&strict, "the ComparisonError condition", |a| {
+        a["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|c| c["type"] == "ComparisonError" && c["message"] == expected.as_str())
+        })
+    })
+    .await;
+
+    let head = unique("si-head");
+    create_app(
+        &ctl,
+        &head,
+        "si-head",
+        source.clone(),
+        dest.name(),
+        json!({}),
+    )
+    .await;
+    let app = ctl.sync(&head, json!({})).await;
+    assert_eq!(
+        app["status"]["operationState"]["phase"], "Succeeded",
+        "{:#}",
+        app["status"]
+    );
+    assert!(get(&ctl, cm(), dest.name(), "si-head").await.is_some());
+
+    let elsewhere = unique("si-elsewhere");
+    let other_dest = env.namespace("dest-integrity-b");
+    create_app(
+        &ctl,
+        &elsewhere,
+        "si-elsewhere",
+        source,
+        other_dest.name(),
+        json!({}),
+    )
+    .await;
+    let app = ctl.sync(&elsewhere, json!({})).await;
+    assert_eq!(
+        app["status"]["operationState"]["phase"], "Succeeded",
+        "a policy for other repositories verifies nothing: {:#}",
+        app["status"]
+    );
 }

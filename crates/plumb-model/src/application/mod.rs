@@ -25,6 +25,7 @@ mod meta;
 pub mod operation;
 mod project;
 pub mod source;
+mod source_integrity;
 mod spec;
 pub mod status;
 
@@ -44,6 +45,10 @@ pub use source::{
     ApplicationSource, DirectorySource, EnvEntry, HelmFileParameter, HelmParameter, HelmSource,
     JsonnetSource, JsonnetVar, KustomizePatch, KustomizeReplica, KustomizeSelector,
     KustomizeSource, PluginParameter, PluginSource,
+};
+pub use source_integrity::{
+    GIT_GPG_CHECK, SourceIntegrity, SourceIntegrityGit, SourceIntegrityGitPolicy,
+    SourceIntegrityGitPolicyGpg, SourceIntegrityGitPolicyRepo, gpg_mode,
 };
 pub use spec::{
     ApplicationDestination, ApplicationSpec, Backoff, DrySource, HydrateTo, Info,

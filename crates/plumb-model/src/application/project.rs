@@ -6,6 +6,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::meta::ObjectMeta;
+use super::source_integrity::{
+    SourceIntegrity, SourceIntegrityGit, SourceIntegrityGitPolicy, SourceIntegrityGitPolicyGpg,
+    SourceIntegrityGitPolicyRepo, gpg_mode,
+};
 use super::spec::ApplicationDestination;
 use crate::GroupKind;
 
@@ -36,6 +40,46 @@ pub struct AppProject {
 impl AppProject {
     /// Kind name.
     pub const KIND: &'static str = "AppProject";
+}
+
+impl AppProject {
+    /// The source integrity in force: `spec.sourceIntegrity`, with the legacy `signatureKeys`
+    /// turned into a `head` policy for every repository (`*`) when there is no Git policy; when
+    /// both are set the Git policies win and the keys are ignored (Argo logs an error then).
+    #[doc(alias = "EffectiveSourceIntegrity")]
+    pub fn effective_source_integrity(&self) -> Option<SourceIntegrity> {
+        let legacy: Vec<String> = self
+            .spec
+            .signature_keys
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .map(|k| k.key_id.clone())
+            .collect();
+        let modern = self.spec.source_integrity.clone();
+        if legacy.is_empty() {
+            return modern;
+        }
+        let migrated = SourceIntegrityGit {
+            policies: vec![SourceIntegrityGitPolicy {
+                repos: vec![SourceIntegrityGitPolicyRepo { url: "*".into() }],
+                gpg: Some(SourceIntegrityGitPolicyGpg {
+                    mode: gpg_mode::HEAD.into(),
+                    keys: legacy,
+                }),
+            }],
+        };
+        match modern {
+            Some(si) if si.git.is_some() => Some(si),
+            Some(mut si) => {
+                si.git = Some(migrated);
+                Some(si)
+            }
+            None => Some(SourceIntegrity {
+                git: Some(migrated),
+            }),
+        }
+    }
 }
 
 /// `AppProject.spec`.
@@ -85,6 +129,10 @@ pub struct AppProjectSpec {
     /// Service accounts to impersonate per destination.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destination_service_accounts: Option<Vec<DestinationServiceAccount>>,
+    /// Constraints sources must meet: Git policies per repository requiring signed revisions
+    /// (`signatureKeys` are folded in by `effective_source_integrity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_integrity: Option<SourceIntegrity>,
 }
 
 /// An entry of `clusterResourceWhitelist` or `clusterResourceBlacklist` (Argo's

@@ -95,6 +95,13 @@ pub(crate) async fn sync(
         crate::local_manifests::authorize(&s, &caller, &name).await?;
         let (_, app) = s.app(&name).await?;
         let project = super::resources::project_of(&s, &app).await?;
+        let sources: Vec<_> = app.sources().into_iter().cloned().collect();
+        let integrity = plumb_app::signatures::required_integrity(&project);
+        if plumb_app::signatures::has_criteria(integrity.as_ref(), &sources) {
+            return Err(Error::FailedPrecondition(
+                plumb_app::signatures::LOCAL_MANIFESTS_REFUSED.into(),
+            ));
+        }
         crate::local_manifests::check(&s, &app, &project, m).await?;
     }
     let req = body.request();

@@ -17,6 +17,7 @@
 //! once more; nothing else changes.
 
 mod error_text;
+mod history;
 mod http;
 mod lfs;
 mod metadata;
@@ -28,6 +29,7 @@ mod ssh;
 mod submodules;
 pub(crate) use sharing::Gates;
 mod signed;
+mod strict;
 mod tree;
 
 use std::path::{Path, PathBuf};
@@ -37,6 +39,7 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
+pub use history::{MAX_STRICT_COMMITS, MAX_WALK};
 pub use metadata::CommitMetadata;
 pub use revision::RemoteRef;
 pub use signed::SignedObject;

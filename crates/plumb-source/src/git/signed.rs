@@ -129,7 +129,7 @@ fn read_tag(
     })
 }
 
-fn read_commit(
+pub(super) fn read_commit(
     repo: &gix::Repository,
     id: gix::ObjectId,
 ) -> std::result::Result<SignedObject, String> {

@@ -1,7 +1,7 @@
-//! One revision verified as Argo CD's `head` policy verifies it (`sourceintegrity.verify` with
-//! `LsSignatures(revision, deep=false)`): the annotated tag the revision names, else the commit
-//! it resolved to; then Argo's problem text when the signature is not good or its key is not
-//! one the project allows.
+//! Signed objects verified as Argo CD's source-integrity GnuPG check verifies them
+//! (`sourceintegrity.verify`): each object's verdict, Argo's problem text when the signature is
+//! not good or its key is not one the policy allows, and the problems of a whole listing
+//! (`describeProblems`: `head` lists the tag or the commit, `strict` the history too).
 
 use std::path::Path;
 
@@ -9,6 +9,7 @@ use super::key_id::key_allowed;
 use super::keyring::{GpgKeys, first_error};
 use super::run::gpg;
 use super::status::{self, Status, Verdict};
+use super::verdicts;
 use crate::git::SignedObject;
 
 /// Verifies `object` against the configured `keys` and the project's `allowed` key IDs:
@@ -19,12 +20,65 @@ pub fn verify_revision(
     allowed: &[String],
     object: &SignedObject,
 ) -> Result<Option<String>, String> {
-    let status = match &object.signature {
-        None => Status {
-            verdict: Verdict::Unsigned,
-            key_id: String::new(),
-            primary_key_id: None,
-        },
+    let status = status_of(keys, object)?;
+    Ok(problem(object, &status, allowed))
+}
+
+/// Argo's `describeProblems` over the objects a check lists (an annotated tag first, then
+/// commits): the problems of the first ten failing ones, a signing key's problems told once
+/// per key for commits (unsigned commits and tags each told). Reading stops at the tenth, so
+/// a long failing history costs no more than that.
+pub fn describe_problems(
+    keys: &GpgKeys,
+    allowed: &[String],
+    objects: impl IntoIterator<Item = Result<SignedObject, String>>,
+) -> Result<Vec<String>, String> {
+    let mut problems = Vec::new();
+    let mut reported = std::collections::HashSet::new();
+    for object in objects {
+        let object = object?;
+        let status = status_of(keys, &object)?;
+        let Some(p) = problem(&object, &status, allowed) else {
+            continue;
+        };
+        if !status.key_id.is_empty()
+            && is_commit_sha(&object.revision)
+            && !reported.insert(status.key_id.clone())
+        {
+            continue;
+        }
+        problems.push(p);
+        if problems.len() >= MAX_PROBLEMS {
+            break;
+        }
+    }
+    Ok(problems)
+}
+
+/// The most problems one check reports (Argo: not to flood the UI and logs).
+pub const MAX_PROBLEMS: usize = 10;
+
+/// Whether `object` is a good seal: signed, and the signature good by any configured key (Git's
+/// `%G?` is `G`); its key need not be one the policy allows.
+pub fn is_good_seal(keys: &GpgKeys, object: &SignedObject) -> Result<bool, String> {
+    Ok(status_of(keys, object)?.verdict == Verdict::Good)
+}
+
+/// Git's `IsCommitSHA`: 40 hex digits.
+fn is_commit_sha(s: &str) -> bool {
+    s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// GnuPG's verdict on `object`, remembered for these keys.
+fn status_of(keys: &GpgKeys, object: &SignedObject) -> Result<Status, String> {
+    let sig = match &object.signature {
+        None => {
+            return Ok(Status {
+                verdict: Verdict::Unsigned,
+                key_id: String::new(),
+                primary_key_id: None,
+            });
+        }
         Some(_) if object.foreign => {
             return Err(format!(
                 "revision {} carries a signature that is not OpenPGP; only GnuPG signatures \
@@ -32,12 +86,16 @@ pub fn verify_revision(
                 object.revision
             ));
         }
-        Some(sig) => {
-            let home = keys.home()?;
-            run_verify(home.path(), sig, &object.payload)?
-        }
+        Some(sig) => sig,
     };
-    Ok(problem(object, &status, allowed))
+    let key = verdicts::key(sig, &object.payload);
+    if let Some(known) = keys.verdicts().get(&key) {
+        return Ok(known);
+    }
+    let home = keys.home()?;
+    let status = run_verify(home.path(), sig, &object.payload)?;
+    keys.verdicts().put(key, status.clone());
+    Ok(status)
 }
 
 /// `gpg --verify` of the detached `signature` over `payload` (given on standard input).

@@ -40,6 +40,7 @@ pub struct KeyInfo {
 pub struct GpgKeys {
     entries: BTreeMap<String, String>,
     home: OnceLock<Result<Arc<tempfile::TempDir>, String>>,
+    verdicts: super::verdicts::Verdicts,
 }
 
 impl GpgKeys {
@@ -48,12 +49,18 @@ impl GpgKeys {
         Self {
             entries,
             home: OnceLock::new(),
+            verdicts: Default::default(),
         }
     }
 
     /// The entries as configured.
     pub fn entries(&self) -> &BTreeMap<String, String> {
         &self.entries
+    }
+
+    /// The verdicts already reached with these keys.
+    pub(crate) fn verdicts(&self) -> &super::verdicts::Verdicts {
+        &self.verdicts
     }
 
     /// The GnuPG home with every configured key, or why it cannot be made (the entry named).

@@ -68,9 +68,10 @@ pub struct RenderRequest {
     /// Who asks (`namespace/name` of the Application): the manifests it was last given stay in
     /// memory while it points at them and leave memory when nobody does any more.
     pub owner: Option<String>,
-    /// The project's `signatureKeys` (key IDs) when signatures are verified: every Git source's
-    /// revision must be signed by one of them ([`Rendered::integrity`]). `None`: not verified.
-    pub signature_keys: Option<Vec<String>>,
+    /// The project's effective source integrity (`sourceIntegrity`, legacy `signatureKeys`
+    /// folded in) when signatures are verified: every Git source's revision must satisfy the
+    /// policy selecting its repository ([`Rendered::integrity`]). `None`: not verified.
+    pub source_integrity: Option<plumb_model::application::SourceIntegrity>,
 }
 
 /// The outcome of one source.
@@ -100,9 +101,9 @@ pub struct Rendered {
     pub manifests: Vec<Manifest>,
     /// One entry per source, in `spec.sources` order.
     pub sources: Vec<SourceOutcome>,
-    /// Why revisions fail the project's `signatureKeys`, one message per failing source, as
-    /// Argo CD's ComparisonError reads (`GIT/GPG: Failed verifying revision ...`). Not empty:
-    /// nothing may be synced from this render.
+    /// Why revisions fail the project's source integrity, one message per failing source, as
+    /// Argo CD's ComparisonError reads (`GIT/GPG: Failed verifying revision ...`, one line per
+    /// problem). Not empty: nothing may be synced from this render.
     pub integrity: Vec<String>,
 }
 

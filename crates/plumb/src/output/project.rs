@@ -4,7 +4,9 @@
 //! and the `proj windows list` table (`printSyncWindows`).
 
 use plumb_model::GroupKind;
-use plumb_model::application::{AppProject, ClusterResourceRestrictionItem, SyncWindow};
+use plumb_model::application::{
+    AppProject, ClusterResourceRestrictionItem, SourceIntegrityGitPolicy, SyncWindow,
+};
 
 use super::tabwriter::Table;
 
@@ -241,6 +243,31 @@ pub fn windows_table(windows: &[SyncWindow], statuses: &[&str]) -> String {
             enabled(w.and_operator).to_string(),
             String::new(),
         ]);
+    }
+    t.render()
+}
+
+/// Argo's `listGitGpgPolicies`: `ID GPG-MODE GPG-KEYS REPO-URLS`, `<none>` for what is unset.
+pub fn integrity_table(policies: &[SourceIntegrityGitPolicy]) -> String {
+    let mut t = Table::new();
+    t.line("ID\tGPG-MODE\tGPG-KEYS\tREPO-URLS");
+    let or_none = |v: Vec<&str>| {
+        if v.is_empty() {
+            "<none>".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    for (i, p) in policies.iter().enumerate() {
+        let (mode, keys) = match &p.gpg {
+            Some(g) => (
+                g.mode.clone(),
+                or_none(g.keys.iter().map(String::as_str).collect()),
+            ),
+            None => ("<none>".to_string(), "<none>".to_string()),
+        };
+        let urls = or_none(p.repos.iter().map(|r| r.url.as_str()).collect());
+        t.row(&[i.to_string(), mode, keys, urls]);
     }
     t.render()
 }

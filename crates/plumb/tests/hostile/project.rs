@@ -467,3 +467,47 @@ fn a_tenant_application_named_like_a_platform_application_cannot_prune_its_objec
     });
     assert_eq!(app["status"]["resources"][0]["name"], "platform-settings");
 }
+
+/// An operation's local manifests were never signed: while the project requires signed
+/// revisions (`signatureKeys` or a `sourceIntegrity` policy selecting the repository), they are
+/// refused with Argo's message and nothing is written, before any key is even looked at.
+#[test]
+fn local_manifests_are_refused_while_source_integrity_applies() {
+    let ctl = Running::start("hostile-localsig", &[]);
+    let dest = env().namespace("hostile-localsig-dest");
+    let repo = plumb_testenv::git::GitRepo::new();
+    repo.commit(&[("app/cm.yaml", config_map("settings"))], "settings");
+    let local_cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                          "metadata": {"name": "local-only"}, "data": {"k": "v"}});
+    for (project, spec) in [
+        (
+            "legacy",
+            json!({"signatureKeys": [{"keyID": "4AEE18F83AFDEB23"}]}),
+        ),
+        (
+            "policies",
+            json!({"sourceIntegrity": {"git": {"policies": [
+            {"repos": [{"url": "*"}], "gpg": {"mode": "strict", "keys": ["4AEE18F83AFDEB23"]}}]}}}),
+        ),
+    ] {
+        let mut spec = spec;
+        spec["sourceRepos"] = json!(["*"]);
+        spec["destinations"] = json!([{"server": "*", "namespace": "*"}]);
+        ctl.create_project(project, spec);
+        let name = unique(&format!("localsig-{project}"));
+        ctl.create_app(
+            &name,
+            json!({"project": project, "source": {"repoURL": repo.url(), "path": "app"},
+                   "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}),
+        );
+        let app = ctl.sync(&name, json!({"manifests": [local_cm.to_string()]}));
+        let st = &app["status"]["operationState"];
+        assert_eq!(st["phase"], "Error", "{project}: {st:#}");
+        assert_eq!(
+            st["message"],
+            "ComparisonError: Cannot use local manifests when source integrity is enforced",
+            "{project}"
+        );
+        assert!(get_json(dest.name(), "configmap", "local-only").is_none());
+    }
+}

@@ -23,6 +23,7 @@ mod payments_api;
 mod previews;
 mod proj;
 mod proj_edit;
+mod proj_integrity;
 mod proj_verbs;
 mod render;
 mod replicas;

@@ -1,5 +1,5 @@
 //! `plumb gpg ...`: Argo CD's `argocd gpg` commands (the GnuPG public keys of
-//! `argocd-gpg-keys-cm` that AppProject `signatureKeys` are verified with), over the user's
+//! `argocd-gpg-keys-cm` that AppProject `sourceIntegrity` and `signatureKeys` are verified with), over the user's
 //! kubeconfig (like `argocd --core`) or through `plumb server` after `plumb login`. One file per
 //! subcommand.
 
@@ -15,7 +15,7 @@ use clap::{Args, Subcommand};
 
 use crate::cmd::app::ConnArgs;
 use crate::exit::Outcome;
-use client::GpgClient;
+pub(crate) use client::GpgClient;
 
 /// `plumb gpg ...`.
 #[derive(Debug, Args)]

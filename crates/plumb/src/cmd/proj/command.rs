@@ -3,7 +3,8 @@
 use clap::Subcommand;
 
 use super::{
-    create, delete, destinations, edit, get, list, resources, role, set, sources, windows,
+    create, delete, destinations, edit, get, integrity, list, resources, role, set, sources,
+    windows,
 };
 
 #[derive(Debug, Subcommand)]
@@ -27,6 +28,8 @@ pub(super) enum ProjCommand {
     Role(role::RoleArgs),
     /// Manage a project's sync windows.
     Windows(windows::WindowsArgs),
+    /// Manage criteria for source integrity.
+    SourceIntegrity(integrity::SourceIntegrityArgs),
     /// Add GnuPG signature key to project (DEPRECATED).
     AddSignatureKey(sources::ValueArgs),
     /// Remove GnuPG signature key from project (DEPRECATED).

@@ -10,6 +10,8 @@ mod destinations;
 mod detail_format;
 mod edit;
 mod get;
+mod integrity;
+mod integrity_edit;
 mod list;
 mod resources;
 mod role;
@@ -63,6 +65,7 @@ pub fn run(args: ProjArgs) -> Result<Outcome> {
             ProjCommand::Edit(a) => edit::run(&client, a).await,
             ProjCommand::Role(a) => role::run(&client, a).await,
             ProjCommand::Windows(a) => windows::run(&client, a).await,
+            ProjCommand::SourceIntegrity(a) => integrity::run(&client, a).await,
             other => verbs::run(&client, other).await,
         }
     })

@@ -123,7 +123,8 @@ pub(super) async fn run(client: &ProjClient, command: ProjCommand) -> Result<Out
         | C::Set(_)
         | C::Edit(_)
         | C::Role(_)
-        | C::Windows(_) => return Ok(Outcome::Success),
+        | C::Windows(_)
+        | C::SourceIntegrity(_) => return Ok(Outcome::Success),
     };
     if let Some(n) = note {
         println!("{n}");

@@ -91,7 +91,7 @@ pub(crate) async fn render_manifests(
         // A local tree never goes through the manifest cache.
         generate_paths: None,
         owner: None,
-        signature_keys: None,
+        source_integrity: None,
     };
     let rendered = tokio::task::spawn_blocking(move || renderer.render(&request))
         .await
