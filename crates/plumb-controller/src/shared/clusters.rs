@@ -5,7 +5,6 @@ use std::sync::{Arc, RwLock};
 
 use plumb_app::Cluster;
 use plumb_model::application::Application;
-use plumb_policy::project::scoped::ScopedCluster;
 
 /// A cluster from a cluster Secret: the Secret as read, the connection, its live cache task.
 pub(crate) type RemoteCluster = (
@@ -53,17 +52,6 @@ impl Clusters {
             .iter()
             .find(|(_, c, _)| c.is_destination(server, name))
             .map(|(_, c, _)| c.clone())
-    }
-
-    /// The clusters whose Secret is scoped to `project`, by Secret name.
-    pub(crate) fn scoped_to(&self, project: &str) -> Vec<ScopedCluster> {
-        self.secrets
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter(|s| s.project.as_deref() == Some(project))
-            .map(|s| s.scoped())
-            .collect()
     }
 
     /// Why the Application's destination cluster cannot be used, when its Secret is known but

@@ -95,7 +95,7 @@ pub(crate) async fn sync(
         crate::local_manifests::authorize(&s, &caller, &name).await?;
         let (_, app) = s.app(&name).await?;
         let project = super::resources::project_of(&s, &app).await?;
-        crate::local_manifests::check(&s, &app, &project, m).await?;
+        crate::local_manifests::check(&s, &app, &project.project, m).await?;
     }
     let req = body.request();
     request_operation(&s, &name, "sync", |app| {
