@@ -164,6 +164,19 @@ impl Inner {
         Api::namespaced_with(self.client.clone(), &self.namespace, &appproject_resource())
     }
 
+    /// The AppProject `name` as Argo's `GetAppProjectByName` builds it (the repositories and
+    /// clusters scoped to it added, [`plumb_app::project_scope`]); `None` when it does not exist.
+    pub(crate) async fn scoped_project(
+        &self,
+        name: &str,
+    ) -> Result<Option<plumb_app::ScopedProject>> {
+        match plumb_app::project_scope::read(&self.client, &self.namespace, name).await {
+            Ok(found) => Ok(found),
+            Err(plumb_app::Error::Api { what, source }) => Err(Error::kube(what, *source)),
+            Err(e) => Err(Error::FailedPrecondition(plumb_app::chain(&e))),
+        }
+    }
+
     /// The raw Application object, as the API server returns it (`key`: [`Inner::app_key`]).
     pub(crate) async fn app_object(&self, key: &str) -> Result<DynamicObject> {
         let (api, ns, name) = self.apps_for(key)?;

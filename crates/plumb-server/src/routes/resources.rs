@@ -107,16 +107,13 @@ fn app_permitted(
 /// read. A project that cannot be read refuses the request.
 pub(crate) async fn project_of(s: &AppState, app: &Application) -> Result<ScopedProject> {
     let name = plumb_app::project_scope::project_name(app);
-    match plumb_app::project_scope::read(&s.client, &s.namespace, name).await {
-        Ok(Some(p)) => Ok(p),
-        Ok(None) => Err(Error::FailedPrecondition(format!(
+    s.scoped_project(name).await?.ok_or_else(|| {
+        Error::FailedPrecondition(format!(
             "Application {} references AppProject {name}, which does not exist in namespace {}",
             app.name(),
             s.namespace
-        ))),
-        Err(plumb_app::Error::Api { what, source }) => Err(Error::kube(what, *source)),
-        Err(e) => Err(Error::FailedPrecondition(plumb_app::chain(&e))),
-    }
+        ))
+    })
 }
 
 /// The mask Argo shows for a Secret value.
