@@ -48,9 +48,12 @@ pub enum ActionWriteError {
     },
 }
 
-/// The dynamic API of `key`'s kind at `version` (discovery's preferred one when `None`).
+/// The dynamic API of `key`'s kind at `version` (discovery's preferred one when `None`),
+/// reached through `client` (the cluster's own, or one impersonating the project's
+/// ServiceAccount: [`crate::impersonation::api_client`]).
 pub async fn api_for(
     discovery: &ApiDiscovery,
+    client: &kube::Client,
     key: &ResourceKey,
     version: Option<&str>,
 ) -> Result<(ApiKind, Api<DynamicObject>), ActionWriteError> {
@@ -64,7 +67,7 @@ pub async fn api_for(
             kind: key.group_kind().to_string(),
             source,
         })?;
-    let client = discovery.client().clone();
+    let client = client.clone();
     let api = if kind.namespaced {
         Api::namespaced_with(client, &key.namespace, &kind.resource)
     } else {
@@ -80,9 +83,10 @@ fn version_of(obj: &Value) -> Option<&str> {
 }
 
 /// Checks every object of `impacted` (what the action returned for `source`, the live object
-/// `source_key`), then writes them.
+/// `source_key`), then writes them through `client` (kinds are resolved with `discovery`).
 pub async fn write_action_result(
     discovery: &ApiDiscovery,
+    client: &kube::Client,
     project: &AppProject,
     target: &Destination<'_>,
     source_key: &ResourceKey,
@@ -90,10 +94,10 @@ pub async fn write_action_result(
     impacted: &[ImpactedResource],
 ) -> Result<(), ActionWriteError> {
     for item in impacted {
-        check(discovery, project, target, source_key, item).await?;
+        check(discovery, client, project, target, source_key, item).await?;
     }
     for item in impacted {
-        write(discovery, source, item).await?;
+        write(discovery, client, source, item).await?;
     }
     Ok(())
 }
@@ -102,6 +106,7 @@ pub async fn write_action_result(
 /// namespace of the object the action ran on; dry-runs a create.
 async fn check(
     discovery: &ApiDiscovery,
+    client: &kube::Client,
     project: &AppProject,
     target: &Destination<'_>,
     source_key: &ResourceKey,
@@ -113,7 +118,7 @@ async fn check(
     {
         return Err(ActionWriteError::Refused(refusal));
     }
-    let (kind, api) = api_for(discovery, &key, version_of(&item.resource)).await?;
+    let (kind, api) = api_for(discovery, client, &key, version_of(&item.resource)).await?;
     plumb_policy::project::check_resource(
         project,
         &key.group,
@@ -174,11 +179,12 @@ fn not_an_object(key: &ResourceKey) -> impl FnOnce(serde_json::Error) -> ActionW
 /// Creates or patches one object the action returned.
 async fn write(
     discovery: &ApiDiscovery,
+    client: &kube::Client,
     source: &Value,
     item: &ImpactedResource,
 ) -> Result<(), ActionWriteError> {
     let key = ResourceKey::of(&item.resource);
-    let (kind, api) = api_for(discovery, &key, version_of(&item.resource)).await?;
+    let (kind, api) = api_for(discovery, client, &key, version_of(&item.resource)).await?;
     match item.operation {
         Operation::Create => {
             let obj = decode(item).map_err(not_an_object(&key))?;

@@ -30,6 +30,14 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// An AppProject object could not be read as an AppProject.
+    #[error("AppProject {name} is not valid: {message}")]
+    InvalidProject {
+        /// `namespace/name`.
+        name: String,
+        /// Why.
+        message: String,
+    },
     /// The destination cluster is not known.
     #[error("destination cluster {0} is not configured (no cluster Secret names it)")]
     UnknownCluster(String),

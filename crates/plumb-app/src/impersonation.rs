@@ -4,14 +4,15 @@
 //! dry runs, hooks, prunes and the cascade deletion of an Application's objects all go through
 //! the [`Applier`] it returns, so none of them can write with the controller's own rights while
 //! the project names an account. Reads for the comparison (the live cache, discovery) keep the
-//! controller's credentials, as in Argo CD.
+//! controller's credentials, as in Argo CD. [`api_client`] is the same choice for the API
+//! server's own reads and writes of an Application's live objects.
 
 use axum::http::{HeaderName, HeaderValue, Request};
 use kube::client::Body;
 use plumb_kube::Applier;
 use plumb_model::Settings;
 use plumb_model::application::{AppProject, Application};
-use plumb_policy::impersonation::{Mode, sync_identity};
+use plumb_policy::impersonation::{Mode, derive, sync_identity};
 
 use crate::context::Cluster;
 
@@ -47,6 +48,49 @@ pub fn sync_applier(
     tracing::debug!(app = %app.name(), %user, "syncing as the project's service account");
     let client = impersonating(cluster.client().clone(), &user)?;
     Ok(cluster.applier.clone().with_client(client))
+}
+
+/// The client the API server acts on `app`'s live objects with (Argo's
+/// `getApplicationClusterConfig`, `server/application/application.go`): GetResource,
+/// PatchResource, DeleteResource, ListResourceActions and RunResourceAction(V2). The cluster's
+/// own client with impersonation off; else one impersonating the ServiceAccount the project's
+/// `destinationServiceAccounts` matches. With no match, `application.sync.impersonation.enforced`
+/// (the default) refuses with Argo's message; turned off, the server falls back to its own
+/// identity and says so in the log, as Argo does. `Err` is Argo's message.
+pub fn api_client(
+    project: &AppProject,
+    app: &Application,
+    cluster: &Cluster,
+    settings: &Settings,
+) -> Result<kube::Client, String> {
+    let Mode::On { enforced } = Mode::of(settings) else {
+        return Ok(cluster.client().clone());
+    };
+    let dest_namespace = app
+        .spec
+        .destination
+        .namespace
+        .as_deref()
+        .unwrap_or_default();
+    let derived = derive(project, app.namespace(), dest_namespace, &cluster.server)
+        .map_err(|e| format!("error deriving service account to impersonate: {e}"))?;
+    match derived {
+        Some(user) => impersonating(cluster.client().clone(), &user),
+        None if enforced => Err(format!(
+            "no matching service account found for destination server {} and namespace {dest_namespace}",
+            cluster.server
+        )),
+        None => {
+            tracing::info!(
+                "no matching service account found for impersonation for app {}/{} (project: {}, server: {}, namespace: {dest_namespace}), falling back to controller service account",
+                app.namespace(),
+                app.name(),
+                project.metadata.name.as_deref().unwrap_or_default(),
+                cluster.server
+            );
+            Ok(cluster.client().clone())
+        }
+    }
 }
 
 /// `client` with every request made as `user` (the `Impersonate-User` header). The API server

@@ -27,7 +27,9 @@ pub mod impersonation;
 pub mod k8s_requests;
 pub mod observe;
 pub mod orphans;
+pub mod project_scope;
 pub mod project_update;
+pub mod render_settings;
 pub mod repo_admin;
 pub mod repositories;
 pub mod request;
@@ -49,6 +51,7 @@ pub use diff_cache::{DiffCache, DiffKey, DiffScope, Hit, Probe};
 pub use error::{Error, Result, chain};
 pub use guard::object_refusal;
 pub use observe::{Observation, Target, observe};
+pub use project_scope::ScopedProject;
 pub use repositories::{load as load_repositories, watch as watch_repositories};
 pub use resources::{
     APPLICATION_NAMESPACES_KEY, CMD_PARAMS_CONFIGMAP, application_namespaces, application_resource,

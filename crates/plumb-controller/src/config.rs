@@ -116,24 +116,14 @@ pub(crate) async fn cmd_params(
     Ok(cm.and_then(|cm| cm.data).unwrap_or_default())
 }
 
-/// The limits renders run with: the configured ones, with the settings' `plumb.render.*` keys
-/// (checked when the settings were accepted; a value that fails here keeps the configured limit).
-pub(crate) fn render_limits(
+/// What the settings refine for the renderer: the configured limits and `--plugin-dir`.
+pub(crate) fn render_defaults(
     config: &ControllerConfig,
-    settings: &Settings,
-) -> plumb_source::Limits {
-    let base = config.source.limits.clone();
-    base.clone().with_settings(settings).unwrap_or(base)
-}
-
-/// The directory config management plugins are read from: the settings' `plumb.plugins.dir`,
-/// else the configured one (`--plugin-dir`).
-pub(crate) fn plugins_dir(config: &ControllerConfig, settings: &Settings) -> Option<PathBuf> {
-    settings
-        .get(plumb_model::settings::PLUGINS_DIR)
-        .filter(|d| !d.trim().is_empty())
-        .map(|d| PathBuf::from(d.trim()))
-        .or_else(|| config.source.plugins_dir.clone())
+) -> plumb_app::render_settings::RenderDefaults {
+    plumb_app::render_settings::RenderDefaults {
+        limits: config.source.limits.clone(),
+        plugins_dir: config.source.plugins_dir.clone(),
+    }
 }
 
 #[cfg(test)]

@@ -636,9 +636,7 @@ async fn project_of(
         // clusters scoped to it added to its lists.
         Some(p) => Ok(p
             .and_then(serde_json::from_value)
-            .map(|p| {
-                plumb_policy::project::scoped::virtual_project(&p, &shared.project_scope(project))
-            })
+            .map(|p| plumb_app::ScopedProject::new(&p, shared.project_scope(project)).project)
             .map_err(|e| format!("AppProject {project} is not valid: {e}"))),
         None => Ok(Err(format!(
             "Application referencing project {project} which does not exist"

@@ -66,10 +66,15 @@ pub enum Error {
 }
 
 impl Error {
-    /// A Kubernetes API error, mapped to NotFound/AlreadyExists/FailedPrecondition by status.
+    /// A Kubernetes API error, mapped by status as Argo's `kubeErrToGRPC` maps it
+    /// (`util/grpc/errors.go`): NotFound, AlreadyExists, InvalidArgument, and PermissionDenied
+    /// for the API server's 403 (a write the impersonated ServiceAccount may not make).
     pub(crate) fn kube(context: impl Into<String>, source: kube::Error) -> Self {
         let context = context.into();
         match &source {
+            kube::Error::Api(s) if s.code == 403 => {
+                Self::PermissionDenied(format!("{context}: {}", s.message))
+            }
             kube::Error::Api(s) if s.code == 404 => {
                 Self::NotFound(format!("{context}: {}", s.message))
             }

@@ -2,7 +2,9 @@
 //! Argo CD's API server applies them before storing it (`validateAndNormalizeApp` →
 //! `ValidatePermissions`): every source repository in `sourceRepos`, the destination (resolved to
 //! its server URL and cluster name) in `destinations`, the Application's namespace in
-//! `sourceNamespaces`. The check is plumb-policy's `check_application`, the one the controller
+//! `sourceNamespaces`, and `permitOnlyProjectScopedClusters`; the project read as Argo's
+//! `GetAppProject` reads it, with the repositories and clusters scoped to it
+//! ([`plumb_app::project_scope`]). The check is plumb-policy's `check_application`, the one the controller
 //! applies before it compares or syncs, so the API refuses what the controller would refuse.
 //! The rules on each object (cluster and namespace resource lists) need the rendered objects:
 //! the controller applies them at compare and sync time, as Argo does.
@@ -10,35 +12,24 @@
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ListParams};
 use plumb_app::{CLUSTER_SECRET_LABEL, ClusterSecret, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
-use plumb_model::application::{AppProject, Application};
+use plumb_model::application::Application;
+use plumb_policy::project::scoped::scoped_cluster_refusal;
 use plumb_policy::project::{Destination, check_application};
 
 use crate::error::{Error, Result};
-use crate::state::{AppState, to_value};
+use crate::state::AppState;
 
 /// Refuses an Application its project does not permit, with Argo's InvalidArgument text:
 /// `application spec for NAME is invalid: InvalidSpecError: MSG;InvalidSpecError: MSG`. A
 /// project that does not exist is left to the caller's own check (Argo's `application references
 /// project X which does not exist`).
 pub(crate) async fn check(s: &AppState, app: &Application) -> Result<()> {
-    let name = match app.spec.project.as_str() {
-        "" => "default",
-        p => p,
-    };
-    let Some(obj) = s
-        .projects()
-        .get_opt(name)
-        .await
-        .map_err(|e| Error::kube(format!("reading AppProject {}/{name}", s.namespace), e))?
-    else {
+    let name = plumb_app::project_scope::project_name(app);
+    // As Argo's `GetAppProject` reads it: with the repositories and clusters scoped to it.
+    let Some(scoped) = s.scoped_project(name).await? else {
         return Ok(());
     };
-    let project: AppProject = serde_json::from_value(to_value(&obj)?).map_err(|e| {
-        Error::FailedPrecondition(format!(
-            "AppProject {}/{name} is not valid: {e}",
-            s.namespace
-        ))
-    })?;
+    let project = &scoped.project;
     let mut messages = Vec::new();
     let d = &app.spec.destination;
     match resolve_destination(s, d.server.as_deref(), d.name.as_deref()).await? {
@@ -48,10 +39,13 @@ pub(crate) async fn check(s: &AppState, app: &Application) -> Result<()> {
                 name: &cluster_name,
                 namespace: d.namespace.as_deref().unwrap_or_default(),
             };
+            let by_name = d.name.as_deref().is_some_and(|n| !n.is_empty());
+            let shown = if by_name { dest.name } else { dest.server };
             messages.extend(
-                check_application(&project, app, &s.namespace, &dest)
-                    .iter()
-                    .map(ToString::to_string),
+                check_application(project, app, &s.namespace, &dest)
+                    .into_iter()
+                    .chain(scoped_cluster_refusal(project, &scoped.scope, &dest, shown))
+                    .map(|v| v.to_string()),
             );
         }
         Err(unknown) => messages.push(unknown),

@@ -30,9 +30,10 @@ pub(crate) struct Inner {
     /// `--application-namespaces`; empty: the control namespace only).
     pub(crate) app_namespaces: Vec<String>,
     pub(crate) renderer: Arc<Renderer>,
-    /// `--plugin-dir`: where config management plugins are read from unless argocd-cm's
-    /// `plumb.plugins.dir` says otherwise (as the controller decides).
-    pub(crate) plugins_dir: Option<std::path::PathBuf>,
+    /// The render limits and `--plugin-dir` the server was started with, which argocd-cm
+    /// refines before each render as the controller's settings do
+    /// ([`plumb_app::render_settings`]).
+    pub(crate) render_defaults: plumb_app::render_settings::RenderDefaults,
     /// `--customizations`: Lua health and action directories in Argo's layout.
     pub(crate) customizations: Vec<std::path::PathBuf>,
     cluster: OnceCell<Arc<Cluster>>,
@@ -65,7 +66,10 @@ impl AppState {
             client,
             app_namespaces: Vec::new(),
             customizations: Vec::new(),
-            plugins_dir: renderer.plugins_dir(),
+            render_defaults: plumb_app::render_settings::RenderDefaults {
+                limits: renderer.limits(),
+                plugins_dir: renderer.plugins_dir(),
+            },
             renderer,
             cluster: OnceCell::new(),
             remote_clusters: std::sync::Mutex::new(std::collections::HashMap::new()),
@@ -158,6 +162,19 @@ impl Inner {
     /// AppProjects of the control namespace.
     pub(crate) fn projects(&self) -> Api<DynamicObject> {
         Api::namespaced_with(self.client.clone(), &self.namespace, &appproject_resource())
+    }
+
+    /// The AppProject `name` as Argo's `GetAppProjectByName` builds it (the repositories and
+    /// clusters scoped to it added, [`plumb_app::project_scope`]); `None` when it does not exist.
+    pub(crate) async fn scoped_project(
+        &self,
+        name: &str,
+    ) -> Result<Option<plumb_app::ScopedProject>> {
+        match plumb_app::project_scope::read(&self.client, &self.namespace, name).await {
+            Ok(found) => Ok(found),
+            Err(plumb_app::Error::Api { what, source }) => Err(Error::kube(what, *source)),
+            Err(e) => Err(Error::FailedPrecondition(plumb_app::chain(&e))),
+        }
     }
 
     /// The raw Application object, as the API server returns it (`key`: [`Inner::app_key`]).

@@ -184,6 +184,15 @@ impl RepoCredentials {
             })
     }
 
+    /// `(project, url)` when this is a repository Secret scoped to a project (not a template):
+    /// its repository joins that project's `sourceRepos` (Argo's `GetProjectRepositories`).
+    pub fn scoped_repository(&self) -> Option<(&str, &str)> {
+        match (&self.project, self.is_template) {
+            (Some(p), false) => Some((p.as_str(), self.url.as_str())),
+            _ => None,
+        }
+    }
+
     /// Whether an Application of `project` may use these credentials: unscoped ones serve
     /// every project, scoped ones only their own.
     pub fn usable_by(&self, project: Option<&str>) -> bool {

@@ -12,7 +12,7 @@ use plumb_kube::{LiveCacheConfig, LiveEvent};
 use plumb_source::Renderer;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::config::{ControllerConfig, load_settings, plugins_dir, render_limits};
+use crate::config::{ControllerConfig, load_settings, render_defaults};
 use crate::events::Events;
 use crate::metrics::Metrics;
 use crate::sharding::Sharding;
@@ -147,9 +147,7 @@ fn submodules_enabled(value: Option<&str>) -> bool {
 /// The renderer, with the limits and plugins the settings give.
 fn renderer(config: &ControllerConfig, engines: &Engines) -> Result<Arc<Renderer>> {
     let renderer = Arc::new(Renderer::new(config.source.clone())?);
-    renderer.set_limits(render_limits(config, &engines.settings));
-    renderer.set_plugins_dir(plugins_dir(config, &engines.settings));
-    renderer.set_kustomize_build_options(engines.settings.get("kustomize.buildOptions"));
+    plumb_app::render_settings::apply(&renderer, &engines.settings, &render_defaults(config));
     Ok(renderer)
 }
 

@@ -550,15 +550,11 @@ pub(super) fn spawn_settings_watcher(shared: Arc<Shared>) {
                 &shared.config.customizations,
             ) {
                 Ok(e) => {
-                    shared
-                        .renderer
-                        .set_limits(crate::config::render_limits(&shared.config, &e.settings));
-                    shared
-                        .renderer
-                        .set_plugins_dir(crate::config::plugins_dir(&shared.config, &e.settings));
-                    shared
-                        .renderer
-                        .set_kustomize_build_options(e.settings.get("kustomize.buildOptions"));
+                    plumb_app::render_settings::apply(
+                        &shared.renderer,
+                        &e.settings,
+                        &crate::config::render_defaults(&shared.config),
+                    );
                     *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
                     current = data;
                     tracing::info!("settings reloaded");

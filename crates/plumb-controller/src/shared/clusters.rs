@@ -5,7 +5,6 @@ use std::sync::{Arc, RwLock};
 
 use plumb_app::Cluster;
 use plumb_model::application::Application;
-use plumb_policy::project::scoped::ScopedCluster;
 
 /// A cluster from a cluster Secret: the Secret as read, the connection, its live cache task.
 pub(crate) type RemoteCluster = (
@@ -71,17 +70,6 @@ impl Clusters {
             .unwrap_or_else(|e| e.into_inner())
             .iter()
             .any(is_in_cluster_narrowed)
-    }
-
-    /// The clusters whose Secret is scoped to `project`, by Secret name.
-    pub(crate) fn scoped_to(&self, project: &str) -> Vec<ScopedCluster> {
-        self.secrets
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter(|s| s.project.as_deref() == Some(project))
-            .map(|s| s.scoped())
-            .collect()
     }
 
     /// Why the Application's destination cluster cannot be used, when its Secret is known but

@@ -62,10 +62,16 @@ impl Shared {
         &self,
         project: &str,
     ) -> plumb_policy::project::scoped::ProjectScope {
-        plumb_policy::project::scoped::ProjectScope {
-            repos: self.renderer.scoped_repositories(project),
-            clusters: self.clusters.scoped_to(project),
-        }
+        let secrets = self
+            .clusters
+            .secrets
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        plumb_app::project_scope::scope(
+            project,
+            self.renderer.scoped_repositories(project),
+            &secrets,
+        )
     }
 
     /// The Applications of `namespace` (an Application's own namespace: every read and write

@@ -13,6 +13,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use plumb_app::ScopedProject;
 use plumb_health::actions::Actions;
 use plumb_kube::ApiKind;
 use plumb_model::ResourceKey;
@@ -73,6 +74,10 @@ pub(crate) struct Found {
     pub(crate) api: Api<DynamicObject>,
     pub(crate) live: Value,
     pub(crate) cluster: std::sync::Arc<plumb_app::Cluster>,
+    /// The Application's project, as the controller evaluates it.
+    pub(crate) project: ScopedProject,
+    /// What the object is read and written with ([`acting_client`]).
+    pub(crate) client: kube::Client,
 }
 
 /// argocd-cm's switch for Argo 3's fine-grained rights on an Application's resources.
@@ -184,9 +189,12 @@ pub(crate) async fn find(
         });
     let key = ResourceKey::new(&r.group, &r.kind, &r.namespace, &r.resource_name);
     let cluster = s.cluster_of(&app.spec.destination).await?;
-    let (kind, api) = plumb_app::actions::api_for(&cluster.discovery, &key, version.as_deref())
-        .await
-        .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    let project = project_of(s, &app).await?;
+    let client = acting_client(s, &project, &app, &cluster).await?;
+    let (kind, api) =
+        plumb_app::actions::api_for(&cluster.discovery, &client, &key, version.as_deref())
+            .await
+            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
     let obj = api.get(&key.name).await.map_err(|e| {
         crate::state::not_found_or(e, &format!("{key} not found"), || format!("reading {key}"))
     })?;
@@ -201,7 +209,24 @@ pub(crate) async fn find(
         api,
         live,
         cluster,
+        project,
+        client,
     })
+}
+
+/// The client the server reads and writes the Application's objects with: its own, or the
+/// project's ServiceAccount under argocd-cm's `application.sync.impersonation.enabled`
+/// ([`plumb_app::impersonation::api_client`], Argo's `getApplicationClusterConfig`). A
+/// refusal is Argo's error, as Argo's gateway answers it (Unknown).
+async fn acting_client(
+    s: &AppState,
+    project: &ScopedProject,
+    app: &Application,
+    cluster: &plumb_app::Cluster,
+) -> Result<kube::Client> {
+    let settings = s.settings().await?;
+    plumb_app::impersonation::api_client(&project.project, app, cluster, &settings)
+        .map_err(|e| Error::Internal(format!("error getting application cluster config: {e}")))
 }
 
 fn manifest(obj: Value) -> Json<Value> {
@@ -420,7 +445,6 @@ async fn run_action(
                 req.action, found.key
             ))
         })?;
-    let project = project_of(s, &found.app).await?;
     let target = plumb_policy::project::Destination {
         server: &found.cluster.server,
         name: &found.cluster.name,
@@ -434,7 +458,8 @@ async fn run_action(
     };
     plumb_app::actions::write_action_result(
         &found.cluster.discovery,
-        &project,
+        &found.client,
+        &found.project.project,
         &target,
         &found.key,
         &found.live,

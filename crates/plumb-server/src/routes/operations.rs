@@ -96,13 +96,13 @@ pub(crate) async fn sync(
         let (_, app) = s.app(&name).await?;
         let project = super::resources::project_of(&s, &app).await?;
         let sources: Vec<_> = app.sources().into_iter().cloned().collect();
-        let integrity = plumb_app::signatures::required_integrity(&project);
+        let integrity = plumb_app::signatures::required_integrity(&project.project);
         if plumb_app::signatures::has_criteria(integrity.as_ref(), &sources) {
             return Err(Error::FailedPrecondition(
                 plumb_app::signatures::LOCAL_MANIFESTS_REFUSED.into(),
             ));
         }
-        crate::local_manifests::check(&s, &app, &project, m).await?;
+        crate::local_manifests::check(&s, &app, &project.project, m).await?;
     }
     let req = body.request();
     request_operation(&s, &name, "sync", |app| {

@@ -8,10 +8,11 @@ use std::collections::BTreeSet;
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
 use kube::api::{Api, DynamicObject, ListParams};
+use plumb_app::ScopedProject;
 use plumb_app::{CompareOptions, ComparedResource, Comparison, Refresh};
 use plumb_model::ResourceKey;
 use plumb_model::annotations::LAST_APPLIED;
-use plumb_model::application::{AppProject, Application};
+use plumb_model::application::Application;
 use serde_json::{Map, Value, json};
 
 use crate::auth::middleware::Authenticated;
@@ -38,26 +39,15 @@ async fn compare_app_with(
     local: Option<&[String]>,
 ) -> Result<Comparison> {
     let engines = s.engines().await?;
-    // The controller's render limits (plumb.render.*), from the same settings.
-    let limits = plumb_source::Limits::default()
-        .with_settings(&engines.settings)
-        .map_err(|e| Error::Internal(format!("reading ConfigMap argocd-cm: {e}")))?;
-    s.renderer.set_limits(limits);
-    // Plugins from argocd-cm's `plumb.plugins.dir`, else `--plugin-dir`, as in the controller.
-    s.renderer.set_plugins_dir(
-        engines
-            .settings
-            .get(plumb_model::settings::PLUGINS_DIR)
-            .filter(|d| !d.trim().is_empty())
-            .map(|d| std::path::PathBuf::from(d.trim()))
-            .or_else(|| s.plugins_dir.clone()),
-    );
+    // The controller's render settings (limits, plugins, kustomize.buildOptions), from the
+    // same argocd-cm, set the way the controller sets them.
+    plumb_app::render_settings::apply(&s.renderer, &engines.settings, &s.render_defaults);
     let cluster = s.cluster_of(&app.spec.destination).await?;
     let project = project_of(s, app).await?;
     let opts = CompareOptions {
         revision,
         fresh_reads: true,
-        ..CompareOptions::for_project(&project, Refresh::Normal)
+        ..CompareOptions::for_project(&project.project, Refresh::Normal)
     };
     let mut cmp = plumb_app::compare_with(app, &engines, &cluster, &s.renderer, &opts, local)
         .await
@@ -69,7 +59,7 @@ async fn compare_app_with(
             ))
         })?;
     for r in &mut cmp.resources {
-        if !permitted(&project, app, &cluster, &r.key) {
+        if !permitted(s, &project, app, &cluster, &r.key) {
             r.live = None;
             r.diff = None;
         }
@@ -82,41 +72,45 @@ async fn compare_app_with(
 /// out: Git that names an object in a namespace or of a kind the project does not grant must not
 /// turn `applications, get` into a read of it.
 fn permitted(
-    project: &AppProject,
+    s: &AppState,
+    project: &ScopedProject,
     app: &Application,
     cluster: &plumb_app::Cluster,
     key: &ResourceKey,
 ) -> bool {
-    plumb_app::object_refusal(project, app, cluster, key).is_ok()
+    app_permitted(s, project, app, cluster)
+        && plumb_app::object_refusal(&project.project, app, cluster, key).is_ok()
 }
 
-/// The Application's AppProject: its sourceRepos bound the Kustomize remote bases a render may
-/// fetch, as in the controller. A project that cannot be read refuses the render.
-pub(crate) async fn project_of(s: &AppState, app: &Application) -> Result<AppProject> {
-    let name = if app.spec.project.is_empty() {
-        "default"
-    } else {
-        app.spec.project.as_str()
-    };
-    let obj = match s.projects().get(name).await {
-        Ok(obj) => obj,
-        Err(kube::Error::Api(e)) if e.code == 404 => {
-            return Err(Error::FailedPrecondition(format!(
-                "Application {} references AppProject {name}, which does not exist in namespace {}",
-                app.name(),
-                s.namespace
-            )));
-        }
-        Err(e) => {
-            return Err(Error::kube(
-                format!("reading AppProject {}/{name}", s.namespace),
-                e,
-            ));
-        }
-    };
-    serde_json::from_value(to_value(&obj)?).map_err(|e| {
+/// Whether the project permits the Application itself (sources, destination,
+/// `permitOnlyProjectScopedClusters`): the controller neither compares nor syncs one it
+/// refuses, so none of its objects are read out either.
+fn app_permitted(
+    s: &AppState,
+    project: &ScopedProject,
+    app: &Application,
+    cluster: &plumb_app::Cluster,
+) -> bool {
+    plumb_app::guard::application_violations(
+        &project.project,
+        app,
+        &s.namespace,
+        cluster,
+        &project.scope,
+    )
+    .is_empty()
+}
+
+/// The Application's AppProject as the controller evaluates it (Argo's `GetAppProjectByName`:
+/// the repositories and clusters scoped to it added, [`plumb_app::project_scope`]): its
+/// sourceRepos bound the Kustomize remote bases a render may fetch, its destinations what may be
+/// read. A project that cannot be read refuses the request.
+pub(crate) async fn project_of(s: &AppState, app: &Application) -> Result<ScopedProject> {
+    let name = plumb_app::project_scope::project_name(app);
+    s.scoped_project(name).await?.ok_or_else(|| {
         Error::FailedPrecondition(format!(
-            "AppProject {}/{name} is not valid: {e}",
+            "Application {} references AppProject {name}, which does not exist in namespace {}",
+            app.name(),
             s.namespace
         ))
     })
@@ -253,7 +247,7 @@ pub(crate) async fn managed_local(
     s.authorize_app(&caller, &name, "get").await?;
     let (_, app) = s.app(&name).await?;
     let project = project_of(&s, &app).await?;
-    let keys = crate::local_manifests::check(&s, &app, &project, &body.manifests).await?;
+    let keys = crate::local_manifests::check(&s, &app, &project.project, &body.manifests).await?;
     crate::local_manifests::check_own_resources(&s, &caller, &name, &app, &keys).await?;
     let cmp = compare_app_with(&s, &app, None, Some(&body.manifests)).await?;
     let items: Vec<Value> = cmp.resources.iter().map(resource_diff).collect();
@@ -335,7 +329,7 @@ pub(crate) async fn app_tree(s: &AppState, name: &str) -> Result<Value> {
             r.name.as_deref().unwrap_or_default(),
         );
         // Neither shown nor a parent of what is shown: the project does not grant it.
-        if !permitted(&project, &app, &cluster, &key) {
+        if !permitted(s, &project, &app, &cluster, &key) {
             continue;
         }
         match cluster.applier.get(&key).await {

@@ -1,6 +1,7 @@
 //! `GET /api/v1/applications/{name}/revisions/{revision}/metadata`: Argo CD's
 //! `RevisionMetadata` (author, date, tags, message, signatureInfo) of a commit of the
-//! Application's Git repository, read from the server's Git cache (fetched when missing).
+//! Application's Git repository, read from the server's Git cache (fetched when missing) with
+//! the credentials of the Application's project.
 
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
@@ -74,9 +75,16 @@ pub(crate) async fn metadata(
     let url = source.repo_url.clone();
     let renderer = s.renderer.clone();
     let rev = revision.clone();
-    let found = tokio::task::spawn_blocking(move || renderer.git().commit_metadata(&url, &rev))
-        .await
-        .map_err(|e| Error::Internal(format!("reading revision metadata: {e}")))?;
+    // With the credentials of the Application's project (Argo's `GetRepository(url, project)`):
+    // a repository scoped to it is read with its Secret, one scoped to another project never.
+    let scoped = app.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        plumb_app::project_scope::in_scope_of(&scoped, || {
+            renderer.git().commit_metadata(&url, &rev)
+        })
+    })
+    .await
+    .map_err(|e| Error::Internal(format!("reading revision metadata: {e}")))?;
     match found {
         Ok(m) => Ok(Json(revision_metadata(&m))),
         Err(e @ plumb_source::Error::RevisionNotFound { .. }) => {

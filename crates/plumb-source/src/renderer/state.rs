@@ -145,8 +145,8 @@ impl Renderer {
             .write()
             .unwrap_or_else(|p| p.into_inner()) = credentials
             .iter()
-            .filter(|c| !c.is_template)
-            .filter_map(|c| Some((c.project.clone()?, c.url.clone())))
+            .filter_map(RepoCredentials::scoped_repository)
+            .map(|(p, url)| (p.to_string(), url.to_string()))
             .collect();
         *self.redactor.write().unwrap_or_else(|p| p.into_inner()) =
             Redactor::new(credentials.iter().flat_map(RepoCredentials::secrets));

@@ -218,6 +218,7 @@ async fn run_action(client: &AppClient, args: RunArgs) -> Result<Outcome> {
         };
         plumb_app::actions::write_action_result(
             &dest.discovery,
+            dest.discovery.client(),
             &project,
             &target,
             &r.key,

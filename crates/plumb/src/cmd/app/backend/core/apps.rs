@@ -271,24 +271,37 @@ impl Core {
         }
     }
 
+    /// The AppProject as the controller evaluates it: with the repositories and clusters
+    /// scoped to it ([`plumb_app::project_scope`]). Where the kubeconfig may not list those
+    /// Secrets, the project alone (narrower: nothing scoped is added), with a warning.
     async fn project(&self, c: &AppClient, name: &str) -> Result<Option<AppProject>> {
         let api: Api<DynamicObject> = Api::namespaced_with(
             self.client.clone(),
             c.namespace(),
             &resource(AppProject::KIND, "appprojects"),
         );
-        match api.get(name).await {
+        let project: AppProject = match api.get(name).await {
             Ok(obj) => {
                 let value = serde_json::to_value(obj)?;
                 serde_json::from_value(value)
-                    .with_context(|| format!("reading AppProject {}/{name}", c.namespace()))
-                    .map(Some)
+                    .with_context(|| format!("reading AppProject {}/{name}", c.namespace()))?
             }
-            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) if is_not_found(&e) => return Ok(None),
             Err(e) => {
-                Err(e).with_context(|| format!("reading AppProject {}/{name}", c.namespace()))
+                return Err(e)
+                    .with_context(|| format!("reading AppProject {}/{name}", c.namespace()));
             }
-        }
+        };
+        let scope = plumb_app::project_scope::read_scope(&self.client, c.namespace(), name)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(
+                    "AppProject {name}: its project-scoped repositories and clusters are left out: {}",
+                    plumb_app::chain(&e)
+                );
+                Default::default()
+            });
+        Ok(Some(plumb_app::ScopedProject::new(&project, scope).project))
     }
 }
 
