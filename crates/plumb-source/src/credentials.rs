@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 
 mod github_app;
+mod github_discovery;
 mod known_hosts;
 pub use github_app::GithubApp;
 pub(crate) use github_app::{TOKEN_USER, TokenCache};

@@ -77,6 +77,7 @@ pub use render::Tools;
 pub use renderer::{
     Config, LocalSource, Refresh, RenderRequest, Rendered, Renderer, SourceOutcome,
 };
+pub use scope::in_project;
 pub use worker::Worker;
 
 /// True when config management plugins run in their own network and mount namespaces on this

@@ -35,7 +35,8 @@ const REFRESH_BEFORE: Duration = Duration::from_secs(60);
 pub struct GithubApp {
     /// `githubAppID`.
     pub app_id: u64,
-    /// `githubAppInstallationID`.
+    /// `githubAppInstallationID`; 0 (or missing) to find it from the repository URL's
+    /// organization among the App's installations, as Argo CD 3.6 does.
     pub installation_id: u64,
     /// `githubAppPrivateKey`: the App's RSA key, PEM (PKCS#1 as GitHub issues it, or PKCS#8).
     pub private_key: String,
@@ -64,8 +65,9 @@ impl GithubApp {
         let Some(private_key) = text("githubAppPrivateKey")? else {
             return Ok(None);
         };
-        let id = |key: &str| -> Result<u64> {
+        let id = |key: &str, required: bool| -> Result<u64> {
             match text(key)? {
+                None if !required => Ok(0),
                 None => Err(invalid(format!(
                     "{key} is missing (githubAppPrivateKey is set)"
                 ))),
@@ -76,8 +78,8 @@ impl GithubApp {
             }
         };
         let app = Self {
-            app_id: id("githubAppID")?,
-            installation_id: id("githubAppInstallationID")?,
+            app_id: id("githubAppID", true)?,
+            installation_id: id("githubAppInstallationID", false)?,
             private_key,
             base_url: text("githubAppEnterpriseBaseUrl")?,
         };
@@ -95,14 +97,17 @@ impl GithubApp {
         Ok(Some(app))
     }
 
-    /// The token endpoint of this installation.
-    pub fn token_url(&self) -> String {
-        let base = self.base_url.as_deref().unwrap_or(GITHUB_API);
-        format!(
-            "{}/app/installations/{}/access_tokens",
-            base.trim_end_matches('/'),
-            self.installation_id
-        )
+    /// The API's base URL (GitHub's, or the Enterprise one), without a trailing `/`.
+    pub fn api_base(&self) -> &str {
+        self.base_url
+            .as_deref()
+            .unwrap_or(GITHUB_API)
+            .trim_end_matches('/')
+    }
+
+    /// The token endpoint of installation `id`.
+    pub fn token_url(&self, id: u64) -> String {
+        format!("{}/app/installations/{id}/access_tokens", self.api_base())
     }
 
     fn key_pair(&self) -> std::result::Result<RsaKeyPair, String> {
@@ -137,11 +142,11 @@ impl GithubApp {
         Ok(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(sig)))
     }
 
-    fn cache_key(&self) -> String {
+    fn cache_key(&self, installation: u64) -> String {
         let mut h = Sha256::new();
         h.update(format!(
-            "{} {} {} {:?}",
-            self.private_key, self.app_id, self.installation_id, self.base_url
+            "{} {} {installation} {:?}",
+            self.private_key, self.app_id, self.base_url
         ));
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -164,6 +169,7 @@ fn pem_block(text: &str) -> std::result::Result<(String, Vec<u8>), String> {
 #[derive(Default)]
 pub(crate) struct TokenCache {
     tokens: Mutex<HashMap<String, (String, SystemTime)>>,
+    installations: super::github_discovery::Installations,
 }
 
 impl fmt::Debug for TokenCache {
@@ -177,20 +183,26 @@ pub(crate) type ClientFor<'a> =
     &'a dyn Fn(&reqwest::Url) -> std::result::Result<reqwest::blocking::Client, String>;
 
 impl TokenCache {
-    /// A valid installation token for `app`, from the cache or asked anew.
+    /// A valid installation token for `app` to fetch `repo_url`, from the cache or asked anew
+    /// (the installation found from the URL's organization when the Secret names none).
     pub(crate) fn token(
         &self,
         app: &GithubApp,
+        repo_url: &str,
         client: ClientFor<'_>,
     ) -> std::result::Result<String, String> {
-        let key = app.cache_key();
+        let installation = match app.installation_id {
+            0 => self.installations.find(app, repo_url, client)?,
+            id => id,
+        };
+        let key = app.cache_key(installation);
         let now = SystemTime::now();
         if let Some((token, expires)) = self.lock().get(&key)
             && now + REFRESH_BEFORE < *expires
         {
             return Ok(token.clone());
         }
-        let (token, expires) = request_token(app, client)?;
+        let (token, expires) = request_token(app, installation, client)?;
         self.lock().insert(key, (token.clone(), expires));
         Ok(token)
     }
@@ -203,9 +215,10 @@ impl TokenCache {
 /// One `POST .../access_tokens`: the token and when it expires.
 fn request_token(
     app: &GithubApp,
+    installation: u64,
     client: ClientFor<'_>,
 ) -> std::result::Result<(String, SystemTime), String> {
-    let url = app.token_url();
+    let url = app.token_url(installation);
     let fail = |detail: String| format!("GitHub App installation token from {url}: {detail}");
     let parsed = reqwest::Url::parse(&url).map_err(|e| fail(e.to_string()))?;
     let now = SystemTime::now()
@@ -237,7 +250,7 @@ fn request_token(
 }
 
 /// `e` and its causes on one line (reqwest's own message is only the outermost).
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut cur = e.source();
     while let Some(s) = cur {
