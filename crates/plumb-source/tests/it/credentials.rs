@@ -542,33 +542,3 @@ fn submodules_are_fetched_with_credentials_and_never_from_local_paths() {
         .to_string();
     assert!(err.contains("is not a remote repository"), "{err}");
 }
-
-/// `enableLfs`: Plumb has no Git LFS client (this machine has no git-lfs either), so a commit
-/// with LFS pointer files is refused naming the file instead of rendering the pointers; without
-/// `enableLfs` the pointers stay as they are, as in Argo CD.
-#[test]
-fn enable_lfs_refuses_pointer_files_it_cannot_fetch() {
-    let repo = GitRepo::named("lfs-git");
-    let c1 = repo.commit(
-        &[
-            ("deploy/cm.yaml", configmap("a", "k: v")),
-            ("assets/big.bin", "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n".to_owned()),
-        ],
-        "lfs",
-    );
-    let url = repo.url();
-    let (git, _d) = cache_with(vec![creds(json!({"url": url, "enableLfs": "true"}))]);
-    let err = git.checkout(&url, "main", &c1).unwrap_err().to_string();
-    assert!(
-        err.contains("enableLfs") && err.contains("assets/big.bin"),
-        "{err}"
-    );
-    let (git, _d) = cache_with(vec![]);
-    assert!(
-        git.checkout(&url, "main", &c1)
-            .unwrap()
-            .dir
-            .join("assets/big.bin")
-            .is_file()
-    );
-}
