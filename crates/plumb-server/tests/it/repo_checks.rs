@@ -415,3 +415,58 @@ async fn write_credentials_are_refused_loudly() {
         .expect("list");
     assert!(listed.items.is_empty());
 }
+
+/// A GitHub App repository added without its installation ID: the check finds the installation
+/// from the URL's organisation (Argo CD 3.6), and stores the Secret without the ID.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn github_app_repositories_are_checked_with_a_discovered_installation() {
+    use plumb_testenv::github_api::{GithubApi, Mode};
+    let s = AuthStack::start("repos-ghapp", Default::default()).await;
+    let admin = s.admin_token().await;
+    let mut seen = Seen::default();
+    let token = "ghs_ch3ckT0ken27";
+    let api = GithubApi::start_installed(
+        42,
+        &[("other", 1), ("octo-org", 77)],
+        token,
+        Mode::Documented,
+    );
+    let repo = GitRepo::named("ghapp");
+    repo.commit(&[("README", "hello\n")], "first");
+    let http = GitHttpServer::start(
+        &repo,
+        git_http::Options {
+            authorization: Some(git_http::basic_auth("x-access-token", token)),
+            owner: Some("octo-org".into()),
+            ..Default::default()
+        },
+    );
+    let body = |url: &str| {
+        json!({"repo": url, "githubAppID": 42, "githubAppPrivateKey": api.private_key(),
+            "githubAppEnterpriseBaseUrl": api.base_url()})
+    };
+    let (code, message) = add(&s, &mut seen, &admin, &body(&http.url())).await;
+    assert_eq!(code, 200, "{message}");
+    assert_eq!(api.issued(), 1);
+    let stored = secret(&s, &secret_name(Role::Repository, &http.url(), ""))
+        .await
+        .expect("stored");
+    assert_eq!(data(&stored, "githubAppID").as_deref(), Some("42"));
+    assert_eq!(data(&stored, "githubAppInstallationID"), None);
+
+    let elsewhere = http.url().replace("/octo-org/", "/nobody/");
+    let (code, message) = add(&s, &mut seen, &admin, &body(&elsewhere)).await;
+    refused(code, &message);
+    assert!(
+        message.contains("installation not found for org: nobody"),
+        "{message}"
+    );
+    let key_lines: Vec<&str> = api
+        .private_key()
+        .lines()
+        .filter(|l| !l.starts_with("-----"))
+        .collect();
+    let mut secrets = key_lines;
+    secrets.push(token);
+    seen.assert_clean(&secrets);
+}

@@ -207,10 +207,11 @@ fn lfsconfig_url(path: &Path) -> Option<String> {
                 .trim_matches(['[', ']'])
                 .trim()
                 .eq_ignore_ascii_case("lfs");
-        } else if in_lfs && let Some((k, v)) = line.split_once('=') {
-            if k.trim().eq_ignore_ascii_case("url") {
-                url = Some(v.trim().trim_matches('"').to_owned());
-            }
+        } else if in_lfs
+            && let Some((k, v)) = line.split_once('=')
+            && k.trim().eq_ignore_ascii_case("url")
+        {
+            url = Some(v.trim().trim_matches('"').to_owned());
         }
     }
     url
