@@ -14,14 +14,12 @@
 //! [`Limits::max_download_bytes`], every request within [`Limits::fetch_timeout`].
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use reqwest::Url;
-use reqwest::blocking::Client;
-use sha2::{Digest, Sha256};
 
-use crate::credentials::{RepoCredentials, TlsCerts};
-use crate::limits::Limits;
+pub(crate) use super::lfs_batch::Fetch;
+use super::lfs_batch::Pointer;
 
 /// How every LFS pointer file begins (the Git LFS specification).
 const POINTER: &[u8] = b"version https://git-lfs.github.com/spec/v1\n";
@@ -29,27 +27,6 @@ const POINTER: &[u8] = b"version https://git-lfs.github.com/spec/v1\n";
 const MAX_POINTER: u64 = 1024;
 /// Pointer files in one checkout, at most.
 pub(crate) const MAX_OBJECTS: usize = 10_000;
-/// The batch answer, at most.
-const MAX_BATCH_ANSWER: u64 = 8 << 20;
-/// The media type of the batch API.
-const LFS_JSON: &str = "application/vnd.git-lfs+json";
-
-/// One pointer file: where it is (relative), and the object it names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Pointer {
-    pub(crate) path: PathBuf,
-    pub(crate) oid: String,
-    pub(crate) size: u64,
-}
-
-/// What fetching needs besides the tree: the repository, its credentials, trust and limits.
-pub(crate) struct Fetch<'a> {
-    /// The repository URL, without credentials.
-    pub(crate) repo_url: &'a str,
-    pub(crate) creds: Option<&'a RepoCredentials>,
-    pub(crate) certs: &'a TlsCerts,
-    pub(crate) limits: &'a Limits,
-}
 
 /// The pointer files under `dir`, sorted; refused past [`MAX_OBJECTS`] or when one names no
 /// valid object.
@@ -229,37 +206,6 @@ fn write_over(path: &Path, body: &[u8]) -> std::io::Result<()> {
     let written = std::fs::write(path, body);
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & 0o555))?;
     written
-}
-
-/// A blocking client for `url`: the repository's TLS settings, its credentials' client
-/// certificate only on its own origin, no redirects.
-pub(crate) fn client(url: &Url, fetch: &Fetch<'_>, own_origin: bool) -> Result<Client, String> {
-    let b = Client::builder()
-        .timeout(fetch.limits.fetch_timeout)
-        .connect_timeout(fetch.limits.fetch_timeout)
-        .redirect(reqwest::redirect::Policy::none());
-    let creds = fetch.creds.filter(|_| own_origin);
-    crate::http_client::configure(b, url.host_str(), creds, fetch.certs)?
-        .build()
-        .map_err(|e| e.to_string())
-}
-
-/// The hex SHA-256 of `data`.
-pub(crate) fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// The content type the batch API speaks.
-pub(crate) fn lfs_json() -> &'static str {
-    LFS_JSON
-}
-
-/// The batch answer's limit.
-pub(crate) fn max_batch_answer() -> u64 {
-    MAX_BATCH_ANSWER
 }
 
 #[cfg(test)]

@@ -4,10 +4,37 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use reqwest::Url;
-use serde_json::json;
+use std::path::PathBuf;
 
-use super::lfs::{Fetch, Pointer, client, lfs_json, max_batch_answer, sha256_hex};
+use reqwest::Url;
+use reqwest::blocking::Client;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::credentials::{RepoCredentials, TlsCerts};
+use crate::limits::Limits;
+
+/// The batch answer, at most.
+const MAX_BATCH_ANSWER: u64 = 8 << 20;
+/// The media type of the batch API.
+const LFS_JSON: &str = "application/vnd.git-lfs+json";
+
+/// One pointer file: where it is (relative), and the object it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Pointer {
+    pub(crate) path: PathBuf,
+    pub(crate) oid: String,
+    pub(crate) size: u64,
+}
+
+/// What fetching needs besides the tree: the repository, its credentials, trust and limits.
+pub(crate) struct Fetch<'a> {
+    /// The repository URL, without credentials.
+    pub(crate) repo_url: &'a str,
+    pub(crate) creds: Option<&'a RepoCredentials>,
+    pub(crate) certs: &'a TlsCerts,
+    pub(crate) limits: &'a Limits,
+}
 
 /// Where to download one object, and the headers to send (the batch answer's).
 #[derive(Debug, Clone)]
@@ -40,8 +67,8 @@ pub(crate) fn batch(
     let mut req = client(&url, fetch, own_origin)
         .map_err(fail)?
         .post(url.clone())
-        .header("Accept", lfs_json())
-        .header("Content-Type", lfs_json())
+        .header("Accept", LFS_JSON)
+        .header("Content-Type", LFS_JSON)
         .body(body.to_string());
     if own_origin {
         req = authorize(req, fetch);
@@ -49,13 +76,13 @@ pub(crate) fn batch(
     let resp = req.send().map_err(|e| fail(chain(e)))?;
     let status = resp.status();
     let mut answer = Vec::new();
-    resp.take(max_batch_answer() + 1)
+    resp.take(MAX_BATCH_ANSWER + 1)
         .read_to_end(&mut answer)
         .map_err(|e| fail(format!("reading the answer: {e}")))?;
-    if answer.len() as u64 > max_batch_answer() {
+    if answer.len() as u64 > MAX_BATCH_ANSWER {
         return Err(fail(format!(
             "the answer exceeds {} bytes",
-            max_batch_answer()
+            MAX_BATCH_ANSWER
         )));
     }
     if !status.is_success() {
@@ -138,6 +165,27 @@ pub(crate) fn download(
         return Err(fail("its SHA-256 is not the pointer's oid".into()));
     }
     Ok(body)
+}
+
+/// A blocking client for `url`: the repository's TLS settings, its credentials' client
+/// certificate only on its own origin, no redirects.
+fn client(url: &Url, fetch: &Fetch<'_>, own_origin: bool) -> Result<Client, String> {
+    let b = Client::builder()
+        .timeout(fetch.limits.fetch_timeout)
+        .connect_timeout(fetch.limits.fetch_timeout)
+        .redirect(reqwest::redirect::Policy::none());
+    let creds = fetch.creds.filter(|_| own_origin);
+    crate::http_client::configure(b, url.host_str(), creds, fetch.certs)?
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+/// The hex SHA-256 of `data`.
+fn sha256_hex(data: &[u8]) -> String {
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The repository's own credentials: Basic, or its bearer token.
