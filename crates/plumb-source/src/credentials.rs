@@ -16,9 +16,12 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 
 mod github_app;
+mod github_discovery;
+mod github_token;
 mod known_hosts;
 pub use github_app::GithubApp;
-pub(crate) use github_app::{TOKEN_USER, TokenCache};
+pub(crate) use github_app::TOKEN_USER;
+pub(crate) use github_token::TokenCache;
 pub use known_hosts::{KNOWN_HOSTS_CM, KNOWN_HOSTS_KEY, KnownHosts};
 
 /// The label naming a Secret's role.

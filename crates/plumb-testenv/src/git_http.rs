@@ -47,6 +47,9 @@ pub struct Options {
     pub tls: bool,
     /// With `tls`, require a client certificate signed by that CA.
     pub client_certs: bool,
+    /// Serve the repository under this first path segment (`/<owner>/<name>`, as GitHub's
+    /// `org/repo` URLs), for credentials that read the organization from the URL.
+    pub owner: Option<String>,
 }
 
 /// What every request needs: where the repositories are, the credentials asked for, counters.
@@ -55,6 +58,7 @@ struct Backend {
     root: PathBuf,
     expected: Option<String>,
     no_challenge: bool,
+    owner: Option<String>,
     requests: AtomicUsize,
     rejected: AtomicUsize,
 }
@@ -98,6 +102,7 @@ impl GitHttpServer {
             root,
             expected: opts.authorization,
             no_challenge: opts.no_challenge,
+            owner: opts.owner.clone(),
             requests: AtomicUsize::new(0),
             rejected: AtomicUsize::new(0),
         });
@@ -122,7 +127,13 @@ impl GitHttpServer {
     /// `http(s)://127.0.0.1:PORT/<name>`.
     pub fn url(&self) -> String {
         let scheme = if self.tls.is_some() { "https" } else { "http" };
-        format!("{scheme}://{}/{}", self.server.addr(), self.name)
+        let owner = self
+            .backend
+            .owner
+            .as_ref()
+            .map(|o| format!("{o}/"))
+            .unwrap_or_default();
+        format!("{scheme}://{}/{owner}{}", self.server.addr(), self.name)
     }
 
     /// The test CA's certificate (PEM), with `tls`.
@@ -187,7 +198,14 @@ async fn git_request(State(backend): State<Arc<Backend>>, request: Request) -> R
     let Ok(body) = axum::body::to_bytes(body, usize::MAX).await else {
         return StatusCode::BAD_REQUEST.into_response();
     };
-    match run_backend(&backend.root, &head, &body).await {
+    let path = match &backend.owner {
+        None => head.uri.path().to_owned(),
+        Some(o) => match head.uri.path().strip_prefix(&format!("/{o}")) {
+            Some(rest) if rest.starts_with('/') => rest.to_owned(),
+            _ => return StatusCode::NOT_FOUND.into_response(),
+        },
+    };
+    match run_backend(&backend.root, &head, &path, &body).await {
         Ok(output) => cgi_response(&output),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
@@ -198,6 +216,7 @@ async fn git_request(State(backend): State<Arc<Backend>>, request: Request) -> R
 async fn run_backend(
     root: &std::path::Path,
     head: &request::Parts,
+    path: &str,
     body: &[u8],
 ) -> std::io::Result<Vec<u8>> {
     let mut cgi = Command::new("git");
@@ -207,7 +226,7 @@ async fn run_backend(
         .env("GIT_PROJECT_ROOT", root)
         .env("GIT_HTTP_EXPORT_ALL", "1")
         .env("REQUEST_METHOD", head.method.as_str())
-        .env("PATH_INFO", head.uri.path())
+        .env("PATH_INFO", path)
         .env("QUERY_STRING", head.uri.query().unwrap_or(""))
         .env("CONTENT_LENGTH", body.len().to_string())
         .env("REMOTE_USER", "test")

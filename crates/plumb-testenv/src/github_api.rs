@@ -6,6 +6,13 @@
 //! `{"token", "expires_at"}`; anything else `401`. Fault modes answer with a hang, a 1 GB body or
 //! garbage.
 //!
+//! It also lists the App's installations (`GET /app/installations`, "List installations for the
+//! authenticated app": a JSON array of installations with `id` and `account.login`, paged with
+//! `per_page`/`page` and a `Link: <…>; rel="next"` header), for installation-ID discovery. The
+//! App is installed on the accounts given to [`GithubApi::start_installed`] (one page holds at
+//! most two of them, so that paging is exercised), or on `octo-org` with the one installation of
+//! [`GithubApi::start`].
+//!
 //! The App's RSA key is made by `openssl genrsa -traditional` (PKCS#1 PEM, as GitHub issues it).
 
 use std::process::Command;
@@ -14,10 +21,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 
 use crate::http_server::HttpServer;
 
@@ -46,7 +53,8 @@ pub struct GithubApi {
 #[derive(Debug)]
 struct Shared {
     app_id: u64,
-    installation_id: u64,
+    /// `(account login, installation id)`, in listing order.
+    installations: Vec<(String, u64)>,
     token: String,
     modulus: String,
     mode: Mode,
@@ -57,6 +65,17 @@ struct Shared {
 impl GithubApi {
     /// An App `app_id` installed as `installation_id`, whose installation token is `token`.
     pub fn start(app_id: u64, installation_id: u64, token: &str, mode: Mode) -> Self {
+        Self::start_installed(app_id, &[("octo-org", installation_id)], token, mode)
+    }
+
+    /// An App `app_id` installed on these accounts (`(login, installation id)`), every
+    /// installation's token being `token`.
+    pub fn start_installed(
+        app_id: u64,
+        installations: &[(&str, u64)],
+        token: &str,
+        mode: Mode,
+    ) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
         let key = dir.path().join("app.pem");
         run(Command::new("openssl")
@@ -69,7 +88,10 @@ impl GithubApi {
         let modulus = modulus.trim().trim_start_matches("Modulus=").to_owned();
         let shared = Arc::new(Shared {
             app_id,
-            installation_id,
+            installations: installations
+                .iter()
+                .map(|(l, i)| ((*l).to_owned(), *i))
+                .collect(),
             token: token.to_owned(),
             modulus,
             mode,
@@ -78,6 +100,7 @@ impl GithubApi {
         });
         let router = Router::new()
             .route("/api/v3/app/installations/{id}/access_tokens", post(issue))
+            .route("/api/v3/app/installations", get(list_installations))
             .with_state(Arc::clone(&shared));
         Self {
             shared,
@@ -141,7 +164,7 @@ async fn issue(
         }
         Mode::Documented => {}
     }
-    if id != shared.installation_id || !shared.valid(&headers) {
+    if !shared.installations.iter().any(|(_, i)| *i == id) || !shared.valid(&headers) {
         shared.refused.fetch_add(1, Ordering::Relaxed);
         return (
             StatusCode::UNAUTHORIZED,
@@ -168,6 +191,70 @@ async fn issue(
         .to_string(),
     )
         .into_response()
+}
+
+/// The paging parameters GitHub documents.
+#[derive(serde::Deserialize)]
+struct Paging {
+    per_page: Option<usize>,
+    page: Option<usize>,
+}
+
+/// At most this many installations per page, whatever `per_page` asks (GitHub's own cap is 100).
+const PAGE_CAP: usize = 2;
+
+/// `GET /app/installations`.
+async fn list_installations(
+    State(shared): State<Arc<Shared>>,
+    Query(paging): Query<Paging>,
+    headers: HeaderMap,
+) -> Response {
+    match shared.mode {
+        Mode::Hang => std::future::pending::<()>().await,
+        Mode::Garbage => return (StatusCode::OK, "\u{0}<html>not json").into_response(),
+        Mode::Huge => return huge(StatusCode::OK),
+        Mode::Documented => {}
+    }
+    if !shared.valid(&headers) {
+        shared.refused.fetch_add(1, Ordering::Relaxed);
+        return (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(serde_json::json!({"message": "A JSON web token could not be decoded"})),
+        )
+            .into_response();
+    }
+    let per_page = paging.per_page.unwrap_or(30).clamp(1, PAGE_CAP);
+    let page = paging.page.unwrap_or(1).max(1);
+    let items: Vec<serde_json::Value> = shared
+        .installations
+        .iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .map(|(login, id)| {
+            serde_json::json!({"id": id, "app_id": shared.app_id, "target_type": "Organization",
+                "account": {"login": login, "id": id + 1000, "type": "Organization"},
+                "repository_selection": "all"})
+        })
+        .collect();
+    let mut response = axum::Json(items).into_response();
+    if page * per_page < shared.installations.len() {
+        let link = format!(
+            "</api/v3/app/installations?per_page={per_page}&page={}>; rel=\"next\"",
+            page + 1
+        );
+        if let Ok(v) = header::HeaderValue::from_str(&link) {
+            response.headers_mut().insert(header::LINK, v);
+        }
+    }
+    response
+}
+
+/// A 1 GB body.
+fn huge(status: StatusCode) -> Response {
+    let chunk = axum::body::Bytes::from(vec![b'{'; 1 << 20]);
+    let stream =
+        futures::stream::iter(std::iter::repeat_n(chunk, 1024).map(Ok::<_, std::io::Error>));
+    (status, Body::from_stream(stream)).into_response()
 }
 
 impl Shared {

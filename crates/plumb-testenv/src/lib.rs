@@ -27,6 +27,7 @@ pub mod chart_repo;
 mod cluster;
 pub mod git;
 pub mod git_http;
+pub mod git_lfs;
 pub mod git_ssh;
 pub mod github_api;
 pub mod gpg;

@@ -30,6 +30,12 @@ pub fn token_server() -> PathBuf {
     locate("token-server", "PLUMB_TOKEN_SERVER")
 }
 
+/// git-lfs's reference LFS server (`lfs-test-server`), built by `scripts/testenv build` from
+/// `tools/lfs-test-server`.
+pub fn lfs_test_server() -> PathBuf {
+    locate("lfs-test-server", "PLUMB_LFS_TEST_SERVER")
+}
+
 /// The directory `scripts/testenv bin-dir` names, if the script ran.
 pub fn bin_dir() -> Option<PathBuf> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use plumb_source::{Config, Renderer, RepoCredentials, TlsCerts};
+use plumb_source::{Config, KnownHosts, Renderer, RepoCredentials, TlsCerts};
 use serde_json::{Value, json};
 
 use super::error::Error;
@@ -16,6 +16,16 @@ use super::fields::RepoSpec;
 
 /// How long a connection state is reused (Argo caches them too).
 const STATE_TTL: Duration = Duration::from_secs(60);
+
+/// What the check trusts: the CA certificates of `argocd-tls-certs-cm` and the SSH host keys of
+/// `argocd-ssh-known-hosts-cm`, as the repo server does.
+#[derive(Debug, Clone, Default)]
+pub struct Trust {
+    /// CA certificates by server name.
+    pub certs: TlsCerts,
+    /// Accepted SSH host keys.
+    pub known_hosts: KnownHosts,
+}
 
 /// The longest a check may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
@@ -76,12 +86,19 @@ const CREDENTIAL_KEYS: &[&str] = &[
 
 /// Checks that `spec`'s repository answers with its credentials (`templates` lend theirs when
 /// it has none). The error is Argo's message: `error testing repository connectivity: ...`.
-pub async fn check(spec: &RepoSpec, templates: &[RepoSpec], certs: TlsCerts) -> Result<(), Error> {
+pub async fn check(spec: &RepoSpec, templates: &[RepoSpec], trust: Trust) -> Result<(), Error> {
     let creds = vec![with_template(spec, templates)?];
-    let url = spec.url.clone();
-    let kind = spec.kind().to_owned();
-    let oci = spec.flag("enableOCI");
-    let run = tokio::task::spawn_blocking(move || probe(&url, &kind, oci, creds, certs));
+    let probe = Probe {
+        url: spec.url.clone(),
+        kind: spec.kind().to_owned(),
+        oci: spec.flag("enableOCI"),
+        project: spec.project().to_owned(),
+        has_login: creds.iter().any(|c| {
+            c.username.as_deref().is_some_and(|u| !u.is_empty())
+                && c.password.as_deref().is_some_and(|p| !p.is_empty())
+        }),
+    };
+    let run = tokio::task::spawn_blocking(move || probe.run(creds, trust));
     let outcome = tokio::time::timeout(CHECK_TIMEOUT, run)
         .await
         .map_err(|_| format!("no answer within {}s", CHECK_TIMEOUT.as_secs()))
@@ -92,30 +109,65 @@ pub async fn check(spec: &RepoSpec, templates: &[RepoSpec], certs: TlsCerts) -> 
     })
 }
 
-fn probe(
-    url: &str,
-    kind: &str,
+/// One connection check: what to ask, and of whom.
+struct Probe {
+    url: String,
+    kind: String,
     oci: bool,
-    creds: Vec<RepoCredentials>,
-    certs: TlsCerts,
-) -> Result<(), String> {
-    let dir = tempfile::tempdir().map_err(|e| format!("making a scratch directory: {e}"))?;
-    let renderer = Renderer::new(Config::new(dir.path())).map_err(|e| e.to_string())?;
-    renderer.set_repositories(creds, certs);
-    match (kind, oci) {
-        ("git", _) => renderer
-            .git()
-            .ls_remote(url)
-            .map(drop)
-            .map_err(|e| format!("unable to ls-remote HEAD on repository: {e}")),
-        ("helm", false) => renderer
-            .helm_repos()
-            .check_index(url)
-            .map_err(|e| e.to_string()),
-        _ => Err(format!(
-            "checking {kind} repositories{} is not supported by Plumb",
-            if oci { " with OCI" } else { "" }
-        )),
+    project: String,
+    /// Both a username and a password (what Argo's Helm OCI check needs to log in).
+    has_login: bool,
+}
+
+impl Probe {
+    /// Runs the check in a throw-away cache, as the repository's project (a project-scoped
+    /// Secret lends its credentials to its own project only).
+    fn run(self, creds: Vec<RepoCredentials>, trust: Trust) -> Result<(), String> {
+        let dir = tempfile::tempdir().map_err(|e| format!("making a scratch directory: {e}"))?;
+        let renderer = Renderer::new(Config::new(dir.path())).map_err(|e| e.to_string())?;
+        renderer.set_repositories(creds, trust.certs);
+        renderer.set_known_hosts(trust.known_hosts);
+        if self.project.is_empty() {
+            self.ask(&renderer)
+        } else {
+            plumb_source::in_project(&self.project, || self.ask(&renderer))
+        }
+    }
+
+    /// Argo's `TestRepository`: Git `ls-remote`; Helm `index.yaml`; OCI (and Helm with
+    /// `enableOCI`) a ping of the registry. Argo's Helm OCI check only logs in when a username
+    /// and a password are given and otherwise assumes the registry answers; so does Plumb.
+    fn ask(&self, renderer: &Renderer) -> Result<(), String> {
+        match (self.kind.as_str(), self.oci) {
+            ("git", _) => renderer
+                .git()
+                .ls_remote(&self.url)
+                .map(drop)
+                .map_err(|e| format!("unable to ls-remote HEAD on repository: {e}")),
+            ("helm", false) => renderer
+                .helm_repos()
+                .check_index(&self.url)
+                .map_err(|e| e.to_string()),
+            ("helm", true) => {
+                if self.url.contains("://") || self.url.trim().is_empty() {
+                    return Err(
+                        "OCI Helm repository URL should include hostname and port only".into(),
+                    );
+                }
+                if !self.has_login {
+                    return Ok(());
+                }
+                renderer
+                    .oci_registries()
+                    .check_registry(&self.url)
+                    .map_err(|e| format!("error logging into OCI registry: {e}"))
+            }
+            ("oci", _) => renderer
+                .oci_registries()
+                .check_registry(&self.url)
+                .map_err(|e| e.to_string()),
+            (other, _) => Err(format!("unsupported repository type {other:?}")),
+        }
     }
 }
 
@@ -125,7 +177,7 @@ pub async fn state(
     key: &str,
     spec: &RepoSpec,
     templates: &[RepoSpec],
-    certs: TlsCerts,
+    trust: Trust,
     refresh: bool,
 ) -> Value {
     if !refresh
@@ -138,7 +190,7 @@ pub async fn state(
     let now = jiff::Timestamp::now()
         .round(jiff::Unit::Second)
         .unwrap_or(jiff::Timestamp::now());
-    let value = match check(spec, templates, certs).await {
+    let value = match check(spec, templates, trust).await {
         Ok(()) => json!({"status": "Successful", "message": "", "attemptedAt": now.to_string()}),
         Err(e) => json!({"status": "Failed",
             "message": format!("Unable to connect to repository: {e}"),

@@ -4,10 +4,10 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::Api;
-use plumb_source::{RepoCredentials, TlsCerts};
+use plumb_source::{KNOWN_HOSTS_CM, KnownHosts, RepoCredentials, TlsCerts};
 use serde_json::{Map, Value, json};
 
-use super::connection;
+use super::connection::{self, Trust};
 use super::error::Error;
 use super::fields::{RepoSpec, Role, same_url};
 use super::store::{RepoSecrets, Stored};
@@ -49,26 +49,41 @@ impl RepoAdmin {
         &self.secrets
     }
 
+    /// One ConfigMap of the control namespace as JSON (none when it does not exist).
+    async fn config_map(&self, name: &str) -> Result<Option<Value>, Error> {
+        let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.namespace);
+        let cm = api.get_opt(name).await.map_err(|source| Error::Kube {
+            context: format!("reading ConfigMap {}/{name}", self.namespace),
+            source,
+        })?;
+        Ok(cm.and_then(|cm| serde_json::to_value(cm).ok()))
+    }
+
     /// The CA certificates of `argocd-tls-certs-cm` (none when it does not exist).
     pub async fn tls_certs(&self) -> Result<TlsCerts, Error> {
-        let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.namespace);
-        let cm = api
-            .get_opt(TLS_CERTS_CM)
-            .await
-            .map_err(|source| Error::Kube {
-                context: format!("reading ConfigMap {}/{TLS_CERTS_CM}", self.namespace),
-                source,
-            })?;
-        Ok(cm
-            .and_then(|cm| serde_json::to_value(cm).ok())
+        Ok(self
+            .config_map(TLS_CERTS_CM)
+            .await?
             .map(|v| TlsCerts::from_config_map(&v))
             .unwrap_or_default())
+    }
+
+    /// What a connection check trusts: the CA certificates and the SSH known hosts.
+    pub async fn trust(&self) -> Result<Trust, Error> {
+        Ok(Trust {
+            certs: self.tls_certs().await?,
+            known_hosts: self
+                .config_map(KNOWN_HOSTS_CM)
+                .await?
+                .map(|v| KnownHosts::from_config_map(&v))
+                .unwrap_or_default(),
+        })
     }
 
     /// Checks the connection of `spec` as `repo add` does before storing it.
     pub async fn check(&self, spec: &RepoSpec) -> Result<(), Error> {
         let templates = self.template_specs().await?;
-        connection::check(spec, &templates, self.tls_certs().await?).await
+        connection::check(spec, &templates, self.trust().await?).await
     }
 
     async fn template_specs(&self) -> Result<Vec<RepoSpec>, Error> {
@@ -170,7 +185,7 @@ impl RepoAdmin {
     /// states checked (cached unless `refresh`), sorted by project then URL as Argo sorts.
     pub async fn describe(&self, items: &[Stored], refresh: bool) -> Result<Vec<Described>, Error> {
         let templates = self.template_specs().await?;
-        let certs = self.tls_certs().await?;
+        let trust = self.trust().await?;
         let template_creds: Vec<(RepoCredentials, &RepoSpec)> = templates
             .iter()
             .filter_map(|t| Some((RepoCredentials::from_secret(&t.as_secret_json()).ok()?, t)))
@@ -207,7 +222,7 @@ impl RepoAdmin {
                         .clone()
                         .unwrap_or_default();
                     let key = format!("{}/{}/{version}", self.namespace, s.name);
-                    connection::state(&key, &s.spec, &templates, certs.clone(), refresh).await
+                    connection::state(&key, &s.spec, &templates, trust.clone(), refresh).await
                 }
             };
             out.push(Described {

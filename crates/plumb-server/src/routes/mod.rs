@@ -26,7 +26,7 @@ pub(crate) use session::SecureCookie;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::routing::{MethodRouter, delete, get, post, put};
+use axum::routing::{MethodRouter, any, delete, get, post, put};
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
@@ -255,6 +255,22 @@ fn repository_routes() -> Routes {
         (
             "/api/v1/repocreds/{url}".into(),
             put(repocreds::update).delete(repocreds::delete),
+        ),
+        (
+            "/api/v1/write-repositories".into(),
+            any(repositories::write_credentials),
+        ),
+        (
+            "/api/v1/write-repositories/{repo}".into(),
+            any(repositories::write_credentials),
+        ),
+        (
+            "/api/v1/write-repocreds".into(),
+            any(repositories::write_credentials),
+        ),
+        (
+            "/api/v1/write-repocreds/{url}".into(),
+            any(repositories::write_credentials),
         ),
         (
             "/api/v1/certificates".into(),

@@ -213,3 +213,16 @@ pub(crate) async fn validate(
     admin(&s).check(&spec).await?;
     Ok(Json(json!({})))
 }
+
+/// Argo's message-less refusal would be a 404; Plumb says why instead.
+pub(crate) const WRITE_REFUSAL: &str = "write credentials (repository-write and \
+    repo-write-creds Secrets) are used only by Argo CD's source hydrator, which Plumb does not \
+    have: they are neither stored nor served";
+
+/// `/api/v1/write-repositories[/{repo}]` and `/api/v1/write-repocreds[/{url}]`, every method:
+/// Argo's write-credential services, refused loudly (see [`WRITE_REFUSAL`]).
+pub(crate) async fn write_credentials(
+    Authenticated(_caller): Authenticated,
+) -> Result<Json<Value>> {
+    Err(Error::FailedPrecondition(WRITE_REFUSAL.into()))
+}

@@ -20,6 +20,7 @@ mod project_reads;
 mod project_rules;
 mod rbac;
 mod remote_cluster;
+mod repo_checks;
 mod repositories;
 mod revisions;
 mod scoped;

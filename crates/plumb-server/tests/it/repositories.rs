@@ -14,18 +14,18 @@ use serde_json::{Value, json};
 
 use crate::authn::AuthStack;
 
-const PASSWORD: &str = "s3cret-Repo-pw-27";
+pub(crate) const PASSWORD: &str = "s3cret-Repo-pw-27";
 
-fn enc(s: &str) -> String {
+pub(crate) fn enc(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
 /// Every answer seen, to check none carries a credential.
 #[derive(Default)]
-struct Seen(String);
+pub(crate) struct Seen(String);
 
 impl Seen {
-    async fn call(
+    pub(crate) async fn call(
         &mut self,
         s: &AuthStack,
         method: Method,
@@ -38,7 +38,7 @@ impl Seen {
         (code, v)
     }
 
-    fn assert_clean(&self, secrets: &[&str]) {
+    pub(crate) fn assert_clean(&self, secrets: &[&str]) {
         for secret in secrets {
             assert!(
                 !self.0.contains(secret),
@@ -49,12 +49,12 @@ impl Seen {
     }
 }
 
-async fn secret(s: &AuthStack, name: &str) -> Option<Secret> {
+pub(crate) async fn secret(s: &AuthStack, name: &str) -> Option<Secret> {
     let api: Api<Secret> = Api::namespaced(s.client.clone(), s.ns.name());
     api.get_opt(name).await.expect("read Secret")
 }
 
-fn data(secret: &Secret, key: &str) -> Option<String> {
+pub(crate) fn data(secret: &Secret, key: &str) -> Option<String> {
     secret
         .data
         .as_ref()
@@ -355,7 +355,7 @@ async fn credential_templates_lend_their_credentials() {
 /// github.com's published Ed25519 host key.
 const GITHUB_KEY: &str = "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl";
 
-fn b64(s: &str) -> String {
+pub(crate) fn b64(s: &str) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(s)
 }

@@ -8,11 +8,7 @@
 //! JWT's `iat` 60 seconds in the past against clock drift, `exp` at most ten minutes ahead, `iss`
 //! the App ID; the answer `201` with `{"token": ..., "expires_at": RFC 3339}`.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::io::Read;
-use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
@@ -25,17 +21,14 @@ use crate::error::{Error, Result};
 pub const GITHUB_API: &str = "https://api.github.com";
 /// The user name Git sends with an installation token.
 pub const TOKEN_USER: &str = "x-access-token";
-/// A token answer larger than this is refused (GitHub's is well under 1 KiB).
-const MAX_ANSWER: u64 = 64 * 1024;
-/// A token this close to its expiry is replaced.
-const REFRESH_BEFORE: Duration = Duration::from_secs(60);
 
 /// The GitHub App fields of a repository Secret.
 #[derive(Clone, PartialEq, Eq)]
 pub struct GithubApp {
     /// `githubAppID`.
     pub app_id: u64,
-    /// `githubAppInstallationID`.
+    /// `githubAppInstallationID`; 0 (or missing) to find it from the repository URL's
+    /// organization among the App's installations, as Argo CD 3.6 does.
     pub installation_id: u64,
     /// `githubAppPrivateKey`: the App's RSA key, PEM (PKCS#1 as GitHub issues it, or PKCS#8).
     pub private_key: String,
@@ -64,8 +57,9 @@ impl GithubApp {
         let Some(private_key) = text("githubAppPrivateKey")? else {
             return Ok(None);
         };
-        let id = |key: &str| -> Result<u64> {
+        let id = |key: &str, required: bool| -> Result<u64> {
             match text(key)? {
+                None if !required => Ok(0),
                 None => Err(invalid(format!(
                     "{key} is missing (githubAppPrivateKey is set)"
                 ))),
@@ -76,8 +70,8 @@ impl GithubApp {
             }
         };
         let app = Self {
-            app_id: id("githubAppID")?,
-            installation_id: id("githubAppInstallationID")?,
+            app_id: id("githubAppID", true)?,
+            installation_id: id("githubAppInstallationID", false)?,
             private_key,
             base_url: text("githubAppEnterpriseBaseUrl")?,
         };
@@ -95,14 +89,17 @@ impl GithubApp {
         Ok(Some(app))
     }
 
-    /// The token endpoint of this installation.
-    pub fn token_url(&self) -> String {
-        let base = self.base_url.as_deref().unwrap_or(GITHUB_API);
-        format!(
-            "{}/app/installations/{}/access_tokens",
-            base.trim_end_matches('/'),
-            self.installation_id
-        )
+    /// The API's base URL (GitHub's, or the Enterprise one), without a trailing `/`.
+    pub fn api_base(&self) -> &str {
+        self.base_url
+            .as_deref()
+            .unwrap_or(GITHUB_API)
+            .trim_end_matches('/')
+    }
+
+    /// The token endpoint of installation `id`.
+    pub fn token_url(&self, id: u64) -> String {
+        format!("{}/app/installations/{id}/access_tokens", self.api_base())
     }
 
     fn key_pair(&self) -> std::result::Result<RsaKeyPair, String> {
@@ -137,11 +134,11 @@ impl GithubApp {
         Ok(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(sig)))
     }
 
-    fn cache_key(&self) -> String {
+    pub(super) fn cache_key(&self, installation: u64) -> String {
         let mut h = Sha256::new();
         h.update(format!(
-            "{} {} {} {:?}",
-            self.private_key, self.app_id, self.installation_id, self.base_url
+            "{} {} {installation} {:?}",
+            self.private_key, self.app_id, self.base_url
         ));
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
@@ -160,84 +157,12 @@ fn pem_block(text: &str) -> std::result::Result<(String, Vec<u8>), String> {
     Ok((label.to_owned(), der))
 }
 
-/// Installation tokens by App, kept until shortly before they expire.
-#[derive(Default)]
-pub(crate) struct TokenCache {
-    tokens: Mutex<HashMap<String, (String, SystemTime)>>,
-}
-
-impl fmt::Debug for TokenCache {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("TokenCache")
-    }
-}
-
 /// What the token request needs besides the App: the client (TLS, proxy, timeout).
 pub(crate) type ClientFor<'a> =
     &'a dyn Fn(&reqwest::Url) -> std::result::Result<reqwest::blocking::Client, String>;
 
-impl TokenCache {
-    /// A valid installation token for `app`, from the cache or asked anew.
-    pub(crate) fn token(
-        &self,
-        app: &GithubApp,
-        client: ClientFor<'_>,
-    ) -> std::result::Result<String, String> {
-        let key = app.cache_key();
-        let now = SystemTime::now();
-        if let Some((token, expires)) = self.lock().get(&key)
-            && now + REFRESH_BEFORE < *expires
-        {
-            return Ok(token.clone());
-        }
-        let (token, expires) = request_token(app, client)?;
-        self.lock().insert(key, (token.clone(), expires));
-        Ok(token)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, SystemTime)>> {
-        self.tokens.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-/// One `POST .../access_tokens`: the token and when it expires.
-fn request_token(
-    app: &GithubApp,
-    client: ClientFor<'_>,
-) -> std::result::Result<(String, SystemTime), String> {
-    let url = app.token_url();
-    let fail = |detail: String| format!("GitHub App installation token from {url}: {detail}");
-    let parsed = reqwest::Url::parse(&url).map_err(|e| fail(e.to_string()))?;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_err(|e| fail(e.to_string()))?
-        .as_secs();
-    let jwt = app.jwt(now).map_err(fail)?;
-    let resp = client(&parsed)
-        .map_err(fail)?
-        .post(parsed)
-        .header("Accept", "application/vnd.github+json")
-        .header("X-GitHub-Api-Version", "2022-11-28")
-        .header("User-Agent", "plumb")
-        .bearer_auth(jwt)
-        .send()
-        .map_err(|e| fail(error_chain(&e)))?;
-    let status = resp.status();
-    let mut body = Vec::new();
-    resp.take(MAX_ANSWER + 1)
-        .read_to_end(&mut body)
-        .map_err(|e| fail(format!("reading the answer: {e}")))?;
-    if body.len() as u64 > MAX_ANSWER {
-        return Err(fail(format!("the answer exceeds {MAX_ANSWER} bytes")));
-    }
-    if !status.is_success() {
-        return Err(fail(format!("HTTP {}", status.as_u16())));
-    }
-    parse_answer(&body).map_err(fail)
-}
-
 /// `e` and its causes on one line (reqwest's own message is only the outermost).
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut cur = e.source();
     while let Some(s) = cur {
@@ -251,46 +176,9 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     out
 }
 
-/// GitHub's answer: `token` and `expires_at` (RFC 3339).
-fn parse_answer(body: &[u8]) -> std::result::Result<(String, SystemTime), String> {
-    #[derive(serde::Deserialize)]
-    struct Answer {
-        token: String,
-        expires_at: String,
-    }
-    let answer: Answer = serde_json::from_slice(body)
-        .map_err(|_| "the answer is not GitHub's JSON ({\"token\", \"expires_at\"})".to_owned())?;
-    if answer.token.is_empty() || answer.token.len() > 4096 {
-        return Err("the answer's token is empty or too long".into());
-    }
-    let expires = answer
-        .expires_at
-        .parse::<jiff::Timestamp>()
-        .map_err(|_| "the answer's expires_at is not an RFC 3339 time".to_owned())?;
-    let secs = u64::try_from(expires.as_second()).unwrap_or(0);
-    Ok((answer.token, UNIX_EPOCH + Duration::from_secs(secs)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn answers_are_read_as_github_documents_them() {
-        let (token, at) = parse_answer(
-            br#"{"token":"ghs_16C7e42F292c6912E7710c838347Ae178B4a","expires_at":"2016-07-11T22:14:10Z","permissions":{"contents":"read"}}"#,
-        )
-        .unwrap();
-        assert_eq!(token, "ghs_16C7e42F292c6912E7710c838347Ae178B4a");
-        assert_eq!(at, UNIX_EPOCH + Duration::from_secs(1_468_275_250));
-        for bad in [
-            &b"garbage"[..],
-            br#"{"token":""}"#,
-            br#"{"token":"t","expires_at":"soon"}"#,
-        ] {
-            assert!(parse_answer(bad).is_err());
-        }
-    }
 
     #[test]
     fn keys_that_are_not_pem_are_refused_by_field() {

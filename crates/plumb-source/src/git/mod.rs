@@ -20,6 +20,7 @@ mod error_text;
 mod history;
 mod http;
 mod lfs;
+mod lfs_batch;
 mod metadata;
 mod remote;
 mod revision;
@@ -385,17 +386,8 @@ impl GitCache {
         let mut fill = |path: &Path, id: gix::ObjectId| {
             self.fill_submodule(&repo, oid, url, &staging, path, id)
         };
-        let lfs = self.split(url).1.is_some_and(|c| c.enable_lfs);
         let written = tree::materialize(&repo, oid, &staging, &self.limits, &clean, &mut fill)
-            .and_then(
-                |()| match lfs.then(|| lfs::first_pointer(&staging)).flatten() {
-                    Some(pointer) => Err(Error::RepositoryRefused {
-                        url: clean.clone(),
-                        reason: lfs::refusal(&pointer),
-                    }),
-                    None => Ok(()),
-                },
-            )
+            .and_then(|()| self.smudge_lfs(url, &staging))
             .and_then(|()| {
                 match std::fs::rename(&staging, &dest) {
                     Ok(()) => Ok(()),
@@ -411,6 +403,28 @@ impl GitCache {
             url: clean,
             commit: commit.to_owned(),
             dir: dest,
+        })
+    }
+
+    /// Replaces the Git LFS pointer files of a fresh tree by their objects when the
+    /// repository's Secret says `enableLfs` ([`lfs`]).
+    fn smudge_lfs(&self, url: &str, staging: &Path) -> Result<()> {
+        let (clean, creds) = self.split(url);
+        if !creds.as_ref().is_some_and(|c| c.enable_lfs) {
+            return Ok(());
+        }
+        let certs = self.certs.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let fetch = lfs::Fetch {
+            repo_url: &clean,
+            creds: creds.as_ref(),
+            certs: &certs,
+            limits: &self.limits,
+        };
+        let redactor =
+            crate::redact::Redactor::new(creds.iter().flat_map(RepoCredentials::secrets));
+        lfs::smudge(staging, &fetch).map_err(|reason| Error::RepositoryRefused {
+            url: clean.clone(),
+            reason: redactor.clean(&reason),
         })
     }
 
@@ -591,10 +605,16 @@ impl GitCache {
     }
 
     fn tree_dir(&self, url: &str, commit: &str) -> PathBuf {
+        // A tree with LFS objects in place is not the same as one with the pointers.
+        let lfs = self.split(url).1.is_some_and(|c| c.enable_lfs);
         self.root
             .join("trees")
             .join(self.repo_key(url))
-            .join(commit)
+            .join(if lfs {
+                format!("{commit}-lfs")
+            } else {
+                commit.to_owned()
+            })
     }
 
     fn repo_dir(&self, url: &str) -> PathBuf {

@@ -172,7 +172,7 @@ fn account(job: &Job) -> std::result::Result<Option<gix::sec::identity::Account>
                 .build()
                 .map_err(|e| chain(&e))
         };
-        let token = job.tokens.token(app, &client)?;
+        let token = job.tokens.token(app, &job.url, &client)?;
         return Ok(Some(gix::sec::identity::Account {
             username: crate::credentials::TOKEN_USER.to_owned(),
             password: token,

@@ -83,6 +83,16 @@ impl<'a> Registry<'a> {
         })
     }
 
+    /// `GET /v2/` with the credentials that apply (answering a `Bearer` challenge): the
+    /// registry's ping, which oras (Argo CD's OCI client) sends to test a repository.
+    pub(crate) fn ping(&self) -> Result<(), ReadError> {
+        let url = self
+            .base
+            .join("v2/")
+            .map_err(|e| ReadError::Invalid(format!("{e}")))?;
+        self.get(&url, None, MAX_TOKEN_BYTES).map(drop)
+    }
+
     /// Every tag of the repository, following the `Link` pages.
     pub(crate) fn tags(&self) -> Result<Vec<String>, ReadError> {
         let mut url = self.url("tags/list?n=1000")?;

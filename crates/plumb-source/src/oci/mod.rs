@@ -160,6 +160,31 @@ impl OciRegistries {
         self.downloads.load(Ordering::Relaxed)
     }
 
+    /// Pings the registry of `url` (`GET /v2/`) with the credentials that apply to `url`: the
+    /// connection check of `repo add` for OCI repositories (Argo's `TestRepository`, which
+    /// pings the registry through oras).
+    pub fn check_registry(&self, url: &str) -> Result<()> {
+        let invalid = |detail: String| Error::UnsupportedSource {
+            detail: format!("repoURL {}: {detail}", url.trim()),
+        };
+        let reference = Reference {
+            registry: Reference::registry_of(url).map_err(invalid)?,
+            repository: String::new(),
+        };
+        let access = self.access();
+        let creds = select(&access.credentials, url.trim()).cloned();
+        let shown = format!("oci://{}", reference.registry);
+        Registry::new(
+            &reference,
+            creds.as_ref(),
+            &access.certs,
+            &access.redactor,
+            self.limits.fetch_timeout,
+        )
+        .and_then(|registry| registry.ping())
+        .map_err(|e| self.read_error(&shown, "ping", e))
+    }
+
     /// The chart `chart` at `revision` from the OCI repository `url`. The version recorded is
     /// the revision as written when it is a version or a tag, the chosen tag (as a version, `_`
     /// back to `+`) for a constraint, the digest for a digest.

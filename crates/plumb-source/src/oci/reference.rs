@@ -17,6 +17,23 @@ pub(crate) struct Reference {
     pub(crate) repository: String,
 }
 
+/// `host[:port]` checked and lower-cased; Docker Hub's name becomes its API host.
+fn registry_host(host: &str) -> Result<String, String> {
+    if host.is_empty()
+        || !host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b))
+    {
+        return Err(format!("{host:?} is not a registry host"));
+    }
+    let registry = host.to_ascii_lowercase();
+    // Docker Hub's API lives on another host than its name, as every OCI client knows.
+    if registry == "docker.io" || registry == "index.docker.io" {
+        return Ok("registry-1.docker.io".into());
+    }
+    Ok(registry)
+}
+
 impl Reference {
     /// Reads `repo_url` (with or without `oci://`) and, for a chart source, appends the chart's
     /// name to the repository path. `Err` says what is wrong.
@@ -36,13 +53,7 @@ impl Reference {
             Some((h, p)) => (h, p),
             None => (rest, ""),
         };
-        if host.is_empty()
-            || !host
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b))
-        {
-            return Err(format!("{host:?} is not a registry host"));
-        }
+        let registry = registry_host(host)?;
         let mut repository = path.to_owned();
         if let Some(c) = chart.filter(|c| !c.is_empty()) {
             if !repository.is_empty() {
@@ -59,15 +70,24 @@ impl Reference {
                  separators . _ - between them, components joined by /)"
             ));
         }
-        let mut registry = host.to_ascii_lowercase();
-        // Docker Hub's API lives on another host than its name, as every OCI client knows.
-        if registry == "docker.io" || registry == "index.docker.io" {
-            registry = "registry-1.docker.io".into();
-        }
         Ok(Self {
             registry,
             repository,
         })
+    }
+
+    /// The registry of `repo_url` (with or without `oci://`, a repository path or none): what a
+    /// connection check pings.
+    pub(crate) fn registry_of(repo_url: &str) -> Result<String, String> {
+        let rest = repo_url.trim();
+        let rest = rest.strip_prefix("oci://").unwrap_or(rest);
+        if rest.contains("://") {
+            return Err("an OCI repository URL has no scheme other than oci://".into());
+        }
+        if rest.contains('@') || rest.contains('?') || rest.contains('#') {
+            return Err("an OCI repository URL holds no credentials, query or fragment".into());
+        }
+        registry_host(rest.split('/').next().unwrap_or_default())
     }
 
     /// `oci://registry/repository`, for messages and cache keys.

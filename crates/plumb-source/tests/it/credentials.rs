@@ -317,6 +317,82 @@ fn github_app_installation_tokens_fetch_over_https() {
     assert_no_secret(&[err], &["ghs_inst4llationT0ken", "PRIVATE KEY"]);
 }
 
+/// Without `githubAppInstallationID` the installation is found from the URL's organization
+/// among the App's installations (listed over several pages, as GitHub pages them), then its
+/// token fetches; an organization the App is not installed on gets Argo's message.
+#[test]
+fn github_app_installations_are_discovered_from_the_organization() {
+    let (repo, c1) = repo("app-discover");
+    let token = "ghs_d1scoveredT0ken";
+    let api = GithubApi::start_installed(
+        1234,
+        &[
+            ("first", 11),
+            ("second", 22),
+            ("third", 33),
+            ("Octo-Org", 44),
+            ("fifth", 55),
+        ],
+        token,
+        Mode::Documented,
+    );
+    let server = GitHttpServer::start(
+        &repo,
+        Options {
+            authorization: Some(basic_auth("x-access-token", token)),
+            owner: Some("octo-org".into()),
+            ..Default::default()
+        },
+    );
+    let url = server.url();
+    let secret = |url: &str| {
+        creds(json!({"url": url, "githubAppID": "1234",
+            "githubAppPrivateKey": api.private_key(), "githubAppEnterpriseBaseUrl": api.base_url()}))
+    };
+    let (git, _d) = cache_with(vec![secret(&url)]);
+    assert_eq!(git.resolve_fresh(&url, "main").unwrap(), c1);
+    assert_eq!(api.issued(), 1);
+    assert_eq!(api.refused(), 0);
+
+    // An organization without the App: Argo's message, nothing fetched.
+    let elsewhere = url.replace("/octo-org/", "/other-org/");
+    let (git, _d) = cache_with(vec![secret(&elsewhere)]);
+    let err = git.resolve(&elsewhere, "main").unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "failed to discover GitHub App installation ID for organization other-org: ensure the \
+             GitHub App (ID: 1234) is installed for this organization: installation not found \
+             for org: other-org"
+        ),
+        "{err}"
+    );
+    // A URL without an organization.
+    let bare = GitHttpServer::serve(&repo, None).url();
+    let (git, _d) = cache_with(vec![secret(&bare)]);
+    let err = git.resolve(&bare, "main").unwrap_err().to_string();
+    assert!(err.contains("does not contain org/repo format"), "{err}");
+    let key_line = api
+        .private_key()
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    assert_no_secret(&[err], &[token, &key_line]);
+
+    // Hostile listings: bounded and clear.
+    for (mode, expect) in [
+        (Mode::Garbage, "is not GitHub's JSON"),
+        (Mode::Huge, "the answer exceeds"),
+    ] {
+        let api = GithubApi::start_installed(1234, &[("octo-org", 44)], token, mode);
+        let c = creds(json!({"url": url, "githubAppID": "1234",
+            "githubAppPrivateKey": api.private_key(), "githubAppEnterpriseBaseUrl": api.base_url()}));
+        let (git, _d) = cache_with(vec![c]);
+        let err = git.resolve(&url, "main").unwrap_err().to_string();
+        assert!(err.contains(expect), "{mode:?}: {err}");
+    }
+}
+
 /// Hostile token endpoints and App keys: bounded, clear, and no secret in the errors.
 #[test]
 fn hostile_github_app_endpoints_and_keys() {
@@ -356,8 +432,8 @@ fn hostile_github_app_endpoints_and_keys() {
             "githubAppID is not a number",
         ),
         (
-            json!({"githubAppPrivateKey": api.private_key(), "githubAppID": "1"}),
-            "githubAppInstallationID is missing",
+            json!({"githubAppPrivateKey": api.private_key(), "githubAppInstallationID": "1"}),
+            "githubAppID is missing",
         ),
         (
             json!({"githubAppPrivateKey": api.private_key(), "githubAppID": "1", "githubAppInstallationID": "2", "githubAppEnterpriseBaseUrl": "ghe"}),
@@ -465,34 +541,4 @@ fn submodules_are_fetched_with_credentials_and_never_from_local_paths() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("is not a remote repository"), "{err}");
-}
-
-/// `enableLfs`: Plumb has no Git LFS client (this machine has no git-lfs either), so a commit
-/// with LFS pointer files is refused naming the file instead of rendering the pointers; without
-/// `enableLfs` the pointers stay as they are, as in Argo CD.
-#[test]
-fn enable_lfs_refuses_pointer_files_it_cannot_fetch() {
-    let repo = GitRepo::named("lfs-git");
-    let c1 = repo.commit(
-        &[
-            ("deploy/cm.yaml", configmap("a", "k: v")),
-            ("assets/big.bin", "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n".to_owned()),
-        ],
-        "lfs",
-    );
-    let url = repo.url();
-    let (git, _d) = cache_with(vec![creds(json!({"url": url, "enableLfs": "true"}))]);
-    let err = git.checkout(&url, "main", &c1).unwrap_err().to_string();
-    assert!(
-        err.contains("enableLfs") && err.contains("assets/big.bin"),
-        "{err}"
-    );
-    let (git, _d) = cache_with(vec![]);
-    assert!(
-        git.checkout(&url, "main", &c1)
-            .unwrap()
-            .dir
-            .join("assets/big.bin")
-            .is_file()
-    );
 }

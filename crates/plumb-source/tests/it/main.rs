@@ -12,6 +12,7 @@ mod helm;
 mod helm_repo;
 mod jsonnet;
 mod kustomize;
+mod lfs;
 mod oci;
 mod plugin;
 mod render_limits;

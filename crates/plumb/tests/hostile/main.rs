@@ -16,6 +16,7 @@ mod evaluation;
 mod git_credentials;
 mod gpg_keys;
 mod guards;
+mod lfs_endpoints;
 mod limits;
 mod mass_deletion;
 mod oci_registries;

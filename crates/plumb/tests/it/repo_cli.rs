@@ -311,3 +311,108 @@ fn remote_with_stdin(home: &Path, args: &[&str], stdin: &str) -> Output {
         .unwrap();
     child.wait_with_output().unwrap()
 }
+
+/// `repo add --type oci` and `repo add --type helm --enable-oci` check the registry (a real
+/// distribution registry with Basic authentication, its CA added with `cert add-tls`) before
+/// storing, as argocd does.
+#[test]
+fn oci_repositories_are_checked_by_repo_add() {
+    use plumb_testenv::oci_registry::{OciRegistry, Options};
+    let ns = control_namespace("repo-cli-oci");
+    let home = tempfile::tempdir().unwrap();
+    let reg = OciRegistry::start(Options {
+        auth: Some(("bot", PASSWORD)),
+        ..Default::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, reg.ca_pem()).unwrap();
+    let run = |args: &[&str]| core(home.path(), ns.name(), args, "");
+    let mut printed = String::new();
+    let url = reg.url("charts");
+
+    let out = run(&[
+        "cert",
+        "add-tls",
+        "127.0.0.1",
+        "--from",
+        &ca.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", all(&out));
+    let out = run(&[
+        "repo",
+        "add",
+        &url,
+        "--type",
+        "oci",
+        "--username",
+        "bot",
+        "--password",
+        "wrong-Pw-27",
+    ]);
+    printed.push_str(&all(&out));
+    assert!(!out.status.success(), "{}", all(&out));
+    assert!(
+        all(&out).contains("error testing repository connectivity"),
+        "{}",
+        all(&out)
+    );
+    let out = run(&[
+        "repo",
+        "add",
+        &url,
+        "--type",
+        "oci",
+        "--username",
+        "bot",
+        "--password",
+        PASSWORD,
+    ]);
+    printed.push_str(&all(&out));
+    assert!(out.status.success(), "{}", all(&out));
+    assert_eq!(text(&out.stdout), format!("Repository '{url}' added\n"));
+    let host = reg.host();
+    let out = run(&[
+        "repo",
+        "add",
+        &host,
+        "--type",
+        "helm",
+        "--name",
+        "oci-charts",
+        "--enable-oci",
+        "--username",
+        "bot",
+        "--password",
+        PASSWORD,
+    ]);
+    printed.push_str(&all(&out));
+    assert!(out.status.success(), "{}", all(&out));
+    let out = run(&["repo", "list", "-o", "json"]);
+    printed.push_str(&all(&out));
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let states: Vec<(String, String)> = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                r["repo"].as_str().unwrap_or_default().to_owned(),
+                r["connectionState"]["status"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            (host, "Successful".to_owned()),
+            (url, "Successful".to_owned())
+        ],
+        "{list}"
+    );
+    assert_no_credential("the CLI's output", &printed);
+    assert!(!printed.contains("wrong-Pw-27"), "{printed}");
+}
