@@ -10,6 +10,8 @@
 mod actions;
 mod advisories;
 mod chart_repos;
+mod cluster_secrets;
+mod credential_sweep;
 mod duplicate_keys;
 mod edits;
 mod evaluation;
@@ -22,6 +24,7 @@ mod oci_registries;
 mod plugins;
 mod project;
 mod renders;
+mod repo_cli_files;
 mod repo_reads;
 mod running;
 mod secrets;
