@@ -603,17 +603,16 @@ fn project_token(cli: &Cli, server: &SweepServer, ns: &str, seen: &mut Seen) -> 
     seen.add("plumb proj role create-token (stderr)", text(&out.stderr));
     let token = text(&out.stdout).trim().to_string();
     assert_eq!(token.split('.').count(), 3, "a JWT: {token}");
-    for (method, path, body) in [
-        ("GET", "/api/v1/applications", ""),
-        ("GET", "/api/v1/repositories", ""),
-        ("GET", "/api/v1/clusters", ""),
-        ("POST", "/api/v1/projects/sweep/roles/ci/token", "{}"),
-        ("DELETE", "/api/v1/repositories/no-such-repo", ""),
+    for (method, path, body, code) in [
+        ("GET", "/api/v1/applications", "", 200),
+        ("GET", "/api/v1/repositories", "", 200),
+        ("GET", "/api/v1/clusters", "", 200),
+        ("POST", "/api/v1/projects/sweep/roles/ci/token", "{}", 403),
+        ("DELETE", "/api/v1/repositories/no-such-repo", "", 403),
     ] {
-        seen.add(
-            format!("{method} {path} as the role"),
-            server.call(method, path, &token, body),
-        );
+        let answer = server.call(method, path, &token, body);
+        assert_eq!(status(&answer), code, "{method} {path}: {answer}");
+        seen.add(format!("{method} {path} as the role"), answer);
     }
     let tampered = format!("{token}x");
     seen.add(
@@ -816,12 +815,19 @@ fn no_credential_reaches_any_output_of_the_cli_the_server_or_the_controller() {
         leaks.join("\n\n")
     );
     // The sweep saw the places it names (a test that cannot fail is a defect).
+    assert!(gh.issued() > 0, "the GitHub App key was never used");
+    assert!(
+        served_core.basic.rejected() > 0 && served_server.basic.rejected() > 0,
+        "the wrong password never reached the Git server"
+    );
     let all: String = seen.0.iter().map(|(_, t)| t.as_str()).collect();
     for expected in [
         "Successful",
         "ComparisonError",
-        "sweep-exec",
-        "exec-garbage",
+        "returned an invalid ExecCredential",
+        "failed with exit status: 3",
+        "401",
+        "invalid session",
     ] {
         assert!(all.contains(expected), "no output mentions {expected}");
     }
