@@ -26,6 +26,7 @@ mod project;
 mod renders;
 mod repo_cli_files;
 mod repo_reads;
+mod repository_secrets;
 mod running;
 mod secrets;
 mod server;
