@@ -586,8 +586,21 @@ fn applications(
     names
 }
 
-/// A project role and its token, created through the server and used.
-fn project_token(cli: &Cli, server: &SweepServer, ns: &str, seen: &mut Seen) -> String {
+/// A project role and its token, created through the server and used; the project has a
+/// repository scoped to it, whose password its detailed view must not carry (GHSA-786q-9hcg-v9ff).
+fn project_token(
+    cli: &Cli,
+    server: &SweepServer,
+    ns: &str,
+    password: &str,
+    seen: &mut Seen,
+) -> String {
+    repository_secret(
+        ns,
+        "sweep-scoped",
+        json!({"url": "https://git.scoped.example/team.git", "username": "bot",
+               "password": password, "project": "sweep"}),
+    );
     kubectl_apply(
         &json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
         "metadata": {"name": "sweep", "namespace": ns},
@@ -607,6 +620,16 @@ fn project_token(cli: &Cli, server: &SweepServer, ns: &str, seen: &mut Seen) -> 
         ("GET", "/api/v1/applications", "", 200),
         ("GET", "/api/v1/repositories", "", 200),
         ("GET", "/api/v1/clusters", "", 200),
+        // Argo gives every role `projects, get` on its project, and its detailed view carried
+        // the project's repository credentials (GHSA-786q-9hcg-v9ff); Plumb's roles never
+        // reach `projects`, and the view never carries a credential (the admin's call below).
+        ("GET", "/api/v1/projects/sweep/detailed", "", 403),
+        (
+            "GET",
+            "/api/v1/repositories/https%3A%2F%2Fgit.scoped.example%2Fteam.git",
+            "",
+            403,
+        ),
         ("POST", "/api/v1/projects/sweep/roles/ci/token", "{}", 403),
         ("DELETE", "/api/v1/repositories/no-such-repo", "", 403),
     ] {
@@ -705,7 +728,7 @@ fn no_credential_reaches_any_output_of_the_cli_the_server_or_the_controller() {
     );
     let clusters = clusters(&ns, &p);
     let apps = applications(&ctl, &served_core, &p, &gh, &clusters);
-    let role_token = project_token(&cli, &server, &ns, &mut seen);
+    let role_token = project_token(&cli, &server, &ns, &p.repo_password, &mut seen);
 
     for name in &apps {
         // A sync waits for a destination cluster that cannot be used: only the others end.
