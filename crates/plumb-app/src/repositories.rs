@@ -3,8 +3,9 @@
 //! certificates and the `argocd-ssh-known-hosts-cm` ConfigMap of SSH host keys, read from the
 //! control namespace and handed to the renderer whenever they change.
 //!
-//! A Secret that is not in Argo's format is skipped with a warning naming it (never its values);
-//! the others still apply.
+//! A Secret that is not in Argo's format is logged with a warning naming it (never its values)
+//! and kept as unusable: a fetch of its URL fails with that reason, naming the field, instead of
+//! going without credentials. The others still apply.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -39,8 +40,9 @@ impl Repositories {
             .and_then(|v| match RepoCredentials::from_secret(&v) {
                 Ok(c) => Some(c),
                 Err(e) => {
-                    tracing::warn!(secret = %name, "repository Secret skipped: {e}");
-                    None
+                    // Kept as unusable: a fetch it would serve fails naming the field.
+                    tracing::warn!(secret = %name, "repository Secret cannot be used: {e}");
+                    RepoCredentials::unusable(&v, &e)
                 }
             });
         match parsed {

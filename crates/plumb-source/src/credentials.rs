@@ -74,6 +74,10 @@ pub struct RepoCredentials {
     pub enable_lfs: bool,
     /// GitHub App credentials (`githubAppID`, ...), exchanged for installation tokens.
     pub github_app: Option<GithubApp>,
+    /// Why the Secret cannot be used (it names the field, never a value): a Secret for this URL
+    /// that Plumb refused is kept so that a fetch with it fails saying why, instead of going
+    /// without credentials ([`RepoCredentials::unusable`]).
+    pub unusable: Option<String>,
 }
 
 impl fmt::Debug for RepoCredentials {
@@ -113,6 +117,7 @@ impl fmt::Debug for RepoCredentials {
             .field("no_proxy", &self.no_proxy)
             .field("enable_lfs", &self.enable_lfs)
             .field("github_app", &self.github_app)
+            .field("unusable", &self.unusable)
             .finish()
     }
 }
@@ -152,6 +157,24 @@ impl RepoCredentials {
             no_proxy: text("noProxy")?,
             enable_lfs: flag("enableLfs")?,
             github_app: GithubApp::from_fields(&|key| fields.text(key), &|d| fields.invalid(d))?,
+            unusable: None,
+        })
+    }
+
+    /// The entry of a Secret [`RepoCredentials::from_secret`] refused: its URL, role and
+    /// project (read leniently), and the refusal. `None` when not even those can be read.
+    pub fn unusable(secret: &Value, refusal: &Error) -> Option<Self> {
+        let fields = SecretFields {
+            secret,
+            name: secret_name(secret),
+        };
+        Some(Self {
+            url: fields.field("url").ok().flatten()?,
+            is_template: fields.is_template().ok()?,
+            project: fields.text("project").ok().flatten(),
+            kind: fields.kind().unwrap_or("git").to_owned(),
+            unusable: Some(refusal.to_string()),
+            ..Self::default()
         })
     }
 
@@ -686,6 +709,29 @@ mod tests {
         b64["data"]["project"] = json!("//79");
         let err = RepoCredentials::from_secret(&b64).unwrap_err().to_string();
         assert!(err.contains("data.project is not UTF-8"), "{err}");
+    }
+
+    /// A refused Secret is kept with its URL, role, project and the refusal (naming the field),
+    /// and nothing of its values.
+    #[test]
+    fn a_refused_secret_is_kept_as_unusable_with_the_reason() {
+        let mut s = secret("repository", json!({}));
+        s["stringData"] = json!({"url": "https://git.corp/x", "project": "team",
+            "githubAppID": "1", "githubAppInstallationID": "2", "githubAppPrivateKey": "key-text-1"});
+        let err = RepoCredentials::from_secret(&s).unwrap_err();
+        let kept = RepoCredentials::unusable(&s, &err).unwrap();
+        assert_eq!(kept.url, "https://git.corp/x");
+        assert_eq!(kept.project.as_deref(), Some("team"));
+        let why = kept.unusable.clone().unwrap();
+        assert!(why.contains("githubAppPrivateKey"), "{why}");
+        assert!(!format!("{why}{kept:?}").contains("key-text-1"));
+        let all = [kept];
+        let picked = RepoCredentials::select_for(&all, "https://git.corp/x", Some("team"));
+        assert!(picked.is_some_and(|c| c.unusable.is_some()));
+        // Without even a URL there is nothing to keep.
+        let no_url = secret("repository", json!({}));
+        let err = RepoCredentials::from_secret(&no_url).unwrap_err();
+        assert!(RepoCredentials::unusable(&no_url, &err).is_none());
     }
 
     #[test]

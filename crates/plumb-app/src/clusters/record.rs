@@ -96,10 +96,16 @@ pub fn sanitized(secret: &Secret) -> Value {
     if let Some(n) = config["tlsClientConfig"]["serverName"].as_str() {
         safe["tlsClientConfig"]["serverName"] = json!(n);
     }
-    for k in ["proxyUrl", "awsAuthConfig"] {
-        if let Some(v) = config.get(k).filter(|v| !v.is_null()) {
-            safe[k] = v.clone();
-        }
+    if let Some(v) = config.get("awsAuthConfig").filter(|v| !v.is_null()) {
+        safe["awsAuthConfig"] = v.clone();
+    }
+    // Argo shows `proxyUrl` whole, a proxy password included; Plumb drops the user
+    // information, as its repository answers do for `proxy`.
+    if let Some(v) = config.get("proxyUrl").filter(|v| !v.is_null()) {
+        safe["proxyUrl"] = match v.as_str() {
+            Some(url) => json!(plumb_source::strip_url_credentials(url)),
+            None => v.clone(),
+        };
     }
     if config["disableCompression"].as_bool() == Some(true) {
         safe["disableCompression"] = json!(true);
@@ -295,7 +301,7 @@ mod tests {
             "config": {"bearerToken": "secret-token", "password": "pw",
                        "tlsClientConfig": {"insecure": false, "serverName": "k", "keyData": "S0VZ"},
                        "execProviderConfig": {"command": "x", "args": ["--key=K"], "apiVersion": "client.authentication.k8s.io/v1"},
-                       "proxyUrl": "http://proxy:3128"}
+                       "proxyUrl": "http://proxy-user:proxy-pw@proxy:3128"}
         });
         let mut secret = to_secret(&cluster, Secret::default()).unwrap();
         secret.metadata.annotations.get_or_insert_default().insert(
@@ -313,7 +319,14 @@ mod tests {
         );
         let text = view.to_string();
         assert_eq!(view["annotations"], json!({"owner": "ops"}));
-        for s in ["secret-token", "pw", "S0VZ", "--key=K", "last-applied"] {
+        for s in [
+            "secret-token",
+            "pw",
+            "S0VZ",
+            "--key=K",
+            "last-applied",
+            "proxy-user",
+        ] {
             assert!(!text.contains(s), "{s} in {text}");
         }
         assert_eq!(

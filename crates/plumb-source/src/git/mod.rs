@@ -656,15 +656,29 @@ impl GitCache {
     fn job(&self, url: &str, op: remote::Op) -> Result<remote::Job> {
         self.check_local(url)?;
         let (clean, credentials) = self.split(url);
+        if let Some(refusal) = credentials.as_ref().and_then(|c| c.unusable.clone()) {
+            return Err(Error::RepositoryUnreachable {
+                url: clean,
+                detail: refusal,
+            });
+        }
         let key = self.repo_key(url);
+        let is_http = clean.starts_with("http://") || clean.starts_with("https://");
         let ssh_key_path = match credentials
             .as_ref()
             .and_then(|c| c.ssh_private_key.as_ref())
         {
-            Some(pem) => Some(self.write_key(&key, pem)?),
+            Some(pem) => {
+                if !is_http {
+                    ssh::check_key(pem).map_err(|detail| Error::RepositoryUnreachable {
+                        url: clean.clone(),
+                        detail,
+                    })?;
+                }
+                Some(self.write_key(&key, pem)?)
+            }
             None => None,
         };
-        let is_http = clean.starts_with("http://") || clean.starts_with("https://");
         let (ssh_command, ssh_log) = if is_http || local_path(url).is_some() {
             (None, None)
         } else {

@@ -78,9 +78,49 @@ pub(crate) fn explain(detail: String) -> String {
     )
 }
 
+/// A key `ssh` cannot read fails here, before any connection, naming the field: `ssh` itself
+/// says "invalid format" only in its own log, after connecting. The key is never quoted.
+pub(crate) fn check_key(pem: &str) -> std::result::Result<(), String> {
+    let mut lines = pem.trim_start().lines();
+    let begins = lines.next().is_some_and(|l| {
+        l.starts_with("-----BEGIN ") && l.trim_end().ends_with("PRIVATE KEY-----")
+    });
+    let body = lines.next().is_some_and(|l| !l.starts_with("-----"));
+    if begins && body && pem.contains("-----END ") {
+        Ok(())
+    } else {
+        Err(
+            "sshPrivateKey of the repository Secret is not a PEM private key \
+             (no -----BEGIN ... PRIVATE KEY----- block)"
+                .to_owned(),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_ssh_cannot_read_are_refused_without_quoting_them() {
+        let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n-----END OPENSSH PRIVATE KEY-----\n";
+        assert!(check_key(key).is_ok());
+        assert!(check_key(&format!("\n{}", key.replace('\n', "\r\n"))).is_ok());
+        for bad in [
+            "secret-looking-text",
+            "",
+            "-----BEGIN PUBLIC KEY-----\nc2VjcmV0\n-----END PUBLIC KEY-----\n",
+            "-----BEGIN OPENSSH PRIVATE KEY-----\n-----END OPENSSH PRIVATE KEY-----\n",
+            "-----BEGIN RSA PRIVATE KEY-----\nc2VjcmV0\n",
+        ] {
+            let err = check_key(bad).unwrap_err();
+            assert!(err.starts_with("sshPrivateKey"), "{err}");
+            assert!(
+                !err.contains("secret") && !err.contains("c2VjcmV0"),
+                "{err}"
+            );
+        }
+    }
 
     #[test]
     fn strict_unless_insecure() {

@@ -137,7 +137,7 @@ impl HelmRepos {
         let clean = strip_url_credentials(url);
         let access = self.access();
         let base = repo_base(&clean)?;
-        let creds = self.credentials_for(&access, url, &clean);
+        let creds = self.credentials_for(&access, url, &clean)?;
         self.index(&base, &clean, creds.as_ref(), &access, true)
             .map(drop)
     }
@@ -160,7 +160,7 @@ impl HelmRepos {
         }
         let access = self.access();
         let base = repo_base(&clean)?;
-        let creds = self.credentials_for(&access, url, &clean);
+        let creds = self.credentials_for(&access, url, &clean)?;
         let mut fresh = false;
         let mut idx = self.index(&base, &clean, creds.as_ref(), &access, hard)?;
         let entry = loop {
@@ -223,7 +223,7 @@ impl HelmRepos {
         };
         let parsed = Url::parse(url).map_err(|e| unreachable(format!("not a URL: {e}")))?;
         let access = self.access();
-        let creds = self.credentials_for(&access, url, &clean);
+        let creds = self.credentials_for(&access, url, &clean)?;
         http::get(
             &parsed,
             &parsed,
@@ -247,8 +247,14 @@ impl HelmRepos {
         Arc::clone(&self.access.read().unwrap_or_else(|p| p.into_inner()))
     }
 
-    /// Credentials written into the URL itself, else the best matching repository Secret.
-    fn credentials_for(&self, access: &Access, url: &str, clean: &str) -> Option<RepoCredentials> {
+    /// Credentials written into the URL itself, else the best matching repository Secret; an
+    /// error naming the field when that Secret cannot be used.
+    fn credentials_for(
+        &self,
+        access: &Access,
+        url: &str,
+        clean: &str,
+    ) -> Result<Option<RepoCredentials>> {
         let inline = Url::parse(url).ok().and_then(|u| {
             (!u.username().is_empty()).then(|| RepoCredentials {
                 url: clean.to_owned(),
@@ -258,7 +264,14 @@ impl HelmRepos {
                 ..Default::default()
             })
         });
-        inline.or_else(|| RepoCredentials::select(&access.credentials, clean).cloned())
+        let creds = inline.or_else(|| RepoCredentials::select(&access.credentials, clean).cloned());
+        match creds.as_ref().and_then(|c| c.unusable.clone()) {
+            Some(refusal) => Err(Error::RepositoryUnreachable {
+                url: clean.to_owned(),
+                detail: refusal,
+            }),
+            None => Ok(creds),
+        }
     }
 
     fn key(&self, url: &str, chart: &str, version: &str) -> String {

@@ -86,7 +86,8 @@ pub struct RenderArgs {
     #[arg(long)]
     pub hard_refresh: bool,
     /// Settings ConfigMap YAML (argocd-cm): its `plumb.render.timeout` and
-    /// `plumb.render.memoryLimit` bound the render as they do in the controller.
+    /// `plumb.render.memoryLimit` bound the render, and its `kustomize.buildOptions` apply, as
+    /// they do in the controller.
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
     /// Time allowed for one render (e.g. 90s, 2m) [default: the settings', else 90s].
@@ -116,6 +117,8 @@ struct Plan {
     config: Config,
     credentials: Vec<RepoCredentials>,
     output: Format,
+    /// argocd-cm's `kustomize.buildOptions` from `--settings`, applied as the controller does.
+    build_options: Option<String>,
 }
 
 impl Plan {
@@ -126,7 +129,7 @@ impl Plan {
             Some(d) => d.clone(),
             None => super::cache_root()?.join("source"),
         };
-        let (limits, plugins_dir) = limits_and_plugins(&args)?;
+        let (limits, plugins_dir, build_options) = limits_and_plugins(&args)?;
         Ok(Self {
             request,
             config: Config::new(cache_dir)
@@ -135,6 +138,7 @@ impl Plan {
                 .plugins_dir(plugins_dir),
             credentials,
             output: args.output,
+            build_options,
         })
     }
 }
@@ -259,9 +263,12 @@ fn tools(args: &RenderArgs) -> Tools {
     }
 }
 
-/// The render limits (the settings', then the flags') and the plugin directory (the flag, else
-/// `$PLUMB_PLUGIN_DIR`, else the settings').
-fn limits_and_plugins(args: &RenderArgs) -> anyhow::Result<(Limits, Option<PathBuf>)> {
+/// The render limits (the settings', then the flags'), the plugin directory (the flag, else
+/// `$PLUMB_PLUGIN_DIR`, else the settings') and the settings' `kustomize.buildOptions`.
+fn limits_and_plugins(
+    args: &RenderArgs,
+) -> anyhow::Result<(Limits, Option<PathBuf>, Option<String>)> {
+    let mut build_options = None;
     let mut limits = Limits::default();
     let mut plugins_dir = args
         .plugin_dir
@@ -279,6 +286,7 @@ fn limits_and_plugins(args: &RenderArgs) -> anyhow::Result<(Limits, Option<PathB
         limits = limits
             .with_settings(&settings)
             .with_context(|| format!("{}", file.display()))?;
+        build_options = settings.get("kustomize.buildOptions").map(str::to_owned);
         if plugins_dir.is_none() {
             plugins_dir = settings
                 .get(plumb_model::settings::PLUGINS_DIR)
@@ -291,7 +299,7 @@ fn limits_and_plugins(args: &RenderArgs) -> anyhow::Result<(Limits, Option<PathB
     if let Some(m) = args.render_memory_limit {
         limits = limits.render_memory_bytes(m);
     }
-    Ok((limits, plugins_dir))
+    Ok((limits, plugins_dir, build_options))
 }
 
 /// `spec.sourceRepos` of the AppProject in `file`.
@@ -356,6 +364,7 @@ fn load_app(file: &std::path::Path, request: &mut RenderRequest) -> anyhow::Resu
 pub fn run(args: RenderArgs) -> anyhow::Result<Outcome> {
     let plan = Plan::from_args(args)?;
     let renderer = Renderer::new(plan.config)?.with_credentials(plan.credentials);
+    renderer.set_kustomize_build_options(plan.build_options.as_deref());
     // A local render trusts the SSH host keys its user does (as `git` would); the controller
     // trusts argocd-ssh-known-hosts-cm only.
     if let Some(home) = std::env::var_os("HOME") {

@@ -103,6 +103,11 @@ impl Running {
         }
     }
 
+    /// The controller's process id (to read its memory use from `/proc`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Whether the controller process is still running (it did not crash).
     pub fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

@@ -12,7 +12,7 @@ use crate::running::{Running, kubectl, kubectl_apply, text, unique};
 
 /// A value no other text contains: a fixed tag and the process id and time, in letters only
 /// (so its base64 form is just as distinctive).
-fn distinctive(tag: &str) -> String {
+pub(crate) fn distinctive(tag: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
@@ -25,21 +25,23 @@ fn distinctive(tag: &str) -> String {
     format!("{tag}Zq{letters}")
 }
 
-fn b64(s: &str) -> String {
+pub(crate) fn b64(s: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(s)
 }
 
 /// Every form of `value` that would betray it: raw, base64, and base64 of it inside a longer
 /// text at each alignment (the middle of the encoding is the same whatever precedes it).
-fn forms(value: &str) -> Vec<String> {
+pub(crate) fn forms(value: &str) -> Vec<String> {
     let mut forms = vec![value.to_string(), b64(value)];
-    for pad in ["x", "xx"] {
+    for pad in ["", "x", "xx"] {
         let enc = b64(&format!("{pad}{value}"));
-        // Drop the characters that mix the padding in, and the last group.
+        // Drop the characters that mix the padding in, and the last group (which mixes in
+        // whatever follows the value: without it, a value followed by more text was missed).
+        let skip = if pad.is_empty() { 0 } else { 4 };
         let core: String = enc
             .chars()
-            .skip(4)
-            .take(enc.len().saturating_sub(8))
+            .skip(skip)
+            .take(enc.len().saturating_sub(skip + 4))
             .collect();
         if core.len() >= 12 {
             forms.push(core);

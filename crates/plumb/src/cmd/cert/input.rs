@@ -20,7 +20,10 @@ pub(super) fn read_input(from: Option<&std::path::Path>) -> Result<String> {
             .context("reading stdin")?,
     };
     if text.len() as u64 > MAX {
-        bail!("the input is larger than {MAX} bytes");
+        match from {
+            Some(p) => bail!("--from: {} is larger than {MAX} bytes", p.display()),
+            None => bail!("stdin: the input is larger than {MAX} bytes"),
+        }
     }
     Ok(text)
 }
