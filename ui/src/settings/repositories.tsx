@@ -76,7 +76,8 @@ export function validate(v: Values): Errors {
   if (v.method === 'ssh' && !v.sshPrivateKey.includes('PRIVATE KEY')) e.sshPrivateKey = 'Paste the private key (PEM or OpenSSH, with its BEGIN and END lines).';
   if (v.method === 'github') {
     if (!/^\d+$/.test(v.githubAppID)) e.githubAppID = 'The GitHub App ID is a number.';
-    if (!/^\d+$/.test(v.githubAppInstallationID)) e.githubAppInstallationID = 'The installation ID is a number.';
+    // Empty: found from the repository URL's organisation, as Argo CD 3.6 does.
+    if (v.githubAppInstallationID && !/^\d+$/.test(v.githubAppInstallationID)) e.githubAppInstallationID = 'The installation ID is a number (or empty, to find it from the organisation).';
     if (!v.githubAppPrivateKey.includes('PRIVATE KEY')) e.githubAppPrivateKey = "Paste the GitHub App's private key (PEM).";
     if (v.githubAppEnterpriseBaseUrl && !/^https?:\/\//.test(v.githubAppEnterpriseBaseUrl)) e.githubAppEnterpriseBaseUrl = 'An URL such as https://ghe.example.com/api/v3.';
   }
@@ -157,7 +158,7 @@ function RepoForm({ kind, onClose, onSaved }: { kind: Kind; onClose: () => void;
           {v.method === 'github' && (
             <>
               <Text form={form} name="githubAppID" label="GitHub App ID" />
-              <Text form={form} name="githubAppInstallationID" label="GitHub App installation ID" />
+              <Text form={form} name="githubAppInstallationID" label="GitHub App installation ID (optional)" />
               <Text form={form} name="githubAppPrivateKey" label="GitHub App private key" rows={5} secret />
               <Text form={form} name="githubAppEnterpriseBaseUrl" label="GitHub Enterprise base URL (optional)" />
             </>

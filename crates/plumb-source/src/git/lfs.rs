@@ -10,8 +10,10 @@
 //! URL with `.git/info/lfs`. The repository's credentials go only to its own origin (an
 //! `.lfsconfig` naming another server gets none: whoever can push could otherwise send them
 //! anywhere); headers the batch answer gives for a download are sent with it. Bounded: at most
-//! [`MAX_OBJECTS`] pointers, each object at most [`Limits::max_file_bytes`], all of them at most
-//! [`Limits::max_download_bytes`], every request within [`Limits::fetch_timeout`].
+//! [`MAX_OBJECTS`] pointers, each object at most
+//! [`crate::limits::Limits::max_file_bytes`], all of them at most
+//! [`crate::limits::Limits::max_download_bytes`], every request within
+//! [`crate::limits::Limits::fetch_timeout`].
 
 use std::io::Read;
 use std::path::Path;
