@@ -781,6 +781,7 @@ async fn a_named_cluster_resource_whitelist_entry_permits_only_matching_names() 
     let _ = roles
         .delete(&reader, &kube::api::DeleteParams::default())
         .await;
+}
 
 /// `sourceIntegrity` (Argo 3.6) end to end: a signed tip over an unsigned parent syncs under a
 /// `head` policy and is refused under `strict` (the unsigned parent named, nothing written); a
