@@ -23,12 +23,19 @@ const gitPassword = env('PLUMB_GIT_PASSWORD');
 const gpgKey = env('PLUMB_GPG_KEY');
 const gpgKeyId = env('PLUMB_GPG_KEY_ID');
 const tlsCert = env('PLUMB_TLS_CERT');
+// A repository Secret written by hand whose URL is a `javascript:` URL (GHSA-2hj5-g64g-fp6p).
+const hostileUrl = env('PLUMB_HOSTILE_URL');
 // A real host key line (GitHub's published Ed25519 key).
 const KNOWN_HOST = 'github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl';
 
 await run('settings-repos', async () => {
   await step('connect a repository: the wrong password is refused next to its field, with the check\'s message', async () => {
     await login('/settings/repos', adminPw);
+    // Argo's advisory GHSA-2hj5-g64g-fp6p: the repositories page made a `javascript:` repository
+    // URL a link. Here the URL is listed as text and no link on the page runs script.
+    await page.locator(`[data-testid=repositories] tr[data-url="${hostileUrl}"]`).waitFor();
+    const hrefs = await page.$$eval('a[href]', (as) => as.map((a) => a.getAttribute('href')));
+    assert(hrefs.every((h) => !/^\s*javascript:/i.test(h)), `a link runs script: ${JSON.stringify(hrefs)}`);
     await page.getByRole('button', { name: 'Connect repository' }).click();
     // The form's own check first: an HTTPS URL with the SSH method.
     await page.getByLabel('Connection method').selectOption('ssh');

@@ -67,6 +67,18 @@ async fn browser_settings_repositories_certificates_gpg() {
     let git = GitHttpServer::serve(&repo, Some((user, password)));
     let home = tempfile::tempdir().expect("tempdir");
     let (gpg_key, gpg_key_id) = gpg_public_key(home.path());
+    // Written by hand, as the API would refuse it: the page must still show it as text only.
+    let hostile_url = "javascript:alert(document.domain)//repo";
+    let hostile: Secret = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "repo-hostile-url",
+                     "labels": {"argocd.argoproj.io/secret-type": "repository"}},
+        "stringData": {"url": hostile_url, "type": "git"},
+    }))
+    .expect("Secret");
+    Api::<Secret>::namespaced(client.clone(), ns.name())
+        .create(&Default::default(), &hostile)
+        .await
+        .expect("create the hostile repository Secret");
     stack
         .run(
             "settings-repos.mjs",
@@ -77,6 +89,7 @@ async fn browser_settings_repositories_certificates_gpg() {
                 ("PLUMB_GPG_KEY", &gpg_key),
                 ("PLUMB_GPG_KEY_ID", &gpg_key_id),
                 ("PLUMB_TLS_CERT", &tls_certificate()),
+                ("PLUMB_HOSTILE_URL", hostile_url),
             ],
         )
         .await;
@@ -93,8 +106,11 @@ async fn browser_settings_repositories_certificates_gpg() {
                 .items
         }
     };
+    let repositories = of_type("repository").await;
     assert!(
-        of_type("repository").await.is_empty(),
+        repositories
+            .iter()
+            .all(|s| s.metadata.name.as_deref() == Some("repo-hostile-url")),
         "the repository was deleted"
     );
     let creds = of_type("repo-creds").await;
