@@ -40,13 +40,29 @@ pub async fn refusal(
             "listing Applications in namespace {namespace}"
         )))?;
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
-    let clusters: Vec<ClusterSecret> = secrets
+    let listed_secrets = match secrets
         .list(&ListParams::default().labels(CLUSTER_SECRET_LABEL))
         .await
-        .map_err(api_error(format!(
-            "listing cluster Secrets in namespace {namespace}"
-        )))?
-        .items
+    {
+        Ok(list) => list.items,
+        // A core-mode user may edit projects without reading Secrets: the destinations are
+        // then resolved as with no cluster Secret (the local cluster only), as Argo would
+        // resolve them with none; the controller still refuses what the project no longer
+        // permits.
+        Err(kube::Error::Api(st)) if st.code == 403 => {
+            tracing::warn!(
+                namespace,
+                "cannot list cluster Secrets: Applications on other clusters are left out of the project update check"
+            );
+            Vec::new()
+        }
+        Err(e) => {
+            return Err(api_error(format!(
+                "listing cluster Secrets in namespace {namespace}"
+            ))(e));
+        }
+    };
+    let clusters: Vec<ClusterSecret> = listed_secrets
         .iter()
         .filter_map(ClusterSecret::from_secret)
         .collect();
