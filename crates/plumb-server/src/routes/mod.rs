@@ -436,6 +436,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 72, "routes served by method");
+        assert_eq!(served, 73, "routes served by method");
     }
 }

@@ -353,7 +353,40 @@ async fn rotate_auth_stores_a_new_service_account_token_and_deletes_the_old_secr
         .await;
     assert_eq!(code, 200, "{got}");
     assert_eq!(got["connectionState"]["status"], "Successful", "{got:#}");
-    answers.extend([unknown, in_cluster, rotated, got]);
+    // What `plumb cluster set rot --name rot2 --label team=a` sends: only those fields change.
+    let (code, set) = stack
+        .send(
+            Method::PUT,
+            "/api/v1/clusters/rot?id.type=name&updatedFields=name&updatedFields=labels",
+            Some(&json!({"name": "rot2", "labels": {"team": "a"}})),
+        )
+        .await;
+    assert_eq!(code, 200, "{set}");
+    assert_eq!(
+        (set["name"].clone(), set["labels"].clone()),
+        (json!("rot2"), json!({"team": "a"}))
+    );
+    let (code, gone) = stack
+        .send(
+            Method::PUT,
+            "/api/v1/clusters/rot?id.type=name&updatedFields=name",
+            Some(&json!({"name": "rot3"})),
+        )
+        .await;
+    assert_eq!(code, 403, "the old name names no cluster: {gone}");
+    let stored = secrets
+        .list(&kube::api::ListParams::default().labels("argocd.argoproj.io/secret-type=cluster"))
+        .await
+        .expect("list")
+        .items;
+    let config: Value = serde_json::from_slice(&stored[0].data.as_ref().expect("data")["config"].0)
+        .expect("config");
+    assert_eq!(
+        config["bearerToken"],
+        new.as_str(),
+        "set keeps the credentials"
+    );
+    answers.extend([unknown, in_cluster, rotated, got, set, gone]);
     for a in &answers {
         let text = a.to_string();
         assert!(

@@ -109,3 +109,34 @@ pub fn data_or_file(entry: &Value, data: &str, file: &str, base: &Path) -> Resul
         None => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contexts_are_listed_as_argo_lists_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        std::fs::write(
+            &path,
+            "current-context: b\nclusters:\n- name: c1\n  cluster: {server: 'https://one:6443'}\ncontexts:\n- name: b\n  context: {cluster: c1, user: u}\n- name: a\n  context: {cluster: c1, user: u}\n- name: broken\n  context: {cluster: nosuch, user: u}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            contexts_table(&path),
+            "CURRENT  NAME  CLUSTER  SERVER\n         a     c1       https://one:6443\n*        b     c1       https://one:6443\n"
+        );
+        let e = context_entries(&path, "nosuch").unwrap_err().to_string();
+        assert_eq!(e, "context nosuch does not exist in kubeconfig");
+        std::fs::write(dir.path().join("ca.crt"), b"CA").unwrap();
+        let entry = serde_json::json!({"certificate-authority": "ca.crt"});
+        let ca = data_or_file(
+            &entry,
+            "certificate-authority-data",
+            "certificate-authority",
+            dir.path(),
+        );
+        assert_eq!(ca.unwrap().as_deref(), Some("Q0E="));
+    }
+}
