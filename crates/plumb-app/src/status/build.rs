@@ -236,3 +236,24 @@ pub fn conditions(
     }
     (!out.is_empty()).then_some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A namespaced cluster's refusal reads as Argo's `CompareAppState` words it; other errors
+    /// keep the "Failed to compare" prefix.
+    #[test]
+    fn a_live_state_refusal_is_argos_failed_to_load_live_state() {
+        let refusal = Error::LiveState(r#"namespace "c" for ConfigMap "x" is not managed"#.into());
+        assert_eq!(
+            comparison_error_message(&refusal),
+            r#"Failed to load live state: namespace "c" for ConfigMap "x" is not managed"#
+        );
+        let other = Error::UnknownCluster("https://x".into());
+        assert!(
+            comparison_error_message(&other)
+                .starts_with("Failed to compare desired state to live state: ")
+        );
+    }
+}

@@ -284,3 +284,68 @@ pub async fn run(client: &ClusterClient, conn: &ConnArgs, args: AddArgs) -> Resu
     );
     Ok(Outcome::Success)
 }
+
+#[cfg(test)]
+mod namespaced_tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        add: AddArgs,
+    }
+
+    const KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://10.0.0.1:6443\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: ctx\n  context:\n    cluster: c\n    user: u\n";
+
+    fn cluster_of(args: &[&str]) -> Value {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("config");
+        std::fs::write(&path, KUBECONFIG).expect("kubeconfig");
+        let cli = Cli::parse_from(std::iter::once("add").chain(args.iter().copied()));
+        new_cluster(&path, "ctx", &cli.add, "token").expect("cluster")
+    }
+
+    fn data(cluster: &Value) -> BTreeMap<String, String> {
+        let secret =
+            plumb_app::clusters::record::to_secret(cluster, Default::default()).expect("secret");
+        secret
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, String::from_utf8_lossy(&v.0).into_owned()))
+            .collect()
+    }
+
+    /// `--namespace` (repeated) and `--cluster-resources` stored as Argo's `NewCluster` and
+    /// `clusterToSecret` store them: `namespaces: "a,b"`, `clusterResources: "true"` only when
+    /// given.
+    #[test]
+    fn namespace_and_cluster_resources_are_stored_as_argo_does() {
+        let c = cluster_of(&[
+            "ctx",
+            "--namespace",
+            "a",
+            "--namespace",
+            "b",
+            "--cluster-resources",
+        ]);
+        assert_eq!(c["namespaces"], json!(["a", "b"]));
+        assert_eq!(c["clusterResources"], json!(true));
+        let d = data(&c);
+        assert_eq!(d["namespaces"], "a,b");
+        assert_eq!(d["clusterResources"], "true");
+
+        let c = cluster_of(&["ctx", "--namespace", "a"]);
+        assert!(c.get("clusterResources").is_none());
+        assert!(!data(&c).contains_key("clusterResources"));
+
+        let whole = data(&cluster_of(&["ctx"]));
+        assert!(!whole.contains_key("namespaces") && !whole.contains_key("clusterResources"));
+        // As Argo: stored even without namespaces, where it means nothing.
+        assert_eq!(
+            data(&cluster_of(&["ctx", "--cluster-resources"]))["clusterResources"],
+            "true"
+        );
+    }
+}
