@@ -186,6 +186,17 @@ async fn manager_token(
     ))
 }
 
+/// `--namespace` and `--cluster-resources`, as Argo's `NewCluster` stores them.
+fn scope_flags(cluster: &mut Value, args: &AddArgs) {
+    if !args.namespaces.is_empty() {
+        cluster["namespaces"] = json!(args.namespaces);
+    }
+    // Stored as given; it counts only with namespaces.
+    if args.cluster_resources {
+        cluster["clusterResources"] = json!(true);
+    }
+}
+
 /// The flags Argo applies after `NewCluster`: server proxy, endpoint, shard, project, labels.
 async fn apply_flags(
     cluster: &mut Value,
@@ -224,13 +235,7 @@ async fn apply_flags(
         },
         Endpoint::Kubeconfig => {}
     }
-    if !args.namespaces.is_empty() {
-        cluster["namespaces"] = json!(args.namespaces);
-    }
-    // As Argo's `NewCluster`: stored as given; it counts only with namespaces.
-    if args.cluster_resources {
-        cluster["clusterResources"] = json!(true);
-    }
+    scope_flags(cluster, args);
     if args.shard >= 0 {
         cluster["shard"] = json!(args.shard);
     }
@@ -296,17 +301,15 @@ mod namespaced_tests {
         add: AddArgs,
     }
 
-    const KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://10.0.0.1:6443\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: ctx\n  context:\n    cluster: c\n    user: u\n";
-
     fn cluster_of(args: &[&str]) -> Value {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("config");
-        std::fs::write(&path, KUBECONFIG).expect("kubeconfig");
         let cli = Cli::parse_from(std::iter::once("add").chain(args.iter().copied()));
-        new_cluster(&path, "ctx", &cli.add, "token").expect("cluster")
+        let mut cluster = json!({"server": "https://10.0.0.1:6443", "name": "ctx",
+                                 "config": {"bearerToken": "token"}});
+        scope_flags(&mut cluster, &cli.add);
+        cluster
     }
 
-    fn data(cluster: &Value) -> BTreeMap<String, String> {
+    fn data(cluster: &Value) -> std::collections::BTreeMap<String, String> {
         let secret =
             plumb_app::clusters::record::to_secret(cluster, Default::default()).expect("secret");
         secret
