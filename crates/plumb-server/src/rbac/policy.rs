@@ -154,7 +154,7 @@ pub(crate) fn role_resource_refusal(res: &str) -> String {
 
 /// The policy lines of an AppProject's roles (`spec.roles[].policies` and `groups`), keeping
 /// only lines about the project's own roles and objects, as Argo CD validates them: a project
-/// cannot grant anything outside itself.
+/// cannot grant anything outside itself, and each role may get the project itself.
 pub(crate) fn project_rules(project: &serde_json::Value, problems: &mut Vec<String>) -> Vec<Rule> {
     let name = project
         .pointer("/metadata/name")
@@ -171,6 +171,11 @@ pub(crate) fn project_rules(project: &serde_json::Value, problems: &mut Vec<Stri
             continue;
         };
         let subject = format!("proj:{name}:{role_name}");
+        // Argo's `ProjectPoliciesString`: every role (its tokens and groups) may get its own
+        // project.
+        rules.push(Rule::P(
+            [subject.as_str(), "projects", "get", name, "allow"].map(String::from),
+        ));
         let source = format!("AppProject {name} role {role_name} policies");
         let text: Vec<&str> = role
             .get("policies")
@@ -283,6 +288,7 @@ mod tests {
         assert_eq!(
             rules,
             [
+                Rule::P(["proj:team:ci", "projects", "get", "team", "allow"].map(String::from)),
                 Rule::P(
                     ["proj:team:ci", "applications", "sync", "team/*", "allow"].map(String::from)
                 ),

@@ -621,9 +621,9 @@ fn project_token(
         ("GET", "/api/v1/repositories", "", 200),
         ("GET", "/api/v1/clusters", "", 200),
         // Argo gives every role `projects, get` on its project, and its detailed view carried
-        // the project's repository credentials (GHSA-786q-9hcg-v9ff); Plumb's roles never
-        // reach `projects`, and the view never carries a credential (the admin's call below).
-        ("GET", "/api/v1/projects/sweep/detailed", "", 403),
+        // the project's repository credentials (GHSA-786q-9hcg-v9ff); Plumb gives the same
+        // right, and the view never carries a credential.
+        ("GET", "/api/v1/projects/sweep/detailed", "", 200),
         (
             "GET",
             "/api/v1/repositories/https%3A%2F%2Fgit.scoped.example%2Fteam.git",
