@@ -218,4 +218,19 @@ mod tests {
         assert_eq!(git_check(Some(&no_gpg), "https://r"), GitCheck::None);
         assert!(!has_criteria(Some(&no_gpg), ["https://r"]));
     }
+
+    /// Hostile input: many policies, some of star-heavy globs, against a long URL: nothing
+    /// matches, nothing is checked. (The matcher remembers failed states, so a star-heavy
+    /// pattern stays polynomial; it is still costly for very long ones, as for `sourceRepos`.)
+    #[test]
+    fn many_policies_and_star_heavy_globs_select_nothing() {
+        let pattern = format!("{}b", "*a".repeat(10));
+        let mut many: Vec<serde_json::Value> = (0..200)
+            .map(|i| policy(&[&format!("https://host-{i}/*")], "strict", &["K"]))
+            .collect();
+        many.push(policy(&[&pattern], "strict", &["K"]));
+        let si = integrity(serde_json::Value::Array(many));
+        let url = format!("https://{}", "a".repeat(200));
+        assert_eq!(git_check(Some(&si), &url), GitCheck::None);
+    }
 }

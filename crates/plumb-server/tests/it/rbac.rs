@@ -344,6 +344,45 @@ async fn every_route_checks_its_resource_and_action() {
         "{body}"
     );
 
+    // Source integrity applies: local manifests refused (Argo's FailedPrecondition and message).
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/projects",
+            Some(&admin),
+            Some(
+                &json!({"project": {"metadata": {"name": "signed-only"}, "spec": {
+                "sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}],
+                "sourceIntegrity": {"git": {"policies": [{"repos": [{"url": "*"}],
+                    "gpg": {"mode": "head", "keys": ["4AEE18F83AFDEB23"]}}]}}}}}),
+            ),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications",
+            Some(&admin),
+            Some(&app("rbac-local-signed", "signed-only")),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/applications/rbac-local-signed/sync",
+            Some(&admin),
+            Some(&json!({"manifests": [local_cm], "dryRun": true})),
+        )
+        .await;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(body["code"], 9, "{body}");
+    assert_eq!(
+        body["message"],
+        "Cannot use local manifests when source integrity is enforced"
+    );
+
     // The one delete went through.
     let (code, _) = s.get("/api/v1/applications/doomed", &admin).await;
     assert_eq!(

@@ -353,3 +353,51 @@ fn strict_on_a_tag_verifies_the_tag_and_the_history() {
         )]
     );
 }
+
+/// A history longer than `strict` verifies (made with `git fast-import`: ten thousand and two
+/// unsigned commits) fails closed with a message saying how to bound it, rather than running
+/// `gpg` without end; a seal commit would bound it.
+#[test]
+fn strict_over_a_history_too_long_fails_closed() {
+    let key = GpgKey::generate("Release Bot <bot@plumb.invalid>");
+    let (r, _dir) = renderer();
+    r.set_gpg_keys(keys(&[&key]));
+    let repo = GitRepo::new();
+    repo.commit(&[("app/cm.yaml", CM)], "first");
+    let n = plumb_source::MAX_STRICT_COMMITS + 1;
+    let mut stream = String::new();
+    for i in 0..n {
+        stream.push_str(&format!(
+            "commit refs/heads/main\ncommitter Plumb Test <test@plumb.invalid> {} +0000\ndata 1\nc\n{}\n",
+            1_700_000_000 + i,
+            if i == 0 { "from refs/heads/main^0" } else { "" }
+        ));
+    }
+    let mut child = std::process::Command::new("git")
+        .args(["fast-import", "--quiet", "--force"])
+        .current_dir(repo.path())
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let strict = policies(serde_json::json!([policy("*", "strict", &[key.key_id()])]));
+    let mut req = request(vec![source(&repo.url(), "app", "main")]);
+    req.source_integrity = Some(strict);
+    let err = chain(&r.render(&req).unwrap_err());
+    assert!(
+        err.contains("would verify more than 10000 commits; sign a seal commit"),
+        "{err}"
+    );
+    // head is not bounded by history: the tip alone.
+    let head = policies(serde_json::json!([policy("*", "head", &[key.key_id()])]));
+    let found = integrity_with(&r, &repo, "main", head);
+    assert_eq!(found.len(), 1);
+    assert!(found[0].ends_with("unsigned (key_id=)"), "{found:?}");
+}
