@@ -191,7 +191,7 @@ fn matches(toks: &[Tok], text: &[char], seps: &[char]) -> bool {
 
 /// Backtracking with the states that failed remembered: without it a hostile pattern of many
 /// stars (`*a*a*a…*b`) takes exponential time; with it each (pattern suffix, text suffix) is
-/// tried once, so matching is polynomial in the lengths.
+/// tried once and does constant work, so matching is O(pattern × text).
 struct Matcher<'s> {
     seps: &'s [char],
     /// (token slice address, its length, text suffix length) known not to match.
@@ -229,18 +229,14 @@ impl Matcher<'_> {
                     ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(c)) != *negated
                 }) && self.run(rest, &text[1..])
             }
+            // One character at a time, the star kept: each (pattern, text) state then does
+            // constant work, so a match is O(pattern × text) however many stars there are.
             Tok::Star => {
-                for skip in 0..=text.len() {
-                    if self.run(rest, &text[skip..]) {
-                        return true;
-                    }
-                    if text.get(skip).is_some_and(|c| seps.contains(c)) {
-                        break;
-                    }
-                }
-                false
+                self.run(rest, text)
+                    || (text.first().is_some_and(|c| !seps.contains(c))
+                        && self.run(toks, &text[1..]))
             }
-            Tok::Super => (0..=text.len()).any(|skip| self.run(rest, &text[skip..])),
+            Tok::Super => self.run(rest, text) || (!text.is_empty() && self.run(toks, &text[1..])),
             Tok::Alt(alts) => alts.iter().any(|alt| {
                 let mut seq = alt.clone();
                 seq.extend_from_slice(rest);
@@ -255,6 +251,20 @@ impl Matcher<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Forty stars against a thousand characters: each state does constant work (a loop over
+    /// the text per star state made this minutes in a debug build).
+    #[test]
+    fn star_heavy_patterns_against_long_text_end_without_a_match() {
+        let pattern = format!("{}b", "*a".repeat(40));
+        let text = "a".repeat(1000);
+        for _ in 0..20 {
+            assert!(!glob(&pattern, &text, &[]));
+            assert!(!glob(&pattern.replace('*', "**"), &text, &['/']));
+            assert!(!filepath(&pattern, &text));
+        }
+        assert!(glob(&pattern, &format!("{text}b"), &[]));
+    }
 
     #[test]
     fn gobwas_stars_stop_at_separators_and_double_stars_do_not() {
