@@ -31,59 +31,8 @@ pub async fn refusal(
     new: &AppProject,
 ) -> Result<Option<String>> {
     let name = old.metadata.name.as_deref().unwrap_or_default();
-    let apps: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), namespace, &crate::application_resource());
-    let listed = apps
-        .list(&ListParams::default())
-        .await
-        .map_err(api_error(format!(
-            "listing Applications in namespace {namespace}"
-        )))?;
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
-    let listed_secrets = match secrets
-        .list(&ListParams::default().labels(CLUSTER_SECRET_LABEL))
-        .await
-    {
-        Ok(list) => list.items,
-        // A core-mode user may edit projects without reading Secrets: the destinations are
-        // then resolved as with no cluster Secret (the local cluster only), as Argo would
-        // resolve them with none; the controller still refuses what the project no longer
-        // permits.
-        Err(kube::Error::Api(st)) if st.code == 403 => {
-            tracing::warn!(
-                namespace,
-                "cannot list cluster Secrets: Applications on other clusters are left out of the project update check"
-            );
-            Vec::new()
-        }
-        Err(e) => {
-            return Err(api_error(format!(
-                "listing cluster Secrets in namespace {namespace}"
-            ))(e));
-        }
-    };
-    let clusters: Vec<ClusterSecret> = listed_secrets
-        .iter()
-        .filter_map(ClusterSecret::from_secret)
-        .collect();
-    let mut ours = Vec::new();
-    for obj in listed.items {
-        // An object that is not a valid Application is in error already: Argo's typed list
-        // would not have it either.
-        let Some(app) = serde_json::to_value(obj)
-            .ok()
-            .and_then(|v| serde_json::from_value::<Application>(v).ok())
-        else {
-            continue;
-        };
-        let project = match app.spec.project.as_str() {
-            "" => "default",
-            p => p,
-        };
-        if project == name {
-            ours.push(app);
-        }
-    }
+    let ours = project_apps(client, namespace, name).await?;
+    let clusters = cluster_secrets(client, namespace).await?;
     let scope = ProjectScope {
         repos: Vec::new(),
         clusters: clusters
@@ -111,6 +60,72 @@ pub async fn refusal(
         })
         .collect();
     Ok(update_refusal(old, new, &scope, &under))
+}
+
+/// The Applications of `namespace` in project `name` (an empty project is `default`).
+async fn project_apps(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<Application>> {
+    let apps: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), namespace, &crate::application_resource());
+    let listed = apps
+        .list(&ListParams::default())
+        .await
+        .map_err(api_error(format!(
+            "listing Applications in namespace {namespace}"
+        )))?;
+    let mut ours = Vec::new();
+    for obj in listed.items {
+        // An object that is not a valid Application is in error already: Argo's typed list
+        // would not have it either.
+        let Some(app) = serde_json::to_value(obj)
+            .ok()
+            .and_then(|v| serde_json::from_value::<Application>(v).ok())
+        else {
+            continue;
+        };
+        let project = match app.spec.project.as_str() {
+            "" => "default",
+            p => p,
+        };
+        if project == name {
+            ours.push(app);
+        }
+    }
+    Ok(ours)
+}
+
+/// The cluster Secrets of `namespace`; none when the caller may not list Secrets.
+async fn cluster_secrets(client: &kube::Client, namespace: &str) -> Result<Vec<ClusterSecret>> {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let listed = match secrets
+        .list(&ListParams::default().labels(CLUSTER_SECRET_LABEL))
+        .await
+    {
+        Ok(list) => list.items,
+        // A core-mode user may edit projects without reading Secrets: the destinations are
+        // then resolved as with no cluster Secret (the local cluster only), as Argo would
+        // resolve them with none; the controller still refuses what the project no longer
+        // permits.
+        Err(kube::Error::Api(st)) if st.code == 403 => {
+            tracing::warn!(
+                namespace,
+                "cannot list cluster Secrets: Applications on other clusters are left out of the project update check"
+            );
+            Vec::new()
+        }
+        Err(e) => {
+            return Err(api_error(format!(
+                "listing cluster Secrets in namespace {namespace}"
+            ))(e));
+        }
+    };
+    Ok(listed
+        .iter()
+        .filter_map(ClusterSecret::from_secret)
+        .collect())
 }
 
 /// Argo's `Spec.GetSource()`: the first source of a multi-source Application.
