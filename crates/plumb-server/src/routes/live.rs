@@ -157,36 +157,7 @@ pub(crate) async fn find(
             "kind and resourceName are required".into(),
         ));
     }
-    let tree = app_tree(s, &app_key).await?;
-    let field = |n: &Value, f: &str| {
-        n.get(f)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    let node = tree["nodes"].as_array().into_iter().flatten().find(|n| {
-        field(n, "group") == r.group
-            && field(n, "kind") == r.kind
-            && field(n, "namespace") == r.namespace
-            && field(n, "name") == r.resource_name
-    });
-    let Some(node) = node else {
-        // Argo's message for an object outside the Application's tree.
-        return Err(Error::InvalidArgument(format!(
-            "{} {} {} not found as part of application {}",
-            r.kind,
-            r.group,
-            r.resource_name,
-            app.name()
-        )));
-    };
-    let version = Some(r.version.clone())
-        .filter(|v| !v.is_empty())
-        .or_else(|| {
-            node.get("version")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        });
+    let version = tree_node_version(s, &app_key, &app, r).await?;
     let key = ResourceKey::new(&r.group, &r.kind, &r.namespace, &r.resource_name);
     let cluster = s.cluster_of(&app.spec.destination).await?;
     let project = project_of(s, &app).await?;
@@ -212,6 +183,46 @@ pub(crate) async fn find(
         project,
         client,
     })
+}
+
+/// The version of the object `r` names as a node of the Application's resource tree (the
+/// request's own `version` first); Argo's InvalidArgument for an object outside the tree.
+async fn tree_node_version(
+    s: &AppState,
+    app_key: &str,
+    app: &Application,
+    r: &ResourceRequest,
+) -> Result<Option<String>> {
+    let tree = app_tree(s, app_key).await?;
+    let field = |n: &Value, f: &str| {
+        n.get(f)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let node = tree["nodes"].as_array().into_iter().flatten().find(|n| {
+        field(n, "group") == r.group
+            && field(n, "kind") == r.kind
+            && field(n, "namespace") == r.namespace
+            && field(n, "name") == r.resource_name
+    });
+    let Some(node) = node else {
+        // Argo's message for an object outside the Application's tree.
+        return Err(Error::InvalidArgument(format!(
+            "{} {} {} not found as part of application {}",
+            r.kind,
+            r.group,
+            r.resource_name,
+            app.name()
+        )));
+    };
+    Ok(Some(r.version.clone())
+        .filter(|v| !v.is_empty())
+        .or_else(|| {
+            node.get("version")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        }))
 }
 
 /// The client the server reads and writes the Application's objects with: its own, or the

@@ -229,7 +229,14 @@ async fn a_scoped_repository_serves_its_projects_applications_only_through_the_s
 /// managed-resources render the same objects (without the option both refuse the render).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_servers_renders_apply_kustomize_build_options_as_the_controller_does() {
-    let stack = Stack::start("srv-kopts").await;
+    // Kustomize runs in a render worker process, as in `plumb`: this crate's worker binary.
+    let stack = Stack::start_with("srv-kopts", |controller, server| {
+        let worker =
+            plumb_source::Worker::program(env!("CARGO_BIN_EXE_plumb-server-render-worker"));
+        controller.source.tools.worker = worker.clone();
+        server.source.tools.worker = worker;
+    })
+    .await;
     let dest = env().namespace("srv-kopts-dest");
     let cms: Api<ConfigMap> = Api::namespaced(env().client().await, stack.ns.name());
     let cm = serde_json::from_value(json!({

@@ -75,6 +75,14 @@ pub async fn create_default_project(client: &kube::Client, ns: &str) {
 
 impl Stack {
     pub async fn start(prefix: &str) -> Self {
+        Self::start_with(prefix, |_, _| {}).await
+    }
+
+    /// [`Stack::start`] with the controller's and the server's configuration changed by `tune`.
+    pub async fn start_with(
+        prefix: &str,
+        tune: impl FnOnce(&mut ControllerConfig, &mut ServerConfig),
+    ) -> Self {
         let env = env();
         let ns = env.namespace(prefix);
         let client = env.client().await;
@@ -85,13 +93,15 @@ impl Stack {
         config.metrics_addr = None;
         config.source.tools.helm = plumb_testenv::tools::helm();
         config.source.tools.kustomize = plumb_testenv::tools::kustomize();
+        let mut server_cfg = server_config(ns.name());
+        tune(&mut config, &mut server_cfg);
         let c = client.clone();
         let controller = tokio::spawn(async move {
             if let Err(e) = plumb_controller::run(c, config).await {
                 eprintln!("CONTROLLER STOPPED: {}", plumb_app::chain(&e));
             }
         });
-        let server = plumb_server::serve(client.clone(), server_config(ns.name()))
+        let server = plumb_server::serve(client.clone(), server_cfg)
             .await
             .expect("server starts");
         let http = client_trusting(server.certificate_pem.as_deref().expect("TLS"));
