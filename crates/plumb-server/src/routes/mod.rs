@@ -26,7 +26,7 @@ pub(crate) use session::SecureCookie;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::routing::{MethodRouter, any, delete, get, post, put};
+use axum::routing::{MethodRouter, delete, get, post, put};
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
@@ -258,19 +258,21 @@ fn repository_routes() -> Routes {
         ),
         (
             "/api/v1/write-repositories".into(),
-            any(repositories::write_credentials),
+            get(repositories::write_credentials).post(repositories::write_credentials),
         ),
         (
             "/api/v1/write-repositories/{repo}".into(),
-            any(repositories::write_credentials),
+            get(repositories::write_credentials)
+                .put(repositories::write_credentials)
+                .delete(repositories::write_credentials),
         ),
         (
             "/api/v1/write-repocreds".into(),
-            any(repositories::write_credentials),
+            get(repositories::write_credentials).post(repositories::write_credentials),
         ),
         (
             "/api/v1/write-repocreds/{url}".into(),
-            any(repositories::write_credentials),
+            put(repositories::write_credentials).delete(repositories::write_credentials),
         ),
         (
             "/api/v1/certificates".into(),
@@ -436,6 +438,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 73, "routes served by method");
+        assert_eq!(served, 82, "routes served by method");
     }
 }

@@ -219,7 +219,7 @@ pub(crate) const WRITE_REFUSAL: &str = "write credentials (repository-write and 
     repo-write-creds Secrets) are used only by Argo CD's source hydrator, which Plumb does not \
     have: they are neither stored nor served";
 
-/// `/api/v1/write-repositories[/{repo}]` and `/api/v1/write-repocreds[/{url}]`, every method:
+/// `/api/v1/write-repositories[/{repo}]` and `/api/v1/write-repocreds[/{url}]`, each of Argo's methods:
 /// Argo's write-credential services, refused loudly (see [`WRITE_REFUSAL`]).
 pub(crate) async fn write_credentials(
     Authenticated(_caller): Authenticated,
