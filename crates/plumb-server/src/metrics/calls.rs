@@ -78,6 +78,7 @@ const fn stream(http: &'static str, route: &'static str, method: &'static str) -
 const ARGO_CALLS: &[ArgoRoute] = &[
     unary("GET", "/api/version", "version.VersionService", "Version"),
     unary("GET", "/api/v1/settings", "cluster.SettingsService", "Get"),
+    unary("GET", "/api/v1/settings/plugins", "cluster.SettingsService", "GetPlugins"),
     unary("GET", "/api/v1/applications", APPS, "List"),
     unary("POST", "/api/v1/applications", APPS, "Create"),
     unary("GET", "/api/v1/applications/{name}", APPS, "Get"),

@@ -192,6 +192,37 @@ fn resource_overrides(settings: &plumb_model::Settings) -> Map<String, Value> {
     out
 }
 
+/// Argo's `SettingsService.GetPlugins`: the config management plugins a render can use (Argo
+/// asks its repo server for its sidecars; Plumb reads the plugin directory its renders use,
+/// `plumb.plugins.dir` or `--plugin-dir`). Only for logged-in callers, as every settings detail
+/// here beyond the public few.
+pub(crate) async fn plugins(
+    State(s): State<AppState>,
+    Authenticated(_caller): Authenticated,
+) -> Result<Json<Value>> {
+    let engines = s.engines().await?;
+    let dir = plumb_app::render_settings::plugins_dir(&engines.settings, &s.render_defaults);
+    let set = match dir {
+        Some(dir) => tokio::task::spawn_blocking(move || plumb_source::plugin::load(&dir))
+            .await
+            .map_err(|e| crate::error::Error::Internal(format!("listing plugins: {e}")))?
+            .map_err(|e| crate::error::Error::Internal(format!("listing plugins: {e}")))?,
+        None => Default::default(),
+    };
+    Ok(Json(plugins_answer(&set)))
+}
+
+/// `{"plugins":[{"name":…}]}` by name; `{}` with none (Go's `omitempty`).
+fn plugins_answer(set: &plumb_source::plugin::PluginSet) -> Value {
+    let mut names: Vec<&str> = set.plugins.iter().map(|p| p.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.is_empty() {
+        return json!({});
+    }
+    json!({"plugins": names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()})
+}
+
 /// `GET /readyz`: ready when the Kubernetes API answers a list of the control namespace's
 /// Applications within 5 s (the server keeps no caches of its own, so that is what it needs to
 /// answer); 503 naming the failure otherwise.
@@ -218,6 +249,27 @@ pub(crate) async fn ready(State(s): State<AppState>) -> axum::response::Response
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// GetPlugins answers with the names of the plugin directory's valid plugins, by name, and
+    /// `{}` when there are none (Argo's `omitempty`); an invalid file lists nothing.
+    #[test]
+    fn plugins_are_listed_by_name() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let plugin = |name: &str| {
+            format!(
+                "apiVersion: argoproj.io/v1alpha1\nkind: ConfigManagementPlugin\nmetadata:\n  name: {name}\nspec:\n  generate:\n    command: [sh, -c, cat manifests.yaml]\n"
+            )
+        };
+        std::fs::write(dir.path().join("b.yaml"), plugin("kustomize-envsubst")).expect("write");
+        std::fs::write(dir.path().join("a.yaml"), plugin("cdk8s")).expect("write");
+        std::fs::write(dir.path().join("broken.yaml"), "kind: [").expect("write");
+        let set = plumb_source::plugin::load(dir.path()).expect("load");
+        assert_eq!(
+            plugins_answer(&set),
+            json!({"plugins": [{"name": "cdk8s"}, {"name": "kustomize-envsubst"}]})
+        );
+        assert_eq!(plugins_answer(&Default::default()), json!({}));
+    }
 
     #[test]
     fn resource_overrides_use_argos_keys_and_fields() {

@@ -107,6 +107,7 @@ fn meta_routes() -> Routes {
     vec![
         ("/api/version".into(), get(meta::version)),
         ("/api/v1/settings".into(), get(meta::settings)),
+        ("/api/v1/settings/plugins".into(), get(meta::plugins)),
         (
             "/api/v1/clusters".into(),
             get(clusters::list).post(cluster_edit::create),
@@ -438,6 +439,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 82, "routes served by method");
+        assert_eq!(served, 83, "routes served by method");
     }
 }
