@@ -37,7 +37,8 @@ fn run(
         .unwrap()
 }
 
-fn ok(out: &Output) -> String {
+/// The command succeeded: its stdout (both streams in the failure message).
+pub(super) fn ok(out: &Output) -> String {
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -48,7 +49,8 @@ fn ok(out: &Output) -> String {
     text(&out.stdout)
 }
 
-fn must(args: &[&str]) -> String {
+/// A kubectl command that must succeed: its trimmed stdout.
+pub(super) fn must(args: &[&str]) -> String {
     let out = kubectl(args);
     assert!(
         out.status.success(),

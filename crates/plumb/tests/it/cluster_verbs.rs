@@ -9,6 +9,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 use super::app::{control_namespace, env, kubectl, text};
+use super::cluster_cli::{must, ok};
 
 fn run(args: &[&str], kubeconfig: &std::path::Path, ns: &str) -> Output {
     Command::new(env!("CARGO_BIN_EXE_plumb"))
@@ -21,27 +22,6 @@ fn run(args: &[&str], kubeconfig: &std::path::Path, ns: &str) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
-}
-
-fn must(args: &[&str]) -> String {
-    let out = kubectl(args);
-    assert!(
-        out.status.success(),
-        "kubectl {args:?}: {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout).trim().to_string()
 }
 
 fn b64(s: &str) -> String {
