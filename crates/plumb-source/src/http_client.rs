@@ -77,18 +77,3 @@ pub(crate) fn configure(
 ) -> Result<ClientBuilder, String> {
     proxy(tls(b, host, creds, certs)?, creds)
 }
-
-/// `e` and its causes on one line (reqwest's own message is only the outermost).
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        cur = s.source();
-    }
-    out
-}

@@ -161,7 +161,20 @@ fn pem_block(text: &str) -> std::result::Result<(String, Vec<u8>), String> {
 pub(crate) type ClientFor<'a> =
     &'a dyn Fn(&reqwest::Url) -> std::result::Result<reqwest::blocking::Client, String>;
 
-pub(super) use crate::http_client::error_chain;
+/// `e` and its causes on one line (reqwest's own message is only the outermost).
+pub(super) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cur = s.source();
+    }
+    out
+}
 
 #[cfg(test)]
 mod tests {

@@ -208,7 +208,18 @@ fn authorize(
 
 /// `e` and its causes, without the URL's query (a download href may carry a signature).
 fn chain(e: reqwest::Error) -> String {
-    crate::http_client::error_chain(&e.without_url())
+    let e = e.without_url();
+    let mut out = e.to_string();
+    let mut cur = std::error::Error::source(&e);
+    while let Some(s) = cur {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cur = s.source();
+    }
+    out
 }
 
 #[cfg(test)]

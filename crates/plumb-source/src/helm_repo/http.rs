@@ -16,7 +16,6 @@ use reqwest::Url;
 use reqwest::blocking::Client;
 
 use crate::credentials::{RepoCredentials, TlsCerts};
-use crate::http_client::error_chain;
 use crate::redact::Redactor;
 
 /// Redirects followed before giving up (Go's `net/http` default).
@@ -173,6 +172,21 @@ pub(crate) fn same_origin(a: &Url, b: &Url) -> bool {
     a.scheme() == b.scheme()
         && a.host_str() == b.host_str()
         && a.port_or_known_default() == b.port_or_known_default()
+}
+
+/// `e` and its causes on one line (reqwest's own message is only the outermost).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let text = s.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cur = s.source();
+    }
+    out
 }
 
 #[cfg(test)]
