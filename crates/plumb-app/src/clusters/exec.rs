@@ -163,9 +163,25 @@ impl Drop for GroupGuard {
     }
 }
 
+// A plugin file that was just written (an install step, a rotated helper) can still be open for
+// writing in a child that another thread forked and has not yet exec'd: exec then fails with
+// ETXTBSY for a moment. client-go would retry on the next request; retry here, briefly.
+async fn spawn(cfg: &ExecProviderConfig) -> std::io::Result<tokio::process::Child> {
+    let mut attempt = 0;
+    loop {
+        match command(cfg).spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && attempt < 20 => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
 async fn run_bounded(cfg: &ExecProviderConfig, limits: ExecLimits) -> Result<Vec<u8>, ExecError> {
     let name = cfg.command.clone();
-    let mut child = command(cfg).spawn().map_err(|e| match e.kind() {
+    let mut child = spawn(cfg).await.map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ExecError::NotFound {
             command: name.clone(),
             hint: cfg
