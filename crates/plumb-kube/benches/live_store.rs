@@ -47,7 +47,7 @@ fn deployment(app: usize, i: usize, rv: u64) -> DynamicObject {
             "name": name, "namespace": ns, "uid": format!("d-{app}-{i}"), "resourceVersion": rv.to_string(),
             "generation": 4, "creationTimestamp": "2026-11-29T10:02:21Z",
             "labels": {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": format!("app-{app}")},
-            "annotations": {"argocd.argoproj.io/tracking-id": tracking_id(&format!("app-{app}"), &key),
+            "annotations": {"argocd.argoproj.io/tracking-id": tracking_id(&format!("app-{app}"), &key, &ns),
                             "deployment.kubernetes.io/revision": "4"},
             "managedFields": [
                 {"apiVersion": "apps/v1", "fieldsType": "FieldsV1", "manager": "plumb-controller", "operation": "Apply",

@@ -123,7 +123,7 @@ pub(super) fn prepare(
             set_annotation(
                 &mut obj,
                 TRACKING_ID,
-                &plumb_kube::tracking_id(instance, &key),
+                &plumb_kube::tracking_id(instance, &key, dest_ns),
             );
         }
         if method != plumb_kube::TrackingMethod::Annotation {

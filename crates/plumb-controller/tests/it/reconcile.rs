@@ -411,3 +411,101 @@ async fn a_change_that_changes_no_status_writes_nothing() {
         "Synced"
     );
 }
+
+/// Argo CD writes a cluster-scoped object's tracking id with its Application's destination
+/// namespace (`app:rbac.authorization.k8s.io/ClusterRole:<dest>/name`). An object Argo CD synced
+/// reads Synced to Plumb as it is, and one Plumb creates carries the same id Argo CD would write.
+#[tokio::test]
+async fn cluster_scoped_objects_carry_the_destination_namespace_as_argo_cd_writes_it() {
+    let env = TestEnv::shared();
+    let ctl = Controlled::start(env, "ctl-cluster-scoped").await;
+    let dest = env.namespace("dest-cluster-scoped");
+    let app_name = format!("cs-{}", std::process::id());
+    let (adopted, created) = (format!("{app_name}-adopted"), format!("{app_name}-created"));
+    let role = |name: &str| {
+        format!(
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {name}\nrules:\n- apiGroups: [\"\"]\n  resources: [\"configmaps\"]\n  verbs: [\"get\"]\n"
+        )
+    };
+    let id = |name: &str| {
+        format!(
+            "{app_name}:rbac.authorization.k8s.io/ClusterRole:{}/{name}",
+            dest.name()
+        )
+    };
+    // As Argo CD v3.6.1 leaves it: its tracking id, applied client-side (kubectl's
+    // last-applied-configuration, Argo's default apply), by a field manager that is not Plumb.
+    plumb_testenv::process::kubectl_apply(
+        env,
+        &json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": {"name": adopted,
+                             "annotations": {"argocd.argoproj.io/tracking-id": id(&adopted)}},
+                "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}),
+    );
+    let repo = GitRepo::new();
+    repo.commit(
+        &[
+            ("app/adopted.yaml", role(&adopted)),
+            ("app/created.yaml", role(&created)),
+        ],
+        "both",
+    );
+    ctl.create_app(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": app_name},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "app", "targetRevision": "HEAD"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
+    }))
+    .await;
+    let app = ctl
+        .wait_app(&app_name, "compared", |a| {
+            a["status"]["sync"]["status"] == "OutOfSync"
+        })
+        .await;
+    let status = |name: &str| {
+        app["status"]["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["name"] == name)
+            .map(|r| r["status"].clone())
+    };
+    // Argo CD's object is Plumb's as it is; only the one nobody created yet is out of sync.
+    assert_eq!(
+        status(&adopted),
+        Some(json!("Synced")),
+        "{:#}",
+        app["status"]
+    );
+    assert_eq!(
+        status(&created),
+        Some(json!("OutOfSync")),
+        "{:#}",
+        app["status"]
+    );
+    let app = ctl.sync(&app_name, json!({"prune": false})).await;
+    assert_eq!(app["status"]["operationState"]["phase"], "Succeeded");
+    let annotation = |name: &str| {
+        let out = env
+            .kubectl()
+            .args([
+                "get",
+                "clusterrole",
+                name,
+                "-o",
+                "jsonpath={.metadata.annotations.argocd\\.argoproj\\.io/tracking-id}",
+            ])
+            .output()
+            .expect("kubectl");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(annotation(&created), id(&created));
+    assert_eq!(annotation(&adopted), id(&adopted));
+    for name in [&adopted, &created] {
+        let _ = env
+            .kubectl()
+            .args(["delete", "clusterrole", name, "--wait=false"])
+            .output();
+    }
+}

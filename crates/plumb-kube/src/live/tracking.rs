@@ -84,12 +84,17 @@ impl Tracking {
     }
 }
 
-/// The tracking-id annotation value for an object of an Application.
-pub fn tracking_id(app: &str, key: &ResourceKey) -> String {
-    format!(
-        "{app}:{}/{}:{}/{}",
-        key.group, key.kind, key.namespace, key.name
-    )
+/// The tracking-id annotation value for an object of an Application whose destination namespace
+/// is `dest_ns`. A cluster-scoped object carries the destination namespace, as Argo CD writes it
+/// (`UnstructuredToAppInstanceValue` defaults the namespace): an Application adopted from Argo CD
+/// must find its ClusterRoles' and Namespaces' annotations already as it would write them.
+pub fn tracking_id(app: &str, key: &ResourceKey, dest_ns: &str) -> String {
+    let namespace = if key.namespace.is_empty() {
+        dest_ns
+    } else {
+        &key.namespace
+    };
+    format!("{app}:{}/{}:{namespace}/{}", key.group, key.kind, key.name)
 }
 
 fn parse_tracking_id(id: &str, key: &ResourceKey) -> Option<TrackedBy> {
@@ -101,7 +106,12 @@ fn parse_tracking_id(id: &str, key: &ResourceKey) -> Option<TrackedBy> {
         .split_once(':')
         .and_then(|(gk, nn)| Some((gk.split_once('/')?, nn.split_once('/')?)))
         .is_some_and(|((group, kind), (namespace, name))| {
-            group == key.group && kind == key.kind && namespace == key.namespace && name == key.name
+            // Cluster-scoped objects carry their Application's destination namespace: any
+            // namespace matches them, as in Argo CD's isSelfReferencedObj.
+            group == key.group
+                && kind == key.kind
+                && (namespace == key.namespace || key.namespace.is_empty())
+                && name == key.name
         });
     Some(TrackedBy {
         app: app.to_string(),
@@ -123,7 +133,7 @@ mod tests {
     #[test]
     fn annotation_tracking_reads_the_app_and_checks_self_reference() {
         let key = ResourceKey::new("apps", "Deployment", "payments", "payments-api");
-        let id = tracking_id("payments-api", &key);
+        let id = tracking_id("payments-api", &key, "elsewhere");
         assert_eq!(id, "payments-api:apps/Deployment:payments/payments-api");
         let t = Tracking::default();
         let by = t
@@ -152,15 +162,35 @@ mod tests {
     #[test]
     fn core_and_cluster_scoped_ids() {
         let cm = ResourceKey::new("", "ConfigMap", "payments", "settings");
-        assert_eq!(tracking_id("app", &cm), "app:/ConfigMap:payments/settings");
+        assert_eq!(
+            tracking_id("app", &cm, "elsewhere"),
+            "app:/ConfigMap:payments/settings"
+        );
+        // What Argo CD v3.6.1's UnstructuredToAppInstanceValue gives a Namespace of an Application
+        // whose destination namespace is `payments`.
         let ns = ResourceKey::new("", "Namespace", "", "payments");
-        let id = tracking_id("team_app", &ns);
-        assert_eq!(id, "team_app:/Namespace:/payments");
-        let by = Tracking::default()
-            .tracked_by(&ns, Some(&map(&[(TRACKING_ID, &id)])), None)
+        let id = tracking_id("team_app", &ns, "payments");
+        assert_eq!(id, "team_app:/Namespace:payments/payments");
+        assert_eq!(tracking_id("a", &ns, ""), "a:/Namespace:/payments");
+        for written in [
+            id.as_str(),
+            "team_app:/Namespace:/payments",
+            "team_app:/Namespace:other/payments",
+        ] {
+            let by = Tracking::default()
+                .tracked_by(&ns, Some(&map(&[(TRACKING_ID, written)])), None)
+                .unwrap();
+            assert_eq!(by.app, "team_app");
+            assert!(by.self_referencing, "{written}");
+        }
+        let copied = Tracking::default()
+            .tracked_by(
+                &ns,
+                Some(&map(&[(TRACKING_ID, "team_app:/Namespace:payments/other")])),
+                None,
+            )
             .unwrap();
-        assert_eq!(by.app, "team_app");
-        assert!(by.self_referencing);
+        assert!(!copied.self_referencing);
     }
 
     #[test]

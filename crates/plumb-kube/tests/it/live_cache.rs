@@ -112,7 +112,7 @@ async fn tracked_objects_are_indexed_by_app_and_changes_are_reported() {
     let tracked = |value: &str| {
         json!({"apiVersion": "v1", "kind": "ConfigMap",
                "metadata": {"name": "tracked", "namespace": ns.name(),
-                            "annotations": {TRACKING_ID: tracking_id(&app, &tracked_key)}},
+                            "annotations": {TRACKING_ID: tracking_id(&app, &tracked_key, "")}},
                "data": {"value": value}})
     };
     applier.apply(&tracked("1"), None).await.unwrap();
@@ -148,7 +148,7 @@ async fn tracked_objects_are_indexed_by_app_and_changes_are_reported() {
     let deployment = json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web", "namespace": ns.name(),
-                     "annotations": {TRACKING_ID: tracking_id(&app, &deploy_key)}},
+                     "annotations": {TRACKING_ID: tracking_id(&app, &deploy_key, "")}},
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
                  "template": {"metadata": {"labels": {"app": "web"}},
                               "spec": {"containers": [{"name": "web", "image": "registry.example.com/web:1"}]}}}
@@ -205,7 +205,7 @@ async fn kinds_of_crds_created_later_are_watched_and_dropped_with_their_crd() {
     let key = ResourceKey::new(group.clone(), "Squid", ns.name(), "inky");
     let squid = json!({"apiVersion": format!("{group}/v1"), "kind": "Squid",
                        "metadata": {"name": "inky", "namespace": ns.name(),
-                                    "annotations": {TRACKING_ID: tracking_id(&app, &key)}},
+                                    "annotations": {TRACKING_ID: tracking_id(&app, &key, "")}},
                        "spec": {"ink": true}});
     // The kind's initial list may still be running; re-apply until the change is reported.
     applier.apply(&squid, None).await.unwrap();
