@@ -57,6 +57,7 @@ pub(crate) struct ServerMetrics {
     started: Family<Started, Counter>,
     handled: Family<Handled, Counter>,
     http: Family<Http, Counter>,
+    crds: plumb_app::crd_check::CrdGauge,
 }
 
 impl ServerMetrics {
@@ -80,12 +81,19 @@ impl ServerMetrics {
             "HTTP requests answered by plumb server, by route pattern and status.",
             http.clone(),
         );
+        let crds = plumb_app::crd_check::register_gauge(&mut registry);
         Self {
             registry,
             started,
             handled,
             http,
+            crds,
         }
+    }
+
+    /// `plumb_crd_outdated`, set by the start-up CRD check.
+    pub(crate) fn crd_gauge(&self) -> plumb_app::crd_check::CrdGauge {
+        self.crds.clone()
     }
 
     /// Registers `plumb_server_logins_total{result}` (counted by [`crate::auth`]).
