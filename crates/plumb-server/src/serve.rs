@@ -112,9 +112,7 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     if let Some(logins) = logins {
         metrics.register_logins(logins);
     }
-    let crds =
-        plumb_app::crd_check::check_and_report(state.client.clone(), metrics.crd_gauge(), "server");
-    let metrics = Arc::new(metrics);
+    let metrics = Arc::new(metrics.checking_crds(&state.client));
     let metrics_addr = match config.metrics_listen {
         Some(addr) => Some(crate::metrics::listen(addr, metrics.clone(), stop_rx.clone()).await?),
         None => None,
@@ -134,7 +132,6 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     let acceptor = tls.map(|(cfg, _)| tokio_rustls::TlsAcceptor::from(cfg));
     tracing::info!(%addr, tls = acceptor.is_some(), "plumb server listening");
     let task = tokio::spawn(accept_loop(listener, acceptor, app, stop_rx));
-    tokio::spawn(crds);
     Ok(Running {
         addr,
         certificate_pem,

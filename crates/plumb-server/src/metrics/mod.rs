@@ -91,9 +91,15 @@ impl ServerMetrics {
         }
     }
 
-    /// `plumb_crd_outdated`, set by the start-up CRD check.
-    pub(crate) fn crd_gauge(&self) -> plumb_app::crd_check::CrdGauge {
-        self.crds.clone()
+    /// Starts the start-up CRD check in the background; it sets `plumb_crd_outdated` and logs
+    /// an outdated CRD at error level (never fatal: a crash loop would fix nothing).
+    pub(crate) fn checking_crds(self, client: &kube::Client) -> Self {
+        tokio::spawn(plumb_app::crd_check::check_and_report(
+            client.clone(),
+            self.crds.clone(),
+            "server",
+        ));
+        self
     }
 
     /// Registers `plumb_server_logins_total{result}` (counted by [`crate::auth`]).
