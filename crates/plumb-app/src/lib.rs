@@ -19,6 +19,7 @@ pub mod argo_secrets;
 pub mod clusters;
 pub mod compare;
 mod context;
+pub mod crd_check;
 pub mod diff_cache;
 mod error;
 pub mod gpg_keys;

@@ -107,6 +107,7 @@ pub struct Metrics {
     timings: Timings,
     source: SourceEngine,
     caches: CacheSizes,
+    crds: plumb_app::crd_check::CrdGauge,
     apps_synced: AtomicBool,
     live_cache_synced: AtomicBool,
 }
@@ -157,6 +158,7 @@ impl Metrics {
         let timings = Timings::register(&mut registry);
         let source = SourceEngine::register(&mut registry);
         let caches = CacheSizes::register(&mut registry);
+        let crds = plumb_app::crd_check::register_gauge(&mut registry);
         Self {
             registry,
             argo,
@@ -164,9 +166,15 @@ impl Metrics {
             timings,
             source,
             caches,
+            crds,
             apps_synced: AtomicBool::new(false),
             live_cache_synced: AtomicBool::new(false),
         }
+    }
+
+    /// `plumb_crd_outdated`, set by the start-up CRD check.
+    pub fn crd_gauge(&self) -> plumb_app::crd_check::CrdGauge {
+        self.crds.clone()
     }
 
     fn current(&self) -> std::sync::MutexGuard<'_, BTreeMap<(String, String), AppInfo>> {

@@ -69,7 +69,7 @@ fn crd<T: JsonSchema>(names: Names, printer_columns: Value) -> Value {
         version["additionalPrinterColumns"] = printer_columns;
     }
     let name = format!("{}.{GROUP}", names.plural);
-    json!({
+    let mut crd = json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {
@@ -88,5 +88,52 @@ fn crd<T: JsonSchema>(names: Names, printer_columns: Value) -> Value {
             "scope": "Namespaced",
             "versions": [version],
         },
-    })
+    });
+    crd["metadata"]["annotations"] = json!({
+        crate::crd_check::SCHEMA_KEY: schema_hash(&crd["spec"]),
+        crate::crd_check::VERSION_KEY: crate::crd_check::VERSION,
+    });
+    crd
+}
+
+/// `sha256:<hex>` of `spec` written with sorted keys and no spaces, so the hash does not depend
+/// on serde_json's map order (its `preserve_order` feature may be on in one build and not in
+/// another).
+pub fn schema_hash(spec: &Value) -> String {
+    use sha2::Digest as _;
+    let mut text = String::new();
+    canonical(spec, &mut text);
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
 }

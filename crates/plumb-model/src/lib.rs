@@ -14,6 +14,7 @@ pub mod annotations;
 pub mod application;
 #[cfg(feature = "schema")]
 pub mod crd;
+pub mod crd_check;
 pub mod duration;
 pub mod go;
 mod key;

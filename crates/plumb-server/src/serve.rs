@@ -112,7 +112,7 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     if let Some(logins) = logins {
         metrics.register_logins(logins);
     }
-    let metrics = Arc::new(metrics);
+    let metrics = Arc::new(metrics.checking_crds(&state.client));
     let metrics_addr = match config.metrics_listen {
         Some(addr) => Some(crate::metrics::listen(addr, metrics.clone(), stop_rx.clone()).await?),
         None => None,

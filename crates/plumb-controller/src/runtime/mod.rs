@@ -23,6 +23,12 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     let started = setup::start(client, config).await?;
     let shared = started.shared;
     setup::serve_metrics(&shared).await?;
+    // Once, beside the start: an outdated CRD is reported, not fatal.
+    tokio::spawn(plumb_app::crd_check::check_and_report(
+        shared.client.clone(),
+        shared.metrics.crd_gauge(),
+        "controller",
+    ));
     let ready = setup::spawn_live_events(shared.clone(), started.live_events);
     setup::wait_for_live_cache(ready).await;
 

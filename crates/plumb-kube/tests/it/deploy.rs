@@ -1,6 +1,12 @@
 //! Plumb's `deploy/` manifests on a real API server: the generated CRDs are accepted, the default
-//! AppProject applies, and Argo CD example Applications are stored and read back unchanged.
+//! AppProject applies, every object of install.yaml, namespace-install.yaml and the StatefulSet
+//! component is valid (server-side dry run), install.yaml and namespace-install.yaml are what
+//! the pinned kustomize makes of deploy/ now, and Argo CD example Applications are stored and read
+//! back unchanged.
 
+use std::path::Path;
+
+use plumb_kube::Applier;
 use plumb_kube::strip_nulls;
 use plumb_model::ResourceKey;
 use plumb_model::application::{AppProject, Application};
@@ -27,42 +33,7 @@ async fn crds_default_project_and_argo_examples_are_accepted() {
         }
         wait_established(&applier, name).await;
     }
-    for file in ["namespace.yaml", "default-appproject.yaml"] {
-        for doc in read_yaml_docs(&deploy.join(file)) {
-            applier
-                .apply(&doc, None)
-                .await
-                .unwrap_or_else(|e| panic!("{file}: {e:?}"));
-        }
-    }
-    let project = applier
-        .get(&ResourceKey::new(
-            "argoproj.io",
-            "AppProject",
-            "argocd",
-            "default",
-        ))
-        .await
-        .unwrap()
-        .unwrap();
-    let project: AppProject = serde_json::from_value(project).unwrap();
-    assert_eq!(project.spec.source_repos, Some(vec!["*".to_string()]));
-
-    // RBAC, the controller (Deployment and StatefulSet variant) and the server are valid objects
-    // (server-side dry run).
-    for file in [
-        "rbac.yaml",
-        "controller-deployment.yaml",
-        "controller-statefulset.yaml",
-        "server.yaml",
-    ] {
-        for doc in read_yaml_docs(&deploy.join(file)) {
-            applier
-                .dry_run_apply(&doc)
-                .await
-                .unwrap_or_else(|e| panic!("{file}: {e:?}"));
-        }
-    }
+    check_install_manifests(&applier, ns.name(), &deploy).await;
 
     // Every Argo example fixture, moved into the test namespace, is stored as written.
     let testdata = repo().join("crates/plumb-model/testdata");
@@ -117,4 +88,110 @@ async fn crds_default_project_and_argo_examples_are_accepted() {
             .contains("SYNC STATUS   HEALTH STATUS"),
         "{text}"
     );
+}
+
+/// install.yaml's Namespace and AppProject applied for real (in `argocd`); everything else of
+/// it, of namespace-install.yaml (moved to `ns`) and of the StatefulSet component as a
+/// server-side dry run.
+async fn check_install_manifests(applier: &Applier, ns: &str, deploy: &Path) {
+    let install = read_yaml_docs(&deploy.join("install.yaml"));
+    for doc in install
+        .iter()
+        .filter(|d| kind_in(d, &["Namespace", "AppProject"]))
+    {
+        applier
+            .apply(doc, None)
+            .await
+            .unwrap_or_else(|e| panic!("install.yaml: {}: {e:?}", ResourceKey::of(doc)));
+    }
+    let project = applier
+        .get(&ResourceKey::new(
+            "argoproj.io",
+            "AppProject",
+            "argocd",
+            "default",
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    let project: AppProject = serde_json::from_value(project).unwrap();
+    assert_eq!(project.spec.source_repos, Some(vec!["*".to_string()]));
+
+    let skip = ["Namespace", "AppProject", "CustomResourceDefinition"];
+    let mut kinds = std::collections::BTreeSet::new();
+    for doc in install.iter().filter(|d| !kind_in(d, &skip)) {
+        kinds.insert(doc["kind"].as_str().unwrap_or_default().to_string());
+        applier
+            .dry_run_apply(doc)
+            .await
+            .unwrap_or_else(|e| panic!("install.yaml: {}: {e:?}", ResourceKey::of(doc)));
+    }
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        [
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Deployment",
+            "NetworkPolicy",
+            "PodDisruptionBudget",
+            "Role",
+            "RoleBinding",
+            "Service",
+            "ServiceAccount"
+        ]
+    );
+    let namespaced = [
+        "namespace-install.yaml",
+        "components/controller-statefulset/statefulset.yaml",
+    ];
+    for file in namespaced {
+        for mut doc in read_yaml_docs(&deploy.join(file)) {
+            if kind_in(&doc, &["AppProject"]) {
+                continue;
+            }
+            assert!(
+                doc["metadata"]["namespace"].is_null(),
+                "{file}: {} names a namespace",
+                ResourceKey::of(&doc)
+            );
+            doc["metadata"]["namespace"] = Value::String(ns.to_string());
+            applier
+                .dry_run_apply(&doc)
+                .await
+                .unwrap_or_else(|e| panic!("{file}: {}: {e:?}", ResourceKey::of(&doc)));
+        }
+    }
+}
+
+fn kind_in(doc: &Value, kinds: &[&str]) -> bool {
+    doc["kind"].as_str().is_some_and(|k| kinds.contains(&k))
+}
+
+/// install.yaml and namespace-install.yaml are what the pinned kustomize makes of deploy/ and
+/// deploy/namespace-install now (`scripts/install-manifests` regenerates them).
+#[test]
+fn install_manifests_are_up_to_date() {
+    let deploy = repo().join("deploy");
+    for (dir, file) in [
+        (".", "install.yaml"),
+        ("namespace-install", "namespace-install.yaml"),
+    ] {
+        let out = std::process::Command::new(plumb_testenv::tools::kustomize())
+            .arg("build")
+            .arg(deploy.join(dir))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "kustomize build deploy/{dir}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let committed = std::fs::read_to_string(deploy.join(file)).unwrap();
+        // The two header lines scripts/install-manifests writes.
+        let body = committed.splitn(3, '\n').nth(2).unwrap_or_default();
+        assert!(
+            body == String::from_utf8_lossy(&out.stdout),
+            "deploy/{file} is stale: run scripts/install-manifests"
+        );
+    }
 }

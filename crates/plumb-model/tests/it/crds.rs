@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use plumb_model::crd::{app_project_crd, application_crd};
+use plumb_model::crd::{app_project_crd, application_crd, schema_hash};
+use plumb_model::crd_check;
 
 use crate::deploy;
 
@@ -25,14 +26,69 @@ fn check(file: &str, crd: Value) {
     );
 }
 
+/// The binary's schema constant (`crd_check::<constant>`) is the generated CRD's annotation;
+/// with `PLUMB_UPDATE_CRDS` it is rewritten in src/crd_check.rs.
+fn check_constant(constant: &str, current: &str, crd: &Value) {
+    let generated = crd["metadata"]["annotations"][crd_check::SCHEMA_KEY]
+        .as_str()
+        .unwrap();
+    if current == generated {
+        return;
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/crd_check.rs");
+    if std::env::var_os("PLUMB_UPDATE_CRDS").is_some() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (head, tail) = text
+            .split_once(&format!("pub const {constant}: &str ="))
+            .unwrap();
+        let (_, rest) = tail.split_once(';').unwrap();
+        let text = format!("{head}pub const {constant}: &str =\n    \"{generated}\";{rest}");
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    panic!(
+        "crd_check::{constant} is {current}, the generated CRD's is {generated}: run `PLUMB_UPDATE_CRDS=1 cargo test -p plumb-model --test it crds`"
+    );
+}
+
 #[test]
 fn application_crd_is_up_to_date() {
-    check("application-crd.yaml", application_crd());
+    let crd = application_crd();
+    check_constant("APPLICATION_SCHEMA", crd_check::APPLICATION_SCHEMA, &crd);
+    check("application-crd.yaml", crd);
 }
 
 #[test]
 fn appproject_crd_is_up_to_date() {
-    check("appproject-crd.yaml", app_project_crd());
+    let crd = app_project_crd();
+    check_constant("APP_PROJECT_SCHEMA", crd_check::APP_PROJECT_SCHEMA, &crd);
+    check("appproject-crd.yaml", crd);
+}
+
+/// The hash covers the spec only, and not serde_json's map order.
+#[test]
+fn schema_hash_covers_the_spec_in_any_key_order() {
+    let crd = application_crd();
+    let spec = &crd["spec"];
+    let reversed: serde_json::Map<String, Value> = spec
+        .as_object()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    assert_eq!(schema_hash(spec), schema_hash(&Value::Object(reversed)));
+    let mut changed = spec.clone();
+    changed["names"]["shortNames"] = serde_json::json!(["app"]);
+    assert_ne!(schema_hash(spec), schema_hash(&changed));
+    assert_eq!(
+        crd["metadata"]["annotations"][crd_check::SCHEMA_KEY],
+        schema_hash(spec)
+    );
+    assert_eq!(
+        crd["metadata"]["annotations"][crd_check::VERSION_KEY],
+        env!("CARGO_PKG_VERSION")
+    );
 }
 
 /// Walks a schema and returns the first non-structural node: every node needs a `type` unless it

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod argo_examples;
+mod crd_check;
 mod crds;
 
 use std::path::{Path, PathBuf};

@@ -57,6 +57,7 @@ pub(crate) struct ServerMetrics {
     started: Family<Started, Counter>,
     handled: Family<Handled, Counter>,
     http: Family<Http, Counter>,
+    crds: plumb_app::crd_check::CrdGauge,
 }
 
 impl ServerMetrics {
@@ -80,12 +81,25 @@ impl ServerMetrics {
             "HTTP requests answered by plumb server, by route pattern and status.",
             http.clone(),
         );
+        let crds = plumb_app::crd_check::register_gauge(&mut registry);
         Self {
             registry,
             started,
             handled,
             http,
+            crds,
         }
+    }
+
+    /// Starts the start-up CRD check in the background; it sets `plumb_crd_outdated` and logs
+    /// an outdated CRD at error level (never fatal: a crash loop would fix nothing).
+    pub(crate) fn checking_crds(self, client: &kube::Client) -> Self {
+        tokio::spawn(plumb_app::crd_check::check_and_report(
+            client.clone(),
+            self.crds.clone(),
+            "server",
+        ));
+        self
     }
 
     /// Registers `plumb_server_logins_total{result}` (counted by [`crate::auth`]).
