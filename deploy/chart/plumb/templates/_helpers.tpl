@@ -17,6 +17,9 @@ names, so one can replace the other. One release per namespace.
 {{- define "plumb.labels" -}}
 helm.sh/chart: {{ include "plumb.chart" .ctx }}
 app.kubernetes.io/name: {{ .name }}
+{{- with .component }}
+app.kubernetes.io/component: {{ . }}
+{{- end }}
 app.kubernetes.io/instance: {{ .ctx.Release.Name }}
 app.kubernetes.io/part-of: plumb
 app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
@@ -116,6 +119,8 @@ temporary files. Call with the component.
 {{- with .emptyDir.sizeLimit }}{{ $_ := set $dir "sizeLimit" . }}{{ end }}
 - name: cache
   emptyDir: {{ toJson $dir }}
+- name: home
+  emptyDir: {{ toJson $dir }}
 - name: tmp
   emptyDir: {{ toJson $dir }}
 {{- with .volumes }}
@@ -126,6 +131,8 @@ temporary files. Call with the component.
 {{- define "plumb.cacheMounts" -}}
 - name: cache
   mountPath: /var/cache/plumb
+- name: home
+  mountPath: /home/argocd
 - name: tmp
   mountPath: /tmp
 {{- with .volumeMounts }}
@@ -146,6 +153,12 @@ flag), the cache is the writable volume, the log level is global.logging.level.
   value: /var/cache/plumb
 - name: PLUMB_LOG
   value: {{ .Values.global.logging.level | quote }}
+# A writable home: the root file system is read-only, and tools a render runs (git, ssh, gpg,
+# helm) may look under $HOME.
+- name: HOME
+  value: /home/argocd
+- name: TMPDIR
+  value: /tmp
 {{- with .Values.global.env }}
 {{ toYaml . }}
 {{- end }}
