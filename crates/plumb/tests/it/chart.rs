@@ -466,6 +466,18 @@ fn chart_installs_what_deploy_installs() {
     let namespaced = kustomize_build(&repo().join("deploy/namespace-install"));
     let args = ["--set", "createClusterRoles=false,crds.install=false"];
     assert_same_install(&args, &namespaced, &[], SETTINGS);
+    // Three shards: deploy with components/controller-statefulset.
+    let deploy = repo().join("deploy").canonicalize().unwrap();
+    let overlay = tempfile::tempdir().unwrap();
+    let kustomization = format!(
+        "resources: [{}]\ncomponents: [{}]\n",
+        deploy.display(),
+        deploy.join("components/controller-statefulset").display()
+    );
+    std::fs::write(overlay.path().join("kustomization.yaml"), kustomization).unwrap();
+    let sharded = kustomize_build(overlay.path());
+    let args = ["--set", "controller.replicas=3"];
+    assert_same_install(&args, &sharded, &["Namespace/argocd"], SETTINGS);
 }
 
 /// Above one controller replica, a StatefulSet told its replica count, as
