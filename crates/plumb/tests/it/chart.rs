@@ -456,23 +456,44 @@ const SETTINGS: &[&str] = &[
     "Secret/argocd-secret",
 ];
 
-/// The default render installs what `kustomize build deploy` (install.yaml) does, except the
-/// Namespace (`helm install --create-namespace`); `createClusterRoles=false` without CRDs what
-/// deploy/namespace-install does.
+/// deploy/'s generated `install.yaml` or `namespace-install.yaml`, parsed.
+fn install_file(name: &str) -> Vec<Value> {
+    let path = repo().join("deploy").join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (scripts/install-manifests makes it)",
+            path.display()
+        )
+    });
+    parse(&text, name)
+}
+
+/// The default render installs what deploy/install.yaml does, except the Namespace (`helm
+/// install --create-namespace`); `createClusterRoles=false` without CRDs what
+/// namespace-install.yaml does; `controller.replicas=3` what deploy/ with
+/// components/controller-statefulset does.
 #[test]
 fn chart_installs_what_deploy_installs() {
-    let cluster = kustomize_build(&repo().join("deploy"));
-    assert_same_install(&[], &cluster, &["Namespace/argocd"], SETTINGS);
-    let namespaced = kustomize_build(&repo().join("deploy/namespace-install"));
+    assert_same_install(
+        &[],
+        &install_file("install.yaml"),
+        &["Namespace/argocd"],
+        SETTINGS,
+    );
     let args = ["--set", "createClusterRoles=false,crds.install=false"];
+    let namespaced = install_file("namespace-install.yaml");
     assert_same_install(&args, &namespaced, &[], SETTINGS);
-    // Three shards: deploy with components/controller-statefulset.
+    // Three shards: deploy with components/controller-statefulset, from an overlay in a
+    // temporary directory (kustomize takes only relative paths to other directories).
     let deploy = repo().join("deploy").canonicalize().unwrap();
     let overlay = tempfile::tempdir().unwrap();
+    let up = "../".repeat(overlay.path().canonicalize().unwrap().components().count() - 1);
+    let deploy = format!(
+        "{up}{}",
+        deploy.display().to_string().trim_start_matches('/')
+    );
     let kustomization = format!(
-        "resources: [{}]\ncomponents: [{}]\n",
-        deploy.display(),
-        deploy.join("components/controller-statefulset").display()
+        "resources: [{deploy}]\ncomponents: [{deploy}/components/controller-statefulset]\n"
     );
     std::fs::write(overlay.path().join("kustomization.yaml"), kustomization).unwrap();
     let sharded = kustomize_build(overlay.path());
