@@ -196,6 +196,11 @@ fn chart_lints_and_renders_every_ci_values_file() {
         );
         let objs = render(&["-f", &source]);
         check_objects(&objs, "argocd", &source);
+        assert_eq!(
+            render(&["-f", &source]),
+            objs,
+            "{source}: two renders differ"
+        );
     }
 }
 
