@@ -14,6 +14,7 @@ mod app_resource_ops;
 mod app_source_flags;
 mod argo_parity;
 mod bench_scale;
+mod chart;
 mod cli_meta;
 mod cluster_cli;
 mod cluster_verbs;
