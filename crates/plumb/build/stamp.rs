@@ -131,34 +131,42 @@ pub fn build_date(
 
 /// The build script: prints the `cargo:` lines.
 pub fn run() {
-    println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
-    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
-    let root = manifest.join("../..");
+    for line in lines(&|name| std::env::var(name).ok()) {
+        println!("{line}");
+    }
+}
+
+/// The build script's `cargo:` lines, with the build's environment read through `env`
+/// (`CARGO_MANIFEST_DIR`, `SOURCE_DATE_EPOCH`, `RUSTC`).
+pub fn lines(env: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut out = vec!["cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH".to_owned()];
+    let root = PathBuf::from(env("CARGO_MANIFEST_DIR").unwrap_or_default()).join("../..");
     let stamp = git_stamp(&root);
     if let Some(s) = &stamp {
         for path in &s.watch {
-            println!("cargo:rerun-if-changed={}", path.display());
+            out.push(format!("cargo:rerun-if-changed={}", path.display()));
         }
         // Cargo rescans a watched directory for any newer file: an edit under SCOPE reruns the
         // script, so the tree state is never stale. `ui` holds node_modules (ignored, large, and
         // not an input), so only its tracked files are watched.
         for entry in SCOPE.iter().filter(|p| **p != "ui") {
-            println!("cargo:rerun-if-changed={}", root.join(entry).display());
+            out.push(format!(
+                "cargo:rerun-if-changed={}",
+                root.join(entry).display()
+            ));
         }
-        for file in git(&root, &["ls-files", "-z", "--", "ui"])
-            .unwrap_or_default()
-            .split('\0')
-        {
-            if !file.is_empty() {
-                println!("cargo:rerun-if-changed={}", root.join(file).display());
-            }
+        let ui = git(&root, &["ls-files", "-z", "--", "ui"]).unwrap_or_default();
+        for file in ui.split('\0').filter(|f| !f.is_empty()) {
+            out.push(format!(
+                "cargo:rerun-if-changed={}",
+                root.join(file).display()
+            ));
         }
     }
-    let sde = std::env::var("SOURCE_DATE_EPOCH").ok();
+    let sde = env("SOURCE_DATE_EPOCH");
     let date = build_date(sde.as_deref(), stamp.as_ref().map(|s| s.commit_time))
         .unwrap_or_else(|e| panic!("{e}"));
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let rustc_version = Command::new(rustc)
+    let rustc_version = Command::new(env("RUSTC").unwrap_or_else(|| "rustc".into()))
         .arg("--version")
         .output()
         .ok()
@@ -169,8 +177,11 @@ pub fn run() {
     let (commit, state) = stamp.as_ref().map_or(("unknown", "unknown"), |s| {
         (s.commit.as_str(), s.tree_state)
     });
-    println!("cargo:rustc-env=PLUMB_GIT_COMMIT={commit}");
-    println!("cargo:rustc-env=PLUMB_GIT_TREE_STATE={state}");
-    println!("cargo:rustc-env=PLUMB_BUILD_DATE={date}");
-    println!("cargo:rustc-env=PLUMB_RUSTC_VERSION={rustc_version}");
+    out.push(format!("cargo:rustc-env=PLUMB_GIT_COMMIT={commit}"));
+    out.push(format!("cargo:rustc-env=PLUMB_GIT_TREE_STATE={state}"));
+    out.push(format!("cargo:rustc-env=PLUMB_BUILD_DATE={date}"));
+    out.push(format!(
+        "cargo:rustc-env=PLUMB_RUSTC_VERSION={rustc_version}"
+    ));
+    out
 }

@@ -115,3 +115,51 @@ fn this_build() {
     assert_eq!(b.git_tree_state, state);
     assert!(b.rustc_version.starts_with("rustc "), "{}", b.rustc_version);
 }
+
+/// The build script's own lines: `SOURCE_DATE_EPOCH` gives the date, the checkout the commit; a
+/// tree without Git is `unknown`, and a bad `SOURCE_DATE_EPOCH` stops the build naming it.
+#[test]
+fn build_script_lines() {
+    let manifest = env!("CARGO_MANIFEST_DIR").to_owned();
+    let build = |dir: String, sde: &'static str| {
+        stamp::lines(&move |name| match name {
+            "CARGO_MANIFEST_DIR" => Some(dir.clone()),
+            "SOURCE_DATE_EPOCH" => Some(sde.to_owned()),
+            _ => None,
+        })
+    };
+    let lines = build(manifest.clone(), "1700000000");
+    let root = Path::new(&manifest).join("../..");
+    let head = git(&root, &["rev-parse", "HEAD"]);
+    for want in [
+        "cargo:rustc-env=PLUMB_BUILD_DATE=2023-11-14T22:13:20Z".to_owned(),
+        format!("cargo:rustc-env=PLUMB_GIT_COMMIT={head}"),
+        "cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH".to_owned(),
+    ] {
+        assert!(lines.contains(&want), "{want} in {lines:?}");
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("cargo:rustc-env=PLUMB_RUSTC_VERSION=rustc ")),
+        "{lines:?}"
+    );
+    let tarball = tempfile::tempdir().expect("tempdir");
+    let inner = tarball.path().join("crates/plumb");
+    std::fs::create_dir_all(&inner).expect("mkdir");
+    let lines = build(inner.display().to_string(), "");
+    for want in [
+        "cargo:rustc-env=PLUMB_GIT_COMMIT=unknown",
+        "cargo:rustc-env=PLUMB_GIT_TREE_STATE=unknown",
+        "cargo:rustc-env=PLUMB_BUILD_DATE=unknown",
+    ] {
+        assert!(lines.iter().any(|l| l == want), "{want} in {lines:?}");
+    }
+    let bad = std::panic::catch_unwind(|| build(manifest.clone(), "tomorrow"))
+        .expect_err("a bad SOURCE_DATE_EPOCH stops the build");
+    let message = bad.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        message.contains("SOURCE_DATE_EPOCH=\"tomorrow\""),
+        "{message}"
+    );
+}
