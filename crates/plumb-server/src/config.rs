@@ -76,6 +76,9 @@ pub struct ServerConfig {
     /// empty: any). `None` reads `server.api.content.types` of `argocd-cmd-params-cm` at start,
     /// `application/json` when unset. Webhooks are not subject to it.
     pub api_content_types: Option<String>,
+    /// What the binary was built from, for `GET /api/version` (the `plumb` binary stamps it;
+    /// [`BuildInfo::unstamped`] otherwise).
+    pub build: BuildInfo,
 }
 
 impl ServerConfig {
@@ -94,6 +97,104 @@ impl ServerConfig {
             application_namespaces: None,
             customizations: Vec::new(),
             api_content_types: None,
+            build: BuildInfo::unstamped(),
         }
+    }
+}
+
+/// What a binary was built from: the fields of Argo's `VersionMessage` that are about the build.
+/// `plumb version` prints the same values the server answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildInfo {
+    /// The crate version, without `v` (`0.1.0`).
+    pub version: String,
+    /// The full Git commit, or `unknown` (built outside a Git checkout).
+    pub git_commit: String,
+    /// `clean`, `dirty` (uncommitted changes at build time) or `unknown`.
+    pub git_tree_state: String,
+    /// RFC 3339 UTC: `SOURCE_DATE_EPOCH`, else the commit's date, else `unknown`.
+    pub build_date: String,
+    /// `rustc --version` of the compiler that built it.
+    pub rustc_version: String,
+}
+
+impl BuildInfo {
+    /// Known from the crate alone (a library user that stamps nothing): the version.
+    pub fn unstamped() -> Self {
+        Self {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            git_commit: "unknown".into(),
+            git_tree_state: "unknown".into(),
+            build_date: "unknown".into(),
+            rustc_version: "unknown".into(),
+        }
+    }
+
+    /// The first 7 hex digits of the commit, or `unknown`.
+    pub fn short_commit(&self) -> &str {
+        match self.git_commit.get(..7) {
+            Some(short) if self.git_commit.bytes().all(|b| b.is_ascii_hexdigit()) => short,
+            _ => "unknown",
+        }
+    }
+
+    /// Argo's version string: `v0.1.0+1a2b3c4`, `+1a2b3c4.dirty` when the tree was not clean,
+    /// `+unknown` without a commit.
+    pub fn full_version(&self) -> String {
+        let short = self.short_commit();
+        let dirty = if short != "unknown" && self.git_tree_state != "clean" {
+            ".dirty"
+        } else {
+            ""
+        };
+        format!("v{}+{short}{dirty}", self.version)
+    }
+
+    /// `linux/amd64`: Go's names of the operating system and architecture, as Argo's `Platform`
+    /// prints them.
+    pub fn platform() -> String {
+        let arch = match std::env::consts::ARCH {
+            "x86_64" => "amd64",
+            "aarch64" => "arm64",
+            "x86" => "386",
+            other => other,
+        };
+        format!("{}/{arch}", std::env::consts::OS)
+    }
+}
+
+/// What a tool's version question ([`plumb_source::tool_version`]) gave, as `plumb version` and
+/// `GET /api/version` print it: the version, `not found`, or `unknown (why)`; never an error.
+pub fn tool_version_text(result: plumb_source::Result<String>) -> String {
+    match result {
+        Ok(v) if v.is_empty() => "unknown".into(),
+        Ok(v) => v,
+        Err(plumb_source::Error::ToolMissing { .. }) => "not found".into(),
+        Err(e) => {
+            let e = e.to_string();
+            format!("unknown ({})", e.lines().next().unwrap_or_default())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_strings() {
+        let mut b = BuildInfo {
+            git_commit: "0123456789abcdef0123456789abcdef01234567".into(),
+            git_tree_state: "clean".into(),
+            ..BuildInfo::unstamped()
+        };
+        let v = env!("CARGO_PKG_VERSION");
+        assert_eq!(b.full_version(), format!("v{v}+0123456"));
+        b.git_tree_state = "dirty".into();
+        assert_eq!(b.full_version(), format!("v{v}+0123456.dirty"));
+        assert_eq!(
+            BuildInfo::unstamped().full_version(),
+            format!("v{v}+unknown")
+        );
     }
 }

@@ -36,7 +36,7 @@ mod ui;
 mod webhook;
 
 pub use auth::ThrottleConfig;
-pub use config::{Limits, ServerConfig, TlsMode};
+pub use config::{BuildInfo, Limits, ServerConfig, TlsMode, tool_version_text};
 pub use error::{Error, Result};
 pub use serve::{Running, serve};
 pub use tls::self_signed;

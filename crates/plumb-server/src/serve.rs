@@ -107,7 +107,8 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         auth,
     )
     .with_app_namespaces(app_namespaces)
-    .with_customizations(config.customizations.clone());
+    .with_customizations(config.customizations.clone())
+    .with_build(config.build.clone());
     let mut metrics = crate::metrics::ServerMetrics::new();
     if let Some(logins) = logins {
         metrics.register_logins(logins);

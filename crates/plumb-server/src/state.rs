@@ -36,6 +36,11 @@ pub(crate) struct Inner {
     pub(crate) render_defaults: plumb_app::render_settings::RenderDefaults,
     /// `--customizations`: Lua health and action directories in Argo's layout.
     pub(crate) customizations: Vec<std::path::PathBuf>,
+    /// What the binary was built from (`GET /api/version`).
+    pub(crate) build: crate::config::BuildInfo,
+    /// `(helm, kustomize)` versions as `GET /api/version` prints them: asked once (that route
+    /// is public, so a missing binary must not cost a process per request).
+    pub(crate) tool_versions: OnceCell<(String, String)>,
     cluster: OnceCell<Arc<Cluster>>,
     /// Clusters of Argo CD cluster Secrets, by server URL, with the Secret's resourceVersion
     /// they were connected with (a changed Secret connects again).
@@ -66,6 +71,8 @@ impl AppState {
             client,
             app_namespaces: Vec::new(),
             customizations: Vec::new(),
+            build: crate::config::BuildInfo::unstamped(),
+            tool_versions: OnceCell::new(),
             render_defaults: plumb_app::render_settings::RenderDefaults {
                 limits: renderer.limits(),
                 plugins_dir: renderer.plugins_dir(),
@@ -101,6 +108,14 @@ impl AppState {
     pub(crate) fn with_customizations(mut self, dirs: Vec<std::path::PathBuf>) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.0) {
             inner.customizations = dirs;
+        }
+        self
+    }
+
+    /// The same state answering `GET /api/version` with `build` (before it is shared).
+    pub(crate) fn with_build(mut self, build: crate::config::BuildInfo) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.0) {
+            inner.build = build;
         }
         self
     }

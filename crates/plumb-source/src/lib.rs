@@ -82,6 +82,13 @@ pub use renderer::{
 pub use scope::in_project;
 pub use worker::Worker;
 
+/// The version `kind`'s tool prints (`helm version --short`, `kustomize version`), asked through
+/// the render worker as renders are, within 30 s; empty for Plumb's own renderers (directory,
+/// plugin). [`Error::ToolMissing`] when the binary is not there.
+pub fn tool_version(tools: &Tools, kind: SourceType) -> Result<String> {
+    render::tool_version(tools, &Limits::default(), kind)
+}
+
 /// True when config management plugins run in their own network and mount namespaces on this
 /// machine (the `unshare` tool works here); otherwise they run without them.
 pub fn plugin_sandbox_available() -> bool {

@@ -7,6 +7,8 @@ mod logging;
 mod output;
 #[cfg(test)]
 mod snapshot;
+#[cfg(test)]
+mod stamp_tests;
 
 use std::process::ExitCode;
 

@@ -7,28 +7,44 @@ use axum::Json;
 use axum::extract::State;
 use plumb_model::annotations::DEFAULT_INSTANCE_LABEL;
 use plumb_model::settings::{INSTANCE_LABEL_KEY, TRACKING_METHOD};
+use plumb_source::SourceType;
 use serde_json::{Map, Value, json};
 
 use crate::auth::middleware::Authenticated;
+use crate::config::{BuildInfo, tool_version_text};
 use crate::error::Result;
 use crate::state::AppState;
 
-/// Go's name of the machine architecture, as Argo's `Platform` prints it.
-fn go_arch() -> &'static str {
-    match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        "x86" => "386",
-        other => other,
-    }
-}
-
-/// `GET /api/version`.
-pub(crate) async fn version() -> Json<Value> {
+/// `GET /api/version`: Argo's `VersionMessage` (the fields Plumb has: no Go, kubectl or
+/// Jsonnet binary; `Compiler` is the whole `rustc --version`).
+pub(crate) async fn version(State(s): State<AppState>) -> Json<Value> {
+    let (helm, kustomize) = s
+        .tool_versions
+        .get_or_init(|| {
+            let renderer = s.renderer.clone();
+            async move {
+                tokio::task::spawn_blocking(move || {
+                    (
+                        tool_version_text(renderer.installed_tool_version(SourceType::Helm)),
+                        tool_version_text(renderer.installed_tool_version(SourceType::Kustomize)),
+                    )
+                })
+                .await
+                .unwrap_or_else(|e| (format!("unknown ({e})"), format!("unknown ({e})")))
+            }
+        })
+        .await
+        .clone();
+    let b = &s.build;
     Json(json!({
-        "Version": format!("v{}+plumb", env!("CARGO_PKG_VERSION")),
-        "Platform": format!("{}/{}", std::env::consts::OS, go_arch()),
-        "Compiler": "rustc",
+        "Version": b.full_version(),
+        "BuildDate": b.build_date,
+        "GitCommit": b.git_commit,
+        "GitTreeState": b.git_tree_state,
+        "Compiler": b.rustc_version,
+        "Platform": BuildInfo::platform(),
+        "HelmVersion": helm,
+        "KustomizeVersion": kustomize,
     }))
 }
 

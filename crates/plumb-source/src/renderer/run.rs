@@ -104,6 +104,12 @@ impl Renderer {
         render::render(&ctx, source, kind)
     }
 
+    /// The version of `kind`'s tool as the configured binary prints it (what render cache keys
+    /// hold; asked once, then remembered). [`crate::Error::ToolMissing`] when it is not there.
+    pub fn installed_tool_version(&self, kind: SourceType) -> Result<String> {
+        self.tool_version(kind, &self.limits())
+    }
+
     pub(super) fn tool_version(&self, kind: SourceType, limits: &Limits) -> Result<String> {
         if let Ok(map) = self.tool_versions.lock()
             && let Some(v) = map.get(&kind)

@@ -132,6 +132,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<Outcome> {
     config.source.tools.kustomize = args.kustomize;
     config.source.plugins_dir = args.plugin_dir;
     config.customizations = args.customizations;
+    config.build = super::version::build_info();
     let source = match args.kubeconfig {
         Some(p) => plumb_kube::KubeconfigSource::Path(p),
         None => plumb_kube::KubeconfigSource::Infer,

@@ -1,19 +1,31 @@
-//! `plumb version`: the client's version (`argocd version` layout), and where the cluster of the
-//! kubeconfig can be read, the versions of the controller and API server Deployments of the
-//! control namespace (their `app.kubernetes.io/version` label, else their image tag).
-//! `--client` skips the cluster.
+//! `plumb version`: the client's version and build (`argocd version` layout: commit, tree state,
+//! build date, compiler, platform, and the helm and kustomize it would render with), and where
+//! the cluster of the kubeconfig can be read, the versions of the controller and API server
+//! Deployments of the control namespace (their `app.kubernetes.io/version` label, else their
+//! image tag). `--client` skips the cluster.
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::Api;
+use plumb_server::BuildInfo;
+use plumb_source::{SourceType, Tools};
 use serde::Serialize;
 
 use crate::cmd::app::ConnArgs;
 use crate::exit::Outcome;
 
-/// The version of this binary.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// What this binary was built from, as `build.rs` stamped it (`build/stamp.rs`); the server's
+/// `GET /api/version` answers the same.
+pub fn build_info() -> BuildInfo {
+    BuildInfo {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        git_commit: env!("PLUMB_GIT_COMMIT").to_owned(),
+        git_tree_state: env!("PLUMB_GIT_TREE_STATE").to_owned(),
+        build_date: env!("PLUMB_BUILD_DATE").to_owned(),
+        rustc_version: env!("PLUMB_RUSTC_VERSION").to_owned(),
+    }
+}
 
 /// Deployments `plumb version` reports, as `deploy/` names them.
 const COMPONENTS: [&str; 2] = ["plumb-controller", "plumb-server"];
@@ -54,12 +66,32 @@ pub struct VersionArgs {
 pub struct ComponentVersion {
     /// `plumb`, `plumb-controller`, `plumb-server`.
     pub name: String,
-    /// `v0.1.0`, or what the Deployment says; absent when not found.
+    /// `v0.1.0+1a2b3c4` (`.dirty` after it when built from a dirty tree), or what the
+    /// Deployment says; absent when not found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// `linux/x86_64` (client only).
+    /// RFC 3339 UTC (client only): `SOURCE_DATE_EPOCH` at build time, else the commit's date.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_date: Option<String>,
+    /// The full commit hash, or `unknown` (client only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_commit: Option<String>,
+    /// `clean`, `dirty` or `unknown` (client only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_tree_state: Option<String>,
+    /// `rustc 1.95.0 (…)` (client only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compiler: Option<String>,
+    /// `linux/amd64`, Go's names as Argo prints them (client only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
+    /// What the helm Plumb would run prints (`$PLUMB_HELM`, else `helm` on `PATH`), or
+    /// `not found` (client, not with `--short`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub helm_version: Option<String>,
+    /// The same for kustomize (`$PLUMB_KUSTOMIZE`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kustomize_version: Option<String>,
     /// The Deployment's image.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
@@ -68,30 +100,58 @@ pub struct ComponentVersion {
     pub note: Option<String>,
 }
 
-/// The client's entry.
-pub fn client_version() -> ComponentVersion {
-    ComponentVersion {
-        name: "plumb".into(),
-        version: Some(format!("v{VERSION}")),
-        platform: Some(format!(
-            "{}/{}",
-            std::env::consts::OS,
-            std::env::consts::ARCH
-        )),
-        image: None,
-        note: None,
+impl ComponentVersion {
+    /// An entry with the name only.
+    fn named(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            version: None,
+            build_date: None,
+            git_commit: None,
+            git_tree_state: None,
+            compiler: None,
+            platform: None,
+            helm_version: None,
+            kustomize_version: None,
+            image: None,
+            note: None,
+        }
     }
+}
+
+/// The client's entry from `build`, without the tool versions.
+pub fn client_version(build: &BuildInfo) -> ComponentVersion {
+    ComponentVersion {
+        version: Some(build.full_version()),
+        build_date: Some(build.build_date.clone()),
+        git_commit: Some(build.git_commit.clone()),
+        git_tree_state: Some(build.git_tree_state.clone()),
+        compiler: Some(build.rustc_version.clone()),
+        platform: Some(BuildInfo::platform()),
+        ..ComponentVersion::named("plumb")
+    }
+}
+
+/// The helm and kustomize Plumb runs here (`$PLUMB_HELM`, `$PLUMB_KUSTOMIZE`, else on `PATH`,
+/// as `plumb render` and local comparisons find them), asked through the render worker with
+/// its time bound; `not found` when missing, never an error.
+fn tool_versions(v: &mut ComponentVersion) {
+    let from_env = |var: &str, default: &str| {
+        std::env::var_os(var).map_or_else(|| default.into(), std::path::PathBuf::from)
+    };
+    let tools = Tools {
+        helm: from_env("PLUMB_HELM", "helm"),
+        kustomize: from_env("PLUMB_KUSTOMIZE", "kustomize"),
+        ..Tools::default()
+    };
+    let ask = |kind| plumb_server::tool_version_text(plumb_source::tool_version(&tools, kind));
+    v.helm_version = Some(ask(SourceType::Helm));
+    v.kustomize_version = Some(ask(SourceType::Kustomize));
 }
 
 /// A component's entry from its Deployment (`None`: not found).
 pub fn from_deployment(name: &str, d: Option<&Deployment>) -> ComponentVersion {
-    let mut v = ComponentVersion {
-        name: name.to_string(),
-        version: None,
-        platform: None,
-        image: None,
-        note: None,
-    };
+    let mut v = ComponentVersion::named(name);
     let Some(d) = d else {
         v.note = Some("no Deployment of that name in the control namespace".into());
         return v;
@@ -127,7 +187,13 @@ pub fn render(components: &[ComponentVersion], short: bool) -> String {
             continue;
         }
         for (label, value) in [
+            ("BuildDate", &c.build_date),
+            ("GitCommit", &c.git_commit),
+            ("GitTreeState", &c.git_tree_state),
+            ("Compiler", &c.compiler),
             ("Platform", &c.platform),
+            ("Helm Version", &c.helm_version),
+            ("Kustomize Version", &c.kustomize_version),
             ("Image", &c.image),
             ("Note", &c.note),
         ] {
@@ -144,11 +210,8 @@ async fn cluster_versions(conn: &ConnArgs) -> Vec<ComponentVersion> {
         COMPONENTS
             .iter()
             .map(|name| ComponentVersion {
-                name: name.to_string(),
-                version: None,
-                platform: None,
-                image: None,
                 note: Some(format!("not reachable: {e}")),
+                ..ComponentVersion::named(name)
             })
             .collect::<Vec<_>>()
     };
@@ -174,7 +237,12 @@ async fn cluster_versions(conn: &ConnArgs) -> Vec<ComponentVersion> {
 
 /// Runs `plumb version`.
 pub fn run(args: VersionArgs) -> Result<Outcome> {
-    let mut components = vec![client_version()];
+    let mut client = client_version(&build_info());
+    // `--short` prints one line per component: no need to run the tools.
+    if !(args.short && args.output == VersionOutput::Wide) {
+        tool_versions(&mut client);
+    }
+    let mut components = vec![client];
     if !args.client {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -205,9 +273,15 @@ mod tests {
         .unwrap();
         let components = vec![
             ComponentVersion {
-                version: Some("v9.9.9".into()),
-                platform: Some("linux/x86_64".into()),
-                ..client_version()
+                version: Some("v9.9.9+0123456.dirty".into()),
+                build_date: Some("2023-11-14T22:13:20Z".into()),
+                git_commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+                git_tree_state: Some("dirty".into()),
+                compiler: Some("rustc 1.95.0 (59807616e 2026-04-14)".into()),
+                platform: Some("linux/amd64".into()),
+                helm_version: Some("v4.3.1".into()),
+                kustomize_version: Some("not found".into()),
+                ..ComponentVersion::named("plumb")
             },
             from_deployment("plumb-controller", Some(&deployment)),
             from_deployment("plumb-server", None),
@@ -215,7 +289,7 @@ mod tests {
         crate::snapshot::check("version.txt", &render(&components, false));
         assert_eq!(
             render(&components, true),
-            "plumb: v9.9.9\nplumb-controller: v0.1.0\nplumb-server: unknown\n"
+            "plumb: v9.9.9+0123456.dirty\nplumb-controller: v0.1.0\nplumb-server: unknown\n"
         );
     }
 }

@@ -28,8 +28,9 @@ fn version_reads_the_deployments_of_the_control_namespace() {
     let out = plumb(&["version", "--kubeconfig", &kubeconfig, "-N", ns]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let printed = text(&out.stdout);
-    let client = format!("plumb: v{}\n  Platform: ", env!("CARGO_PKG_VERSION"));
+    let client = format!("plumb: v{}+", env!("CARGO_PKG_VERSION"));
     assert!(printed.starts_with(&client), "{printed}");
+    assert!(printed.contains("\n  Platform: linux/"), "{printed}");
     assert!(
         printed.contains("plumb-controller: v0.1.0\n  Image: plumb:dev\nplumb-server: unknown\n  Note: no Deployment of that name in the control namespace\n"),
         "{printed}"
@@ -54,10 +55,75 @@ fn version_reads_the_deployments_of_the_control_namespace() {
         "/nonexistent",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(
-        text(&out.stdout),
-        format!("plumb: v{}\n", env!("CARGO_PKG_VERSION"))
+    let short = text(&out.stdout);
+    assert!(
+        short.starts_with(&format!("plumb: v{}+", env!("CARGO_PKG_VERSION")))
+            && short.lines().count() == 1,
+        "{short}"
     );
+}
+
+fn git(args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+    text(&out.stdout).trim().to_string()
+}
+
+/// `NAME=value` of scripts/testenv, the pinned tool versions.
+fn testenv_pin(name: &str) -> String {
+    let script = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scripts/testenv"
+    ))
+    .unwrap();
+    script
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("{name}= in scripts/testenv"))
+        .to_string()
+}
+
+#[test]
+fn version_names_the_checkout_and_the_pinned_tools() {
+    let run = |helm: &std::path::Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_plumb"))
+            .args(["version", "--client", "-o", "json"])
+            .env("PLUMB_HELM", helm)
+            .env("PLUMB_KUSTOMIZE", plumb_testenv::tools::kustomize())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v[0].clone()
+    };
+    let v = run(&plumb_testenv::tools::helm());
+    let head = git(&["rev-parse", "HEAD"]);
+    assert_eq!(v["gitCommit"], json!(head), "{v}");
+    let dirty = match v["gitTreeState"].as_str() {
+        Some("clean") => "",
+        Some("dirty") => ".dirty",
+        other => panic!("gitTreeState {other:?}"),
+    };
+    let version = format!("v{}+{}{dirty}", env!("CARGO_PKG_VERSION"), &head[..7]);
+    assert_eq!(v["version"], json!(version));
+    let date = v["buildDate"].as_str().unwrap();
+    assert!(date.len() == 20 && date.ends_with('Z'), "{date}");
+    let helm = v["helmVersion"].as_str().unwrap();
+    assert!(helm.starts_with(&testenv_pin("HELM_VERSION")), "{helm}");
+    let kustomize = v["kustomizeVersion"].as_str().unwrap();
+    assert!(
+        kustomize.contains(&testenv_pin("KUSTOMIZE_VERSION")),
+        "{kustomize}"
+    );
+    // A missing binary is reported, not fatal.
+    let v = run(std::path::Path::new("/nonexistent/helm"));
+    assert_eq!(v["helmVersion"], json!("not found"));
+    assert_eq!(v["gitCommit"], json!(head));
 }
 
 #[test]

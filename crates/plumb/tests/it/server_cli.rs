@@ -111,6 +111,49 @@ pub(crate) fn all(o: &Output) -> String {
     format!("{}{}", text(&o.stdout), text(&o.stderr))
 }
 
+/// `GET /api/version` (public, Argo's `VersionMessage`) answers what `plumb version` prints: one
+/// build stamp for both, and the helm and kustomize the server was started with.
+fn server_version_is_the_binarys(server: &str) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let body = rt.block_on(async {
+        let http = reqwest::Client::builder()
+            .danger_accept_invalid_certs(true)
+            .build()
+            .unwrap();
+        let res = http
+            .get(format!("https://{server}/api/version"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        res.text().await.unwrap()
+    });
+    let served: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_plumb"))
+        .args(["version", "--client", "-o", "json"])
+        .env("PLUMB_HELM", plumb_testenv::tools::helm())
+        .env("PLUMB_KUSTOMIZE", plumb_testenv::tools::kustomize())
+        .output()
+        .unwrap();
+    let client: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (argo, ours) in [
+        ("Version", "version"),
+        ("BuildDate", "buildDate"),
+        ("GitCommit", "gitCommit"),
+        ("GitTreeState", "gitTreeState"),
+        ("Compiler", "compiler"),
+        ("Platform", "platform"),
+        ("HelmVersion", "helmVersion"),
+        ("KustomizeVersion", "kustomizeVersion"),
+    ] {
+        assert_eq!(served[argo], client[0][ours], "{argo}: {served} {client}");
+    }
+    assert!(
+        served["HelmVersion"].as_str().unwrap().starts_with('v'),
+        "{served}"
+    );
+}
+
 #[test]
 fn app_commands_through_the_server_need_no_local_kustomize() {
     let ctl = control_namespace("server-cli");
@@ -172,6 +215,7 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     }));
     let home = tempfile::tempdir().unwrap();
     let server = addr.to_string();
+    server_version_is_the_binarys(&server);
 
     // Without a context and without a kubeconfig the CLI has nothing to talk to.
     let out = remote(home.path(), &["app", "list"]);

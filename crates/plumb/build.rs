@@ -1,0 +1,9 @@
+//! Stamps the `plumb` binary with the Git commit, tree state, build date and compiler it was
+//! built from (`build/stamp.rs`), for `plumb version` and the server's `GET /api/version`.
+
+#[path = "build/stamp.rs"]
+mod stamp;
+
+fn main() {
+    stamp::run();
+}
