@@ -1,7 +1,7 @@
 //! Stamps the `plumb` binary with the Git commit, tree state, build date and compiler it was
-//! built from (`build/stamp.rs`), for `plumb version` and the server's `GET /api/version`.
+//! built from (`src/stamp.rs`), for `plumb version` and the server's `GET /api/version`.
 
-#[path = "build/stamp.rs"]
+#[path = "src/stamp.rs"]
 mod stamp;
 
 fn main() {

@@ -109,11 +109,7 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     .with_app_namespaces(app_namespaces)
     .with_customizations(config.customizations.clone())
     .with_build(config.build.clone());
-    let mut metrics = crate::metrics::ServerMetrics::new();
-    if let Some(logins) = logins {
-        metrics.register_logins(logins);
-    }
-    let metrics = Arc::new(metrics.checking_crds(&state.client));
+    let metrics = server_metrics(logins, &state.client);
     let metrics_addr = match config.metrics_listen {
         Some(addr) => Some(crate::metrics::listen(addr, metrics.clone(), stop_rx.clone()).await?),
         None => None,
@@ -142,6 +138,18 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
         repositories,
         app_cache,
     })
+}
+
+/// The server's metrics, with the login counters when there is authentication.
+fn server_metrics(
+    logins: Option<crate::auth::LoginCounter>,
+    client: &kube::Client,
+) -> Arc<crate::metrics::ServerMetrics> {
+    let mut metrics = crate::metrics::ServerMetrics::new();
+    if let Some(logins) = logins {
+        metrics.register_logins(logins);
+    }
+    Arc::new(metrics.checking_crds(client))
 }
 
 /// Without authentication every caller may do everything: then only callers of this machine.

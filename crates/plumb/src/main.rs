@@ -7,6 +7,10 @@ mod logging;
 mod output;
 #[cfg(test)]
 mod snapshot;
+// The build script's module (`build.rs` includes it too), compiled here for its tests.
+#[cfg(test)]
+#[allow(dead_code)]
+mod stamp;
 #[cfg(test)]
 mod stamp_tests;
 

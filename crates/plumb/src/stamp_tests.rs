@@ -1,12 +1,10 @@
-//! The build script's stamp (`build/stamp.rs`) on scratch Git repositories, and the stamp this
+//! The build script's stamp (`stamp.rs`) on scratch Git repositories, and the stamp this
 //! binary was built with against the checkout it was built from.
 
 use std::path::Path;
 use std::process::Command;
 
-#[allow(dead_code)]
-#[path = "../build/stamp.rs"]
-mod stamp;
+use crate::stamp;
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::cmd::app::ConnArgs;
 use crate::exit::Outcome;
 
-/// What this binary was built from, as `build.rs` stamped it (`build/stamp.rs`); the server's
+/// What this binary was built from, as `build.rs` stamped it (`src/stamp.rs`); the server's
 /// `GET /api/version` answers the same.
 pub fn build_info() -> BuildInfo {
     BuildInfo {
