@@ -21,6 +21,23 @@ pub(crate) fn read_only(dir: &Path) -> Result<()> {
     }
 }
 
+/// Files 0444, directories 0555, except `dir` itself: it stays writable until [`seal`] after it
+/// is moved into place. rename(2) of a directory to another parent updates its `..` entry, which
+/// needs write permission on it (root has it anyway; Plumb's image runs as uid 999).
+pub(crate) fn read_only_below(dir: &Path) -> Result<()> {
+    for e in std::fs::read_dir(dir).map_err(Error::io("reading", dir))? {
+        read_only(&e.map_err(Error::io("reading", dir))?.path())?;
+    }
+    Ok(())
+}
+
+/// Makes the top directory of a tree moved into place read-only (see [`read_only_below`]).
+pub(crate) fn seal(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555))
+        .map_err(Error::io("setting permissions of", dir))
+}
+
 /// Gives write permission back to a staging tree so it can be deleted (it was made read-only).
 pub(crate) fn make_removable(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;

@@ -49,7 +49,7 @@ pub(crate) use tree::normalize_within;
 use crate::credentials::{KnownHosts, RepoCredentials, TlsCerts, TokenCache, normalize_url};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::permissions::make_removable;
+use crate::permissions::{make_removable, seal};
 use crate::redact::strip_url_credentials;
 use revision::Match;
 
@@ -390,7 +390,7 @@ impl GitCache {
             .and_then(|()| self.smudge_lfs(url, &staging))
             .and_then(|()| {
                 match std::fs::rename(&staging, &dest) {
-                    Ok(()) => Ok(()),
+                    Ok(()) => seal(&dest),
                     // Another worker won the race; its tree is identical.
                     Err(_) if dest.is_dir() => Ok(()),
                     Err(e) => Err(Error::io("renaming into", &dest)(e)),

@@ -30,7 +30,8 @@ enum Entry {
     },
 }
 
-/// Plans and writes the tree of `commit` into `dest` (which must not exist yet).
+/// Plans and writes the tree of `commit` into `dest` (which must not exist yet); every directory
+/// beneath `dest` ends read-only, `dest` itself stays writable for the caller to move and seal.
 /// Gitlinks (submodules) are handed to `fill` with their path and commit once the tree's own
 /// files are written, while their directory can still be written to.
 pub(crate) fn materialize(
@@ -69,13 +70,15 @@ pub(crate) fn materialize(
     for (path, id) in gitlinks {
         fill(&path, id)?;
     }
-    // Directories last, deepest first, so they are still writable while being filled.
+    // Directories last, deepest first, so they are still writable while being filled. `dest`
+    // itself stays writable: the caller moves it into place, then seals it
+    // (crate::permissions::read_only_below says why).
     for entry in plan.iter().rev() {
         if let Entry::Dir(rel) = entry {
             set_mode(&dest.join(rel), 0o555)?;
         }
     }
-    set_mode(dest, 0o555)
+    Ok(())
 }
 
 /// An error of the Git cache of `url`.

@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 use crate::credentials::{RepoCredentials, TlsCerts, normalize_url};
 use crate::error::{Error, Result};
 use crate::limits::{Limits, human_bytes, millis};
-use crate::permissions::{make_removable, read_only};
+use crate::permissions::{make_removable, read_only_below, seal};
 use crate::redact::{Redactor, strip_url_credentials};
 use index::{Index, Selection};
 
@@ -437,9 +437,9 @@ impl HelmRepos {
             archive::unpack(bytes, &stage.join("tree"), &self.limits, what)?;
             let tgz = stage.join("chart.tgz");
             std::fs::write(&tgz, bytes).map_err(Error::io("writing", &tgz))?;
-            read_only(&stage)?;
+            read_only_below(&stage)?;
             match std::fs::rename(&stage, dest) {
-                Ok(()) => Ok(()),
+                Ok(()) => seal(dest),
                 // Another render won the race; its entry is the same chart.
                 Err(_) if dest.join("tree").is_dir() => Ok(()),
                 Err(e) => Err(Error::io("renaming into", dest)(e)),

@@ -34,7 +34,7 @@ use crate::helm_repo::archive::{self, Layout};
 use crate::helm_repo::constraint::{Constraint, max_satisfying};
 use crate::helm_repo::http::Failure;
 use crate::limits::{Limits, human_bytes, millis};
-use crate::permissions::{make_removable, read_only};
+use crate::permissions::{make_removable, read_only_below, seal};
 use crate::redact::Redactor;
 use client::{ReadError, Registry};
 use reference::{Reference, Wanted, tag_to_version};
@@ -618,9 +618,9 @@ impl OciRegistries {
             )?;
             let file = stage.join("layer");
             std::fs::write(&file, blob).map_err(Error::io("writing", &file))?;
-            read_only(&stage)?;
+            read_only_below(&stage)?;
             match std::fs::rename(&stage, &dest) {
-                Ok(()) => Ok(()),
+                Ok(()) => seal(&dest),
                 // Another render won the race; its entry holds the same digest.
                 Err(_) if dest.join("tree").is_dir() => Ok(()),
                 Err(e) => Err(Error::io("renaming into", &dest)(e)),

@@ -212,8 +212,15 @@ pub(super) fn seal(view: &View) -> Result<(), String> {
     for (handle, dir, writable) in &kept {
         show_again(&mount, handle, dir, *writable)?;
     }
+    // The mount read-only, not the tmpfs (`remount,bind`): a superblock remount makes `mount`
+    // repeat the tmpfs's options, and as a non-root user (a user namespace) the kernel refuses the
+    // `uid=` it reads back ("tmpfs: Invalid uid"), so every render failed there.
     for dir in covered {
-        mount.run(&["-o".as_ref(), "remount,ro".as_ref(), dir.as_os_str()])?;
+        mount.run(&[
+            "-o".as_ref(),
+            "remount,bind,ro,nosuid,nodev,noexec".as_ref(),
+            dir.as_os_str(),
+        ])?;
     }
     if let Ok(cwd) = std::env::current_dir() {
         std::env::set_current_dir(&cwd).map_err(|e| format!("entering {}: {e}", cwd.display()))?;
