@@ -147,10 +147,18 @@ fn probe() -> Option<(PathBuf, bool)> {
         .into_iter()
         .map(PathBuf::from)
         .find(|p| p.is_file())?;
+    // The program run inside is `mount`, which sealing needs anyway; a minimal image (Plumb's
+    // own) has no `true`, and a probe running a missing program would read as "no namespaces".
+    let Ok(mount) = Mount::find() else {
+        tracing::warn!("no mount tool (util-linux) beside unshare: renders run without namespaces");
+        return None;
+    };
     let works = |flags: &[&str]| {
         Command::new(&program)
             .args(flags)
-            .args(["--", "true"])
+            .arg("--")
+            .arg(mount.0)
+            .arg("--version")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -213,7 +221,13 @@ pub(super) fn seal(view: &View) -> Result<(), String> {
         show_again(&mount, handle, dir, *writable)?;
     }
     for dir in covered {
-        mount.run(&["-o".as_ref(), "remount,ro".as_ref(), dir.as_os_str()])?;
+        // Per mount only (`bind`): a superblock remount passes the tmpfs's options back as data,
+        // which the kernel refuses (EINVAL) in a user namespace inside a container.
+        mount.run(&[
+            "-o".as_ref(),
+            "remount,bind,ro,nosuid,nodev".as_ref(),
+            dir.as_os_str(),
+        ])?;
     }
     if let Ok(cwd) = std::env::current_dir() {
         std::env::set_current_dir(&cwd).map_err(|e| format!("entering {}: {e}", cwd.display()))?;

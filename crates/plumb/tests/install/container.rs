@@ -121,9 +121,14 @@ impl Container {
             .unwrap_or_else(|| panic!("{} declares no port that {flag} sets", self.name))
     }
 
+    /// Everything the container printed so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
     /// What the container printed so far (its last 60 lines).
     pub fn log_tail(&self) -> String {
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let log = self.log();
         let lines: Vec<&str> = log.lines().collect();
         lines[lines.len().saturating_sub(60)..].join("\n")
     }

@@ -126,6 +126,22 @@ fn the_image_runs_controller_and_server_under_runc_with_deploys_rbac() {
 
     controller.assert_running();
     server.assert_running();
+    // A denial the flow above survived (a retried watch, an Event not recorded) is still a
+    // rule missing from deploy/: the API server's words are in the log.
+    for c in apps {
+        let denied: Vec<String> = c
+            .log()
+            .lines()
+            .filter(|l| l.contains(" is forbidden: "))
+            .map(str::to_owned)
+            .collect();
+        assert!(
+            denied.is_empty(),
+            "{} was refused by the API server under deploy/'s RBAC:\n{}",
+            c.name,
+            denied.join("\n")
+        );
+    }
     // The kubelet stops a Pod with SIGTERM and kills it after the grace period.
     controller.stop_gracefully();
     server.stop_gracefully();
