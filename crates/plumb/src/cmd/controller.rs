@@ -185,19 +185,25 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
         None => plumb_kube::KubeconfigSource::Infer,
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    rt.block_on(async move {
-        let client = plumb_kube::connect(&source)
-            .await
-            .context("connecting to the cluster")?;
-        // SIGTERM is how a kubelet stops a Pod; as PID 1 of a container the process would
-        // otherwise ignore it and be killed only after the grace period.
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .context("listening for SIGTERM")?;
-        tokio::select! {
-            r = plumb_controller::run(client, config) => r.context("controller stopped"),
-            _ = tokio::signal::ctrl_c() => Ok(()),
-            _ = term.recv() => Ok(()),
-        }
-    })?;
+    rt.block_on(serve(source, config))?;
     Ok(Outcome::Success)
+}
+
+/// Connects and runs the controller until it fails, SIGINT or SIGTERM.
+async fn serve(
+    source: plumb_kube::KubeconfigSource,
+    config: ControllerConfig,
+) -> anyhow::Result<()> {
+    let client = plumb_kube::connect(&source)
+        .await
+        .context("connecting to the cluster")?;
+    // SIGTERM is how a kubelet stops a Pod; as PID 1 of a container the process would
+    // otherwise ignore it and be killed only after the grace period.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("listening for SIGTERM")?;
+    tokio::select! {
+        r = plumb_controller::run(client, config) => r.context("controller stopped"),
+        _ = tokio::signal::ctrl_c() => Ok(()),
+        _ = term.recv() => Ok(()),
+    }
 }

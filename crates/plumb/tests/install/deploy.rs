@@ -129,10 +129,8 @@ fn render(namespace: &str) -> Vec<Value> {
     std::fs::create_dir_all(&overlay).expect("overlay directory");
     std::fs::write(
         overlay.join("kustomization.yaml"),
-        format!(
-            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n\
-             resources:\n  - ../base\ntransformers:\n  - namespace.yaml\n  - suffix.yaml\n"
-        ),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n\
+         resources:\n  - ../base\ntransformers:\n  - namespace.yaml\n  - suffix.yaml\n",
     )
     .expect("writing the overlay");
     // The `namespace:` field moves only the subjects in namespace `default` (kustomize's
