@@ -21,17 +21,6 @@ pub(crate) fn read_only(dir: &Path) -> Result<()> {
     }
 }
 
-/// Moves the read-only staged tree `stage` to `dest` (same file system). Moving a directory to
-/// another parent rewrites its `..` entry, which needs write permission on the directory itself:
-/// root has it anyway (CAP_DAC_OVERRIDE), a non-root user without capabilities (a container's
-/// uid 999) does not, so the top directory is writable for the move only.
-pub(crate) fn rename_read_only(stage: &Path, dest: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(stage, std::fs::Permissions::from_mode(0o755))?;
-    std::fs::rename(stage, dest)?;
-    std::fs::set_permissions(dest, std::fs::Permissions::from_mode(0o555))
-}
-
 /// Gives write permission back to a staging tree so it can be deleted (it was made read-only).
 pub(crate) fn make_removable(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;

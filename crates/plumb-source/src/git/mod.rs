@@ -389,7 +389,7 @@ impl GitCache {
         let written = tree::materialize(&repo, oid, &staging, &self.limits, &clean, &mut fill)
             .and_then(|()| self.smudge_lfs(url, &staging))
             .and_then(|()| {
-                match crate::permissions::rename_read_only(&staging, &dest) {
+                match std::fs::rename(&staging, &dest) {
                     Ok(()) => Ok(()),
                     // Another worker won the race; its tree is identical.
                     Err(_) if dest.is_dir() => Ok(()),

@@ -438,7 +438,7 @@ impl HelmRepos {
             let tgz = stage.join("chart.tgz");
             std::fs::write(&tgz, bytes).map_err(Error::io("writing", &tgz))?;
             read_only(&stage)?;
-            match crate::permissions::rename_read_only(&stage, dest) {
+            match std::fs::rename(&stage, dest) {
                 Ok(()) => Ok(()),
                 // Another render won the race; its entry is the same chart.
                 Err(_) if dest.join("tree").is_dir() => Ok(()),

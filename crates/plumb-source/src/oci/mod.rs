@@ -619,7 +619,7 @@ impl OciRegistries {
             let file = stage.join("layer");
             std::fs::write(&file, blob).map_err(Error::io("writing", &file))?;
             read_only(&stage)?;
-            match crate::permissions::rename_read_only(&stage, &dest) {
+            match std::fs::rename(&stage, &dest) {
                 Ok(()) => Ok(()),
                 // Another render won the race; its entry holds the same digest.
                 Err(_) if dest.join("tree").is_dir() => Ok(()),

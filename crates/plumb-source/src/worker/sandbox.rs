@@ -221,13 +221,7 @@ pub(super) fn seal(view: &View) -> Result<(), String> {
         show_again(&mount, handle, dir, *writable)?;
     }
     for dir in covered {
-        // Per mount only (`bind`): a superblock remount passes the tmpfs's options back as data,
-        // which the kernel refuses (EINVAL) in a user namespace inside a container.
-        mount.run(&[
-            "-o".as_ref(),
-            "remount,bind,ro,nosuid,nodev".as_ref(),
-            dir.as_os_str(),
-        ])?;
+        mount.run(&["-o".as_ref(), "remount,ro".as_ref(), dir.as_os_str()])?;
     }
     if let Ok(cwd) = std::env::current_dir() {
         std::env::set_current_dir(&cwd).map_err(|e| format!("entering {}: {e}", cwd.display()))?;
