@@ -147,10 +147,18 @@ fn probe() -> Option<(PathBuf, bool)> {
         .into_iter()
         .map(PathBuf::from)
         .find(|p| p.is_file())?;
+    // The program run inside is `mount`, which sealing needs anyway; a minimal image (Plumb's
+    // own) has no `true`, and a probe running a missing program would read as "no namespaces".
+    let Ok(mount) = Mount::find() else {
+        tracing::warn!("no mount tool (util-linux) beside unshare: renders run without namespaces");
+        return None;
+    };
     let works = |flags: &[&str]| {
         Command::new(&program)
             .args(flags)
-            .args(["--", "true"])
+            .arg("--")
+            .arg(mount.0)
+            .arg("--version")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

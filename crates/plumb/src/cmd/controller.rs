@@ -12,14 +12,10 @@ use crate::exit::Outcome;
 /// Flags of `plumb controller`.
 #[derive(Debug, Args)]
 pub struct ControllerArgs {
-    /// Namespace holding Applications, AppProjects and the settings ConfigMap.
-    #[arg(
-        short = 'n',
-        long = "namespace",
-        env = "PLUMB_NAMESPACE",
-        default_value = "argocd"
-    )]
-    namespace: String,
+    /// Namespace holding Applications, AppProjects and the settings ConfigMap (default: in a Pod,
+    /// the Pod's namespace, as Argo CD's components take it; else argocd).
+    #[arg(short = 'n', long = "namespace", env = "PLUMB_NAMESPACE")]
+    namespace: Option<String>,
     /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the in-cluster account).
     #[arg(long, env = "PLUMB_KUBECONFIG")]
     kubeconfig: Option<PathBuf>,
@@ -122,14 +118,16 @@ pub struct ControllerArgs {
     lease_duration: u64,
 }
 
-/// Runs the controller until it fails or is interrupted.
+/// Runs the controller until it fails, is interrupted or gets SIGTERM.
 pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
     let cache_dir = match args.cache_dir {
         Some(d) => d,
         None => super::cache_root()?,
     };
     let mut config = ControllerConfig::new(cache_dir.join("controller"));
-    config.control_namespace = args.namespace;
+    config.control_namespace = args
+        .namespace
+        .unwrap_or_else(|| super::default_control_namespace(args.kubeconfig.as_deref()));
     config.settings_name = args.settings_configmap;
     config.customizations = args.customizations;
     config.workers = args.workers;
@@ -187,14 +185,25 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
         None => plumb_kube::KubeconfigSource::Infer,
     };
     let rt = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    rt.block_on(async move {
-        let client = plumb_kube::connect(&source)
-            .await
-            .context("connecting to the cluster")?;
-        tokio::select! {
-            r = plumb_controller::run(client, config) => r.context("controller stopped"),
-            _ = tokio::signal::ctrl_c() => Ok(()),
-        }
-    })?;
+    rt.block_on(serve(source, config))?;
     Ok(Outcome::Success)
+}
+
+/// Connects and runs the controller until it fails, SIGINT or SIGTERM.
+async fn serve(
+    source: plumb_kube::KubeconfigSource,
+    config: ControllerConfig,
+) -> anyhow::Result<()> {
+    let client = plumb_kube::connect(&source)
+        .await
+        .context("connecting to the cluster")?;
+    // SIGTERM is how a kubelet stops a Pod; as PID 1 of a container the process would
+    // otherwise ignore it and be killed only after the grace period.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("listening for SIGTERM")?;
+    tokio::select! {
+        r = plumb_controller::run(client, config) => r.context("controller stopped"),
+        _ = tokio::signal::ctrl_c() => Ok(()),
+        _ = term.recv() => Ok(()),
+    }
 }

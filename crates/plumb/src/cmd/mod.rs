@@ -41,6 +41,23 @@ pub fn cache_root() -> anyhow::Result<std::path::PathBuf> {
         )
 }
 
+/// Where a Pod's ServiceAccount namespace is mounted.
+const POD_NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+/// The control namespace of `plumb controller` and `plumb server` without `--namespace`: in a
+/// Pod (no kubeconfig given, the ServiceAccount's namespace file mounted) the Pod's own
+/// namespace, which is where `kustomize edit set namespace` or `helm install -n` put the install
+/// and where Argo CD's components look; else `argocd`.
+pub fn default_control_namespace(kubeconfig: Option<&std::path::Path>) -> String {
+    let in_pod = kubeconfig.is_none() && std::env::var_os("KUBECONFIG").is_none();
+    in_pod
+        .then(|| std::fs::read_to_string(POD_NAMESPACE_FILE).ok())
+        .flatten()
+        .map(|ns| ns.trim().to_owned())
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or_else(|| "argocd".to_owned())
+}
+
 /// `plumb admin ...`: offline tools for operators (add new ones as variants here).
 #[derive(Debug, Args)]
 pub struct AdminArgs {

@@ -14,14 +14,10 @@ use crate::exit::Outcome;
 /// Flags of `plumb server`.
 #[derive(Debug, Args)]
 pub struct ServerArgs {
-    /// Namespace holding Applications, AppProjects and the settings ConfigMap.
-    #[arg(
-        short = 'n',
-        long = "namespace",
-        env = "PLUMB_NAMESPACE",
-        default_value = "argocd"
-    )]
-    namespace: String,
+    /// Namespace holding Applications, AppProjects and the settings ConfigMap (default: in a Pod,
+    /// the Pod's namespace, as Argo CD's components take it; else argocd).
+    #[arg(short = 'n', long = "namespace", env = "PLUMB_NAMESPACE")]
+    namespace: Option<String>,
     /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the in-cluster account).
     #[arg(long, env = "PLUMB_KUBECONFIG")]
     kubeconfig: Option<PathBuf>,
@@ -106,7 +102,9 @@ pub fn run(args: ServerArgs) -> anyhow::Result<Outcome> {
                 format!("--metrics-addr {:?} is not host:port", args.metrics_addr)
             })?)
         };
-    config.control_namespace = args.namespace;
+    config.control_namespace = args
+        .namespace
+        .unwrap_or_else(|| super::default_control_namespace(args.kubeconfig.as_deref()));
     config.tls = match (args.insecure, args.tls_cert, args.tls_key) {
         (true, _, _) => TlsMode::Plaintext,
         (false, Some(cert), Some(key)) => TlsMode::Files { cert, key },
