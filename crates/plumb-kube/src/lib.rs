@@ -42,7 +42,7 @@ pub use live::{
     AppChange, ExclusionRule, LiveCacheConfig, LiveCacheReader, LiveEvent, LiveObject, NOISY_KINDS,
     OwnerRef, TrackedBy, Tracking, TrackingMethod, live_cache, tracking_id,
 };
-pub use migrate::{MIGRATED_MANAGERS, migrated_managed_fields};
+pub use migrate::{MIGRATED_APPLY_MANAGERS, MIGRATED_MANAGERS, migrated_managed_fields};
 pub use scope::{ClusterScope, WatchTarget, go_quote};
 
 /// Internals exposed for the criterion benches only; not a stable API.

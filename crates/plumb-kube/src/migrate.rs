@@ -1,26 +1,40 @@
 //! Moving field ownership from client-side apply to Plumb's server-side apply manager.
 //!
-//! Fields last written by `kubectl apply` (manager `kubectl-client-side-apply`) or owned by the
-//! `before-first-apply` manager SSA creates when it first sees an object are never removed by
-//! a later server-side apply that omits them: another manager still owns them. Like Flux
+//! Fields last written by `kubectl apply` (manager `kubectl-client-side-apply`), by Argo CD's
+//! client-side or server-side apply (manager `argocd-controller`), or owned by the
+//! `before-first-apply` manager SSA creates when it first sees an object are never removed by a
+//! later server-side apply that omits them: another manager still owns them. Like Flux
 //! (`fluxcd/pkg/ssa` `PatchReplaceFieldsManagers`) and Argo CD (`ClientSideApplyMigration`), Plumb
 //! merges those managers' field sets into its own `Apply` entry, so a field removed from Git is
-//! really removed on the next apply.
+//! really removed on the next apply. Argo CD's entries matter for the switch from Argo CD
+//! (docs/migrating-from-argocd.md): without them, a key removed from Git after the switch stayed
+//! on every object Argo CD had applied.
 
 use serde_json::{Map, Value, json};
 
-/// Managers whose fields Plumb takes over.
-pub const MIGRATED_MANAGERS: &[&str] = &["kubectl-client-side-apply", "before-first-apply"];
+/// Managers whose `Update` entries (client-side apply) Plumb takes over.
+pub const MIGRATED_MANAGERS: &[&str] = &[
+    "kubectl-client-side-apply",
+    "before-first-apply",
+    "argocd-controller",
+];
+
+/// Managers whose `Apply` entries Plumb takes over: Argo CD's application controller, which
+/// applies server-side under this name with `ServerSideApply=true`. (Plumb replaces it: two
+/// engines never manage the same object.)
+pub const MIGRATED_APPLY_MANAGERS: &[&str] = &["argocd-controller"];
 
 /// The `managedFields` to write so that `manager` owns what the migrated managers owned, or
 /// `None` when the live object has no entry to migrate.
 pub fn migrated_managed_fields(live: &Value, manager: &str) -> Option<Vec<Value>> {
     let entries = live.pointer("/metadata/managedFields")?.as_array()?;
     let migrate = |e: &Value| {
-        e["operation"] == "Update"
-            && e["manager"]
-                .as_str()
-                .is_some_and(|m| MIGRATED_MANAGERS.contains(&m))
+        let managers = match e["operation"].as_str() {
+            Some("Update") => MIGRATED_MANAGERS,
+            Some("Apply") => MIGRATED_APPLY_MANAGERS,
+            _ => return false,
+        };
+        e["manager"].as_str().is_some_and(|m| managers.contains(&m))
             && e.get("subresource").is_none()
     };
     if !entries.iter().any(migrate) {
@@ -128,6 +142,43 @@ mod tests {
         assert!(ours["fieldsV1"]["f:metadata"]["f:annotations"].is_object());
         let patch = migration_patch(&live(), fields);
         assert_eq!(patch["metadata"]["resourceVersion"], "4711");
+    }
+
+    /// An object Argo CD applied client-side (an `Update` entry) and another it applied
+    /// server-side (an `Apply` entry): both are Plumb's after the switch, the status subresource
+    /// entry stays the status writer's.
+    #[test]
+    fn argo_cd_fields_move_into_the_apply_entry() {
+        let entry = |op: &str, sub: Option<&str>, field: &str| {
+            let mut e = json!({"apiVersion": "v1", "fieldsType": "FieldsV1", "manager": "argocd-controller",
+                "operation": op, "fieldsV1": {"f:data": {(field): {}}}});
+            if let Some(sub) = sub {
+                e["subresource"] = json!(sub);
+            }
+            e
+        };
+        for op in ["Update", "Apply"] {
+            let obj = json!({"metadata": {"managedFields": [
+                entry(op, None, "f:LOG_LEVEL"),
+                entry("Update", Some("status"), "f:x"),
+            ]}});
+            let fields = migrated_managed_fields(&obj, "plumb-controller").unwrap();
+            assert_eq!(fields.len(), 2, "{op}: {fields:#?}");
+            assert_eq!(fields[0]["subresource"], "status", "{op}: kept as it was");
+            assert_eq!(fields[1]["manager"], "plumb-controller");
+            assert_eq!(fields[1]["operation"], "Apply");
+            assert_eq!(fields[1]["fieldsV1"]["f:data"], json!({"f:LOG_LEVEL": {}}));
+        }
+    }
+
+    /// Another tool's server-side apply keeps its fields: only Argo CD's are taken over.
+    #[test]
+    fn other_server_side_managers_keep_their_fields() {
+        let obj = json!({"metadata": {"managedFields": [
+            {"apiVersion": "v1", "manager": "kubectl", "operation": "Apply", "fieldsV1": {"f:data": {"f:a": {}}}},
+            {"apiVersion": "v1", "manager": "kubectl-client-side-apply", "operation": "Apply", "fieldsV1": {"f:data": {"f:b": {}}}}
+        ]}});
+        assert_eq!(migrated_managed_fields(&obj, "plumb-controller"), None);
     }
 
     #[test]

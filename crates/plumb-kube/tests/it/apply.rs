@@ -147,6 +147,71 @@ async fn fields_from_kubectl_client_side_apply_are_removed_after_migration() {
     );
 }
 
+/// The switch from Argo CD: objects Argo CD applied, client-side (`Update` entries) or with
+/// `ServerSideApply=true` (`Apply` entries), under its manager `argocd-controller`. A key removed
+/// from Git after the switch must go on Plumb's first sync; it stayed before Plumb took over
+/// Argo CD's entries (found by `scripts/conformance adopt`).
+#[tokio::test]
+async fn fields_argo_cd_applied_are_removed_after_migration() {
+    let env = TestEnv::shared();
+    let (_, _, applier) = setup().await;
+    for (mode, extra) in [
+        ("client-side", &[][..]),
+        ("server-side", &["--server-side"][..]),
+    ] {
+        let ns = env.namespace(&format!("argo-{mode}"));
+        let key = ResourceKey::new("", "ConfigMap", ns.name(), "settings");
+        let manifest = serde_json::to_string(&config_map(
+            ns.name(),
+            json!({"LEVEL": "debug", "LOG_LEVEL": "info"}),
+        ))
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cm.json");
+        std::fs::write(&file, manifest).unwrap();
+        let out = env
+            .kubectl()
+            .args(["apply", "--field-manager=argocd-controller"])
+            .args(extra)
+            .arg("-f")
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let live = applier.get(&key).await.unwrap().unwrap();
+        assert!(
+            managers(&live)
+                .iter()
+                .any(|(m, _)| m == "argocd-controller"),
+            "{mode}: {live:#}"
+        );
+
+        let stored = applier
+            .apply(
+                &config_map(ns.name(), json!({"LEVEL": "debug"})),
+                Some(&live),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            stored["data"],
+            json!({"LEVEL": "debug"}),
+            "{mode}: LOG_LEVEL was removed from Git"
+        );
+        assert!(
+            !managers(&stored)
+                .iter()
+                .any(|(m, _)| m == "argocd-controller"),
+            "{mode}: ownership moved to {FIELD_MANAGER}: {:?}",
+            managers(&stored)
+        );
+    }
+}
+
 #[tokio::test]
 async fn scope_and_kind_mistakes_are_reported_before_sending() {
     let (_, _, applier) = setup().await;
