@@ -20,6 +20,7 @@
 mod app_cache;
 mod auth;
 mod config;
+mod default_project;
 mod error;
 mod fields;
 mod gateway;

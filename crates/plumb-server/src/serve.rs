@@ -72,6 +72,7 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     // Renders for the manifests endpoint use the repository Secrets and CA certificates the
     // controller uses, kept current while the server runs.
     plumb_app::load_repositories(&client, &config.control_namespace, &renderer).await;
+    crate::default_project::ensure(&client, &config.control_namespace).await?;
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| Error::Io {

@@ -51,7 +51,7 @@ fn every_fixture_round_trips_without_loss() {
 
 #[test]
 fn default_project_in_deploy_round_trips() {
-    let value = read_yaml(&deploy().join("base/default-appproject.yaml"));
+    let value = read_yaml(&deploy().join("default-appproject.yaml"));
     let project: AppProject = round_trip(&value, "default-appproject.yaml");
     let spec = &project.spec;
     assert_eq!(spec.source_repos.as_deref(), Some(&["*".to_string()][..]));
