@@ -9,6 +9,7 @@ mod cache;
 mod clusters;
 mod csrf;
 mod customizations;
+mod default_project;
 mod gpgkeys;
 mod impersonated;
 mod listener;
