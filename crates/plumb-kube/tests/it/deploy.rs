@@ -90,19 +90,30 @@ async fn crds_default_project_and_argo_examples_are_accepted() {
     );
 }
 
-/// install.yaml's Namespace and AppProject applied for real (in `argocd`); everything else of
-/// it, of namespace-install.yaml (moved to `ns`) and of the StatefulSet component as a
-/// server-side dry run.
+/// install.yaml's Namespace and deploy/default-appproject.yaml applied for real (in `argocd`);
+/// everything else of install.yaml, of namespace-install.yaml (moved to `ns`) and of the
+/// StatefulSet component as a server-side dry run. install.yaml holds no AppProject: applied over
+/// an Argo CD whose `default` project was narrowed, it must not widen it (`plumb server` creates
+/// `default` only where none exists).
 async fn check_install_manifests(applier: &Applier, ns: &str, deploy: &Path) {
     let install = read_yaml_docs(&deploy.join("install.yaml"));
+    assert!(
+        !install.iter().any(|d| kind_in(d, &["AppProject"])),
+        "install.yaml must not ship an AppProject"
+    );
+    let mut default_project = read_yaml_docs(&deploy.join("default-appproject.yaml"));
+    for doc in &mut default_project {
+        doc["metadata"]["namespace"] = "argocd".into();
+    }
     for doc in install
         .iter()
-        .filter(|d| kind_in(d, &["Namespace", "AppProject"]))
+        .filter(|d| kind_in(d, &["Namespace"]))
+        .chain(&default_project)
     {
         applier
             .apply(doc, None)
             .await
-            .unwrap_or_else(|e| panic!("install.yaml: {}: {e:?}", ResourceKey::of(doc)));
+            .unwrap_or_else(|e| panic!("{}: {e:?}", ResourceKey::of(doc)));
     }
     let project = applier
         .get(&ResourceKey::new(
