@@ -199,7 +199,13 @@ fn copy_dir(from: &Path, to: &Path) {
     for entry in entries {
         let entry = entry.expect("directory entry");
         let target = to.join(entry.file_name());
-        if entry.file_type().expect("file type").is_dir() {
+        let kind = entry.file_type().expect("file type");
+        if kind.is_symlink() {
+            // The chart's files/crds points at deploy/crds: relative, so it holds in the copy too.
+            let link = std::fs::read_link(entry.path()).expect("read_link");
+            std::os::unix::fs::symlink(&link, &target)
+                .unwrap_or_else(|e| panic!("linking {}: {e}", target.display()));
+        } else if kind.is_dir() {
             copy_dir(&entry.path(), &target);
         } else {
             std::fs::copy(entry.path(), &target)
