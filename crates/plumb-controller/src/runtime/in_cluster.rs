@@ -3,12 +3,14 @@
 //! changes. Nothing is listed before the scope is known, so a controller whose RBAC covers a
 //! few namespaces (Argo's namespace-install) never asks for the whole cluster.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use plumb_app::{Cluster, IN_CLUSTER_NAME, IN_CLUSTER_SERVER, chain};
 use plumb_kube::{LiveCacheConfig, LiveEvent};
+use plumb_model::GroupKind;
 use tokio::sync::oneshot;
 
 use crate::shared::{InClusterWant, Shared};
@@ -86,19 +88,25 @@ async fn connect(
         .exclusions(engines.exclusions.clone())
         .scope(cluster.scope.clone());
     let (reader, events) = plumb_kube::live_cache(client, &cluster.discovery.catalog(), cfg);
-    cluster.live = Some(reader);
-    let task = tokio::spawn(follow(shared.clone(), events.boxed(), ready));
+    cluster.live = Some(reader.clone());
+    let task = tokio::spawn(follow(shared.clone(), reader, events.boxed(), ready));
     Ok((Arc::new(cluster), task))
 }
 
 /// Follows the in-cluster live cache: tracked objects that change re-queue their Applications,
-/// and `ready` hears once the initial lists are complete.
+/// and `ready` hears once every watched kind's initial list has completed or been refused by
+/// RBAC (403). Argo's controller health does not wait on cluster caches either: a refused kind
+/// keeps retrying, its absence from the cache is never taken for absence in the cluster (the
+/// comparison asks the API server, and the Application that declares such an object gets the
+/// refusal as its `ComparisonError`), so nothing is pruned or judged from it.
 async fn follow(
     shared: Arc<Shared>,
+    reader: plumb_kube::LiveCacheReader,
     events: futures::stream::BoxStream<'static, plumb_kube::Result<LiveEvent>>,
     ready: oneshot::Sender<()>,
 ) {
     let mut ready = Some(ready);
+    let mut refused: BTreeSet<GroupKind> = BTreeSet::new();
     let mut events = events;
     while let Some(ev) = events.next().await {
         match ev {
@@ -114,12 +122,53 @@ async fn follow(
                 }
             }
             Ok(_) => {}
+            Err(plumb_kube::Error::Watch { gk, source }) if is_forbidden(&source) => {
+                if refused.insert(gk.clone()) {
+                    tracing::warn!(kind = %gk, "in-cluster live cache: list refused (retrying): {source}");
+                } else {
+                    tracing::debug!(kind = %gk, "in-cluster live cache: list refused again");
+                }
+            }
             Err(e) => {
                 tracing::warn!("live cache: {}", chain(&e));
                 shared.clusters.rediscover.notify_one();
             }
         }
+        // Refused kinds never finish their list: the others decide when the cache is ready.
+        if ready.is_some() && !refused.is_empty() && all_listed_or_refused(&reader, &refused) {
+            tracing::warn!(
+                refused = refused.len(),
+                "in-cluster live cache: every kind listed or refused by RBAC; ready (Applications that declare a refused kind fail comparing)"
+            );
+            shared.metrics.set_live_cache_synced();
+            if let Some(t) = ready.take() {
+                let _ = t.send(());
+            }
+        }
     }
+}
+
+/// Whether a watch failed because RBAC refused it (403 Forbidden).
+fn is_forbidden(error: &kube::runtime::watcher::Error) -> bool {
+    use kube::runtime::watcher::Error as W;
+    match error {
+        W::InitialListFailed(e) | W::WatchStartFailed(e) | W::WatchFailed(e) => {
+            matches!(e, kube::Error::Api(s) if s.code == 403)
+        }
+        W::WatchError(s) => s.code == 403,
+        _ => false,
+    }
+}
+
+/// Whether every watched kind has its initial list, or was refused.
+fn all_listed_or_refused(
+    reader: &plumb_kube::LiveCacheReader,
+    refused: &BTreeSet<GroupKind>,
+) -> bool {
+    reader
+        .watched_kinds()
+        .iter()
+        .all(|gk| refused.contains(gk) || reader.is_synced(gk))
 }
 
 /// Comparisons need a complete cache; waits for the initial lists (bounded, then goes on).

@@ -50,6 +50,19 @@ async fn readyz(addr: std::net::SocketAddr) -> String {
     answer.lines().next().unwrap_or_default().to_string()
 }
 
+/// Waits until `/readyz` answers 200.
+async fn wait_ready(addr: std::net::SocketAddr) {
+    let start = Instant::now();
+    loop {
+        let status = readyz(addr).await;
+        if status.contains(" 200") {
+            return;
+        }
+        assert!(start.elapsed() < DEADLINE, "never ready: {status}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
 fn free_addr() -> std::net::SocketAddr {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     l.local_addr().expect("addr")
@@ -97,15 +110,7 @@ async fn a_namespace_install_is_ready_and_manages_its_namespace_only() {
     })
     .await;
     // Ready: the in-cluster cache has its initial lists (of the one namespace).
-    let start = Instant::now();
-    loop {
-        let status = readyz(addr).await;
-        if status.contains(" 200") {
-            break;
-        }
-        assert!(start.elapsed() < DEADLINE, "never ready: {status}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
+    wait_ready(addr).await;
 
     let cm = |ns: &str, name: &str| {
         format!(
@@ -180,5 +185,51 @@ async fn a_namespace_install_is_ready_and_manages_its_namespace_only() {
         a["status"]["sync"]["status"] == "Synced" && !conditions(a).contains("InvalidSpecError")
     })
     .await;
+    drop(other);
+}
+
+/// Without the in-cluster Secret the cache's cluster-wide lists are all refused by RBAC: the
+/// controller is ready all the same (as Argo's health does not wait on cluster caches), and an
+/// Application whose objects its RBAC does not reach gets the refusal as its error.
+#[tokio::test]
+async fn refused_lists_leave_the_controller_ready_and_fail_the_applications_that_need_them() {
+    let env = TestEnv::shared();
+    let ns = env.namespace("nsinstall-bare");
+    let other = env.namespace("nsinstall-bare-other");
+    let home = ns.name().to_string();
+    let admin = env.client().await;
+    let token = scoped_token(env, &home, "controller", &[&home]);
+    let (server, ca) = api_server(env);
+    let addr = free_addr();
+    let controller = token_client(&server, &ca, &token).await;
+    let ctl = Controlled::start_as(env, ns, admin.clone(), controller, |c| {
+        c.metrics_addr = Some(addr);
+    })
+    .await;
+    wait_ready(addr).await;
+    let repo = GitRepo::new();
+    let cm = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: elsewhere\n  namespace: {}\ndata:\n  k: v\n",
+        other.name()
+    );
+    repo.commit(&[("other/cm.yaml", cm.as_str())], "app");
+    ctl.create_app(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": "other"},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "other"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": home}}
+    }))
+    .await;
+    let app = ctl
+        .wait_app("other", "refused by RBAC", |a| {
+            conditions(a).contains("ComparisonError") && conditions(a).contains("forbidden")
+        })
+        .await;
+    assert_eq!(
+        app["status"]["sync"]["status"], "Unknown",
+        "{:#}",
+        app["status"]
+    );
     drop(other);
 }
