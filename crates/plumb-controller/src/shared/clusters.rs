@@ -190,3 +190,87 @@ impl Clusters {
             .map(|(_, why)| why.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::Secret;
+
+    fn secret(name: &str, data: &[(&str, &str)]) -> ClusterSecret {
+        let s: Secret = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name},
+            "data": data
+                .iter()
+                .map(|(k, v)| (k.to_string(), serde_json::Value::String(
+                    base64::Engine::encode(&base64::engine::general_purpose::STANDARD, v),
+                )))
+                .collect::<serde_json::Map<_, _>>(),
+        }))
+        .expect("secret");
+        ClusterSecret::from_secret(&s).expect("cluster secret")
+    }
+
+    #[test]
+    fn the_in_cluster_secret_decides_the_scope_and_disagreement_fails_closed() {
+        let remote = secret("r", &[("server", "https://remote"), ("namespaces", "x")]);
+        assert_eq!(
+            InClusterWant::of(true, std::slice::from_ref(&remote)),
+            InClusterWant::Scoped(plumb_kube::ClusterScope::whole_cluster()),
+            "a remote cluster's namespaces do not narrow the in-cluster destination"
+        );
+        let narrow = secret(
+            "a",
+            &[
+                ("server", "https://kubernetes.default.svc/"),
+                ("namespaces", "argocd, ,apps"),
+            ],
+        );
+        let want = InClusterWant::of(true, &[remote.clone(), narrow.clone()]);
+        assert_eq!(
+            want,
+            InClusterWant::Scoped(plumb_kube::ClusterScope::namespaced(
+                &["argocd".into(), "apps".into()],
+                false
+            ))
+        );
+        assert_eq!(
+            InClusterWant::of(false, &[narrow.clone()]),
+            InClusterWant::Disabled
+        );
+        let other = secret(
+            "b",
+            &[
+                ("server", "https://kubernetes.default.svc"),
+                ("namespaces", "argocd"),
+            ],
+        );
+        assert!(matches!(
+            InClusterWant::of(true, &[narrow, other]),
+            InClusterWant::Unusable(_)
+        ));
+        let bad = secret(
+            "c",
+            &[
+                ("server", "https://kubernetes.default.svc"),
+                ("namespaces", "../x"),
+            ],
+        );
+        match InClusterWant::of(true, &[bad]) {
+            InClusterWant::Unusable(why) => assert!(why.contains("namespaces"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn only_the_exact_text_false_disables_the_in_cluster_destination() {
+        let with = |v: &str| {
+            plumb_model::Settings::from_data(
+                [("cluster.inClusterEnabled".to_string(), v.to_string())].into(),
+            )
+        };
+        assert!(in_cluster_enabled(&plumb_model::Settings::default()));
+        assert!(!in_cluster_enabled(&with("false")));
+        assert!(in_cluster_enabled(&with("False")));
+        assert!(in_cluster_enabled(&with("true")));
+    }
+}
