@@ -234,7 +234,7 @@ mod tests {
             ))
         );
         assert_eq!(
-            InClusterWant::of(false, &[narrow.clone()]),
+            InClusterWant::of(false, std::slice::from_ref(&narrow)),
             InClusterWant::Disabled
         );
         let other = secret(
