@@ -312,5 +312,14 @@ async fn a_namespaced_cluster_manages_its_namespaces_only() {
         })
         .await;
     assert!(!conditions(&app).contains("Error"), "{}", conditions(&app));
+    // The Secret removed: the in-cluster destination is the whole cluster again.
+    secrets
+        .delete("cluster-in-cluster", &Default::default())
+        .await
+        .expect("delete in-cluster secret");
+    ctl.wait_app("local-into-c", "compared over the whole cluster", |a| {
+        a["status"]["sync"]["status"] == "OutOfSync" && !conditions(a).contains("ComparisonError")
+    })
+    .await;
     drop(b);
 }
