@@ -176,9 +176,15 @@ async fn target(shared: &Arc<Shared>, app: &Application) -> Result<Option<Target
             .clone()
             .or(app.spec.destination.name.clone())
             .unwrap_or_default();
-        let msg = match shared.clusters.failure_of(app) {
-            Some(why) => format!("application destination cluster {dest:?} cannot be used: {why}"),
-            None => format!(
+        let msg = match (
+            shared.clusters.in_cluster_refusal(app),
+            shared.clusters.failure_of(app),
+        ) {
+            (Some(refused), _) => refused,
+            (None, Some(why)) => {
+                format!("application destination cluster {dest:?} cannot be used: {why}")
+            }
+            (None, None) => format!(
                 "application destination cluster {dest:?} is not configured: use https://kubernetes.default.svc (or name in-cluster), or add an Argo CD cluster Secret"
             ),
         };

@@ -12,6 +12,7 @@ use crate::config::ControllerConfig;
 use plumb_app::IN_CLUSTER_SERVER;
 use plumb_app::Result;
 
+mod in_cluster;
 mod setup;
 mod watchers;
 mod workers;
@@ -29,8 +30,9 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
         shared.metrics.crd_gauge(),
         "controller",
     ));
-    let ready = setup::spawn_live_events(shared.clone(), started.live_events);
-    setup::wait_for_live_cache(ready).await;
+    // Nothing is listed before the scope is known (the cluster Secrets, read at start).
+    let ready = in_cluster::apply(&shared, started.in_cluster).await?;
+    in_cluster::wait_until_listed(&shared, ready).await;
 
     watchers::spawn_cluster_watcher(shared.clone());
     watchers::spawn_app_watcher(shared.clone(), started.apps_cache);

@@ -1,36 +1,31 @@
 //! The controller's start-up: settings, the namespaces and shard it serves, the engines and the
-//! renderer, the in-cluster destination with its live cache, and the state the tasks share.
+//! renderer, the cluster Secrets (which decide the in-cluster destination's scope), and the
+//! state the tasks share.
 
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 
-use futures::StreamExt;
-use futures::stream::BoxStream;
 use kube::api::DynamicObject;
 use kube::runtime::reflector::store::Writer;
-use plumb_kube::{LiveCacheConfig, LiveEvent};
 use plumb_source::Renderer;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use crate::config::{ControllerConfig, load_settings, render_defaults};
 use crate::events::Events;
 use crate::metrics::Metrics;
 use crate::sharding::Sharding;
-use crate::shared::{AppMemory, Clusters, Operations, Queue, Shared};
+use crate::shared::{
+    AppMemory, Clusters, InClusterWant, Operations, Queue, Shared, in_cluster_enabled,
+};
 use plumb_app::application_namespaces;
-use plumb_app::{Cluster, Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
-use plumb_app::{Error, Result, chain};
+use plumb_app::{Engines, IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
+use plumb_app::{Error, Result};
 
-/// The events of a live cache, boxed: the stream borrows nothing, but its opaque type captures
-/// the lifetimes of the references it was built from, so it cannot be returned as it is.
-pub(super) type LiveEvents = BoxStream<'static, plumb_kube::Result<LiveEvent>>;
-
-/// What start-up hands to the running controller: the shared state, and what only one task
-/// takes (the in-cluster live cache's events, the work queue's receiving end, the watch caches'
-/// writers).
+/// What start-up hands to the running controller: the shared state, what the in-cluster
+/// destination is to be, and what only one task takes (the work queue's receiving end, the
+/// watch caches' writers).
 pub(super) struct Started {
     pub(super) shared: Arc<Shared>,
-    pub(super) live_events: LiveEvents,
+    pub(super) in_cluster: InClusterWant,
     pub(super) queue: mpsc::UnboundedReceiver<String>,
     pub(super) apps_cache: Writer<DynamicObject>,
     pub(super) projects_cache: Writer<DynamicObject>,
@@ -59,7 +54,8 @@ pub(super) async fn start(client: kube::Client, config: ControllerConfig) -> Res
     renderer.git().set_submodules(submodules);
     plumb_app::repositories::load(&client, &config.control_namespace, &renderer).await;
     plumb_app::signatures::load(&client, &config.control_namespace, &renderer).await;
-    let (cluster, live_events) = connect_in_cluster(&client, &engines).await?;
+    let secrets = cluster_secrets(&client, &config.control_namespace).await?;
+    let in_cluster = InClusterWant::of(in_cluster_enabled(&engines.settings), &secrets);
     let (tx, queue) = mpsc::unbounded_channel();
     let metrics = in_cluster_metrics(&client).await;
     let (watched, apps_cache, projects_cache) = crate::watched::Watched::new();
@@ -71,7 +67,7 @@ pub(super) async fn start(client: kube::Client, config: ControllerConfig) -> Res
         engines: RwLock::new(engines),
         app_namespaces,
         sharding,
-        clusters: Clusters::new(cluster),
+        clusters: Clusters::new(in_cluster.clone(), secrets),
         operations: Operations::new(config.operation_processors),
         memory: AppMemory::default(),
         queue: Queue::new(tx),
@@ -80,7 +76,7 @@ pub(super) async fn start(client: kube::Client, config: ControllerConfig) -> Res
     });
     Ok(Started {
         shared,
-        live_events,
+        in_cluster,
         queue,
         apps_cache,
         projects_cache,
@@ -151,19 +147,26 @@ fn renderer(config: &ControllerConfig, engines: &Engines) -> Result<Arc<Renderer
     Ok(renderer)
 }
 
-/// The in-cluster destination with its live cache, and the cache's events.
-async fn connect_in_cluster(
+/// The cluster Secrets of the control namespace, sorted by Secret name: read before anything
+/// is listed, since a Secret for the in-cluster URL decides what the controller may watch
+/// there. One that cannot be read stops the start (fail closed: never wider than it says).
+async fn cluster_secrets(
     client: &kube::Client,
-    engines: &Engines,
-) -> Result<(Cluster, LiveEvents)> {
-    let mut cluster = Cluster::connect(IN_CLUSTER_SERVER, IN_CLUSTER_NAME, client.clone()).await?;
-    let cache_cfg = LiveCacheConfig::default()
-        .tracking(engines.tracking.clone())
-        .exclusions(engines.exclusions.clone());
-    let (reader, live_events) =
-        plumb_kube::live_cache(client.clone(), &cluster.discovery.catalog(), cache_cfg);
-    cluster.live = Some(reader);
-    Ok((cluster, live_events.boxed()))
+    namespace: &str,
+) -> Result<Vec<plumb_app::clusters::ClusterSecret>> {
+    let api: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(client.clone(), namespace);
+    let lp = kube::api::ListParams::default().labels(plumb_app::clusters::CLUSTER_SECRET_LABEL);
+    let mut list = api
+        .list(&lp)
+        .await
+        .map_err(|e| Error::Task(format!("listing the cluster Secrets of {namespace}: {e}")))?
+        .items;
+    list.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    Ok(list
+        .iter()
+        .filter_map(plumb_app::clusters::ClusterSecret::from_secret)
+        .collect())
 }
 
 /// The metrics, starting with the in-cluster destination's `argocd_cluster_info`.
@@ -189,51 +192,6 @@ pub(super) async fn serve_metrics(shared: &Shared) -> Result<()> {
         tokio::spawn(crate::server::serve(listener, m));
     }
     Ok(())
-}
-
-/// Follows the in-cluster live cache: tracked objects that change re-queue their Applications.
-/// The receiver hears once the initial lists are complete.
-pub(super) fn spawn_live_events(
-    shared: Arc<Shared>,
-    live_events: LiveEvents,
-) -> oneshot::Receiver<()> {
-    let (ready_tx, ready_rx) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let mut ready_tx = Some(ready_tx);
-        let mut events = std::pin::pin!(live_events);
-        while let Some(ev) = events.next().await {
-            match ev {
-                Ok(LiveEvent::Changed(change)) => {
-                    for app in change.managed {
-                        shared.queue.push(&shared.key_of_instance(&app));
-                    }
-                }
-                Ok(LiveEvent::Ready) => {
-                    shared.metrics.set_live_cache_synced();
-                    if let Some(t) = ready_tx.take() {
-                        let _ = t.send(());
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!("live cache: {}", chain(&e));
-                    shared.clusters.rediscover.notify_one();
-                }
-            }
-        }
-    });
-    ready_rx
-}
-
-/// Comparisons need a complete cache; waits for the initial lists (bounded, then goes on).
-pub(super) async fn wait_for_live_cache(ready: oneshot::Receiver<()>) {
-    if tokio::time::timeout(Duration::from_secs(60), ready)
-        .await
-        .is_err()
-    {
-        tracing::warn!("live cache not complete after 60s; reconciling anyway");
-    }
-    tracing::info!("live cache ready");
 }
 
 #[cfg(test)]

@@ -275,12 +275,6 @@ async fn attach(
     shared: &Arc<Shared>,
     secret: &ClusterSecret,
 ) -> Result<(Arc<Cluster>, tokio::task::JoinHandle<()>)> {
-    if crate::shared::is_in_cluster_narrowed(secret) {
-        return Err(plumb_app::Error::ClusterConfig {
-            server: secret.server.clone(),
-            reason: "namespaces: narrowing the in-cluster destination to namespaces (Argo's namespaced install) is not supported by Plumb yet".into(),
-        });
-    }
     // A namespaced cluster (`namespaces`, `clusterResources`): watched in those namespaces
     // only, and comparisons refuse what lies outside them.
     let scope = secret.cluster_scope()?;
@@ -335,8 +329,13 @@ pub(super) fn spawn_cluster_watcher(shared: Arc<Shared>) {
         let mut stream = std::pin::pin!(watcher::watcher(api, cfg));
         let mut known: HashMap<String, ClusterSecret> = HashMap::new();
         loop {
-            let next = tokio::time::timeout(RETRY_FAILED_CLUSTERS, stream.try_next()).await;
+            let next = tokio::select! {
+                next = tokio::time::timeout(RETRY_FAILED_CLUSTERS, stream.try_next()) => next,
+                // `cluster.inClusterEnabled` may have changed.
+                () = shared.clusters.settings_changed.notified() => Ok(Ok(Some(watcher::Event::InitDone))),
+            };
             let changed = match next {
+                Ok(Ok(Some(watcher::Event::InitDone))) => true,
                 Ok(Ok(Some(event))) => note_cluster_secret(&mut known, event),
                 Ok(Ok(None)) => return,
                 Ok(Err(e)) => {
@@ -346,28 +345,56 @@ pub(super) fn spawn_cluster_watcher(shared: Arc<Shared>) {
                 }
                 // Clusters that could not be connected are tried again (an exec plugin or an
                 // API server that failed for a while).
-                Err(_) => has_failed(&shared),
+                Err(_) => has_failed(&shared) || in_cluster_failed(&shared),
             };
-            if !changed {
-                continue;
+            if changed {
+                clusters_changed(&shared, &known).await;
             }
-            share_clusters(&shared, &known);
-            let mut secrets: Vec<(&String, &ClusterSecret)> = known.iter().collect();
-            secrets.sort_by_key(|(name, _)| *name);
-            *shared
-                .clusters
-                .secrets
-                .write()
-                .unwrap_or_else(|e| e.into_inner()) =
-                secrets.into_iter().map(|(_, c)| c.clone()).collect();
-            // Attach the new clusters first, then swap: Applications on clusters that stay never
-            // see their cluster missing while another one connects.
-            let wanted: Vec<ClusterSecret> = known.values().cloned().collect();
-            let fresh = attach_new(&shared, &wanted).await;
-            swap_remote(&shared, &wanted, fresh);
-            push_all(&shared);
         }
     });
+}
+
+/// The cluster Secrets (or `cluster.inClusterEnabled`) changed: the in-cluster destination is
+/// rebuilt if its scope changed, remote clusters attached and detached, and every Application
+/// compared again.
+async fn clusters_changed(shared: &Arc<Shared>, known: &HashMap<String, ClusterSecret>) {
+    share_clusters(shared, known);
+    let mut secrets: Vec<(&String, &ClusterSecret)> = known.iter().collect();
+    secrets.sort_by_key(|(name, _)| *name);
+    let secrets: Vec<ClusterSecret> = secrets.into_iter().map(|(_, c)| c.clone()).collect();
+    *shared
+        .clusters
+        .secrets
+        .write()
+        .unwrap_or_else(|e| e.into_inner()) = secrets.clone();
+    let enabled = crate::shared::in_cluster_enabled(&shared.engines().settings);
+    let want = crate::shared::InClusterWant::of(enabled, &secrets);
+    if let Err(e) = super::in_cluster::apply(shared, want).await {
+        tracing::warn!(
+            "cannot connect to the in-cluster destination: {}",
+            chain(&e)
+        );
+    }
+    // A Secret for the in-cluster URL configures the controller's own connection (above), it
+    // adds no cluster. Attach the new clusters first, then swap: Applications on clusters that
+    // stay never see their cluster missing while another one connects.
+    let wanted: Vec<ClusterSecret> = secrets
+        .into_iter()
+        .filter(|s| !crate::shared::names_in_cluster(s))
+        .collect();
+    let fresh = attach_new(shared, &wanted).await;
+    swap_remote(shared, &wanted, fresh);
+    push_all(shared);
+}
+
+/// Whether the in-cluster destination is wanted but has no connection (tried again).
+fn in_cluster_failed(shared: &Shared) -> bool {
+    let state = shared
+        .clusters
+        .in_cluster
+        .read()
+        .unwrap_or_else(|e| e.into_inner());
+    matches!(state.want, crate::shared::InClusterWant::Scoped(_)) && state.cluster.is_none()
 }
 
 /// How often clusters whose connection failed are tried again.
@@ -558,6 +585,7 @@ pub(super) fn spawn_settings_watcher(shared: Arc<Shared>) {
                     *shared.engines.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(e);
                     current = data;
                     tracing::info!("settings reloaded");
+                    shared.clusters.settings_changed.notify_one();
                     plumb_app::unenforced::log(&plumb_app::unenforced::in_settings(&current));
                     push_all(&shared);
                 }
@@ -708,7 +736,8 @@ pub(super) fn spawn_rediscovery(shared: Arc<Shared>) {
                     tokio::time::sleep(MIN_SPACING).await;
                 }
             }
-            let mut clusters = vec![shared.clusters.in_cluster.clone()];
+            let mut clusters: Vec<Arc<plumb_app::Cluster>> =
+                shared.clusters.in_cluster().into_iter().collect();
             clusters.extend(
                 shared
                     .clusters

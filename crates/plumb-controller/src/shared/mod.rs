@@ -18,7 +18,9 @@ use plumb_model::settings::{RECONCILIATION_JITTER, RECONCILIATION_TIMEOUT};
 use plumb_source::Renderer;
 use serde_json::{Value, json};
 
-pub(crate) use clusters::{Clusters, RemoteCluster, is_in_cluster_narrowed};
+pub(crate) use clusters::{
+    Clusters, InClusterWant, RemoteCluster, in_cluster_enabled, names_in_cluster,
+};
 pub(crate) use memory::AppMemory;
 pub(crate) use operations::Operations;
 pub(crate) use queue::Queue;

@@ -10,6 +10,7 @@ mod helm_repo;
 mod impersonation;
 mod missing_status;
 mod multi_cluster;
+mod namespace_install;
 mod namespaced_cluster;
 mod oci;
 mod project;

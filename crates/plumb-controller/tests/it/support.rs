@@ -68,8 +68,20 @@ impl Controlled {
                 .with_test_writer()
                 .try_init();
         }
-        install_crds(env);
         let client = env.client().await;
+        Self::start_as(env, ns, client.clone(), client, tweak).await
+    }
+
+    /// A controller that reaches the API server with `controller_client` (its own RBAC, e.g.
+    /// a ServiceAccount token), while the test reads and writes with `client`.
+    pub async fn start_as(
+        env: &'static TestEnv,
+        ns: TestNamespace,
+        client: kube::Client,
+        controller_client: kube::Client,
+        tweak: impl FnOnce(&mut ControllerConfig),
+    ) -> Self {
+        install_crds(env);
         let projects: Api<DynamicObject> =
             Api::namespaced_with(client.clone(), ns.name(), &appproject_resource());
         let project: DynamicObject = serde_json::from_value(json!({
@@ -90,7 +102,7 @@ impl Controlled {
         config.source.tools.helm = plumb_testenv::tools::helm();
         config.source.tools.kustomize = plumb_testenv::tools::kustomize();
         tweak(&mut config);
-        let c = client.clone();
+        let c = controller_client;
         let task = tokio::spawn(async move {
             match plumb_controller::run(c, config).await {
                 Err(e) => eprintln!("CONTROLLER STOPPED: {}", plumb_app::chain(&e)),
