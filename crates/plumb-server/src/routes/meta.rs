@@ -16,8 +16,21 @@ use crate::error::Result;
 use crate::state::AppState;
 
 /// `GET /api/version`: Argo's `VersionMessage` (the fields Plumb has: no Go, kubectl or
-/// Jsonnet binary; `Compiler` is the whole `rustc --version`).
-pub(crate) async fn version(State(s): State<AppState>) -> Json<Value> {
+/// Jsonnet binary; `Compiler` is the whole `rustc --version`). Public, so, as Argo's
+/// `Version`, the build details and tool versions are answered only to a logged-in caller (the
+/// class of GHSA-pfgj-mh5m-2p48); an anonymous one gets the version, platform and compiler.
+pub(crate) async fn version(
+    State(s): State<AppState>,
+    caller: Option<Authenticated>,
+) -> Json<Value> {
+    let b = &s.build;
+    if caller.is_none() {
+        return Json(json!({
+            "Version": b.full_version(),
+            "Compiler": b.rustc_version,
+            "Platform": BuildInfo::platform(),
+        }));
+    }
     let (helm, kustomize) = s
         .tool_versions
         .get_or_init(|| {
@@ -35,7 +48,6 @@ pub(crate) async fn version(State(s): State<AppState>) -> Json<Value> {
         })
         .await
         .clone();
-    let b = &s.build;
     Json(json!({
         "Version": b.full_version(),
         "BuildDate": b.build_date,

@@ -395,9 +395,12 @@ fn revisions_patches_projects_and_passwords_are_checked() {
         )],
         "one",
     );
+    // The server created `default` at start (argocd-server's initializeDefaultProject); a create
+    // with another spec is refused without `upsert`, as Argo's.
     let project = br#"{"project": {"metadata": {"name": "default"}, "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}]}}}"#;
     let r = raw(addr, &send("POST", "/api/v1/projects", project));
-    assert_eq!(status(&r), 200, "{r}");
+    assert_eq!(status(&r), 400, "{r}");
+    assert!(r.contains("existing project spec is different"), "{r}");
     let app = serde_json::json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
         "metadata": {"name": "web"},

@@ -111,24 +111,32 @@ pub(crate) fn all(o: &Output) -> String {
     format!("{}{}", text(&o.stdout), text(&o.stderr))
 }
 
-/// `GET /api/version` (public, Argo's `VersionMessage`) answers what `plumb version` prints: one
-/// build stamp for both, and the helm and kustomize the server was started with.
-fn server_version_is_the_binarys(server: &str) {
+/// `GET /api/version` (Argo's `VersionMessage`) answers a logged-in caller what `plumb version`
+/// prints: one build stamp for both, and the helm and kustomize the server was started with. An
+/// anonymous caller gets the version, platform and compiler only.
+fn server_version_is_the_binarys(server: &str, token: &str) {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let body = rt.block_on(async {
-        let http = reqwest::Client::builder()
-            .danger_accept_invalid_certs(true)
-            .build()
-            .unwrap();
-        let res = http
-            .get(format!("https://{server}/api/version"))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status(), 200);
-        res.text().await.unwrap()
-    });
-    let served: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let get = |token: Option<&str>| {
+        rt.block_on(async {
+            let http = reqwest::Client::builder()
+                .danger_accept_invalid_certs(true)
+                .build()
+                .unwrap();
+            let mut req = http.get(format!("https://{server}/api/version"));
+            if let Some(t) = token {
+                req = req.bearer_auth(t);
+            }
+            let res = req.send().await.unwrap();
+            assert_eq!(res.status(), 200);
+            let body = res.text().await.unwrap();
+            serde_json::from_str::<serde_json::Value>(&body).unwrap()
+        })
+    };
+    let anonymous = get(None);
+    let mut keys: Vec<&String> = anonymous.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["Compiler", "Platform", "Version"], "{anonymous}");
+    let served = get(Some(token));
     let out = Command::new(env!("CARGO_BIN_EXE_plumb"))
         .args(["version", "--client", "-o", "json"])
         .env("PLUMB_HELM", plumb_testenv::tools::helm())
@@ -215,7 +223,6 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
     }));
     let home = tempfile::tempdir().unwrap();
     let server = addr.to_string();
-    server_version_is_the_binarys(&server);
 
     // Without a context and without a kubeconfig the CLI has nothing to talk to.
     let out = remote(home.path(), &["app", "list"]);
@@ -253,6 +260,12 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
         "{config}"
     );
     assert!(config.contains("auth-token: "), "{config}");
+    let token = config
+        .split_once("auth-token: ")
+        .and_then(|(_, rest)| rest.lines().next())
+        .expect("auth-token in the config")
+        .trim();
+    server_version_is_the_binarys(&server, token.trim_matches('"'));
     let out = remote(home.path(), &["context"]);
     assert!(
         text(&out.stdout).contains(&format!("*         {server}")),
