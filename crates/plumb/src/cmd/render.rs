@@ -245,21 +245,26 @@ fn load_credentials(files: &[PathBuf]) -> anyhow::Result<Vec<RepoCredentials>> {
     Ok(credentials)
 }
 
-/// The helm and kustomize binaries: the flag, else the environment, else on PATH.
-fn tools(args: &RenderArgs) -> Tools {
+/// The helm and kustomize this machine renders with: `$PLUMB_HELM` and `$PLUMB_KUSTOMIZE`, else
+/// on PATH (`plumb render`, the CLI's local comparisons and `plumb version` alike).
+pub(crate) fn local_tools() -> Tools {
     let env_path = |var: &str, default: &str| {
         std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from)
     };
     Tools {
-        helm: args
-            .helm
-            .clone()
-            .unwrap_or_else(|| env_path("PLUMB_HELM", "helm")),
-        kustomize: args
-            .kustomize
-            .clone()
-            .unwrap_or_else(|| env_path("PLUMB_KUSTOMIZE", "kustomize")),
+        helm: env_path("PLUMB_HELM", "helm"),
+        kustomize: env_path("PLUMB_KUSTOMIZE", "kustomize"),
         ..Tools::default()
+    }
+}
+
+/// The helm and kustomize binaries: the flag, else [`local_tools`].
+fn tools(args: &RenderArgs) -> Tools {
+    let local = local_tools();
+    Tools {
+        helm: args.helm.clone().unwrap_or(local.helm),
+        kustomize: args.kustomize.clone().unwrap_or(local.kustomize),
+        ..local
     }
 }
 

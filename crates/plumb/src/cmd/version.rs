@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::Api;
 use plumb_server::BuildInfo;
-use plumb_source::{SourceType, Tools};
+use plumb_source::SourceType;
 use serde::Serialize;
 
 use crate::cmd::app::ConnArgs;
@@ -136,14 +136,7 @@ pub fn client_version(build: &BuildInfo) -> ComponentVersion {
 /// as `plumb render` and local comparisons find them), asked through the render worker with
 /// its time bound; `not found` when missing, never an error.
 fn tool_versions(v: &mut ComponentVersion) {
-    let from_env = |var: &str, default: &str| {
-        std::env::var_os(var).map_or_else(|| default.into(), std::path::PathBuf::from)
-    };
-    let tools = Tools {
-        helm: from_env("PLUMB_HELM", "helm"),
-        kustomize: from_env("PLUMB_KUSTOMIZE", "kustomize"),
-        ..Tools::default()
-    };
+    let tools = crate::cmd::render::local_tools();
     let ask = |kind| plumb_server::tool_version_text(plumb_source::tool_version(&tools, kind));
     v.helm_version = Some(ask(SourceType::Helm));
     v.kustomize_version = Some(ask(SourceType::Kustomize));

@@ -154,12 +154,9 @@ pub(crate) async fn renderer_for(
         .context("reading the settings ConfigMap")?;
     let mut config =
         plumb_source::Config::new(crate::cmd::cache_root()?.join("cli")).limits(limits);
-    if let Some(helm) = std::env::var_os("PLUMB_HELM") {
-        config.tools.helm = PathBuf::from(helm);
-    }
-    if let Some(kustomize) = std::env::var_os("PLUMB_KUSTOMIZE") {
-        config.tools.kustomize = PathBuf::from(kustomize);
-    }
+    let tools = crate::cmd::render::local_tools();
+    config.tools.helm = tools.helm;
+    config.tools.kustomize = tools.kustomize;
     // Plugins run on this machine: $PLUMB_PLUGIN_DIR, else the settings' plumb.plugins.dir.
     config.plugins_dir = std::env::var_os("PLUMB_PLUGIN_DIR")
         .map(PathBuf::from)
