@@ -163,7 +163,7 @@ impl<'a> State<'a> {
                 }
                 Ok(!m.is_empty())
             }
-            Value::Int(n) => {
+            Value::Int(n) | Value::I64(n) => {
                 if b.pipe.decl.len() > 1 {
                     return Err(self.fail(format!("can't use {n} to iterate over more than one variable")));
                 }
@@ -277,6 +277,7 @@ impl<'a> State<'a> {
                 self.not_a_function(cmd, fin.is_some())?;
                 self.pipeline(dot, p)
             }
+            ArgKind::Nil => Err(self.fail("nil is not a command")),
             _ => {
                 self.not_a_function(cmd, fin.is_some())?;
                 self.operand(dot, first)

@@ -41,7 +41,7 @@ fn write_v(out: &mut String, v: &Value) {
         }
         Value::Func(_) => out.push_str("0x1"),
         Value::Time(t) => out.push_str(&crate::funcs::time::go_string(t)),
-        Value::Duration(d) => out.push_str(&crate::funcs::time::duration_string(*d)),
+        Value::I64(i) => out.push_str(&i.to_string()),
         Value::Semver(s) => out.push_str(&s.to_string()),
     }
 }
@@ -202,7 +202,7 @@ fn number_or_star(
         let v = args.get(*argi);
         *argi += 1;
         return match v {
-            Some(Value::Int(i)) => {
+            Some(Value::Int(i) | Value::I64(i)) => {
                 if *i < 0 {
                     spec.minus = true;
                 }
@@ -268,10 +268,10 @@ fn format_one(out: &mut String, verb: char, spec: Spec, arg: &Value) {
         (_, Value::Int(i)) => format_int(out, verb, spec, *i, arg),
         (_, Value::Float(f)) => format_float(out, verb, spec, *f, arg),
         (_, Value::Str(s)) => format_str(out, verb, spec, s, arg),
-        (_, Value::Time(_) | Value::Duration(_) | Value::Semver(_)) if matches!(verb, 's' | 'q') => {
+        (_, Value::Time(_) | Value::Semver(_)) if matches!(verb, 's' | 'q') => {
             format_str(out, verb, spec, &sprint_v(arg), arg)
         }
-        (_, Value::Duration(d)) => format_int(out, verb, spec, *d, arg),
+        (_, Value::I64(d)) => format_int(out, verb, spec, *d, arg),
         _ => out.push_str(&bad_verb(verb, arg)),
     }
 }

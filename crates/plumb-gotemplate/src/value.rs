@@ -22,8 +22,8 @@ pub(crate) enum Value {
     Map(Rc<BTreeMap<String, Value>>),
     Func(ExtFn),
     Time(Rc<jiff::Zoned>),
-    /// A Go time.Duration in nanoseconds.
-    Duration(i64),
+    /// A Go int64 (what sprig's arithmetic returns; Go refuses it where an `int` is expected).
+    I64(i64),
     Semver(Rc<semver::Version>),
 }
 
@@ -61,7 +61,7 @@ impl Value {
             Value::Str(s) => !s.is_empty(),
             Value::List(l) => !l.is_empty(),
             Value::Map(m) => !m.is_empty(),
-            Value::Duration(d) => *d != 0,
+            Value::I64(i) => *i != 0,
             Value::Func(_) | Value::Time(_) | Value::Semver(_) => true,
         }
     }
@@ -78,7 +78,7 @@ impl Value {
             Value::Map(_) => "map[string]interface {}",
             Value::Func(_) => "func(...interface {}) (interface {}, error)",
             Value::Time(_) => "time.Time",
-            Value::Duration(_) => "time.Duration",
+            Value::I64(_) => "int64",
             Value::Semver(_) => "*semver.Version",
         }
     }
@@ -116,7 +116,7 @@ impl Value {
             ),
             Value::Func(_) => return Err("json: unsupported type: func".into()),
             Value::Time(t) => serde_json::Value::String(crate::funcs::time::rfc3339_nano(t)),
-            Value::Duration(d) => serde_json::Value::from(*d),
+            Value::I64(i) => serde_json::Value::from(*i),
             Value::Semver(v) => serde_json::Value::String(v.to_string()),
         })
     }

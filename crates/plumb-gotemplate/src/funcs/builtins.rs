@@ -82,7 +82,7 @@ fn index(a: &[Value]) -> Result<Value, String> {
 
 fn index_int(key: &Value, what: &str) -> Result<i64, String> {
     match key {
-        Value::Int(i) => Ok(*i),
+        Value::Int(i) | Value::I64(i) => Ok(*i),
         Value::Invalid | Value::Nil => Err(format!("cannot index {what} with nil")),
         other => Err(format!("cannot index {what} with type {}", other.type_name())),
     }
@@ -109,7 +109,7 @@ enum Kind {
 fn kind(v: &Value) -> Kind {
     match v {
         Value::Bool(_) => Kind::Bool,
-        Value::Int(_) | Value::Duration(_) => Kind::Int,
+        Value::Int(_) | Value::I64(_) => Kind::Int,
         Value::Float(_) => Kind::Float,
         Value::Str(_) => Kind::Str,
         Value::Invalid | Value::Nil => Kind::Nil,
@@ -133,7 +133,7 @@ fn eq(a: &[Value]) -> Result<Value, String> {
         } else {
             match (&a[0], b) {
                 (Value::Bool(x), Value::Bool(y)) => x == y,
-                (Value::Int(x) | Value::Duration(x), Value::Int(y) | Value::Duration(y)) => x == y,
+                (Value::Int(x) | Value::I64(x), Value::Int(y) | Value::I64(y)) => x == y,
                 (Value::Float(x), Value::Float(y)) => x == y,
                 (Value::Str(x), Value::Str(y)) => x == y,
                 (x, y) if x.is_nil() && y.is_nil() => true,
@@ -158,7 +158,7 @@ fn compare(a: &Value, b: &Value) -> Result<std::cmp::Ordering, String> {
         return Err("incompatible types for comparison".into());
     }
     Ok(match (a, b) {
-        (Value::Int(x) | Value::Duration(x), Value::Int(y) | Value::Duration(y)) => x.cmp(y),
+        (Value::Int(x) | Value::I64(x), Value::Int(y) | Value::I64(y)) => x.cmp(y),
         (Value::Float(x), Value::Float(y)) => x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Greater),
         (Value::Str(x), Value::Str(y)) => x.as_bytes().cmp(y.as_bytes()),
         _ => return Err("invalid type for comparison".into()),

@@ -12,28 +12,28 @@ fn div0() -> String {
 
 // length: a table of registrations, one line per function.
 pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
-    add(t, "add1", 1, Some(1), |a| Ok(Value::Int(cast_int(&a[0]).wrapping_add(1))));
-    add(t, "add", 0, None, |a| Ok(Value::Int(a.iter().fold(0i64, |s, v| s.wrapping_add(cast_int(v))))));
-    add(t, "sub", 2, Some(2), |a| Ok(Value::Int(cast_int(&a[0]).wrapping_sub(cast_int(&a[1])))));
-    add(t, "mul", 1, None, |a| Ok(Value::Int(a.iter().fold(1i64, |s, v| s.wrapping_mul(cast_int(v))))));
+    add(t, "add1", 1, Some(1), |a| Ok(Value::I64(cast_int(&a[0]).wrapping_add(1))));
+    add(t, "add", 0, None, |a| Ok(Value::I64(a.iter().fold(0i64, |s, v| s.wrapping_add(cast_int(v))))));
+    add(t, "sub", 2, Some(2), |a| Ok(Value::I64(cast_int(&a[0]).wrapping_sub(cast_int(&a[1])))));
+    add(t, "mul", 1, None, |a| Ok(Value::I64(a.iter().fold(1i64, |s, v| s.wrapping_mul(cast_int(v))))));
     add(t, "div", 2, Some(2), |a| {
         let d = cast_int(&a[1]);
         if d == 0 {
             return Err(div0());
         }
-        Ok(Value::Int(cast_int(&a[0]).wrapping_div(d)))
+        Ok(Value::I64(cast_int(&a[0]).wrapping_div(d)))
     });
     add(t, "mod", 2, Some(2), |a| {
         let d = cast_int(&a[1]);
         if d == 0 {
             return Err(div0());
         }
-        Ok(Value::Int(cast_int(&a[0]).wrapping_rem(d)))
+        Ok(Value::I64(cast_int(&a[0]).wrapping_rem(d)))
     });
     for name in ["max", "biggest"] {
-        add(t, name, 1, None, |a| Ok(Value::Int(a.iter().map(cast_int).fold(cast_int(&a[0]), i64::max))));
+        add(t, name, 1, None, |a| Ok(Value::I64(a.iter().map(cast_int).fold(cast_int(&a[0]), i64::max))));
     }
-    add(t, "min", 1, None, |a| Ok(Value::Int(a.iter().map(cast_int).fold(cast_int(&a[0]), i64::min))));
+    add(t, "min", 1, None, |a| Ok(Value::I64(a.iter().map(cast_int).fold(cast_int(&a[0]), i64::min))));
     add(t, "maxf", 1, None, |a| Ok(Value::Float(a.iter().map(cast_float).fold(cast_float(&a[0]), f64::max))));
     add(t, "minf", 1, None, |a| Ok(Value::Float(a.iter().map(cast_float).fold(cast_float(&a[0]), f64::min))));
     add(t, "add1f", 1, Some(1), |a| Ok(Value::Float(cast_float(&a[0]) + 1.0)));
@@ -45,11 +45,11 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     add(t, "ceil", 1, Some(1), |a| Ok(Value::Float(cast_float(&a[0]).ceil())));
     add(t, "round", 2, Some(3), round);
     add(t, "int", 1, Some(1), |a| Ok(Value::Int(cast_int(&a[0]))));
-    add(t, "int64", 1, Some(1), |a| Ok(Value::Int(cast_int(&a[0]))));
+    add(t, "int64", 1, Some(1), |a| Ok(Value::I64(cast_int(&a[0]))));
     add(t, "float64", 1, Some(1), |a| Ok(Value::Float(cast_float(&a[0]))));
     add(t, "atoi", 1, Some(1), |a| Ok(Value::Int(arg_str(a, 0)?.parse::<i64>().unwrap_or(0))));
     add(t, "toDecimal", 1, Some(1), |a| {
-        Ok(Value::Int(i64::from_str_radix(&super::strval(&a[0]), 8).unwrap_or(0)))
+        Ok(Value::I64(i64::from_str_radix(&super::strval(&a[0]), 8).unwrap_or(0)))
     });
     add(t, "until", 1, Some(1), |a| {
         let n = arg_int(a, 0)?;
@@ -121,7 +121,7 @@ fn round(a: &[Value]) -> Result<Value, String> {
     let places = arg_int(a, 1)? as f64;
     let round_on = match a.get(2) {
         Some(Value::Float(f)) => *f,
-        Some(Value::Int(i)) => *i as f64,
+        Some(Value::Int(i) | Value::I64(i)) => *i as f64,
         Some(other) => return Err(super::wrong_type("float64", other)),
         None => 0.5,
     };

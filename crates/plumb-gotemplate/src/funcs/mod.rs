@@ -127,7 +127,7 @@ pub(crate) fn arg_bool(args: &[Value], i: usize) -> Result<bool, String> {
 /// spf13/cast's ToInt64 (v1.7.1): errors become 0.
 pub(crate) fn cast_int(v: &Value) -> i64 {
     match v {
-        Value::Int(i) | Value::Duration(i) => *i,
+        Value::Int(i) | Value::I64(i) => *i,
         Value::Float(f) => {
             if f.is_finite() {
                 *f as i64
@@ -173,7 +173,7 @@ fn parse_cast_int(s: &str) -> Option<i64> {
 /// spf13/cast's ToFloat64: errors become 0.
 pub(crate) fn cast_float(v: &Value) -> f64 {
     match v {
-        Value::Int(i) | Value::Duration(i) => *i as f64,
+        Value::Int(i) | Value::I64(i) => *i as f64,
         Value::Float(f) => *f,
         Value::Bool(b) => f64::from(u8::from(*b)),
         Value::Str(s) => s.trim().parse::<f64>().ok().filter(|_| !s.contains(char::is_whitespace)).unwrap_or(0.0),
@@ -210,7 +210,8 @@ pub(crate) fn kind_name(v: &Value) -> &'static str {
     match v {
         Value::Invalid | Value::Nil => "invalid",
         Value::Bool(_) => "bool",
-        Value::Int(_) | Value::Duration(_) => "int64",
+        Value::Int(_) => "int",
+        Value::I64(_) => "int64",
         Value::Float(_) => "float64",
         Value::Str(_) => "string",
         Value::List(_) => "slice",

@@ -88,7 +88,11 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     });
     add(t, "toString", 1, Some(1), |a| Ok(Value::str(strval(&a[0]))));
     add(t, "slugify", 1, None, slugify);
-    add(t, "regexMatch", 2, Some(2), |a| Ok(Value::Bool(re(arg_str(a, 0)?)?.is_match(arg_str(a, 1)?))));
+    // sprig's regexMatch answers false for a bad pattern; mustRegexMatch fails.
+    add(t, "regexMatch", 2, Some(2), |a| {
+        let (p, s) = (arg_str(a, 0)?, arg_str(a, 1)?);
+        Ok(Value::Bool(re(p).is_ok_and(|r| r.is_match(s))))
+    });
     add(t, "mustRegexMatch", 2, Some(2), |a| Ok(Value::Bool(re(arg_str(a, 0)?)?.is_match(arg_str(a, 1)?))));
     add(t, "regexFind", 2, Some(2), regex_find);
     add(t, "mustRegexFind", 2, Some(2), regex_find);

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use jiff::Zoned;
 use jiff::tz::TimeZone;
 
-use super::{FuncDef, add, arg_str, cast_int};
+use super::{FuncDef, add, arg_str};
 use crate::value::Value;
 
 // length: a table of registrations, one line per function.
@@ -26,7 +26,12 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
         other => Err(super::wrong_type("time.Time", other)),
     });
     add(t, "duration", 1, Some(1), |a| {
-        let secs = cast_int(&a[0]);
+        // sprig reads only an int64 or a decimal string; anything else (an int literal too) is 0.
+        let secs = match &a[0] {
+            Value::I64(i) => *i,
+            Value::Str(s) => s.parse().unwrap_or(0),
+            _ => 0,
+        };
         Ok(Value::str(duration_string(secs.wrapping_mul(1_000_000_000))))
     });
     add(t, "ago", 1, Some(1), |a| {
