@@ -2,6 +2,7 @@
 //! and Argo's own functions. Sprig is Go code, so it is rewritten here function by function.
 
 mod builtins;
+mod cases;
 mod collections;
 mod encoding;
 mod math;
