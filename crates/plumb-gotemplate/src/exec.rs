@@ -100,8 +100,8 @@ impl<'a> State<'a> {
                 Node::With(b) => self.if_with(dot, b, true)?,
                 Node::Range(b) => self.range(dot, b)?,
                 Node::Template { pos, name, pipe } => self.call_template(dot, *pos, name, pipe.as_ref())?,
-                Node::Break(_) => return Err(Flow::Break),
-                Node::Continue(_) => return Err(Flow::Continue),
+                Node::Break => return Err(Flow::Break),
+                Node::Continue => return Err(Flow::Continue),
             }
         }
         Ok(())
