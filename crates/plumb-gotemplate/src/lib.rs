@@ -64,7 +64,9 @@ pub enum Error {
         message: String,
     },
     /// A `goTemplateOptions` entry Go's `Template.Option` does not know.
-    #[error("unrecognized goTemplateOptions entry {0:?} (known: missingkey=default|invalid|zero|error)")]
+    #[error(
+        "unrecognized goTemplateOptions entry {0:?} (known: missingkey=default|invalid|zero|error)"
+    )]
     Option(String),
 }
 
@@ -93,7 +95,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_steps: 5_000_000, max_output_bytes: 4 << 20, max_depth: 1_000 }
+        Limits {
+            max_steps: 5_000_000,
+            max_output_bytes: 4 << 20,
+            max_depth: 1_000,
+        }
     }
 }
 
@@ -150,7 +156,10 @@ impl Functions {
     where
         F: Fn(&[serde_json::Value]) -> Result<serde_json::Value, String> + Send + Sync + 'static,
     {
-        self.data.entry(namespace.to_string()).or_default().insert(name.to_string(), Arc::new(f));
+        self.data
+            .entry(namespace.to_string())
+            .or_default()
+            .insert(name.to_string(), Arc::new(f));
         self
     }
 }
@@ -159,7 +168,14 @@ impl std::fmt::Debug for Functions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Functions")
             .field("ext", &self.ext.keys().collect::<Vec<_>>())
-            .field("data", &self.data.iter().map(|(k, v)| (k, v.keys().collect::<Vec<_>>())).collect::<Vec<_>>())
+            .field(
+                "data",
+                &self
+                    .data
+                    .iter()
+                    .map(|(k, v)| (k, v.keys().collect::<Vec<_>>()))
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -183,7 +199,11 @@ impl Template {
         let funcs = Arc::new(functions.clone());
         let has = |f: &str| funcs.ext.contains_key(f) || funcs::is_defined(f);
         let trees = parse::parse(name, text, &has)?;
-        Ok(Template { name: name.to_string(), trees, funcs })
+        Ok(Template {
+            name: name.to_string(),
+            trees,
+            funcs,
+        })
     }
 
     pub(crate) fn has_function(&self, name: &str) -> bool {

@@ -6,7 +6,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 /// A function callable with `call` (or registered by name), over JSON values.
-pub type ExtFn = Arc<dyn Fn(&[serde_json::Value]) -> Result<serde_json::Value, String> + Send + Sync>;
+pub type ExtFn =
+    Arc<dyn Fn(&[serde_json::Value]) -> Result<serde_json::Value, String> + Send + Sync>;
 
 #[derive(Clone)]
 pub(crate) enum Value {
@@ -96,9 +97,11 @@ impl Value {
             serde_json::Value::Number(n) => Value::Float(n.as_f64().unwrap_or(0.0)),
             serde_json::Value::String(s) => Value::str(s.as_str()),
             serde_json::Value::Array(a) => Value::list(a.iter().map(Value::from_json).collect()),
-            serde_json::Value::Object(o) => {
-                Value::map(o.iter().map(|(k, v)| (k.clone(), Value::from_json(v))).collect())
-            }
+            serde_json::Value::Object(o) => Value::map(
+                o.iter()
+                    .map(|(k, v)| (k.clone(), Value::from_json(v)))
+                    .collect(),
+            ),
         }
     }
 
@@ -110,9 +113,13 @@ impl Value {
             Value::Int(i) => serde_json::Value::from(*i),
             Value::Float(f) => float_json(*f)?,
             Value::Str(s) => serde_json::Value::String(s.to_string()),
-            Value::List(l) => serde_json::Value::Array(l.iter().map(Value::to_json).collect::<Result<_, _>>()?),
+            Value::List(l) => {
+                serde_json::Value::Array(l.iter().map(Value::to_json).collect::<Result<_, _>>()?)
+            }
             Value::Map(m) => serde_json::Value::Object(
-                m.iter().map(|(k, v)| Ok((k.clone(), v.to_json()?))).collect::<Result<_, String>>()?,
+                m.iter()
+                    .map(|(k, v)| Ok((k.clone(), v.to_json()?)))
+                    .collect::<Result<_, String>>()?,
             ),
             Value::Func(_) => return Err("json: unsupported type: func".into()),
             Value::Time(t) => serde_json::Value::String(crate::funcs::time::rfc3339_nano(t)),
@@ -124,7 +131,10 @@ impl Value {
 
 fn float_json(f: f64) -> Result<serde_json::Value, String> {
     if !f.is_finite() {
-        return Err(format!("json: unsupported value: {}", crate::gofmt::format_float_v(f)));
+        return Err(format!(
+            "json: unsupported value: {}",
+            crate::gofmt::format_float_v(f)
+        ));
     }
     if f.fract() == 0.0 && f.abs() < 1e15 {
         return Ok(serde_json::Value::from(f as i64));

@@ -16,21 +16,39 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     add(t, "list", 0, None, |a| Ok(Value::list(a.to_vec())));
     add(t, "tuple", 0, None, |a| Ok(Value::list(a.to_vec())));
     for name in ["first", "mustFirst"] {
-        add(t, name, 1, Some(1), |a| Ok(arg_list(a, 0, "find first")?.first().cloned().unwrap_or(Value::Nil)));
+        add(t, name, 1, Some(1), |a| {
+            Ok(arg_list(a, 0, "find first")?
+                .first()
+                .cloned()
+                .unwrap_or(Value::Nil))
+        });
     }
     for name in ["last", "mustLast"] {
-        add(t, name, 1, Some(1), |a| Ok(arg_list(a, 0, "find last")?.last().cloned().unwrap_or(Value::Nil)));
+        add(t, name, 1, Some(1), |a| {
+            Ok(arg_list(a, 0, "find last")?
+                .last()
+                .cloned()
+                .unwrap_or(Value::Nil))
+        });
     }
     for name in ["rest", "mustRest"] {
         add(t, name, 1, Some(1), |a| {
             let l = arg_list(a, 0, "find rest")?;
-            Ok(if l.is_empty() { Value::Nil } else { Value::list(l[1..].to_vec()) })
+            Ok(if l.is_empty() {
+                Value::Nil
+            } else {
+                Value::list(l[1..].to_vec())
+            })
         });
     }
     for name in ["initial", "mustInitial"] {
         add(t, name, 1, Some(1), |a| {
             let l = arg_list(a, 0, "find initial")?;
-            Ok(if l.is_empty() { Value::Nil } else { Value::list(l[..l.len() - 1].to_vec()) })
+            Ok(if l.is_empty() {
+                Value::Nil
+            } else {
+                Value::list(l[..l.len() - 1].to_vec())
+            })
         });
     }
     for name in ["append", "push", "mustAppend", "mustPush"] {
@@ -48,18 +66,39 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
         });
     }
     for name in ["reverse", "mustReverse"] {
-        add(t, name, 1, Some(1), |a| Ok(Value::list(arg_list(a, 0, "find reverse")?.iter().rev().cloned().collect())));
+        add(t, name, 1, Some(1), |a| {
+            Ok(Value::list(
+                arg_list(a, 0, "find reverse")?
+                    .iter()
+                    .rev()
+                    .cloned()
+                    .collect(),
+            ))
+        });
     }
     for name in ["uniq", "mustUniq"] {
         add(t, name, 1, Some(1), uniq);
     }
     for name in ["compact", "mustCompact"] {
-        add(t, name, 1, Some(1), |a| Ok(Value::list(arg_list(a, 0, "compact")?.iter().filter(|v| !empty(v)).cloned().collect())));
+        add(t, name, 1, Some(1), |a| {
+            Ok(Value::list(
+                arg_list(a, 0, "compact")?
+                    .iter()
+                    .filter(|v| !empty(v))
+                    .cloned()
+                    .collect(),
+            ))
+        });
     }
     for name in ["without", "mustWithout"] {
         add(t, name, 1, None, |a| {
             let l = arg_list(a, 0, "find without")?;
-            Ok(Value::list(l.iter().filter(|v| !a[1..].iter().any(|w| deep_equal(v, w))).cloned().collect()))
+            Ok(Value::list(
+                l.iter()
+                    .filter(|v| !a[1..].iter().any(|w| deep_equal(v, w)))
+                    .cloned()
+                    .collect(),
+            ))
         });
     }
     for name in ["has", "mustHas"] {
@@ -81,10 +120,21 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
         l.sort();
         Ok(Value::list(l.into_iter().map(Value::str).collect()))
     });
-    add(t, "toStrings", 1, Some(1), |a| Ok(Value::list(to_strings(&a[0]).into_iter().map(Value::str).collect())));
-    add(t, "join", 2, Some(2), |a| Ok(Value::str(to_strings(&a[1]).join(arg_str(a, 0)?))));
+    add(t, "toStrings", 1, Some(1), |a| {
+        Ok(Value::list(
+            to_strings(&a[0]).into_iter().map(Value::str).collect(),
+        ))
+    });
+    add(t, "join", 2, Some(2), |a| {
+        Ok(Value::str(to_strings(&a[1]).join(arg_str(a, 0)?)))
+    });
     add(t, "dict", 0, None, dict);
-    add(t, "get", 2, Some(2), |a| Ok(map_arg(a, 0)?.get(arg_str(a, 1)?).cloned().unwrap_or_else(|| Value::str(""))));
+    add(t, "get", 2, Some(2), |a| {
+        Ok(map_arg(a, 0)?
+            .get(arg_str(a, 1)?)
+            .cloned()
+            .unwrap_or_else(|| Value::str("")))
+    });
     add(t, "set", 3, Some(3), |a| {
         let mut m = map_arg(a, 0)?.clone();
         m.insert(arg_str(a, 1)?.to_string(), a[2].clone());
@@ -95,7 +145,9 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
         m.remove(arg_str(a, 1)?);
         Ok(Value::map(m))
     });
-    add(t, "hasKey", 2, Some(2), |a| Ok(Value::Bool(map_arg(a, 0)?.contains_key(arg_str(a, 1)?))));
+    add(t, "hasKey", 2, Some(2), |a| {
+        Ok(Value::Bool(map_arg(a, 0)?.contains_key(arg_str(a, 1)?)))
+    });
     add(t, "keys", 0, None, |a| {
         let mut keys = Vec::new();
         for i in 0..a.len() {
@@ -103,16 +155,32 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
         }
         Ok(Value::list(keys))
     });
-    add(t, "values", 1, Some(1), |a| Ok(Value::list(map_arg(a, 0)?.values().cloned().collect())));
+    add(t, "values", 1, Some(1), |a| {
+        Ok(Value::list(map_arg(a, 0)?.values().cloned().collect()))
+    });
     add(t, "pick", 1, None, |a| {
         let m = map_arg(a, 0)?;
-        let keep: Vec<&str> = (1..a.len()).map(|i| arg_str(a, i)).collect::<Result<_, _>>()?;
-        Ok(Value::map(m.iter().filter(|(k, _)| keep.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()))
+        let keep: Vec<&str> = (1..a.len())
+            .map(|i| arg_str(a, i))
+            .collect::<Result<_, _>>()?;
+        Ok(Value::map(
+            m.iter()
+                .filter(|(k, _)| keep.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ))
     });
     add(t, "omit", 1, None, |a| {
         let m = map_arg(a, 0)?;
-        let drop: Vec<&str> = (1..a.len()).map(|i| arg_str(a, i)).collect::<Result<_, _>>()?;
-        Ok(Value::map(m.iter().filter(|(k, _)| !drop.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()))
+        let drop: Vec<&str> = (1..a.len())
+            .map(|i| arg_str(a, i))
+            .collect::<Result<_, _>>()?;
+        Ok(Value::map(
+            m.iter()
+                .filter(|(k, _)| !drop.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ))
     });
     add(t, "pluck", 1, None, |a| {
         let key = arg_str(a, 0)?;
@@ -135,20 +203,42 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     for name in ["deepCopy", "mustDeepCopy"] {
         add(t, name, 1, Some(1), |a| Ok(a[0].clone()));
     }
-    add(t, "default", 1, None, |a| Ok(if a.len() < 2 || empty(&a[1]) { a[0].clone() } else { a[1].clone() }));
+    add(t, "default", 1, None, |a| {
+        Ok(if a.len() < 2 || empty(&a[1]) {
+            a[0].clone()
+        } else {
+            a[1].clone()
+        })
+    });
     add(t, "empty", 1, Some(1), |a| Ok(Value::Bool(empty(&a[0]))));
-    add(t, "coalesce", 0, None, |a| Ok(a.iter().find(|v| !empty(v)).cloned().unwrap_or(Value::Nil)));
-    add(t, "all", 0, None, |a| Ok(Value::Bool(a.iter().all(|v| !empty(v)))));
-    add(t, "any", 0, None, |a| Ok(Value::Bool(a.iter().any(|v| !empty(v)))));
+    add(t, "coalesce", 0, None, |a| {
+        Ok(a.iter().find(|v| !empty(v)).cloned().unwrap_or(Value::Nil))
+    });
+    add(t, "all", 0, None, |a| {
+        Ok(Value::Bool(a.iter().all(|v| !empty(v))))
+    });
+    add(t, "any", 0, None, |a| {
+        Ok(Value::Bool(a.iter().any(|v| !empty(v))))
+    });
     add(t, "ternary", 3, Some(3), |a| match &a[2] {
         Value::Bool(b) => Ok(if *b { a[0].clone() } else { a[1].clone() }),
         other => Err(super::wrong_type("bool", other)),
     });
-    add(t, "typeOf", 1, Some(1), |a| Ok(Value::str(a[0].type_name())));
-    add(t, "typeIs", 2, Some(2), |a| Ok(Value::Bool(arg_str(a, 0)? == a[1].type_name())));
-    add(t, "kindOf", 1, Some(1), |a| Ok(Value::str(kind_name(&a[0]))));
-    add(t, "kindIs", 2, Some(2), |a| Ok(Value::Bool(arg_str(a, 0)? == kind_name(&a[1]))));
-    add(t, "deepEqual", 2, Some(2), |a| Ok(Value::Bool(deep_equal(&a[0], &a[1]))));
+    add(t, "typeOf", 1, Some(1), |a| {
+        Ok(Value::str(a[0].type_name()))
+    });
+    add(t, "typeIs", 2, Some(2), |a| {
+        Ok(Value::Bool(arg_str(a, 0)? == a[1].type_name()))
+    });
+    add(t, "kindOf", 1, Some(1), |a| {
+        Ok(Value::str(kind_name(&a[0])))
+    });
+    add(t, "kindIs", 2, Some(2), |a| {
+        Ok(Value::Bool(arg_str(a, 0)? == kind_name(&a[1])))
+    });
+    add(t, "deepEqual", 2, Some(2), |a| {
+        Ok(Value::Bool(deep_equal(&a[0], &a[1])))
+    });
 }
 
 fn map_arg(a: &[Value], i: usize) -> Result<&BTreeMap<String, Value>, String> {
@@ -176,9 +266,13 @@ pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::I64(x), Value::I64(y)) => x == y,
-        (Value::List(x), Value::List(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| deep_equal(p, q)),
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| deep_equal(p, q))
+        }
         (Value::Map(x), Value::Map(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
         }
         (Value::Time(x), Value::Time(y)) => x == y,
         (Value::Semver(x), Value::Semver(y)) => x == y,
@@ -206,7 +300,10 @@ fn slice(a: &[Value]) -> Result<Value, String> {
     let start = if a.len() > 1 { idx(1)? } else { 0 };
     let end = if a.len() > 2 { idx(2)? } else { l.len() };
     if start > end || end > l.len() {
-        return Err(format!("runtime error: slice bounds out of range [{start}:{end}] with capacity {}", l.len()));
+        return Err(format!(
+            "runtime error: slice bounds out of range [{start}:{end}] with capacity {}",
+            l.len()
+        ));
     }
     Ok(Value::list(l[start..end].to_vec()))
 }
@@ -217,7 +314,11 @@ fn chunk(a: &[Value]) -> Result<Value, String> {
     if size <= 0 {
         return Err("runtime error: integer divide by zero".into());
     }
-    Ok(Value::list(l.chunks(size as usize).map(|c| Value::list(c.to_vec())).collect()))
+    Ok(Value::list(
+        l.chunks(size as usize)
+            .map(|c| Value::list(c.to_vec()))
+            .collect(),
+    ))
 }
 
 fn concat(a: &[Value]) -> Result<Value, String> {
@@ -277,7 +378,9 @@ fn merge_all(a: &[Value], overwrite: bool) -> Result<Value, String> {
 fn dig(a: &[Value]) -> Result<Value, String> {
     let n = a.len();
     if n < 3 {
-        return Err(format!("wrong number of args for dig: want at least 3 got {n}"));
+        return Err(format!(
+            "wrong number of args for dig: want at least 3 got {n}"
+        ));
     }
     let mut cur = map_arg(a, n - 1)?;
     let default = &a[n - 2];
@@ -292,7 +395,10 @@ fn dig(a: &[Value]) -> Result<Value, String> {
             Some(v) if i + 1 == keys.len() => return Ok(v.clone()),
             Some(Value::Map(m)) => cur = m,
             Some(other) => {
-                return Err(format!("interface conversion: interface {{}} is {}, not map[string]interface {{}}", other.type_name()));
+                return Err(format!(
+                    "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
+                    other.type_name()
+                ));
             }
         }
     }

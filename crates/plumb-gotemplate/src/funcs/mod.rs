@@ -66,7 +66,13 @@ static TABLE: LazyLock<HashMap<&'static str, FuncDef>> = LazyLock::new(|| {
     t
 });
 
-pub(crate) fn add(t: &mut HashMap<&'static str, FuncDef>, name: &'static str, min: usize, max: Option<usize>, f: NativeFn) {
+pub(crate) fn add(
+    t: &mut HashMap<&'static str, FuncDef>,
+    name: &'static str,
+    min: usize,
+    max: Option<usize>,
+    f: NativeFn,
+) {
     t.insert(name, FuncDef { min, max, f });
 }
 
@@ -80,7 +86,10 @@ pub(crate) fn is_defined(name: &str) -> bool {
 
 /// Calls a caller-supplied function over JSON.
 pub(crate) fn call_ext(f: &ExtFn, args: &[Value]) -> Result<Value, String> {
-    let json = args.iter().map(Value::to_json).collect::<Result<Vec<_>, _>>()?;
+    let json = args
+        .iter()
+        .map(Value::to_json)
+        .collect::<Result<Vec<_>, _>>()?;
     f(&json).map(|v| Value::from_json(&v))
 }
 
@@ -103,7 +112,10 @@ pub(crate) fn wrong_type(expected: &str, got: &Value) -> String {
     if got.is_nil() {
         return format!("invalid value; expected {expected}");
     }
-    format!("wrong type for value; expected {expected}; got {}", got.type_name())
+    format!(
+        "wrong type for value; expected {expected}; got {}",
+        got.type_name()
+    )
 }
 
 /// A Go `string` parameter.
@@ -181,7 +193,12 @@ pub(crate) fn cast_float(v: &Value) -> f64 {
         Value::Int(i) | Value::I64(i) => *i as f64,
         Value::Float(f) => *f,
         Value::Bool(b) => f64::from(u8::from(*b)),
-        Value::Str(s) => s.trim().parse::<f64>().ok().filter(|_| !s.contains(char::is_whitespace)).unwrap_or(0.0),
+        Value::Str(s) => s
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|_| !s.contains(char::is_whitespace))
+            .unwrap_or(0.0),
         _ => 0.0,
     }
 }

@@ -12,15 +12,41 @@ use crate::value::Value;
 
 // length: a table of registrations, one line per function.
 pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
-    add(t, "now", 0, Some(0), |_| Ok(Value::Time(Rc::new(Zoned::now().with_time_zone(TimeZone::UTC)))));
-    add(t, "date", 2, Some(2), |a| Ok(Value::str(format_go(&in_zone(&a[1], "UTC"), arg_str(a, 0)?))));
+    add(t, "now", 0, Some(0), |_| {
+        Ok(Value::Time(Rc::new(
+            Zoned::now().with_time_zone(TimeZone::UTC),
+        )))
+    });
+    add(t, "date", 2, Some(2), |a| {
+        Ok(Value::str(format_go(
+            &in_zone(&a[1], "UTC"),
+            arg_str(a, 0)?,
+        )))
+    });
     for name in ["dateInZone", "date_in_zone"] {
-        add(t, name, 3, Some(3), |a| Ok(Value::str(format_go(&in_zone(&a[1], arg_str(a, 2)?), arg_str(a, 0)?))));
+        add(t, name, 3, Some(3), |a| {
+            Ok(Value::str(format_go(
+                &in_zone(&a[1], arg_str(a, 2)?),
+                arg_str(a, 0)?,
+            )))
+        });
     }
-    add(t, "htmlDate", 1, Some(1), |a| Ok(Value::str(format_go(&in_zone(&a[0], "UTC"), "2006-01-02"))));
-    add(t, "htmlDateInZone", 2, Some(2), |a| Ok(Value::str(format_go(&in_zone(&a[0], arg_str(a, 1)?), "2006-01-02"))));
-    add(t, "toDate", 2, Some(2), |a| Ok(parse_go(arg_str(a, 0)?, arg_str(a, 1)?).map_or_else(|_| zero_time(), |z| Value::Time(Rc::new(z)))));
-    add(t, "mustToDate", 2, Some(2), |a| parse_go(arg_str(a, 0)?, arg_str(a, 1)?).map(|z| Value::Time(Rc::new(z))));
+    add(t, "htmlDate", 1, Some(1), |a| {
+        Ok(Value::str(format_go(&in_zone(&a[0], "UTC"), "2006-01-02")))
+    });
+    add(t, "htmlDateInZone", 2, Some(2), |a| {
+        Ok(Value::str(format_go(
+            &in_zone(&a[0], arg_str(a, 1)?),
+            "2006-01-02",
+        )))
+    });
+    add(t, "toDate", 2, Some(2), |a| {
+        Ok(parse_go(arg_str(a, 0)?, arg_str(a, 1)?)
+            .map_or_else(|_| zero_time(), |z| Value::Time(Rc::new(z))))
+    });
+    add(t, "mustToDate", 2, Some(2), |a| {
+        parse_go(arg_str(a, 0)?, arg_str(a, 1)?).map(|z| Value::Time(Rc::new(z)))
+    });
     add(t, "unixEpoch", 1, Some(1), |a| match &a[0] {
         Value::Time(z) => Ok(Value::str(z.timestamp().as_second().to_string())),
         other => Err(super::wrong_type("time.Time", other)),
@@ -32,27 +58,39 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
             Value::Str(s) => s.parse().unwrap_or(0),
             _ => 0,
         };
-        Ok(Value::str(duration_string(secs.wrapping_mul(1_000_000_000))))
+        Ok(Value::str(duration_string(
+            secs.wrapping_mul(1_000_000_000),
+        )))
     });
     add(t, "ago", 1, Some(1), |a| {
         let then = in_zone(&a[0], "UTC");
         let ns = Zoned::now().timestamp().as_nanosecond() - then.timestamp().as_nanosecond();
         let secs = (ns as f64 / 1e9).round() as i64;
-        Ok(Value::str(duration_string(secs.wrapping_mul(1_000_000_000))))
+        Ok(Value::str(duration_string(
+            secs.wrapping_mul(1_000_000_000),
+        )))
     });
 }
 
 fn zero_time() -> Value {
-    let z = jiff::civil::date(1, 1, 1).at(0, 0, 0, 0).to_zoned(TimeZone::UTC);
+    let z = jiff::civil::date(1, 1, 1)
+        .at(0, 0, 0, 0)
+        .to_zoned(TimeZone::UTC);
     z.map_or(Value::Nil, |z| Value::Time(Rc::new(z)))
 }
 
 /// sprig's dateInZone argument: a time, unix seconds (int), anything else is now.
 fn in_zone(v: &Value, zone: &str) -> Zoned {
-    let tz = if zone == "Local" || zone.is_empty() { TimeZone::UTC } else { TimeZone::get(zone).unwrap_or(TimeZone::UTC) };
+    let tz = if zone == "Local" || zone.is_empty() {
+        TimeZone::UTC
+    } else {
+        TimeZone::get(zone).unwrap_or(TimeZone::UTC)
+    };
     let ts = match v {
         Value::Time(z) => z.timestamp(),
-        Value::Int(secs) => jiff::Timestamp::from_second(*secs).unwrap_or_else(|_| jiff::Timestamp::now()),
+        Value::Int(secs) => {
+            jiff::Timestamp::from_second(*secs).unwrap_or_else(|_| jiff::Timestamp::now())
+        }
         _ => jiff::Timestamp::now(),
     };
     ts.to_zoned(tz)
@@ -106,9 +144,29 @@ fn frac(v: u64, div: u64) -> String {
     format!("{int}.{}", f.trim_end_matches('0'))
 }
 
-const MONTHS: [&str; 12] =
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const DAYS: [&str; 7] = [
+    "Sunday",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+];
 
 /// A chunk of a Go layout.
 enum Chunk {
@@ -121,9 +179,39 @@ enum Chunk {
 /// Splits a Go layout into literals and standard chunks (Go's nextStdChunk order).
 fn chunks(layout: &str) -> Vec<Chunk> {
     const STD: &[&str] = &[
-        "January", "Jan", "Monday", "Mon", "MST", "2006", "002", "01", "02", "03", "04", "05", "06", "15", "__2", "_2",
-        "1", "2", "3", "4", "5", "PM", "pm", "Z07:00:00", "-07:00:00", "Z070000", "-070000", "Z07:00", "-07:00", "Z0700",
-        "-0700", "Z07", "-07",
+        "January",
+        "Jan",
+        "Monday",
+        "Mon",
+        "MST",
+        "2006",
+        "002",
+        "01",
+        "02",
+        "03",
+        "04",
+        "05",
+        "06",
+        "15",
+        "__2",
+        "_2",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
+        "PM",
+        "pm",
+        "Z07:00:00",
+        "-07:00:00",
+        "Z070000",
+        "-070000",
+        "Z07:00",
+        "-07:00",
+        "Z0700",
+        "-0700",
+        "Z07",
+        "-07",
     ];
     let mut out = Vec::new();
     let mut lit = String::new();
@@ -131,7 +219,9 @@ fn chunks(layout: &str) -> Vec<Chunk> {
     let mut i = 0;
     while i < layout.len() {
         let rest = &layout[i..];
-        if (rest.starts_with('.') || rest.starts_with(',')) && b.get(i + 1).is_some_and(|c| *c == b'0' || *c == b'9') {
+        if (rest.starts_with('.') || rest.starts_with(','))
+            && b.get(i + 1).is_some_and(|c| *c == b'0' || *c == b'9')
+        {
             let d = b[i + 1];
             let n = b[i + 1..].iter().take_while(|c| **c == d).count();
             if !b.get(i + 1 + n).is_some_and(u8::is_ascii_digit) {
@@ -176,7 +266,11 @@ pub(crate) fn format_go(z: &Zoned, layout: &str) -> String {
             Chunk::Frac(sep, n, trim) => {
                 let f = format!("{:09}", z.subsec_nanosecond());
                 let digits = &f[..n.min(9)];
-                let digits = if trim { digits.trim_end_matches('0') } else { digits };
+                let digits = if trim {
+                    digits.trim_end_matches('0')
+                } else {
+                    digits
+                };
                 if !digits.is_empty() {
                     out.push(sep);
                     out.push_str(digits);
@@ -252,7 +346,8 @@ fn offset(off: i32, tok: &str) -> String {
 pub(crate) fn parse_go(layout: &str, value: &str) -> Result<Zoned, String> {
     let err = || format!("parsing time {value:?} as {layout:?}: cannot parse");
     let mut rest = value;
-    let (mut y, mut mo, mut d, mut h, mut mi, mut s, mut ns, mut off, mut pm) = (1i16, 1i8, 1i8, 0i8, 0i8, 0i8, 0i32, 0i32, None);
+    let (mut y, mut mo, mut d, mut h, mut mi, mut s, mut ns, mut off, mut pm) =
+        (1i16, 1i8, 1i8, 0i8, 0i8, 0i8, 0i32, 0i32, None);
     for c in chunks(layout) {
         match c {
             Chunk::Lit(l) => rest = rest.strip_prefix(l.as_str()).ok_or_else(err)?,
@@ -289,7 +384,9 @@ pub(crate) fn parse_go(layout: &str, value: &str) -> Result<Zoned, String> {
         h = (h % 12) + if p { 12 } else { 0 };
     }
     let tz = TimeZone::fixed(jiff::tz::Offset::from_seconds(off).map_err(|e| e.to_string())?);
-    jiff::civil::DateTime::new(y, mo, d, h, mi, s, ns).and_then(|dt| dt.to_zoned(tz)).map_err(|e| format!("parsing time {value:?}: {e}"))
+    jiff::civil::DateTime::new(y, mo, d, h, mi, s, ns)
+        .and_then(|dt| dt.to_zoned(tz))
+        .map_err(|e| format!("parsing time {value:?}: {e}"))
 }
 
 fn parse_std<'a>(tok: &str, s: &'a str) -> Option<(i32, &'a str)> {
@@ -305,10 +402,22 @@ fn parse_std<'a>(tok: &str, s: &'a str) -> Option<(i32, &'a str)> {
         "06" | "01" | "02" | "15" | "03" | "04" | "05" => num(2, true),
         "1" | "2" | "3" | "4" | "5" => num(2, false),
         "_2" => num(2, false).or_else(|| s.strip_prefix(' ').and_then(|r| parse_std("2", r))),
-        "Jan" => MONTHS.iter().position(|m| s.starts_with(&m[..3])).map(|i| (i as i32 + 1, &s[3..])),
-        "January" => MONTHS.iter().position(|m| s.starts_with(m)).map(|i| (i as i32 + 1, &s[MONTHS[i].len()..])),
-        "Mon" => DAYS.iter().any(|d| s.starts_with(&d[..3])).then(|| (0, &s[3..])),
-        "Monday" => DAYS.iter().find(|d| s.starts_with(*d)).map(|d| (0, &s[d.len()..])),
+        "Jan" => MONTHS
+            .iter()
+            .position(|m| s.starts_with(&m[..3]))
+            .map(|i| (i as i32 + 1, &s[3..])),
+        "January" => MONTHS
+            .iter()
+            .position(|m| s.starts_with(m))
+            .map(|i| (i as i32 + 1, &s[MONTHS[i].len()..])),
+        "Mon" => DAYS
+            .iter()
+            .any(|d| s.starts_with(&d[..3]))
+            .then(|| (0, &s[3..])),
+        "Monday" => DAYS
+            .iter()
+            .find(|d| s.starts_with(*d))
+            .map(|d| (0, &s[d.len()..])),
         "PM" | "pm" => {
             let p = s.get(..2)?.to_ascii_uppercase();
             Some((i32::from(p == "PM"), &s[2..]))
