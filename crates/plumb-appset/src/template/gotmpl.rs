@@ -1,22 +1,28 @@
-//! TEMPORARY shim until plumb-gotemplate lands (branch gotmpl): Go templates refused.
+//! `goTemplate: true`: each string parsed and executed as a Go text/template with Argo's function
+//! set (sprig without `env`, `expandenv`, `getHostByName`; plus `normalize`, `slugify`, `toYaml`,
+//! `fromYaml`, `fromYamlArray`), by plumb-gotemplate, which bounds time and output.
+
 use serde_json::Value;
 
 use super::TemplateErrorKind;
 
-#[derive(Debug)]
-pub(crate) struct Options;
+pub(crate) use plumb_gotemplate::Options;
 
-pub(crate) fn options(_options: &[String]) -> Result<Options, TemplateErrorKind> {
-    Ok(Options)
+/// `goTemplateOptions` read (`missingkey=error`, ...).
+pub(crate) fn options(options: &[String]) -> Result<Options, TemplateErrorKind> {
+    Options::from_go_options(options).map_err(|e| TemplateErrorKind::Go(e.to_string()))
 }
 
+/// `text` executed over `data`, with Argo's messages.
 pub(crate) fn execute(
-    _name: &str,
-    _text: &str,
-    _data: &Value,
-    _options: &Options,
+    name: &str,
+    text: &str,
+    data: &Value,
+    options: &Options,
 ) -> Result<String, TemplateErrorKind> {
-    Err(TemplateErrorKind::Go(
-        "Go templates need plumb-gotemplate (not merged yet)".to_string(),
-    ))
+    let template = plumb_gotemplate::Template::parse(name, text)
+        .map_err(|e| TemplateErrorKind::Go(format!("failed to parse template {text}: {e}")))?;
+    template
+        .execute(data, options)
+        .map_err(|e| TemplateErrorKind::Go(format!("failed to execute go template {text}: {e}")))
 }
