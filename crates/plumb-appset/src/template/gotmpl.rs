@@ -13,14 +13,15 @@ pub(crate) fn options(options: &[String]) -> Result<Options, TemplateErrorKind> 
     Options::from_go_options(options).map_err(|e| TemplateErrorKind::Go(e.to_string()))
 }
 
-/// `text` executed over `data`, with Argo's messages.
+/// `text` executed over `data`, with Argo's messages (its templates are all named `base`, which
+/// Go's messages repeat; the field is named by the caller).
 pub(crate) fn execute(
-    name: &str,
+    _field: &str,
     text: &str,
     data: &Value,
     options: &Options,
 ) -> Result<String, TemplateErrorKind> {
-    let template = plumb_gotemplate::Template::parse(name, text)
+    let template = plumb_gotemplate::Template::parse("base", text)
         .map_err(|e| TemplateErrorKind::Go(format!("failed to parse template {text}: {e}")))?;
     template
         .execute(data, options)
