@@ -8,7 +8,8 @@ def meta: .metadata | del(.uid, .resourceVersion, .managedFields, .creationTimes
   | if .annotations then .annotations |= del(."kubectl.kubernetes.io/last-applied-configuration") else . end
   | if .annotations == {} then del(.annotations) else . end;
 {
-  applications: [$apps[0].items[] | {metadata: meta, spec, operation: (.operation | if . then del(.initiatedBy) else . end)}
+  applications: [$apps[0].items[] | select([.metadata.ownerReferences[]?.name] | any(. as $o | $sets | index($o)))
+                 | {metadata: meta, spec, operation: (.operation | if . then del(.initiatedBy) else . end)}
                  | with_entries(select(.value != null))] | sort_by(.metadata.name),
   applicationSets: [$appsets[0].items[] | select(.metadata.name as $n | $sets | index($n)) | {
       name: .metadata.name,
