@@ -12,7 +12,8 @@
 //! 4. `templatePatch`, rendered the same way, is read as YAML or JSON and applied as a strategic
 //!    merge patch (lists replaced, maps merged, `null` deletes); it cannot change `spec.project`;
 //! 5. the namespace is the ApplicationSet's (Argo's apps-in-any-namespace boundary), and the
-//!    result must read as an Application with a DNS-subdomain name, a project and a destination.
+//!    result must read as an Application with a DNS-subdomain name, a project and a destination;
+//! 6. the spec is normalised as Argo's controller does before writing ([`normalize`]).
 //!
 //! Errors name the ApplicationSet, the field and (once [`TemplateError::at`] adds it) the index of
 //! the parameter set.
@@ -20,6 +21,7 @@
 mod fast;
 mod gotmpl;
 mod merge;
+mod normalize;
 mod patch;
 mod validate;
 mod walk;
@@ -127,7 +129,20 @@ pub fn render_application(
         app["metadata"] = json!({});
     }
     app["metadata"]["namespace"] = json!(set.namespace());
-    validate::application(app).map_err(error)
+    let app = validate::application(app).map_err(error)?;
+    normalize_spec(app).map_err(error)
+}
+
+/// Argo's controller validates, then normalises the spec before writing ([`normalize`]).
+fn normalize_spec(app: Application) -> Result<Application, Failure> {
+    let shape =
+        |e: serde_json::Error| ("spec".to_string(), TemplateErrorKind::Shape(e.to_string()));
+    let mut spec = serde_json::to_value(&app.spec).map_err(shape)?;
+    normalize::spec(&mut spec);
+    Ok(Application {
+        spec: serde_json::from_value(spec).map_err(shape)?,
+        ..app
+    })
 }
 
 fn add_resources_finalizer(app: &mut Value, set: &ApplicationSet) {

@@ -87,7 +87,7 @@ struct Outcome {
 fn compare_set(
     set: &ApplicationSet,
     argo: &Value,
-    exempt: &BTreeMap<String, String>,
+    exempt: &BTreeMap<String, Vec<String>>,
     out: &mut Outcome,
 ) {
     let name = set.name().to_string();
@@ -122,14 +122,17 @@ fn compare_set(
     // Argo creates what rendered and validated; an Application the API server refused (a name
     // that is no DNS subdomain) Plumb refuses before writing.
     let argo_error = argo_condition(argo, &name, "ErrorOccurred");
+    let pointers = exempt.get(&name).cloned().unwrap_or_default();
+    let whole_set = exempt.contains_key(&name) && pointers.is_empty();
     for (o, t) in ours.iter().zip(&theirs) {
+        let (o, t) = (without(o.clone(), &pointers), without(t.clone(), &pointers));
         if o != t {
             out.differences.push(format!(
                 "{name}: Application differs\n  Argo:  {t}\n  Plumb: {o}"
             ));
         }
     }
-    if ours.len() != theirs.len() && !exempt.contains_key(&name) {
+    if ours.len() != theirs.len() && !whole_set {
         out.differences.push(format!(
             "{name}: Argo created {} Applications, Plumb rendered {}",
             theirs.len(),
@@ -149,7 +152,7 @@ fn compare_set(
             }
         }
         (None, None) => {}
-        (a, p) if !exempt.contains_key(&name) => out.differences.push(format!(
+        (a, p) if !whole_set => out.differences.push(format!(
             "{name}: Argo error {a:?}, Plumb error {:?}",
             p.map(ToString::to_string)
         )),
@@ -182,13 +185,40 @@ fn read_sets(path: &Path) -> Vec<ApplicationSet> {
         .collect()
 }
 
-/// `SET<TAB>reason` lines: sets whose errors or counts Plumb's templates cannot match alone.
-fn exemptions(case: &Path) -> BTreeMap<String, String> {
+/// Documented differences of a case (`template-differences`): `SET<TAB>reason` for a set whose
+/// errors or counts Plumb's templates cannot match alone, `SET<TAB>/json/pointer<TAB>reason` for
+/// a field left out of the comparison on both sides.
+fn exemptions(case: &Path) -> BTreeMap<String, Vec<String>> {
     let text = std::fs::read_to_string(case.join("template-differences")).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| l.split_once('\t'))
-        .map(|(s, r)| (s.to_string(), r.to_string()))
-        .collect()
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert!(
+            fields.len() >= 2 && !fields[fields.len() - 1].is_empty(),
+            "no reason: {line}"
+        );
+        let pointers = out.entry(fields[0].to_string()).or_default();
+        if fields.len() == 3 {
+            pointers.push(fields[1].to_string());
+        }
+    }
+    out
+}
+
+/// `app` without the documented fields.
+fn without(mut app: Value, pointers: &[String]) -> Value {
+    for p in pointers {
+        let Some((parent, key)) = p.rsplit_once('/') else {
+            continue;
+        };
+        if let Some(Value::Object(m)) = app.pointer_mut(parent) {
+            m.remove(key);
+        }
+    }
+    app
 }
 
 #[test]
