@@ -18,8 +18,12 @@
 
 mod context;
 mod error;
+mod generate;
+pub mod generators;
 mod params;
 
 pub use context::{Context, Limits};
 pub use error::GeneratorError;
+pub use generate::{GenerateError, Generated, generate_with};
+pub use generators::{ParamSet, generate_params, requeue_after};
 pub use params::Params;
