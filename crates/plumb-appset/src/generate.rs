@@ -61,14 +61,13 @@ pub enum GenerateError {
     },
 }
 
-// AGEN-PENDING-ATMPL: enabled when branch atmpl (crate::template) is merged.
-// /// Every generator of `set` run in order, every parameter set rendered with the template.
-// pub async fn generate(set: &ApplicationSet, ctx: &Context) -> Generated {
-//     generate_with(set, ctx, |set, ps| {
-//         crate::template::render_application(set, ps).map_err(|e| e.to_string())
-//     })
-//     .await
-// }
+/// Every generator of `set` run in order, every parameter set rendered with the template.
+pub async fn generate(set: &ApplicationSet, ctx: &Context) -> Generated {
+    generate_with(set, ctx, |set, ps| {
+        crate::template::render_application(set, ps).map_err(|e| e.to_string())
+    })
+    .await
+}
 
 /// [`generate`] with the template step given (tests and benchmarks render without it).
 pub async fn generate_with<F>(set: &ApplicationSet, ctx: &Context, render: F) -> Generated

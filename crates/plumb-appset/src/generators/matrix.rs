@@ -163,15 +163,29 @@ fn render_strings(
     in_values: bool,
 ) -> Result<(), GeneratorError> {
     match value {
-        Value::String(s) => match render(s, params, mode) {
-            Ok(out) => *s = out,
-            Err(_) if in_values && mode.go_template => {}
-            Err(e) => {
-                return Err(GeneratorError::Invalid(format!(
-                    "error interpolating generator with other generator's parameter: {e}"
-                )));
+        // Argo renders `values` with `missingkey=error` and keeps an entry naming a missing
+        // key as written (a later step may know it).
+        Value::String(s) if in_values && mode.go_template => {
+            let mut strict: Vec<String> = mode
+                .go_options
+                .iter()
+                .filter(|o| !o.starts_with("missingkey="))
+                .cloned()
+                .collect();
+            strict.push("missingkey=error".to_owned());
+            let strict = Mode {
+                go_template: true,
+                go_options: &strict,
+            };
+            if let Ok(out) = render(s, params, strict) {
+                *s = out;
             }
-        },
+        }
+        Value::String(s) => {
+            *s = render(s, params, mode).map_err(|e| {
+                GeneratorError::Invalid(format!("failed to replace parameters in generator: {e}"))
+            })?;
+        }
         Value::Array(items) => {
             for item in items {
                 render_strings(item, params, mode, in_values)?;

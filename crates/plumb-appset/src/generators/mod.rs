@@ -33,7 +33,7 @@ use crate::error::GeneratorError;
 use crate::params::Params;
 
 /// One parameter set and the template override of the generator that produced it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ParamSet {
     /// The parameters.
     pub params: Params,

@@ -71,15 +71,14 @@ pub fn render(text: &str, params: &Params, mode: Mode<'_>) -> Result<String, Str
     fasttemplate(text, params)
 }
 
-/// Go templates are plumb-gotemplate's (another part of this work); until it is linked here a
-/// string with an action is refused rather than rendered wrongly.
-fn render_go(text: &str, _params: &Params, _options: &[String]) -> Result<String, String> {
-    if !text.contains("{{") {
-        return Ok(text.to_owned());
-    }
-    Err(format!(
-        "Go template {text:?}: Go templates in generator fields are not available in this build"
-    ))
+/// A Go template over the parameters, with Argo's messages.
+fn render_go(text: &str, params: &Params, options: &[String]) -> Result<String, String> {
+    let options = plumb_gotemplate::Options::from_go_options(options).map_err(|e| e.to_string())?;
+    let template = plumb_gotemplate::Template::parse("base", text)
+        .map_err(|e| format!("failed to parse template {text}: {e}"))?;
+    template
+        .execute(&Value::Object(params.clone()), &options)
+        .map_err(|e| format!("failed to execute go template {text}: {e}"))
 }
 
 /// fasttemplate with `{{`/`}}`: a tag whose trimmed name is a string parameter is replaced,
