@@ -18,10 +18,13 @@
 
 mod context;
 mod error;
+mod generate;
 pub mod generators;
 mod params;
 pub mod template;
 
 pub use context::{Context, Limits};
 pub use error::GeneratorError;
+pub use generate::{GenerateError, Generated, generate, generate_with};
+pub use generators::{ParamSet, generate_params, requeue_after};
 pub use params::Params;
