@@ -170,6 +170,8 @@ fn make_repo(case: &Path, dir: &Path) -> String {
     }
     let git = |args: &[&str]| {
         let ok = Command::new("git")
+            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
             .arg("-C")
             .arg(dir)
             .args(args)
