@@ -1,1 +1,8 @@
 //! Integration tests of the ApplicationSet controller against the real control plane.
+
+mod agen_support;
+mod argo_fixtures;
+mod clusters;
+mod duck_type;
+mod git;
+mod plugin;
