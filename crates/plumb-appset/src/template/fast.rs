@@ -8,7 +8,7 @@
 //!   that name when it is a string; an empty tag, an unknown name or a non-string value leaves
 //!   `{{tag}}` as it was.
 
-use super::TemplateErrorKind;
+use super::error::TemplateErrorKind;
 use crate::Params;
 
 const START: &str = "{{";

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::TemplateErrorKind;
+use super::error::TemplateErrorKind;
 
 pub(crate) use plumb_gotemplate::Options;
 

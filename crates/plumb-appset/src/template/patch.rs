@@ -6,8 +6,8 @@
 
 use serde_json::{Map, Value};
 
+use super::error::{Failure, TemplateErrorKind};
 use super::walk::Renderer;
-use super::{Failure, TemplateErrorKind};
 
 const FIELD: &str = "templatePatch";
 

@@ -5,7 +5,7 @@
 use plumb_model::application::Application;
 use serde_json::Value;
 
-use super::{Failure, TemplateErrorKind};
+use super::error::{Failure, TemplateErrorKind};
 
 /// `app` as an Application, or the first field that makes it none.
 pub(crate) fn application(app: Value) -> Result<Application, Failure> {

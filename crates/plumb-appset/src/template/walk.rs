@@ -7,7 +7,8 @@ use std::cell::Cell;
 use plumb_model::applicationset::ApplicationSetSpec;
 use serde_json::{Map, Value};
 
-use super::{Failure, MAX_RENDERED_BYTES, TemplateErrorKind, fast, gotmpl};
+use super::error::{Failure, MAX_RENDERED_BYTES, TemplateErrorKind};
+use super::{fast, gotmpl};
 use crate::Params;
 
 /// How strings are rendered: `{{param}}` substitution or Go templates.

@@ -1,55 +1,28 @@
-//! Plumb's templates against what Argo CD's real ApplicationSet controller generated for the
-//! cases of conformance/appset/ (recorded by `scripts/conformance appset`, fixtures argo.json).
+//! Plumb's generators and templates against what Argo CD's real ApplicationSet controller
+//! generated for the cases of conformance/appset/ (recorded by `scripts/conformance appset`,
+//! fixtures argo.json).
 //!
-//! What is compared so far: every ApplicationSet whose generators are all `list` (their parameters
-//! are the elements, by Argo's list rules below), rendered by `template::render_application`, against
-//! the Applications Argo created for it (metadata name, namespace, labels, annotations,
-//! finalizers, and spec), and Argo's template errors against Plumb's (Argo's message must be part
-//! of Plumb's). Sets with other generators, a strategy, or a second step (`set-2.yaml`) wait for
-//! the generators and the controller (`generate`, the controller's own comparison); they are
+//! Each case's cluster Secrets (`before.yaml`) go into a namespace of the shared control plane, its
+//! repository (`repo/`) into a local Git repository, and every ApplicationSet goes through
+//! `plumb_appset::generate`; the Applications are compared with Argo's (metadata name, namespace,
+//! labels, annotations, finalizers, and spec), and Argo's errors with Plumb's (for template errors
+//! Argo's message must be part of Plumb's). Sets with a strategy or a second step
+//! (`set-2.yaml`) are the controller's to compare (ownership, policies, RollingSync); they are
 //! listed as skipped, with why.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
-use plumb_appset::generators::ParamSet;
-use plumb_appset::template::{TemplateErrorKind, render_application};
-use plumb_model::applicationset::{ApplicationSet, ListGenerator};
+use plumb_appset::{GenerateError, Limits, generate};
+use plumb_model::applicationset::ApplicationSet;
+use plumb_testenv::TestEnv;
 use serde_json::{Map, Value, json};
+
+use crate::agen_support::{apply, context};
 
 fn cases_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/appset")
-}
-
-/// Argo's list generator: the element itself with Go templates; otherwise string values only,
-/// `values.X` flattened.
-fn list_params(list: &ListGenerator, go: bool) -> Vec<ParamSet> {
-    let mut out = Vec::new();
-    for element in list.elements.iter().flatten() {
-        let Some(element) = element.as_object() else {
-            continue;
-        };
-        let params = if go {
-            element.clone()
-        } else {
-            let mut p = Map::new();
-            for (k, v) in element {
-                if k == "values" {
-                    for (vk, vv) in v.as_object().into_iter().flatten() {
-                        p.insert(format!("values.{vk}"), vv.clone());
-                    }
-                } else {
-                    p.insert(k.clone(), v.clone());
-                }
-            }
-            p
-        };
-        out.push(ParamSet {
-            params,
-            template: list.template.clone(),
-        });
-    }
-    out
 }
 
 /// Why a set cannot be compared through templates alone, if it cannot.
@@ -59,9 +32,6 @@ fn skip_reason(set: &ApplicationSet, case: &Path) -> Option<&'static str> {
     }
     if set.spec.strategy.is_some() {
         return Some("a rollout strategy (aroll)");
-    }
-    if set.spec.generators.iter().any(|g| g.list.is_none()) {
-        return Some("generators other than list (agen's generate)");
     }
     None
 }
@@ -84,33 +54,40 @@ struct Outcome {
     differences: Vec<String>,
 }
 
-fn compare_set(
+/// `set`'s generated Applications (the parts the template decides, the repository URL written
+/// `@REPO@` as in the fixtures) and its errors.
+async fn plumb_side(
     set: &ApplicationSet,
-    argo: &Value,
-    exempt: &BTreeMap<String, Vec<String>>,
-    out: &mut Outcome,
-) {
-    let name = set.name().to_string();
-    let mut ours = Vec::new();
-    let mut errors = Vec::new();
-    for generator in &set.spec.generators {
-        let Some(list) = &generator.list else {
-            continue;
-        };
-        for (i, ps) in list_params(list, set.spec.go_template()).iter().enumerate() {
-            match render_application(set, ps) {
-                Ok(app) => ours.push(rendered_part(
-                    &serde_json::to_value(app).unwrap_or_default(),
-                )),
-                Err(e) => errors.push(e.at(i)),
-            }
-        }
-    }
+    ctx: &plumb_appset::Context,
+    repo: &str,
+) -> (Vec<Value>, Vec<GenerateError>) {
+    let generated = generate(set, ctx).await;
+    let mut ours: Vec<Value> = generated
+        .applications
+        .iter()
+        .map(|app| {
+            let text = serde_json::to_string(app)
+                .unwrap_or_default()
+                .replace(repo, "@REPO@");
+            rendered_part(&serde_json::from_str(&text).unwrap_or_default())
+        })
+        .collect();
     ours.sort_by(|a, b| {
         a["metadata"]["name"]
             .as_str()
             .cmp(&b["metadata"]["name"].as_str())
     });
+    (ours, generated.errors)
+}
+
+fn compare_set(
+    set: &ApplicationSet,
+    (ours, errors): (Vec<Value>, Vec<GenerateError>),
+    argo: &Value,
+    exempt: &BTreeMap<String, Vec<String>>,
+    out: &mut Outcome,
+) {
+    let name = set.name().to_string();
     let theirs: Vec<Value> = argo["applications"]
         .as_array()
         .into_iter()
@@ -141,11 +118,11 @@ fn compare_set(
     }
     match (&argo_error, errors.first()) {
         (Some(message), Some(e)) => {
-            let go = matches!(
-                e.kind,
-                TemplateErrorKind::Go(_) | TemplateErrorKind::Fast(_)
-            );
-            if go && !e.to_string().contains(message.as_str()) {
+            let template = matches!(e, GenerateError::Template { .. });
+            if template
+                && message.contains("go template")
+                && !e.to_string().contains(message.as_str())
+            {
                 out.differences.push(format!(
                     "{name}: errors differ\n  Argo:  {message}\n  Plumb: {e}"
                 ));
@@ -175,14 +152,59 @@ fn argo_condition(argo: &Value, set: &str, kind: &str) -> Option<String> {
     })
 }
 
-fn read_sets(path: &Path) -> Vec<ApplicationSet> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    plumb_yaml::read_documents(&text, &path.display().to_string())
+fn read_sets(text: &str) -> Vec<ApplicationSet> {
+    plumb_yaml::read_documents(text, "set.yaml")
         .unwrap_or_default()
         .into_iter()
         .filter(|d| d.value["kind"] == "ApplicationSet")
         .filter_map(|d| serde_json::from_value(d.value).ok())
         .collect()
+}
+
+/// The case's repository as `scripts/conformance appset` makes it (one commit of `repo/` on
+/// main); its file:// URL.
+fn make_repo(case: &Path, dir: &Path) -> String {
+    let url = format!("file://{}", dir.display());
+    if case.join("repo").is_dir() {
+        copy_dir(&case.join("repo"), dir);
+    }
+    let git = |args: &[&str]| {
+        let ok = Command::new("git")
+            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "-A"]);
+    git(&[
+        "-c",
+        "user.email=c@plumb",
+        "-c",
+        "user.name=conformance",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "init",
+    ]);
+    url
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).into_iter().flatten().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
 }
 
 /// Documented differences of a case (`template-differences`): `SET<TAB>reason` for a set whose
@@ -221,8 +243,8 @@ fn without(mut app: Value, pointers: &[String]) -> Value {
     app
 }
 
-#[test]
-fn argo_fixtures() {
+#[tokio::test]
+async fn argo_fixtures() {
     let mut out = Outcome {
         compared: 0,
         skipped: Vec::new(),
@@ -233,17 +255,7 @@ fn argo_fixtures() {
         .unwrap_or_default();
     cases.sort();
     for case in cases.iter().filter(|c| c.join("argo.json").exists()) {
-        let argo: Value = serde_json::from_str(
-            &std::fs::read_to_string(case.join("argo.json")).unwrap_or_default(),
-        )
-        .unwrap_or(Value::Null);
-        let exempt = exemptions(case);
-        for set in read_sets(&case.join("set.yaml")) {
-            match skip_reason(&set, case) {
-                Some(why) => out.skipped.push(format!("{}: {why}", set.name())),
-                None => compare_set(&set, &argo, &exempt, &mut out),
-            }
-        }
+        compare_case(case, &mut out).await;
     }
     println!(
         "argo fixtures: {} sets compared, {} skipped",
@@ -263,4 +275,31 @@ fn argo_fixtures() {
         "differences from Argo:\n{}",
         out.differences.join("\n")
     );
+}
+
+/// One case: its cluster Secrets in a fresh namespace (the generators' control namespace), its
+/// repository, each set generated and compared.
+async fn compare_case(case: &Path, out: &mut Outcome) {
+    let read = |f: &str| std::fs::read_to_string(case.join(f)).unwrap_or_default();
+    let argo: Value = serde_json::from_str(&read("argo.json")).unwrap_or(Value::Null);
+    let exempt = exemptions(case);
+    let ns = TestEnv::shared().namespace("atmpl-fx");
+    let ns = ns.name();
+    let before = read("before.yaml");
+    if !before.is_empty() {
+        apply(&before.replace("namespace: argocd", &format!("namespace: {ns}")));
+    }
+    let repo_dir = tempfile::tempdir().expect("a repository directory");
+    let repo = make_repo(case, repo_dir.path());
+    let cache = tempfile::tempdir().expect("a cache directory");
+    let ctx = context(ns, &cache, Limits::default()).await;
+    for set in read_sets(&read("set.yaml").replace("@REPO@", &repo)) {
+        match skip_reason(&set, case) {
+            Some(why) => out.skipped.push(format!("{}: {why}", set.name())),
+            None => {
+                let plumb = plumb_side(&set, &ctx, &repo).await;
+                compare_set(&set, plumb, &argo, &exempt, out);
+            }
+        }
+    }
 }
