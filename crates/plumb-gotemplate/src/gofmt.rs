@@ -3,6 +3,19 @@
 
 use crate::value::Value;
 
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", crate::gofmt::sprint_v(self))
+    }
+}
+
+impl Value {
+    /// Go's `%v` of the value (what `{{ . }}` prints, except that nil prints `<no value>`).
+    pub(crate) fn to_go_string(&self) -> String {
+        crate::gofmt::sprint_v(self)
+    }
+}
+
 /// Go's `fmt.Sprint(v)` (`%v`).
 pub(crate) fn sprint_v(v: &Value) -> String {
     let mut out = String::new();
@@ -40,7 +53,7 @@ fn write_v(out: &mut String, v: &Value) {
             out.push(']');
         }
         Value::Func(_) => out.push_str("0x1"),
-        Value::Time(t) => out.push_str(&crate::funcs::time::go_string(t)),
+        Value::Time(t) => out.push_str(&crate::golayout::go_string(t)),
         Value::I64(i) => out.push_str(&i.to_string()),
         Value::Semver(s) => out.push_str(&s.to_string()),
     }
@@ -196,7 +209,7 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> Result<String, String> {
         };
         argi += 1;
         format_one(&mut out, verb, spec, arg);
-        if out.len() > crate::MAX_STRING {
+        if out.len() > crate::errors::MAX_STRING {
             return Err("printf result too large".into());
         }
     }

@@ -28,12 +28,6 @@ pub(crate) enum Value {
     Semver(Rc<semver::Version>),
 }
 
-impl std::fmt::Debug for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", crate::gofmt::sprint_v(self))
-    }
-}
-
 impl Value {
     pub(crate) fn str(s: impl Into<Rc<str>>) -> Value {
         Value::Str(s.into())
@@ -84,11 +78,6 @@ impl Value {
         }
     }
 
-    /// Go's `%v` of the value (what `{{ . }}` prints, except that nil prints `<no value>`).
-    pub(crate) fn to_go_string(&self) -> String {
-        crate::gofmt::sprint_v(self)
-    }
-
     /// From JSON, as encoding/json decodes into `any` (every number is a float64).
     pub(crate) fn from_json(v: &serde_json::Value) -> Value {
         match v {
@@ -122,7 +111,7 @@ impl Value {
                     .collect::<Result<_, String>>()?,
             ),
             Value::Func(_) => return Err("json: unsupported type: func".into()),
-            Value::Time(t) => serde_json::Value::String(crate::funcs::time::rfc3339_nano(t)),
+            Value::Time(t) => serde_json::Value::String(crate::golayout::rfc3339_nano(t)),
             Value::I64(i) => serde_json::Value::from(*i),
             Value::Semver(v) => serde_json::Value::String(v.to_string()),
         })
@@ -131,10 +120,15 @@ impl Value {
 
 fn float_json(f: f64) -> Result<serde_json::Value, String> {
     if !f.is_finite() {
-        return Err(format!(
-            "json: unsupported value: {}",
-            crate::gofmt::format_float_v(f)
-        ));
+        // Go prints NaN and +Inf here; f64's Display writes NaN and inf.
+        let v = if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "+Inf"
+        } else {
+            "-Inf"
+        };
+        return Err(format!("json: unsupported value: {v}"));
     }
     if f.fract() == 0.0 && f.abs() < 1e15 {
         return Ok(serde_json::Value::from(f as i64));

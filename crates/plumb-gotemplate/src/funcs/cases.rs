@@ -117,7 +117,6 @@ fn to_lower(buf: &mut String, wt: Word, s: &str, connector: char) {
 }
 
 /// xstrings camelCaseToLowerCase (ToSnakeCase with `_`, ToKebabCase with `-`).
-// length: a port of one Go function whose control flow is kept as it is for review against it.
 pub(super) fn to_lower_case(s: &str, connector: char) -> String {
     let mut buf = String::with_capacity(s.len() + 4);
     if s.is_empty() {

@@ -1,15 +1,12 @@
 //! Sprig's list, dict, default and type functions.
 //!
-//! Sprig's `set`, `unset`, `merge`, `mergeOverwrite`, `append` on a variable change the Go value in
-//! place; here they return the changed copy (the variable keeps its value), a documented difference.
+//! Sprig's `set`, `unset`, `merge` and `mergeOverwrite` change a Go map in place; here they return
+//! the changed copy and the executor gives it to the variable named as their first argument.
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{FuncDef, add, arg_list, arg_str, empty, kind_name, strval};
+use super::args::{FuncDef, MAX_ITEMS, add, arg_list, arg_str, empty, kind_name, strval};
 use crate::value::Value;
-
-/// Lists longer than this are refused (a hostile `until` or `concat` fails instead of eating memory).
-pub(crate) const MAX_ITEMS: usize = 1_000_000;
 
 // length: a table of registrations, one line per function.
 pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
@@ -222,7 +219,7 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     });
     add(t, "ternary", 3, Some(3), |a| match &a[2] {
         Value::Bool(b) => Ok(if *b { a[0].clone() } else { a[1].clone() }),
-        other => Err(super::wrong_type("bool", other)),
+        other => Err(super::args::wrong_type("bool", other)),
     });
     add(t, "typeOf", 1, Some(1), |a| {
         Ok(Value::str(a[0].type_name()))
@@ -244,7 +241,7 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
 fn map_arg(a: &[Value], i: usize) -> Result<&BTreeMap<String, Value>, String> {
     match &a[i] {
         Value::Map(m) => Ok(m),
-        other => Err(super::wrong_type("map[string]interface {}", other)),
+        other => Err(super::args::wrong_type("map[string]interface {}", other)),
     }
 }
 
@@ -294,7 +291,7 @@ fn uniq(a: &[Value]) -> Result<Value, String> {
 fn slice(a: &[Value]) -> Result<Value, String> {
     let l = arg_list(a, 0, "slice")?;
     let idx = |i: usize| -> Result<usize, String> {
-        let v = super::cast_int(&a[i]);
+        let v = super::args::cast_int(&a[i]);
         usize::try_from(v).map_err(|_| format!("runtime error: slice bounds out of range [{v}:]"))
     };
     let start = if a.len() > 1 { idx(1)? } else { 0 };
@@ -309,7 +306,7 @@ fn slice(a: &[Value]) -> Result<Value, String> {
 }
 
 fn chunk(a: &[Value]) -> Result<Value, String> {
-    let size = super::arg_int(a, 0)?;
+    let size = super::args::arg_int(a, 0)?;
     let l = arg_list(a, 1, "chunk")?;
     if size <= 0 {
         return Err("runtime error: integer divide by zero".into());
@@ -388,7 +385,7 @@ fn dig(a: &[Value]) -> Result<Value, String> {
     for (i, k) in keys.iter().enumerate() {
         let k = match k {
             Value::Str(s) => s.to_string(),
-            other => return Err(super::wrong_type("string", other)),
+            other => return Err(super::args::wrong_type("string", other)),
         };
         match cur.get(&k) {
             None => return Ok(default.clone()),

@@ -5,10 +5,9 @@ use std::collections::HashMap;
 use base64::Engine;
 use sha2::Digest;
 
-use super::{FuncDef, add, arg_str};
+use super::args::{FuncDef, add, arg_str};
 use crate::value::Value;
 
-// length: a table of registrations, one line per function.
 pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     add(t, "b64enc", 1, Some(1), |a| {
         Ok(Value::str(

@@ -2,8 +2,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::args::{FuncDef, add, arg_bool, arg_int, arg_str, strval};
 use super::cases::is_connector;
-use super::{FuncDef, add, arg_bool, arg_int, arg_str, strval};
 use crate::value::Value;
 
 macro_rules! str1 {
@@ -247,7 +247,7 @@ fn repeat(a: &[Value]) -> Result<Value, String> {
         return Err("strings: negative Repeat count".into());
     }
     let total = (n as u128) * (s.len() as u128);
-    if total > crate::MAX_STRING as u128 {
+    if total > crate::errors::MAX_STRING as u128 {
         return Err(format!("repeat would build {total} bytes"));
     }
     Ok(Value::str(s.repeat(n as usize)))
@@ -345,7 +345,7 @@ fn abbrevboth(a: &[Value]) -> Result<Value, String> {
 fn indent(n: i64, s: &str) -> Result<String, String> {
     let n = usize::try_from(n).map_err(|_| "strings: negative Repeat count".to_string())?;
     let lines = s.matches('\n').count() + 1;
-    if n.saturating_mul(lines).saturating_add(s.len()) > crate::MAX_STRING {
+    if n.saturating_mul(lines).saturating_add(s.len()) > crate::errors::MAX_STRING {
         return Err("indent would build too large a string".into());
     }
     let pad = " ".repeat(n);
