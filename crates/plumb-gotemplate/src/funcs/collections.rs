@@ -3,6 +3,7 @@
 //! Sprig's `set`, `unset`, `merge` and `mergeOverwrite` change a Go map in place; here they return
 //! the changed copy and the executor gives it to the variable named as their first argument.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use super::args::{FuncDef, MAX_ITEMS, add, arg_list, arg_str, empty, kind_name, strval};
@@ -133,12 +134,12 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
             .unwrap_or_else(|| Value::str("")))
     });
     add(t, "set", 3, Some(3), |a| {
-        let mut m = map_arg(a, 0)?.clone();
+        let mut m = map_arg(a, 0)?.into_owned();
         m.insert(arg_str(a, 1)?.to_string(), a[2].clone());
         Ok(Value::map(m))
     });
     add(t, "unset", 2, Some(2), |a| {
-        let mut m = map_arg(a, 0)?.clone();
+        let mut m = map_arg(a, 0)?.into_owned();
         m.remove(arg_str(a, 1)?);
         Ok(Value::map(m))
     });
@@ -238,9 +239,11 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     });
 }
 
-fn map_arg(a: &[Value], i: usize) -> Result<&BTreeMap<String, Value>, String> {
+/// A map argument; nil is an empty map, as Go passes a missing value to a map parameter.
+fn map_arg(a: &[Value], i: usize) -> Result<Cow<'_, BTreeMap<String, Value>>, String> {
     match &a[i] {
-        Value::Map(m) => Ok(m),
+        Value::Map(m) => Ok(Cow::Borrowed(&**m)),
+        Value::Invalid | Value::Nil => Ok(Cow::Owned(BTreeMap::new())),
         other => Err(super::args::wrong_type("map[string]interface {}", other)),
     }
 }
@@ -364,10 +367,10 @@ fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, 
 }
 
 fn merge_all(a: &[Value], overwrite: bool) -> Result<Value, String> {
-    let mut dst = map_arg(a, 0)?.clone();
+    let mut dst = map_arg(a, 0)?.into_owned();
     for i in 1..a.len() {
         let src = map_arg(a, i)?;
-        merge_into(&mut dst, src, overwrite);
+        merge_into(&mut dst, &src, overwrite);
     }
     Ok(Value::map(dst))
 }
@@ -379,7 +382,8 @@ fn dig(a: &[Value]) -> Result<Value, String> {
             "wrong number of args for dig: want at least 3 got {n}"
         ));
     }
-    let mut cur = map_arg(a, n - 1)?;
+    let root = map_arg(a, n - 1)?;
+    let mut cur: &BTreeMap<String, Value> = &root;
     let default = &a[n - 2];
     let keys = &a[..n - 2];
     for (i, k) in keys.iter().enumerate() {
