@@ -478,6 +478,14 @@ impl<'a> State<'a> {
             }
         };
         let v = result.map_err(|e| self.fail(format!("error calling {name}: {e}")))?;
+        *self.steps += v.weight();
+        self.step()?;
+        if v.deeper_than(crate::value::MAX_NEST) {
+            return Err(self.limit(format!(
+                "{name} returned lists or maps nested more than {} levels deep",
+                crate::value::MAX_NEST
+            )));
+        }
         if MUTATORS.contains(&name)
             && let Some(Arg {
                 kind: ArgKind::Var(var, fields),
@@ -556,6 +564,9 @@ impl<'a> State<'a> {
             )));
         }
         let name = self.tree.name.clone();
+        // Parsing is work too: a `tpl` in a loop over a long text is charged for its length.
+        *self.steps += text.len() as u64 / 8;
+        self.step()?;
         let parsed = crate::parse::parse(&name, text, &|f| self.tmpl.has_function(f));
         let mut trees = match parsed {
             Ok(t) => t,
@@ -649,14 +660,16 @@ pub(crate) fn execute(tmpl: &Program, data: Value, opts: &Options) -> Result<Str
 }
 
 /// Data for execution: the JSON object, plus the namespaces of data functions.
-pub(crate) fn data_value(tmpl: &Program, data: &serde_json::Value) -> Value {
-    let v = Value::from_json(data);
+pub(crate) fn data_value(tmpl: &Program, data: &serde_json::Value) -> Result<Value, Error> {
+    let v = Value::from_json_depth(data, 0).map_err(|message| Error::Exec {
+        message: format!("template: {}: {message}", tmpl.name),
+    })?;
     if tmpl.funcs.data.is_empty() {
-        return v;
+        return Ok(v);
     }
     let mut m = match v {
         Value::Map(m) => Rc::try_unwrap(m).unwrap_or_else(|rc| (*rc).clone()),
-        other => return other,
+        other => return Ok(other),
     };
     for (ns, fs) in &tmpl.funcs.data {
         let entries = fs
@@ -665,5 +678,5 @@ pub(crate) fn data_value(tmpl: &Program, data: &serde_json::Value) -> Value {
             .collect();
         m.insert(ns.clone(), Value::map(entries));
     }
-    Value::map(m)
+    Ok(Value::map(m))
 }

@@ -64,7 +64,7 @@ impl Template {
 
     /// Executes the template on `data` (the `.` of the template).
     pub fn execute(&self, data: &serde_json::Value, options: &Options) -> Result<String, Error> {
-        let v = exec::data_value(&self.program, data);
+        let v = exec::data_value(&self.program, data)?;
         exec::execute(&self.program, v, options)
     }
 

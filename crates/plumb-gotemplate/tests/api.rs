@@ -264,3 +264,47 @@ fn not_implemented_list_is_truthful() {
         );
     }
 }
+
+#[test]
+fn nesting_and_quadratic_loops_are_bounded() {
+    // Wrapping a list in a list in a loop would make printing and dropping recurse without end.
+    let t = Template::parse(
+        "base",
+        "{{ $x := list }}{{ range until 100000 }}{{ $x = list $x }}{{ end }}{{ $x }}",
+    )
+    .expect("parse");
+    let err = t
+        .execute(&json!({}), &Options::default())
+        .expect_err("too deep");
+    assert!(matches!(err, Error::Limit { .. }), "{err}");
+    // Each append copies the list (as sprig's does): charged by size, the loop hits the step bound.
+    let t = Template::parse(
+        "base",
+        "{{ $x := list }}{{ range until 100000 }}{{ $x = append $x 1 }}{{ end }}{{ len $x }}",
+    )
+    .expect("parse");
+    let err = t
+        .execute(&json!({}), &Options::default())
+        .expect_err("quadratic");
+    assert!(matches!(err, Error::Limit { .. }), "{err}");
+    let t = Template::parse(
+        "base",
+        "{{ $x := list }}{{ range until 1000 }}{{ $x = append $x 1 }}{{ end }}{{ len $x }}",
+    )
+    .expect("parse");
+    assert_eq!(
+        t.execute(&json!({}), &Options::default())
+            .expect("a normal loop"),
+        "1000"
+    );
+    // Data nested deeper than any generator produces is refused, not recursed into.
+    let mut deep = json!("x");
+    for _ in 0..600 {
+        deep = json!([deep]);
+    }
+    let err = Template::parse("base", "{{ . }}")
+        .expect("parse")
+        .execute(&json!({"d": deep}), &Options::default())
+        .expect_err("deep data");
+    assert!(err.to_string().contains("nested more than"), "{err}");
+}

@@ -623,8 +623,29 @@ fn ascii_perl_classes(pattern: &str) -> String {
     out
 }
 
-/// Compiles a Go RE2 pattern (Rust's regex has the same syntax for what templates use).
+thread_local! {
+    /// Patterns compiled on this thread: a `regexMatch` in a loop compiles once (bounded size).
+    static REGEXES: std::cell::RefCell<HashMap<String, regex::Regex>> = std::cell::RefCell::new(HashMap::new());
+}
+
+/// Compiles a Go RE2 pattern, or takes it from this thread's cache.
 fn re(pattern: &str) -> Result<regex::Regex, String> {
+    if let Some(r) = REGEXES.with(|c| c.borrow().get(pattern).cloned()) {
+        return Ok(r);
+    }
+    let r = compile(pattern)?;
+    REGEXES.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= 64 {
+            c.clear();
+        }
+        c.insert(pattern.to_string(), r.clone());
+    });
+    Ok(r)
+}
+
+/// Compiles a Go RE2 pattern (Rust's regex has the same syntax for what templates use).
+fn compile(pattern: &str) -> Result<regex::Regex, String> {
     regex::RegexBuilder::new(&ascii_perl_classes(pattern))
         .size_limit(1 << 20)
         .build()
