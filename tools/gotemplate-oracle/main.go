@@ -3,6 +3,9 @@
 // Render.Replace), so plumb-gotemplate can be compared with real Go.
 //
 // Usage: gotemplate-oracle CORPUS.json > EXPECTED.json
+//
+//	gotemplate-oracle --bench   (the Go figure beside benches/render.rs)
+//
 // CORPUS.json: {"cases": [{"name": "...", "template": "...", "data": {...}, "options": ["missingkey=error"]}]}
 // EXPECTED.json: {"NAME": {"output": "..."} | {"output_bytes": N} | {"error": "..."}} (keys sorted
 // by encoding/json; outputs over 1 MiB are recorded by length only).
@@ -172,8 +175,12 @@ func render(base *template.Template, c testCase) (out string, err error) {
 }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "--bench" {
+		runBench()
+		return
+	}
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: gotemplate-oracle CORPUS.json")
+		fmt.Fprintln(os.Stderr, "usage: gotemplate-oracle CORPUS.json | --bench")
 		os.Exit(2)
 	}
 	raw, err := os.ReadFile(os.Args[1])

@@ -3,6 +3,12 @@
 //! `getHostByName`, plus Argo's `normalize`, `slugify`, `toYaml`, `fromYaml`, `fromYamlArray`
 //! and `tpl`, and Go's builtins.
 //!
+//! Errors are Go's (`template: base:1:3: executing "base" at <.x>: map has no entry for key "x"`);
+//! Argo's `Render.Replace` wraps them as `failed to parse template TEXT: ERR` and
+//! `failed to execute go template TEXT: ERR`, which callers writing conditions should do too.
+//! Parse with the name `base` to get Argo's messages. Bounds ([`Limits`]) turn a template that
+//! would loop, recurse or allocate without end into [`Error::Limit`].
+//!
 //! Own code rather than the `gtmpl` crate: gtmpl has no `missingkey` option, no `break`/`continue`,
 //! `else with`, range over integers or short-circuit `and`/`or`, its own value type instead of
 //! Go's int/float64 distinction, and no bound on steps, depth or output.
