@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 	"text/template"
 
@@ -134,7 +135,27 @@ func tplFun(parent *template.Template) func(string, any) (string, error) {
 	}
 }
 
+// printFuncs writes the names of the functions Argo's templates have (sorted JSON), so the Rust
+// side can check it implements or refuses each one.
+func printFuncs() {
+	names := []string{"tpl"}
+	for name := range argoFuncs() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(names); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
 func baseTemplate() *template.Template {
+	return template.New("base").Funcs(argoFuncs())
+}
+
+func argoFuncs() template.FuncMap {
 	// As argo-cd v3.6.1 applicationset/utils/utils.go init().
 	funcs := sprig.GenericFuncMap()
 	delete(funcs, "env")
@@ -145,7 +166,7 @@ func baseTemplate() *template.Template {
 	funcs["toYaml"] = toYAML
 	funcs["fromYaml"] = fromYAML
 	funcs["fromYamlArray"] = fromYAMLArray
-	return template.New("base").Funcs(funcs)
+	return funcs
 }
 
 // render is argo-cd v3.6.1 Render.Replace's goTemplate branch.
@@ -177,6 +198,10 @@ func render(base *template.Template, c testCase) (out string, err error) {
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "--bench" {
 		runBench()
+		return
+	}
+	if len(os.Args) == 2 && os.Args[1] == "--funcs" {
+		printFuncs()
 		return
 	}
 	if len(os.Args) != 2 {

@@ -308,3 +308,33 @@ fn nesting_and_quadratic_loops_are_bounded() {
         .expect_err("deep data");
     assert!(err.to_string().contains("nested more than"), "{err}");
 }
+
+/// Every function Argo CD's templates have (tests/argo-funcs.json, written by the Go oracle) is
+/// implemented here or listed in NOT_IMPLEMENTED (and so refused at parse time).
+#[test]
+fn every_argo_function_is_implemented_or_refused() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/argo-funcs.json");
+    let names: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("argo-funcs.json"))
+            .expect("json");
+    assert!(names.len() > 150, "{} names", names.len());
+    let mut missing = Vec::new();
+    for name in &names {
+        let listed = plumb_gotemplate::NOT_IMPLEMENTED.contains(&name.as_str());
+        let parses = Template::parse(
+            "base",
+            &format!("{{{{ if false }}}}{{{{ {name} }}}}{{{{ end }}}}"),
+        )
+        .is_ok();
+        if parses == listed {
+            missing.push(format!("{name}: parses={parses} listed={listed}"));
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
+    for refused in ["env", "expandenv", "getHostByName"] {
+        assert!(
+            !names.iter().any(|n| n == refused),
+            "Argo removes {refused}"
+        );
+    }
+}
