@@ -12,6 +12,7 @@
 
 pub mod annotations;
 pub mod application;
+pub mod applicationset;
 #[cfg(feature = "schema")]
 pub mod crd;
 pub mod crd_check;

@@ -1,0 +1,79 @@
+//! What generators may read, and the bounds they read it under.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+
+use crate::error::GeneratorError;
+
+/// Bounds on everything a generator reads or produces.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Parameter sets one generator (or one matrix/merge) may produce.
+    pub max_params: usize,
+    /// Bytes of one file read by the git files generator, or of one HTTP answer.
+    pub max_file_bytes: u64,
+    /// Time one HTTP call (forge, plugin) may take, connection included.
+    pub http_timeout: Duration,
+    /// Pages one forge listing may follow.
+    pub max_pages: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_params: 10_000,
+            max_file_bytes: 4 * 1024 * 1024,
+            http_timeout: Duration::from_secs(30),
+            max_pages: 100,
+        }
+    }
+}
+
+/// The clients and settings generators read through.
+#[derive(Clone)]
+pub struct Context {
+    /// The Kubernetes client (cluster Secrets, ConfigMaps, duck-typed resources).
+    pub client: kube::Client,
+    /// The namespace of Argo CD's settings and cluster Secrets (the controller's namespace).
+    pub control_namespace: String,
+    /// Git repositories, fetched and checked out read-only.
+    pub git: Arc<plumb_source::GitCache>,
+    /// HTTP client for forges and plugin services.
+    pub http: reqwest::Client,
+    /// Bounds.
+    pub limits: Limits,
+}
+
+impl Context {
+    /// The value of `key` in Secret `name` of `namespace`, as text. Errors name the Secret and
+    /// key, never the value.
+    pub async fn secret_value(
+        &self,
+        namespace: &str,
+        name: &str,
+        key: &str,
+    ) -> Result<String, GeneratorError> {
+        let what = || format!("secret {name:?} key {key:?} in namespace {namespace:?}");
+        let secret = Api::<Secret>::namespaced(self.client.clone(), namespace)
+            .get(name)
+            .await
+            .map_err(|e| GeneratorError::Reference {
+                what: what(),
+                message: e.to_string(),
+            })?;
+        let bytes = secret
+            .data
+            .and_then(|mut data| data.remove(key))
+            .ok_or_else(|| GeneratorError::Reference {
+                what: what(),
+                message: "no such key".to_string(),
+            })?;
+        String::from_utf8(bytes.0).map_err(|_| GeneratorError::Reference {
+            what: what(),
+            message: "not UTF-8 text".to_string(),
+        })
+    }
+}

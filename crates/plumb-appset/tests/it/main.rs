@@ -1,0 +1,1 @@
+//! Integration tests of the ApplicationSet controller against the real control plane.
