@@ -8,6 +8,7 @@ use sha2::Digest;
 use super::args::{FuncDef, add, arg_str};
 use crate::value::Value;
 
+// length: a table of registrations, one line per function.
 pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     add(t, "b64enc", 1, Some(1), |a| {
         Ok(Value::str(
