@@ -152,6 +152,39 @@ fn format_e(f: f64, prec: usize, upper: bool) -> String {
     )
 }
 
+/// Go's strconv.FormatFloat(f, 'x', -1, 64): `0x1.cp+01` (shortest mantissa, normalized).
+fn hex_float(f: f64) -> String {
+    if let Some(s) = special_float(f) {
+        return s;
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    if f == 0.0 {
+        return format!("{sign}0x0p+00");
+    }
+    let bits = f.to_bits();
+    let mut exp = ((bits >> 52) & 0x7ff) as i64;
+    let mut mant = bits & ((1u64 << 52) - 1);
+    if exp == 0 {
+        // Subnormal: shift the first set bit into the implicit position.
+        exp = 1;
+        while mant & (1u64 << 52) == 0 {
+            mant <<= 1;
+            exp -= 1;
+        }
+        mant &= (1u64 << 52) - 1;
+    }
+    let exp = exp - 1023;
+    let digits = format!("{mant:013x}");
+    let digits = digits.trim_end_matches('0');
+    let frac = if digits.is_empty() {
+        String::new()
+    } else {
+        format!(".{digits}")
+    };
+    let esign = if exp < 0 { '-' } else { '+' };
+    format!("{sign}0x1{frac}p{esign}{:02}", exp.abs())
+}
+
 #[derive(Default, Clone, Copy)]
 struct Spec {
     minus: bool,
@@ -420,6 +453,10 @@ fn format_float(out: &mut String, verb: char, spec: Spec, f: f64, arg: &Value) {
             }
         }
         'g' | 'G' => format_g(f, spec.prec, verb == 'G'),
+        'x' | 'X' if spec.prec.is_none() => {
+            let h = hex_float(f);
+            if verb == 'X' { h.to_uppercase() } else { h }
+        }
         _ => return out.push_str(&bad_verb(verb, arg)),
     };
     let (sign, digits) = match body.strip_prefix('-') {
