@@ -33,7 +33,11 @@ BASE = {
     "head_sha": "fedcba9876543210fedcba9876543210fedcba98", "head_short_sha": "fedcba98",
     "head_short_sha_7": "fedcba9", "author": "octocat", "title": "Add feature X",
     # plugin / clusterDecisionResource
-    "clusterName": "cluster-01", "generator": {"input": {"parameters": {"map": {"key": "value"}}}},
+    "clusterName": "cluster-01",
+    "generator": {"input": {"parameters": {"key1": "value1", "map": {"key1": "value1", "key2": "value2"}}}},
+    "something": {"from": {"the": {"plugin": "plugin-output"}}},
+    # a git files generator's config.json in Use-Cases.md
+    "app": {"source": "https://github.com/example/app.git", "revision": "v1.2.3", "path": "deploy"},
     "values": {},
     # keys that plugin generators and git files generators' files provide in the examples
     "chart": "guestbook", "repoUrl": "https://charts.example.com", "version": "1.2.3",
@@ -87,9 +91,25 @@ def appsets(text):
     try:
         docs = list(yaml.safe_load_all(text))
     except yaml.YAMLError:
-        return []
+        return [loose(text)] if "goTemplate: true" in text else []
     return [d for d in docs if isinstance(d, dict) and isinstance(d.get("spec"), dict)
             and d["spec"].get("goTemplate") is True]
+
+
+def loose(text):
+    """A doc example that is not valid YAML as written (unquoted `{{`, nested quotes): its
+    `key: value` lines with `{{` are taken as the template's strings, quotes stripped."""
+    found = []
+    for line in text.splitlines():
+        m = re.match(r"\s*[\w.\-/]+:\s*(.*\{\{.*)$", line)
+        if m:
+            v = m.group(1).strip()
+            if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+                v = v[1:-1]
+            found.append(v)
+    opts = re.search(r"goTemplateOptions:\s*\[([^\]]*)\]", text)
+    options = [o.strip().strip("'\"") for o in opts.group(1).split(",")] if opts else []
+    return {"spec": {"goTemplate": True, "goTemplateOptions": options, "template": {"loose": found}}}
 
 
 cases, seen = [], set()

@@ -3,6 +3,9 @@
 // Render.Replace), so plumb-gotemplate can be compared with real Go.
 //
 // Usage: gotemplate-oracle CORPUS.json > EXPECTED.json
+//
+//	gotemplate-oracle --bench   (the Go figure beside benches/render.rs)
+//
 // CORPUS.json: {"cases": [{"name": "...", "template": "...", "data": {...}, "options": ["missingkey=error"]}]}
 // EXPECTED.json: {"NAME": {"output": "..."} | {"output_bytes": N} | {"error": "..."}} (keys sorted
 // by encoding/json; outputs over 1 MiB are recorded by length only).
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 	"text/template"
 
@@ -131,7 +135,27 @@ func tplFun(parent *template.Template) func(string, any) (string, error) {
 	}
 }
 
+// printFuncs writes the names of the functions Argo's templates have (sorted JSON), so the Rust
+// side can check it implements or refuses each one.
+func printFuncs() {
+	names := []string{"tpl"}
+	for name := range argoFuncs() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(names); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
 func baseTemplate() *template.Template {
+	return template.New("base").Funcs(argoFuncs())
+}
+
+func argoFuncs() template.FuncMap {
 	// As argo-cd v3.6.1 applicationset/utils/utils.go init().
 	funcs := sprig.GenericFuncMap()
 	delete(funcs, "env")
@@ -142,7 +166,7 @@ func baseTemplate() *template.Template {
 	funcs["toYaml"] = toYAML
 	funcs["fromYaml"] = fromYAML
 	funcs["fromYamlArray"] = fromYAMLArray
-	return template.New("base").Funcs(funcs)
+	return funcs
 }
 
 // render is argo-cd v3.6.1 Render.Replace's goTemplate branch.
@@ -172,8 +196,16 @@ func render(base *template.Template, c testCase) (out string, err error) {
 }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "--bench" {
+		runBench()
+		return
+	}
+	if len(os.Args) == 2 && os.Args[1] == "--funcs" {
+		printFuncs()
+		return
+	}
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: gotemplate-oracle CORPUS.json")
+		fmt.Fprintln(os.Stderr, "usage: gotemplate-oracle CORPUS.json | --bench")
 		os.Exit(2)
 	}
 	raw, err := os.ReadFile(os.Args[1])

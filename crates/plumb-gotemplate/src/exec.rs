@@ -4,9 +4,11 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use crate::errors::{Error, MissingKey, Options, stack_low};
+use crate::funcs;
 use crate::parse::{Arg, ArgKind, Branch, Cmd, Node, Pipe, Pos, Tree};
+use crate::program::Program;
 use crate::value::Value;
-use crate::{Error, MissingKey, Options, Template, funcs};
 
 /// Sprig functions that change their first argument in place in Go. Values here are immutable, so
 /// when that argument is a variable (`$d`, `$d.x`), the variable is given the changed value: the
@@ -38,7 +40,7 @@ impl From<Error> for Flow {
 type R<T> = Result<T, Flow>;
 
 pub(crate) struct State<'a> {
-    pub tmpl: &'a Template,
+    pub tmpl: &'a Program,
     pub trees: &'a BTreeMap<String, Tree>,
     pub tree: &'a Tree,
     pub opts: &'a Options,
@@ -99,7 +101,7 @@ impl<'a> State<'a> {
     }
 
     pub(crate) fn walk(&mut self, dot: &Value, nodes: &[Node]) -> R<()> {
-        if crate::stack_low() {
+        if stack_low() {
             return Err(self.limit("templates nest too deeply for the stack".into()));
         }
         for n in nodes {
@@ -245,7 +247,7 @@ impl<'a> State<'a> {
         let Some(tree) = self.trees.get(name) else {
             return Err(self.fail(format!("template {name:?} not defined")));
         };
-        if self.depth >= self.opts.limits.max_depth || crate::stack_low() {
+        if self.depth >= self.opts.limits.max_depth || stack_low() {
             return Err(self.limit(format!(
                 "exceeded maximum template depth ({})",
                 self.opts.limits.max_depth
@@ -476,6 +478,14 @@ impl<'a> State<'a> {
             }
         };
         let v = result.map_err(|e| self.fail(format!("error calling {name}: {e}")))?;
+        *self.steps += v.weight();
+        self.step()?;
+        if v.deeper_than(crate::value::MAX_NEST) {
+            return Err(self.limit(format!(
+                "{name} returned lists or maps nested more than {} levels deep",
+                crate::value::MAX_NEST
+            )));
+        }
         if MUTATORS.contains(&name)
             && let Some(Arg {
                 kind: ArgKind::Var(var, fields),
@@ -554,6 +564,9 @@ impl<'a> State<'a> {
             )));
         }
         let name = self.tree.name.clone();
+        // Parsing is work too: a `tpl` in a loop over a long text is charged for its length.
+        *self.steps += text.len() as u64 / 8;
+        self.step()?;
         let parsed = crate::parse::parse(&name, text, &|f| self.tmpl.has_function(f));
         let mut trees = match parsed {
             Ok(t) => t,
@@ -617,7 +630,7 @@ fn field_type(v: &Value, fallback: &str) -> String {
 }
 
 /// Runs the main template of `tmpl` on `data`.
-pub(crate) fn execute(tmpl: &Template, data: Value, opts: &Options) -> Result<String, Error> {
+pub(crate) fn execute(tmpl: &Program, data: Value, opts: &Options) -> Result<String, Error> {
     let Some(tree) = tmpl.trees.get(&tmpl.name) else {
         return Err(Error::Exec {
             message: format!(
@@ -647,14 +660,16 @@ pub(crate) fn execute(tmpl: &Template, data: Value, opts: &Options) -> Result<St
 }
 
 /// Data for execution: the JSON object, plus the namespaces of data functions.
-pub(crate) fn data_value(tmpl: &Template, data: &serde_json::Value) -> Value {
-    let v = Value::from_json(data);
+pub(crate) fn data_value(tmpl: &Program, data: &serde_json::Value) -> Result<Value, Error> {
+    let v = Value::from_json_depth(data, 0).map_err(|message| Error::Exec {
+        message: format!("template: {}: {message}", tmpl.name),
+    })?;
     if tmpl.funcs.data.is_empty() {
-        return v;
+        return Ok(v);
     }
     let mut m = match v {
         Value::Map(m) => Rc::try_unwrap(m).unwrap_or_else(|rc| (*rc).clone()),
-        other => return other,
+        other => return Ok(other),
     };
     for (ns, fs) in &tmpl.funcs.data {
         let entries = fs
@@ -663,5 +678,5 @@ pub(crate) fn data_value(tmpl: &Template, data: &serde_json::Value) -> Value {
             .collect();
         m.insert(ns.clone(), Value::map(entries));
     }
-    Value::map(m)
+    Ok(Value::map(m))
 }

@@ -3,6 +3,19 @@
 
 use crate::value::Value;
 
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", crate::gofmt::sprint_v(self))
+    }
+}
+
+impl Value {
+    /// Go's `%v` of the value (what `{{ . }}` prints, except that nil prints `<no value>`).
+    pub(crate) fn to_go_string(&self) -> String {
+        crate::gofmt::sprint_v(self)
+    }
+}
+
 /// Go's `fmt.Sprint(v)` (`%v`).
 pub(crate) fn sprint_v(v: &Value) -> String {
     let mut out = String::new();
@@ -40,7 +53,7 @@ fn write_v(out: &mut String, v: &Value) {
             out.push(']');
         }
         Value::Func(_) => out.push_str("0x1"),
-        Value::Time(t) => out.push_str(&crate::funcs::time::go_string(t)),
+        Value::Time(t) => out.push_str(&crate::golayout::go_string(t)),
         Value::I64(i) => out.push_str(&i.to_string()),
         Value::Semver(s) => out.push_str(&s.to_string()),
     }
@@ -139,6 +152,39 @@ fn format_e(f: f64, prec: usize, upper: bool) -> String {
     )
 }
 
+/// Go's strconv.FormatFloat(f, 'x', -1, 64): `0x1.cp+01` (shortest mantissa, normalized).
+fn hex_float(f: f64) -> String {
+    if let Some(s) = special_float(f) {
+        return s;
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    if f == 0.0 {
+        return format!("{sign}0x0p+00");
+    }
+    let bits = f.to_bits();
+    let mut exp = ((bits >> 52) & 0x7ff) as i64;
+    let mut mant = bits & ((1u64 << 52) - 1);
+    if exp == 0 {
+        // Subnormal: shift the first set bit into the implicit position.
+        exp = 1;
+        while mant & (1u64 << 52) == 0 {
+            mant <<= 1;
+            exp -= 1;
+        }
+        mant &= (1u64 << 52) - 1;
+    }
+    let exp = exp - 1023;
+    let digits = format!("{mant:013x}");
+    let digits = digits.trim_end_matches('0');
+    let frac = if digits.is_empty() {
+        String::new()
+    } else {
+        format!(".{digits}")
+    };
+    let esign = if exp < 0 { '-' } else { '+' };
+    format!("{sign}0x1{frac}p{esign}{:02}", exp.abs())
+}
+
 #[derive(Default, Clone, Copy)]
 struct Spec {
     minus: bool,
@@ -196,7 +242,7 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> Result<String, String> {
         };
         argi += 1;
         format_one(&mut out, verb, spec, arg);
-        if out.len() > crate::MAX_STRING {
+        if out.len() > crate::errors::MAX_STRING {
             return Err("printf result too large".into());
         }
     }
@@ -407,6 +453,10 @@ fn format_float(out: &mut String, verb: char, spec: Spec, f: f64, arg: &Value) {
             }
         }
         'g' | 'G' => format_g(f, spec.prec, verb == 'G'),
+        'x' | 'X' if spec.prec.is_none() => {
+            let h = hex_float(f);
+            if verb == 'X' { h.to_uppercase() } else { h }
+        }
         _ => return out.push_str(&bad_verb(verb, arg)),
     };
     let (sign, digits) = match body.strip_prefix('-') {

@@ -1,7 +1,7 @@
 //! Lexer for Go's text/template syntax (`text/template/parse/lex.go`), written here because the
 //! output must match Go byte for byte (trim markers, comments, number and string literals).
 
-use crate::Error;
+use crate::errors::Error;
 
 /// One token of an action, with its byte offset in the template text.
 #[derive(Debug, Clone, PartialEq)]

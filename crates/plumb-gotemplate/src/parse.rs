@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::Error;
+use crate::errors::Error;
 use crate::lex::{Item, Tok, lex, line_of};
 
 /// Nesting of parentheses and control structures allowed while parsing (Go has 10,000; ours is
@@ -329,7 +329,7 @@ impl Parser<'_> {
             Tok::Text(t) => Ok(Ok(Node::Text(t))),
             Tok::LeftDelim => {
                 self.depth += 1;
-                if self.depth > MAX_PARSE_DEPTH || crate::stack_low() {
+                if self.depth > MAX_PARSE_DEPTH || crate::errors::stack_low() {
                     return Err(self.err(it.pos, "max nesting depth exceeded"));
                 }
                 let r = self.action();
@@ -656,7 +656,7 @@ impl Parser<'_> {
             Tok::Number(text) => self.number(&text, it.pos)?,
             Tok::LeftParen => {
                 self.depth += 1;
-                if self.depth > MAX_PARSE_DEPTH || crate::stack_low() {
+                if self.depth > MAX_PARSE_DEPTH || crate::errors::stack_low() {
                     return Err(self.err(it.pos, "max nesting depth exceeded"));
                 }
                 let pipe = self.pipeline("parenthesized pipeline", Tok::RightParen);

@@ -5,6 +5,10 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
+/// Nesting of lists and maps a value may have: printing, comparing and dropping values recurse,
+/// so a template that wraps a list in a list in a loop fails here instead of overflowing the stack.
+pub(crate) const MAX_NEST: usize = 500;
+
 /// A function callable with `call` (or registered by name), over JSON values.
 pub type ExtFn =
     Arc<dyn Fn(&[serde_json::Value]) -> Result<serde_json::Value, String> + Send + Sync>;
@@ -26,12 +30,6 @@ pub(crate) enum Value {
     /// A Go int64 (what sprig's arithmetic returns; Go refuses it where an `int` is expected).
     I64(i64),
     Semver(Rc<semver::Version>),
-}
-
-impl std::fmt::Debug for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", crate::gofmt::sprint_v(self))
-    }
 }
 
 impl Value {
@@ -84,24 +82,50 @@ impl Value {
         }
     }
 
-    /// Go's `%v` of the value (what `{{ . }}` prints, except that nil prints `<no value>`).
-    pub(crate) fn to_go_string(&self) -> String {
-        crate::gofmt::sprint_v(self)
-    }
-
     /// From JSON, as encoding/json decodes into `any` (every number is a float64).
     pub(crate) fn from_json(v: &serde_json::Value) -> Value {
-        match v {
+        Value::from_json_depth(v, 0).unwrap_or(Value::Nil)
+    }
+
+    /// As [`Value::from_json`], refusing data nested deeper than [`MAX_NEST`].
+    pub(crate) fn from_json_depth(v: &serde_json::Value, depth: usize) -> Result<Value, String> {
+        if depth > MAX_NEST {
+            return Err(format!("data nested more than {MAX_NEST} levels deep"));
+        }
+        Ok(match v {
             serde_json::Value::Null => Value::Nil,
             serde_json::Value::Bool(b) => Value::Bool(*b),
             serde_json::Value::Number(n) => Value::Float(n.as_f64().unwrap_or(0.0)),
             serde_json::Value::String(s) => Value::str(s.as_str()),
-            serde_json::Value::Array(a) => Value::list(a.iter().map(Value::from_json).collect()),
+            serde_json::Value::Array(a) => Value::list(
+                a.iter()
+                    .map(|e| Value::from_json_depth(e, depth + 1))
+                    .collect::<Result<_, _>>()?,
+            ),
             serde_json::Value::Object(o) => Value::map(
                 o.iter()
-                    .map(|(k, v)| (k.clone(), Value::from_json(v)))
-                    .collect(),
+                    .map(|(k, v)| Ok((k.clone(), Value::from_json_depth(v, depth + 1)?)))
+                    .collect::<Result<_, String>>()?,
             ),
+        })
+    }
+
+    /// Whether the value nests lists and maps more than `limit` levels deep (scalars are not visited).
+    pub(crate) fn deeper_than(&self, limit: usize) -> bool {
+        match self {
+            Value::List(l) => limit == 0 || l.iter().any(|e| e.deeper_than(limit - 1)),
+            Value::Map(m) => limit == 0 || m.values().any(|e| e.deeper_than(limit - 1)),
+            _ => false,
+        }
+    }
+
+    /// Work a result stands for, charged to the step budget (copying a list of n is n steps).
+    pub(crate) fn weight(&self) -> u64 {
+        match self {
+            Value::List(l) => l.len() as u64,
+            Value::Map(m) => m.len() as u64,
+            Value::Str(s) => s.len() as u64 / 64,
+            _ => 0,
         }
     }
 
@@ -122,7 +146,7 @@ impl Value {
                     .collect::<Result<_, String>>()?,
             ),
             Value::Func(_) => return Err("json: unsupported type: func".into()),
-            Value::Time(t) => serde_json::Value::String(crate::funcs::time::rfc3339_nano(t)),
+            Value::Time(t) => serde_json::Value::String(crate::golayout::rfc3339_nano(t)),
             Value::I64(i) => serde_json::Value::from(*i),
             Value::Semver(v) => serde_json::Value::String(v.to_string()),
         })
@@ -131,10 +155,15 @@ impl Value {
 
 fn float_json(f: f64) -> Result<serde_json::Value, String> {
     if !f.is_finite() {
-        return Err(format!(
-            "json: unsupported value: {}",
-            crate::gofmt::format_float_v(f)
-        ));
+        // Go prints NaN and +Inf here; f64's Display writes NaN and inf.
+        let v = if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "+Inf"
+        } else {
+            "-Inf"
+        };
+        return Err(format!("json: unsupported value: {v}"));
     }
     if f.fract() == 0.0 && f.abs() < 1e15 {
         return Ok(serde_json::Value::from(f as i64));

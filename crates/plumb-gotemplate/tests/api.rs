@@ -264,3 +264,77 @@ fn not_implemented_list_is_truthful() {
         );
     }
 }
+
+#[test]
+fn nesting_and_quadratic_loops_are_bounded() {
+    // Wrapping a list in a list in a loop would make printing and dropping recurse without end.
+    let t = Template::parse(
+        "base",
+        "{{ $x := list }}{{ range until 100000 }}{{ $x = list $x }}{{ end }}{{ $x }}",
+    )
+    .expect("parse");
+    let err = t
+        .execute(&json!({}), &Options::default())
+        .expect_err("too deep");
+    assert!(matches!(err, Error::Limit { .. }), "{err}");
+    // Each append copies the list (as sprig's does): charged by size, the loop hits the step bound.
+    let t = Template::parse(
+        "base",
+        "{{ $x := list }}{{ range until 100000 }}{{ $x = append $x 1 }}{{ end }}{{ len $x }}",
+    )
+    .expect("parse");
+    let err = t
+        .execute(&json!({}), &Options::default())
+        .expect_err("quadratic");
+    assert!(matches!(err, Error::Limit { .. }), "{err}");
+    let t = Template::parse(
+        "base",
+        "{{ $x := list }}{{ range until 1000 }}{{ $x = append $x 1 }}{{ end }}{{ len $x }}",
+    )
+    .expect("parse");
+    assert_eq!(
+        t.execute(&json!({}), &Options::default())
+            .expect("a normal loop"),
+        "1000"
+    );
+    // Data nested deeper than any generator produces is refused, not recursed into.
+    let mut deep = json!("x");
+    for _ in 0..600 {
+        deep = json!([deep]);
+    }
+    let err = Template::parse("base", "{{ . }}")
+        .expect("parse")
+        .execute(&json!({"d": deep}), &Options::default())
+        .expect_err("deep data");
+    assert!(err.to_string().contains("nested more than"), "{err}");
+}
+
+/// Every function Argo CD's templates have (tests/argo-funcs.json, written by the Go oracle) is
+/// implemented here or listed in NOT_IMPLEMENTED (and so refused at parse time).
+#[test]
+fn every_argo_function_is_implemented_or_refused() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/argo-funcs.json");
+    let names: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("argo-funcs.json"))
+            .expect("json");
+    assert!(names.len() > 150, "{} names", names.len());
+    let mut missing = Vec::new();
+    for name in &names {
+        let listed = plumb_gotemplate::NOT_IMPLEMENTED.contains(&name.as_str());
+        let parses = Template::parse(
+            "base",
+            &format!("{{{{ if false }}}}{{{{ {name} }}}}{{{{ end }}}}"),
+        )
+        .is_ok();
+        if parses == listed {
+            missing.push(format!("{name}: parses={parses} listed={listed}"));
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
+    for refused in ["env", "expandenv", "getHostByName"] {
+        assert!(
+            !names.iter().any(|n| n == refused),
+            "Argo removes {refused}"
+        );
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::{FuncDef, add};
+use super::args::{FuncDef, add};
 use crate::gofmt;
 use crate::value::Value;
 
@@ -17,7 +17,7 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
         Ok(Value::str(gofmt::sprintln(a)))
     });
     add(t, "printf", 1, None, |a| {
-        let f = super::arg_str(a, 0)?;
+        let f = super::args::arg_str(a, 0)?;
         gofmt::sprintf(f, &a[1..]).map(Value::str)
     });
     add(t, "html", 0, None, |a| {
@@ -118,7 +118,7 @@ fn index_int(key: &Value, what: &str) -> Result<i64, String> {
 
 fn call(a: &[Value]) -> Result<Value, String> {
     match &a[0] {
-        Value::Func(f) => super::call_ext(f, &a[1..]),
+        Value::Func(f) => super::args::call_ext(f, &a[1..]),
         Value::Invalid | Value::Nil => Err("call of nil".into()),
         other => Err(format!(
             "non-function {} of type {}",

@@ -12,6 +12,30 @@ enum Word {
     Other,
 }
 
+/// Go's unicode.ToUpper: the simple mapping (one rune; `ß` has none and stays).
+pub(super) fn go_upper(c: char) -> char {
+    let mut up = c.to_uppercase();
+    match (up.next(), up.next()) {
+        (Some(u), None) => u,
+        _ => c,
+    }
+}
+
+/// Go's unicode.ToLower: the simple mapping (`İ` is `i`, without Rust's combining dot).
+pub(super) fn go_lower(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
+}
+
+/// Go's strings.ToUpper.
+pub(super) fn upper_str(s: &str) -> String {
+    s.chars().map(go_upper).collect()
+}
+
+/// Go's strings.ToLower.
+pub(super) fn lower_str(s: &str) -> String {
+    s.chars().map(go_lower).collect()
+}
+
 pub(super) fn is_connector(c: char) -> bool {
     c == '-' || c == '_' || c.is_whitespace()
 }
@@ -111,13 +135,12 @@ fn to_lower(buf: &mut String, wt: Word, s: &str, connector: char) {
         if is_connector(c) {
             buf.push(connector);
         } else {
-            buf.extend(c.to_lowercase());
+            buf.push(go_lower(c));
         }
     }
 }
 
 /// xstrings camelCaseToLowerCase (ToSnakeCase with `_`, ToKebabCase with `-`).
-// length: a port of one Go function whose control flow is kept as it is for review against it.
 pub(super) fn to_lower_case(s: &str, connector: char) -> String {
     let mut buf = String::with_capacity(s.len() + 4);
     if s.is_empty() {

@@ -1,15 +1,13 @@
 //! Sprig's list, dict, default and type functions.
 //!
-//! Sprig's `set`, `unset`, `merge`, `mergeOverwrite`, `append` on a variable change the Go value in
-//! place; here they return the changed copy (the variable keeps its value), a documented difference.
+//! Sprig's `set`, `unset`, `merge` and `mergeOverwrite` change a Go map in place; here they return
+//! the changed copy and the executor gives it to the variable named as their first argument.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
-use super::{FuncDef, add, arg_list, arg_str, empty, kind_name, strval};
+use super::args::{FuncDef, MAX_ITEMS, add, arg_list, arg_str, empty, kind_name, strval};
 use crate::value::Value;
-
-/// Lists longer than this are refused (a hostile `until` or `concat` fails instead of eating memory).
-pub(crate) const MAX_ITEMS: usize = 1_000_000;
 
 // length: a table of registrations, one line per function.
 pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
@@ -136,12 +134,12 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
             .unwrap_or_else(|| Value::str("")))
     });
     add(t, "set", 3, Some(3), |a| {
-        let mut m = map_arg(a, 0)?.clone();
+        let mut m = map_arg(a, 0)?.into_owned();
         m.insert(arg_str(a, 1)?.to_string(), a[2].clone());
         Ok(Value::map(m))
     });
     add(t, "unset", 2, Some(2), |a| {
-        let mut m = map_arg(a, 0)?.clone();
+        let mut m = map_arg(a, 0)?.into_owned();
         m.remove(arg_str(a, 1)?);
         Ok(Value::map(m))
     });
@@ -222,7 +220,7 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     });
     add(t, "ternary", 3, Some(3), |a| match &a[2] {
         Value::Bool(b) => Ok(if *b { a[0].clone() } else { a[1].clone() }),
-        other => Err(super::wrong_type("bool", other)),
+        other => Err(super::args::wrong_type("bool", other)),
     });
     add(t, "typeOf", 1, Some(1), |a| {
         Ok(Value::str(a[0].type_name()))
@@ -241,10 +239,12 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     });
 }
 
-fn map_arg(a: &[Value], i: usize) -> Result<&BTreeMap<String, Value>, String> {
+/// A map argument; nil is an empty map, as Go passes a missing value to a map parameter.
+fn map_arg(a: &[Value], i: usize) -> Result<Cow<'_, BTreeMap<String, Value>>, String> {
     match &a[i] {
-        Value::Map(m) => Ok(m),
-        other => Err(super::wrong_type("map[string]interface {}", other)),
+        Value::Map(m) => Ok(Cow::Borrowed(&**m)),
+        Value::Invalid | Value::Nil => Ok(Cow::Owned(BTreeMap::new())),
+        other => Err(super::args::wrong_type("map[string]interface {}", other)),
     }
 }
 
@@ -294,7 +294,7 @@ fn uniq(a: &[Value]) -> Result<Value, String> {
 fn slice(a: &[Value]) -> Result<Value, String> {
     let l = arg_list(a, 0, "slice")?;
     let idx = |i: usize| -> Result<usize, String> {
-        let v = super::cast_int(&a[i]);
+        let v = super::args::cast_int(&a[i]);
         usize::try_from(v).map_err(|_| format!("runtime error: slice bounds out of range [{v}:]"))
     };
     let start = if a.len() > 1 { idx(1)? } else { 0 };
@@ -309,7 +309,7 @@ fn slice(a: &[Value]) -> Result<Value, String> {
 }
 
 fn chunk(a: &[Value]) -> Result<Value, String> {
-    let size = super::arg_int(a, 0)?;
+    let size = super::args::arg_int(a, 0)?;
     let l = arg_list(a, 1, "chunk")?;
     if size <= 0 {
         return Err("runtime error: integer divide by zero".into());
@@ -367,10 +367,10 @@ fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, 
 }
 
 fn merge_all(a: &[Value], overwrite: bool) -> Result<Value, String> {
-    let mut dst = map_arg(a, 0)?.clone();
+    let mut dst = map_arg(a, 0)?.into_owned();
     for i in 1..a.len() {
         let src = map_arg(a, i)?;
-        merge_into(&mut dst, src, overwrite);
+        merge_into(&mut dst, &src, overwrite);
     }
     Ok(Value::map(dst))
 }
@@ -382,13 +382,14 @@ fn dig(a: &[Value]) -> Result<Value, String> {
             "wrong number of args for dig: want at least 3 got {n}"
         ));
     }
-    let mut cur = map_arg(a, n - 1)?;
+    let root = map_arg(a, n - 1)?;
+    let mut cur: &BTreeMap<String, Value> = &root;
     let default = &a[n - 2];
     let keys = &a[..n - 2];
     for (i, k) in keys.iter().enumerate() {
         let k = match k {
             Value::Str(s) => s.to_string(),
-            other => return Err(super::wrong_type("string", other)),
+            other => return Err(super::args::wrong_type("string", other)),
         };
         match cur.get(&k) {
             None => return Ok(default.clone()),

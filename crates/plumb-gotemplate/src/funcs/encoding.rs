@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use base64::Engine;
 use sha2::Digest;
 
-use super::{FuncDef, add, arg_str};
+use super::args::{FuncDef, add, arg_str};
 use crate::value::Value;
 
 // length: a table of registrations, one line per function.
@@ -25,6 +25,19 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     });
     add(t, "b32enc", 1, Some(1), |a| {
         Ok(Value::str(base32_encode(arg_str(a, 0)?.as_bytes())))
+    });
+    // sprig's randBytes: base64 of `count` random bytes.
+    add(t, "randBytes", 1, Some(1), |a| {
+        let n = usize::try_from(super::args::arg_int(a, 0)?)
+            .map_err(|_| "negative count".to_string())?;
+        if n > 1 << 20 {
+            return Err("randBytes count too large".into());
+        }
+        let mut b = vec![0u8; n];
+        getrandom::fill(&mut b).map_err(|e| e.to_string())?;
+        Ok(Value::str(
+            base64::engine::general_purpose::STANDARD.encode(b),
+        ))
     });
     add(t, "sha1sum", 1, Some(1), |a| {
         Ok(Value::str(hex(&<sha1::Sha1 as sha1::Digest>::digest(

@@ -2,8 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::collections::MAX_ITEMS;
-use super::{FuncDef, add, arg_int, arg_str, cast_float, cast_int};
+use super::args::{FuncDef, MAX_ITEMS, add, arg_int, arg_str, cast_float, cast_int};
 use crate::value::Value;
 
 fn div0() -> String {
@@ -111,7 +110,7 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     });
     add(t, "toDecimal", 1, Some(1), |a| {
         Ok(Value::I64(
-            i64::from_str_radix(&super::strval(&a[0]), 8).unwrap_or(0),
+            i64::from_str_radix(&super::args::strval(&a[0]), 8).unwrap_or(0),
         ))
     });
     add(t, "until", 1, Some(1), |a| {
@@ -195,7 +194,7 @@ fn round(a: &[Value]) -> Result<Value, String> {
     let round_on = match a.get(2) {
         Some(Value::Float(f)) => *f,
         Some(Value::Int(i) | Value::I64(i)) => *i as f64,
-        Some(other) => return Err(super::wrong_type("float64", other)),
+        Some(other) => return Err(super::args::wrong_type("float64", other)),
         None => 0.5,
     };
     let pow = 10f64.powf(places);

@@ -2,8 +2,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::cases::is_connector;
-use super::{FuncDef, add, arg_bool, arg_int, arg_str, strval};
+use super::args::{FuncDef, add, arg_bool, arg_int, arg_str, strval};
+use super::cases::{go_lower, go_upper, is_connector, lower_str, upper_str};
 use crate::value::Value;
 
 macro_rules! str1 {
@@ -32,8 +32,8 @@ fn trim_space(s: &str) -> String {
 // length: a table of registrations, one line per function.
 pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     str1!(t, "trim", trim_space);
-    str1!(t, "upper", |s| s.to_uppercase());
-    str1!(t, "lower", |s| s.to_lowercase());
+    str1!(t, "upper", upper_str);
+    str1!(t, "lower", lower_str);
     str1!(t, "title", title);
     str1!(t, "untitle", untitle);
     str1!(t, "nospace", |s| s
@@ -247,7 +247,7 @@ fn repeat(a: &[Value]) -> Result<Value, String> {
         return Err("strings: negative Repeat count".into());
     }
     let total = (n as u128) * (s.len() as u128);
-    if total > crate::MAX_STRING as u128 {
+    if total > crate::errors::MAX_STRING as u128 {
         return Err(format!("repeat would build {total} bytes"));
     }
     Ok(Value::str(s.repeat(n as usize)))
@@ -345,7 +345,7 @@ fn abbrevboth(a: &[Value]) -> Result<Value, String> {
 fn indent(n: i64, s: &str) -> Result<String, String> {
     let n = usize::try_from(n).map_err(|_| "strings: negative Repeat count".to_string())?;
     let lines = s.matches('\n').count() + 1;
-    if n.saturating_mul(lines).saturating_add(s.len()) > crate::MAX_STRING {
+    if n.saturating_mul(lines).saturating_add(s.len()) > crate::errors::MAX_STRING {
         return Err("indent would build too large a string".into());
     }
     let pad = " ".repeat(n);
@@ -358,7 +358,7 @@ fn title(s: &str) -> String {
     let mut prev = ' ';
     for c in s.chars() {
         if is_separator(prev) {
-            out.extend(c.to_uppercase());
+            out.push(go_upper(c));
         } else {
             out.push(c);
         }
@@ -386,7 +386,7 @@ fn untitle(s: &str) -> String {
             at_start = true;
             out.push(c);
         } else if at_start {
-            out.extend(c.to_lowercase());
+            out.push(go_lower(c));
             at_start = false;
         } else {
             out.push(c);
@@ -413,22 +413,14 @@ fn swapcase(s: &str) -> String {
     s.chars()
         .flat_map(|c| {
             if c.is_uppercase() {
-                c.to_lowercase().collect::<Vec<_>>()
+                vec![go_lower(c)]
             } else if c.is_lowercase() {
-                c.to_uppercase().collect()
+                vec![go_upper(c)]
             } else {
                 vec![c]
             }
         })
         .collect()
-}
-
-fn upper(c: char) -> char {
-    c.to_uppercase().next().unwrap_or(c)
-}
-
-fn lower(c: char) -> char {
-    c.to_lowercase().next().unwrap_or(c)
 }
 
 /// xstrings v1.5.0 ToPascalCase (toCamelCase with isBig), rune by rune as it is written.
@@ -440,7 +432,7 @@ fn camelcase(s: &str) -> String {
     for c in chars.by_ref() {
         if !is_connector(c) {
             first_upper = c.is_uppercase();
-            r0 = Some(upper(c));
+            r0 = Some(go_upper(c));
             break;
         }
         out.push(c);
@@ -461,11 +453,11 @@ fn camelcase(s: &str) -> String {
         }
         if is_connector(r1) {
             first_upper = r0.is_uppercase();
-            r0 = upper(r0);
+            r0 = go_upper(r0);
         } else {
             if first_upper {
                 if r0.is_uppercase() {
-                    r0 = lower(r0);
+                    r0 = go_lower(r0);
                 } else {
                     first_upper = false;
                 }
@@ -498,7 +490,7 @@ fn wrap(s: &str, width: i64, sep: &str) -> String {
 
 /// Argo's SanitizeName (applicationset/utils/template_functions.go).
 pub(crate) fn normalize(name: &str) -> String {
-    let lower = name.to_lowercase();
+    let lower = lower_str(name);
     let mut out: String = lower
         .chars()
         .map(|c| {
@@ -537,7 +529,7 @@ fn slugify(a: &[Value]) -> Result<Value, String> {
 
 /// gosimple/slug v1.15.0 Make on an already normalized name (ASCII `[-a-z0-9.]`).
 fn slug_make(s: &str, max: i64, smart: bool) -> String {
-    let mut slug = s.trim().to_lowercase();
+    let mut slug = lower_str(s.trim());
     let max_len = usize::try_from(max).unwrap_or(0);
     if !smart && slug.len() >= max_len {
         slug.truncate(max_len);
@@ -571,9 +563,90 @@ fn slug_make(s: &str, max: i64, smart: bool) -> String {
     slug
 }
 
-/// Compiles a Go RE2 pattern (Rust's regex has the same syntax for what templates use).
+/// Go's RE2 Perl classes (`\w \d \s \b` and negations) are ASCII-only; Rust's are Unicode
+/// unless written inside `(?-u:...)` (outside brackets) or as ASCII classes (inside brackets).
+fn ascii_perl_classes(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars().peekable();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            let Some(n) = chars.next() else {
+                out.push(c);
+                break;
+            };
+            let rep = match (in_class, n) {
+                (false, 'w' | 'W' | 'd' | 'D' | 'b' | 'B') => format!("(?-u:\\{n})"),
+                (false, 's') => "[\\t\\n\\x0C\\r ]".to_string(),
+                (false, 'S') => "[^\\t\\n\\x0C\\r ]".to_string(),
+                (true, 'w') => "[:word:]".to_string(),
+                (true, 'W') => "[:^word:]".to_string(),
+                (true, 'd') => "[:digit:]".to_string(),
+                (true, 'D') => "[:^digit:]".to_string(),
+                (true, 's') => "\\t\\n\\x0C\\r ".to_string(),
+                (true, 'S') => "[:^space:]".to_string(),
+                _ => format!("\\{n}"),
+            };
+            out.push_str(&rep);
+            continue;
+        }
+        if c == '[' && !in_class {
+            in_class = true;
+            out.push(c);
+            // A `]` (or `^]`) right after the opening bracket is a literal.
+            if chars.peek() == Some(&'^') {
+                out.push('^');
+                chars.next();
+            }
+            if chars.peek() == Some(&']') {
+                out.push_str("\\]");
+                chars.next();
+            }
+            continue;
+        }
+        if c == '[' && in_class && chars.peek() == Some(&':') {
+            // `[:alpha:]` inside a class: copied through its own closing `:]`.
+            out.push(c);
+            for d in chars.by_ref() {
+                out.push(d);
+                if d == ']' {
+                    break;
+                }
+            }
+            continue;
+        }
+        if c == ']' && in_class {
+            in_class = false;
+        }
+        out.push(c);
+    }
+    out
+}
+
+thread_local! {
+    /// Patterns compiled on this thread: a `regexMatch` in a loop compiles once (bounded size).
+    static REGEXES: std::cell::RefCell<HashMap<String, regex::Regex>> = std::cell::RefCell::new(HashMap::new());
+}
+
+/// Compiles a Go RE2 pattern, or takes it from this thread's cache.
 fn re(pattern: &str) -> Result<regex::Regex, String> {
-    regex::RegexBuilder::new(pattern)
+    if let Some(r) = REGEXES.with(|c| c.borrow().get(pattern).cloned()) {
+        return Ok(r);
+    }
+    let r = compile(pattern)?;
+    REGEXES.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= 64 {
+            c.clear();
+        }
+        c.insert(pattern.to_string(), r.clone());
+    });
+    Ok(r)
+}
+
+/// Compiles a Go RE2 pattern (Rust's regex has the same syntax for what templates use).
+fn compile(pattern: &str) -> Result<regex::Regex, String> {
+    regex::RegexBuilder::new(&ascii_perl_classes(pattern))
         .size_limit(1 << 20)
         .build()
         .map_err(|e| {
