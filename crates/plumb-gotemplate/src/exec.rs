@@ -8,6 +8,11 @@ use crate::parse::{Arg, ArgKind, Branch, Cmd, Node, Pipe, Pos, Tree};
 use crate::value::Value;
 use crate::{Error, MissingKey, Options, Template, funcs};
 
+/// Sprig functions that change their first argument in place in Go. Values here are immutable, so
+/// when that argument is a variable (`$d`, `$d.x`), the variable is given the changed value: the
+/// `{{ $_ := set $d "k" "v" }}` idiom works; other aliases of the same Go map do not see it.
+const MUTATORS: &[&str] = &["set", "unset", "merge", "mergeOverwrite", "mustMerge", "mustMergeOverwrite"];
+
 /// How far `tpl` may nest (Argo's TPL_FUNC_MAX_RECURSION_DEPTH).
 const TPL_MAX_DEPTH: usize = 3;
 
@@ -95,8 +100,8 @@ impl<'a> State<'a> {
                 Node::With(b) => self.if_with(dot, b, true)?,
                 Node::Range(b) => self.range(dot, b)?,
                 Node::Template { pos, name, pipe } => self.call_template(dot, *pos, name, pipe.as_ref())?,
-                Node::Break(_) => return Err(Flow::Break),
-                Node::Continue(_) => return Err(Flow::Continue),
+                Node::Break => return Err(Flow::Break),
+                Node::Continue => return Err(Flow::Continue),
             }
         }
         Ok(())
@@ -227,6 +232,13 @@ impl<'a> State<'a> {
         self.tree = saved_tree;
         self.vars = saved_vars;
         r
+    }
+
+    fn write_back(&mut self, var: &str, fields: &[String], new: &Value) {
+        let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| n == var) else { return };
+        if let Some(updated) = with_path(&slot.1, fields, new) {
+            slot.1 = updated;
+        }
     }
 
     fn set_var(&mut self, name: &str, v: Value) {
@@ -396,6 +408,11 @@ impl<'a> State<'a> {
             }
         };
         let v = result.map_err(|e| self.fail(format!("error calling {name}: {e}")))?;
+        if MUTATORS.contains(&name)
+            && let Some(Arg { kind: ArgKind::Var(var, fields), .. }) = args.first()
+        {
+            self.write_back(var, fields, &v);
+        }
         if let Value::Str(s) = &v
             && s.len() > self.opts.limits.max_output_bytes
         {
@@ -490,6 +507,16 @@ impl<'a> State<'a> {
             Err(_) => Ok(Value::str(sub.out)),
         }
     }
+}
+
+/// `root` with the value at `fields` replaced by `new` (None when the path is not all maps).
+fn with_path(root: &Value, fields: &[String], new: &Value) -> Option<Value> {
+    let Some((first, rest)) = fields.split_first() else { return Some(new.clone()) };
+    let Value::Map(m) = root else { return None };
+    let inner = with_path(m.get(first)?, rest, new)?;
+    let mut copy = (**m).clone();
+    copy.insert(first.clone(), inner);
+    Some(Value::map(copy))
 }
 
 fn field_type(v: &Value, fallback: &str) -> String {

@@ -27,6 +27,7 @@ mod value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+pub use funcs::NOT_IMPLEMENTED;
 pub use value::ExtFn;
 
 /// Largest string a function may build before the output bound is even checked (a `repeat` or

@@ -22,8 +22,8 @@ pub(crate) enum Node {
     Range(Branch),
     With(Branch),
     Template { pos: Pos, name: String, pipe: Option<Pipe> },
-    Break(Pos),
-    Continue(Pos),
+    Break,
+    Continue,
 }
 
 #[derive(Debug, Clone)]
@@ -35,7 +35,6 @@ pub(crate) struct Branch {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Pipe {
-    pub pos: Pos,
     pub decl: Vec<String>,
     pub is_assign: bool,
     pub cmds: Vec<Cmd>,
@@ -43,7 +42,6 @@ pub(crate) struct Pipe {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Cmd {
-    pub pos: Pos,
     pub args: Vec<Arg>,
 }
 
@@ -311,8 +309,7 @@ impl Parser<'_> {
                         return Err(self.err(it.pos, format!("{{{{{word}}}}} outside {{{{range}}}}")));
                     }
                     self.expect_right(word)?;
-                    let pos = Pos(it.pos);
-                    return Ok(Ok(if word == "break" { Node::Break(pos) } else { Node::Continue(pos) }));
+                    return Ok(Ok(if word == "break" { Node::Break } else { Node::Continue }));
                 }
                 "define" => return Err(self.err(it.pos, "unexpected <define> in command")),
                 "else" => return Ok(Err((End::Else(Pos(it.pos)), it.pos))),
@@ -410,8 +407,7 @@ impl Parser<'_> {
 
     /// A pipeline up to `end` (`}}` or `)`), with an optional declaration.
     fn pipeline(&mut self, ctx: &str, end: Tok) -> Result<Pipe, Error> {
-        let start = self.peek_non_space().pos;
-        let mut pipe = Pipe { pos: Pos(start), decl: Vec::new(), is_assign: false, cmds: Vec::new() };
+        let mut pipe = Pipe { decl: Vec::new(), is_assign: false, cmds: Vec::new() };
         self.declarations(&mut pipe, ctx)?;
         loop {
             let it = self.peek_non_space();
@@ -484,7 +480,7 @@ impl Parser<'_> {
     }
 
     fn command(&mut self, end: &Tok) -> Result<Cmd, Error> {
-        let pos = Pos(self.peek_non_space().pos);
+        let pos = self.peek_non_space().pos;
         let mut args = Vec::new();
         loop {
             self.peek_non_space();
@@ -507,14 +503,16 @@ impl Parser<'_> {
             }
         }
         if args.is_empty() {
-            return Err(self.err(pos.0, "empty command"));
+            return Err(self.err(pos, "empty command"));
         }
-        Ok(Cmd { pos, args })
+        Ok(Cmd { args })
     }
 
     fn operand(&mut self) -> Result<Option<Arg>, Error> {
         let Some(term) = self.term()? else { return Ok(None) };
         let mut fields = Vec::new();
+        // Go positions a chained field at its second link (parse.go newChain at peek().pos).
+        let chain_pos = Pos(self.peek().pos);
         while let Tok::Field(f) = &self.peek().tok {
             fields.push(f.clone());
             self.next();
@@ -522,7 +520,7 @@ impl Parser<'_> {
         if fields.is_empty() {
             return Ok(Some(term));
         }
-        let pos = term.pos;
+        let pos = chain_pos;
         let kind = match term.kind {
             ArgKind::Field(mut f) => {
                 f.extend(fields);

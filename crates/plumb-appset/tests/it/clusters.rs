@@ -90,8 +90,20 @@ async fn clusters_from_secrets_with_the_implicit_local_cluster() {
 async fn generator_selector_filters_cluster_params() {
     let ns = TestEnv::shared().namespace("agen-clusel");
     let ns = ns.name();
-    apply(&cluster_secret(ns, "x", "one", "https://10.0.1.1", "prod"));
-    apply(&cluster_secret(ns, "y", "two", "https://10.0.1.2", "dev"));
+    apply(&cluster_secret(
+        ns,
+        "secret-one",
+        "one",
+        "https://10.0.1.1",
+        "prod",
+    ));
+    apply(&cluster_secret(
+        ns,
+        "secret-two",
+        "two",
+        "https://10.0.1.2",
+        "dev",
+    ));
     let cache = tempfile::tempdir().unwrap();
     let ctx = context(ns, &cache, Limits::default()).await;
     let set = appset(

@@ -4,5 +4,6 @@ mod agen_support;
 mod argo_fixtures;
 mod clusters;
 mod duck_type;
+mod generate;
 mod git;
 mod plugin;

@@ -194,14 +194,17 @@ fn js_escape(s: &str) -> String {
             '>' => out.push_str("\\u003E"),
             '&' => out.push_str("\\u0026"),
             '=' => out.push_str("\\u003D"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c if !c.is_ascii() && !go_is_print(c) => out.push_str(&format!("\\u{:04X}", c as u32)),
             c => out.push(c),
         }
     }
     out
+}
+
+/// Go's unicode.IsPrint outside ASCII (letters, marks, numbers, punctuation, symbols, U+0020).
+fn go_is_print(c: char) -> bool {
+    !(c.is_control() || c.is_whitespace() || matches!(c as u32, 0x2028 | 0x2029 | 0xad | 0xfeff | 0x200b..=0x200f | 0xe000..=0xf8ff))
 }
 
 /// Go's url.QueryEscape.

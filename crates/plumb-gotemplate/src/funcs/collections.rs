@@ -106,13 +106,13 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     add(t, "values", 1, Some(1), |a| Ok(Value::list(map_arg(a, 0)?.values().cloned().collect())));
     add(t, "pick", 1, None, |a| {
         let m = map_arg(a, 0)?;
-        let keep: Vec<String> = a[1..].iter().map(strval).collect();
-        Ok(Value::map(m.iter().filter(|(k, _)| keep.contains(k)).map(|(k, v)| (k.clone(), v.clone())).collect()))
+        let keep: Vec<&str> = (1..a.len()).map(|i| arg_str(a, i)).collect::<Result<_, _>>()?;
+        Ok(Value::map(m.iter().filter(|(k, _)| keep.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()))
     });
     add(t, "omit", 1, None, |a| {
         let m = map_arg(a, 0)?;
-        let drop: Vec<String> = a[1..].iter().map(strval).collect();
-        Ok(Value::map(m.iter().filter(|(k, _)| !drop.contains(k)).map(|(k, v)| (k.clone(), v.clone())).collect()))
+        let drop: Vec<&str> = (1..a.len()).map(|i| arg_str(a, i)).collect::<Result<_, _>>()?;
+        Ok(Value::map(m.iter().filter(|(k, _)| !drop.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()))
     });
     add(t, "pluck", 1, None, |a| {
         let key = arg_str(a, 0)?;
@@ -257,7 +257,7 @@ fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, 
                     let mut merged = (**dm).clone();
                     merge_into(&mut merged, sm, overwrite);
                     *dv = Value::map(merged);
-                } else if (overwrite && !empty(sv)) || empty(dv) {
+                } else if overwrite || empty(dv) {
                     *dv = sv.clone();
                 }
             }

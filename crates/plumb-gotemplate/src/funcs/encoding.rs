@@ -5,21 +5,21 @@ use std::collections::HashMap;
 use base64::Engine;
 use sha2::Digest;
 
-use super::{FuncDef, add, arg_str, strval};
+use super::{FuncDef, add, arg_str};
 use crate::value::Value;
 
 // length: a table of registrations, one line per function.
 pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     add(t, "b64enc", 1, Some(1), |a| {
-        Ok(Value::str(base64::engine::general_purpose::STANDARD.encode(strval(&a[0]))))
+        Ok(Value::str(base64::engine::general_purpose::STANDARD.encode(arg_str(a, 0)?)))
     });
     add(t, "b64dec", 1, Some(1), |a| {
-        Ok(Value::str(match base64::engine::general_purpose::STANDARD.decode(strval(&a[0])) {
+        Ok(Value::str(match base64::engine::general_purpose::STANDARD.decode(arg_str(a, 0)?) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(e) => go_b64_error(&e),
         }))
     });
-    add(t, "b32enc", 1, Some(1), |a| Ok(Value::str(base32_encode(strval(&a[0]).as_bytes()))));
+    add(t, "b32enc", 1, Some(1), |a| Ok(Value::str(base32_encode(arg_str(a, 0)?.as_bytes()))));
     add(t, "sha1sum", 1, Some(1), |a| Ok(Value::str(hex(&<sha1::Sha1 as sha1::Digest>::digest(arg_str(a, 0)?.as_bytes())))));
     add(t, "sha256sum", 1, Some(1), |a| Ok(Value::str(hex(&sha2::Sha256::digest(arg_str(a, 0)?.as_bytes())))));
     add(t, "sha512sum", 1, Some(1), |a| Ok(Value::str(hex(&sha2::Sha512::digest(arg_str(a, 0)?.as_bytes())))));

@@ -2,6 +2,7 @@
 //! and Argo's own functions. Sprig is Go code, so it is rewritten here function by function.
 
 mod builtins;
+mod cases;
 mod collections;
 mod encoding;
 mod math;
@@ -25,8 +26,9 @@ pub(crate) struct FuncDef {
 /// Names handled by the executor itself (lazy arguments or access to the template).
 const SPECIAL: &[&str] = &["and", "or", "tpl"];
 
-/// Sprig functions Argo removes, and sprig functions not implemented here: both are refused at
-/// parse time as "function not defined" (Argo refuses the first kind the same way).
+/// Sprig v3.3.0 functions Argo CD's templates have but this crate does not: a template using one
+/// is refused at parse time ("function ... not defined"), never rendered differently. (`env`,
+/// `expandenv` and `getHostByName` are refused the same way, as Argo refuses them.)
 pub const NOT_IMPLEMENTED: &[&str] = &[
     "bcrypt",
     "htpasswd",
@@ -48,6 +50,9 @@ pub const NOT_IMPLEMENTED: &[&str] = &[
     "must_date_modify",
     "durationRound",
     "typeIsLike",
+    "urlParse",
+    "urlJoin",
+    "b32dec",
 ];
 
 static TABLE: LazyLock<HashMap<&'static str, FuncDef>> = LazyLock::new(|| {

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::cases::is_connector;
 use super::{FuncDef, add, arg_bool, arg_int, arg_str, strval};
 use crate::value::Value;
 
@@ -38,9 +39,9 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     str1!(t, "nospace", |s| s.chars().filter(|c| !c.is_whitespace()).collect());
     str1!(t, "initials", initials);
     str1!(t, "swapcase", swapcase);
-    str1!(t, "snakecase", snakecase);
+    str1!(t, "snakecase", |s| super::cases::to_lower_case(s, '_'));
     str1!(t, "camelcase", camelcase);
-    str1!(t, "kebabcase", |s| snakecase(s).replace('_', "-"));
+    str1!(t, "kebabcase", |s| super::cases::to_lower_case(s, '-'));
     str1!(t, "normalize", normalize);
     str1!(t, "regexQuoteMeta", |s| regex::escape(s));
     str1!(t, "base", path_base);
@@ -330,49 +331,58 @@ fn swapcase(s: &str) -> String {
         .collect()
 }
 
-/// Words as xstrings splits them for case conversions: runs of letters/digits, upper-case starts.
-fn words(s: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    let chars: Vec<char> = s.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
+fn upper(c: char) -> char {
+    c.to_uppercase().next().unwrap_or(c)
+}
+
+fn lower(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
+}
+
+/// xstrings v1.5.0 ToPascalCase (toCamelCase with isBig), rune by rune as it is written.
+fn camelcase(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    let mut first_upper = false;
+    let mut r0 = None;
+    for c in chars.by_ref() {
+        if !is_connector(c) {
+            first_upper = c.is_uppercase();
+            r0 = Some(upper(c));
+            break;
+        }
+        out.push(c);
+    }
+    let Some(mut r0) = r0 else {
+        // Only connectors: xstrings writes the last one once more.
+        if let Some(last) = s.chars().last() {
+            out.push(last);
+        }
+        return out;
+    };
+    for c in chars {
+        let r1 = r0;
+        r0 = c;
+        if is_connector(r0) && is_connector(r1) {
+            out.push(r1);
             continue;
         }
-        let prev = if i > 0 { Some(chars[i - 1]) } else { None };
-        let next = chars.get(i + 1).copied();
-        let boundary = c.is_uppercase()
-            && prev.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next.is_some_and(char::is_lowercase)));
-        if boundary && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        cur.push(c);
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-fn snakecase(s: &str) -> String {
-    words(s).iter().map(|w| w.to_lowercase()).collect::<Vec<_>>().join("_")
-}
-
-fn camelcase(s: &str) -> String {
-    // xstrings.ToPascalCase: split on `_`, `-`, space; capitalize the first letter of each part.
-    s.split(['_', '-', ' ', '.'])
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            let mut c = w.chars();
-            match c.next() {
-                Some(f) => f.to_uppercase().chain(c).collect::<String>(),
-                None => String::new(),
+        if is_connector(r1) {
+            first_upper = r0.is_uppercase();
+            r0 = upper(r0);
+        } else {
+            if first_upper {
+                if r0.is_uppercase() {
+                    r0 = lower(r0);
+                } else {
+                    first_upper = false;
+                }
             }
-        })
-        .collect()
+            out.push(r1);
+        }
+    }
+    out.push(r0);
+    out
 }
 
 fn wrap(s: &str, width: i64, sep: &str) -> String {
