@@ -38,12 +38,15 @@ fn params(i: usize) -> Value {
             "annotations": {"owner": format!("owner-{i}@example.com")}
         },
         "path": {"path": format!("apps/app-{i}"), "basename": format!("app-{i}")},
-        "values": {"revision": if i % 2 == 0 { "main" } else { "" }, "valueFile": "values.yaml"}
+        "values": {"revision": if i.is_multiple_of(2) { "main" } else { "" }, "valueFile": "values.yaml"}
     })
 }
 
 fn render(c: &mut Criterion) {
-    let templates: Vec<Template> = FIELDS.iter().map(|f| Template::parse("base", f).expect("parse")).collect();
+    let templates: Vec<Template> = FIELDS
+        .iter()
+        .map(|f| Template::parse("base", f).expect("parse"))
+        .collect();
     let sets: Vec<Value> = (0..1000).map(params).collect();
     let options = Options::from_go_options(&["missingkey=error".to_string()]).expect("options");
     let mut group = c.benchmark_group("applicationset");

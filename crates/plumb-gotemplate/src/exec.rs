@@ -4,14 +4,23 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use crate::errors::{Error, MissingKey, Options, stack_low};
+use crate::funcs;
 use crate::parse::{Arg, ArgKind, Branch, Cmd, Node, Pipe, Pos, Tree};
+use crate::program::Program;
 use crate::value::Value;
-use crate::{Error, MissingKey, Options, Template, funcs};
 
 /// Sprig functions that change their first argument in place in Go. Values here are immutable, so
 /// when that argument is a variable (`$d`, `$d.x`), the variable is given the changed value: the
 /// `{{ $_ := set $d "k" "v" }}` idiom works; other aliases of the same Go map do not see it.
-const MUTATORS: &[&str] = &["set", "unset", "merge", "mergeOverwrite", "mustMerge", "mustMergeOverwrite"];
+const MUTATORS: &[&str] = &[
+    "set",
+    "unset",
+    "merge",
+    "mergeOverwrite",
+    "mustMerge",
+    "mustMergeOverwrite",
+];
 
 /// How far `tpl` may nest (Argo's TPL_FUNC_MAX_RECURSION_DEPTH).
 const TPL_MAX_DEPTH: usize = 3;
@@ -31,7 +40,7 @@ impl From<Error> for Flow {
 type R<T> = Result<T, Flow>;
 
 pub(crate) struct State<'a> {
-    pub tmpl: &'a Template,
+    pub tmpl: &'a Program,
     pub trees: &'a BTreeMap<String, Tree>,
     pub tree: &'a Tree,
     pub opts: &'a Options,
@@ -47,7 +56,11 @@ pub(crate) struct State<'a> {
 impl<'a> State<'a> {
     pub(crate) fn fail(&self, msg: impl std::fmt::Display) -> Flow {
         let (pos, ctx) = &self.at;
-        let ctx = if ctx.chars().count() > 20 { format!("{}...", ctx.chars().take(20).collect::<String>()) } else { ctx.clone() };
+        let ctx = if ctx.chars().count() > 20 {
+            format!("{}...", ctx.chars().take(20).collect::<String>())
+        } else {
+            ctx.clone()
+        };
         Flow::Fail(Error::Exec {
             message: format!(
                 "template: {}: executing {:?} at <{}>: {}",
@@ -60,7 +73,9 @@ impl<'a> State<'a> {
     }
 
     fn limit(&self, msg: String) -> Flow {
-        Flow::Fail(Error::Limit { message: format!("template: {}: {}", self.tree.name, msg) })
+        Flow::Fail(Error::Limit {
+            message: format!("template: {}: {}", self.tree.name, msg),
+        })
     }
 
     fn step(&mut self) -> R<()> {
@@ -76,14 +91,17 @@ impl<'a> State<'a> {
 
     fn write(&mut self, s: &str) -> R<()> {
         if self.out.len() + s.len() > self.opts.limits.max_output_bytes {
-            return Err(self.limit(format!("output exceeded {} bytes", self.opts.limits.max_output_bytes)));
+            return Err(self.limit(format!(
+                "output exceeded {} bytes",
+                self.opts.limits.max_output_bytes
+            )));
         }
         self.out.push_str(s);
         Ok(())
     }
 
     pub(crate) fn walk(&mut self, dot: &Value, nodes: &[Node]) -> R<()> {
-        if crate::stack_low() {
+        if stack_low() {
             return Err(self.limit("templates nest too deeply for the stack".into()));
         }
         for n in nodes {
@@ -99,7 +117,9 @@ impl<'a> State<'a> {
                 Node::If(b) => self.if_with(dot, b, false)?,
                 Node::With(b) => self.if_with(dot, b, true)?,
                 Node::Range(b) => self.range(dot, b)?,
-                Node::Template { pos, name, pipe } => self.call_template(dot, *pos, name, pipe.as_ref())?,
+                Node::Template { pos, name, pipe } => {
+                    self.call_template(dot, *pos, name, pipe.as_ref())?
+                }
                 Node::Break => return Err(Flow::Break),
                 Node::Continue => return Err(Flow::Continue),
             }
@@ -125,7 +145,11 @@ impl<'a> State<'a> {
         let mark = self.vars.len();
         let v = self.pipeline(dot, &b.pipe)?;
         let r = if v.truth() {
-            if with { self.walk(&v, &b.list) } else { self.walk(dot, &b.list) }
+            if with {
+                self.walk(&v, &b.list)
+            } else {
+                self.walk(dot, &b.list)
+            }
         } else if let Some(e) = &b.else_list {
             self.walk(dot, e)
         } else {
@@ -170,7 +194,9 @@ impl<'a> State<'a> {
             }
             Value::Int(n) | Value::I64(n) => {
                 if b.pipe.decl.len() > 1 {
-                    return Err(self.fail(format!("can't use {n} to iterate over more than one variable")));
+                    return Err(self.fail(format!(
+                        "can't use {n} to iterate over more than one variable"
+                    )));
                 }
                 for i in 0..*n {
                     if !self.iteration(b, Value::Int(i), Value::Int(i))? {
@@ -191,7 +217,11 @@ impl<'a> State<'a> {
         let n = self.vars.len();
         if !decl.is_empty() {
             if b.pipe.is_assign {
-                let first = if decl.len() > 1 { index.clone() } else { elem.clone() };
+                let first = if decl.len() > 1 {
+                    index.clone()
+                } else {
+                    elem.clone()
+                };
                 self.set_var(&decl[0], first);
                 if decl.len() > 1 {
                     self.set_var(&decl[1], elem.clone());
@@ -217,14 +247,18 @@ impl<'a> State<'a> {
         let Some(tree) = self.trees.get(name) else {
             return Err(self.fail(format!("template {name:?} not defined")));
         };
-        if self.depth >= self.opts.limits.max_depth || crate::stack_low() {
-            return Err(self.limit(format!("exceeded maximum template depth ({})", self.opts.limits.max_depth)));
+        if self.depth >= self.opts.limits.max_depth || stack_low() {
+            return Err(self.limit(format!(
+                "exceeded maximum template depth ({})",
+                self.opts.limits.max_depth
+            )));
         }
         let new_dot = match pipe {
             Some(p) => self.pipeline(dot, p)?,
             None => Value::Invalid,
         };
-        let saved_vars = std::mem::replace(&mut self.vars, vec![("$".to_string(), new_dot.clone())]);
+        let saved_vars =
+            std::mem::replace(&mut self.vars, vec![("$".to_string(), new_dot.clone())]);
         let saved_tree = std::mem::replace(&mut self.tree, tree);
         self.depth += 1;
         let r = self.walk(&new_dot, &tree.root);
@@ -235,7 +269,9 @@ impl<'a> State<'a> {
     }
 
     fn write_back(&mut self, var: &str, fields: &[String], new: &Value) {
-        let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| n == var) else { return };
+        let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| n == var) else {
+            return;
+        };
         if let Some(updated) = with_path(&slot.1, fields, new) {
             slot.1 = updated;
         }
@@ -252,7 +288,11 @@ impl<'a> State<'a> {
         for cmd in &pipe.cmds {
             let v = self.command(dot, cmd, value.take())?;
             // A nil interface result is Go's invalid value from here on (exec.go "lovely!").
-            value = Some(if matches!(v, Value::Nil) { Value::Invalid } else { v });
+            value = Some(if matches!(v, Value::Nil) {
+                Value::Invalid
+            } else {
+                v
+            });
         }
         let value = value.unwrap_or(Value::Invalid);
         for var in &pipe.decl {
@@ -299,13 +339,20 @@ impl<'a> State<'a> {
 
     fn not_a_function(&self, cmd: &Cmd, has_final: bool) -> R<()> {
         if cmd.args.len() > 1 || has_final {
-            return Err(self.fail(format!("can't give argument to non-function {}", cmd.args[0].describe())));
+            return Err(self.fail(format!(
+                "can't give argument to non-function {}",
+                cmd.args[0].describe()
+            )));
         }
         Ok(())
     }
 
     fn not_a_function_unless_fields(&self, cmd: &Cmd, has_final: bool, no_fields: bool) -> R<()> {
-        if no_fields { self.not_a_function(cmd, has_final) } else { Ok(()) }
+        if no_fields {
+            self.not_a_function(cmd, has_final)
+        } else {
+            Ok(())
+        }
     }
 
     fn var(&self, name: &str) -> R<Value> {
@@ -343,11 +390,21 @@ impl<'a> State<'a> {
     }
 
     /// `.a.b.c` from `base`; `has_args` is for the last link (Go: "is not a method but has arguments").
-    fn chain(&mut self, base: Value, fields: &[String], has_args: bool, from_dot: bool) -> R<Value> {
+    fn chain(
+        &mut self,
+        base: Value,
+        fields: &[String],
+        has_args: bool,
+        from_dot: bool,
+    ) -> R<Value> {
         let mut v = base;
         for (i, f) in fields.iter().enumerate() {
             let last = i + 1 == fields.len();
-            let type_name = if i == 0 && from_dot && matches!(v, Value::Map(_)) { "map[string]interface {}" } else { "interface {}" };
+            let type_name = if i == 0 && from_dot && matches!(v, Value::Map(_)) {
+                "map[string]interface {}"
+            } else {
+                "interface {}"
+            };
             v = self.field(v, f, has_args && last, type_name)?;
         }
         Ok(v)
@@ -371,19 +428,32 @@ impl<'a> State<'a> {
                     None => match self.opts.missing_key {
                         MissingKey::Default => Ok(Value::Invalid),
                         MissingKey::Zero => Ok(Value::Nil),
-                        MissingKey::Error => Err(self.fail(format!("map has no entry for key {name:?}"))),
+                        MissingKey::Error => {
+                            Err(self.fail(format!("map has no entry for key {name:?}")))
+                        }
                     },
                 }
             }
             Value::Semver(s) if !has_args => match funcs::semver_field(&s, name) {
                 Some(v) => Ok(v),
-                None => Err(self.fail(format!("can't evaluate field {name} in type *semver.Version"))),
+                None => Err(self.fail(format!(
+                    "can't evaluate field {name} in type *semver.Version"
+                ))),
             },
-            other => Err(self.fail(format!("can't evaluate field {name} in type {}", field_type(&other, type_name)))),
+            other => Err(self.fail(format!(
+                "can't evaluate field {name} in type {}",
+                field_type(&other, type_name)
+            ))),
         }
     }
 
-    fn call_function(&mut self, dot: &Value, name: &str, args: &[Arg], fin: Option<Value>) -> R<Value> {
+    fn call_function(
+        &mut self,
+        dot: &Value,
+        name: &str,
+        args: &[Arg],
+        fin: Option<Value>,
+    ) -> R<Value> {
         let n = args.len() + usize::from(fin.is_some());
         match name {
             "and" | "or" => return self.and_or(dot, name == "and", args, fin),
@@ -409,14 +479,20 @@ impl<'a> State<'a> {
         };
         let v = result.map_err(|e| self.fail(format!("error calling {name}: {e}")))?;
         if MUTATORS.contains(&name)
-            && let Some(Arg { kind: ArgKind::Var(var, fields), .. }) = args.first()
+            && let Some(Arg {
+                kind: ArgKind::Var(var, fields),
+                ..
+            }) = args.first()
         {
             self.write_back(var, fields, &v);
         }
         if let Value::Str(s) = &v
             && s.len() > self.opts.limits.max_output_bytes
         {
-            return Err(self.limit(format!("{name} returned more than {} bytes", self.opts.limits.max_output_bytes)));
+            return Err(self.limit(format!(
+                "{name} returned more than {} bytes",
+                self.opts.limits.max_output_bytes
+            )));
         }
         Ok(v)
     }
@@ -426,17 +502,22 @@ impl<'a> State<'a> {
             Some(m) if m == min && n != m => {
                 Err(self.fail(format!("wrong number of args for {name}: want {m} got {n}")))
             }
-            Some(m) if n > m || n < min => {
-                Err(self.fail(format!("wrong number of args for {name}: want {min} to {m} got {n}")))
-            }
-            None if n < min => Err(self.fail(format!("wrong number of args for {name}: want at least {min} got {n}"))),
+            Some(m) if n > m || n < min => Err(self.fail(format!(
+                "wrong number of args for {name}: want {min} to {m} got {n}"
+            ))),
+            None if n < min => Err(self.fail(format!(
+                "wrong number of args for {name}: want at least {min} got {n}"
+            ))),
             _ => Ok(()),
         }
     }
 
     fn eval_args(&mut self, dot: &Value, args: &[Arg]) -> R<Vec<Value>> {
         let at = self.at.clone();
-        let vals = args.iter().map(|a| self.operand(dot, a)).collect::<R<Vec<_>>>();
+        let vals = args
+            .iter()
+            .map(|a| self.operand(dot, a))
+            .collect::<R<Vec<_>>>();
         self.at = at;
         vals
     }
@@ -464,7 +545,10 @@ impl<'a> State<'a> {
 
     fn tpl(&mut self, vals: &[Value]) -> R<Value> {
         let Value::Str(text) = &vals[0] else {
-            return Err(self.fail(format!("wrong type for value; expected string; got {}", vals[0].type_name())));
+            return Err(self.fail(format!(
+                "wrong type for value; expected string; got {}",
+                vals[0].type_name()
+            )));
         };
         if self.tpl_depth >= TPL_MAX_DEPTH {
             return Err(self.fail(format!(
@@ -475,7 +559,11 @@ impl<'a> State<'a> {
         let parsed = crate::parse::parse(&name, text, &|f| self.tmpl.has_function(f));
         let mut trees = match parsed {
             Ok(t) => t,
-            Err(e) => return Err(self.fail(format!("error calling tpl: cannot parse template {text:?}: {e}"))),
+            Err(e) => {
+                return Err(self.fail(format!(
+                    "error calling tpl: cannot parse template {text:?}: {e}"
+                )));
+            }
         };
         for (k, v) in self.trees {
             if k != &self.tmpl.name {
@@ -511,7 +599,9 @@ impl<'a> State<'a> {
 
 /// `root` with the value at `fields` replaced by `new` (None when the path is not all maps).
 fn with_path(root: &Value, fields: &[String], new: &Value) -> Option<Value> {
-    let Some((first, rest)) = fields.split_first() else { return Some(new.clone()) };
+    let Some((first, rest)) = fields.split_first() else {
+        return Some(new.clone());
+    };
     let Value::Map(m) = root else { return None };
     let inner = with_path(m.get(first)?, rest, new)?;
     let mut copy = (**m).clone();
@@ -521,16 +611,21 @@ fn with_path(root: &Value, fields: &[String], new: &Value) -> Option<Value> {
 
 fn field_type(v: &Value, fallback: &str) -> String {
     match v {
-        Value::Str(_) | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::List(_) => fallback.to_string(),
+        Value::Str(_) | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::List(_) => {
+            fallback.to_string()
+        }
         other => other.type_name().to_string(),
     }
 }
 
 /// Runs the main template of `tmpl` on `data`.
-pub(crate) fn execute(tmpl: &Template, data: Value, opts: &Options) -> Result<String, Error> {
+pub(crate) fn execute(tmpl: &Program, data: Value, opts: &Options) -> Result<String, Error> {
     let Some(tree) = tmpl.trees.get(&tmpl.name) else {
         return Err(Error::Exec {
-            message: format!("template: {}: {:?} is an incomplete or empty template", tmpl.name, tmpl.name),
+            message: format!(
+                "template: {}: {:?} is an incomplete or empty template",
+                tmpl.name, tmpl.name
+            ),
         });
     };
     let mut steps = 0u64;
@@ -554,7 +649,7 @@ pub(crate) fn execute(tmpl: &Template, data: Value, opts: &Options) -> Result<St
 }
 
 /// Data for execution: the JSON object, plus the namespaces of data functions.
-pub(crate) fn data_value(tmpl: &Template, data: &serde_json::Value) -> Value {
+pub(crate) fn data_value(tmpl: &Program, data: &serde_json::Value) -> Value {
     let v = Value::from_json(data);
     if tmpl.funcs.data.is_empty() {
         return v;
@@ -564,7 +659,10 @@ pub(crate) fn data_value(tmpl: &Template, data: &serde_json::Value) -> Value {
         other => return other,
     };
     for (ns, fs) in &tmpl.funcs.data {
-        let entries = fs.iter().map(|(k, f)| (k.clone(), Value::Func(f.clone()))).collect();
+        let entries = fs
+            .iter()
+            .map(|(k, f)| (k.clone(), Value::Func(f.clone())))
+            .collect();
         m.insert(ns.clone(), Value::map(entries));
     }
     Value::map(m)

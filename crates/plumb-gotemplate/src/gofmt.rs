@@ -3,6 +3,19 @@
 
 use crate::value::Value;
 
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", crate::gofmt::sprint_v(self))
+    }
+}
+
+impl Value {
+    /// Go's `%v` of the value (what `{{ . }}` prints, except that nil prints `<no value>`).
+    pub(crate) fn to_go_string(&self) -> String {
+        crate::gofmt::sprint_v(self)
+    }
+}
+
 /// Go's `fmt.Sprint(v)` (`%v`).
 pub(crate) fn sprint_v(v: &Value) -> String {
     let mut out = String::new();
@@ -40,7 +53,7 @@ fn write_v(out: &mut String, v: &Value) {
             out.push(']');
         }
         Value::Func(_) => out.push_str("0x1"),
-        Value::Time(t) => out.push_str(&crate::funcs::time::go_string(t)),
+        Value::Time(t) => out.push_str(&crate::golayout::go_string(t)),
         Value::I64(i) => out.push_str(&i.to_string()),
         Value::Semver(s) => out.push_str(&s.to_string()),
     }
@@ -64,7 +77,11 @@ fn special_float(f: f64) -> Option<String> {
         return Some("NaN".into());
     }
     if f.is_infinite() {
-        return Some(if f > 0.0 { "+Inf".into() } else { "-Inf".into() });
+        return Some(if f > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        });
     }
     None
 }
@@ -85,7 +102,10 @@ fn format_g(f: f64, prec: Option<usize>, upper: bool) -> String {
             let s = format!("{:.*e}", p - 1, f.abs());
             let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
             let d: String = mant.chars().filter(|c| *c != '.').collect();
-            (d.trim_end_matches('0').to_string().max("0".into()), e.parse().unwrap_or(0))
+            (
+                d.trim_end_matches('0').to_string().max("0".into()),
+                e.parse().unwrap_or(0),
+            )
         }
     };
     let eprec = match prec {
@@ -98,7 +118,12 @@ fn format_g(f: f64, prec: Option<usize>, upper: bool) -> String {
             m.push('.');
             m.push_str(&digits[1..]);
         }
-        format!("{m}{}{}{:02}", if upper { 'E' } else { 'e' }, if exp < 0 { '-' } else { '+' }, exp.abs())
+        format!(
+            "{m}{}{}{:02}",
+            if upper { 'E' } else { 'e' },
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        )
     } else if exp < 0 {
         format!("0.{}{}", "0".repeat((-exp - 1) as usize), digits)
     } else {
@@ -119,7 +144,12 @@ fn format_e(f: f64, prec: usize, upper: bool) -> String {
     let s = format!("{:.*e}", prec, f);
     let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    format!("{mant}{}{}{:02}", if upper { 'E' } else { 'e' }, if exp < 0 { '-' } else { '+' }, exp.abs())
+    format!(
+        "{mant}{}{}{:02}",
+        if upper { 'E' } else { 'e' },
+        if exp < 0 { '-' } else { '+' },
+        exp.abs()
+    )
 }
 
 #[derive(Default, Clone, Copy)]
@@ -161,7 +191,9 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> Result<String, String> {
         spec.width = number_or_star(&mut chars, args, &mut argi, &mut out, &mut spec)?;
         if chars.peek().map(|(_, c)| *c) == Some('.') {
             chars.next();
-            spec.prec = Some(number_or_star(&mut chars, args, &mut argi, &mut out, &mut spec)?.unwrap_or(0));
+            spec.prec = Some(
+                number_or_star(&mut chars, args, &mut argi, &mut out, &mut spec)?.unwrap_or(0),
+            );
         }
         let Some((_, verb)) = chars.next() else {
             out.push_str("%!(NOVERB)");
@@ -177,13 +209,16 @@ pub(crate) fn sprintf(format: &str, args: &[Value]) -> Result<String, String> {
         };
         argi += 1;
         format_one(&mut out, verb, spec, arg);
-        if out.len() > crate::MAX_STRING {
+        if out.len() > crate::errors::MAX_STRING {
             return Err("printf result too large".into());
         }
     }
     if argi < args.len() {
         out.push_str("%!(EXTRA ");
-        let extra: Vec<String> = args[argi..].iter().map(|a| format!("{}={}", a.type_name(), sprint_v(a))).collect();
+        let extra: Vec<String> = args[argi..]
+            .iter()
+            .map(|a| format!("{}={}", a.type_name(), sprint_v(a)))
+            .collect();
         out.push_str(&extra.join(", "));
         out.push(')');
     }
@@ -264,7 +299,9 @@ fn format_one(out: &mut String, verb: char, spec: Spec, arg: &Value) {
             }
             out.push(']');
         }
-        (_, Value::Bool(b)) if verb == 't' => pad(out, spec, if *b { "true" } else { "false" }, false),
+        (_, Value::Bool(b)) if verb == 't' => {
+            pad(out, spec, if *b { "true" } else { "false" }, false)
+        }
         (_, Value::Int(i)) => format_int(out, verb, spec, *i, arg),
         (_, Value::Float(f)) => format_float(out, verb, spec, *f, arg),
         (_, Value::Str(s)) => format_str(out, verb, spec, s, arg),
@@ -284,7 +321,11 @@ fn format_str(out: &mut String, verb: char, spec: Spec, s: &str, arg: &Value) {
     match verb {
         's' => pad(out, spec, &s, false),
         'q' => {
-            let q = if spec.sharp && !s.contains('`') { format!("`{s}`") } else { go_quote(&s, spec.plus) };
+            let q = if spec.sharp && !s.contains('`') {
+                format!("`{s}`")
+            } else {
+                go_quote(&s, spec.plus)
+            };
             pad(out, spec, &q, false)
         }
         'x' | 'X' => {
@@ -317,11 +358,17 @@ fn format_int(out: &mut String, verb: char, spec: Spec, i: i64, arg: &Value) {
         'x' => format!("{abs:x}"),
         'X' => format!("{abs:X}"),
         'c' => {
-            let c = u32::try_from(i).ok().and_then(char::from_u32).unwrap_or('\u{FFFD}');
+            let c = u32::try_from(i)
+                .ok()
+                .and_then(char::from_u32)
+                .unwrap_or('\u{FFFD}');
             return pad(out, spec, &c.to_string(), false);
         }
         'q' => {
-            let c = u32::try_from(i).ok().and_then(char::from_u32).unwrap_or('\u{FFFD}');
+            let c = u32::try_from(i)
+                .ok()
+                .and_then(char::from_u32)
+                .unwrap_or('\u{FFFD}');
             return pad(out, spec, &go_quote_rune(c), false);
         }
         'U' => {
@@ -353,7 +400,13 @@ fn format_int(out: &mut String, verb: char, spec: Spec, i: i64, arg: &Value) {
     } else {
         ""
     };
-    pad_number(out, spec, sign, &format!("{prefix}{digits}"), spec.prec.is_none());
+    pad_number(
+        out,
+        spec,
+        sign,
+        &format!("{prefix}{digits}"),
+        spec.prec.is_none(),
+    );
 }
 
 fn format_float(out: &mut String, verb: char, spec: Spec, f: f64, arg: &Value) {
@@ -462,7 +515,8 @@ fn push_escaped(q: &mut String, c: char, quote: char, ascii: bool) {
 }
 
 fn is_go_printable(c: char) -> bool {
-    !(c.is_control() || matches!(c as u32, 0x80..=0x9f | 0xad | 0x2028 | 0x2029 | 0xfeff | 0xfffe..=0xffff))
+    !(c.is_control()
+        || matches!(c as u32, 0x80..=0x9f | 0xad | 0x2028 | 0x2029 | 0xfeff | 0xfffe..=0xffff))
 }
 
 /// Go's `fmt.Sprint(args...)`: a space between operands when neither is a string.

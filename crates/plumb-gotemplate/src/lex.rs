@@ -1,7 +1,7 @@
 //! Lexer for Go's text/template syntax (`text/template/parse/lex.go`), written here because the
 //! output must match Go byte for byte (trim markers, comments, number and string literals).
 
-use crate::Error;
+use crate::errors::Error;
 
 /// One token of an action, with its byte offset in the template text.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,7 +56,13 @@ fn is_alnum(c: char) -> bool {
 
 /// Splits `text` into tokens; `name` is for error messages.
 pub(crate) fn lex(name: &str, text: &str) -> Result<Vec<Item>, Error> {
-    let mut lx = Lexer { name, src: text, pos: 0, items: Vec::new(), paren: 0 };
+    let mut lx = Lexer {
+        name,
+        src: text,
+        pos: 0,
+        items: Vec::new(),
+        paren: 0,
+    };
     lx.run()?;
     Ok(lx.items)
 }
@@ -158,7 +164,11 @@ impl Lexer<'_> {
             ' ' | '\t' | '\r' | '\n' => {
                 let n = self.rest().bytes().take_while(|b| is_space(*b)).count();
                 // A space before ` -}}` belongs to the trim marker.
-                let n = if at_right_delim(&self.rest()[n - 1..]) == Some(true) { n - 1 } else { n };
+                let n = if at_right_delim(&self.rest()[n - 1..]) == Some(true) {
+                    n - 1
+                } else {
+                    n
+                };
                 self.pos += n.max(1);
                 if self.pos > start && !self.src[start..self.pos].is_empty() {
                     self.push(Tok::Space, start);
@@ -237,7 +247,12 @@ impl Lexer<'_> {
                 self.push(tok, start);
                 self.terminator()?;
             }
-            c => return Err(self.err(start, format!("unrecognized character in action: {}", go_rune(c)))),
+            c => {
+                return Err(self.err(
+                    start,
+                    format!("unrecognized character in action: {}", go_rune(c)),
+                ));
+            }
         }
         Ok(())
     }
@@ -249,15 +264,23 @@ impl Lexer<'_> {
     }
 
     fn alnum_len(&self, skip: usize) -> usize {
-        self.rest()[skip..].chars().take_while(|c| is_alnum(*c)).map(char::len_utf8).sum()
+        self.rest()[skip..]
+            .chars()
+            .take_while(|c| is_alnum(*c))
+            .map(char::len_utf8)
+            .sum()
     }
 
     /// After a word: only a space, delimiter or punctuation may follow (Go's atTerminator).
     fn terminator(&self) -> Result<(), Error> {
         let rest = self.rest();
-        let Some(c) = rest.chars().next() else { return Ok(()) };
-        if matches!(c, ' ' | '\t' | '\r' | '\n' | '.' | ',' | '|' | ':' | ')' | '(' | '=')
-            || rest.starts_with("}}")
+        let Some(c) = rest.chars().next() else {
+            return Ok(());
+        };
+        if matches!(
+            c,
+            ' ' | '\t' | '\r' | '\n' | '.' | ',' | '|' | ':' | ')' | '(' | '='
+        ) || rest.starts_with("}}")
         {
             return Ok(());
         }
@@ -306,7 +329,8 @@ impl Lexer<'_> {
             }
         }
         let raw = &self.rest()[1..i];
-        let s = unescape(raw, '"').ok_or_else(|| self.err(start, format!("invalid syntax: \"{raw}\"")))?;
+        let s = unescape(raw, '"')
+            .ok_or_else(|| self.err(start, format!("invalid syntax: \"{raw}\"")))?;
         self.pos += i + 1;
         Ok(s)
     }
@@ -317,14 +341,17 @@ impl Lexer<'_> {
         let mut i = 1;
         loop {
             match bytes.get(i) {
-                None | Some(b'\n') => return Err(self.err(start, "unterminated character constant")),
+                None | Some(b'\n') => {
+                    return Err(self.err(start, "unterminated character constant"));
+                }
                 Some(b'\\') => i += 2,
                 Some(b'\'') => break,
                 Some(_) => i += 1,
             }
         }
         let raw = &self.rest()[1..i];
-        let s = unescape(raw, '\'').ok_or_else(|| self.err(start, format!("malformed character constant: '{raw}'")))?;
+        let s = unescape(raw, '\'')
+            .ok_or_else(|| self.err(start, format!("malformed character constant: '{raw}'")))?;
         let mut chars = s.chars();
         match (chars.next(), chars.next()) {
             (Some(c), None) => {
@@ -358,7 +385,10 @@ fn at_right_delim(rest: &str) -> Option<bool> {
 
 /// Line number (1-based) of byte offset `pos`.
 pub(crate) fn line_of(src: &str, pos: usize) -> usize {
-    1 + src.as_bytes()[..pos.min(src.len())].iter().filter(|b| **b == b'\n').count()
+    1 + src.as_bytes()[..pos.min(src.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
 }
 
 /// Go's `%#U` of a rune, as lex errors print it.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::Error;
+use crate::errors::Error;
 use crate::lex::{Item, Tok, lex, line_of};
 
 /// Nesting of parentheses and control structures allowed while parsing (Go has 10,000; ours is
@@ -21,7 +21,11 @@ pub(crate) enum Node {
     If(Branch),
     Range(Branch),
     With(Branch),
-    Template { pos: Pos, name: String, pipe: Option<Pipe> },
+    Template {
+        pos: Pos,
+        name: String,
+        pipe: Option<Pipe>,
+    },
     Break,
     Continue,
 }
@@ -81,9 +85,16 @@ impl Arg {
             ArgKind::Float(f) => f.to_string(),
             ArgKind::Str(s) => format!("{s:?}"),
             ArgKind::Field(f) => f.iter().map(|x| format!(".{x}")).collect(),
-            ArgKind::Var(v, f) => format!("{v}{}", f.iter().map(|x| format!(".{x}")).collect::<String>()),
+            ArgKind::Var(v, f) => format!(
+                "{v}{}",
+                f.iter().map(|x| format!(".{x}")).collect::<String>()
+            ),
             ArgKind::Ident(i) => i.clone(),
-            ArgKind::Chain(a, f) => format!("{}{}", a.describe(), f.iter().map(|x| format!(".{x}")).collect::<String>()),
+            ArgKind::Chain(a, f) => format!(
+                "{}{}",
+                a.describe(),
+                f.iter().map(|x| format!(".{x}")).collect::<String>()
+            ),
             ArgKind::Pipe(p) => format!("({})", p.describe()),
         }
     }
@@ -94,11 +105,21 @@ impl Pipe {
         let cmds: Vec<String> = self
             .cmds
             .iter()
-            .map(|c| c.args.iter().map(Arg::describe).collect::<Vec<_>>().join(" "))
+            .map(|c| {
+                c.args
+                    .iter()
+                    .map(Arg::describe)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
             .collect();
         let mut s = String::new();
         if !self.decl.is_empty() {
-            s = format!("{} {} ", self.decl.join(", "), if self.is_assign { "=" } else { ":=" });
+            s = format!(
+                "{} {} ",
+                self.decl.join(", "),
+                if self.is_assign { "=" } else { ":=" }
+            );
         }
         s + &cmds.join(" | ")
     }
@@ -145,7 +166,11 @@ pub(crate) fn parse(
         trees: BTreeMap::new(),
     };
     let root = p.top_list()?;
-    let main = Tree { name: name.to_string(), src, root };
+    let main = Tree {
+        name: name.to_string(),
+        src,
+        root,
+    };
     // A body that is only blanks does not replace a define of the same name (Go's IsEmptyTree).
     let keep_define = p.trees.contains_key(name) && is_empty(&main.root);
     if !keep_define {
@@ -155,7 +180,9 @@ pub(crate) fn parse(
 }
 
 fn is_empty(nodes: &[Node]) -> bool {
-    nodes.iter().all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
+    nodes
+        .iter()
+        .all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
 }
 
 struct Parser<'f> {
@@ -177,7 +204,14 @@ enum End {
 
 impl Parser<'_> {
     fn err(&self, pos: usize, msg: impl std::fmt::Display) -> Error {
-        Error::Parse { message: format!("template: {}:{}: {}", self.name, line_of(&self.src, pos), msg) }
+        Error::Parse {
+            message: format!(
+                "template: {}:{}: {}",
+                self.name,
+                line_of(&self.src, pos),
+                msg
+            ),
+        }
     }
 
     fn peek(&self) -> &Item {
@@ -246,10 +280,17 @@ impl Parser<'_> {
             return Err(self.err(p.0, "unexpected {{else}} in define"));
         }
         let _ = pos;
-        let tree = Tree { name: name.clone(), src: self.src.clone(), root: list };
+        let tree = Tree {
+            name: name.clone(),
+            src: self.src.clone(),
+            root: list,
+        };
         match self.trees.get(&name) {
             Some(old) if !is_empty(&old.root) && !is_empty(&tree.root) => {
-                return Err(self.err(it.pos, format!("template: multiple definition of template {name:?}")));
+                return Err(self.err(
+                    it.pos,
+                    format!("template: multiple definition of template {name:?}"),
+                ));
             }
             Some(_) if is_empty(&tree.root) => {}
             _ => {
@@ -288,7 +329,7 @@ impl Parser<'_> {
             Tok::Text(t) => Ok(Ok(Node::Text(t))),
             Tok::LeftDelim => {
                 self.depth += 1;
-                if self.depth > MAX_PARSE_DEPTH || crate::stack_low() {
+                if self.depth > MAX_PARSE_DEPTH || crate::errors::stack_low() {
                     return Err(self.err(it.pos, "max nesting depth exceeded"));
                 }
                 let r = self.action();
@@ -306,10 +347,16 @@ impl Parser<'_> {
                 "block" => return self.block(it.pos).map(Ok),
                 "break" | "continue" => {
                     if self.range_depth == 0 {
-                        return Err(self.err(it.pos, format!("{{{{{word}}}}} outside {{{{range}}}}")));
+                        return Err(
+                            self.err(it.pos, format!("{{{{{word}}}}} outside {{{{range}}}}"))
+                        );
                     }
                     self.expect_right(word)?;
-                    return Ok(Ok(if word == "break" { Node::Break } else { Node::Continue }));
+                    return Ok(Ok(if word == "break" {
+                        Node::Break
+                    } else {
+                        Node::Continue
+                    }));
                 }
                 "define" => return Err(self.err(it.pos, "unexpected <define> in command")),
                 "else" => return Ok(Err((End::Else(Pos(it.pos)), it.pos))),
@@ -346,7 +393,11 @@ impl Parser<'_> {
             End::Else(_) => Some(self.else_branch(&word)?),
         };
         self.vars.truncate(mark);
-        let branch = Branch { pipe, list, else_list };
+        let branch = Branch {
+            pipe,
+            list,
+            else_list,
+        };
         Ok(match word.as_str() {
             "if" => Node::If(branch),
             "range" => Node::Range(branch),
@@ -386,9 +437,17 @@ impl Parser<'_> {
         if let End::Else(p) = end {
             return Err(self.err(p.0, "unexpected {{else}} in block"));
         }
-        let tree = Tree { name: name.clone(), src: self.src.clone(), root: list };
+        let tree = Tree {
+            name: name.clone(),
+            src: self.src.clone(),
+            root: list,
+        };
         self.trees.insert(name.clone(), tree);
-        Ok(Node::Template { pos: Pos(pos), name, pipe: Some(pipe) })
+        Ok(Node::Template {
+            pos: Pos(pos),
+            name,
+            pipe: Some(pipe),
+        })
     }
 
     fn template(&mut self, pos: usize) -> Result<Node, Error> {
@@ -402,12 +461,20 @@ impl Parser<'_> {
         } else {
             Some(self.pipeline("template", Tok::RightDelim)?)
         };
-        Ok(Node::Template { pos: Pos(pos), name, pipe })
+        Ok(Node::Template {
+            pos: Pos(pos),
+            name,
+            pipe,
+        })
     }
 
     /// A pipeline up to `end` (`}}` or `)`), with an optional declaration.
     fn pipeline(&mut self, ctx: &str, end: Tok) -> Result<Pipe, Error> {
-        let mut pipe = Pipe { decl: Vec::new(), is_assign: false, cmds: Vec::new() };
+        let mut pipe = Pipe {
+            decl: Vec::new(),
+            is_assign: false,
+            cmds: Vec::new(),
+        };
         self.declarations(&mut pipe, ctx)?;
         loop {
             let it = self.peek_non_space();
@@ -432,7 +499,11 @@ impl Parser<'_> {
                     let cmd = self.command(&end)?;
                     pipe.cmds.push(cmd);
                 }
-                t => return Err(self.err(it.pos, format!("unexpected {} in {ctx}", describe_tok(&t)))),
+                t => {
+                    return Err(
+                        self.err(it.pos, format!("unexpected {} in {ctx}", describe_tok(&t)))
+                    );
+                }
             }
         }
     }
@@ -445,7 +516,11 @@ impl Parser<'_> {
             return Ok(());
         };
         let next = self.next();
-        let after = if next.tok == Tok::Space { self.next_non_space() } else { next };
+        let after = if next.tok == Tok::Space {
+            self.next_non_space()
+        } else {
+            next
+        };
         match after.tok {
             Tok::Declare | Tok::Assign => {
                 pipe.is_assign = after.tok == Tok::Assign;
@@ -473,7 +548,9 @@ impl Parser<'_> {
                     self.vars.push(v2);
                 }
             }
-            Tok::Comma => return Err(self.err(after.pos, format!("too many declarations in {ctx}"))),
+            Tok::Comma => {
+                return Err(self.err(after.pos, format!("too many declarations in {ctx}")));
+            }
             _ => self.i = save,
         }
         Ok(())
@@ -496,10 +573,17 @@ impl Parser<'_> {
                     break;
                 }
                 Tok::RightDelim | Tok::RightParen => {
-                    return Err(self.err(it.pos, format!("unexpected {} in operand", describe_tok(&it.tok))));
+                    return Err(self.err(
+                        it.pos,
+                        format!("unexpected {} in operand", describe_tok(&it.tok)),
+                    ));
                 }
                 Tok::Pipe => break,
-                t => return Err(self.err(it.pos, format!("unexpected {} in operand", describe_tok(t)))),
+                t => {
+                    return Err(
+                        self.err(it.pos, format!("unexpected {} in operand", describe_tok(t)))
+                    );
+                }
             }
         }
         if args.is_empty() {
@@ -509,7 +593,9 @@ impl Parser<'_> {
     }
 
     fn operand(&mut self) -> Result<Option<Arg>, Error> {
-        let Some(term) = self.term()? else { return Ok(None) };
+        let Some(term) = self.term()? else {
+            return Ok(None);
+        };
         let mut fields = Vec::new();
         // Go positions a chained field at its second link (parse.go newChain at peek().pos).
         let chain_pos = Pos(self.peek().pos);
@@ -530,8 +616,16 @@ impl Parser<'_> {
                 f.extend(fields);
                 ArgKind::Var(v, f)
             }
-            ArgKind::Bool(_) | ArgKind::Str(_) | ArgKind::Int(_) | ArgKind::Float(_) | ArgKind::Nil | ArgKind::Dot => {
-                return Err(self.err(pos.0, format!("unexpected . after term {:?}", term.describe())));
+            ArgKind::Bool(_)
+            | ArgKind::Str(_)
+            | ArgKind::Int(_)
+            | ArgKind::Float(_)
+            | ArgKind::Nil
+            | ArgKind::Dot => {
+                return Err(self.err(
+                    pos.0,
+                    format!("unexpected . after term {:?}", term.describe()),
+                ));
             }
             other => ArgKind::Chain(Box::new(Arg { pos, kind: other }), fields),
         };
@@ -562,7 +656,7 @@ impl Parser<'_> {
             Tok::Number(text) => self.number(&text, it.pos)?,
             Tok::LeftParen => {
                 self.depth += 1;
-                if self.depth > MAX_PARSE_DEPTH || crate::stack_low() {
+                if self.depth > MAX_PARSE_DEPTH || crate::errors::stack_low() {
                     return Err(self.err(it.pos, "max nesting depth exceeded"));
                 }
                 let pipe = self.pipeline("parenthesized pipeline", Tok::RightParen);
@@ -590,10 +684,16 @@ impl Parser<'_> {
         };
         let lower = body.to_ascii_lowercase();
         let is_hex = lower.starts_with("0x");
-        let floaty = if is_hex { lower.contains('p') } else { lower.contains(['.', 'e']) };
+        let floaty = if is_hex {
+            lower.contains('p')
+        } else {
+            lower.contains(['.', 'e'])
+        };
         if !floaty {
             let v = parse_go_int(&lower).ok_or_else(bad)?;
-            let v = i64::try_from(v).ok().or_else(|| (neg && v == 1u64 << 63).then_some(i64::MIN));
+            let v = i64::try_from(v)
+                .ok()
+                .or_else(|| (neg && v == 1u64 << 63).then_some(i64::MIN));
             let Some(v) = v else {
                 return Err(bad());
             };
@@ -623,8 +723,16 @@ fn parse_go_int(s: &str) -> Option<u64> {
     } else {
         (10, s, false)
     };
-    let digits = if prefixed { digits.strip_prefix('_').unwrap_or(digits) } else { digits };
-    if digits.is_empty() || digits.starts_with('_') || digits.ends_with('_') || digits.contains("__") {
+    let digits = if prefixed {
+        digits.strip_prefix('_').unwrap_or(digits)
+    } else {
+        digits
+    };
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+    {
         return None;
     }
     u64::from_str_radix(&digits.replace('_', ""), radix).ok()

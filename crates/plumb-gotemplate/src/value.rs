@@ -6,7 +6,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 /// A function callable with `call` (or registered by name), over JSON values.
-pub type ExtFn = Arc<dyn Fn(&[serde_json::Value]) -> Result<serde_json::Value, String> + Send + Sync>;
+pub type ExtFn =
+    Arc<dyn Fn(&[serde_json::Value]) -> Result<serde_json::Value, String> + Send + Sync>;
 
 #[derive(Clone)]
 pub(crate) enum Value {
@@ -25,12 +26,6 @@ pub(crate) enum Value {
     /// A Go int64 (what sprig's arithmetic returns; Go refuses it where an `int` is expected).
     I64(i64),
     Semver(Rc<semver::Version>),
-}
-
-impl std::fmt::Debug for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", crate::gofmt::sprint_v(self))
-    }
 }
 
 impl Value {
@@ -83,11 +78,6 @@ impl Value {
         }
     }
 
-    /// Go's `%v` of the value (what `{{ . }}` prints, except that nil prints `<no value>`).
-    pub(crate) fn to_go_string(&self) -> String {
-        crate::gofmt::sprint_v(self)
-    }
-
     /// From JSON, as encoding/json decodes into `any` (every number is a float64).
     pub(crate) fn from_json(v: &serde_json::Value) -> Value {
         match v {
@@ -96,9 +86,11 @@ impl Value {
             serde_json::Value::Number(n) => Value::Float(n.as_f64().unwrap_or(0.0)),
             serde_json::Value::String(s) => Value::str(s.as_str()),
             serde_json::Value::Array(a) => Value::list(a.iter().map(Value::from_json).collect()),
-            serde_json::Value::Object(o) => {
-                Value::map(o.iter().map(|(k, v)| (k.clone(), Value::from_json(v))).collect())
-            }
+            serde_json::Value::Object(o) => Value::map(
+                o.iter()
+                    .map(|(k, v)| (k.clone(), Value::from_json(v)))
+                    .collect(),
+            ),
         }
     }
 
@@ -110,12 +102,16 @@ impl Value {
             Value::Int(i) => serde_json::Value::from(*i),
             Value::Float(f) => float_json(*f)?,
             Value::Str(s) => serde_json::Value::String(s.to_string()),
-            Value::List(l) => serde_json::Value::Array(l.iter().map(Value::to_json).collect::<Result<_, _>>()?),
+            Value::List(l) => {
+                serde_json::Value::Array(l.iter().map(Value::to_json).collect::<Result<_, _>>()?)
+            }
             Value::Map(m) => serde_json::Value::Object(
-                m.iter().map(|(k, v)| Ok((k.clone(), v.to_json()?))).collect::<Result<_, String>>()?,
+                m.iter()
+                    .map(|(k, v)| Ok((k.clone(), v.to_json()?)))
+                    .collect::<Result<_, String>>()?,
             ),
             Value::Func(_) => return Err("json: unsupported type: func".into()),
-            Value::Time(t) => serde_json::Value::String(crate::funcs::time::rfc3339_nano(t)),
+            Value::Time(t) => serde_json::Value::String(crate::golayout::rfc3339_nano(t)),
             Value::I64(i) => serde_json::Value::from(*i),
             Value::Semver(v) => serde_json::Value::String(v.to_string()),
         })
@@ -124,7 +120,15 @@ impl Value {
 
 fn float_json(f: f64) -> Result<serde_json::Value, String> {
     if !f.is_finite() {
-        return Err(format!("json: unsupported value: {}", crate::gofmt::format_float_v(f)));
+        // Go prints NaN and +Inf here; f64's Display writes NaN and inf.
+        let v = if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "+Inf"
+        } else {
+            "-Inf"
+        };
+        return Err(format!("json: unsupported value: {v}"));
     }
     if f.fract() == 0.0 && f.abs() < 1e15 {
         return Ok(serde_json::Value::from(f as i64));

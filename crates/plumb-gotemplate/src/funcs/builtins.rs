@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::{FuncDef, add};
+use super::args::{FuncDef, add};
 use crate::gofmt;
 use crate::value::Value;
 
@@ -13,20 +13,38 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     add(t, "index", 1, None, index);
     add(t, "call", 1, None, call);
     add(t, "print", 0, None, |a| Ok(Value::str(gofmt::sprint(a))));
-    add(t, "println", 0, None, |a| Ok(Value::str(gofmt::sprintln(a))));
+    add(t, "println", 0, None, |a| {
+        Ok(Value::str(gofmt::sprintln(a)))
+    });
     add(t, "printf", 1, None, |a| {
-        let f = super::arg_str(a, 0)?;
+        let f = super::args::arg_str(a, 0)?;
         gofmt::sprintf(f, &a[1..]).map(Value::str)
     });
-    add(t, "html", 0, None, |a| Ok(Value::str(html_escape(&eval_args(a)))));
-    add(t, "js", 0, None, |a| Ok(Value::str(js_escape(&eval_args(a)))));
-    add(t, "urlquery", 0, None, |a| Ok(Value::str(query_escape(&eval_args(a)))));
+    add(t, "html", 0, None, |a| {
+        Ok(Value::str(html_escape(&eval_args(a))))
+    });
+    add(t, "js", 0, None, |a| {
+        Ok(Value::str(js_escape(&eval_args(a))))
+    });
+    add(t, "urlquery", 0, None, |a| {
+        Ok(Value::str(query_escape(&eval_args(a))))
+    });
     add(t, "eq", 1, None, eq);
-    add(t, "ne", 2, Some(2), |a| eq(a).map(|v| Value::Bool(!v.truth())));
-    add(t, "lt", 2, Some(2), |a| compare(&a[0], &a[1]).map(|o| Value::Bool(o.is_lt())));
-    add(t, "le", 2, Some(2), |a| compare(&a[0], &a[1]).map(|o| Value::Bool(o.is_le())));
-    add(t, "gt", 2, Some(2), |a| compare(&a[0], &a[1]).map(|o| Value::Bool(o.is_gt())));
-    add(t, "ge", 2, Some(2), |a| compare(&a[0], &a[1]).map(|o| Value::Bool(o.is_ge())));
+    add(t, "ne", 2, Some(2), |a| {
+        eq(a).map(|v| Value::Bool(!v.truth()))
+    });
+    add(t, "lt", 2, Some(2), |a| {
+        compare(&a[0], &a[1]).map(|o| Value::Bool(o.is_lt()))
+    });
+    add(t, "le", 2, Some(2), |a| {
+        compare(&a[0], &a[1]).map(|o| Value::Bool(o.is_le()))
+    });
+    add(t, "gt", 2, Some(2), |a| {
+        compare(&a[0], &a[1]).map(|o| Value::Bool(o.is_gt()))
+    });
+    add(t, "ge", 2, Some(2), |a| {
+        compare(&a[0], &a[1]).map(|o| Value::Bool(o.is_ge()))
+    });
 }
 
 /// Go's evalArgs for html/js/urlquery: one string as is, otherwise fmt.Sprint.
@@ -70,8 +88,15 @@ fn index(a: &[Value]) -> Result<Value, String> {
             }
             Value::Map(m) => match key {
                 Value::Str(k) => m.get(&**k).cloned().unwrap_or(Value::Nil),
-                Value::Invalid | Value::Nil => return Err("value is nil; should be of type string".into()),
-                other => return Err(format!("value has type {}; should be string", other.type_name())),
+                Value::Invalid | Value::Nil => {
+                    return Err("value is nil; should be of type string".into());
+                }
+                other => {
+                    return Err(format!(
+                        "value has type {}; should be string",
+                        other.type_name()
+                    ));
+                }
             },
             Value::Invalid | Value::Nil => return Err("index of nil pointer".into()),
             other => return Err(format!("can't index item of type {}", other.type_name())),
@@ -84,15 +109,22 @@ fn index_int(key: &Value, what: &str) -> Result<i64, String> {
     match key {
         Value::Int(i) | Value::I64(i) => Ok(*i),
         Value::Invalid | Value::Nil => Err(format!("cannot index {what} with nil")),
-        other => Err(format!("cannot index {what} with type {}", other.type_name())),
+        other => Err(format!(
+            "cannot index {what} with type {}",
+            other.type_name()
+        )),
     }
 }
 
 fn call(a: &[Value]) -> Result<Value, String> {
     match &a[0] {
-        Value::Func(f) => super::call_ext(f, &a[1..]),
+        Value::Func(f) => super::args::call_ext(f, &a[1..]),
         Value::Invalid | Value::Nil => Err("call of nil".into()),
-        other => Err(format!("non-function {} of type {}", other.to_go_string(), other.type_name())),
+        other => Err(format!(
+            "non-function {} of type {}",
+            other.to_go_string(),
+            other.type_name()
+        )),
     }
 }
 
@@ -138,7 +170,13 @@ fn eq(a: &[Value]) -> Result<Value, String> {
                 (Value::Str(x), Value::Str(y)) => x == y,
                 (x, y) if x.is_nil() && y.is_nil() => true,
                 (x, y) => {
-                    return Err(format!("non-comparable types {}: {}, {}: {}", x.to_go_string(), x.type_name(), y.type_name(), y.to_go_string()));
+                    return Err(format!(
+                        "non-comparable types {}: {}, {}: {}",
+                        x.to_go_string(),
+                        x.type_name(),
+                        y.type_name(),
+                        y.to_go_string()
+                    ));
                 }
             }
         };
@@ -151,7 +189,9 @@ fn eq(a: &[Value]) -> Result<Value, String> {
 
 fn compare(a: &Value, b: &Value) -> Result<std::cmp::Ordering, String> {
     let (ka, kb) = (kind(a), kind(b));
-    if !matches!(ka, Kind::Int | Kind::Float | Kind::Str) || !matches!(kb, Kind::Int | Kind::Float | Kind::Str) {
+    if !matches!(ka, Kind::Int | Kind::Float | Kind::Str)
+        || !matches!(kb, Kind::Int | Kind::Float | Kind::Str)
+    {
         return Err("invalid type for comparison".into());
     }
     if ka != kb {
@@ -159,7 +199,9 @@ fn compare(a: &Value, b: &Value) -> Result<std::cmp::Ordering, String> {
     }
     Ok(match (a, b) {
         (Value::Int(x) | Value::I64(x), Value::Int(y) | Value::I64(y)) => x.cmp(y),
-        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Greater),
+        (Value::Float(x), Value::Float(y)) => {
+            x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Greater)
+        }
         (Value::Str(x), Value::Str(y)) => x.as_bytes().cmp(y.as_bytes()),
         _ => return Err("invalid type for comparison".into()),
     })
@@ -204,7 +246,9 @@ fn js_escape(s: &str) -> String {
 
 /// Go's unicode.IsPrint outside ASCII (letters, marks, numbers, punctuation, symbols, U+0020).
 fn go_is_print(c: char) -> bool {
-    !(c.is_control() || c.is_whitespace() || matches!(c as u32, 0x2028 | 0x2029 | 0xad | 0xfeff | 0x200b..=0x200f | 0xe000..=0xf8ff))
+    !(c.is_control()
+        || c.is_whitespace()
+        || matches!(c as u32, 0x2028 | 0x2029 | 0xad | 0xfeff | 0x200b..=0x200f | 0xe000..=0xf8ff))
 }
 
 /// Go's url.QueryEscape.
@@ -212,7 +256,9 @@ pub(crate) fn query_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
             b' ' => out.push('+'),
             b => out.push_str(&format!("%{b:02X}")),
         }

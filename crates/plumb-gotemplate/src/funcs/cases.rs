@@ -12,6 +12,30 @@ enum Word {
     Other,
 }
 
+/// Go's unicode.ToUpper: the simple mapping (one rune; `ß` has none and stays).
+pub(super) fn go_upper(c: char) -> char {
+    let mut up = c.to_uppercase();
+    match (up.next(), up.next()) {
+        (Some(u), None) => u,
+        _ => c,
+    }
+}
+
+/// Go's unicode.ToLower: the simple mapping (`İ` is `i`, without Rust's combining dot).
+pub(super) fn go_lower(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
+}
+
+/// Go's strings.ToUpper.
+pub(super) fn upper_str(s: &str) -> String {
+    s.chars().map(go_upper).collect()
+}
+
+/// Go's strings.ToLower.
+pub(super) fn lower_str(s: &str) -> String {
+    s.chars().map(go_lower).collect()
+}
+
 pub(super) fn is_connector(c: char) -> bool {
     c == '-' || c == '_' || c.is_whitespace()
 }
@@ -22,7 +46,10 @@ fn is_alphabet(c: char) -> bool {
 }
 
 fn is_punct(c: char) -> bool {
-    c.is_ascii_punctuation() && !matches!(c, '$' | '+' | '<' | '=' | '>' | '^' | '`' | '|' | '~') && c != '-' && c != '_'
+    c.is_ascii_punctuation()
+        && !matches!(c, '$' | '+' | '<' | '=' | '>' | '^' | '`' | '|' | '~')
+        && c != '-'
+        && c != '_'
         || (!c.is_ascii() && !c.is_alphanumeric() && !c.is_whitespace() && !c.is_control())
 }
 
@@ -33,9 +60,14 @@ fn is_number(c: char) -> bool {
 /// xstrings nextWord: the type of the next word, the word and the rest.
 fn next_word(s: &str) -> (Word, &str, &str) {
     let mut it = s.char_indices().peekable();
-    let Some((_, r)) = it.next() else { return (Word::Invalid, "", "") };
+    let Some((_, r)) = it.next() else {
+        return (Word::Invalid, "", "");
+    };
     let end_while = |pred: &dyn Fn(char) -> bool| -> usize {
-        s.char_indices().skip(1).find(|(_, c)| !pred(*c)).map_or(s.len(), |(i, _)| i)
+        s.char_indices()
+            .skip(1)
+            .find(|(_, c)| !pred(*c))
+            .map_or(s.len(), |(i, _)| i)
     };
     let (wt, off) = if is_connector(r) {
         (Word::Connector, end_while(&is_connector))
@@ -44,11 +76,17 @@ fn next_word(s: &str) -> (Word, &str, &str) {
     } else if r.is_uppercase() {
         upper_word(s, r)
     } else if is_alphabet(r) {
-        (Word::Alphabet, end_while(&|c| is_alphabet(c) && !c.is_uppercase()))
+        (
+            Word::Alphabet,
+            end_while(&|c| is_alphabet(c) && !c.is_uppercase()),
+        )
     } else if is_number(r) {
         (Word::Number, end_while(&is_number))
     } else {
-        (Word::Other, end_while(&|c| !(is_connector(c) || is_alphabet(c) || is_number(c) || is_punct(c))))
+        (
+            Word::Other,
+            end_while(&|c| !(is_connector(c) || is_alphabet(c) || is_number(c) || is_punct(c))),
+        )
     };
     (wt, &s[..off], &s[off..])
 }
@@ -56,7 +94,9 @@ fn next_word(s: &str) -> (Word, &str, &str) {
 fn upper_word(s: &str, r: char) -> (Word, usize) {
     let first = r.len_utf8();
     let rest = &s[first..];
-    let Some(r2) = rest.chars().next() else { return (Word::Upper, first) };
+    let Some(r2) = rest.chars().next() else {
+        return (Word::Upper, first);
+    };
     if r2.is_uppercase() {
         // A run of upper case; its last letter starts the next word when a lower-case one follows.
         let mut off = first;
@@ -76,7 +116,11 @@ fn upper_word(s: &str, r: char) -> (Word, usize) {
         return (Word::Upper, off);
     }
     if is_alphabet(r2) {
-        let n = rest.chars().take_while(|c| is_alphabet(*c) && !c.is_uppercase()).map(char::len_utf8).sum::<usize>();
+        let n = rest
+            .chars()
+            .take_while(|c| is_alphabet(*c) && !c.is_uppercase())
+            .map(char::len_utf8)
+            .sum::<usize>();
         return (Word::Upper, first + n);
     }
     (Word::Upper, first)
@@ -91,13 +135,12 @@ fn to_lower(buf: &mut String, wt: Word, s: &str, connector: char) {
         if is_connector(c) {
             buf.push(connector);
         } else {
-            buf.extend(c.to_lowercase());
+            buf.push(go_lower(c));
         }
     }
 }
 
 /// xstrings camelCaseToLowerCase (ToSnakeCase with `_`, ToKebabCase with `-`).
-// length: a port of one Go function whose control flow is kept as it is for review against it.
 pub(super) fn to_lower_case(s: &str, connector: char) -> String {
     let mut buf = String::with_capacity(s.len() + 4);
     if s.is_empty() {

@@ -1,36 +1,52 @@
 //! Sprig's list, dict, default and type functions.
 //!
-//! Sprig's `set`, `unset`, `merge`, `mergeOverwrite`, `append` on a variable change the Go value in
-//! place; here they return the changed copy (the variable keeps its value), a documented difference.
+//! Sprig's `set`, `unset`, `merge` and `mergeOverwrite` change a Go map in place; here they return
+//! the changed copy and the executor gives it to the variable named as their first argument.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
-use super::{FuncDef, add, arg_list, arg_str, empty, kind_name, strval};
+use super::args::{FuncDef, MAX_ITEMS, add, arg_list, arg_str, empty, kind_name, strval};
 use crate::value::Value;
-
-/// Lists longer than this are refused (a hostile `until` or `concat` fails instead of eating memory).
-pub(crate) const MAX_ITEMS: usize = 1_000_000;
 
 // length: a table of registrations, one line per function.
 pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     add(t, "list", 0, None, |a| Ok(Value::list(a.to_vec())));
     add(t, "tuple", 0, None, |a| Ok(Value::list(a.to_vec())));
     for name in ["first", "mustFirst"] {
-        add(t, name, 1, Some(1), |a| Ok(arg_list(a, 0, "find first")?.first().cloned().unwrap_or(Value::Nil)));
+        add(t, name, 1, Some(1), |a| {
+            Ok(arg_list(a, 0, "find first")?
+                .first()
+                .cloned()
+                .unwrap_or(Value::Nil))
+        });
     }
     for name in ["last", "mustLast"] {
-        add(t, name, 1, Some(1), |a| Ok(arg_list(a, 0, "find last")?.last().cloned().unwrap_or(Value::Nil)));
+        add(t, name, 1, Some(1), |a| {
+            Ok(arg_list(a, 0, "find last")?
+                .last()
+                .cloned()
+                .unwrap_or(Value::Nil))
+        });
     }
     for name in ["rest", "mustRest"] {
         add(t, name, 1, Some(1), |a| {
             let l = arg_list(a, 0, "find rest")?;
-            Ok(if l.is_empty() { Value::Nil } else { Value::list(l[1..].to_vec()) })
+            Ok(if l.is_empty() {
+                Value::Nil
+            } else {
+                Value::list(l[1..].to_vec())
+            })
         });
     }
     for name in ["initial", "mustInitial"] {
         add(t, name, 1, Some(1), |a| {
             let l = arg_list(a, 0, "find initial")?;
-            Ok(if l.is_empty() { Value::Nil } else { Value::list(l[..l.len() - 1].to_vec()) })
+            Ok(if l.is_empty() {
+                Value::Nil
+            } else {
+                Value::list(l[..l.len() - 1].to_vec())
+            })
         });
     }
     for name in ["append", "push", "mustAppend", "mustPush"] {
@@ -48,18 +64,39 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
         });
     }
     for name in ["reverse", "mustReverse"] {
-        add(t, name, 1, Some(1), |a| Ok(Value::list(arg_list(a, 0, "find reverse")?.iter().rev().cloned().collect())));
+        add(t, name, 1, Some(1), |a| {
+            Ok(Value::list(
+                arg_list(a, 0, "find reverse")?
+                    .iter()
+                    .rev()
+                    .cloned()
+                    .collect(),
+            ))
+        });
     }
     for name in ["uniq", "mustUniq"] {
         add(t, name, 1, Some(1), uniq);
     }
     for name in ["compact", "mustCompact"] {
-        add(t, name, 1, Some(1), |a| Ok(Value::list(arg_list(a, 0, "compact")?.iter().filter(|v| !empty(v)).cloned().collect())));
+        add(t, name, 1, Some(1), |a| {
+            Ok(Value::list(
+                arg_list(a, 0, "compact")?
+                    .iter()
+                    .filter(|v| !empty(v))
+                    .cloned()
+                    .collect(),
+            ))
+        });
     }
     for name in ["without", "mustWithout"] {
         add(t, name, 1, None, |a| {
             let l = arg_list(a, 0, "find without")?;
-            Ok(Value::list(l.iter().filter(|v| !a[1..].iter().any(|w| deep_equal(v, w))).cloned().collect()))
+            Ok(Value::list(
+                l.iter()
+                    .filter(|v| !a[1..].iter().any(|w| deep_equal(v, w)))
+                    .cloned()
+                    .collect(),
+            ))
         });
     }
     for name in ["has", "mustHas"] {
@@ -81,21 +118,34 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
         l.sort();
         Ok(Value::list(l.into_iter().map(Value::str).collect()))
     });
-    add(t, "toStrings", 1, Some(1), |a| Ok(Value::list(to_strings(&a[0]).into_iter().map(Value::str).collect())));
-    add(t, "join", 2, Some(2), |a| Ok(Value::str(to_strings(&a[1]).join(arg_str(a, 0)?))));
+    add(t, "toStrings", 1, Some(1), |a| {
+        Ok(Value::list(
+            to_strings(&a[0]).into_iter().map(Value::str).collect(),
+        ))
+    });
+    add(t, "join", 2, Some(2), |a| {
+        Ok(Value::str(to_strings(&a[1]).join(arg_str(a, 0)?)))
+    });
     add(t, "dict", 0, None, dict);
-    add(t, "get", 2, Some(2), |a| Ok(map_arg(a, 0)?.get(arg_str(a, 1)?).cloned().unwrap_or_else(|| Value::str(""))));
+    add(t, "get", 2, Some(2), |a| {
+        Ok(map_arg(a, 0)?
+            .get(arg_str(a, 1)?)
+            .cloned()
+            .unwrap_or_else(|| Value::str("")))
+    });
     add(t, "set", 3, Some(3), |a| {
-        let mut m = map_arg(a, 0)?.clone();
+        let mut m = map_arg(a, 0)?.into_owned();
         m.insert(arg_str(a, 1)?.to_string(), a[2].clone());
         Ok(Value::map(m))
     });
     add(t, "unset", 2, Some(2), |a| {
-        let mut m = map_arg(a, 0)?.clone();
+        let mut m = map_arg(a, 0)?.into_owned();
         m.remove(arg_str(a, 1)?);
         Ok(Value::map(m))
     });
-    add(t, "hasKey", 2, Some(2), |a| Ok(Value::Bool(map_arg(a, 0)?.contains_key(arg_str(a, 1)?))));
+    add(t, "hasKey", 2, Some(2), |a| {
+        Ok(Value::Bool(map_arg(a, 0)?.contains_key(arg_str(a, 1)?)))
+    });
     add(t, "keys", 0, None, |a| {
         let mut keys = Vec::new();
         for i in 0..a.len() {
@@ -103,16 +153,32 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
         }
         Ok(Value::list(keys))
     });
-    add(t, "values", 1, Some(1), |a| Ok(Value::list(map_arg(a, 0)?.values().cloned().collect())));
+    add(t, "values", 1, Some(1), |a| {
+        Ok(Value::list(map_arg(a, 0)?.values().cloned().collect()))
+    });
     add(t, "pick", 1, None, |a| {
         let m = map_arg(a, 0)?;
-        let keep: Vec<&str> = (1..a.len()).map(|i| arg_str(a, i)).collect::<Result<_, _>>()?;
-        Ok(Value::map(m.iter().filter(|(k, _)| keep.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()))
+        let keep: Vec<&str> = (1..a.len())
+            .map(|i| arg_str(a, i))
+            .collect::<Result<_, _>>()?;
+        Ok(Value::map(
+            m.iter()
+                .filter(|(k, _)| keep.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ))
     });
     add(t, "omit", 1, None, |a| {
         let m = map_arg(a, 0)?;
-        let drop: Vec<&str> = (1..a.len()).map(|i| arg_str(a, i)).collect::<Result<_, _>>()?;
-        Ok(Value::map(m.iter().filter(|(k, _)| !drop.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()))
+        let drop: Vec<&str> = (1..a.len())
+            .map(|i| arg_str(a, i))
+            .collect::<Result<_, _>>()?;
+        Ok(Value::map(
+            m.iter()
+                .filter(|(k, _)| !drop.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ))
     });
     add(t, "pluck", 1, None, |a| {
         let key = arg_str(a, 0)?;
@@ -135,26 +201,50 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     for name in ["deepCopy", "mustDeepCopy"] {
         add(t, name, 1, Some(1), |a| Ok(a[0].clone()));
     }
-    add(t, "default", 1, None, |a| Ok(if a.len() < 2 || empty(&a[1]) { a[0].clone() } else { a[1].clone() }));
+    add(t, "default", 1, None, |a| {
+        Ok(if a.len() < 2 || empty(&a[1]) {
+            a[0].clone()
+        } else {
+            a[1].clone()
+        })
+    });
     add(t, "empty", 1, Some(1), |a| Ok(Value::Bool(empty(&a[0]))));
-    add(t, "coalesce", 0, None, |a| Ok(a.iter().find(|v| !empty(v)).cloned().unwrap_or(Value::Nil)));
-    add(t, "all", 0, None, |a| Ok(Value::Bool(a.iter().all(|v| !empty(v)))));
-    add(t, "any", 0, None, |a| Ok(Value::Bool(a.iter().any(|v| !empty(v)))));
+    add(t, "coalesce", 0, None, |a| {
+        Ok(a.iter().find(|v| !empty(v)).cloned().unwrap_or(Value::Nil))
+    });
+    add(t, "all", 0, None, |a| {
+        Ok(Value::Bool(a.iter().all(|v| !empty(v))))
+    });
+    add(t, "any", 0, None, |a| {
+        Ok(Value::Bool(a.iter().any(|v| !empty(v))))
+    });
     add(t, "ternary", 3, Some(3), |a| match &a[2] {
         Value::Bool(b) => Ok(if *b { a[0].clone() } else { a[1].clone() }),
-        other => Err(super::wrong_type("bool", other)),
+        other => Err(super::args::wrong_type("bool", other)),
     });
-    add(t, "typeOf", 1, Some(1), |a| Ok(Value::str(a[0].type_name())));
-    add(t, "typeIs", 2, Some(2), |a| Ok(Value::Bool(arg_str(a, 0)? == a[1].type_name())));
-    add(t, "kindOf", 1, Some(1), |a| Ok(Value::str(kind_name(&a[0]))));
-    add(t, "kindIs", 2, Some(2), |a| Ok(Value::Bool(arg_str(a, 0)? == kind_name(&a[1]))));
-    add(t, "deepEqual", 2, Some(2), |a| Ok(Value::Bool(deep_equal(&a[0], &a[1]))));
+    add(t, "typeOf", 1, Some(1), |a| {
+        Ok(Value::str(a[0].type_name()))
+    });
+    add(t, "typeIs", 2, Some(2), |a| {
+        Ok(Value::Bool(arg_str(a, 0)? == a[1].type_name()))
+    });
+    add(t, "kindOf", 1, Some(1), |a| {
+        Ok(Value::str(kind_name(&a[0])))
+    });
+    add(t, "kindIs", 2, Some(2), |a| {
+        Ok(Value::Bool(arg_str(a, 0)? == kind_name(&a[1])))
+    });
+    add(t, "deepEqual", 2, Some(2), |a| {
+        Ok(Value::Bool(deep_equal(&a[0], &a[1])))
+    });
 }
 
-fn map_arg(a: &[Value], i: usize) -> Result<&BTreeMap<String, Value>, String> {
+/// A map argument; nil is an empty map, as Go passes a missing value to a map parameter.
+fn map_arg(a: &[Value], i: usize) -> Result<Cow<'_, BTreeMap<String, Value>>, String> {
     match &a[i] {
-        Value::Map(m) => Ok(m),
-        other => Err(super::wrong_type("map[string]interface {}", other)),
+        Value::Map(m) => Ok(Cow::Borrowed(&**m)),
+        Value::Invalid | Value::Nil => Ok(Cow::Owned(BTreeMap::new())),
+        other => Err(super::args::wrong_type("map[string]interface {}", other)),
     }
 }
 
@@ -176,9 +266,13 @@ pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::I64(x), Value::I64(y)) => x == y,
-        (Value::List(x), Value::List(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| deep_equal(p, q)),
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| deep_equal(p, q))
+        }
         (Value::Map(x), Value::Map(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| deep_equal(v, w)))
         }
         (Value::Time(x), Value::Time(y)) => x == y,
         (Value::Semver(x), Value::Semver(y)) => x == y,
@@ -200,24 +294,31 @@ fn uniq(a: &[Value]) -> Result<Value, String> {
 fn slice(a: &[Value]) -> Result<Value, String> {
     let l = arg_list(a, 0, "slice")?;
     let idx = |i: usize| -> Result<usize, String> {
-        let v = super::cast_int(&a[i]);
+        let v = super::args::cast_int(&a[i]);
         usize::try_from(v).map_err(|_| format!("runtime error: slice bounds out of range [{v}:]"))
     };
     let start = if a.len() > 1 { idx(1)? } else { 0 };
     let end = if a.len() > 2 { idx(2)? } else { l.len() };
     if start > end || end > l.len() {
-        return Err(format!("runtime error: slice bounds out of range [{start}:{end}] with capacity {}", l.len()));
+        return Err(format!(
+            "runtime error: slice bounds out of range [{start}:{end}] with capacity {}",
+            l.len()
+        ));
     }
     Ok(Value::list(l[start..end].to_vec()))
 }
 
 fn chunk(a: &[Value]) -> Result<Value, String> {
-    let size = super::arg_int(a, 0)?;
+    let size = super::args::arg_int(a, 0)?;
     let l = arg_list(a, 1, "chunk")?;
     if size <= 0 {
         return Err("runtime error: integer divide by zero".into());
     }
-    Ok(Value::list(l.chunks(size as usize).map(|c| Value::list(c.to_vec())).collect()))
+    Ok(Value::list(
+        l.chunks(size as usize)
+            .map(|c| Value::list(c.to_vec()))
+            .collect(),
+    ))
 }
 
 fn concat(a: &[Value]) -> Result<Value, String> {
@@ -266,10 +367,10 @@ fn merge_into(dst: &mut BTreeMap<String, Value>, src: &BTreeMap<String, Value>, 
 }
 
 fn merge_all(a: &[Value], overwrite: bool) -> Result<Value, String> {
-    let mut dst = map_arg(a, 0)?.clone();
+    let mut dst = map_arg(a, 0)?.into_owned();
     for i in 1..a.len() {
         let src = map_arg(a, i)?;
-        merge_into(&mut dst, src, overwrite);
+        merge_into(&mut dst, &src, overwrite);
     }
     Ok(Value::map(dst))
 }
@@ -277,22 +378,28 @@ fn merge_all(a: &[Value], overwrite: bool) -> Result<Value, String> {
 fn dig(a: &[Value]) -> Result<Value, String> {
     let n = a.len();
     if n < 3 {
-        return Err(format!("wrong number of args for dig: want at least 3 got {n}"));
+        return Err(format!(
+            "wrong number of args for dig: want at least 3 got {n}"
+        ));
     }
-    let mut cur = map_arg(a, n - 1)?;
+    let root = map_arg(a, n - 1)?;
+    let mut cur: &BTreeMap<String, Value> = &root;
     let default = &a[n - 2];
     let keys = &a[..n - 2];
     for (i, k) in keys.iter().enumerate() {
         let k = match k {
             Value::Str(s) => s.to_string(),
-            other => return Err(super::wrong_type("string", other)),
+            other => return Err(super::args::wrong_type("string", other)),
         };
         match cur.get(&k) {
             None => return Ok(default.clone()),
             Some(v) if i + 1 == keys.len() => return Ok(v.clone()),
             Some(Value::Map(m)) => cur = m,
             Some(other) => {
-                return Err(format!("interface conversion: interface {{}} is {}, not map[string]interface {{}}", other.type_name()));
+                return Err(format!(
+                    "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
+                    other.type_name()
+                ));
             }
         }
     }

@@ -5,37 +5,76 @@ use std::collections::HashMap;
 use base64::Engine;
 use sha2::Digest;
 
-use super::{FuncDef, add, arg_str};
+use super::args::{FuncDef, add, arg_str};
 use crate::value::Value;
 
-// length: a table of registrations, one line per function.
 pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     add(t, "b64enc", 1, Some(1), |a| {
-        Ok(Value::str(base64::engine::general_purpose::STANDARD.encode(arg_str(a, 0)?)))
+        Ok(Value::str(
+            base64::engine::general_purpose::STANDARD.encode(arg_str(a, 0)?),
+        ))
     });
     add(t, "b64dec", 1, Some(1), |a| {
-        Ok(Value::str(match base64::engine::general_purpose::STANDARD.decode(arg_str(a, 0)?) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-            Err(e) => go_b64_error(&e),
-        }))
+        Ok(Value::str(
+            match base64::engine::general_purpose::STANDARD.decode(arg_str(a, 0)?) {
+                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                Err(e) => go_b64_error(&e),
+            },
+        ))
     });
-    add(t, "b32enc", 1, Some(1), |a| Ok(Value::str(base32_encode(arg_str(a, 0)?.as_bytes()))));
-    add(t, "sha1sum", 1, Some(1), |a| Ok(Value::str(hex(&<sha1::Sha1 as sha1::Digest>::digest(arg_str(a, 0)?.as_bytes())))));
-    add(t, "sha256sum", 1, Some(1), |a| Ok(Value::str(hex(&sha2::Sha256::digest(arg_str(a, 0)?.as_bytes())))));
-    add(t, "sha512sum", 1, Some(1), |a| Ok(Value::str(hex(&sha2::Sha512::digest(arg_str(a, 0)?.as_bytes())))));
-    add(t, "adler32sum", 1, Some(1), |a| Ok(Value::str(adler32(arg_str(a, 0)?.as_bytes()).to_string())));
-    add(t, "toJson", 1, Some(1), |a| Ok(Value::str(to_json(&a[0], false, true).unwrap_or_default())));
-    add(t, "mustToJson", 1, Some(1), |a| to_json(&a[0], false, true).map(Value::str));
-    add(t, "toPrettyJson", 1, Some(1), |a| Ok(Value::str(to_json(&a[0], true, true).unwrap_or_default())));
-    add(t, "mustToPrettyJson", 1, Some(1), |a| to_json(&a[0], true, true).map(Value::str));
-    add(t, "toRawJson", 1, Some(1), |a| Ok(Value::str(to_json(&a[0], false, false).unwrap_or_default())));
-    add(t, "mustToRawJson", 1, Some(1), |a| to_json(&a[0], false, false).map(Value::str));
-    add(t, "fromJson", 1, Some(1), |a| Ok(from_json(arg_str(a, 0)?).unwrap_or(Value::Nil)));
+    add(t, "b32enc", 1, Some(1), |a| {
+        Ok(Value::str(base32_encode(arg_str(a, 0)?.as_bytes())))
+    });
+    add(t, "sha1sum", 1, Some(1), |a| {
+        Ok(Value::str(hex(&<sha1::Sha1 as sha1::Digest>::digest(
+            arg_str(a, 0)?.as_bytes(),
+        ))))
+    });
+    add(t, "sha256sum", 1, Some(1), |a| {
+        Ok(Value::str(hex(&sha2::Sha256::digest(
+            arg_str(a, 0)?.as_bytes(),
+        ))))
+    });
+    add(t, "sha512sum", 1, Some(1), |a| {
+        Ok(Value::str(hex(&sha2::Sha512::digest(
+            arg_str(a, 0)?.as_bytes(),
+        ))))
+    });
+    add(t, "adler32sum", 1, Some(1), |a| {
+        Ok(Value::str(adler32(arg_str(a, 0)?.as_bytes()).to_string()))
+    });
+    add(t, "toJson", 1, Some(1), |a| {
+        Ok(Value::str(to_json(&a[0], false, true).unwrap_or_default()))
+    });
+    add(t, "mustToJson", 1, Some(1), |a| {
+        to_json(&a[0], false, true).map(Value::str)
+    });
+    add(t, "toPrettyJson", 1, Some(1), |a| {
+        Ok(Value::str(to_json(&a[0], true, true).unwrap_or_default()))
+    });
+    add(t, "mustToPrettyJson", 1, Some(1), |a| {
+        to_json(&a[0], true, true).map(Value::str)
+    });
+    add(t, "toRawJson", 1, Some(1), |a| {
+        Ok(Value::str(to_json(&a[0], false, false).unwrap_or_default()))
+    });
+    add(t, "mustToRawJson", 1, Some(1), |a| {
+        to_json(&a[0], false, false).map(Value::str)
+    });
+    add(t, "fromJson", 1, Some(1), |a| {
+        Ok(from_json(arg_str(a, 0)?).unwrap_or(Value::Nil))
+    });
     add(t, "mustFromJson", 1, Some(1), |a| from_json(arg_str(a, 0)?));
     add(t, "toYaml", 1, Some(1), |a| to_yaml(&a[0]));
-    add(t, "fromYaml", 1, Some(1), |a| from_yaml(arg_str(a, 0)?, false));
-    add(t, "fromYamlArray", 1, Some(1), |a| from_yaml(arg_str(a, 0)?, true));
-    add(t, "semver", 1, Some(1), |a| parse_semver(arg_str(a, 0)?).map(|v| Value::Semver(std::rc::Rc::new(v))));
+    add(t, "fromYaml", 1, Some(1), |a| {
+        from_yaml(arg_str(a, 0)?, false)
+    });
+    add(t, "fromYamlArray", 1, Some(1), |a| {
+        from_yaml(arg_str(a, 0)?, true)
+    });
+    add(t, "semver", 1, Some(1), |a| {
+        parse_semver(arg_str(a, 0)?).map(|v| Value::Semver(std::rc::Rc::new(v)))
+    });
     add(t, "semverCompare", 2, Some(2), semver_compare);
 }
 
@@ -83,13 +122,21 @@ fn base32_encode(data: &[u8]) -> String {
 /// encoding/json Marshal (HTML-escaped) or an Encoder without HTML escaping (toRawJson).
 fn to_json(v: &Value, pretty: bool, escape_html: bool) -> Result<String, String> {
     let j = v.to_json()?;
-    let s = if pretty { serde_json::to_string_pretty(&j) } else { serde_json::to_string(&j) };
+    let s = if pretty {
+        serde_json::to_string_pretty(&j)
+    } else {
+        serde_json::to_string(&j)
+    };
     let s = s.map_err(|e| e.to_string())?;
-    let s = s.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029");
+    let s = s
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029");
     if !escape_html {
         return Ok(s);
     }
-    Ok(s.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026"))
+    Ok(s.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026"))
 }
 
 fn from_json(s: &str) -> Result<Value, String> {
@@ -107,7 +154,11 @@ fn to_yaml(v: &Value) -> Result<Value, String> {
 /// sigs.k8s.io/yaml Unmarshal into `map[string]any` or `[]any` (the first document).
 fn from_yaml(s: &str, array: bool) -> Result<Value, String> {
     let docs = plumb_yaml::read_documents(s, "fromYaml").map_err(|e| e.to_string())?;
-    let first = docs.into_iter().next().map(|d| d.value).unwrap_or(serde_json::Value::Null);
+    let first = docs
+        .into_iter()
+        .next()
+        .map(|d| d.value)
+        .unwrap_or(serde_json::Value::Null);
     match (&first, array) {
         (serde_json::Value::Null, false) => Ok(Value::map(Default::default())),
         (serde_json::Value::Null, true) => Ok(Value::list(Vec::new())),
@@ -125,14 +176,24 @@ fn parse_semver(s: &str) -> Result<semver::Version, String> {
         None => (body, ""),
     };
     let mut parts: Vec<&str> = core.split('.').collect();
-    if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+    if parts.is_empty()
+        || parts.len() > 3
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
         return Err("invalid semantic version".into());
     }
     while parts.len() < 3 {
         parts.push("0");
     }
-    let norm: Vec<String> = parts.iter().map(|p| p.parse::<u64>().map(|n| n.to_string())).collect::<Result<_, _>>().map_err(|_| "invalid semantic version".to_string())?;
-    semver::Version::parse(&format!("{}{rest}", norm.join("."))).map_err(|_| "invalid semantic version".into())
+    let norm: Vec<String> = parts
+        .iter()
+        .map(|p| p.parse::<u64>().map(|n| n.to_string()))
+        .collect::<Result<_, _>>()
+        .map_err(|_| "invalid semantic version".to_string())?;
+    semver::Version::parse(&format!("{}{rest}", norm.join(".")))
+        .map_err(|_| "invalid semantic version".into())
 }
 
 /// Masterminds/semver constraints: comparisons, `~`, `^`, ranges, `||`, `,`/space as AND, `x` wildcards.
@@ -182,7 +243,9 @@ fn translate_req(req: &str) -> String {
 }
 
 fn split_op(p: &str) -> (&str, &str) {
-    for op in [">=", "<=", "!=", "==", "=>", "=<", ">", "<", "=", "~>", "~", "^"] {
+    for op in [
+        ">=", "<=", "!=", "==", "=>", "=<", ">", "<", "=", "~>", "~", "^",
+    ] {
         if let Some(rest) = p.strip_prefix(op) {
             let op = match op {
                 "=>" => ">=",

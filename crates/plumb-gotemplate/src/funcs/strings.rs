@@ -2,8 +2,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::cases::is_connector;
-use super::{FuncDef, add, arg_bool, arg_int, arg_str, strval};
+use super::args::{FuncDef, add, arg_bool, arg_int, arg_str, strval};
+use super::cases::{go_lower, go_upper, is_connector, lower_str, upper_str};
 use crate::value::Value;
 
 macro_rules! str1 {
@@ -32,11 +32,14 @@ fn trim_space(s: &str) -> String {
 // length: a table of registrations, one line per function.
 pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     str1!(t, "trim", trim_space);
-    str1!(t, "upper", |s| s.to_uppercase());
-    str1!(t, "lower", |s| s.to_lowercase());
+    str1!(t, "upper", upper_str);
+    str1!(t, "lower", lower_str);
     str1!(t, "title", title);
     str1!(t, "untitle", untitle);
-    str1!(t, "nospace", |s| s.chars().filter(|c| !c.is_whitespace()).collect());
+    str1!(t, "nospace", |s| s
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect());
     str1!(t, "initials", initials);
     str1!(t, "swapcase", swapcase);
     str1!(t, "snakecase", |s| super::cases::to_lower_case(s, '_'));
@@ -52,39 +55,94 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
     str1!(t, "osDir", path_dir);
     str1!(t, "osClean", path_clean);
     str1!(t, "osExt", path_ext);
-    add(t, "isAbs", 1, Some(1), |a| Ok(Value::Bool(arg_str(a, 0)?.starts_with('/'))));
-    add(t, "osIsAbs", 1, Some(1), |a| Ok(Value::Bool(arg_str(a, 0)?.starts_with('/'))));
-    str2!(t, "trimAll", |a, b| Value::str(b.trim_matches(|c| a.contains(c))));
-    str2!(t, "trimall", |a, b| Value::str(b.trim_matches(|c| a.contains(c))));
-    str2!(t, "trimSuffix", |a, b| Value::str(b.strip_suffix(a).unwrap_or(b)));
-    str2!(t, "trimPrefix", |a, b| Value::str(b.strip_prefix(a).unwrap_or(b)));
+    add(t, "isAbs", 1, Some(1), |a| {
+        Ok(Value::Bool(arg_str(a, 0)?.starts_with('/')))
+    });
+    add(t, "osIsAbs", 1, Some(1), |a| {
+        Ok(Value::Bool(arg_str(a, 0)?.starts_with('/')))
+    });
+    str2!(t, "trimAll", |a, b| Value::str(
+        b.trim_matches(|c| a.contains(c))
+    ));
+    str2!(t, "trimall", |a, b| Value::str(
+        b.trim_matches(|c| a.contains(c))
+    ));
+    str2!(t, "trimSuffix", |a, b| Value::str(
+        b.strip_suffix(a).unwrap_or(b)
+    ));
+    str2!(t, "trimPrefix", |a, b| Value::str(
+        b.strip_prefix(a).unwrap_or(b)
+    ));
     str2!(t, "contains", |a, b| Value::Bool(b.contains(a)));
     str2!(t, "hasPrefix", |a, b| Value::Bool(b.starts_with(a)));
     str2!(t, "hasSuffix", |a, b| Value::Bool(b.ends_with(a)));
-    str2!(t, "splitList", |sep, s| Value::list(go_split(s, sep, None).into_iter().map(Value::str).collect()));
+    str2!(t, "splitList", |sep, s| Value::list(
+        go_split(s, sep, None).into_iter().map(Value::str).collect()
+    ));
     str2!(t, "split", |sep, s| split_map(go_split(s, sep, None)));
     add(t, "splitn", 3, Some(3), |a| {
         let n = arg_int(a, 1)?;
-        let parts = if n == 0 { Vec::new() } else { go_split(arg_str(a, 2)?, arg_str(a, 0)?, usize::try_from(n).ok()) };
+        let parts = if n == 0 {
+            Vec::new()
+        } else {
+            go_split(arg_str(a, 2)?, arg_str(a, 0)?, usize::try_from(n).ok())
+        };
         Ok(split_map(parts))
     });
-    add(t, "replace", 3, Some(3), |a| Ok(Value::str(go_replace(arg_str(a, 2)?, arg_str(a, 0)?, arg_str(a, 1)?))));
+    add(t, "replace", 3, Some(3), |a| {
+        Ok(Value::str(go_replace(
+            arg_str(a, 2)?,
+            arg_str(a, 0)?,
+            arg_str(a, 1)?,
+        )))
+    });
     add(t, "repeat", 2, Some(2), repeat);
     add(t, "substr", 3, Some(3), substr);
     add(t, "trunc", 2, Some(2), trunc);
     add(t, "abbrev", 2, Some(2), abbrev);
     add(t, "abbrevboth", 3, Some(3), abbrevboth);
-    add(t, "indent", 2, Some(2), |a| Ok(Value::str(indent(arg_int(a, 0)?, arg_str(a, 1)?)?)));
-    add(t, "nindent", 2, Some(2), |a| Ok(Value::str(format!("\n{}", indent(arg_int(a, 0)?, arg_str(a, 1)?)?))));
-    add(t, "wrap", 2, Some(2), |a| Ok(Value::str(wrap(arg_str(a, 1)?, arg_int(a, 0)?, "\n"))));
-    add(t, "wrapWith", 3, Some(3), |a| Ok(Value::str(wrap(arg_str(a, 2)?, arg_int(a, 0)?, arg_str(a, 1)?))));
-    add(t, "plural", 3, Some(3), |a| {
-        Ok(Value::str(if arg_int(a, 2)? == 1 { arg_str(a, 0)? } else { arg_str(a, 1)? }))
+    add(t, "indent", 2, Some(2), |a| {
+        Ok(Value::str(indent(arg_int(a, 0)?, arg_str(a, 1)?)?))
     });
-    add(t, "quote", 0, None, |a| Ok(Value::str(quote_all(a, |s| crate::gofmt::go_quote(&strval(s), false)))));
-    add(t, "squote", 0, None, |a| Ok(Value::str(quote_all(a, |s| format!("'{}'", s.to_go_string())))));
+    add(t, "nindent", 2, Some(2), |a| {
+        Ok(Value::str(format!(
+            "\n{}",
+            indent(arg_int(a, 0)?, arg_str(a, 1)?)?
+        )))
+    });
+    add(t, "wrap", 2, Some(2), |a| {
+        Ok(Value::str(wrap(arg_str(a, 1)?, arg_int(a, 0)?, "\n")))
+    });
+    add(t, "wrapWith", 3, Some(3), |a| {
+        Ok(Value::str(wrap(
+            arg_str(a, 2)?,
+            arg_int(a, 0)?,
+            arg_str(a, 1)?,
+        )))
+    });
+    add(t, "plural", 3, Some(3), |a| {
+        Ok(Value::str(if arg_int(a, 2)? == 1 {
+            arg_str(a, 0)?
+        } else {
+            arg_str(a, 1)?
+        }))
+    });
+    add(t, "quote", 0, None, |a| {
+        Ok(Value::str(quote_all(a, |s| {
+            crate::gofmt::go_quote(&strval(s), false)
+        })))
+    });
+    add(t, "squote", 0, None, |a| {
+        Ok(Value::str(quote_all(a, |s| {
+            format!("'{}'", s.to_go_string())
+        })))
+    });
     add(t, "cat", 0, None, |a| {
-        let parts: Vec<String> = a.iter().filter(|v| !v.is_nil()).map(Value::to_go_string).collect();
+        let parts: Vec<String> = a
+            .iter()
+            .filter(|v| !v.is_nil())
+            .map(Value::to_go_string)
+            .collect();
         Ok(Value::str(parts.join(" ")))
     });
     add(t, "toString", 1, Some(1), |a| Ok(Value::str(strval(&a[0]))));
@@ -94,19 +152,36 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
         let (p, s) = (arg_str(a, 0)?, arg_str(a, 1)?);
         Ok(Value::Bool(re(p).is_ok_and(|r| r.is_match(s))))
     });
-    add(t, "mustRegexMatch", 2, Some(2), |a| Ok(Value::Bool(re(arg_str(a, 0)?)?.is_match(arg_str(a, 1)?))));
+    add(t, "mustRegexMatch", 2, Some(2), |a| {
+        Ok(Value::Bool(re(arg_str(a, 0)?)?.is_match(arg_str(a, 1)?)))
+    });
     add(t, "regexFind", 2, Some(2), regex_find);
     add(t, "mustRegexFind", 2, Some(2), regex_find);
     add(t, "regexFindAll", 3, Some(3), regex_find_all);
     add(t, "mustRegexFindAll", 3, Some(3), regex_find_all);
-    add(t, "regexReplaceAll", 3, Some(3), |a| regex_replace(a, false));
-    add(t, "mustRegexReplaceAll", 3, Some(3), |a| regex_replace(a, false));
-    add(t, "regexReplaceAllLiteral", 3, Some(3), |a| regex_replace(a, true));
-    add(t, "mustRegexReplaceAllLiteral", 3, Some(3), |a| regex_replace(a, true));
+    add(t, "regexReplaceAll", 3, Some(3), |a| {
+        regex_replace(a, false)
+    });
+    add(t, "mustRegexReplaceAll", 3, Some(3), |a| {
+        regex_replace(a, false)
+    });
+    add(t, "regexReplaceAllLiteral", 3, Some(3), |a| {
+        regex_replace(a, true)
+    });
+    add(t, "mustRegexReplaceAllLiteral", 3, Some(3), |a| {
+        regex_replace(a, true)
+    });
     add(t, "regexSplit", 3, Some(3), regex_split);
     add(t, "mustRegexSplit", 3, Some(3), regex_split);
-    add(t, "randAlphaNum", 1, Some(1), |a| random(a, b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"));
-    add(t, "randAlpha", 1, Some(1), |a| random(a, b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"));
+    add(t, "randAlphaNum", 1, Some(1), |a| {
+        random(
+            a,
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+        )
+    });
+    add(t, "randAlpha", 1, Some(1), |a| {
+        random(a, b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+    });
     add(t, "randNumeric", 1, Some(1), |a| random(a, b"0123456789"));
     add(t, "randAscii", 1, Some(1), |a| {
         random(a, b" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~")
@@ -117,15 +192,18 @@ pub(super) fn register(t: &mut HashMap<&'static str, FuncDef>) {
 }
 
 fn quote_all(a: &[Value], f: impl Fn(&Value) -> String) -> String {
-    a.iter().filter(|v| !v.is_nil()).map(f).collect::<Vec<_>>().join(" ")
+    a.iter()
+        .filter(|v| !v.is_nil())
+        .map(f)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Go's strings.Split / SplitN (n: None for all).
 fn go_split<'a>(s: &'a str, sep: &str, n: Option<usize>) -> Vec<&'a str> {
     if sep.is_empty() {
         let mut out: Vec<&str> = Vec::new();
-        let mut idx = s.char_indices().peekable();
-        while let Some((i, c)) = idx.next() {
+        for (i, c) in s.char_indices() {
             if n.is_some_and(|n| out.len() + 1 == n) {
                 out.push(&s[i..]);
                 return out;
@@ -141,7 +219,11 @@ fn go_split<'a>(s: &'a str, sep: &str, n: Option<usize>) -> Vec<&'a str> {
 }
 
 fn split_map(parts: Vec<&str>) -> Value {
-    let m: BTreeMap<String, Value> = parts.into_iter().enumerate().map(|(i, p)| (format!("_{i}"), Value::str(p))).collect();
+    let m: BTreeMap<String, Value> = parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (format!("_{i}"), Value::str(p)))
+        .collect();
     Value::map(m)
 }
 
@@ -165,7 +247,7 @@ fn repeat(a: &[Value]) -> Result<Value, String> {
         return Err("strings: negative Repeat count".into());
     }
     let total = (n as u128) * (s.len() as u128);
-    if total > crate::MAX_STRING as u128 {
+    if total > crate::errors::MAX_STRING as u128 {
         return Err(format!("repeat would build {total} bytes"));
     }
     Ok(Value::str(s.repeat(n as usize)))
@@ -179,7 +261,11 @@ fn bytes_str(s: &str, from: usize, to: usize) -> String {
 fn substr(a: &[Value]) -> Result<Value, String> {
     let (start, end, s) = (arg_int(a, 0)?, arg_int(a, 1)?, arg_str(a, 2)?);
     let len = s.len() as i64;
-    let oob = || Err(format!("runtime error: slice bounds out of range [{start}:{end}] with length {len}"));
+    let oob = || {
+        Err(format!(
+            "runtime error: slice bounds out of range [{start}:{end}] with length {len}"
+        ))
+    };
     if start < 0 {
         if end < 0 || end > len {
             return oob();
@@ -221,7 +307,13 @@ fn abbreviate_full(s: &str, offset: i64, max: i64) -> String {
     if len - offset < max - 3 {
         offset = len - (max - 3);
     }
-    let take = |from: i64, n: i64| -> String { chars.iter().skip(from.max(0) as usize).take(n.max(0) as usize).collect() };
+    let take = |from: i64, n: i64| -> String {
+        chars
+            .iter()
+            .skip(from.max(0) as usize)
+            .take(n.max(0) as usize)
+            .collect()
+    };
     if offset <= 4 {
         return take(0, max - 3) + "...";
     }
@@ -253,7 +345,7 @@ fn abbrevboth(a: &[Value]) -> Result<Value, String> {
 fn indent(n: i64, s: &str) -> Result<String, String> {
     let n = usize::try_from(n).map_err(|_| "strings: negative Repeat count".to_string())?;
     let lines = s.matches('\n').count() + 1;
-    if n.saturating_mul(lines).saturating_add(s.len()) > crate::MAX_STRING {
+    if n.saturating_mul(lines).saturating_add(s.len()) > crate::errors::MAX_STRING {
         return Err("indent would build too large a string".into());
     }
     let pad = " ".repeat(n);
@@ -266,7 +358,7 @@ fn title(s: &str) -> String {
     let mut prev = ' ';
     for c in s.chars() {
         if is_separator(prev) {
-            out.extend(c.to_uppercase());
+            out.push(go_upper(c));
         } else {
             out.push(c);
         }
@@ -294,7 +386,7 @@ fn untitle(s: &str) -> String {
             at_start = true;
             out.push(c);
         } else if at_start {
-            out.extend(c.to_lowercase());
+            out.push(go_lower(c));
             at_start = false;
         } else {
             out.push(c);
@@ -321,22 +413,14 @@ fn swapcase(s: &str) -> String {
     s.chars()
         .flat_map(|c| {
             if c.is_uppercase() {
-                c.to_lowercase().collect::<Vec<_>>()
+                vec![go_lower(c)]
             } else if c.is_lowercase() {
-                c.to_uppercase().collect()
+                vec![go_upper(c)]
             } else {
                 vec![c]
             }
         })
         .collect()
-}
-
-fn upper(c: char) -> char {
-    c.to_uppercase().next().unwrap_or(c)
-}
-
-fn lower(c: char) -> char {
-    c.to_lowercase().next().unwrap_or(c)
 }
 
 /// xstrings v1.5.0 ToPascalCase (toCamelCase with isBig), rune by rune as it is written.
@@ -348,7 +432,7 @@ fn camelcase(s: &str) -> String {
     for c in chars.by_ref() {
         if !is_connector(c) {
             first_upper = c.is_uppercase();
-            r0 = Some(upper(c));
+            r0 = Some(go_upper(c));
             break;
         }
         out.push(c);
@@ -369,11 +453,11 @@ fn camelcase(s: &str) -> String {
         }
         if is_connector(r1) {
             first_upper = r0.is_uppercase();
-            r0 = upper(r0);
+            r0 = go_upper(r0);
         } else {
             if first_upper {
                 if r0.is_uppercase() {
-                    r0 = lower(r0);
+                    r0 = go_lower(r0);
                 } else {
                     first_upper = false;
                 }
@@ -406,9 +490,17 @@ fn wrap(s: &str, width: i64, sep: &str) -> String {
 
 /// Argo's SanitizeName (applicationset/utils/template_functions.go).
 pub(crate) fn normalize(name: &str) -> String {
-    let lower = name.to_lowercase();
-    let mut out: String =
-        lower.chars().map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' { c } else { '-' }).collect();
+    let lower = lower_str(name);
+    let mut out: String = lower
+        .chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
     if out.len() > 253 {
         out.truncate(253);
     }
@@ -437,12 +529,21 @@ fn slugify(a: &[Value]) -> Result<Value, String> {
 
 /// gosimple/slug v1.15.0 Make on an already normalized name (ASCII `[-a-z0-9.]`).
 fn slug_make(s: &str, max: i64, smart: bool) -> String {
-    let mut slug = s.trim().to_lowercase();
+    let mut slug = lower_str(s.trim());
     let max_len = usize::try_from(max).unwrap_or(0);
     if !smart && slug.len() >= max_len {
         slug.truncate(max_len);
     }
-    let replaced: String = slug.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    let replaced: String = slug
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
     let mut collapsed = String::with_capacity(replaced.len());
     for c in replaced.chars() {
         if c == '-' && collapsed.ends_with('-') {
@@ -453,23 +554,93 @@ fn slug_make(s: &str, max: i64, smart: bool) -> String {
     let mut slug = collapsed.trim_matches(['-', '_']).to_string();
     if max > 0 && smart && slug.len() > max_len {
         let bytes = slug.as_bytes();
-        let cut = (0..=max_len).rev().find(|&i| bytes[i] == b'-').unwrap_or(max_len);
+        let cut = (0..=max_len)
+            .rev()
+            .find(|&i| bytes[i] == b'-')
+            .unwrap_or(max_len);
         slug.truncate(cut);
     }
     slug
 }
 
+/// Go's RE2 Perl classes (`\w \d \s \b` and negations) are ASCII-only; Rust's are Unicode
+/// unless written inside `(?-u:...)` (outside brackets) or as ASCII classes (inside brackets).
+fn ascii_perl_classes(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars().peekable();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            let Some(n) = chars.next() else {
+                out.push(c);
+                break;
+            };
+            let rep = match (in_class, n) {
+                (false, 'w' | 'W' | 'd' | 'D' | 'b' | 'B') => format!("(?-u:\\{n})"),
+                (false, 's') => "[\\t\\n\\x0C\\r ]".to_string(),
+                (false, 'S') => "[^\\t\\n\\x0C\\r ]".to_string(),
+                (true, 'w') => "[:word:]".to_string(),
+                (true, 'W') => "[:^word:]".to_string(),
+                (true, 'd') => "[:digit:]".to_string(),
+                (true, 'D') => "[:^digit:]".to_string(),
+                (true, 's') => "\\t\\n\\x0C\\r ".to_string(),
+                (true, 'S') => "[:^space:]".to_string(),
+                _ => format!("\\{n}"),
+            };
+            out.push_str(&rep);
+            continue;
+        }
+        if c == '[' && !in_class {
+            in_class = true;
+            out.push(c);
+            // A `]` (or `^]`) right after the opening bracket is a literal.
+            if chars.peek() == Some(&'^') {
+                out.push('^');
+                chars.next();
+            }
+            if chars.peek() == Some(&']') {
+                out.push_str("\\]");
+                chars.next();
+            }
+            continue;
+        }
+        if c == '[' && in_class && chars.peek() == Some(&':') {
+            // `[:alpha:]` inside a class: copied through its own closing `:]`.
+            out.push(c);
+            for d in chars.by_ref() {
+                out.push(d);
+                if d == ']' {
+                    break;
+                }
+            }
+            continue;
+        }
+        if c == ']' && in_class {
+            in_class = false;
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Compiles a Go RE2 pattern (Rust's regex has the same syntax for what templates use).
 fn re(pattern: &str) -> Result<regex::Regex, String> {
-    regex::RegexBuilder::new(pattern)
+    regex::RegexBuilder::new(&ascii_perl_classes(pattern))
         .size_limit(1 << 20)
         .build()
-        .map_err(|e| format!("error parsing regexp: {}", e.to_string().lines().last().unwrap_or("invalid pattern")))
+        .map_err(|e| {
+            format!(
+                "error parsing regexp: {}",
+                e.to_string().lines().last().unwrap_or("invalid pattern")
+            )
+        })
 }
 
 fn regex_find(a: &[Value]) -> Result<Value, String> {
     let r = re(arg_str(a, 0)?)?;
-    Ok(Value::str(r.find(arg_str(a, 1)?).map_or("", |m| m.as_str())))
+    Ok(Value::str(
+        r.find(arg_str(a, 1)?).map_or("", |m| m.as_str()),
+    ))
 }
 
 fn regex_find_all(a: &[Value]) -> Result<Value, String> {
@@ -477,13 +648,22 @@ fn regex_find_all(a: &[Value]) -> Result<Value, String> {
     let n = arg_int(a, 2)?;
     let s = arg_str(a, 1)?;
     let limit = if n < 0 { usize::MAX } else { n as usize };
-    Ok(Value::list(r.find_iter(s).take(limit).map(|m| Value::str(m.as_str())).collect()))
+    Ok(Value::list(
+        r.find_iter(s)
+            .take(limit)
+            .map(|m| Value::str(m.as_str()))
+            .collect(),
+    ))
 }
 
 fn regex_replace(a: &[Value], literal: bool) -> Result<Value, String> {
     let r = re(arg_str(a, 0)?)?;
     let (s, rep) = (arg_str(a, 1)?, arg_str(a, 2)?);
-    let out = if literal { r.replace_all(s, regex::NoExpand(rep)) } else { r.replace_all(s, rep) };
+    let out = if literal {
+        r.replace_all(s, regex::NoExpand(rep))
+    } else {
+        r.replace_all(s, rep)
+    };
     Ok(Value::str(out.into_owned()))
 }
 
@@ -523,7 +703,14 @@ fn uuidv4() -> Result<Value, String> {
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    Ok(Value::str(format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])))
+    Ok(Value::str(format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )))
 }
 
 /// Go's path.Clean.
