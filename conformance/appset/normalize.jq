@@ -14,8 +14,10 @@ def meta: .metadata | del(.uid, .resourceVersion, .managedFields, .creationTimes
   applicationSets: [$appsets[0].items[] | select(.metadata.name as $n | $sets | index($n)) | {
       name: .metadata.name,
       conditions: [.status.conditions[]? | {type, status, reason, message}] | sort_by(.type),
+      # A Waiting entry's message says whether the application controller has compared the
+      # Application yet (timing); the Applications' own sync status is that controller's too.
       applicationStatus: [.status.applicationStatus[]? | del(.lastTransitionTime)
-                          | if .targetRevisions then . else . end] | sort_by(.application),
-      resources: [.status.resources[]? | {name, status}] | sort_by(.name)
+                          | if .status == "Waiting" then del(.message) else . end] | sort_by(.application),
+      resources: [.status.resources[]? | {name}] | sort_by(.name)
     }] | sort_by(.name)
 }

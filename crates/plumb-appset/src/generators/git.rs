@@ -74,6 +74,23 @@ pub async fn generate(
     })
     .await
     .map_err(|e| GeneratorError::Source(format!("git generator task failed: {e}")))??;
+    let out = to_params(found, spec, mode)?;
+    if out.len() > ctx.limits.max_params {
+        return Err(GeneratorError::Limit(format!(
+            "git generator: {} parameter sets, more than the limit of {}",
+            out.len(),
+            ctx.limits.max_params
+        )));
+    }
+    Ok(out)
+}
+
+/// The parameter sets of what the checkout gave, `values` added.
+fn to_params(
+    found: Found,
+    spec: &GitGenerator,
+    mode: Mode<'_>,
+) -> Result<Vec<Params>, GeneratorError> {
     let prefix = spec.path_param_prefix.as_deref().unwrap_or_default();
     let mut out = Vec::new();
     match found {
@@ -92,13 +109,6 @@ pub async fn generate(
                 }
             }
         }
-    }
-    if out.len() > ctx.limits.max_params {
-        return Err(GeneratorError::Limit(format!(
-            "git generator: {} parameter sets, more than the limit of {}",
-            out.len(),
-            ctx.limits.max_params
-        )));
     }
     Ok(out)
 }

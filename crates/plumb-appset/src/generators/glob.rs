@@ -33,9 +33,7 @@ pub fn path_match(pattern: &str, name: &str) -> Result<bool, BadPattern> {
 /// match, a directory prefix of it up to the first wildcard, or `wildmatch` without
 /// `WM_PATHNAME` (wildcards cross `/`).
 pub fn pathspec_match(spec: &str, file: &str) -> Result<bool, BadPattern> {
-    let literal_len = spec
-        .find(|c| matches!(c, '*' | '?' | '[' | '\\'))
-        .unwrap_or(spec.len());
+    let literal_len = spec.find(['*', '?', '[', '\\']).unwrap_or(spec.len());
     if literal_len == spec.len() {
         let dir = spec.trim_end_matches('/');
         return Ok(file == spec

@@ -4,8 +4,8 @@
 use plumb_model::applicationset::{ApplicationSet, ApplicationSetGenerator, MatrixGenerator};
 use serde_json::Value;
 
-use super::values::{Mode, go_format, render};
-use super::{ParamSet, transform};
+use super::nested::Children;
+use super::values::{Mode, deep_merge, go_format, render};
 use crate::context::Context;
 use crate::error::GeneratorError;
 use crate::params::Params;
@@ -15,7 +15,7 @@ pub async fn generate(
     spec: &MatrixGenerator,
     set: &ApplicationSet,
     ctx: &Context,
-    depth: usize,
+    children: &dyn Children,
 ) -> Result<Vec<Params>, GeneratorError> {
     let gens = spec.generators.as_deref().unwrap_or_default();
     if gens.len() < 2 {
@@ -28,7 +28,7 @@ pub async fn generate(
             "found more than two generators, Matrix support only two".to_owned(),
         ));
     }
-    let first = child(&gens[0], set, ctx, None, depth).await.map_err(|e| {
+    let first = child(&gens[0], children, None).await.map_err(|e| {
         GeneratorError::Invalid(format!(
             "error failed to get params for first generator in matrix generator: {e}"
         ))
@@ -42,7 +42,7 @@ pub async fn generate(
     let reusable = !uses_templates(&gens[1]);
     let reused = match (reusable, first.first()) {
         (true, Some(a)) => Some(
-            child(&gens[1], set, ctx, Some(a), depth)
+            child(&gens[1], children, Some(a))
                 .await
                 .map_err(second_err)?,
         ),
@@ -55,7 +55,7 @@ pub async fn generate(
         let second = match &reused {
             Some(r) => r,
             None => {
-                fresh = child(&gens[1], set, ctx, Some(a), depth)
+                fresh = child(&gens[1], children, Some(a))
                     .await
                     .map_err(second_err)?;
                 &fresh
@@ -77,22 +77,14 @@ pub async fn generate(
 /// One child's parameters (its own template override is ignored, as in Argo).
 async fn child(
     generator: &ApplicationSetGenerator,
-    set: &ApplicationSet,
-    ctx: &Context,
+    children: &dyn Children,
     parent: Option<&Params>,
-    depth: usize,
 ) -> Result<Vec<Params>, GeneratorError> {
-    let sets = transform(generator, set, ctx, parent, depth)
-        .await
-        .map_err(|e| {
-            GeneratorError::Invalid(format!(
-                "child generator returned an error on parameter generation: {e}"
-            ))
-        })?;
-    Ok(sets
-        .into_iter()
-        .map(|ParamSet { params, .. }| params)
-        .collect())
+    children.params(generator, parent).await.map_err(|e| {
+        GeneratorError::Invalid(format!(
+            "child generator returned an error on parameter generation: {e}"
+        ))
+    })
 }
 
 fn uses_templates(generator: &ApplicationSetGenerator) -> bool {
@@ -124,19 +116,6 @@ fn combine(a: &Params, b: &Params, go: bool) -> Result<Params, GeneratorError> {
         out.insert(k.clone(), Value::String(v));
     }
     Ok(out)
-}
-
-/// mergo's `Merge(dst, src, WithOverride)` on JSON maps: objects merge recursively, anything
-/// else in `src` replaces `dst`'s.
-pub fn deep_merge(dst: &mut Params, src: &Params) {
-    for (k, v) in src {
-        match (dst.get_mut(k), v) {
-            (Some(Value::Object(d)), Value::Object(s)) => deep_merge(d, s),
-            _ => {
-                dst.insert(k.clone(), v.clone());
-            }
-        }
-    }
 }
 
 /// Argo's `InterpolateGenerator`: every string of the generator rendered with `params`. In Go

@@ -7,10 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use plumb_model::applicationset::{ApplicationSet, MergeGenerator};
 use serde_json::Value;
 
-use super::matrix::deep_merge;
-use super::values::Mode;
-use super::{ParamSet, transform};
-use crate::context::Context;
+use super::nested::Children;
+use super::values::{Mode, deep_merge};
 use crate::error::GeneratorError;
 use crate::params::Params;
 
@@ -18,8 +16,7 @@ use crate::params::Params;
 pub async fn generate(
     spec: &MergeGenerator,
     set: &ApplicationSet,
-    ctx: &Context,
-    depth: usize,
+    children: &dyn Children,
 ) -> Result<Vec<Params>, GeneratorError> {
     let gens = spec.generators.as_deref().unwrap_or_default();
     if gens.len() < 2 {
@@ -35,7 +32,7 @@ pub async fn generate(
     }
     let mut all = Vec::with_capacity(gens.len());
     for (i, generator) in gens.iter().enumerate() {
-        let sets = transform(generator, set, ctx, None, depth).await.map_err(|e| {
+        let sets = children.params(generator, None).await.map_err(|e| {
             GeneratorError::Invalid(format!(
                 "error getting param sets from generators: error getting params from generator {} of {}: \
                  child generator returned an error on parameter generation: {e}",
@@ -43,11 +40,7 @@ pub async fn generate(
                 gens.len()
             ))
         })?;
-        all.push(
-            sets.into_iter()
-                .map(|ParamSet { params, .. }| params)
-                .collect::<Vec<_>>(),
-        );
+        all.push(sets);
     }
     let mut iter = all.into_iter();
     let mut base = iter.next().unwrap_or_default();

@@ -13,6 +13,7 @@ mod glob;
 mod list;
 mod matrix;
 mod merge;
+mod nested;
 mod plugin;
 mod selector;
 pub mod values;
@@ -25,6 +26,7 @@ use plumb_model::applicationset::{
 };
 
 pub use clusters::{IN_CLUSTER_NAME, IN_CLUSTER_SERVER};
+use nested::Children;
 use selector::Selector;
 use values::Mode;
 
@@ -153,74 +155,71 @@ async fn run(
     depth: usize,
 ) -> Result<Vec<Params>, GeneratorError> {
     let mode = Mode::of(set);
-    let nested = || {
-        if depth >= MAX_NESTING {
-            return Err(GeneratorError::Invalid(
-                "matrix and merge generators nest at most two levels deep (as in Argo CD)"
-                    .to_owned(),
-            ));
+    let g = generator;
+    match kind {
+        Kind::List => list::generate(need(g.list.as_ref())?, mode, ctx.limits.max_params),
+        Kind::Clusters => clusters::generate(need(g.clusters.as_ref())?, mode, ctx).await,
+        Kind::Git => git::generate(need(g.git.as_ref())?, mode, ctx).await,
+        Kind::ClusterDecisionResource => {
+            duck_type::generate(need(g.cluster_decision_resource.as_ref())?, mode, ctx).await
         }
-        Ok(depth + 1)
-    };
-    match (kind, generator) {
-        (Kind::List, ApplicationSetGenerator { list: Some(s), .. }) => {
-            list::generate(s, mode, ctx.limits.max_params)
+        Kind::Plugin => plugin::generate(need(g.plugin.as_ref())?, set, ctx).await,
+        Kind::Matrix | Kind::Merge => {
+            if depth >= MAX_NESTING {
+                return Err(GeneratorError::Invalid(
+                    "matrix and merge generators nest at most two levels deep (as in Argo CD)"
+                        .to_owned(),
+                ));
+            }
+            let children = Nested {
+                set,
+                ctx,
+                depth: depth + 1,
+            };
+            match kind {
+                Kind::Matrix => {
+                    matrix::generate(need(g.matrix.as_deref())?, set, ctx, &children).await
+                }
+                _ => merge::generate(need(g.merge.as_deref())?, set, &children).await,
+            }
         }
-        (
-            Kind::Clusters,
-            ApplicationSetGenerator {
-                clusters: Some(s), ..
-            },
-        ) => clusters::generate(s, mode, ctx).await,
-        (Kind::Git, ApplicationSetGenerator { git: Some(s), .. }) => {
-            git::generate(s, mode, ctx).await
-        }
-        (
-            Kind::ScmProvider,
-            ApplicationSetGenerator {
-                scm_provider: Some(_),
-                ..
-            },
-        ) => Err(GeneratorError::Invalid(
+        Kind::ScmProvider => Err(GeneratorError::Invalid(
             "the scmProvider generator is not available in this build".to_owned(),
         )),
-        (
-            Kind::PullRequest,
-            ApplicationSetGenerator {
-                pull_request: Some(_),
-                ..
-            },
-        ) => Err(GeneratorError::Invalid(
+        Kind::PullRequest => Err(GeneratorError::Invalid(
             "the pullRequest generator is not available in this build".to_owned(),
         )),
-        (
-            Kind::ClusterDecisionResource,
-            ApplicationSetGenerator {
-                cluster_decision_resource: Some(s),
-                ..
-            },
-        ) => duck_type::generate(s, mode, ctx).await,
-        (
-            Kind::Matrix,
-            ApplicationSetGenerator {
-                matrix: Some(s), ..
-            },
-        ) => matrix::generate(s, set, ctx, nested()?).await,
-        (Kind::Merge, ApplicationSetGenerator { merge: Some(s), .. }) => {
-            merge::generate(s, set, ctx, nested()?).await
-        }
-        (
-            Kind::Plugin,
-            ApplicationSetGenerator {
-                plugin: Some(s), ..
-            },
-        ) => plugin::generate(s, set, ctx).await,
-        (Kind::Oci, _) => Err(GeneratorError::Invalid(
+        Kind::Oci => Err(GeneratorError::Invalid(
             "the oci generator is not supported by Plumb".to_owned(),
         )),
-        _ => Err(GeneratorError::Invalid(
-            "ApplicationSet is empty".to_owned(),
-        )),
+    }
+}
+
+/// The configuration of a kind [`kinds`] found set.
+fn need<T>(spec: Option<&T>) -> Result<&T, GeneratorError> {
+    spec.ok_or_else(|| GeneratorError::Invalid("ApplicationSet is empty".to_owned()))
+}
+
+/// The children of a matrix or merge at `depth`.
+struct Nested<'a> {
+    set: &'a ApplicationSet,
+    ctx: &'a Context,
+    depth: usize,
+}
+
+impl Children for Nested<'_> {
+    fn params<'a>(
+        &'a self,
+        generator: &'a ApplicationSetGenerator,
+        parent: Option<&'a Params>,
+    ) -> BoxFuture<'a, Result<Vec<Params>, GeneratorError>> {
+        Box::pin(async move {
+            let sets = transform(generator, self.set, self.ctx, parent, self.depth).await?;
+            Ok(sets
+                .into_iter()
+                .map(|ParamSet { params, .. }| params)
+                .collect())
+        })
     }
 }
 

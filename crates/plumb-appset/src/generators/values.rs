@@ -195,6 +195,19 @@ pub fn sanitize_name(name: &str) -> String {
     out.trim_matches(|c| c == '-' || c == '.').to_owned()
 }
 
+/// mergo's `Merge(dst, src, WithOverride)` on JSON maps: objects merge recursively, anything
+/// else in `src` replaces `dst`'s.
+pub fn deep_merge(dst: &mut Params, src: &Params) {
+    for (k, v) in src {
+        match (dst.get_mut(k), v) {
+            (Some(Value::Object(d)), Value::Object(s)) => deep_merge(d, s),
+            _ => {
+                dst.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -132,10 +132,10 @@ fn empty_parameters_render_nothing_as_in_argo() {
 #[test]
 fn unknown_and_non_string_parameters_stay_as_they_are() {
     let mut s = set(LIST);
-    s.spec.template.metadata.labels =
+    s.spec.template.metadata.annotations =
         Some([("n".to_string(), "{{count}}-{{nope}}".to_string())].into());
     let app = render(&s, json!({"cluster": "a", "url": "https://x", "count": 3}));
-    assert_eq!(app["metadata"]["labels"]["n"], "{{count}}-{{nope}}");
+    assert_eq!(app["metadata"]["annotations"]["n"], "{{count}}-{{nope}}");
 }
 
 #[test]

@@ -23,7 +23,7 @@ fn set(generators: serde_json::Value) -> plumb_model::applicationset::Applicatio
             }
         }
     }))
-    .unwrap()
+    .expect("the test ApplicationSet parses")
 }
 
 #[tokio::test]

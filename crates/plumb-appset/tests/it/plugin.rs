@@ -45,8 +45,10 @@ async fn getparams(headers: HeaderMap, body: String) -> (StatusCode, String) {
 }
 
 async fn serve() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let addr = listener.local_addr().expect("the bound address");
     let app = Router::new().route("/api/v1/getparams.execute", post(getparams));
     tokio::spawn(async move { axum::serve(listener, app).await });
     format!("http://{addr}")
