@@ -18,8 +18,9 @@
 
 mod context;
 mod error;
+pub mod generators;
 mod params;
 
-pub use context::{Context, Limits};
+pub use context::{Context, Limits, ScmSettings};
 pub use error::GeneratorError;
 pub use params::Params;
