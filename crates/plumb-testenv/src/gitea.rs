@@ -26,7 +26,6 @@ pub struct Gitea {
     url: String,
     token: String,
     user: String,
-    http: Client,
     _state: Option<tempfile::TempDir>,
 }
 
@@ -44,10 +43,6 @@ impl Gitea {
     /// `PLUMB_TEST_GITEA_URL`/`PLUMB_TEST_GITEA_TOKEN` when set, else a Gitea of its own started
     /// with `scripts/gitea up` (stopped when this process exits).
     pub fn start() -> Result<Self, String> {
-        let http = Client::builder()
-            .timeout(std::time::Duration::from_secs(60))
-            .build()
-            .map_err(|e| e.to_string())?;
         if let (Ok(url), Ok(token)) = (
             std::env::var("PLUMB_TEST_GITEA_URL"),
             std::env::var("PLUMB_TEST_GITEA_TOKEN"),
@@ -56,7 +51,6 @@ impl Gitea {
                 url: url.trim_end_matches('/').to_owned(),
                 token,
                 user: String::new(),
-                http,
                 _state: None,
             };
             g.user = g.get("/user")?["login"]
@@ -98,7 +92,6 @@ impl Gitea {
             url: var("GITEA_URL")?,
             token: var("GITEA_TOKEN")?,
             user: var("GITEA_USER")?,
-            http,
             _state: Some(state),
         })
     }
@@ -128,24 +121,41 @@ impl Gitea {
         )
     }
 
-    fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Result<Value, String> {
+    /// One API call. reqwest's blocking client runs on a thread of its own, so that fixtures
+    /// work from async tests too (its runtime may not be dropped inside another).
+    fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, String> {
         let url = format!("{}/api/v1{path}", self.url);
-        let mut req = self
-            .http
-            .request(method.clone(), &url)
-            .header("Authorization", format!("token {}", self.token));
-        if let Some(body) = body {
-            req = req
-                .header("Content-Type", "application/json")
-                .body(body.to_string());
-        }
-        let resp = req.send().map_err(|e| format!("{method} {url}: {e}"))?;
-        let status = resp.status();
-        let text = resp.text().map_err(|e| format!("{method} {url}: {e}"))?;
-        if !status.is_success() {
-            return Err(format!("{method} {url}: HTTP {status}: {text}"));
-        }
-        Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let http = Client::builder()
+                        .timeout(std::time::Duration::from_secs(60))
+                        .build()
+                        .map_err(|e| e.to_string())?;
+                    let mut req = http
+                        .request(method.clone(), &url)
+                        .header("Authorization", format!("token {}", self.token));
+                    if let Some(body) = body {
+                        req = req
+                            .header("Content-Type", "application/json")
+                            .body(body.to_string());
+                    }
+                    let resp = req.send().map_err(|e| format!("{method} {url}: {e}"))?;
+                    let status = resp.status();
+                    let text = resp.text().map_err(|e| format!("{method} {url}: {e}"))?;
+                    if !status.is_success() {
+                        return Err(format!("{method} {url}: HTTP {status}: {text}"));
+                    }
+                    Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
+                })
+                .join()
+                .unwrap_or_else(|_| Err(format!("{method} {url}: the request thread panicked")))
+        })
     }
 
     fn get(&self, path: &str) -> Result<Value, String> {
@@ -190,7 +200,7 @@ impl Gitea {
             Some(base) => git(dir, &["clone", "-q", "--branch", base, &remote, "."]),
             None => git(dir, &["init", "-q", "-b", branch]),
         };
-        if from.is_some() {
+        if from.is_some_and(|base| base != branch) {
             git(dir, &["checkout", "-q", "-b", branch]);
         }
         for (path, content) in files {
@@ -199,8 +209,20 @@ impl Gitea {
             std::fs::write(&file, content).expect("write fixture file");
         }
         git(dir, &["add", "-A"]);
-        git(dir, &["commit", "-q", "--allow-empty", "-m", &format!("{branch}: fixture")]);
-        git(dir, &["push", "-q", &remote, &format!("HEAD:refs/heads/{branch}")]);
+        git(
+            dir,
+            &[
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                &format!("{branch}: fixture"),
+            ],
+        );
+        git(
+            dir,
+            &["push", "-q", &remote, &format!("HEAD:refs/heads/{branch}")],
+        );
         let sha = git(dir, &["rev-parse", "HEAD"]).trim().to_owned();
         self.wait_for_branch(org, repo, branch, &sha);
         sha
@@ -211,7 +233,9 @@ impl Gitea {
     fn wait_for_branch(&self, org: &str, repo: &str, branch: &str, sha: &str) {
         let path = format!("/repos/{org}/{repo}/branches/{branch}");
         for _ in 0..300 {
-            let empty = self.get(&format!("/repos/{org}/{repo}")).map(|r| r["empty"] == true);
+            let empty = self
+                .get(&format!("/repos/{org}/{repo}"))
+                .map(|r| r["empty"] == true);
             if let (Ok(false), Ok(b)) = (empty, self.get(&path)) {
                 if b["commit"]["id"] == sha {
                     return;
@@ -224,7 +248,10 @@ impl Gitea {
 
     fn git_url(&self, org: &str, repo: &str) -> String {
         let host = self.url.trim_start_matches("http://");
-        format!("http://{}:{}@{host}/{org}/{repo}.git", self.user, self.token)
+        format!(
+            "http://{}:{}@{host}/{org}/{repo}.git",
+            self.user, self.token
+        )
     }
 
     /// Creates label `name` in `org/repo`; returns its id.
@@ -278,8 +305,18 @@ impl Gitea {
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
-        .args(["-c", "user.name=plumb-test", "-c", "user.email=test@plumb.invalid"])
-        .args(["-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "user.name=plumb-test",
+            "-c",
+            "user.email=test@plumb.invalid",
+        ])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .env("GIT_TERMINAL_PROMPT", "0")

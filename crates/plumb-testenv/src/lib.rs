@@ -28,10 +28,10 @@
 pub mod chart_repo;
 mod cluster;
 pub mod git;
-pub mod gitea;
 pub mod git_http;
 pub mod git_lfs;
 pub mod git_ssh;
+pub mod gitea;
 pub mod github_api;
 pub mod gpg;
 mod http_server;

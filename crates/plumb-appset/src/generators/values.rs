@@ -43,7 +43,9 @@ pub fn append_values(
     let mut rendered = Vec::with_capacity(values.len());
     for (key, text) in values {
         let out = render(text, params, mode).map_err(|e| {
-            GeneratorError::Invalid(format!("failed to append templated values: values.{key}: {e}"))
+            GeneratorError::Invalid(format!(
+                "failed to append templated values: values.{key}: {e}"
+            ))
         })?;
         rendered.push((key.clone(), out));
     }
@@ -92,7 +94,9 @@ pub fn fasttemplate(text: &str, params: &Params) -> Result<String, String> {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find("}}") else {
-            return Err(format!("invalid template {text:?}: cannot find end tag \"}}}}\""));
+            return Err(format!(
+                "invalid template {text:?}: cannot find end tag \"}}}}\""
+            ));
         };
         let tag = &after[..end];
         match params.get(tag.trim()) {

@@ -37,16 +37,24 @@ impl Recorder {
         }
     }
     fn uris(&self) -> Vec<String> {
-        self.0.lock().map(|v| v.iter().map(|(u, _)| u.clone()).collect()).unwrap_or_default()
+        self.0
+            .lock()
+            .map(|v| v.iter().map(|(u, _)| u.clone()).collect())
+            .unwrap_or_default()
     }
     fn headers(&self) -> Vec<HeaderMap> {
-        self.0.lock().map(|v| v.iter().map(|(_, h)| h.clone()).collect()).unwrap_or_default()
+        self.0
+            .lock()
+            .map(|v| v.iter().map(|(_, h)| h.clone()).collect())
+            .unwrap_or_default()
     }
 }
 
 /// Serves `router` on 127.0.0.1; returns the base URL.
 async fn serve(router: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("address");
     tokio::spawn(async move {
         let _ = axum::serve(listener, router).await;
@@ -148,15 +156,17 @@ fn branch_full(repo: &str, name: &str) -> Value {
 
 /// Which paths exist on which branch.
 fn content(repo: &str, branch: &str, path: &str) -> Option<Value> {
-    let file = |name: &str| json!({
-        "type": "file", "encoding": "base64", "size": 5362, "name": name, "path": path,
-        "content": "ZXhhbXBsZQo=", "sha": "3d21ec53a331a6f037a91c368710b99387d012c1",
-        "url": format!("https://api.github.com/repos/octo-org/{repo}/contents/{path}"),
-        "git_url": "https://api.github.com/repos/octo-org/x/git/blobs/3d21ec53a331a6f037a91c368710b99387d012c1",
-        "html_url": format!("https://github.com/octo-org/{repo}/blob/{branch}/{path}"),
-        "download_url": format!("https://raw.githubusercontent.com/octo-org/{repo}/{branch}/{path}"),
-        "_links": {"git": "https://api.github.com/repos/octo-org/x/git/blobs/3d21", "self": "https://api.github.com/x", "html": "https://github.com/x"}
-    });
+    let file = |name: &str| {
+        json!({
+            "type": "file", "encoding": "base64", "size": 5362, "name": name, "path": path,
+            "content": "ZXhhbXBsZQo=", "sha": "3d21ec53a331a6f037a91c368710b99387d012c1",
+            "url": format!("https://api.github.com/repos/octo-org/{repo}/contents/{path}"),
+            "git_url": "https://api.github.com/repos/octo-org/x/git/blobs/3d21ec53a331a6f037a91c368710b99387d012c1",
+            "html_url": format!("https://github.com/octo-org/{repo}/blob/{branch}/{path}"),
+            "download_url": format!("https://raw.githubusercontent.com/octo-org/{repo}/{branch}/{path}"),
+            "_links": {"git": "https://api.github.com/repos/octo-org/x/git/blobs/3d21", "self": "https://api.github.com/x", "html": "https://github.com/x"}
+        })
+    };
     match (repo, branch, path) {
         ("hello-world", _, "kustomization.yaml") => Some(file("kustomization.yaml")),
         ("hello-world", "main", "deploy") | ("payments", "main", "deploy") => Some(json!([{
@@ -176,7 +186,8 @@ fn pull(number: i64, title: &str, head: &str, labels: &[&str], user: &str) -> Va
         "url": format!("https://api.github.com/repos/octo-org/hello-world/labels/{l}"),
         "name": l, "description": "Something isn't working", "color": "f29513", "default": false
     })).collect();
-    let person = |login: &str| json!({"login": login, "id": 1, "type": "User", "site_admin": false});
+    let person =
+        |login: &str| json!({"login": login, "id": 1, "type": "User", "site_admin": false});
     json!({
         "url": format!("https://api.github.com/repos/octo-org/hello-world/pulls/{number}"),
         "id": 1000 + number, "node_id": "MDExOlB1bGxSZXF1ZXN0MQ==",
@@ -197,7 +208,13 @@ fn pull(number: i64, title: &str, head: &str, labels: &[&str], user: &str) -> Va
 
 fn pulls() -> Vec<Value> {
     vec![
-        pull(1347, "Amazing new feature", "feature/Amazing_Thing", &["preview", "bug"], "octocat"),
+        pull(
+            1347,
+            "Amazing new feature",
+            "feature/Amazing_Thing",
+            &["preview", "bug"],
+            "octocat",
+        ),
         pull(1348, "Fix the crash", "fix-crash", &["preview"], "hubot"),
         pull(1349, "Bump deps", "deps", &[], "dependabot[bot]"),
     ]
@@ -215,19 +232,32 @@ fn not_found() -> Response {
 /// Page `page` of `items`, with GitHub's `Link` header (`next`, `last`) at `link_base`.
 fn paged(items: Vec<Value>, page: usize, link_base: &str) -> Response {
     let pages = items.len().div_ceil(PAGE).max(1);
-    let body: Vec<Value> = items.into_iter().skip((page - 1) * PAGE).take(PAGE).collect();
+    let body: Vec<Value> = items
+        .into_iter()
+        .skip((page - 1) * PAGE)
+        .take(PAGE)
+        .collect();
     let mut links = Vec::new();
     if page < pages {
-        links.push(format!("<{link_base}per_page=100&page={}>; rel=\"next\"", page + 1));
-        links.push(format!("<{link_base}per_page=100&page={pages}>; rel=\"last\""));
+        links.push(format!(
+            "<{link_base}per_page=100&page={}>; rel=\"next\"",
+            page + 1
+        ));
+        links.push(format!(
+            "<{link_base}per_page=100&page={pages}>; rel=\"last\""
+        ));
     }
     if page > 1 {
         links.push(format!("<{link_base}per_page=100&page=1>; rel=\"first\""));
     }
     let mut resp = (StatusCode::OK, Value::Array(body).to_string()).into_response();
-    resp.headers_mut().insert(header::CONTENT_TYPE, "application/json; charset=utf-8".parse().expect("header"));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        "application/json; charset=utf-8".parse().expect("header"),
+    );
     if !links.is_empty() {
-        resp.headers_mut().insert(header::LINK, links.join(", ").parse().expect("header"));
+        resp.headers_mut()
+            .insert(header::LINK, links.join(", ").parse().expect("header"));
     }
     resp
 }
@@ -241,7 +271,10 @@ struct Documented {
 type Q = Query<std::collections::HashMap<String, String>>;
 
 fn page_of(q: &Q) -> usize {
-    q.get("page").and_then(|p| p.parse().ok()).unwrap_or(1).max(1)
+    q.get("page")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(1)
+        .max(1)
 }
 
 impl Documented {
@@ -253,16 +286,35 @@ impl Documented {
 async fn org_repos(State(s): State<Documented>, uri: Uri, h: HeaderMap, q: Q) -> Response {
     s.rec.push(&uri, &h);
     // GitHub's next links name the organisation by id.
-    paged(repos(), page_of(&q), &format!("{}/api/v3/organizations/4242/repos?", s.base()))
+    paged(
+        repos(),
+        page_of(&q),
+        &format!("{}/api/v3/organizations/4242/repos?", s.base()),
+    )
 }
 
-async fn list_branches(State(s): State<Documented>, Path((_, r)): Path<(String, String)>, uri: Uri, h: HeaderMap, q: Q) -> Response {
+async fn list_branches(
+    State(s): State<Documented>,
+    Path((_, r)): Path<(String, String)>,
+    uri: Uri,
+    h: HeaderMap,
+    q: Q,
+) -> Response {
     s.rec.push(&uri, &h);
     let items = branches(&r).iter().map(|b| branch(&r, b)).collect();
-    paged(items, page_of(&q), &format!("{}/api/v3/repositories/1296269/branches?", s.base()))
+    paged(
+        items,
+        page_of(&q),
+        &format!("{}/api/v3/repositories/1296269/branches?", s.base()),
+    )
 }
 
-async fn get_branch(State(s): State<Documented>, Path((_, r, b)): Path<(String, String, String)>, uri: Uri, h: HeaderMap) -> Response {
+async fn get_branch(
+    State(s): State<Documented>,
+    Path((_, r, b)): Path<(String, String, String)>,
+    uri: Uri,
+    h: HeaderMap,
+) -> Response {
     s.rec.push(&uri, &h);
     if branches(&r).contains(&b.as_str()) {
         (StatusCode::OK, branch_full(&r, &b).to_string()).into_response()
@@ -271,7 +323,13 @@ async fn get_branch(State(s): State<Documented>, Path((_, r, b)): Path<(String, 
     }
 }
 
-async fn get_content(State(s): State<Documented>, Path((_, r, p)): Path<(String, String, String)>, uri: Uri, h: HeaderMap, q: Q) -> Response {
+async fn get_content(
+    State(s): State<Documented>,
+    Path((_, r, p)): Path<(String, String, String)>,
+    uri: Uri,
+    h: HeaderMap,
+    q: Q,
+) -> Response {
     s.rec.push(&uri, &h);
     let branch = q.get("ref").cloned().unwrap_or_default();
     match content(&r, &branch, &p) {
@@ -280,32 +338,66 @@ async fn get_content(State(s): State<Documented>, Path((_, r, p)): Path<(String,
     }
 }
 
-async fn list_pulls(State(s): State<Documented>, Path((_, r)): Path<(String, String)>, uri: Uri, h: HeaderMap, q: Q) -> Response {
+async fn list_pulls(
+    State(s): State<Documented>,
+    Path((_, r)): Path<(String, String)>,
+    uri: Uri,
+    h: HeaderMap,
+    q: Q,
+) -> Response {
     s.rec.push(&uri, &h);
     if r != "hello-world" {
         return not_found();
     }
-    paged(pulls(), page_of(&q), &format!("{}/api/v3/repositories/1296269/pulls?", s.base()))
+    paged(
+        pulls(),
+        page_of(&q),
+        &format!("{}/api/v3/repositories/1296269/pulls?", s.base()),
+    )
 }
 
 async fn documented() -> (String, Recorder) {
-    let state = Documented { rec: Recorder::default(), base: Arc::default() };
+    let state = Documented {
+        rec: Recorder::default(),
+        base: Arc::default(),
+    };
     let router = Router::new()
         .route("/api/v3/orgs/{org}/repos", get(org_repos))
         .route("/api/v3/organizations/{id}/repos", get(org_repos))
         .route("/api/v3/repos/{o}/{r}/branches", get(list_branches))
-        .route("/api/v3/repositories/{id}/branches", get(|State(s): State<Documented>, uri: Uri, h: HeaderMap, q: Q| async move {
-            s.rec.push(&uri, &h);
-            let items = branches("hello-world").iter().map(|b| branch("hello-world", b)).collect();
-            paged(items, page_of(&q), &format!("{}/api/v3/repositories/1296269/branches?", s.base()))
-        }))
+        .route(
+            "/api/v3/repositories/{id}/branches",
+            get(
+                |State(s): State<Documented>, uri: Uri, h: HeaderMap, q: Q| async move {
+                    s.rec.push(&uri, &h);
+                    let items = branches("hello-world")
+                        .iter()
+                        .map(|b| branch("hello-world", b))
+                        .collect();
+                    paged(
+                        items,
+                        page_of(&q),
+                        &format!("{}/api/v3/repositories/1296269/branches?", s.base()),
+                    )
+                },
+            ),
+        )
         .route("/api/v3/repos/{o}/{r}/branches/{b}", get(get_branch))
         .route("/api/v3/repos/{o}/{r}/contents/{*p}", get(get_content))
         .route("/api/v3/repos/{o}/{r}/pulls", get(list_pulls))
-        .route("/api/v3/repositories/{id}/pulls", get(|State(s): State<Documented>, uri: Uri, h: HeaderMap, q: Q| async move {
-            s.rec.push(&uri, &h);
-            paged(pulls(), page_of(&q), &format!("{}/api/v3/repositories/1296269/pulls?", s.base()))
-        }))
+        .route(
+            "/api/v3/repositories/{id}/pulls",
+            get(
+                |State(s): State<Documented>, uri: Uri, h: HeaderMap, q: Q| async move {
+                    s.rec.push(&uri, &h);
+                    paged(
+                        pulls(),
+                        page_of(&q),
+                        &format!("{}/api/v3/repositories/1296269/pulls?", s.base()),
+                    )
+                },
+            ),
+        )
         .with_state(state.clone());
     let url = serve(router).await;
     if let Ok(mut b) = state.base.lock() {
@@ -345,10 +437,22 @@ fn assert_github_headers(rec: &Recorder) {
     let all = rec.headers();
     assert!(!all.is_empty());
     for h in all {
-        assert_eq!(h.get("authorization").and_then(|v| v.to_str().ok()), Some(format!("Bearer {TOKEN}").as_str()));
-        assert_eq!(h.get("accept").and_then(|v| v.to_str().ok()), Some("application/vnd.github.v3+json"));
-        assert_eq!(h.get("x-github-api-version").and_then(|v| v.to_str().ok()), Some("2022-11-28"));
-        assert!(h.get("user-agent").is_some(), "GitHub refuses requests without a User-Agent");
+        assert_eq!(
+            h.get("authorization").and_then(|v| v.to_str().ok()),
+            Some(format!("Bearer {TOKEN}").as_str())
+        );
+        assert_eq!(
+            h.get("accept").and_then(|v| v.to_str().ok()),
+            Some("application/vnd.github.v3+json")
+        );
+        assert_eq!(
+            h.get("x-github-api-version").and_then(|v| v.to_str().ok()),
+            Some("2022-11-28")
+        );
+        assert!(
+            h.get("user-agent").is_some(),
+            "GitHub refuses requests without a User-Agent"
+        );
     }
 }
 
@@ -359,8 +463,13 @@ async fn scm_provider_github_documented_api() {
     let ns = namespace_with_token(&ctx, "ascm-scm-github", TOKEN).await;
     let set = appset(ns.name(), false);
 
-    let params = scm_provider::generate(&scm_spec(&api, json!({})), &set, &ctx).await.expect("generate");
-    assert_eq!(column(&params, "repository"), ["hello-world", "old-thing", "payments"]);
+    let params = scm_provider::generate(&scm_spec(&api, json!({})), &set, &ctx)
+        .await
+        .expect("generate");
+    assert_eq!(
+        column(&params, "repository"),
+        ["hello-world", "old-thing", "payments"]
+    );
     let hw = &params[0];
     assert_eq!(hw["organization"], "octo-org");
     assert_eq!(hw["url"], "git@github.com:octo-org/hello-world.git");
@@ -385,28 +494,74 @@ async fn scm_provider_github_documented_api() {
     );
 
     // https, allBranches (paged), excludeArchivedRepos, a label filter and a path filter.
-    let s = scm_spec(&api, json!({
-        "cloneProtocol": "https",
-        "github": {"allBranches": true, "excludeArchivedRepos": true},
-        "filters": [{"labelMatch": "^(prod|team-b)$"}, {"branchMatch": "^(main|feature/.*)$", "pathsExist": ["deploy/"]},
-                    {"branchMatch": "^feature/", "pathsExist": ["kustomization.yaml"], "pathsDoNotExist": ["deploy"]}],
-    }));
-    let params = scm_provider::generate(&s, &set, &ctx).await.expect("generate");
-    let got: Vec<String> = params.iter().map(|p| format!("{}@{}", p["repository"].as_str().unwrap_or_default(), p["branch"].as_str().unwrap_or_default())).collect();
-    assert_eq!(got, ["hello-world@main", "hello-world@feature/x", "payments@main"]);
-    assert_eq!(params[1]["url"], "https://github.com/octo-org/hello-world.git");
+    let s = scm_spec(
+        &api,
+        json!({
+            "cloneProtocol": "https",
+            "github": {"allBranches": true, "excludeArchivedRepos": true},
+            "filters": [{"labelMatch": "^(prod|team-b)$"}, {"branchMatch": "^(main|feature/.*)$", "pathsExist": ["deploy/"]},
+                        {"branchMatch": "^feature/", "pathsExist": ["kustomization.yaml"], "pathsDoNotExist": ["deploy"]}],
+        }),
+    );
+    let params = scm_provider::generate(&s, &set, &ctx)
+        .await
+        .expect("generate");
+    let got: Vec<String> = params
+        .iter()
+        .map(|p| {
+            format!(
+                "{}@{}",
+                p["repository"].as_str().unwrap_or_default(),
+                p["branch"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        ["hello-world@main", "hello-world@feature/x", "payments@main"]
+    );
+    assert_eq!(
+        params[1]["url"],
+        "https://github.com/octo-org/hello-world.git"
+    );
     assert_eq!(params[1]["branchNormalized"], "feature-x");
-    assert!(rec.uris().iter().any(|u| u == "/api/v3/repos/octo-org/hello-world/contents/deploy?ref=feature%2Fx"), "{:?}", rec.uris());
-    assert!(rec.uris().iter().any(|u| u == "/api/v3/repositories/1296269/branches?per_page=100&page=2"), "{:?}", rec.uris());
+    assert!(
+        rec.uris()
+            .iter()
+            .any(|u| u == "/api/v3/repos/octo-org/hello-world/contents/deploy?ref=feature%2Fx"),
+        "{:?}",
+        rec.uris()
+    );
+    assert!(
+        rec.uris()
+            .iter()
+            .any(|u| u == "/api/v3/repositories/1296269/branches?per_page=100&page=2"),
+        "{:?}",
+        rec.uris()
+    );
 
     // The default branch of an empty repository is a 404: no parameters for it, no error.
-    let s = scm_spec(&api, json!({"filters": [{"repositoryMatch": "^payments$"}]}));
-    assert_eq!(scm_provider::generate(&s, &set, &ctx).await.expect("generate").len(), 1);
+    let s = scm_spec(
+        &api,
+        json!({"filters": [{"repositoryMatch": "^payments$"}]}),
+    );
+    assert_eq!(
+        scm_provider::generate(&s, &set, &ctx)
+            .await
+            .expect("generate")
+            .len(),
+        1
+    );
 
     // GitHub App authentication is refused as not yet supported.
     let app = scm_spec(&api, json!({"github": {"appSecretName": "gh-app"}}));
-    let err = scm_provider::generate(&app, &set, &ctx).await.expect_err("app");
-    assert!(err.to_string().contains("not supported by Plumb yet"), "{err}");
+    let err = scm_provider::generate(&app, &set, &ctx)
+        .await
+        .expect_err("app");
+    assert!(
+        err.to_string().contains("not supported by Plumb yet"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -416,7 +571,9 @@ async fn pull_request_github_documented_api() {
     let ns = namespace_with_token(&ctx, "ascm-pr-github", TOKEN).await;
     let go = appset(ns.name(), true);
 
-    let params = pull_request::generate(&pr_spec(&api, "hello-world", json!({})), &go, &ctx).await.expect("generate");
+    let params = pull_request::generate(&pr_spec(&api, "hello-world", json!({})), &go, &ctx)
+        .await
+        .expect("generate");
     assert_eq!(column(&params, "number"), ["1347", "1348", "1349"]);
     let p = &params[0];
     let head = sha("hello-world", "feature/Amazing_Thing");
@@ -433,21 +590,52 @@ async fn pull_request_github_documented_api() {
     assert_eq!(params[2]["author"], "dependabot[bot]");
     assert_eq!(
         rec.uris(),
-        ["/api/v3/repos/octo-org/hello-world/pulls?per_page=100", "/api/v3/repositories/1296269/pulls?per_page=100&page=2"]
+        [
+            "/api/v3/repos/octo-org/hello-world/pulls?per_page=100",
+            "/api/v3/repositories/1296269/pulls?per_page=100&page=2"
+        ]
     );
     assert_github_headers(&rec);
 
-    let s = pr_spec(&api, "hello-world", json!({"github": {"labels": ["preview"]}, "filters": [{"titleMatch": "(?i)crash"}, {"branchMatch": "^feature/"}]}));
-    let params = pull_request::generate(&s, &go, &ctx).await.expect("generate");
+    let s = pr_spec(
+        &api,
+        "hello-world",
+        json!({"github": {"labels": ["preview"]}, "filters": [{"titleMatch": "(?i)crash"}, {"branchMatch": "^feature/"}]}),
+    );
+    let params = pull_request::generate(&s, &go, &ctx)
+        .await
+        .expect("generate");
     assert_eq!(column(&params, "number"), ["1347", "1348"]);
 
     // A missing repository: an error, or nothing with continueOnRepoNotFoundError.
-    let err = pull_request::generate(&pr_spec(&api, "gone", json!({})), &go, &ctx).await.expect_err("404");
-    assert!(err.to_string().contains("/api/v3/repos/octo-org/gone/pulls") && err.to_string().contains("404"), "{err}");
-    let ok = pull_request::generate(&pr_spec(&api, "gone", json!({"continueOnRepoNotFoundError": true})), &go, &ctx).await;
+    let err = pull_request::generate(&pr_spec(&api, "gone", json!({})), &go, &ctx)
+        .await
+        .expect_err("404");
+    assert!(
+        err.to_string()
+            .contains("/api/v3/repos/octo-org/gone/pulls")
+            && err.to_string().contains("404"),
+        "{err}"
+    );
+    let ok = pull_request::generate(
+        &pr_spec(&api, "gone", json!({"continueOnRepoNotFoundError": true})),
+        &go,
+        &ctx,
+    )
+    .await;
     assert!(ok.expect("forgiven").is_empty());
-    let err = pull_request::generate(&spec(json!({"bitbucketServer": {"project": "p", "repo": "r", "api": "https://b"}})), &go, &ctx).await.expect_err("unsupported");
-    assert!(err.to_string().contains("pullRequest bitbucketServer is not supported by Plumb yet"), "{err}");
+    let err = pull_request::generate(
+        &spec(json!({"bitbucketServer": {"project": "p", "repo": "r", "api": "https://b"}})),
+        &go,
+        &ctx,
+    )
+    .await
+    .expect_err("unsupported");
+    assert!(
+        err.to_string()
+            .contains("pullRequest bitbucketServer is not supported by Plumb yet"),
+        "{err}"
+    );
 }
 
 /// How the hostile server misbehaves.
@@ -472,26 +660,40 @@ async fn hostile(mode: Hostile) -> String {
                     tokio::time::sleep(Duration::from_secs(600)).await;
                     StatusCode::OK.into_response()
                 }
-                Hostile::Error500 => (StatusCode::INTERNAL_SERVER_ERROR,
-                    json!({"message": format!("Server Error; echo {TOKEN}")}).to_string()).into_response(),
+                Hostile::Error500 => (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    json!({"message": format!("Server Error; echo {TOKEN}")}).to_string(),
+                )
+                    .into_response(),
                 Hostile::Huge { length } => {
                     const MB: usize = 1024 * 1024;
                     if length {
                         (StatusCode::OK, Body::from(vec![b' '; 50 * MB])).into_response()
                     } else {
-                        let chunks = futures::stream::iter((0..50).map(|_| Ok::<_, std::io::Error>(vec![b' '; MB])));
+                        let chunks = futures::stream::iter(
+                            (0..50).map(|_| Ok::<_, std::io::Error>(vec![b' '; MB])),
+                        );
                         (StatusCode::OK, Body::from_stream(chunks)).into_response()
                     }
                 }
                 Hostile::Garbage => (StatusCode::OK, "<html>not json</html>").into_response(),
                 Hostile::EndlessLinks | Hostile::OffsiteLink => {
-                    let page: usize = uri.query().and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("page="))).and_then(|p| p.parse().ok()).unwrap_or(1);
+                    let page: usize = uri
+                        .query()
+                        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("page=")))
+                        .and_then(|p| p.parse().ok())
+                        .unwrap_or(1);
                     let next = if matches!(mode, Hostile::OffsiteLink) {
                         "http://forge.invalid/api/v3/orgs/octo-org/repos?page=2".to_owned()
                     } else {
-                        format!("{base}/api/v3/orgs/octo-org/repos?per_page=100&page={}", page + 1)
+                        format!(
+                            "{base}/api/v3/orgs/octo-org/repos?per_page=100&page={}",
+                            page + 1
+                        )
                     };
-                    let body = Value::Array(vec![repo(page as i64, &format!("r{page}"), &[], false)]).to_string();
+                    let body =
+                        Value::Array(vec![repo(page as i64, &format!("r{page}"), &[], false)])
+                            .to_string();
                     ([(header::LINK, format!("<{next}>; rel=\"next\""))], body).into_response()
                 }
             }
@@ -506,13 +708,20 @@ async fn hostile(mode: Hostile) -> String {
 
 #[tokio::test]
 async fn github_hostile_answers_are_bounded_errors() {
-    let limits = Limits { http_timeout: Duration::from_secs(2), max_pages: 5, ..Limits::default() };
+    let limits = Limits {
+        http_timeout: Duration::from_secs(2),
+        max_pages: 5,
+        ..Limits::default()
+    };
     let (ctx, _dir) = context(limits).await;
     let ns = namespace_with_token(&ctx, "ascm-hostile", TOKEN).await;
     let set = appset(ns.name(), false);
     let cases: [(Hostile, &str); 7] = [
         (Hostile::Slow, "no complete answer within 2s"),
-        (Hostile::Error500, "HTTP 500 Internal Server Error: Server Error; echo <token>"),
+        (
+            Hostile::Error500,
+            "HTTP 500 Internal Server Error: Server Error; echo <token>",
+        ),
         (Hostile::Huge { length: true }, "larger than 4194304 bytes"),
         (Hostile::Huge { length: false }, "larger than 4194304 bytes"),
         (Hostile::Garbage, "not the JSON expected"),
@@ -521,14 +730,25 @@ async fn github_hostile_answers_are_bounded_errors() {
     ];
     for (mode, expected) in cases {
         let api = hostile(mode).await;
-        let err = scm_provider::generate(&scm_spec(&api, json!({})), &set, &ctx).await.expect_err("hostile");
+        let err = scm_provider::generate(&scm_spec(&api, json!({})), &set, &ctx)
+            .await
+            .expect_err("hostile");
         let text = err.to_string();
         assert!(text.contains(expected), "{expected:?} not in {text:?}");
-        assert!(text.contains(&format!("GitHub {api}/api/v3/orgs/octo-org/repos")), "{text}");
+        assert!(
+            text.contains(&format!("GitHub {api}/api/v3/orgs/octo-org/repos")),
+            "{text}"
+        );
         assert!(!text.contains(TOKEN), "the token leaked: {text}");
-        assert!(matches!(err, GeneratorError::Source(_) | GeneratorError::Limit(_)));
-        let err = pull_request::generate(&pr_spec(&api, "hello-world", json!({})), &set, &ctx).await;
-        let text = err.map(|p| format!("{p:?}")).unwrap_or_else(|e| e.to_string());
+        assert!(matches!(
+            err,
+            GeneratorError::Source(_) | GeneratorError::Limit(_)
+        ));
+        let err =
+            pull_request::generate(&pr_spec(&api, "hello-world", json!({})), &set, &ctx).await;
+        let text = err
+            .map(|p| format!("{p:?}"))
+            .unwrap_or_else(|e| e.to_string());
         assert!(!text.contains(TOKEN), "the token leaked: {text}");
     }
 }

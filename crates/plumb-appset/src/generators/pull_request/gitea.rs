@@ -62,12 +62,19 @@ impl Gitea {
         Ok(pulls
             .into_iter()
             .filter_map(|p| {
-                let labels: Vec<String> =
-                    p.labels.unwrap_or_default().into_iter().map(|l| l.name).collect();
+                let labels: Vec<String> = p
+                    .labels
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|l| l.name)
+                    .collect();
                 if !has_labels(&self.labels, &labels) {
                     return None;
                 }
-                let head = p.head.unwrap_or(Ref { name: String::new(), sha: String::new() });
+                let head = p.head.unwrap_or(Ref {
+                    name: String::new(),
+                    sha: String::new(),
+                });
                 Some(PullRequest {
                     number: p.number,
                     title: p.title,

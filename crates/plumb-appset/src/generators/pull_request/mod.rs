@@ -7,7 +7,9 @@ mod gitea;
 mod github;
 mod slug;
 
-use plumb_model::applicationset::{ApplicationSet, PullRequestGenerator, PullRequestGeneratorFilter};
+use plumb_model::applicationset::{
+    ApplicationSet, PullRequestGenerator, PullRequestGeneratorFilter,
+};
 use regex::Regex;
 use serde_json::Value;
 
@@ -99,7 +101,10 @@ fn params(pull: PullRequest, go_template: bool) -> Params {
     p.insert("number".into(), Value::String(pull.number.to_string()));
     p.insert("title".into(), text(&pull.title));
     p.insert("branch".into(), text(&pull.branch));
-    p.insert("branch_slug".into(), Value::String(slug::make(&pull.branch)));
+    p.insert(
+        "branch_slug".into(),
+        Value::String(slug::make(&pull.branch)),
+    );
     p.insert("target_branch".into(), text(&pull.target_branch));
     p.insert(
         "target_branch_slug".into(),
@@ -188,8 +193,15 @@ async fn service(
                 "pullRequest.github.appSecretName: GitHub App authentication is not supported by Plumb yet; use tokenRef".to_owned(),
             ));
         }
-        let base = super::scm_provider::github_api_base(g.api.as_deref(), "pullRequest.github.api")?;
-        let token = token(ctx, set, g.token_ref.as_ref(), "pullRequest.github.tokenRef").await?;
+        let base =
+            super::scm_provider::github_api_base(g.api.as_deref(), "pullRequest.github.api")?;
+        let token = token(
+            ctx,
+            set,
+            g.token_ref.as_ref(),
+            "pullRequest.github.tokenRef",
+        )
+        .await?;
         return Ok(Service::Github(github::Github {
             forge: super::scm_provider::github_forge(&ctx.http, base, token, &ctx.limits)?,
             owner: required(g.owner.as_deref(), "pullRequest.github.owner")?,
@@ -208,7 +220,15 @@ async fn service(
         let token = token(ctx, set, g.token_ref.as_ref(), "pullRequest.gitea.tokenRef").await?;
         let insecure = g.insecure.unwrap_or(false);
         return Ok(Service::Gitea(gitea::Gitea {
-            forge: Forge::new("Gitea", &ctx.http, base, token, "token", insecure, &ctx.limits)?,
+            forge: Forge::new(
+                "Gitea",
+                &ctx.http,
+                base,
+                token,
+                "token",
+                insecure,
+                &ctx.limits,
+            )?,
             owner: required(g.owner.as_deref(), "pullRequest.gitea.owner")?,
             repo: required(g.repo.as_deref(), "pullRequest.gitea.repo")?,
             labels: g.labels.clone().unwrap_or_default(),
@@ -248,7 +268,11 @@ mod tests {
         }
     }
 
-    fn filter(branch: Option<&str>, target: Option<&str>, title: Option<&str>) -> PullRequestGeneratorFilter {
+    fn filter(
+        branch: Option<&str>,
+        target: Option<&str>,
+        title: Option<&str>,
+    ) -> PullRequestGeneratorFilter {
         PullRequestGeneratorFilter {
             branch_match: branch.map(str::to_owned),
             target_branch_match: target.map(str::to_owned),

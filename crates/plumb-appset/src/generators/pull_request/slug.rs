@@ -53,7 +53,10 @@ mod tests {
         assert_eq!(make("a_-_b"), "a-b");
         assert_eq!(make("release/v1.2.3"), "release-v1-2-3");
         assert_eq!(make("feature/add_login"), "feature-add-login");
-        assert_eq!(make("  Fix: Crash & Burn @ Home!  "), "fix-crash-and-burn-at-home");
+        assert_eq!(
+            make("  Fix: Crash & Burn @ Home!  "),
+            "fix-crash-and-burn-at-home"
+        );
         assert_eq!(make("main"), "main");
         assert_eq!(make("Über-Straße"), "uber-strasse");
         assert_eq!(make("--a--b--"), "a-b");

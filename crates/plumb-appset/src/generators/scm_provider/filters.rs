@@ -51,14 +51,14 @@ pub(crate) fn compile_all(
             let repository = compile("RepositoryMatch", f.repository_match.as_ref())?;
             let label = compile("LabelMatch", f.label_match.as_ref())?;
             let branch = compile("BranchMatch", f.branch_match.as_ref())?;
-            let kind = if branch.is_some() || f.paths_exist.is_some() || f.paths_do_not_exist.is_some()
-            {
-                Kind::Branch
-            } else if repository.is_some() || label.is_some() {
-                Kind::Repo
-            } else {
-                Kind::None
-            };
+            let kind =
+                if branch.is_some() || f.paths_exist.is_some() || f.paths_do_not_exist.is_some() {
+                    Kind::Branch
+                } else if repository.is_some() || label.is_some() {
+                    Kind::Repo
+                } else {
+                    Kind::None
+                };
             Ok(Filter {
                 repository,
                 label,
@@ -73,11 +73,23 @@ pub(crate) fn compile_all(
 
 impl Filter {
     /// Argo's `matchFilter`: every condition the filter has must hold.
-    async fn matches(&self, provider: &Provider, repo: &Repository) -> Result<bool, GeneratorError> {
-        if self.repository.as_ref().is_some_and(|r| !r.is_match(&repo.repository)) {
+    async fn matches(
+        &self,
+        provider: &Provider,
+        repo: &Repository,
+    ) -> Result<bool, GeneratorError> {
+        if self
+            .repository
+            .as_ref()
+            .is_some_and(|r| !r.is_match(&repo.repository))
+        {
             return Ok(false);
         }
-        if self.branch.as_ref().is_some_and(|r| !r.is_match(&repo.branch)) {
+        if self
+            .branch
+            .as_ref()
+            .is_some_and(|r| !r.is_match(&repo.branch))
+        {
             return Ok(false);
         }
         if let Some(label) = &self.label {

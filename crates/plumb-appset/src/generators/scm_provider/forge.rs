@@ -84,11 +84,6 @@ impl Forge {
         self
     }
 
-    /// The API base URL.
-    pub(crate) fn base(&self) -> &Url {
-        &self.base
-    }
-
     /// `segments` (each percent-encoded as one path segment) joined under the base, with `query`.
     pub(crate) fn url(&self, segments: &[&str], query: &[(&str, &str)]) -> Url {
         let mut url = self.base.clone();
@@ -283,7 +278,11 @@ pub(crate) fn next_link(header: &str) -> Option<Url> {
                 .map(|v| v.trim_matches('"').split_whitespace().any(|r| r == "next"))
                 .unwrap_or(false)
         });
-        if is_next { Url::parse(target).ok() } else { None }
+        if is_next {
+            Url::parse(target).ok()
+        } else {
+            None
+        }
     })
 }
 

@@ -153,7 +153,9 @@ impl Gitea {
                     repo.branch, repo.repository
                 )));
             };
-            return Ok(vec![repo.on_branch(repo.branch.clone(), page.body.commit.id)]);
+            return Ok(vec![
+                repo.on_branch(repo.branch.clone(), page.body.commit.id),
+            ]);
         }
         let url = self.forge.url(
             &["repos", &self.owner, &repo.repository, "branches"],

@@ -198,10 +198,22 @@ mod tests {
     fn enterprise_base_urls_as_go_github() {
         let base = |api: Option<&str>| api_base(api, "api").ok().map(|u| u.to_string());
         assert_eq!(base(None).as_deref(), Some("https://api.github.com/"));
-        assert_eq!(base(Some("https://ghe.example.com")).as_deref(), Some("https://ghe.example.com/api/v3/"));
-        assert_eq!(base(Some("https://ghe.example.com/api/v3")).as_deref(), Some("https://ghe.example.com/api/v3/"));
-        assert_eq!(base(Some("https://api.ghe.example.com")).as_deref(), Some("https://api.ghe.example.com/"));
-        assert_eq!(base(Some("https://x.api.example.com/")).as_deref(), Some("https://x.api.example.com/"));
+        assert_eq!(
+            base(Some("https://ghe.example.com")).as_deref(),
+            Some("https://ghe.example.com/api/v3/")
+        );
+        assert_eq!(
+            base(Some("https://ghe.example.com/api/v3")).as_deref(),
+            Some("https://ghe.example.com/api/v3/")
+        );
+        assert_eq!(
+            base(Some("https://api.ghe.example.com")).as_deref(),
+            Some("https://api.ghe.example.com/")
+        );
+        assert_eq!(
+            base(Some("https://x.api.example.com/")).as_deref(),
+            Some("https://x.api.example.com/")
+        );
         assert!(base(Some("ftp://x")).is_none());
         assert!(base(Some("not a url")).is_none());
     }

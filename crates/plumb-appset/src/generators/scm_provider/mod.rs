@@ -107,7 +107,10 @@ fn params(repo: Repository) -> Params {
     put("short_sha", Value::String(short(8)));
     put("short_sha_7", Value::String(short(7)));
     put("labels", Value::String(repo.labels.join(",")));
-    put("branchNormalized", Value::String(sanitize_name(&repo.branch)));
+    put(
+        "branchNormalized",
+        Value::String(sanitize_name(&repo.branch)),
+    );
     p
 }
 
@@ -186,7 +189,13 @@ async fn provider(
             ));
         }
         let base = github::api_base(g.api.as_deref(), "scmProvider.github.api")?;
-        let token = token(ctx, set, g.token_ref.as_ref(), "scmProvider.github.tokenRef").await?;
+        let token = token(
+            ctx,
+            set,
+            g.token_ref.as_ref(),
+            "scmProvider.github.tokenRef",
+        )
+        .await?;
         return Ok(Provider::Github(github::Github {
             forge: github::forge(&ctx.http, base, token, &ctx.limits)?,
             organization: required(g.organization.as_deref(), "scmProvider.github.organization")?,
@@ -198,11 +207,22 @@ async fn provider(
         return Err(unsupported("scmProvider", "gitlab"));
     }
     if let Some(g) = &spec.gitea {
-        let base = gitea::api_base(g.api.as_deref().unwrap_or_default(), "scmProvider.gitea.api")?;
+        let base = gitea::api_base(
+            g.api.as_deref().unwrap_or_default(),
+            "scmProvider.gitea.api",
+        )?;
         let token = token(ctx, set, g.token_ref.as_ref(), "scmProvider.gitea.tokenRef").await?;
         let insecure = g.insecure.unwrap_or(false);
         return Ok(Provider::Gitea(gitea::Gitea {
-            forge: forge::Forge::new("Gitea", &ctx.http, base, token, "token", insecure, &ctx.limits)?,
+            forge: forge::Forge::new(
+                "Gitea",
+                &ctx.http,
+                base,
+                token,
+                "token",
+                insecure,
+                &ctx.limits,
+            )?,
             owner: required(g.owner.as_deref(), "scmProvider.gitea.owner")?,
             all_branches: g.all_branches.unwrap_or(false),
             exclude_archived: g.exclude_archived_repos.unwrap_or(false),
