@@ -53,6 +53,7 @@ fn bench(c: &mut Criterion) {
             ),
             http: reqwest::Client::new(),
             limits: Limits::default(),
+            scm: Default::default(),
         }
     });
     for go in [false, true] {
