@@ -1,10 +1,10 @@
-//! Generator cost for 1,000 list elements (the budget: generator + template under
+//! Generator and generator + template cost for 1,000 list elements (the budget: under
 //! 100 ms of CPU). Run: `cargo bench -p plumb-appset --bench generate`.
 
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use plumb_appset::{Context, Limits, generate_params};
+use plumb_appset::{Context, Limits, generate, generate_params};
 use plumb_model::applicationset::ApplicationSet;
 use serde_json::json;
 
@@ -12,17 +12,24 @@ fn set(go_template: bool) -> ApplicationSet {
     let elements: Vec<_> = (0..1000)
         .map(|i| json!({"cluster": format!("cluster-{i}"), "url": format!("https://10.0.{}.{}", i / 256, i % 256)}))
         .collect();
+    let p = |name: &str| {
+        if go_template {
+            format!("{{{{.{name}}}}}")
+        } else {
+            format!("{{{{{name}}}}}")
+        }
+    };
     serde_json::from_value(json!({
         "metadata": {"name": "bench", "namespace": "argocd"},
         "spec": {
             "goTemplate": go_template,
             "generators": [{"list": {"elements": elements}}],
             "template": {
-                "metadata": {"name": "{{cluster}}-guestbook"},
+                "metadata": {"name": format!("{}-guestbook", p("cluster"))},
                 "spec": {
                     "project": "default",
-                    "source": {"repoURL": "https://github.com/argoproj/argo-cd.git", "targetRevision": "HEAD", "path": "applicationset/examples/list-generator/guestbook/{{cluster}}"},
-                    "destination": {"server": "{{url}}", "namespace": "guestbook"}
+                    "source": {"repoURL": "https://github.com/argoproj/argo-cd.git", "targetRevision": "HEAD", "path": format!("applicationset/examples/list-generator/guestbook/{}", p("cluster"))},
+                    "destination": {"server": p("url"), "namespace": "guestbook"}
                 }
             }
         }
@@ -31,6 +38,7 @@ fn set(go_template: bool) -> ApplicationSet {
 }
 
 fn bench(c: &mut Criterion) {
+    plumb_kube::install_crypto_provider();
     let rt = tokio::runtime::Runtime::new().expect("a tokio runtime");
     let dir = tempfile::tempdir().expect("a temporary directory");
     let ctx = rt.block_on(async {
@@ -45,17 +53,25 @@ fn bench(c: &mut Criterion) {
             ),
             http: reqwest::Client::new(),
             limits: Limits::default(),
+            scm: Default::default(),
         }
     });
     for go in [false, true] {
         let set = set(go);
         let name = if go { "list_1000_go" } else { "list_1000_flat" };
-        c.bench_function(name, |b| {
+        c.bench_function(&format!("params_{name}"), |b| {
             b.iter(|| {
                 let out = rt
                     .block_on(generate_params(&set.spec.generators[0], &set, &ctx))
                     .expect("the list generates");
                 assert_eq!(out.len(), 1000);
+            })
+        });
+        c.bench_function(&format!("generate_{name}"), |b| {
+            b.iter(|| {
+                let out = rt.block_on(generate(&set, &ctx));
+                assert!(out.errors.is_empty(), "{:?}", out.errors);
+                assert_eq!(out.applications.len(), 1000);
             })
         });
     }

@@ -55,6 +55,28 @@ pub struct Context {
     pub http: reqwest::Client,
     /// Bounds.
     pub limits: Limits,
+    /// Which forges the scmProvider and pullRequest generators may call.
+    pub scm: ScmSettings,
+}
+
+/// argocd-cmd-params-cm's `applicationsetcontroller.enable.scm.providers` (default true) and
+/// `applicationsetcontroller.allowed.scm.providers` (comma-separated API URLs; empty allows all).
+#[derive(Debug, Clone)]
+pub struct ScmSettings {
+    /// Whether the scmProvider and pullRequest generators may run at all.
+    pub enabled: bool,
+    /// The only `api` URLs a generator may name (github.com, with no `api`, is always allowed,
+    /// as in Argo).
+    pub allowed_providers: Vec<String>,
+}
+
+impl Default for ScmSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            allowed_providers: Vec::new(),
+        }
+    }
 }
 
 impl Context {

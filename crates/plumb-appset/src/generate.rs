@@ -27,6 +27,16 @@ impl Generated {
             .iter()
             .any(|e| matches!(e, GenerateError::Generator { .. }))
     }
+
+    /// The error that stops a reconcile as in Argo (`GenerateApplications` returning its first
+    /// error): the first generator or template error, with the condition reason Argo writes.
+    /// Argo then creates, updates and deletes nothing and sets `ErrorOccurred`; duplicate names
+    /// do not stop it (those Applications are left out, the others reconciled).
+    pub fn blocking_error(&self) -> Option<&GenerateError> {
+        self.errors
+            .iter()
+            .find(|e| !matches!(e, GenerateError::DuplicateName { .. }))
+    }
 }
 
 /// One problem of [`generate`], its message as Argo's condition says it where Argo has one.
@@ -59,6 +69,18 @@ pub enum GenerateError {
         /// The repeated name.
         name: String,
     },
+}
+
+impl GenerateError {
+    /// The `ErrorOccurred` condition's reason Argo writes for this error.
+    pub fn reason(&self) -> &'static str {
+        use plumb_model::applicationset::condition::reason;
+        match self {
+            Self::Generator { .. } => reason::APPLICATION_PARAMS_GENERATION_ERROR,
+            Self::Template { .. } => reason::RENDER_TEMPLATE_PARAMS_ERROR,
+            Self::DuplicateName { .. } => reason::APPLICATION_VALIDATION_ERROR,
+        }
+    }
 }
 
 /// Every generator of `set` run in order, every parameter set rendered with the template.

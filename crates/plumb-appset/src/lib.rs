@@ -23,7 +23,7 @@ pub mod generators;
 mod params;
 pub mod template;
 
-pub use context::{Context, Limits};
+pub use context::{Context, Limits, ScmSettings};
 pub use error::GeneratorError;
 pub use generate::{GenerateError, Generated, generate, generate_with};
 pub use generators::{ParamSet, generate_params, requeue_after};

@@ -11,6 +11,8 @@
 //! - [`process`]: a command with input on stdin, `kubectl apply` of one object, the admin
 //!   password of a control namespace, the address a `plumb server` child listens on.
 //! - [`pod_logs`]: container logs served for fake Pods (kwok's `Logs`), so that `pods/log` works.
+//! - [`gitea::Gitea`]: a real Gitea (`scripts/gitea`) on loopback, with fixtures made through its
+//!   API and `git push`.
 //! - [`oci_registry::OciRegistry`]: a real OCI registry (CNCF distribution) on loopback, TLS and
 //!   htpasswd, charts pushed with the real `helm push`.
 //!
@@ -29,6 +31,7 @@ pub mod git;
 pub mod git_http;
 pub mod git_lfs;
 pub mod git_ssh;
+pub mod gitea;
 pub mod github_api;
 pub mod gpg;
 mod http_server;

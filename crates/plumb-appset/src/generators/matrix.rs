@@ -240,4 +240,35 @@ mod tests {
             Some("apps/a/config.json")
         );
     }
+
+    #[test]
+    fn go_interpolation_keeps_values_naming_missing_keys() {
+        let generator: ApplicationSetGenerator = serde_json::from_value(json!({
+            "git": {"repoURL": "https://git/{{ .repo }}", "files": [{"path": "{{ .path.path }}/config.json"}],
+                    "values": {"known": "{{ .repo }}", "later": "{{ .path.basename }}"}}
+        }))
+        .unwrap();
+        let mode = Mode {
+            go_template: true,
+            go_options: &[],
+        };
+        let params = p(json!({"repo": "r.git", "path": {"path": "apps/a"}}));
+        let git = interpolate(&generator, &params, mode).unwrap().git.unwrap();
+        assert_eq!(git.repo_url.as_deref(), Some("https://git/r.git"));
+        assert_eq!(
+            git.files.unwrap()[0].path.as_deref(),
+            Some("apps/a/config.json")
+        );
+        let values = git.values.unwrap();
+        assert_eq!(values["known"], "r.git");
+        assert_eq!(values["later"], "{{ .path.basename }}");
+        let strict = ["missingkey=error".to_owned()];
+        let mode = Mode {
+            go_template: true,
+            go_options: &strict,
+        };
+        let bad: ApplicationSetGenerator =
+            serde_json::from_value(json!({"list": {"elements": [{"a": "{{ .nope }}"}]}})).unwrap();
+        assert!(interpolate(&bad, &params, mode).is_err());
+    }
 }

@@ -15,6 +15,8 @@ mod matrix;
 mod merge;
 mod nested;
 mod plugin;
+pub mod pull_request;
+pub mod scm_provider;
 mod selector;
 pub mod values;
 
@@ -183,12 +185,8 @@ async fn run(
                 _ => merge::generate(need(g.merge.as_deref())?, set, &children).await,
             }
         }
-        Kind::ScmProvider => Err(GeneratorError::Invalid(
-            "the scmProvider generator is not available in this build".to_owned(),
-        )),
-        Kind::PullRequest => Err(GeneratorError::Invalid(
-            "the pullRequest generator is not available in this build".to_owned(),
-        )),
+        Kind::ScmProvider => scm_provider::generate(need(g.scm_provider.as_ref())?, set, ctx).await,
+        Kind::PullRequest => pull_request::generate(need(g.pull_request.as_ref())?, set, ctx).await,
         Kind::Oci => Err(GeneratorError::Invalid(
             "the oci generator is not supported by Plumb".to_owned(),
         )),

@@ -262,4 +262,28 @@ mod tests {
         assert_eq!(sanitize_name("My_App.Name-"), "my-app.name");
         assert_eq!(sanitize_name("-._x_"), "x");
     }
+
+    #[test]
+    fn go_values_nest_under_values() {
+        let mut p = params(json!({"name": "prod", "metadata": {"labels": {"env": "eu"}}}));
+        let values = [(
+            "app".to_owned(),
+            "{{ .name }}-{{ .metadata.labels.env | upper }}".to_owned(),
+        )]
+        .into_iter()
+        .collect();
+        let mode = Mode {
+            go_template: true,
+            go_options: &[],
+        };
+        append_values(Some(&values), &mut p, mode).unwrap();
+        assert_eq!(p["values"]["app"], "prod-EU");
+        let broken = [("x".to_owned(), "{{ .name".to_owned())]
+            .into_iter()
+            .collect();
+        let err = append_values(Some(&broken), &mut p, mode)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("values.x"), "{err}");
+    }
 }

@@ -18,6 +18,7 @@ pub async fn context(namespace: &str, cache: &tempfile::TempDir, limits: Limits)
         ),
         http: reqwest::Client::new(),
         limits,
+        scm: Default::default(),
     }
 }
 

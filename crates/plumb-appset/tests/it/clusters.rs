@@ -65,6 +65,25 @@ async fn clusters_from_secrets_with_the_implicit_local_cluster() {
     let out = params(&set, &ctx).await.unwrap();
     assert_eq!(out.len(), 1);
     assert_eq!(out[0]["metadata"]["labels"]["env"], "prod");
+    let set = appset(
+        ns,
+        true,
+        json!([{"clusters": {"values": {"app": "{{ .name | lower }}"}}}]),
+    );
+    let out = params(&set, &ctx).await.unwrap();
+    assert_eq!(out[0]["values"]["app"], "prod_eu");
+    assert_eq!(out[2]["values"]["app"], "in-cluster");
+    // As in Argo: the implicit in-cluster entry has no metadata, so indexing its labels fails.
+    let set = appset(
+        ns,
+        true,
+        json!([{"clusters": {"values": {"env": "{{ index .metadata.labels \"env\" }}"}}}]),
+    );
+    let err = params(&set, &ctx).await.unwrap_err();
+    assert!(
+        err.contains("values.env") && err.contains("index of untyped nil"),
+        "{err}"
+    );
 
     // A Secret for the local server replaces the implicit entry.
     apply(&cluster_secret(

@@ -47,6 +47,8 @@ async fn generator_order_then_param_order_and_duplicates_reported() {
         "ApplicationSet guestbook contains applications with duplicate name: b-guestbook"
     );
     assert!(!out.generator_failed());
+    assert!(out.blocking_error().is_none());
+    assert_eq!(out.errors[0].reason(), "ApplicationValidationError");
 }
 
 #[tokio::test]
@@ -67,6 +69,8 @@ async fn a_failing_generator_contributes_nothing_and_is_reported() {
         .collect();
     assert_eq!(names, ["a-guestbook"]);
     assert!(out.generator_failed());
+    let first = out.blocking_error().expect("a blocking error");
+    assert_eq!(first.reason(), "ApplicationGenerationFromParamsError");
     let messages: Vec<String> = out.errors.iter().map(ToString::to_string).collect();
     assert!(
         messages[0].contains("spec.generators[1]")

@@ -157,6 +157,16 @@ async fn matrix_git_directories_times_list_and_git_in_matrix() {
         ["engineering-dev", "engineering-prod"]
     );
 
+    let go = json!([{"matrix": {"generators": [
+        {"git": {"repoURL": repo.url(), "directories": [{"path": "cluster-config/engineering/*"}]}},
+        {"git": {"repoURL": repo.url(), "files": [{"path": "{{ .path.path }}/config.json"}], "values": {"owner": "{{ .cluster.owner }}"}}}
+    ]}}]);
+    let out = params(&appset("argocd", true, go), &ctx).await.unwrap();
+    assert_eq!(out.len(), 2);
+    assert_eq!(out[1]["cluster"]["name"], "engineering-prod");
+    assert_eq!(out[1]["path"]["filename"], "config.json");
+    assert_eq!(out[1]["values"]["owner"], "cluster-admin@company.com");
+
     let three = json!([{"matrix": {"generators": [{"list": {"elements": []}}, {"list": {"elements": []}}, {"list": {"elements": []}}]}}]);
     let err = params(&appset("argocd", false, three), &ctx)
         .await

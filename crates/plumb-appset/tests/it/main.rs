@@ -7,3 +7,6 @@ mod duck_type;
 mod generate;
 mod git;
 mod plugin;
+mod scm_gitea;
+mod scm_github;
+mod scm_support;
