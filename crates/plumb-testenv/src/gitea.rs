@@ -236,10 +236,10 @@ impl Gitea {
             let empty = self
                 .get(&format!("/repos/{org}/{repo}"))
                 .map(|r| r["empty"] == true);
-            if let (Ok(false), Ok(b)) = (empty, self.get(&path)) {
-                if b["commit"]["id"] == sha {
-                    return;
-                }
+            if let (Ok(false), Ok(b)) = (empty, self.get(&path))
+                && b["commit"]["id"] == sha
+            {
+                return;
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::{ListError, PullRequest, has_labels};
+use super::types::{ListError, PullRequest, has_labels};
 use crate::error::GeneratorError;
 use crate::generators::scm_provider::forge::Forge;
 

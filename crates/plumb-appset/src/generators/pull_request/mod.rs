@@ -6,6 +6,7 @@
 mod gitea;
 mod github;
 mod slug;
+mod types;
 
 use plumb_model::applicationset::{
     ApplicationSet, PullRequestGenerator, PullRequestGeneratorFilter,
@@ -13,41 +14,18 @@ use plumb_model::applicationset::{
 use regex::Regex;
 use serde_json::Value;
 
-use super::scm_provider::{check_allowed, forge::Forge, required, token, unsupported};
+use super::scm_provider::forge::Forge;
+use super::scm_provider::shared::{check_allowed, required, token, unsupported};
 use super::values::{Mode, append_values};
 use crate::context::Context;
 use crate::error::GeneratorError;
 use crate::params::Params;
-
-/// One pull request, as Argo's `pull_request.PullRequest`.
-#[derive(Debug, Clone)]
-pub(crate) struct PullRequest {
-    number: i64,
-    title: String,
-    branch: String,
-    target_branch: String,
-    head_sha: String,
-    labels: Vec<String>,
-    author: String,
-}
+use types::{ListError, PullRequest};
 
 /// Where the pull requests come from.
 enum Service {
     Gitea(gitea::Gitea),
     Github(github::Github),
-}
-
-/// Why listing failed: the repository is missing (which `continueOnRepoNotFoundError` may
-/// forgive), or anything else.
-pub(crate) enum ListError {
-    RepoNotFound(GeneratorError),
-    Other(GeneratorError),
-}
-
-impl From<GeneratorError> for ListError {
-    fn from(e: GeneratorError) -> Self {
-        Self::Other(e)
-    }
 }
 
 /// The parameter sets of one `pullRequest` generator.
@@ -247,13 +225,9 @@ async fn service(
     }
 }
 
-/// Argo's label rule: every label the generator lists must be on the pull request.
-fn has_labels(expected: &[String], got: &[String]) -> bool {
-    expected.iter().all(|e| got.iter().any(|g| g == e))
-}
-
 #[cfg(test)]
 mod tests {
+    use super::types::has_labels;
     use super::*;
 
     fn pr(branch: &str, target: &str, title: &str) -> PullRequest {

@@ -7,7 +7,8 @@
 
 use regex::Regex;
 
-use super::{Provider, Repository};
+use super::provider::Provider;
+use super::repository::Repository;
 use crate::error::GeneratorError;
 use plumb_model::applicationset::ScmProviderGeneratorFilter;
 
@@ -92,10 +93,10 @@ impl Filter {
         {
             return Ok(false);
         }
-        if let Some(label) = &self.label {
-            if !repo.labels.iter().any(|l| label.is_match(l)) {
-                return Ok(false);
-            }
+        if let Some(label) = &self.label
+            && !repo.labels.iter().any(|l| label.is_match(l))
+        {
+            return Ok(false);
         }
         for path in &self.paths_exist {
             if !provider.has_path(repo, path.trim_end_matches('/')).await? {

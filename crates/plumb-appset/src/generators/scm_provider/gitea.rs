@@ -7,8 +7,8 @@
 use reqwest::Url;
 use serde::Deserialize;
 
-use super::Repository;
 use super::forge::Forge;
+use super::repository::Repository;
 use crate::error::GeneratorError;
 
 /// Gitea caps its pages at `[api] MAX_RESPONSE_ITEMS` (50 by default); asking for that many

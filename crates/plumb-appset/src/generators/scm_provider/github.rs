@@ -7,8 +7,8 @@
 use reqwest::Url;
 use serde::Deserialize;
 
-use super::Repository;
 use super::forge::Forge;
+use super::repository::Repository;
 use crate::context::Limits;
 use crate::error::GeneratorError;
 

@@ -7,68 +7,23 @@ mod filters;
 pub(crate) mod forge;
 mod gitea;
 mod github;
+mod provider;
+mod repository;
+pub(crate) mod shared;
 
 pub(crate) use gitea::api_base as gitea_api_base;
 pub(crate) use github::{api_base as github_api_base, forge as github_forge};
 
-use plumb_model::applicationset::{ApplicationSet, ScmProviderGenerator, SecretRef};
+use plumb_model::applicationset::{ApplicationSet, ScmProviderGenerator};
 use serde_json::Value;
 
 use super::values::{Mode, append_values, sanitize_name};
 use crate::context::Context;
 use crate::error::GeneratorError;
 use crate::params::Params;
-
-/// A repository on one branch, as Argo's `scm_provider.Repository`.
-#[derive(Debug, Clone)]
-pub(crate) struct Repository {
-    organization: String,
-    repository: String,
-    url: String,
-    branch: String,
-    sha: String,
-    labels: Vec<String>,
-    repository_id: i64,
-}
-
-impl Repository {
-    fn on_branch(&self, branch: String, sha: String) -> Self {
-        Self {
-            branch,
-            sha,
-            ..self.clone()
-        }
-    }
-}
-
-/// The supported providers (a closed set: an enum rather than a trait object).
-pub(crate) enum Provider {
-    Gitea(gitea::Gitea),
-    Github(github::Github),
-}
-
-impl Provider {
-    async fn list_repos(&self, clone_protocol: &str) -> Result<Vec<Repository>, GeneratorError> {
-        match self {
-            Self::Gitea(p) => p.list_repos(clone_protocol).await,
-            Self::Github(p) => p.list_repos(clone_protocol).await,
-        }
-    }
-
-    async fn branches(&self, repo: &Repository) -> Result<Vec<Repository>, GeneratorError> {
-        match self {
-            Self::Gitea(p) => p.branches(repo).await,
-            Self::Github(p) => p.branches(repo).await,
-        }
-    }
-
-    async fn has_path(&self, repo: &Repository, path: &str) -> Result<bool, GeneratorError> {
-        match self {
-            Self::Gitea(p) => p.has_path(repo, path).await,
-            Self::Github(p) => p.has_path(repo, path).await,
-        }
-    }
-}
+use provider::Provider;
+use repository::Repository;
+use shared::{check_allowed, required, token, unsupported};
 
 /// The parameter sets of one `scmProvider` generator.
 pub async fn generate(
@@ -130,51 +85,6 @@ fn custom_api_url(spec: &ScmProviderGenerator) -> &str {
         None
     };
     api.unwrap_or_default()
-}
-
-/// `applicationsetcontroller.enable.scm.providers` and `.allowed.scm.providers`, with Argo's
-/// messages (shared with the pullRequest generator).
-pub(crate) fn check_allowed(ctx: &Context, api: &str) -> Result<(), GeneratorError> {
-    if !ctx.scm.enabled {
-        return Err(GeneratorError::Invalid(
-            "scm providers are disabled".to_owned(),
-        ));
-    }
-    let allowed = &ctx.scm.allowed_providers;
-    if api.is_empty() || allowed.is_empty() || allowed.iter().any(|a| a == api) {
-        return Ok(());
-    }
-    Err(GeneratorError::Invalid(format!(
-        "scm provider not allowed: scm provider {api:?} not allowed, must use one of the following: {}",
-        allowed.join(", ")
-    )))
-}
-
-/// The token a `tokenRef` names, read from the ApplicationSet's namespace; none without one.
-pub(crate) async fn token(
-    ctx: &Context,
-    set: &ApplicationSet,
-    token_ref: Option<&SecretRef>,
-    field: &str,
-) -> Result<Option<String>, GeneratorError> {
-    let Some(r) = token_ref else {
-        return Ok(None);
-    };
-    let name = r.secret_name.as_deref().unwrap_or_default();
-    let key = r.key.as_deref().unwrap_or_default();
-    if name.is_empty() || key.is_empty() {
-        return Err(GeneratorError::Invalid(format!(
-            "{field}: secretName and key are required"
-        )));
-    }
-    ctx.secret_value(set.namespace(), name, key).await.map(Some)
-}
-
-/// The error for a provider Plumb does not implement.
-pub(crate) fn unsupported(generator: &str, provider: &str) -> GeneratorError {
-    GeneratorError::Invalid(format!(
-        "{generator} {provider} is not supported by Plumb yet (supported: gitea, github)"
-    ))
 }
 
 async fn provider(
@@ -239,13 +149,5 @@ async fn provider(
         None => Err(GeneratorError::Invalid(
             "no SCM provider implementation configured".to_owned(),
         )),
-    }
-}
-
-/// A required text field.
-pub(crate) fn required(value: Option<&str>, field: &str) -> Result<String, GeneratorError> {
-    match value.map(str::trim) {
-        Some(v) if !v.is_empty() => Ok(v.to_owned()),
-        _ => Err(GeneratorError::Invalid(format!("{field}: required"))),
     }
 }
