@@ -9,15 +9,19 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use plumb_model::application::Application;
 use plumb_model::applicationset::{ApplicationSet, condition::reason};
 
-use crate::Context;
+use crate::{Context, GenerateError};
 
 /// What the generators and templates produced for one set.
 #[derive(Debug, Default)]
 pub struct Desired {
-    /// The generated Applications, in generation order.
+    /// The generated Applications, in generation order (partial when generation failed).
     pub applications: Vec<Application>,
     /// The first failure (Argo stops at it: nothing is created, updated or deleted).
     pub failure: Option<Failure>,
+    /// Every generator and template error, for the deletion brake.
+    pub errors: Vec<String>,
+    /// Names generated more than once (Argo's validation error; none of them is written).
+    pub duplicates: BTreeMap<String, String>,
 }
 
 /// Why generation failed: Argo's condition reason and the message.
@@ -29,15 +33,38 @@ pub struct Failure {
     pub message: String,
 }
 
-/// Generates the set's Applications.
+/// Generates the set's Applications ([`crate::generate`]): the first generator or template
+/// error is the failure, with Argo's reason; a repeated name is a validation error.
 pub async fn generate(set: &ApplicationSet, ctx: &Context) -> Desired {
-    super::provisional::generate(set, ctx).await
+    let generated = crate::generate(set, ctx).await;
+    let mut out = Desired {
+        applications: generated.applications,
+        ..Desired::default()
+    };
+    for e in &generated.errors {
+        let reason = match e {
+            GenerateError::Generator { .. } => GENERATOR_ERROR,
+            GenerateError::Template { .. } => TEMPLATE_ERROR,
+            GenerateError::DuplicateName { name, .. } => {
+                out.duplicates.insert(name.clone(), e.to_string());
+                continue;
+            }
+        };
+        out.errors.push(e.to_string());
+        if out.failure.is_none() {
+            out.failure = Some(Failure {
+                reason,
+                message: e.to_string(),
+            });
+        }
+    }
+    out
 }
 
 /// How long until the set is reconciled again without a trigger (`requeueAfterSeconds` and
 /// the generators' defaults); `None`: only on changes.
 pub fn requeue_after(set: &ApplicationSet) -> Option<std::time::Duration> {
-    super::provisional::requeue_after(set)
+    crate::requeue_after(set)
 }
 
 /// The validation errors of `apps`, by Application name (Argo keeps the valid ones going).

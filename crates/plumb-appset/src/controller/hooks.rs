@@ -17,8 +17,8 @@ pub struct DeletionInput<'a> {
     pub set: &'a ApplicationSet,
     /// Owned Applications no longer generated, sorted by name.
     pub candidates: Vec<String>,
-    /// Whether generation failed this reconcile (then nothing may be deleted).
-    pub generation_failed: bool,
+    /// Generator and template errors of this reconcile (any: nothing may be deleted).
+    pub generator_errors: Vec<String>,
     /// Owned Applications before this reconcile.
     pub previous_count: usize,
 }
@@ -39,7 +39,7 @@ pub struct DeletionDecision {
 /// Call point 1: before deleting. Without the brake every candidate goes, except on a
 /// generation failure, when all are held.
 pub fn decide_deletions(input: &DeletionInput<'_>) -> DeletionDecision {
-    if input.generation_failed {
+    if !input.generator_errors.is_empty() {
         return DeletionDecision {
             held: input.candidates.clone(),
             ..DeletionDecision::default()
@@ -107,7 +107,7 @@ mod tests {
         let d = decide_deletions(&DeletionInput {
             set: &set,
             candidates: vec!["a".into(), "b".into()],
-            generation_failed: true,
+            generator_errors: vec!["boom".into()],
             previous_count: 2,
         });
         assert!(d.delete_now.is_empty());

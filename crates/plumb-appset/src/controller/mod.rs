@@ -15,7 +15,6 @@ mod events;
 pub mod hooks;
 pub mod metrics;
 pub mod owner;
-mod provisional;
 mod queue;
 mod apps;
 mod reconcile;

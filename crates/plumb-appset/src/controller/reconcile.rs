@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 
 use plumb_model::application::Application;
-use plumb_model::applicationset::{ApplicationSet, condition::reason};
+use plumb_model::applicationset::{ApplicationSet, condition, condition::reason};
 
 use super::conditions::Cond;
 use super::config::REQUEUE_ON_ERROR;
@@ -102,18 +102,20 @@ async fn reconcile(rt: &Runtime, set: &ApplicationSet) -> Result<Option<Duration
     let generated = desired::generate(set, &rt.ctx).await;
     if let Some(failure) = &generated.failure {
         // Nothing is created, updated or deleted on a generation failure (Argo stops here);
-        // the brake is told so it can name what it would otherwise have considered.
-        let _ = hooks::decide_deletions(&DeletionInput {
+        // the brake is told what would have gone so its condition can name it.
+        let decision = hooks::decide_deletions(&DeletionInput {
             set,
-            candidates: Vec::new(),
-            generation_failed: true,
+            candidates: candidates(&generated.applications, &current),
+            generator_errors: generated.errors.clone(),
             previous_count: current.len(),
         });
-        let cond = Cond::error(failure.reason, failure.message.clone());
-        record_error(rt, set, cond, false, &current).await?;
+        let mut conds = vec![Cond::error(failure.reason, failure.message.clone())];
+        conds.extend(decision.condition);
+        record_error(rt, set, conds, false, &current).await?;
         return Ok(Some(REQUEUE_ON_ERROR));
     }
-    let invalid = desired::validate(set, &generated.applications, &rt.ctx).await?;
+    let mut invalid = desired::validate(set, &generated.applications, &rt.ctx).await?;
+    invalid.extend(generated.duplicates.clone());
     let valid = valid_sorted(&generated.applications, &invalid);
     apply(rt, set, &generated.applications, valid, &invalid, current).await
 }
@@ -147,7 +149,7 @@ async fn apply(
         Ok(r) => r,
         Err(message) => {
             let cond = Cond::error(reason::UPDATE_APPLICATION_ERROR, message);
-            record_error(rt, set, cond, true, &current).await?;
+            record_error(rt, set, vec![cond], true, &current).await?;
             return Ok(Some(REQUEUE_ON_ERROR));
         }
     };
@@ -224,6 +226,19 @@ fn validation_condition(set: &ApplicationSet, invalid: &BTreeMap<String, String>
     Some(Cond::error(reason::APPLICATION_VALIDATION_ERROR, message))
 }
 
+/// The owned Applications not generated (sorted by name).
+fn candidates(generated: &[Application], current: &BTreeMap<String, Value>) -> Vec<String> {
+    let wanted: std::collections::BTreeSet<&str> = generated
+        .iter()
+        .filter_map(|a| a.metadata.name.as_deref())
+        .collect();
+    current
+        .keys()
+        .filter(|n| !wanted.contains(n.as_str()))
+        .cloned()
+        .collect()
+}
+
 enum Deletions {
     Done {
         any: bool,
@@ -241,19 +256,10 @@ async fn deletions(
     generated: &[Application],
     current: &BTreeMap<String, Value>,
 ) -> Result<Deletions, kube::Error> {
-    let wanted: std::collections::BTreeSet<&str> = generated
-        .iter()
-        .filter_map(|a| a.metadata.name.as_deref())
-        .collect();
-    let candidates: Vec<String> = current
-        .keys()
-        .filter(|n| !wanted.contains(n.as_str()))
-        .cloned()
-        .collect();
     let decision = hooks::decide_deletions(&DeletionInput {
         set,
-        candidates,
-        generation_failed: false,
+        candidates: candidates(generated, current),
+        generator_errors: Vec::new(),
         previous_count: current.len(),
     });
     if decision.delete_now.is_empty() {
@@ -312,7 +318,7 @@ async fn record(
 async fn record_error(
     rt: &Runtime,
     set: &ApplicationSet,
-    cond: Cond,
+    conds: Vec<Cond>,
     parameters_generated: bool,
     current: &BTreeMap<String, Value>,
 ) -> Result<(), kube::Error> {
@@ -321,14 +327,15 @@ async fn record_error(
         rt,
         set,
         Record {
-            conds: vec![cond.clone()],
+            conds: conds.clone(),
             parameters_generated,
             owned: None,
             application_status: None,
         },
     )
     .await?;
-    finish(rt, set, &before, &recorded, Some(cond), current.len()).await;
+    let error = conds.into_iter().find(|c| c.kind == condition::ERROR_OCCURRED);
+    finish(rt, set, &before, &recorded, error, current.len()).await;
     Ok(())
 }
 

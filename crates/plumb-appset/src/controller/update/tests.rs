@@ -77,12 +77,10 @@ fn preserved_and_default_annotations_survive_others_go() {
     else {
         panic!("expected a patch")
     };
+    // The pre-delete hook's finalizer stays: no finalizers in the patch.
     assert_eq!(
         p,
-        json!({"metadata": {"annotations": {"stray": null}, "labels": {"drop": null}, "finalizers": [
-            "resources-finalizer.argocd.argoproj.io",
-            "pre-delete-finalizer.argocd.argoproj.io/cleanup"
-        ]}})
+        json!({"metadata": {"annotations": {"stray": null}, "labels": {"drop": null}}})
     );
 }
 
