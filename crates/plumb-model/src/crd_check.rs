@@ -29,7 +29,8 @@ pub const APP_PROJECT_SCHEMA: &str =
     "sha256:43aad1f6f79432e2166fa4e3fba57c3b967d6b28a718c1fd650106d6defc170d";
 
 /// [`SCHEMA_KEY`] of this binary's `applicationsets.argoproj.io`.
-pub const APPLICATION_SET_SCHEMA: &str = "sha256:0";
+pub const APPLICATION_SET_SCHEMA: &str =
+    "sha256:e8891a9a2cd0ac1a525821e9e398e056296cb5aa461f8c5181a42f528c8d76a7";
 
 /// The CRDs Plumb reads and writes, by name.
 pub const CRD_NAMES: [&str; 3] = [
