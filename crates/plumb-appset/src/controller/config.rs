@@ -109,7 +109,10 @@ impl Config {
 
     /// The policy a set runs under (Argo's `utils.DefaultPolicy`): the set's own only when
     /// overrides are enabled.
-    pub fn policy_for(&self, set: &plumb_model::applicationset::ApplicationSet) -> ApplicationsSyncPolicy {
+    pub fn policy_for(
+        &self,
+        set: &plumb_model::applicationset::ApplicationSet,
+    ) -> ApplicationsSyncPolicy {
         let own = set
             .spec
             .sync_policy

@@ -18,7 +18,7 @@ use super::desired::{self, Clusters};
 use super::hooks::{self, DeletionInput, ProgressiveInput};
 use super::status::{self, REFRESH_ANNOTATION, Record};
 use super::update::Rules;
-use super::{Runtime, apps, applicationset_resource};
+use super::{Runtime, applicationset_resource, apps};
 
 /// How long a set waits after a failed write before it is tried again.
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(30);
@@ -144,8 +144,11 @@ async fn apply(
     current: BTreeMap<String, Value>,
 ) -> Result<Option<Duration>, kube::Error> {
     let policy = rt.config.policy_for(set);
-    let rules = match Rules::of(set, &rt.config.preserved_annotations, &rt.config.preserved_labels)
-    {
+    let rules = match Rules::of(
+        set,
+        &rt.config.preserved_annotations,
+        &rt.config.preserved_labels,
+    ) {
         Ok(r) => r,
         Err(message) => {
             let cond = Cond::error(reason::UPDATE_APPLICATION_ERROR, message);
@@ -181,7 +184,11 @@ async fn apply(
     let mut confirm_used = false;
     if policy.allow_delete() {
         match deletions(rt, set, generated, &current).await? {
-            Deletions::Done { any, cond, confirmed } => {
+            Deletions::Done {
+                any,
+                cond,
+                confirmed,
+            } => {
                 wrote |= any;
                 confirm_used = confirmed;
                 conds.extend(cond);
@@ -193,7 +200,11 @@ async fn apply(
             }
         }
     }
-    let now_owned = if wrote { apps::owned(rt, set).await? } else { current };
+    let now_owned = if wrote {
+        apps::owned(rt, set).await?
+    } else {
+        current
+    };
     let mut clear = vec![REFRESH_ANNOTATION];
     if confirm_used {
         clear.push(CONFIRM_DELETION_ANNOTATION);
@@ -298,7 +309,11 @@ async fn record(
         .iter()
         .find(|c| c.kind == plumb_model::applicationset::condition::ERROR_OCCURRED)
         .cloned();
-    let before = set.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
+    let before = set
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
     let recorded = status::write(
         rt,
         set,
@@ -322,7 +337,11 @@ async fn record_error(
     parameters_generated: bool,
     current: &BTreeMap<String, Value>,
 ) -> Result<(), kube::Error> {
-    let before = set.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
+    let before = set
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
     let recorded = status::write(
         rt,
         set,
@@ -334,7 +353,9 @@ async fn record_error(
         },
     )
     .await?;
-    let error = conds.into_iter().find(|c| c.kind == condition::ERROR_OCCURRED);
+    let error = conds
+        .into_iter()
+        .find(|c| c.kind == condition::ERROR_OCCURRED);
     finish(rt, set, &before, &recorded, error, current.len()).await;
     Ok(())
 }
@@ -375,7 +396,10 @@ async fn deleting(rt: &Runtime, set: &ApplicationSet) -> Result<(), kube::Error>
         }
     }
     let finalizers = set.metadata.finalizers.clone().unwrap_or_default();
-    if finalizers.iter().any(|f| f == super::update::RESOURCES_FINALIZER) {
+    if finalizers
+        .iter()
+        .any(|f| f == super::update::RESOURCES_FINALIZER)
+    {
         let kept: Vec<&String> = finalizers
             .iter()
             .filter(|f| *f != super::update::RESOURCES_FINALIZER)

@@ -11,15 +11,14 @@ use crate::shared::Shared;
 
 /// Starts the ApplicationSet controller unless it is switched off.
 pub(super) async fn spawn(shared: &Arc<Shared>) {
-    let params = match crate::config::cmd_params(&shared.client, &shared.config.control_namespace)
-        .await
-    {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::warn!("{e}; the ApplicationSet controller runs with Argo CD's defaults");
-            Default::default()
-        }
-    };
+    let params =
+        match crate::config::cmd_params(&shared.client, &shared.config.control_namespace).await {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!("{e}; the ApplicationSet controller runs with Argo CD's defaults");
+                Default::default()
+            }
+        };
     let enabled = shared
         .config
         .applicationset

@@ -57,10 +57,18 @@ async fn off_switch_leaves_sets_alone() {
     // a running ApplicationSet controller (its watch starts before the Application watch's
     // work) would long have created the generated one.
     let repo = GitRepo::new();
-    repo.commit(&[("app/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")], "init");
+    repo.commit(
+        &[(
+            "app/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+        )],
+        "init",
+    );
     c.create_dir_app("plain", &repo, c.ns.name()).await;
-    c.wait_app("plain", "a sync status", |a| !a["status"]["sync"]["status"].is_null())
-        .await;
+    c.wait_app("plain", "a sync status", |a| {
+        !a["status"]["sync"]["status"].is_null()
+    })
+    .await;
     assert!(c.apps().get_opt("actl-gen").await.expect("get").is_none());
     let sets: Api<DynamicObject> = Api::namespaced_with(
         c.client.clone(),

@@ -182,5 +182,8 @@ fn applicationset_schema_keeps_generators_and_template_spec() {
         crd["spec"]["names"]["shortNames"],
         serde_json::json!(["appset", "appsets"])
     );
-    assert_eq!(crd["spec"]["versions"][0]["subresources"], serde_json::json!({"status": {}}));
+    assert_eq!(
+        crd["spec"]["versions"][0]["subresources"],
+        serde_json::json!({"status": {}})
+    );
 }
