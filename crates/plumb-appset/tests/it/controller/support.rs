@@ -54,7 +54,7 @@ impl Running {
             "metadata": {"name": "default"},
             "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}]}
         }))
-        .unwrap();
+        .expect("project");
         projects
             .create(&PostParams::default(), &project)
             .await
@@ -101,7 +101,7 @@ impl Running {
     }
 
     pub async fn create_set(&self, set: Value) {
-        let obj: DynamicObject = serde_json::from_value(set).unwrap();
+        let obj: DynamicObject = serde_json::from_value(set).expect("set");
         self.sets()
             .create(&PostParams::default(), &obj)
             .await
@@ -116,7 +116,7 @@ impl Running {
     }
 
     pub async fn set(&self, name: &str) -> Value {
-        serde_json::to_value(self.sets().get(name).await.expect("get set")).unwrap()
+        serde_json::to_value(self.sets().get(name).await.expect("get set")).expect("json")
     }
 
     /// The Applications of the namespace by name.
@@ -128,7 +128,7 @@ impl Running {
             .expect("list")
             .items
             .into_iter()
-            .map(|o| serde_json::to_value(o).unwrap())
+            .map(|o| serde_json::to_value(o).expect("json"))
             .collect();
         list.sort_by_key(|a| {
             a["metadata"]["name"]
@@ -183,8 +183,8 @@ impl Running {
 
     pub fn metrics_text(&self) -> String {
         let mut out = String::new();
-        let registry = self.registry.lock().unwrap();
-        prometheus_client::encoding::text::encode(&mut out, &registry).unwrap();
+        let registry = self.registry.lock().expect("registry");
+        prometheus_client::encoding::text::encode(&mut out, &registry).expect("encode");
         out
     }
 }
