@@ -11,8 +11,8 @@ use plumb_model::application::Application;
 use plumb_model::applicationset::ApplicationSet;
 
 use super::desired::Clusters;
+use super::runtime::{Runtime, application_resource};
 use super::update::{self, Plan, RESOURCES_FINALIZER, Rules};
-use super::{Runtime, application_resource};
 
 /// Applications written at once (Argo's `ConcurrentApplicationUpdates`, 1 by default: one at
 /// a time made a thousand-Application set take minutes to create).

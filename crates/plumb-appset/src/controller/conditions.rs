@@ -64,7 +64,55 @@ pub fn apply(
     rolling_sync: bool,
     now: &str,
 ) -> Vec<ApplicationSetCondition> {
-    let mut evaluated: BTreeMap<&str, bool> = BTreeMap::from([
+    let (new, evaluated) = derive(conds, parameters_generated, rolling_sync);
+    let is_evaluated = |t: &str| evaluated.get(t).copied();
+    let mut out: Vec<ApplicationSetCondition> = previous
+        .iter()
+        .filter(|c| is_evaluated(&c.r#type) != Some(true))
+        .cloned()
+        .map(|mut c| {
+            c.last_transition_time
+                .get_or_insert_with(|| now.to_string());
+            c
+        })
+        .collect();
+    for c in &new {
+        if is_evaluated(c.kind) == Some(false) {
+            continue;
+        }
+        match previous.iter().find(|p| p.r#type == c.kind) {
+            Some(p) if p.message == c.message && p.reason == c.reason && p.status == c.status => {
+                out.push(p.clone());
+            }
+            _ => out.push(c.to_condition(now)),
+        }
+    }
+    out.sort_by(|a, b| {
+        (
+            &a.r#type,
+            &a.status,
+            &a.reason,
+            &a.message,
+            &a.last_transition_time,
+        )
+            .cmp(&(
+                &b.r#type,
+                &b.status,
+                &b.reason,
+                &b.message,
+                &b.last_transition_time,
+            ))
+    });
+    out
+}
+
+/// The conditions to record with the ones they imply, and which types were evaluated.
+fn derive(
+    conds: &[Cond],
+    parameters_generated: bool,
+    rolling_sync: bool,
+) -> (Vec<Cond>, BTreeMap<&'static str, bool>) {
+    let mut evaluated: BTreeMap<&'static str, bool> = BTreeMap::from([
         (condition::PARAMETERS_GENERATED, true),
         (condition::ERROR_OCCURRED, false),
         (condition::RESOURCES_UP_TO_DATE, false),
@@ -113,45 +161,7 @@ pub fn apply(
             _ => {}
         }
     }
-    let is_evaluated = |t: &str| evaluated.get(t).copied();
-    let mut out: Vec<ApplicationSetCondition> = previous
-        .iter()
-        .filter(|c| is_evaluated(&c.r#type) != Some(true))
-        .cloned()
-        .map(|mut c| {
-            c.last_transition_time
-                .get_or_insert_with(|| now.to_string());
-            c
-        })
-        .collect();
-    for c in &new {
-        if is_evaluated(c.kind) == Some(false) {
-            continue;
-        }
-        match previous.iter().find(|p| p.r#type == c.kind) {
-            Some(p) if p.message == c.message && p.reason == c.reason && p.status == c.status => {
-                out.push(p.clone());
-            }
-            _ => out.push(c.to_condition(now)),
-        }
-    }
-    out.sort_by(|a, b| {
-        (
-            &a.r#type,
-            &a.status,
-            &a.reason,
-            &a.message,
-            &a.last_transition_time,
-        )
-            .cmp(&(
-                &b.r#type,
-                &b.status,
-                &b.reason,
-                &b.message,
-                &b.last_transition_time,
-            ))
-    });
-    out
+    (new, evaluated)
 }
 
 fn parameters_condition(generated: bool, message: String) -> Cond {

@@ -14,27 +14,26 @@ pub mod config;
 pub mod desired;
 mod events;
 pub mod hooks;
+mod known;
 pub mod metrics;
 pub mod owner;
 mod queue;
 mod reconcile;
+mod runtime;
 mod status;
 pub mod update;
 mod watch;
 
 use std::sync::Arc;
 
-use kube::api::ApiResource;
-
 pub use config::Config;
 pub use metrics::AppSetMetrics;
 pub use queue::Queue;
+pub use runtime::{Gate, application_resource, applicationset_resource};
+
+use runtime::Runtime;
 
 use crate::Context;
-
-/// Decides whether this process reconciles sets now (with several controller replicas: only
-/// the leader); checked before each reconcile.
-pub type Gate = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// Errors that stop the controller.
 #[derive(Debug, thiserror::Error)]
@@ -51,37 +50,6 @@ pub enum Error {
     /// An object could not be read.
     #[error("{0}")]
     Decode(String),
-}
-
-/// What the tasks of the controller share.
-pub(crate) struct Runtime {
-    pub(crate) ctx: Context,
-    pub(crate) config: Config,
-    pub(crate) metrics: AppSetMetrics,
-    pub(crate) events: events::Events,
-    pub(crate) queue: Queue,
-    pub(crate) gate: Gate,
-    pub(crate) sets: watch::Known,
-}
-
-/// The `argoproj.io/v1alpha1` applicationsets resource.
-pub fn applicationset_resource() -> ApiResource {
-    resource("ApplicationSet", "applicationsets")
-}
-
-/// The `argoproj.io/v1alpha1` applications resource.
-pub fn application_resource() -> ApiResource {
-    resource("Application", "applications")
-}
-
-fn resource(kind: &str, plural: &str) -> ApiResource {
-    ApiResource {
-        group: "argoproj.io".into(),
-        version: "v1alpha1".into(),
-        api_version: "argoproj.io/v1alpha1".into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
 }
 
 /// The generators' context for the controller: a Git cache of its own under `git_root` (the
@@ -125,7 +93,7 @@ pub async fn run(
         metrics,
         queue,
         gate,
-        sets: watch::Known::default(),
+        sets: known::Known::default(),
     });
     tracing::info!(
         namespace = %rt.config.control_namespace,

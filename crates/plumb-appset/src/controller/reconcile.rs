@@ -180,9 +180,38 @@ async fn apply(
         record(rt, set, conds, &current, progress.application_status).await?;
         return Ok(Some(RETRY_AFTER_FAILURE));
     }
-    let mut wrote = !written.created.is_empty() || !written.updated.is_empty();
+    let wrote = !written.created.is_empty() || !written.updated.is_empty();
+    let after = AfterWrites {
+        wrote,
+        conds,
+        application_status: progress.application_status,
+    };
+    finish_apply(rt, set, generated, invalid, current, after).await
+}
+
+/// What create/update left for the rest of the reconcile.
+struct AfterWrites {
+    wrote: bool,
+    conds: Vec<Cond>,
+    application_status: Option<Vec<plumb_model::applicationset::ApplicationSetApplicationStatus>>,
+}
+
+/// Deletions (under the policy and the brake), annotations, conditions and status.
+async fn finish_apply(
+    rt: &Runtime,
+    set: &ApplicationSet,
+    generated: &[Application],
+    invalid: &BTreeMap<String, String>,
+    current: BTreeMap<String, Value>,
+    after: AfterWrites,
+) -> Result<Option<Duration>, kube::Error> {
+    let AfterWrites {
+        mut wrote,
+        mut conds,
+        application_status,
+    } = after;
     let mut confirm_used = false;
-    if policy.allow_delete() {
+    if rt.config.policy_for(set).allow_delete() {
         match deletions(rt, set, generated, &current).await? {
             Deletions::Done {
                 any,
@@ -195,7 +224,7 @@ async fn apply(
             }
             Deletions::Failed(e) => {
                 conds.push(Cond::error(reason::DELETE_APPLICATION_ERROR, e));
-                record(rt, set, conds, &current, progress.application_status).await?;
+                record(rt, set, conds, &current, application_status).await?;
                 return Ok(Some(RETRY_AFTER_FAILURE));
             }
         }
@@ -215,7 +244,7 @@ async fn apply(
         Some(cond) => conds.push(cond),
         None => conds.push(Cond::up_to_date()),
     }
-    record(rt, set, conds, &now_owned, progress.application_status).await?;
+    record(rt, set, conds, &now_owned, application_status).await?;
     Ok(if invalid.is_empty() {
         again
     } else {

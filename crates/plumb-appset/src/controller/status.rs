@@ -12,7 +12,7 @@ use plumb_model::applicationset::{
 };
 
 use super::conditions::{self, Cond};
-use super::{Runtime, applicationset_resource};
+use super::runtime::{Runtime, applicationset_resource};
 
 /// Argo's annotation asking for a set to be reconciled now; removed once it was.
 pub const REFRESH_ANNOTATION: &str = "argocd.argoproj.io/application-set-refresh";

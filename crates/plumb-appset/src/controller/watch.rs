@@ -3,9 +3,8 @@
 //! sync or health, or a deletion: the owner re-creates or reports it), and the cluster Secrets
 //! (sets with a clusters generator anywhere in them).
 
-use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
@@ -17,24 +16,7 @@ use serde_json::Value;
 use plumb_model::applicationset::{ApplicationSet, ApplicationSetGenerator};
 
 use super::desired::CLUSTER_SECRET_SELECTOR;
-use super::{Runtime, application_resource, applicationset_resource};
-
-/// The sets seen: key → (fingerprint of what triggers a reconcile, has a clusters generator).
-#[derive(Default)]
-pub(crate) struct Known {
-    sets: Mutex<BTreeMap<String, (u64, bool)>>,
-    apps: Mutex<HashMap<String, u64>>,
-}
-
-impl Known {
-    fn sets(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, (u64, bool)>> {
-        self.sets.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn apps(&self) -> std::sync::MutexGuard<'_, HashMap<String, u64>> {
-        self.apps.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
+use super::runtime::{Runtime, application_resource, applicationset_resource};
 
 /// Starts the three watches.
 pub(crate) fn spawn(rt: &Arc<Runtime>) {
