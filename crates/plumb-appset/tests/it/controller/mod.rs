@@ -1,6 +1,7 @@
 //! The ApplicationSet controller end to end: generated Applications created, updated, deleted
 //! under each policy, owned, kept on a generator error; conditions, events and metrics.
 
+mod bench;
 mod support;
 
 use serde_json::json;
