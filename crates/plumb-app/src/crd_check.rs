@@ -1,5 +1,5 @@
-//! The start-up check of the installed Application and AppProject CRDs
-//! ([`plumb_model::crd_check`]): `plumb controller` and `plumb server` read both once at start,
+//! The start-up check of the installed Application, AppProject and ApplicationSet CRDs
+//! ([`plumb_model::crd_check`]): `plumb controller` and `plumb server` read each once at start,
 //! log each that needs applying at error level with the fix, and publish
 //! `plumb_crd_outdated{crd}` (1: apply this binary's CRDs). An outdated CRD is not fatal: the
 //! process keeps running (a crash loop would fix nothing), and what the CRD lacks shows where it

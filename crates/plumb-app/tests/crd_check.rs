@@ -1,6 +1,6 @@
 //! The start-up CRD check against the real control plane: after `deploy/crds` is applied (as
 //! every test that needs Applications does), the installed CRDs are found to be this binary's,
-//! and `plumb_crd_outdated` reads 0 for both. The verdicts on older and Argo CD CRDs are tested
+//! and `plumb_crd_outdated` reads 0 for each. The verdicts on older and Argo CD CRDs are tested
 //! on `kubectl get crd -o yaml` fixtures in plumb-model (CRDs are cluster-wide: this shared
 //! control plane's argoproj.io CRDs must stay Plumb's).
 
@@ -16,7 +16,11 @@ async fn the_installed_crds_are_this_binarys() {
     let names: Vec<&str> = findings.iter().map(|f| f.crd.as_str()).collect();
     assert_eq!(
         names,
-        ["applications.argoproj.io", "appprojects.argoproj.io"]
+        [
+            "applications.argoproj.io",
+            "appprojects.argoproj.io",
+            "applicationsets.argoproj.io"
+        ]
     );
     for f in &findings {
         assert_eq!(f.outcome, Ok(Verdict::Current), "{}", f.crd);

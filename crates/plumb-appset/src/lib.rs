@@ -17,6 +17,7 @@
 //! Everything a generator reads is hostile: [`Context`] bounds sizes, times and counts.
 
 mod context;
+pub mod controller;
 mod error;
 mod generate;
 pub mod generators;

@@ -3,6 +3,7 @@
 mod agen_support;
 mod argo_fixtures;
 mod clusters;
+mod controller;
 mod duck_type;
 mod generate;
 mod git;

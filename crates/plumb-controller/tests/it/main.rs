@@ -3,6 +3,7 @@
 mod api_traffic;
 mod app_namespaces;
 mod app_of_apps;
+mod applicationset;
 mod automation;
 mod exec_cluster;
 mod git_sharing;

@@ -229,7 +229,11 @@ fn chart_crds_are_deploys() {
     assert_eq!(link, Path::new("../../../crds"));
     let objs = render(&[]);
     let rendered = by_key(&objs);
-    for name in ["application-crd.yaml", "appproject-crd.yaml"] {
+    for name in [
+        "application-crd.yaml",
+        "appproject-crd.yaml",
+        "applicationset-crd.yaml",
+    ] {
         let deploy = std::fs::read_to_string(repo().join("deploy/crds").join(name)).unwrap();
         let want = &parse(&deploy, name)[0];
         let mut got = rendered[&key(want)].clone();
