@@ -16,9 +16,11 @@
 //!
 //! Everything a generator reads is hostile: [`Context`] bounds sizes, times and counts.
 
+pub mod brake;
 mod context;
 mod error;
 mod params;
+pub mod progressive;
 
 pub use context::{Context, Limits};
 pub use error::GeneratorError;
