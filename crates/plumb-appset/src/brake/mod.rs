@@ -26,6 +26,10 @@ pub use settings::{
 pub const CONFIRM_ANNOTATION: &str = "plumb.dev/confirm-deletion";
 /// The value of [`CONFIRM_ANNOTATION`] that confirms every held deletion.
 pub const CONFIRM_ALL: &str = "all";
+/// Reason of the `DeletionHeld: False` condition once nothing is held any more.
+pub const REASON_NONE_HELD: &str = "NoDeletionHeld";
+/// Message of the `DeletionHeld: False` condition.
+pub const MESSAGE_NONE_HELD: &str = "No deletions are held";
 /// Names listed in the condition message at most (the rest are counted).
 const MAX_NAMES: usize = 100;
 
@@ -65,7 +69,9 @@ pub struct Decision {
     pub held: Vec<String>,
     /// Why anything was held (`None`: the brake let everything through).
     pub hold: Option<Hold>,
-    /// `Some`: set this `DeletionHeld` condition; `None`: remove any `DeletionHeld` condition.
+    /// `Some`: record this `DeletionHeld` condition: `True` naming what is held, or `False`
+    /// (`No deletions are held`) when the set's condition was `True` and nothing is held now;
+    /// `None`: leave the conditions as they are (nothing held, before or now).
     pub condition: Option<ApplicationSetCondition>,
     /// Remove [`CONFIRM_ANNOTATION`] from the set, if it still has this value (a confirmation
     /// is used once, so that it never lets later, unseen deletions through).
@@ -85,6 +91,7 @@ pub fn decide(input: Input<'_>) -> Decision {
     let Some(hold) = hold_reason(&input, candidates.len()) else {
         return Decision {
             delete: candidates,
+            condition: released(input.set),
             consume_confirmation: confirmation,
             ..Decision::default()
         };
@@ -95,7 +102,11 @@ pub fn decide(input: Input<'_>) -> Decision {
     let (delete, held): (Vec<String>, Vec<String>) = candidates
         .into_iter()
         .partition(|name| confirmed.covers(name));
-    let condition = (!held.is_empty()).then(|| held_condition(&input, &hold, &held, all_refused));
+    let condition = if held.is_empty() {
+        released(input.set)
+    } else {
+        Some(held_condition(&input, &hold, &held, all_refused))
+    };
     Decision {
         delete,
         held,
@@ -103,6 +114,24 @@ pub fn decide(input: Input<'_>) -> Decision {
         condition,
         consume_confirmation: confirmation,
     }
+}
+
+/// `DeletionHeld: False` when the set's condition says deletions are held: they no longer are.
+fn released(set: &ApplicationSet) -> Option<ApplicationSetCondition> {
+    let held = set
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .into_iter()
+        .flatten()
+        .any(|c| c.r#type == condition::DELETION_HELD && c.status == condition::TRUE);
+    held.then(|| ApplicationSetCondition {
+        r#type: condition::DELETION_HELD.to_string(),
+        message: MESSAGE_NONE_HELD.to_string(),
+        last_transition_time: None,
+        status: condition::FALSE.to_string(),
+        reason: REASON_NONE_HELD.to_string(),
+    })
 }
 
 fn hold_reason(input: &Input<'_>, count: usize) -> Option<Hold> {

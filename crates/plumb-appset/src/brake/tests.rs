@@ -138,7 +138,10 @@ fn confirmation_all_lets_everything_held_go() {
     assert_eq!(out.delete, names(5));
     assert!(out.held.is_empty());
     assert_eq!(out.hold, Some(Hold::TooMany));
-    assert!(out.condition.is_none());
+    assert!(
+        out.condition.is_none(),
+        "the set never had the condition: nothing to record"
+    );
     assert_eq!(out.consume_confirmation.as_deref(), Some("all"));
 }
 
@@ -275,6 +278,33 @@ fn long_lists_are_cut_in_the_message() {
     let message = out.condition.unwrap().message;
     assert!(message.contains("would delete 250 of 300 Applications: app-0, "));
     assert!(message.contains(" and 150 more; confirm with"), "{message}");
+}
+
+#[test]
+fn the_condition_turns_false_once_nothing_is_held() {
+    let mut s = set(&[]);
+    let held = run(&s, 8, &names(5), &[], &Settings::default())
+        .condition
+        .unwrap();
+    s.status = Some(plumb_model::applicationset::ApplicationSetStatus {
+        conditions: Some(vec![held]),
+        ..Default::default()
+    });
+    for candidates in [vec![], names(1)] {
+        let c = run(&s, 8, &candidates, &[], &Settings::default())
+            .condition
+            .unwrap();
+        assert_eq!(
+            (c.status.as_str(), c.reason.as_str(), c.message.as_str()),
+            ("False", "NoDeletionHeld", "No deletions are held")
+        );
+    }
+    let mut confirmed = s.clone();
+    confirmed.metadata.annotations =
+        Some([(CONFIRM_ANNOTATION.to_string(), "all".to_string())].into());
+    let out = run(&confirmed, 8, &names(5), &[], &Settings::default());
+    assert_eq!(out.delete.len(), 5);
+    assert_eq!(out.condition.unwrap().status, "False");
 }
 
 #[test]
