@@ -152,6 +152,9 @@ pub struct Rollout {
     pub waiting_for_refresh: bool,
     /// `InvalidRolloutConfig` and `RolloutProgressing`, in that order (empty while waiting).
     pub conditions: Vec<ApplicationSetCondition>,
+    /// Reconcile again after this long: the rest of the refresh grace period after the latest
+    /// change (at least a second), as Argo's `getMinRequeueAfter`.
+    pub requeue_after: Option<Duration>,
 }
 
 /// Plans the progressive sync of one reconcile. `live`: the set's Applications in the cluster,
@@ -191,12 +194,14 @@ pub fn plan(
     let since = previous_waiting.or_else(|| reconciled::latest_waiting(&statuses));
     let check = reconciled::check(live, since, settings.refresh_grace_period, now);
     if !check.ready {
+        let requeue_after = grace_requeue(&statuses, settings, now);
         return Plan::Rollout(Rollout {
             application_status: statuses,
             to_sync: BTreeSet::new(),
             refresh: check.refresh,
             waiting_for_refresh: true,
             conditions: Vec::new(),
+            requeue_after,
         });
     }
     let to_sync = sync::open_steps(&step_map, live, &statuses);
@@ -206,13 +211,31 @@ pub fn plan(
         invalid_config_condition(&issues),
         progressing_condition(rollout_steps.len(), &statuses),
     ];
+    let requeue_after = grace_requeue(&statuses, settings, now);
     Plan::Rollout(Rollout {
         application_status: statuses,
         to_sync,
         refresh: Vec::new(),
         waiting_for_refresh: false,
         conditions,
+        requeue_after,
     })
+}
+
+fn grace_requeue(
+    statuses: &[ApplicationSetApplicationStatus],
+    settings: &Settings,
+    now: Timestamp,
+) -> Option<Duration> {
+    if settings.refresh_grace_period.is_zero() {
+        return None;
+    }
+    let since = reconciled::latest_waiting(statuses)?;
+    Some(reconciled::grace_remaining(
+        since,
+        settings.refresh_grace_period,
+        now,
+    ))
 }
 
 impl Rollout {

@@ -615,6 +615,7 @@ fn automated_sync_is_switched_off_and_its_prune_carried_into_the_operation() {
         refresh: vec![],
         waiting_for_refresh: false,
         conditions: vec![],
+        requeue_after: None,
     };
     let mut desired = vec![a, b];
     assert_eq!(rollout.prepare(&mut desired), vec!["app1"]);
@@ -869,6 +870,7 @@ fn after_a_change_the_rollout_waits_for_fresh_comparisons() {
     let r = rollout(&set, &live, now());
     assert!(r.waiting_for_refresh);
     assert!(r.refresh.is_empty() && r.to_sync.is_empty() && r.conditions.is_empty());
+    assert_eq!(r.requeue_after, Some(Duration::from_secs(20)));
     assert_eq!(
         requeue_after(&set, &enabled(), now()),
         Some(Duration::from_secs(20))
