@@ -18,6 +18,7 @@
 
 pub mod brake;
 mod context;
+pub mod controller;
 mod error;
 mod params;
 pub mod progressive;

@@ -47,6 +47,10 @@ pub struct ControllerConfig {
     /// Replicas sharing the work through Leases (`--replicas`, `--shard`, ...; one replica by
     /// default: no Lease, everything reconciled here). See docs/sharding.md.
     pub sharding: crate::sharding::ShardingConfig,
+    /// Whether the ApplicationSet controller runs beside the Application controller
+    /// (`--applicationset`); `None` reads `plumb.applicationset.enabled` of
+    /// `argocd-cmd-params-cm` (on unless `"false"`). With several replicas only the leader runs it.
+    pub applicationset: Option<bool>,
 }
 
 impl ControllerConfig {
@@ -71,6 +75,7 @@ impl ControllerConfig {
             discovery_interval: Duration::from_secs(30),
             application_namespaces: None,
             sharding: crate::sharding::ShardingConfig::default(),
+            applicationset: None,
         }
     }
 }

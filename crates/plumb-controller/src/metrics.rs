@@ -108,6 +108,7 @@ pub struct Metrics {
     source: SourceEngine,
     caches: CacheSizes,
     crds: plumb_app::crd_check::CrdGauge,
+    appset: plumb_appset::controller::AppSetMetrics,
     apps_synced: AtomicBool,
     live_cache_synced: AtomicBool,
 }
@@ -159,6 +160,7 @@ impl Metrics {
         let source = SourceEngine::register(&mut registry);
         let caches = CacheSizes::register(&mut registry);
         let crds = plumb_app::crd_check::register_gauge(&mut registry);
+        let appset = plumb_appset::controller::AppSetMetrics::register(&mut registry);
         Self {
             registry,
             argo,
@@ -167,6 +169,7 @@ impl Metrics {
             source,
             caches,
             crds,
+            appset,
             apps_synced: AtomicBool::new(false),
             live_cache_synced: AtomicBool::new(false),
         }
@@ -338,6 +341,11 @@ impl Metrics {
             missing.push("Application watch not synced");
         }
         missing
+    }
+
+    /// The ApplicationSet controller's metrics (`argocd_appset_*`), served here too.
+    pub fn appset(&self) -> plumb_appset::controller::AppSetMetrics {
+        self.appset.clone()
     }
 
     /// The OpenMetrics text exposition of every metric.

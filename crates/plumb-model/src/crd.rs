@@ -1,4 +1,4 @@
-//! CustomResourceDefinitions for [`Application`] and [`AppProject`], generated from the Rust types
+//! CustomResourceDefinitions for [`Application`], [`AppProject`] and ApplicationSet, generated from the Rust types
 //! so the API server's schema and Plumb's serde model cannot drift apart.
 //!
 //! `deploy/crds/*.yaml` are these objects written out; plumb-model's tests fail when the committed
@@ -35,6 +35,18 @@ pub fn app_project_crd() -> Value {
             kind: "AppProject",
             plural: "appprojects",
             short: &["appproj", "appprojs"],
+        },
+        json!([]),
+    )
+}
+
+/// The `applicationsets.argoproj.io` CRD (Argo's has no printer columns).
+pub fn application_set_crd() -> Value {
+    crd::<crate::applicationset::ApplicationSet>(
+        Names {
+            kind: "ApplicationSet",
+            plural: "applicationsets",
+            short: &["appset", "appsets"],
         },
         json!([]),
     )

@@ -1,4 +1,4 @@
-//! Whether the Application and AppProject CRDs installed in a cluster are the ones this binary
+//! Whether the Application, AppProject and ApplicationSet CRDs installed in a cluster are the ones this binary
 //! was built with: a judgement over the live `CustomResourceDefinition` object (as `kubectl get
 //! crd -o yaml` shows it), so it is tested on real objects without a cluster.
 //!
@@ -28,8 +28,15 @@ pub const APPLICATION_SCHEMA: &str =
 pub const APP_PROJECT_SCHEMA: &str =
     "sha256:43aad1f6f79432e2166fa4e3fba57c3b967d6b28a718c1fd650106d6defc170d";
 
+/// [`SCHEMA_KEY`] of this binary's `applicationsets.argoproj.io`.
+pub const APPLICATION_SET_SCHEMA: &str = "sha256:0";
+
 /// The CRDs Plumb reads and writes, by name.
-pub const CRD_NAMES: [&str; 2] = ["applications.argoproj.io", "appprojects.argoproj.io"];
+pub const CRD_NAMES: [&str; 3] = [
+    "applications.argoproj.io",
+    "appprojects.argoproj.io",
+    "applicationsets.argoproj.io",
+];
 
 /// What an installed CRD is, next to this binary's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +97,7 @@ pub fn own_schema(name: &str) -> Option<&'static str> {
     match name {
         "applications.argoproj.io" => Some(APPLICATION_SCHEMA),
         "appprojects.argoproj.io" => Some(APP_PROJECT_SCHEMA),
+        "applicationsets.argoproj.io" => Some(APPLICATION_SET_SCHEMA),
         _ => None,
     }
 }

@@ -16,6 +16,52 @@ pub(crate) fn preserve_unknown(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "x-kubernetes-preserve-unknown-fields": true })
 }
 
+/// A free-form object (an ApplicationSet's template `spec`, rendered before it is read).
+pub(crate) fn preserve_unknown_object(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "object", "x-kubernetes-preserve-unknown-fields": true })
+}
+
+/// A list of free-form objects (`status.resources` of an ApplicationSet).
+pub(crate) fn preserve_unknown_objects(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "array",
+        "items": { "type": "object", "x-kubernetes-preserve-unknown-fields": true }
+    })
+}
+
+/// An ApplicationSet's `generators`: each generator kind is named, its configuration kept as
+/// written. Generators nest (matrix and merge hold generators, and generators hold template
+/// overrides): a typed schema would recurse, which a structural schema cannot, and Argo's own
+/// CRD is a 1.5 MB unrolling of two levels.
+pub(crate) fn appset_generators(_: &mut SchemaGenerator) -> Schema {
+    let kinds = [
+        "list",
+        "clusters",
+        "git",
+        "scmProvider",
+        "clusterDecisionResource",
+        "pullRequest",
+        "matrix",
+        "merge",
+        "selector",
+        "plugin",
+        "oci",
+    ];
+    let properties: Map<String, Value> = kinds
+        .iter()
+        .map(|k| {
+            (
+                k.to_string(),
+                serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+            )
+        })
+        .collect();
+    json_schema!({
+        "type": "array",
+        "items": { "type": "object", "properties": properties }
+    })
+}
+
 /// A Kubernetes int-or-string field.
 pub(crate) fn int_or_string(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "x-kubernetes-int-or-string": true })

@@ -12,6 +12,7 @@ use crate::config::ControllerConfig;
 use plumb_app::IN_CLUSTER_SERVER;
 use plumb_app::Result;
 
+mod appset;
 mod in_cluster;
 mod setup;
 mod watchers;
@@ -43,6 +44,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     watchers::spawn_poller(shared.clone());
     watchers::spawn_rediscovery(shared.clone());
     watchers::spawn_shard_membership(&shared);
+    appset::spawn(&shared).await;
 
     workers::run(shared, started.queue).await
 }

@@ -200,6 +200,13 @@ impl Sharding {
                 .is_some_and(|t| t.elapsed() < self.lease_duration)
     }
 
+    /// Whether this replica leads: it holds its Lease and no lower shard is live (while the
+    /// replicas settle, shard 0). The ApplicationSet controller runs on the leader only.
+    pub(crate) fn leads(&self) -> bool {
+        let st = self.read();
+        st.member && self.live_view(&st).first() == Some(&self.shard)
+    }
+
     /// Whether `identity` holds a live Lease (its operations are its own to finish).
     pub(crate) fn is_alive(&self, identity: &str) -> bool {
         let st = self.read();

@@ -14,6 +14,7 @@ pub const KIND: &str = "ApplicationSet";
 
 /// An `argoproj.io/v1alpha1` ApplicationSet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSet {
     /// `argoproj.io/v1alpha1`.
@@ -23,6 +24,10 @@ pub struct ApplicationSet {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Object metadata.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::schema::object_meta")
+    )]
     pub metadata: ObjectMeta,
     /// Desired state: generators and the Application template.
     pub spec: ApplicationSetSpec,
@@ -45,6 +50,7 @@ impl ApplicationSet {
 
 /// `spec` of an ApplicationSet.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetSpec {
     /// Render the template with Go's text/template instead of `{{param}}` substitution.
@@ -55,6 +61,10 @@ pub struct ApplicationSetSpec {
     pub go_template_options: Option<Vec<String>>,
     /// The generators; the Applications are the union of what each produces.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::schema::appset_generators")
+    )]
     pub generators: Vec<ApplicationSetGenerator>,
     /// The Application template.
     #[serde(default)]
@@ -88,6 +98,7 @@ impl ApplicationSetSpec {
 
 /// Annotations and labels kept on update.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationPreservedFields {
     /// Annotation keys.
@@ -100,6 +111,7 @@ pub struct ApplicationPreservedFields {
 
 /// `spec.strategy`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetStrategy {
     /// `AllAtOnce` (default) or `RollingSync`.
@@ -115,6 +127,7 @@ pub struct ApplicationSetStrategy {
 
 /// `spec.strategy.rollingSync`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetRolloutStrategy {
     /// The steps, in order.
@@ -124,6 +137,7 @@ pub struct ApplicationSetRolloutStrategy {
 
 /// One step of a rolling sync.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetRolloutStep {
     /// Label expressions choosing the step's Applications.
@@ -131,11 +145,16 @@ pub struct ApplicationSetRolloutStep {
     pub match_expressions: Option<Vec<ApplicationMatchExpression>>,
     /// How many Applications of the step sync at once: a count or a percentage (`"25%"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::schema::int_or_string")
+    )]
     pub max_update: Option<Value>,
 }
 
 /// A label expression of a rollout step.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationMatchExpression {
     /// Label key.
@@ -151,6 +170,7 @@ pub struct ApplicationMatchExpression {
 
 /// `spec.syncPolicy.applicationsSync`: what the controller may do to generated Applications.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum ApplicationsSyncPolicy {
     /// Create only.
     #[serde(rename = "create-only")]
@@ -180,6 +200,7 @@ impl ApplicationsSyncPolicy {
 
 /// `spec.syncPolicy`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetSyncPolicy {
     /// Delete generated Applications without deleting their resources.
@@ -192,6 +213,7 @@ pub struct ApplicationSetSyncPolicy {
 
 /// One entry of `spec.ignoreApplicationDifferences`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetResourceIgnoreDifferences {
     /// Only the Application of this name (all when empty).
@@ -207,6 +229,7 @@ pub struct ApplicationSetResourceIgnoreDifferences {
 
 /// The Application template (also the per-generator override).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetTemplate {
     /// Metadata of generated Applications.
@@ -214,11 +237,16 @@ pub struct ApplicationSetTemplate {
     pub metadata: ApplicationSetTemplateMeta,
     /// `spec` of generated Applications, as JSON until rendered.
     #[serde(default, skip_serializing_if = "Value::is_null")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::schema::preserve_unknown_object")
+    )]
     pub spec: Value,
 }
 
 /// Template metadata: the fields Argo lets a template set.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetTemplateMeta {
     /// Name.

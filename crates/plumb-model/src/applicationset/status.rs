@@ -7,6 +7,7 @@ use crate::application::HealthStatus;
 
 /// `status` of an ApplicationSet.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetStatus {
     /// Conditions (one per type).
@@ -17,6 +18,10 @@ pub struct ApplicationSetStatus {
     pub application_status: Option<Vec<ApplicationSetApplicationStatus>>,
     /// The generated Applications with their sync and health status (Argo's `ResourceStatus`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::schema::preserve_unknown_objects")
+    )]
     pub resources: Option<Vec<Value>>,
     /// Number of generated Applications.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -28,6 +33,7 @@ pub struct ApplicationSetStatus {
 
 /// A condition of an ApplicationSet.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetCondition {
     /// One of the [`condition`] types.
@@ -47,6 +53,7 @@ pub struct ApplicationSetCondition {
 
 /// Progressive sync state of one generated Application.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationSetApplicationStatus {
     /// Application name.

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use plumb_model::crd::{app_project_crd, application_crd, schema_hash};
+use plumb_model::crd::{app_project_crd, application_crd, application_set_crd, schema_hash};
 use plumb_model::crd_check;
 
 use crate::deploy;
@@ -63,6 +63,17 @@ fn appproject_crd_is_up_to_date() {
     let crd = app_project_crd();
     check_constant("APP_PROJECT_SCHEMA", crd_check::APP_PROJECT_SCHEMA, &crd);
     check("appproject-crd.yaml", crd);
+}
+
+#[test]
+fn applicationset_crd_is_up_to_date() {
+    let crd = application_set_crd();
+    check_constant(
+        "APPLICATION_SET_SCHEMA",
+        crd_check::APPLICATION_SET_SCHEMA,
+        &crd,
+    );
+    check("applicationset-crd.yaml", crd);
 }
 
 /// The hash covers the spec only, and not serde_json's map order.
@@ -125,7 +136,7 @@ fn first_non_structural(node: &Value, path: &str) -> Option<String> {
 
 #[test]
 fn schemas_are_structural() {
-    for crd in [application_crd(), app_project_crd()] {
+    for crd in [application_crd(), app_project_crd(), application_set_crd()] {
         let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
         assert_eq!(first_non_structural(schema, "$"), None);
         // The API server rejects any other keyword on metadata, even a description.
@@ -150,4 +161,26 @@ fn schemas_are_structural() {
         app["spec"]["names"]["shortNames"],
         serde_json::json!(["app", "apps"])
     );
+}
+
+/// Generators nest without end: their configuration is kept as written below the generator
+/// kind, and the template's spec is rendered before it is read.
+#[test]
+fn applicationset_schema_keeps_generators_and_template_spec() {
+    let crd = application_set_crd();
+    let root = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"];
+    let generator = &root["spec"]["properties"]["generators"]["items"]["properties"];
+    assert_eq!(
+        generator["matrix"],
+        serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+    );
+    assert_eq!(
+        root["spec"]["properties"]["template"]["properties"]["spec"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
+    assert_eq!(
+        crd["spec"]["names"]["shortNames"],
+        serde_json::json!(["appset", "appsets"])
+    );
+    assert_eq!(crd["spec"]["versions"][0]["subresources"], serde_json::json!({"status": {}}));
 }

@@ -116,6 +116,13 @@ pub struct ControllerArgs {
     /// time within which a dead replica's work moves to the others.
     #[arg(long, default_value_t = 15, value_name = "SECONDS")]
     lease_duration: u64,
+    /// Run the ApplicationSet controller beside the Application controller
+    /// (`--applicationset=false` turns it off, as leaving out Argo CD's
+    /// argocd-applicationset-controller does). Default: `plumb.applicationset.enabled` of
+    /// argocd-cmd-params-cm, else on. With --replicas above 1, only the leader (the lowest live
+    /// shard) reconciles ApplicationSets.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    applicationset: Option<bool>,
 }
 
 /// Runs the controller until it fails, is interrupted or gets SIGTERM.
@@ -177,6 +184,7 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
         lease_duration: std::time::Duration::from_secs(args.lease_duration),
         identity: None,
     };
+    config.applicationset = args.applicationset;
     config.source.tools.helm = args.helm;
     config.source.tools.kustomize = args.kustomize;
     config.source.plugins_dir = args.plugin_dir;

@@ -1,0 +1,136 @@
+//! The ApplicationSet controller started by `plumb controller` (Argo CD's
+//! `argocd-applicationset-controller`): it watches ApplicationSets, the Applications they own
+//! and the cluster Secrets, and reconciles each set from a work queue: generate the desired
+//! Applications, create/update/delete the owned ones under the applications sync policy, and
+//! write the set's conditions and `status.resources` as Argo does.
+//!
+//! One reconcile is in [`reconcile`]; the pure parts are [`update`] (what one Application
+//! needs), [`conditions`] and [`owner`]; the writes are in `apps` and `status`; the call
+//! points for progressive syncs and the deletion brake are in [`hooks`].
+
+pub mod conditions;
+pub mod config;
+pub mod desired;
+mod events;
+pub mod hooks;
+pub mod metrics;
+pub mod owner;
+mod provisional;
+mod queue;
+mod apps;
+mod reconcile;
+mod status;
+pub mod update;
+mod watch;
+
+use std::sync::Arc;
+
+use kube::api::ApiResource;
+
+pub use config::Config;
+pub use metrics::AppSetMetrics;
+pub use queue::Queue;
+
+use crate::Context;
+
+/// Decides whether this process reconciles sets now (with several controller replicas: only
+/// the leader); checked before each reconcile.
+pub type Gate = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// Errors that stop the controller.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A Kubernetes API call failed.
+    #[error("{what}: {source}")]
+    Api {
+        /// What was being done.
+        what: String,
+        /// The cause.
+        #[source]
+        source: Box<kube::Error>,
+    },
+    /// An object could not be read.
+    #[error("{0}")]
+    Decode(String),
+}
+
+/// What the tasks of the controller share.
+pub(crate) struct Runtime {
+    pub(crate) ctx: Context,
+    pub(crate) config: Config,
+    pub(crate) metrics: AppSetMetrics,
+    pub(crate) events: events::Events,
+    pub(crate) queue: Queue,
+    pub(crate) gate: Gate,
+    pub(crate) sets: watch::Known,
+}
+
+/// The `argoproj.io/v1alpha1` applicationsets resource.
+pub fn applicationset_resource() -> ApiResource {
+    resource("ApplicationSet", "applicationsets")
+}
+
+/// The `argoproj.io/v1alpha1` applications resource.
+pub fn application_resource() -> ApiResource {
+    resource("Application", "applications")
+}
+
+fn resource(kind: &str, plural: &str) -> ApiResource {
+    ApiResource {
+        group: "argoproj.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "argoproj.io/v1alpha1".into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+/// The generators' context for the controller: a Git cache of its own under `git_root` (the
+/// Application controller's renderer keeps its cache private), an HTTP client with the
+/// default limits' timeout.
+pub fn context(
+    client: kube::Client,
+    control_namespace: &str,
+    git_root: std::path::PathBuf,
+    source_limits: plumb_source::Limits,
+) -> Result<Context, Error> {
+    let limits = crate::Limits::default();
+    let git = plumb_source::GitCache::new(&git_root, source_limits)
+        .map_err(|e| Error::Decode(format!("the Git cache in {}: {e}", git_root.display())))?;
+    let http = reqwest::Client::builder()
+        .timeout(limits.http_timeout)
+        .build()
+        .map_err(|e| Error::Decode(format!("the HTTP client: {e}")))?;
+    Ok(Context {
+        client,
+        control_namespace: control_namespace.to_string(),
+        git: Arc::new(git),
+        http,
+        limits,
+    })
+}
+
+/// Runs the controller until a watch cannot be started: watchers and `config.workers`
+/// reconciles at a time.
+pub async fn run(ctx: Context, config: Config, metrics: AppSetMetrics, gate: Gate) -> Result<(), Error> {
+    let (queue, rx) = Queue::new();
+    let rt = Arc::new(Runtime {
+        events: events::Events::new(ctx.client.clone()),
+        ctx,
+        config,
+        metrics,
+        queue,
+        gate,
+        sets: watch::Known::default(),
+    });
+    tracing::info!(
+        namespace = %rt.config.control_namespace,
+        other_namespaces = ?rt.config.namespaces,
+        policy = ?rt.config.policy,
+        policy_override = rt.config.policy_override,
+        "ApplicationSet controller started"
+    );
+    watch::spawn(&rt);
+    reconcile::work(rt, rx).await;
+    Ok(())
+}

@@ -1,0 +1,390 @@
+//! One reconcile of one ApplicationSet (Argo's `ApplicationSetReconciler.Reconcile`), and the
+//! workers that run them from the queue.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kube::api::{Api, DynamicObject};
+use serde_json::Value;
+use tokio::sync::{Semaphore, mpsc};
+
+use plumb_model::application::Application;
+use plumb_model::applicationset::{ApplicationSet, condition::reason};
+
+use super::conditions::Cond;
+use super::config::REQUEUE_ON_ERROR;
+use super::desired::{self, Clusters};
+use super::hooks::{self, DeletionInput, ProgressiveInput};
+use super::status::{self, REFRESH_ANNOTATION, Record};
+use super::update::Rules;
+use super::{Runtime, apps, applicationset_resource};
+
+/// How long a set waits after a failed write before it is tried again.
+const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(30);
+/// How often a replica that is not the leader looks again.
+const NOT_LEADING_RECHECK: Duration = Duration::from_secs(10);
+/// Plumb's annotation confirming held deletions (the brake).
+pub const CONFIRM_DELETION_ANNOTATION: &str = "plumb.dev/confirm-deletion";
+
+/// Takes keys off the queue and reconciles up to `config.workers` sets at once.
+pub(crate) async fn work(rt: Arc<Runtime>, mut rx: mpsc::UnboundedReceiver<String>) {
+    let slots = Arc::new(Semaphore::new(rt.config.workers.max(1)));
+    while let Some(key) = rx.recv().await {
+        let Ok(permit) = slots.clone().acquire_owned().await else {
+            return;
+        };
+        if !rt.queue.start(&key) {
+            drop(permit);
+            continue;
+        }
+        let rt = rt.clone();
+        tokio::spawn(async move {
+            let again = if (rt.gate)() {
+                one(&rt, &key).await
+            } else {
+                Some(NOT_LEADING_RECHECK)
+            };
+            rt.queue.done(&key);
+            if let Some(after) = again {
+                rt.queue.push_after(&key, after);
+            }
+            drop(permit);
+        });
+    }
+}
+
+/// Reconciles the set `namespace/name`; returns when to look again.
+async fn one(rt: &Runtime, key: &str) -> Option<Duration> {
+    let (namespace, name) = key.split_once('/')?;
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(rt.ctx.client.clone(), namespace, &applicationset_resource());
+    let set = match api.get_opt(name).await {
+        Ok(Some(o)) => o,
+        Ok(None) => {
+            rt.metrics.forget(namespace, name);
+            rt.queue.forget(key);
+            return None;
+        }
+        Err(e) => {
+            tracing::warn!(set = %key, "reading the ApplicationSet: {e}");
+            return Some(RETRY_AFTER_FAILURE);
+        }
+    };
+    let set: ApplicationSet = match serde_json::to_value(set).and_then(serde_json::from_value) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(set = %key, "the ApplicationSet cannot be read: {e}");
+            return None;
+        }
+    };
+    let started = Instant::now();
+    let again = match reconcile(rt, &set).await {
+        Ok(again) => again,
+        Err(e) => {
+            tracing::warn!(set = %key, "reconcile failed: {e}");
+            Some(RETRY_AFTER_FAILURE)
+        }
+    };
+    rt.metrics
+        .observe_reconcile(namespace, name, started.elapsed());
+    again
+}
+
+/// Everything one reconcile does. `Err` only for API failures outside the Applications'
+/// writes (those are recorded as conditions).
+async fn reconcile(rt: &Runtime, set: &ApplicationSet) -> Result<Option<Duration>, kube::Error> {
+    if set.metadata.other.contains_key("deletionTimestamp") {
+        deleting(rt, set).await?;
+        return Ok(None);
+    }
+    let current = apps::owned(rt, set).await?;
+    let generated = desired::generate(set, &rt.ctx).await;
+    if let Some(failure) = &generated.failure {
+        // Nothing is created, updated or deleted on a generation failure (Argo stops here);
+        // the brake is told so it can name what it would otherwise have considered.
+        let _ = hooks::decide_deletions(&DeletionInput {
+            set,
+            candidates: Vec::new(),
+            generation_failed: true,
+            previous_count: current.len(),
+        });
+        let cond = Cond::error(failure.reason, failure.message.clone());
+        record_error(rt, set, cond, false, &current).await?;
+        return Ok(Some(REQUEUE_ON_ERROR));
+    }
+    let invalid = desired::validate(set, &generated.applications, &rt.ctx).await?;
+    let valid = valid_sorted(&generated.applications, &invalid);
+    apply(rt, set, &generated.applications, valid, &invalid, current).await
+}
+
+fn valid_sorted(apps: &[Application], invalid: &BTreeMap<String, String>) -> Vec<Application> {
+    let mut valid: Vec<Application> = apps
+        .iter()
+        .filter(|a| {
+            let n = a.metadata.name.as_deref().unwrap_or_default();
+            !n.is_empty() && !invalid.contains_key(n)
+        })
+        .cloned()
+        .collect();
+    valid.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    valid.dedup_by(|a, b| a.metadata.name == b.metadata.name);
+    valid
+}
+
+/// Create/update, delete, status: the part after generation.
+async fn apply(
+    rt: &Runtime,
+    set: &ApplicationSet,
+    generated: &[Application],
+    valid: Vec<Application>,
+    invalid: &BTreeMap<String, String>,
+    current: BTreeMap<String, Value>,
+) -> Result<Option<Duration>, kube::Error> {
+    let policy = rt.config.policy_for(set);
+    let rules = match Rules::of(set, &rt.config.preserved_annotations, &rt.config.preserved_labels)
+    {
+        Ok(r) => r,
+        Err(message) => {
+            let cond = Cond::error(reason::UPDATE_APPLICATION_ERROR, message);
+            record_error(rt, set, cond, true, &current).await?;
+            return Ok(Some(REQUEUE_ON_ERROR));
+        }
+    };
+    let current_values: Vec<Value> = current.values().cloned().collect();
+    let progress = hooks::progressive(ProgressiveInput {
+        set,
+        enabled: rt.config.progressive_syncs,
+        current: &current_values,
+        generated: valid,
+    });
+    let (to_write, create_reason) = if policy.allow_update() {
+        (progress.generated, reason::UPDATE_APPLICATION_ERROR)
+    } else {
+        let new: Vec<Application> = progress
+            .generated
+            .into_iter()
+            .filter(|a| !current.contains_key(a.metadata.name.as_deref().unwrap_or_default()))
+            .collect();
+        (new, reason::CREATE_APPLICATION_ERROR)
+    };
+    let written = apps::create_or_update(rt, set, &to_write, &current, &rules).await;
+    let mut conds = progress.conditions;
+    if let Some(e) = written.first_error {
+        conds.push(Cond::error(create_reason, e));
+        record(rt, set, conds, &current, progress.application_status).await?;
+        return Ok(Some(RETRY_AFTER_FAILURE));
+    }
+    let mut wrote = !written.created.is_empty() || !written.updated.is_empty();
+    let mut confirm_used = false;
+    if policy.allow_delete() {
+        match deletions(rt, set, generated, &current).await? {
+            Deletions::Done { any, cond, confirmed } => {
+                wrote |= any;
+                confirm_used = confirmed;
+                conds.extend(cond);
+            }
+            Deletions::Failed(e) => {
+                conds.push(Cond::error(reason::DELETE_APPLICATION_ERROR, e));
+                record(rt, set, conds, &current, progress.application_status).await?;
+                return Ok(Some(RETRY_AFTER_FAILURE));
+            }
+        }
+    }
+    let now_owned = if wrote { apps::owned(rt, set).await? } else { current };
+    let mut clear = vec![REFRESH_ANNOTATION];
+    if confirm_used {
+        clear.push(CONFIRM_DELETION_ANNOTATION);
+    }
+    status::clear_annotations(rt, set, &clear).await?;
+    let again = desired::requeue_after(set);
+    match validation_condition(set, invalid) {
+        Some(cond) => conds.push(cond),
+        None => conds.push(Cond::up_to_date()),
+    }
+    record(rt, set, conds, &now_owned, progress.application_status).await?;
+    Ok(if invalid.is_empty() {
+        again
+    } else {
+        Some(again.unwrap_or(REQUEUE_ON_ERROR))
+    })
+}
+
+/// Argo's message for invalid Applications: the last one's, with how many more.
+fn validation_condition(set: &ApplicationSet, invalid: &BTreeMap<String, String>) -> Option<Cond> {
+    let (_, last) = invalid.iter().next_back()?;
+    for (app, message) in invalid {
+        tracing::warn!(set = %set.name(), application = %app, "validation error: {message}");
+    }
+    let message = if invalid.len() > 1 {
+        format!("{last} (and {} more)", invalid.len() - 1)
+    } else {
+        last.clone()
+    };
+    Some(Cond::error(reason::APPLICATION_VALIDATION_ERROR, message))
+}
+
+enum Deletions {
+    Done {
+        any: bool,
+        cond: Option<Cond>,
+        confirmed: bool,
+    },
+    Failed(String),
+}
+
+/// The owned Applications no longer generated go, as far as the brake lets them. Invalid
+/// generated Applications count as generated (Argo: deleting them would hide the error).
+async fn deletions(
+    rt: &Runtime,
+    set: &ApplicationSet,
+    generated: &[Application],
+    current: &BTreeMap<String, Value>,
+) -> Result<Deletions, kube::Error> {
+    let wanted: std::collections::BTreeSet<&str> = generated
+        .iter()
+        .filter_map(|a| a.metadata.name.as_deref())
+        .collect();
+    let candidates: Vec<String> = current
+        .keys()
+        .filter(|n| !wanted.contains(n.as_str()))
+        .cloned()
+        .collect();
+    let decision = hooks::decide_deletions(&DeletionInput {
+        set,
+        candidates,
+        generation_failed: false,
+        previous_count: current.len(),
+    });
+    if decision.delete_now.is_empty() {
+        return Ok(Deletions::Done {
+            any: false,
+            cond: decision.condition,
+            confirmed: decision.clear_confirmation,
+        });
+    }
+    let preserve = set
+        .spec
+        .sync_policy
+        .as_ref()
+        .and_then(|p| p.preserve_resources_on_deletion)
+        .unwrap_or(false);
+    let clusters = Clusters::list(&rt.ctx).await?;
+    match apps::delete(rt, set, &decision.delete_now, current, preserve, &clusters).await {
+        Ok(_) => Ok(Deletions::Done {
+            any: true,
+            cond: decision.condition,
+            confirmed: decision.clear_confirmation,
+        }),
+        Err(e) => Ok(Deletions::Failed(e)),
+    }
+}
+
+/// Records conditions (with `status.resources` of `owned`) and the metrics.
+async fn record(
+    rt: &Runtime,
+    set: &ApplicationSet,
+    conds: Vec<Cond>,
+    owned: &BTreeMap<String, Value>,
+    application_status: Option<Vec<plumb_model::applicationset::ApplicationSetApplicationStatus>>,
+) -> Result<(), kube::Error> {
+    let new_error = conds
+        .iter()
+        .find(|c| c.kind == plumb_model::applicationset::condition::ERROR_OCCURRED)
+        .cloned();
+    let before = set.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
+    let recorded = status::write(
+        rt,
+        set,
+        Record {
+            conds,
+            parameters_generated: true,
+            owned: Some(owned),
+            application_status,
+        },
+    )
+    .await?;
+    finish(rt, set, &before, &recorded, new_error, owned.len()).await;
+    Ok(())
+}
+
+/// Records a generation or configuration error: conditions only, nothing else touched.
+async fn record_error(
+    rt: &Runtime,
+    set: &ApplicationSet,
+    cond: Cond,
+    parameters_generated: bool,
+    current: &BTreeMap<String, Value>,
+) -> Result<(), kube::Error> {
+    let before = set.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
+    let recorded = status::write(
+        rt,
+        set,
+        Record {
+            conds: vec![cond.clone()],
+            parameters_generated,
+            owned: None,
+            application_status: None,
+        },
+    )
+    .await?;
+    finish(rt, set, &before, &recorded, Some(cond), current.len()).await;
+    Ok(())
+}
+
+/// Metrics, and a Warning event when an error condition appears or changes.
+async fn finish(
+    rt: &Runtime,
+    set: &ApplicationSet,
+    before: &[plumb_model::applicationset::ApplicationSetCondition],
+    after: &[plumb_model::applicationset::ApplicationSetCondition],
+    error: Option<Cond>,
+    owned: usize,
+) {
+    rt.metrics.set_info(
+        set.namespace(),
+        set.name(),
+        super::conditions::update_status(after),
+        owned,
+    );
+    if let Some(e) = error.filter(|e| e.status == plumb_model::applicationset::condition::TRUE) {
+        let seen = before
+            .iter()
+            .any(|c| c.r#type == e.kind && c.status == e.status && c.message == e.message);
+        if !seen {
+            rt.events.warning(set, &e.reason, e.message).await;
+        }
+    }
+}
+
+/// A set being deleted (Argo): under a policy that does not delete, its Applications lose
+/// their owner reference so garbage collection leaves them; the resources finalizer (added for
+/// `deletionOrder: Reverse`) is removed once the ordered deletion is done.
+async fn deleting(rt: &Runtime, set: &ApplicationSet) -> Result<(), kube::Error> {
+    if !rt.config.policy_for(set).allow_delete() {
+        let current = apps::owned(rt, set).await?;
+        if let Err(e) = apps::orphan(rt, set, &current).await {
+            tracing::warn!(set = %set.name(), "{e}");
+        }
+    }
+    let finalizers = set.metadata.finalizers.clone().unwrap_or_default();
+    if finalizers.iter().any(|f| f == super::update::RESOURCES_FINALIZER) {
+        let kept: Vec<&String> = finalizers
+            .iter()
+            .filter(|f| *f != super::update::RESOURCES_FINALIZER)
+            .collect();
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            rt.ctx.client.clone(),
+            set.namespace(),
+            &applicationset_resource(),
+        );
+        let body = serde_json::json!({"metadata": {"finalizers": kept}});
+        api.patch(
+            set.name(),
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&body),
+        )
+        .await?;
+    }
+    Ok(())
+}
