@@ -4,7 +4,7 @@
 //! Argo's controller deletes every Application its generators stop producing. When the output
 //! shrinks by mistake (an SCM outage, a typo in a path glob, a removed cluster label), that
 //! deletes the Applications and everything they deployed. Plumb holds such deletions back:
-//! - while any generator or template failed, nothing is deleted;
+//! - while any generator or template failed, nothing is deleted (not even when confirmed);
 //! - when one reconcile would delete more than a share of the set's Applications (default:
 //!   more than half and more than 2), nothing is deleted;
 //! - the set then carries the condition `DeletionHeld` naming the Applications and why;
@@ -22,7 +22,7 @@ pub use settings::{
 };
 
 /// Annotation on an ApplicationSet that lets held deletions go: comma-separated Application
-/// names, or `all` (everything held now; not accepted while a generator fails).
+/// names, or `all` (everything held now). While a generator fails it lets nothing go.
 pub const CONFIRM_ANNOTATION: &str = "plumb.dev/confirm-deletion";
 /// The value of [`CONFIRM_ANNOTATION`] that confirms every held deletion.
 pub const CONFIRM_ALL: &str = "all";
@@ -43,7 +43,7 @@ pub struct Input<'a> {
     /// The Applications the reconcile would delete (any order).
     pub candidates: &'a [String],
     /// Generator and template errors of this reconcile, each naming the generator
-    /// (`generator 2 (git) failed: ...`).
+    /// (`generator 2 (git) failed: ...`); any holds every deletion.
     pub generator_errors: &'a [String],
     /// The controller's thresholds.
     pub settings: &'a Settings,
@@ -96,16 +96,21 @@ pub fn decide(input: Input<'_>) -> Decision {
             ..Decision::default()
         };
     };
-    let all_refused = hold == Hold::GeneratorFailed
-        && confirmation.as_deref().map(str::trim) == Some(CONFIRM_ALL);
-    let confirmed = Confirmed::parse(confirmation.as_deref(), hold == Hold::GeneratorFailed);
+    // A generator error never deletes, confirmed or not: what is missing from the output may
+    // be the failure's doing. The confirmation is used up all the same, so that it does not
+    // let later deletions through that nobody has seen.
+    let confirmed = if hold == Hold::GeneratorFailed {
+        Confirmed::Nothing
+    } else {
+        Confirmed::parse(confirmation.as_deref())
+    };
     let (delete, held): (Vec<String>, Vec<String>) = candidates
         .into_iter()
         .partition(|name| confirmed.covers(name));
     let condition = if held.is_empty() {
         released(input.set)
     } else {
-        Some(held_condition(&input, &hold, &held, all_refused))
+        Some(held_condition(&input, &hold, &held))
     };
     Decision {
         delete,
@@ -159,18 +164,13 @@ enum Confirmed {
 }
 
 impl Confirmed {
-    /// `all` stands for every candidate, except while a generator fails: then only named
-    /// Applications go, each a decision about an Application someone has seen.
-    fn parse(value: Option<&str>, generator_failed: bool) -> Self {
+    /// Comma-separated names, or `all` for every candidate.
+    fn parse(value: Option<&str>) -> Self {
         let Some(value) = value.map(str::trim) else {
             return Self::Nothing;
         };
         if value == CONFIRM_ALL {
-            return if generator_failed {
-                Self::Nothing
-            } else {
-                Self::All
-            };
+            return Self::All;
         }
         Self::Names(
             value
@@ -191,22 +191,9 @@ impl Confirmed {
     }
 }
 
-fn held_condition(
-    input: &Input<'_>,
-    hold: &Hold,
-    held: &[String],
-    all_refused: bool,
-) -> ApplicationSetCondition {
+fn held_condition(input: &Input<'_>, hold: &Hold, held: &[String]) -> ApplicationSetCondition {
     let why = match hold {
-        Hold::GeneratorFailed => {
-            let mut why = input.generator_errors.join("; ");
-            if all_refused {
-                why.push_str(&format!(
-                    "; {CONFIRM_ANNOTATION}: {CONFIRM_ALL} is not accepted while a generator fails: name the Applications"
-                ));
-            }
-            why
-        }
+        Hold::GeneratorFailed => input.generator_errors.join("; "),
         Hold::TooMany => format!(
             "the deletion brake holds deletions of more than {} and more than {} of an ApplicationSet's Applications",
             input.settings.share_percent(),
@@ -223,11 +210,18 @@ fn held_condition(
     if held.len() > MAX_NAMES {
         names.push_str(&format!(" and {} more", held.len() - MAX_NAMES));
     }
+    let next = if *hold == Hold::GeneratorFailed {
+        "nothing is deleted while a generator fails".to_string()
+    } else {
+        format!(
+            "confirm with `plumb appset confirm-deletion {}` or the annotation {CONFIRM_ANNOTATION}",
+            input.set.name()
+        )
+    };
     let message = format!(
-        "{why}; would delete {} of {} Applications: {names}; confirm with `plumb appset confirm-deletion {}` or the annotation {CONFIRM_ANNOTATION}",
+        "{why}; would delete {} of {} Applications: {names}; {next}",
         held.len(),
         input.current.max(held.len()),
-        input.set.name()
     );
     ApplicationSetCondition {
         r#type: condition::DELETION_HELD.to_string(),

@@ -95,7 +95,7 @@ fn a_generator_error_holds_any_deletion() {
     assert_eq!(
         out.condition.unwrap().message,
         "generator 2 (git) failed: repository not found; would delete 1 of 8 Applications: app-0; \
-         confirm with `plumb appset confirm-deletion fleet` or the annotation plumb.dev/confirm-deletion"
+         nothing is deleted while a generator fails"
     );
     // Even with the share rule switched off for the set.
     let off = set(&[(BRAKE_ANNOTATION, "off")]);
@@ -146,26 +146,21 @@ fn confirmation_all_lets_everything_held_go() {
 }
 
 #[test]
-fn while_a_generator_fails_only_named_applications_are_confirmed() {
+fn while_a_generator_fails_no_confirmation_deletes_and_it_is_used_up() {
     let errors = vec!["generator 1 (scmProvider) failed: 500 Internal Server Error".to_string()];
-    let all = set(&[(CONFIRM_ANNOTATION, "all")]);
-    let out = run(&all, 8, &names(2), &errors, &Settings::default());
-    assert!(out.delete.is_empty());
-    let message = out.condition.unwrap().message;
-    assert!(
-        message.contains("plumb.dev/confirm-deletion: all is not accepted while a generator fails"),
-        "{message}"
-    );
-    assert_eq!(
-        out.consume_confirmation.as_deref(),
-        Some("all"),
-        "a refused confirmation is used up too"
-    );
-
-    let named = set(&[(CONFIRM_ANNOTATION, "app-1")]);
-    let out = run(&named, 8, &names(2), &errors, &Settings::default());
-    assert_eq!(out.delete, vec!["app-1"]);
-    assert_eq!(out.held, vec!["app-0"]);
+    for value in ["all", "app-1", "app-0,app-1"] {
+        let s = set(&[(CONFIRM_ANNOTATION, value)]);
+        let out = run(&s, 8, &names(2), &errors, &Settings::default());
+        assert!(out.delete.is_empty(), "{value}");
+        assert_eq!(out.held, names(2));
+        assert_eq!(out.consume_confirmation.as_deref(), Some(value));
+        assert!(
+            out.condition
+                .unwrap()
+                .message
+                .ends_with("; nothing is deleted while a generator fails")
+        );
+    }
 }
 
 #[test]

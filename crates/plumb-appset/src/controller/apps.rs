@@ -28,7 +28,9 @@ pub(crate) async fn owned(
     rt: &Runtime,
     set: &ApplicationSet,
 ) -> Result<BTreeMap<String, Value>, kube::Error> {
-    let list = api(rt, set.namespace()).list(&ListParams::default()).await?;
+    let list = api(rt, set.namespace())
+        .list(&ListParams::default())
+        .await?;
     Ok(list
         .items
         .into_iter()
@@ -207,7 +209,9 @@ async fn delete_one(
     let kept: Vec<&str> = finalizers
         .iter()
         .copied()
-        .filter(|f| !(*f == RESOURCES_FINALIZER || f.starts_with("resources-finalizer.argocd.argoproj.io/")))
+        .filter(|f| {
+            !(*f == RESOURCES_FINALIZER || f.starts_with("resources-finalizer.argocd.argoproj.io/"))
+        })
         .collect();
     if drop_finalizer && kept.len() != finalizers.len() {
         // Guarded by the resourceVersion read: a concurrent change makes this fail, not lose it.

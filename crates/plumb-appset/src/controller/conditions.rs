@@ -72,7 +72,10 @@ pub fn apply(
         (condition::INVALID_ROLLOUT_CONFIG, !rolling_sync),
     ]);
     let mut new: Vec<Cond> = Vec::new();
-    if !conds.iter().any(|c| c.kind == condition::PARAMETERS_GENERATED) {
+    if !conds
+        .iter()
+        .any(|c| c.kind == condition::PARAMETERS_GENERATED)
+    {
         let message = conds
             .iter()
             .rev()
@@ -116,7 +119,8 @@ pub fn apply(
         .filter(|c| is_evaluated(&c.r#type) != Some(true))
         .cloned()
         .map(|mut c| {
-            c.last_transition_time.get_or_insert_with(|| now.to_string());
+            c.last_transition_time
+                .get_or_insert_with(|| now.to_string());
             c
         })
         .collect();
@@ -132,13 +136,20 @@ pub fn apply(
         }
     }
     out.sort_by(|a, b| {
-        (&a.r#type, &a.status, &a.reason, &a.message, &a.last_transition_time).cmp(&(
-            &b.r#type,
-            &b.status,
-            &b.reason,
-            &b.message,
-            &b.last_transition_time,
-        ))
+        (
+            &a.r#type,
+            &a.status,
+            &a.reason,
+            &a.message,
+            &a.last_transition_time,
+        )
+            .cmp(&(
+                &b.r#type,
+                &b.status,
+                &b.reason,
+                &b.message,
+                &b.last_transition_time,
+            ))
     });
     out
 }
@@ -225,12 +236,27 @@ mod tests {
         assert_eq!(
             types(&cs),
             vec![
-                ("ErrorOccurred".into(), "False".into(), "ApplicationSetUpToDate".into()),
-                ("ParametersGenerated".into(), "True".into(), "ParametersGenerated".into()),
-                ("ResourcesUpToDate".into(), "True".into(), "ApplicationSetUpToDate".into()),
+                (
+                    "ErrorOccurred".into(),
+                    "False".into(),
+                    "ApplicationSetUpToDate".into()
+                ),
+                (
+                    "ParametersGenerated".into(),
+                    "True".into(),
+                    "ParametersGenerated".into()
+                ),
+                (
+                    "ResourcesUpToDate".into(),
+                    "True".into(),
+                    "ApplicationSetUpToDate".into()
+                ),
             ]
         );
-        assert_eq!(cs[0].message, "All applications have been generated successfully");
+        assert_eq!(
+            cs[0].message,
+            "All applications have been generated successfully"
+        );
         assert_eq!(health(&cs).status.as_deref(), Some("Healthy"));
         // Unchanged: same transition times, nothing to write.
         let again = apply(&cs, &[Cond::up_to_date()], true, false, "t2");
@@ -249,9 +275,21 @@ mod tests {
         assert_eq!(
             types(&cs),
             vec![
-                ("ErrorOccurred".into(), "True".into(), "ApplicationGenerationFromParamsError".into()),
-                ("ParametersGenerated".into(), "False".into(), "ErrorOccurred".into()),
-                ("ResourcesUpToDate".into(), "False".into(), "ErrorOccurred".into()),
+                (
+                    "ErrorOccurred".into(),
+                    "True".into(),
+                    "ApplicationGenerationFromParamsError".into()
+                ),
+                (
+                    "ParametersGenerated".into(),
+                    "False".into(),
+                    "ErrorOccurred".into()
+                ),
+                (
+                    "ResourcesUpToDate".into(),
+                    "False".into(),
+                    "ErrorOccurred".into()
+                ),
             ]
         );
         assert!(cs.iter().all(|c| c.message == "boom"));

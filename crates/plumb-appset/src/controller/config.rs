@@ -43,6 +43,10 @@ pub struct Config {
     pub policy_override: bool,
     /// Progressive syncs on (`RollingSync` honoured).
     pub progressive_syncs: bool,
+    /// How long a rollout waits after a change before asking Applications to refresh.
+    pub refresh_grace_period: Duration,
+    /// The deletion brake's thresholds.
+    pub brake: crate::brake::Settings,
     /// Annotations kept on every generated Application when it is updated.
     pub preserved_annotations: Vec<String>,
     /// Labels kept on every generated Application when it is updated.
@@ -54,6 +58,14 @@ pub struct Config {
 }
 
 impl Config {
+    /// The progressive sync settings.
+    pub fn progressive(&self) -> crate::progressive::Settings {
+        crate::progressive::Settings {
+            enabled: self.progressive_syncs,
+            refresh_grace_period: self.refresh_grace_period,
+        }
+    }
+
     /// Defaults for `control_namespace`: policy `sync` with override, no other namespaces.
     pub fn new(control_namespace: impl Into<String>) -> Self {
         Self {
@@ -62,6 +74,8 @@ impl Config {
             policy: ApplicationsSyncPolicy::Sync,
             policy_override: true,
             progressive_syncs: false,
+            refresh_grace_period: crate::progressive::Settings::default().refresh_grace_period,
+            brake: crate::brake::Settings::default(),
             preserved_annotations: Vec::new(),
             preserved_labels: Vec::new(),
             workers: 10,
@@ -91,6 +105,9 @@ impl Config {
             None => policy_text.is_none(),
         };
         config.progressive_syncs = get(PROGRESSIVE_SYNCS_KEY).and_then(go_bool) == Some(true);
+        config.refresh_grace_period =
+            crate::progressive::Settings::from_params(params).refresh_grace_period;
+        config.brake = crate::brake::Settings::from_params(params);
         config.namespaces = get(NAMESPACES_KEY).map(split_list).unwrap_or_default();
         config.preserved_annotations = get(GLOBAL_PRESERVED_ANNOTATIONS_KEY)
             .map(split_list)
@@ -109,7 +126,10 @@ impl Config {
 
     /// The policy a set runs under (Argo's `utils.DefaultPolicy`): the set's own only when
     /// overrides are enabled.
-    pub fn policy_for(&self, set: &plumb_model::applicationset::ApplicationSet) -> ApplicationsSyncPolicy {
+    pub fn policy_for(
+        &self,
+        set: &plumb_model::applicationset::ApplicationSet,
+    ) -> ApplicationsSyncPolicy {
         let own = set
             .spec
             .sync_policy

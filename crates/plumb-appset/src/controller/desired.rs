@@ -87,7 +87,10 @@ pub async fn validate(
             clusters = Some(Clusters::list(ctx).await?);
         }
         if let Some(Err(e)) = clusters.as_ref().map(|c| c.check(app)) {
-            errors.insert(name, format!("application destination spec is invalid: {e}"));
+            errors.insert(
+                name,
+                format!("application destination spec is invalid: {e}"),
+            );
         }
     }
     Ok(errors)
@@ -165,9 +168,7 @@ impl Clusters {
                 if self.known.iter().any(|(_, n)| n == name) {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "there are no clusters with this name: {name}"
-                    ))
+                    Err(format!("there are no clusters with this name: {name}"))
                 }
             }
         }

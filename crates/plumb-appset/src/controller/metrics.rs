@@ -14,7 +14,9 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 /// Prometheus' default buckets, which Argo's `argocd_appset_reconcile` uses.
-const DEFAULT_BUCKETS: &[f64] = &[0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+const DEFAULT_BUCKETS: &[f64] = &[
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct InfoLabels {
@@ -139,8 +141,12 @@ mod tests {
             r#"argocd_appset_info{namespace="argocd",name="fleet",resource_update_status="ApplicationSetUpToDate"} 1"#
         ), "{out}");
         assert!(!out.contains("ErrorOccurred"), "{out}");
-        assert!(out.contains(r#"argocd_appset_owned_applications{namespace="argocd",name="fleet"} 3"#));
-        assert!(out.contains(r#"argocd_appset_reconcile_count{namespace="argocd",name="fleet"} 1"#));
+        assert!(
+            out.contains(r#"argocd_appset_owned_applications{namespace="argocd",name="fleet"} 3"#)
+        );
+        assert!(
+            out.contains(r#"argocd_appset_reconcile_count{namespace="argocd",name="fleet"} 1"#)
+        );
         m.forget("argocd", "fleet");
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &registry).unwrap();

@@ -8,6 +8,7 @@
 //! needs), [`conditions`] and [`owner`]; the writes are in `apps` and `status`; the call
 //! points for progressive syncs and the deletion brake are in [`hooks`].
 
+mod apps;
 pub mod conditions;
 pub mod config;
 pub mod desired;
@@ -17,8 +18,8 @@ pub mod metrics;
 pub mod owner;
 mod provisional;
 mod queue;
-mod apps;
 mod reconcile;
+mod rollout;
 mod status;
 pub mod update;
 mod watch;
@@ -112,7 +113,12 @@ pub fn context(
 
 /// Runs the controller until a watch cannot be started: watchers and `config.workers`
 /// reconciles at a time.
-pub async fn run(ctx: Context, config: Config, metrics: AppSetMetrics, gate: Gate) -> Result<(), Error> {
+pub async fn run(
+    ctx: Context,
+    config: Config,
+    metrics: AppSetMetrics,
+    gate: Gate,
+) -> Result<(), Error> {
     let (queue, rx) = Queue::new();
     let rt = Arc::new(Runtime {
         events: events::Events::new(ctx.client.clone()),

@@ -19,10 +19,16 @@ pub(super) async fn generate(set: &ApplicationSet, _ctx: &Context) -> Desired {
     let mut out = Desired::default();
     for (i, generator) in set.spec.generators.iter().enumerate() {
         let Some(list) = &generator.list else {
-            return failed(GENERATOR_ERROR, format!("spec.generators[{i}]: only the list generator is available in this build"));
+            return failed(
+                GENERATOR_ERROR,
+                format!("spec.generators[{i}]: only the list generator is available in this build"),
+            );
         };
         if set.spec.go_template() {
-            return failed(TEMPLATE_ERROR, "goTemplate is not available in this build".into());
+            return failed(
+                TEMPLATE_ERROR,
+                "goTemplate is not available in this build".into(),
+            );
         }
         for element in list.elements.iter().flatten() {
             match render(set, element) {
@@ -63,7 +69,13 @@ fn render(set: &ApplicationSet, element: &Value) -> Result<Application, String> 
         .as_ref()
         .and_then(|p| p.preserve_resources_on_deletion)
         .unwrap_or(false);
-    if !preserve && app.metadata.finalizers.as_deref().is_none_or(|f| f.is_empty()) {
+    if !preserve
+        && app
+            .metadata
+            .finalizers
+            .as_deref()
+            .is_none_or(|f| f.is_empty())
+    {
         app.metadata.finalizers = Some(vec![RESOURCES_FINALIZER.to_string()]);
     }
     Ok(app)

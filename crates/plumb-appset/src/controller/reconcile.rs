@@ -10,15 +10,15 @@ use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 
 use plumb_model::application::Application;
-use plumb_model::applicationset::{ApplicationSet, condition::reason};
+use plumb_model::applicationset::{ApplicationSet, condition, condition::reason};
 
 use super::conditions::Cond;
 use super::config::REQUEUE_ON_ERROR;
 use super::desired::{self, Clusters};
-use super::hooks::{self, DeletionInput, ProgressiveInput};
+use super::hooks::{self, DeletionInput};
 use super::status::{self, REFRESH_ANNOTATION, Record};
 use super::update::Rules;
-use super::{Runtime, apps, applicationset_resource};
+use super::{Runtime, applicationset_resource, apps, rollout};
 
 /// How long a set waits after a failed write before it is tried again.
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(30);
@@ -95,22 +95,27 @@ async fn one(rt: &Runtime, key: &str) -> Option<Duration> {
 /// writes (those are recorded as conditions).
 async fn reconcile(rt: &Runtime, set: &ApplicationSet) -> Result<Option<Duration>, kube::Error> {
     if set.metadata.other.contains_key("deletionTimestamp") {
-        deleting(rt, set).await?;
-        return Ok(None);
+        return deleting(rt, set).await;
     }
+    rollout::ensure_finalizer(rt, set).await?;
     let current = apps::owned(rt, set).await?;
     let generated = desired::generate(set, &rt.ctx).await;
     if let Some(failure) = &generated.failure {
         // Nothing is created, updated or deleted on a generation failure (Argo stops here);
-        // the brake is told so it can name what it would otherwise have considered.
-        let _ = hooks::decide_deletions(&DeletionInput {
+        // the brake is told what would have gone so its condition can name it.
+        let decision = hooks::decide_deletions(&DeletionInput {
             set,
-            candidates: Vec::new(),
-            generation_failed: true,
+            candidates: candidates(&generated.applications, &current),
+            generator_errors: vec![failure.message.clone()],
             previous_count: current.len(),
+            brake: &rt.config.brake,
         });
-        let cond = Cond::error(failure.reason, failure.message.clone());
-        record_error(rt, set, cond, false, &current).await?;
+        let mut conds = vec![Cond::error(failure.reason, failure.message.clone())];
+        conds.extend(decision.condition);
+        record_error(rt, set, conds, false, &current).await?;
+        if decision.clear_confirmation {
+            status::clear_annotations(rt, set, &[CONFIRM_DELETION_ANNOTATION]).await?;
+        }
         return Ok(Some(REQUEUE_ON_ERROR));
     }
     let invalid = desired::validate(set, &generated.applications, &rt.ctx).await?;
@@ -142,22 +147,25 @@ async fn apply(
     current: BTreeMap<String, Value>,
 ) -> Result<Option<Duration>, kube::Error> {
     let policy = rt.config.policy_for(set);
-    let rules = match Rules::of(set, &rt.config.preserved_annotations, &rt.config.preserved_labels)
-    {
+    let rules = match Rules::of(
+        set,
+        &rt.config.preserved_annotations,
+        &rt.config.preserved_labels,
+    ) {
         Ok(r) => r,
         Err(message) => {
             let cond = Cond::error(reason::UPDATE_APPLICATION_ERROR, message);
-            record_error(rt, set, cond, true, &current).await?;
+            record_error(rt, set, vec![cond], true, &current).await?;
             return Ok(Some(REQUEUE_ON_ERROR));
         }
     };
-    let current_values: Vec<Value> = current.values().cloned().collect();
-    let progress = hooks::progressive(ProgressiveInput {
-        set,
-        enabled: rt.config.progressive_syncs,
-        current: &current_values,
-        generated: valid,
-    });
+    let progress = match rollout::progressive_step(rt, set, &current, valid, &rules).await {
+        Ok(p) => p,
+        Err(stop) => {
+            record_error(rt, set, vec![stop], true, &current).await?;
+            return Ok(Some(REQUEUE_ON_ERROR));
+        }
+    };
     let (to_write, create_reason) = if policy.allow_update() {
         (progress.generated, reason::UPDATE_APPLICATION_ERROR)
     } else {
@@ -179,7 +187,11 @@ async fn apply(
     let mut confirm_used = false;
     if policy.allow_delete() {
         match deletions(rt, set, generated, &current).await? {
-            Deletions::Done { any, cond, confirmed } => {
+            Deletions::Done {
+                any,
+                cond,
+                confirmed,
+            } => {
                 wrote |= any;
                 confirm_used = confirmed;
                 conds.extend(cond);
@@ -191,13 +203,17 @@ async fn apply(
             }
         }
     }
-    let now_owned = if wrote { apps::owned(rt, set).await? } else { current };
+    let now_owned = if wrote {
+        apps::owned(rt, set).await?
+    } else {
+        current
+    };
     let mut clear = vec![REFRESH_ANNOTATION];
     if confirm_used {
         clear.push(CONFIRM_DELETION_ANNOTATION);
     }
     status::clear_annotations(rt, set, &clear).await?;
-    let again = desired::requeue_after(set);
+    let again = earliest(desired::requeue_after(set), progress.requeue_after);
     match validation_condition(set, invalid) {
         Some(cond) => conds.push(cond),
         None => conds.push(Cond::up_to_date()),
@@ -208,6 +224,26 @@ async fn apply(
     } else {
         Some(again.unwrap_or(REQUEUE_ON_ERROR))
     })
+}
+
+fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The owned Applications not generated (sorted by name).
+fn candidates(generated: &[Application], current: &BTreeMap<String, Value>) -> Vec<String> {
+    let wanted: std::collections::BTreeSet<&str> = generated
+        .iter()
+        .filter_map(|a| a.metadata.name.as_deref())
+        .collect();
+    current
+        .keys()
+        .filter(|n| !wanted.contains(n.as_str()))
+        .cloned()
+        .collect()
 }
 
 /// Argo's message for invalid Applications: the last one's, with how many more.
@@ -241,20 +277,12 @@ async fn deletions(
     generated: &[Application],
     current: &BTreeMap<String, Value>,
 ) -> Result<Deletions, kube::Error> {
-    let wanted: std::collections::BTreeSet<&str> = generated
-        .iter()
-        .filter_map(|a| a.metadata.name.as_deref())
-        .collect();
-    let candidates: Vec<String> = current
-        .keys()
-        .filter(|n| !wanted.contains(n.as_str()))
-        .cloned()
-        .collect();
     let decision = hooks::decide_deletions(&DeletionInput {
         set,
-        candidates,
-        generation_failed: false,
+        candidates: candidates(generated, current),
+        generator_errors: Vec::new(),
         previous_count: current.len(),
+        brake: &rt.config.brake,
     });
     if decision.delete_now.is_empty() {
         return Ok(Deletions::Done {
@@ -292,7 +320,11 @@ async fn record(
         .iter()
         .find(|c| c.kind == plumb_model::applicationset::condition::ERROR_OCCURRED)
         .cloned();
-    let before = set.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
+    let before = set
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
     let recorded = status::write(
         rt,
         set,
@@ -312,23 +344,30 @@ async fn record(
 async fn record_error(
     rt: &Runtime,
     set: &ApplicationSet,
-    cond: Cond,
+    conds: Vec<Cond>,
     parameters_generated: bool,
     current: &BTreeMap<String, Value>,
 ) -> Result<(), kube::Error> {
-    let before = set.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
+    let before = set
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
     let recorded = status::write(
         rt,
         set,
         Record {
-            conds: vec![cond.clone()],
+            conds: conds.clone(),
             parameters_generated,
             owned: None,
             application_status: None,
         },
     )
     .await?;
-    finish(rt, set, &before, &recorded, Some(cond), current.len()).await;
+    let error = conds
+        .into_iter()
+        .find(|c| c.kind == condition::ERROR_OCCURRED);
+    finish(rt, set, &before, &recorded, error, current.len()).await;
     Ok(())
 }
 
@@ -360,15 +399,21 @@ async fn finish(
 /// A set being deleted (Argo): under a policy that does not delete, its Applications lose
 /// their owner reference so garbage collection leaves them; the resources finalizer (added for
 /// `deletionOrder: Reverse`) is removed once the ordered deletion is done.
-async fn deleting(rt: &Runtime, set: &ApplicationSet) -> Result<(), kube::Error> {
+async fn deleting(rt: &Runtime, set: &ApplicationSet) -> Result<Option<Duration>, kube::Error> {
     if !rt.config.policy_for(set).allow_delete() {
         let current = apps::owned(rt, set).await?;
         if let Err(e) = apps::orphan(rt, set, &current).await {
             tracing::warn!(set = %set.name(), "{e}");
         }
     }
+    if let Some(again) = rollout::reverse_deletion(rt, set).await? {
+        return Ok(Some(again));
+    }
     let finalizers = set.metadata.finalizers.clone().unwrap_or_default();
-    if finalizers.iter().any(|f| f == super::update::RESOURCES_FINALIZER) {
+    if finalizers
+        .iter()
+        .any(|f| f == super::update::RESOURCES_FINALIZER)
+    {
         let kept: Vec<&String> = finalizers
             .iter()
             .filter(|f| *f != super::update::RESOURCES_FINALIZER)
@@ -386,5 +431,5 @@ async fn deleting(rt: &Runtime, set: &ApplicationSet) -> Result<(), kube::Error>
         )
         .await?;
     }
-    Ok(())
+    Ok(None)
 }

@@ -82,9 +82,15 @@ pub(crate) async fn write(
     );
     let mut patch = Map::new();
     if conditions::changed(&previous, &conds) {
-        patch.insert("conditions".into(), serde_json::to_value(&conds).unwrap_or_default());
+        patch.insert(
+            "conditions".into(),
+            serde_json::to_value(&conds).unwrap_or_default(),
+        );
         let health = conditions::health(&conds);
-        patch.insert("health".into(), serde_json::to_value(health).unwrap_or_default());
+        patch.insert(
+            "health".into(),
+            serde_json::to_value(health).unwrap_or_default(),
+        );
     }
     if let Some(owned) = record.owned {
         let mut list = resources(owned);
@@ -92,7 +98,11 @@ pub(crate) async fn write(
         if rt.config.max_resources_status > 0 {
             list.truncate(rt.config.max_resources_status);
         }
-        if old.resources.as_ref().map_or(!list.is_empty(), |r| *r != list) {
+        if old
+            .resources
+            .as_ref()
+            .map_or(!list.is_empty(), |r| *r != list)
+        {
             patch.insert("resources".into(), Value::Array(list));
         }
         let count = i64::try_from(count).unwrap_or(i64::MAX);
@@ -133,11 +143,7 @@ pub(crate) async fn write(
 
 /// Whether the set uses `RollingSync`.
 pub fn rolling_sync(set: &ApplicationSet) -> bool {
-    set.spec
-        .strategy
-        .as_ref()
-        .and_then(|s| s.r#type.as_deref())
-        == Some("RollingSync")
+    set.spec.strategy.as_ref().and_then(|s| s.r#type.as_deref()) == Some("RollingSync")
 }
 
 /// Removes the refresh annotation once the set was reconciled.
@@ -154,7 +160,10 @@ pub(crate) async fn clear_annotations(
     if present.is_empty() {
         return Ok(());
     }
-    let nulls: Map<String, Value> = present.iter().map(|k| (k.to_string(), Value::Null)).collect();
+    let nulls: Map<String, Value> = present
+        .iter()
+        .map(|k| (k.to_string(), Value::Null))
+        .collect();
     let api: Api<DynamicObject> = Api::namespaced_with(
         rt.ctx.client.clone(),
         set.namespace(),

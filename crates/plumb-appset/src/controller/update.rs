@@ -65,9 +65,7 @@ impl Rules {
             .unwrap_or_default();
         annotations.extend(global_annotations.iter().cloned());
         annotations.extend(DEFAULT_PRESERVED_ANNOTATIONS.iter().map(|s| s.to_string()));
-        let mut labels: Vec<String> = preserved
-            .and_then(|p| p.labels.clone())
-            .unwrap_or_default();
+        let mut labels: Vec<String> = preserved.and_then(|p| p.labels.clone()).unwrap_or_default();
         labels.extend(global_labels.iter().cloned());
         let ignore = match set.spec.ignore_application_differences.as_deref() {
             None | Some([]) => None,
@@ -103,7 +101,8 @@ fn compile_ignores(
         allow_sensitive: true,
         ..IgnoreOptions::default()
     };
-    IgnoreRules::compile(rules, opts).map_err(|e| format!("failed to build ignore diff config: {e}"))
+    IgnoreRules::compile(rules, opts)
+        .map_err(|e| format!("failed to build ignore diff config: {e}"))
 }
 
 /// The plan for `generated` given the `live` Application of the same name (if any).
@@ -259,7 +258,8 @@ fn with_preserved(
         .and_then(Value::as_object);
     for key in keys {
         if let Some(v) = live_map.and_then(|m| m.get(key)) {
-            map.get_or_insert_with(Map::new).insert(key.clone(), v.clone());
+            map.get_or_insert_with(Map::new)
+                .insert(key.clone(), v.clone());
         }
     }
     map.filter(|m| !m.is_empty())

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject};
-use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
 use serde_json::Value;
 
 use plumb_model::applicationset::{ApplicationSet, ApplicationSetGenerator};
@@ -61,7 +61,11 @@ fn fingerprint(v: &Value, pointers: &[&str]) -> u64 {
 /// namespaces are configured (patterns may match namespaces created later).
 fn scoped(rt: &Runtime, resource: &kube::api::ApiResource) -> Api<DynamicObject> {
     if rt.config.namespaces.is_empty() {
-        Api::namespaced_with(rt.ctx.client.clone(), &rt.config.control_namespace, resource)
+        Api::namespaced_with(
+            rt.ctx.client.clone(),
+            &rt.config.control_namespace,
+            resource,
+        )
     } else {
         Api::all_with(rt.ctx.client.clone(), resource)
     }
@@ -93,7 +97,10 @@ async fn watch_sets(rt: Arc<Runtime>) {
 fn set_changed(rt: &Runtime, o: DynamicObject) {
     let v = serde_json::to_value(&o).unwrap_or_default();
     let Some(key) = key_of(&v) else { return };
-    let ns = v.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+    let ns = v
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     if !rt.config.namespace_allowed(ns) {
         return;
     }

@@ -48,7 +48,10 @@ fn create_then_nothing_to_do() {
     let app = generated("a", "main");
     let live = created(plan(&s, &app, None, &rules(&s)).unwrap());
     assert_eq!(live["metadata"]["ownerReferences"][0]["uid"], "set-uid");
-    assert_eq!(plan(&s, &app, Some(&live), &rules(&s)).unwrap(), Plan::Unchanged);
+    assert_eq!(
+        plan(&s, &app, Some(&live), &rules(&s)).unwrap(),
+        Plan::Unchanged
+    );
 }
 
 #[test]
@@ -73,8 +76,7 @@ fn preserved_and_default_annotations_survive_others_go() {
         "resources-finalizer.argocd.argoproj.io",
         "pre-delete-finalizer.argocd.argoproj.io/cleanup"
     ]);
-    let Plan::Patch(p) = plan(&s, &generated("a", "main"), Some(&live), &rules(&s)).unwrap()
-    else {
+    let Plan::Patch(p) = plan(&s, &generated("a", "main"), Some(&live), &rules(&s)).unwrap() else {
         panic!("expected a patch")
     };
     assert_eq!(
@@ -103,7 +105,10 @@ fn ignored_differences_keep_the_live_value() {
 fn bad_ignore_rule_is_named() {
     let s = set(json!({"ignoreApplicationDifferences": [{"jsonPointers": ["spec"]}]}));
     let err = Rules::of(&s, &[], &[]).err().unwrap();
-    assert!(err.contains("spec.ignoreApplicationDifferences[0]"), "{err}");
+    assert!(
+        err.contains("spec.ignoreApplicationDifferences[0]"),
+        "{err}"
+    );
 }
 
 #[test]

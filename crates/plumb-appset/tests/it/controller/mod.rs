@@ -1,6 +1,7 @@
 //! The ApplicationSet controller end to end: generated Applications created, updated, deleted
 //! under each policy, owned, kept on a generator error; conditions, events and metrics.
 
+mod rollout;
 mod support;
 
 use serde_json::json;
@@ -11,8 +12,12 @@ use support::{Running, eventually, list_set, refresh, versions};
 #[tokio::test]
 async fn lifecycle_and_no_writes_when_nothing_changed() {
     let r = Running::start("actl-life", |_| {}).await;
-    r.create_set(list_set("fleet", &[("a", "apps/a"), ("b", "apps/b")], json!({})))
-        .await;
+    r.create_set(list_set(
+        "fleet",
+        &[("a", "apps/a"), ("b", "apps/b")],
+        json!({}),
+    ))
+    .await;
     eventually("a and b", || async {
         (r.app_names().await == ["a", "b"]).then_some(())
     })
@@ -23,7 +28,10 @@ async fn lifecycle_and_no_writes_when_nothing_changed() {
     assert_eq!(owner["name"], "fleet");
     assert_eq!(owner["controller"], true);
     assert_eq!(owner["blockOwnerDeletion"], true);
-    assert_eq!(apps[0]["metadata"]["finalizers"], json!(["resources-finalizer.argocd.argoproj.io"]));
+    assert_eq!(
+        apps[0]["metadata"]["finalizers"],
+        json!(["resources-finalizer.argocd.argoproj.io"])
+    );
     assert_eq!(apps[1]["spec"]["source"]["path"], "apps/b");
     let up = eventually("ResourcesUpToDate", || async {
         r.condition("fleet", "ResourcesUpToDate").await
@@ -31,7 +39,10 @@ async fn lifecycle_and_no_writes_when_nothing_changed() {
     .await;
     assert_eq!(up["status"], "True");
     assert_eq!(up["reason"], "ApplicationSetUpToDate");
-    assert_eq!(up["message"], "All applications have been generated successfully");
+    assert_eq!(
+        up["message"],
+        "All applications have been generated successfully"
+    );
     let set = r.set("fleet").await;
     assert_eq!(set["status"]["resourcesCount"], 2);
     assert_eq!(set["status"]["resources"][0]["name"], "a");
@@ -43,9 +54,12 @@ async fn lifecycle_and_no_writes_when_nothing_changed() {
     assert_eq!(versions(&r).await, before);
 
     // An element changes: that Application is patched, the other left alone.
-    r.patch_set("fleet", json!({"spec": {"generators": [{"list": {"elements": [
-        {"name": "a", "path": "apps/a2"}, {"name": "b", "path": "apps/b"}]}}]}}))
-        .await;
+    r.patch_set(
+        "fleet",
+        json!({"spec": {"generators": [{"list": {"elements": [
+        {"name": "a", "path": "apps/a2"}, {"name": "b", "path": "apps/b"}]}}]}}),
+    )
+    .await;
     eventually("a moved to apps/a2", || async {
         let apps = r.app_list().await;
         (apps[0]["spec"]["source"]["path"] == "apps/a2").then_some(())
@@ -57,9 +71,12 @@ async fn lifecycle_and_no_writes_when_nothing_changed() {
 
     // An element goes: its Application is deleted (no Application controller here: the
     // resources finalizer keeps it, marked for deletion).
-    r.patch_set("fleet", json!({"spec": {"generators": [{"list": {"elements": [
-        {"name": "a", "path": "apps/a2"}]}}]}}))
-        .await;
+    r.patch_set(
+        "fleet",
+        json!({"spec": {"generators": [{"list": {"elements": [
+        {"name": "a", "path": "apps/a2"}]}}]}}),
+    )
+    .await;
     eventually("b marked for deletion", || async {
         let apps = r.app_list().await;
         apps.iter()
@@ -72,9 +89,18 @@ async fn lifecycle_and_no_writes_when_nothing_changed() {
         e.iter().any(|(reason, _)| reason == "Deleted").then_some(e)
     })
     .await;
-    assert!(events.contains(&("created".into(), "created Application \"a\"".into())), "{events:?}");
-    assert!(events.contains(&("updated".into(), "updated Application \"a\"".into())), "{events:?}");
-    assert!(events.contains(&("Deleted".into(), "Deleted Application \"b\"".into())), "{events:?}");
+    assert!(
+        events.contains(&("created".into(), "created Application \"a\"".into())),
+        "{events:?}"
+    );
+    assert!(
+        events.contains(&("updated".into(), "updated Application \"a\"".into())),
+        "{events:?}"
+    );
+    assert!(
+        events.contains(&("Deleted".into(), "Deleted Application \"b\"".into())),
+        "{events:?}"
+    );
     let metrics = r.metrics_text();
     assert!(
         metrics.contains(&format!(
@@ -83,7 +109,10 @@ async fn lifecycle_and_no_writes_when_nothing_changed() {
         )),
         "{metrics}"
     );
-    assert!(metrics.contains("argocd_appset_reconcile_bucket"), "{metrics}");
+    assert!(
+        metrics.contains("argocd_appset_reconcile_bucket"),
+        "{metrics}"
+    );
 }
 
 /// `preserveResourcesOnDeletion`: no resources finalizer, and one added by hand is removed
@@ -92,22 +121,38 @@ async fn lifecycle_and_no_writes_when_nothing_changed() {
 async fn preserve_resources_on_deletion() {
     let r = Running::start("actl-preserve", |_| {}).await;
     let policy = json!({"syncPolicy": {"preserveResourcesOnDeletion": true, "applicationsSync": "create-delete"}});
-    r.create_set(list_set("keep", &[("a", "apps/a"), ("b", "apps/b")], policy)).await;
-    eventually("a and b", || async { (r.app_names().await == ["a", "b"]).then_some(()) }).await;
+    r.create_set(list_set(
+        "keep",
+        &[("a", "apps/a"), ("b", "apps/b")],
+        policy,
+    ))
+    .await;
+    eventually("a and b", || async {
+        (r.app_names().await == ["a", "b"]).then_some(())
+    })
+    .await;
     let apps = r.app_list().await;
     assert!(apps[1]["metadata"]["finalizers"].is_null(), "{}", apps[1]);
     r.apps()
         .patch(
             "b",
             &kube::api::PatchParams::default(),
-            &kube::api::Patch::Merge(&json!({"metadata": {"finalizers": ["resources-finalizer.argocd.argoproj.io"]}})),
+            &kube::api::Patch::Merge(
+                &json!({"metadata": {"finalizers": ["resources-finalizer.argocd.argoproj.io"]}}),
+            ),
         )
         .await
         .unwrap();
-    r.patch_set("keep", json!({"spec": {"generators": [{"list": {"elements": [
-        {"name": "a", "path": "apps/a"}]}}]}}))
-        .await;
-    eventually("b gone", || async { (r.app_names().await == ["a"]).then_some(()) }).await;
+    r.patch_set(
+        "keep",
+        json!({"spec": {"generators": [{"list": {"elements": [
+        {"name": "a", "path": "apps/a"}]}}]}}),
+    )
+    .await;
+    eventually("b gone", || async {
+        (r.app_names().await == ["a"]).then_some(())
+    })
+    .await;
 }
 
 /// Each applications sync policy, and the controller's policy winning without override.
@@ -119,16 +164,20 @@ async fn policies() {
         let prefix = policy.replace('-', "");
         let a = format!("{prefix}-a");
         let b = format!("{prefix}-b");
-        r.create_set(list_set(&prefix, &[(&a, "v1"), (&b, "v1")], spec)).await;
+        r.create_set(list_set(&prefix, &[(&a, "v1"), (&b, "v1")], spec))
+            .await;
         eventually("both", || async {
             let n = r.app_names().await;
             (n.contains(&a) && n.contains(&b)).then_some(())
         })
         .await;
         // a changes, b is no longer generated.
-        r.patch_set(&prefix, json!({"spec": {"generators": [{"list": {"elements": [
-            {"name": a, "path": "v2"}]}}]}}))
-            .await;
+        r.patch_set(
+            &prefix,
+            json!({"spec": {"generators": [{"list": {"elements": [
+            {"name": a, "path": "v2"}]}}]}}),
+        )
+        .await;
         refresh(&r, &prefix).await;
         let apps = r.app_list().await;
         let find = |n: &str| apps.iter().find(|x| x["metadata"]["name"] == n).cloned();
@@ -140,7 +189,11 @@ async fn policies() {
             "create-delete" => (false, true),
             _ => (true, true),
         };
-        assert_eq!(path, Some(json!(if updates { "v2" } else { "v1" })), "{policy}");
+        assert_eq!(
+            path,
+            Some(json!(if updates { "v2" } else { "v1" })),
+            "{policy}"
+        );
         assert_eq!(b_deleted, deletes, "{policy}");
     }
 }
@@ -154,11 +207,18 @@ async fn controller_policy_without_override_wins() {
     })
     .await;
     let spec = json!({"syncPolicy": {"applicationsSync": "sync"}});
-    r.create_set(list_set("s", &[("a", "v1"), ("b", "v1")], spec)).await;
-    eventually("both", || async { (r.app_names().await == ["a", "b"]).then_some(()) }).await;
-    r.patch_set("s", json!({"spec": {"generators": [{"list": {"elements": [
-        {"name": "a", "path": "v2"}]}}]}}))
+    r.create_set(list_set("s", &[("a", "v1"), ("b", "v1")], spec))
         .await;
+    eventually("both", || async {
+        (r.app_names().await == ["a", "b"]).then_some(())
+    })
+    .await;
+    r.patch_set(
+        "s",
+        json!({"spec": {"generators": [{"list": {"elements": [
+        {"name": "a", "path": "v2"}]}}]}}),
+    )
+    .await;
     refresh(&r, "s").await;
     let apps = r.app_list().await;
     assert_eq!(apps.len(), 2);
@@ -171,9 +231,18 @@ async fn controller_policy_without_override_wins() {
 #[tokio::test]
 async fn ownership_conflict_is_refused() {
     let r = Running::start("actl-owner", |_| {}).await;
-    r.create_set(list_set("first", &[("shared", "one")], json!({}))).await;
-    eventually("shared", || async { (r.app_names().await == ["shared"]).then_some(()) }).await;
-    r.create_set(list_set("second", &[("shared", "two"), ("mine", "two")], json!({}))).await;
+    r.create_set(list_set("first", &[("shared", "one")], json!({})))
+        .await;
+    eventually("shared", || async {
+        (r.app_names().await == ["shared"]).then_some(())
+    })
+    .await;
+    r.create_set(list_set(
+        "second",
+        &[("shared", "two"), ("mine", "two")],
+        json!({}),
+    ))
+    .await;
     let cond = eventually("second's error", || async {
         r.condition("second", "ErrorOccurred")
             .await
@@ -191,7 +260,10 @@ async fn ownership_conflict_is_refused() {
     let up = r.condition("second", "ResourcesUpToDate").await.unwrap();
     assert_eq!(up["status"], "False");
     let apps = r.app_list().await;
-    let shared = apps.iter().find(|a| a["metadata"]["name"] == "shared").unwrap();
+    let shared = apps
+        .iter()
+        .find(|a| a["metadata"]["name"] == "shared")
+        .unwrap();
     assert_eq!(shared["metadata"]["ownerReferences"][0]["name"], "first");
     assert_eq!(shared["spec"]["source"]["path"], "one");
     // The other Application of the second set is created all the same, as Argo does.
@@ -202,17 +274,26 @@ async fn ownership_conflict_is_refused() {
 #[tokio::test]
 async fn generator_error_deletes_nothing() {
     let r = Running::start("actl-generr", |_| {}).await;
-    r.create_set(list_set("s", &[("a", "v1"), ("b", "v1")], json!({}))).await;
-    eventually("both", || async { (r.app_names().await == ["a", "b"]).then_some(()) }).await;
+    r.create_set(list_set("s", &[("a", "v1"), ("b", "v1")], json!({})))
+        .await;
+    eventually("both", || async {
+        (r.app_names().await == ["a", "b"]).then_some(())
+    })
+    .await;
     let before = versions(&r).await;
     // The list shrinks to nothing and a plugin generator names a ConfigMap that does not exist.
-    r.patch_set("s", json!({"spec": {"generators": [
-        {"list": {"elements": []}},
-        {"plugin": {"configMapRef": {"name": "actl-no-such-plugin"}}}
-    ]}}))
+    r.patch_set(
+        "s",
+        json!({"spec": {"generators": [
+            {"list": {"elements": []}},
+            {"plugin": {"configMapRef": {"name": "actl-no-such-plugin"}}}
+        ]}}),
+    )
     .await;
     let cond = eventually("ErrorOccurred", || async {
-        r.condition("s", "ErrorOccurred").await.filter(|c| c["status"] == "True")
+        r.condition("s", "ErrorOccurred")
+            .await
+            .filter(|c| c["status"] == "True")
     })
     .await;
     assert_eq!(cond["reason"], "ApplicationGenerationFromParamsError");
@@ -237,7 +318,9 @@ async fn invalid_application_is_reported_others_created() {
     ]);
     r.create_set(set).await;
     let cond = eventually("validation error", || async {
-        r.condition("s", "ErrorOccurred").await.filter(|c| c["status"] == "True")
+        r.condition("s", "ErrorOccurred")
+            .await
+            .filter(|c| c["status"] == "True")
     })
     .await;
     assert_eq!(cond["reason"], "ApplicationValidationError");

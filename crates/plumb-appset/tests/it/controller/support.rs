@@ -85,11 +85,19 @@ impl Running {
     }
 
     pub fn sets(&self) -> Api<DynamicObject> {
-        Api::namespaced_with(self.client.clone(), self.ns.name(), &appset::applicationset_resource())
+        Api::namespaced_with(
+            self.client.clone(),
+            self.ns.name(),
+            &appset::applicationset_resource(),
+        )
     }
 
     pub fn apps(&self) -> Api<DynamicObject> {
-        Api::namespaced_with(self.client.clone(), self.ns.name(), &appset::application_resource())
+        Api::namespaced_with(
+            self.client.clone(),
+            self.ns.name(),
+            &appset::application_resource(),
+        )
     }
 
     pub async fn create_set(&self, set: Value) {
@@ -122,7 +130,12 @@ impl Running {
             .into_iter()
             .map(|o| serde_json::to_value(o).unwrap())
             .collect();
-        list.sort_by_key(|a| a["metadata"]["name"].as_str().unwrap_or_default().to_string());
+        list.sort_by_key(|a| {
+            a["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        });
         list
     }
 
@@ -130,7 +143,12 @@ impl Running {
         self.app_list()
             .await
             .iter()
-            .map(|a| a["metadata"]["name"].as_str().unwrap_or_default().to_string())
+            .map(|a| {
+                a["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
             .collect()
     }
 
@@ -154,7 +172,9 @@ impl Running {
             .expect("events")
             .items
             .into_iter()
-            .filter(|e| e.regarding.as_ref().and_then(|r| r.kind.as_deref()) == Some("ApplicationSet"))
+            .filter(|e| {
+                e.regarding.as_ref().and_then(|r| r.kind.as_deref()) == Some("ApplicationSet")
+            })
             .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
             .collect();
         out.sort();
@@ -217,8 +237,14 @@ pub async fn versions(r: &Running) -> Vec<(String, String)> {
         .iter()
         .map(|a| {
             (
-                a["metadata"]["name"].as_str().unwrap_or_default().to_string(),
-                a["metadata"]["resourceVersion"].as_str().unwrap_or_default().to_string(),
+                a["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                a["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
             )
         })
         .collect()
