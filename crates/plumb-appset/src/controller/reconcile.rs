@@ -107,7 +107,7 @@ async fn reconcile(rt: &Runtime, set: &ApplicationSet) -> Result<Option<Duration
             set,
             candidates: candidates(&generated.applications, &current),
             generator_errors: vec![failure.message.clone()],
-            previous_count: current.len(),
+            previous_count: alive(&current),
             brake: &rt.config.brake,
         });
         let mut conds = vec![Cond::error(failure.reason, failure.message.clone())];
@@ -233,17 +233,28 @@ fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
     }
 }
 
-/// The owned Applications not generated (sorted by name).
+/// The owned Applications not generated (sorted by name), leaving out those already being
+/// deleted: the brake weighs only deletions this reconcile would start.
 fn candidates(generated: &[Application], current: &BTreeMap<String, Value>) -> Vec<String> {
     let wanted: std::collections::BTreeSet<&str> = generated
         .iter()
         .filter_map(|a| a.metadata.name.as_deref())
         .collect();
     current
-        .keys()
-        .filter(|n| !wanted.contains(n.as_str()))
-        .cloned()
+        .iter()
+        .filter(|(n, v)| !wanted.contains(n.as_str()) && !terminating(v))
+        .map(|(n, _)| n.clone())
         .collect()
+}
+
+fn terminating(app: &Value) -> bool {
+    app.pointer("/metadata/deletionTimestamp")
+        .is_some_and(|t| !t.is_null())
+}
+
+/// The owned Applications not being deleted: what the brake's share is of.
+fn alive(current: &BTreeMap<String, Value>) -> usize {
+    current.values().filter(|v| !terminating(v)).count()
 }
 
 /// Argo's message for invalid Applications: the last one's, with how many more.
@@ -281,7 +292,7 @@ async fn deletions(
         set,
         candidates: candidates(generated, current),
         generator_errors: Vec::new(),
-        previous_count: current.len(),
+        previous_count: alive(current),
         brake: &rt.config.brake,
     });
     if decision.delete_now.is_empty() {
