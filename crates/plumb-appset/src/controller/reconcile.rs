@@ -166,16 +166,7 @@ async fn apply(
             return Ok(Some(REQUEUE_ON_ERROR));
         }
     };
-    let (to_write, create_reason) = if policy.allow_update() {
-        (progress.generated, reason::UPDATE_APPLICATION_ERROR)
-    } else {
-        let new: Vec<Application> = progress
-            .generated
-            .into_iter()
-            .filter(|a| !current.contains_key(a.metadata.name.as_deref().unwrap_or_default()))
-            .collect();
-        (new, reason::CREATE_APPLICATION_ERROR)
-    };
+    let (to_write, create_reason) = writable(policy, progress.generated, &current);
     let written = apps::create_or_update(rt, set, &to_write, &current, &rules).await;
     let mut conds = progress.conditions;
     if let Some(e) = written.first_error {
@@ -224,6 +215,23 @@ async fn apply(
     } else {
         Some(again.unwrap_or(REQUEUE_ON_ERROR))
     })
+}
+
+/// What the policy lets the controller write: everything, or only new Applications (with the
+/// condition reason of a failure).
+fn writable(
+    policy: plumb_model::applicationset::ApplicationsSyncPolicy,
+    generated: Vec<Application>,
+    current: &BTreeMap<String, Value>,
+) -> (Vec<Application>, &'static str) {
+    if policy.allow_update() {
+        return (generated, reason::UPDATE_APPLICATION_ERROR);
+    }
+    let new = generated
+        .into_iter()
+        .filter(|a| !current.contains_key(a.metadata.name.as_deref().unwrap_or_default()))
+        .collect();
+    (new, reason::CREATE_APPLICATION_ERROR)
 }
 
 fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {

@@ -3,6 +3,8 @@
 //! health, operationState, reconciledAt) through the status subresource, as the rollout reads
 //! it, and by clearing the operation the rollout set.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
