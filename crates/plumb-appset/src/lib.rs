@@ -16,12 +16,14 @@
 //!
 //! Everything a generator reads is hostile: [`Context`] bounds sizes, times and counts.
 
+pub mod brake;
 mod context;
 pub mod controller;
 mod error;
 mod generate;
 pub mod generators;
 mod params;
+pub mod progressive;
 pub mod template;
 
 pub use context::{Context, Limits, ScmSettings};

@@ -23,6 +23,10 @@ pub const GLOBAL_PRESERVED_LABELS_KEY: &str = "applicationsetcontroller.global.p
 pub const CONCURRENCY_KEY: &str = "applicationsetcontroller.concurrent.reconciliations.max";
 /// `argocd-cmd-params-cm` key: entries of `status.resources` kept.
 pub const MAX_RESOURCES_KEY: &str = "applicationsetcontroller.status.max.resources.count";
+/// Whether the scmProvider and pullRequest generators may run (Argo's default: true).
+pub const ENABLE_SCM_KEY: &str = "applicationsetcontroller.enable.scm.providers";
+/// The only forge API URLs scmProvider and pullRequest generators may name.
+pub const ALLOWED_SCM_KEY: &str = "applicationsetcontroller.allowed.scm.providers";
 /// Plumb's `argocd-cmd-params-cm` key turning the ApplicationSet controller off (`"false"`).
 pub const ENABLED_KEY: &str = "plumb.applicationset.enabled";
 
@@ -43,6 +47,10 @@ pub struct Config {
     pub policy_override: bool,
     /// Progressive syncs on (`RollingSync` honoured).
     pub progressive_syncs: bool,
+    /// How long a rollout waits after a change before asking Applications to refresh.
+    pub refresh_grace_period: Duration,
+    /// The deletion brake's thresholds.
+    pub brake: crate::brake::Settings,
     /// Annotations kept on every generated Application when it is updated.
     pub preserved_annotations: Vec<String>,
     /// Labels kept on every generated Application when it is updated.
@@ -51,9 +59,19 @@ pub struct Config {
     pub workers: usize,
     /// Entries of `status.resources` kept (Argo's `MaxResourcesStatusCount`; 0: all).
     pub max_resources_status: usize,
+    /// Which forges the scmProvider and pullRequest generators may call.
+    pub scm: crate::ScmSettings,
 }
 
 impl Config {
+    /// The progressive sync settings.
+    pub fn progressive(&self) -> crate::progressive::Settings {
+        crate::progressive::Settings {
+            enabled: self.progressive_syncs,
+            refresh_grace_period: self.refresh_grace_period,
+        }
+    }
+
     /// Defaults for `control_namespace`: policy `sync` with override, no other namespaces.
     pub fn new(control_namespace: impl Into<String>) -> Self {
         Self {
@@ -62,10 +80,13 @@ impl Config {
             policy: ApplicationsSyncPolicy::Sync,
             policy_override: true,
             progressive_syncs: false,
+            refresh_grace_period: crate::progressive::Settings::default().refresh_grace_period,
+            brake: crate::brake::Settings::default(),
             preserved_annotations: Vec::new(),
             preserved_labels: Vec::new(),
             workers: 10,
             max_resources_status: 5000,
+            scm: crate::ScmSettings::default(),
         }
     }
 
@@ -91,6 +112,9 @@ impl Config {
             None => policy_text.is_none(),
         };
         config.progressive_syncs = get(PROGRESSIVE_SYNCS_KEY).and_then(go_bool) == Some(true);
+        config.refresh_grace_period =
+            crate::progressive::Settings::from_params(params).refresh_grace_period;
+        config.brake = crate::brake::Settings::from_params(params);
         config.namespaces = get(NAMESPACES_KEY).map(split_list).unwrap_or_default();
         config.preserved_annotations = get(GLOBAL_PRESERVED_ANNOTATIONS_KEY)
             .map(split_list)
@@ -101,6 +125,13 @@ impl Config {
         if let Some(n) = get(CONCURRENCY_KEY).and_then(|v| v.parse::<usize>().ok()) {
             config.workers = n.max(1);
         }
+        if let Some(v) = get(ENABLE_SCM_KEY) {
+            // Fail closed: a value that is no boolean turns the forges off, loudly.
+            config.scm.enabled = go_bool(v).ok_or_else(|| {
+                format!("{ENABLE_SCM_KEY} {v:?} is not a boolean (true or false)")
+            })?;
+        }
+        config.scm.allowed_providers = get(ALLOWED_SCM_KEY).map(split_list).unwrap_or_default();
         if let Some(n) = get(MAX_RESOURCES_KEY).and_then(|v| v.parse::<usize>().ok()) {
             config.max_resources_status = n;
         }

@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod owner;
 mod queue;
 mod reconcile;
+mod rollout;
 mod runtime;
 mod status;
 pub mod update;
@@ -60,6 +61,7 @@ pub fn context(
     control_namespace: &str,
     git_root: std::path::PathBuf,
     source_limits: plumb_source::Limits,
+    scm: crate::ScmSettings,
 ) -> Result<Context, Error> {
     let limits = crate::Limits::default();
     let git = plumb_source::GitCache::new(&git_root, source_limits)
@@ -74,6 +76,7 @@ pub fn context(
         git: Arc::new(git),
         http,
         limits,
+        scm,
     })
 }
 

@@ -15,10 +15,10 @@ use plumb_model::applicationset::{ApplicationSet, condition, condition::reason};
 use super::conditions::Cond;
 use super::config::REQUEUE_ON_ERROR;
 use super::desired::{self, Clusters};
-use super::hooks::{self, DeletionInput, ProgressiveInput};
+use super::hooks::{self, DeletionInput};
 use super::status::{self, REFRESH_ANNOTATION, Record};
 use super::update::Rules;
-use super::{Runtime, applicationset_resource, apps};
+use super::{Runtime, applicationset_resource, apps, rollout};
 
 /// How long a set waits after a failed write before it is tried again.
 const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(30);
@@ -95,9 +95,9 @@ async fn one(rt: &Runtime, key: &str) -> Option<Duration> {
 /// writes (those are recorded as conditions).
 async fn reconcile(rt: &Runtime, set: &ApplicationSet) -> Result<Option<Duration>, kube::Error> {
     if set.metadata.other.contains_key("deletionTimestamp") {
-        deleting(rt, set).await?;
-        return Ok(None);
+        return deleting(rt, set).await;
     }
+    rollout::ensure_finalizer(rt, set).await?;
     let current = apps::owned(rt, set).await?;
     let generated = desired::generate(set, &rt.ctx).await;
     if let Some(failure) = &generated.failure {
@@ -107,11 +107,15 @@ async fn reconcile(rt: &Runtime, set: &ApplicationSet) -> Result<Option<Duration
             set,
             candidates: candidates(&generated.applications, &current),
             generator_errors: generated.errors.clone(),
-            previous_count: current.len(),
+            previous_count: alive(&current),
+            brake: &rt.config.brake,
         });
         let mut conds = vec![Cond::error(failure.reason, failure.message.clone())];
         conds.extend(decision.condition);
         record_error(rt, set, conds, false, &current).await?;
+        if decision.clear_confirmation {
+            status::clear_annotations(rt, set, &[CONFIRM_DELETION_ANNOTATION]).await?;
+        }
         return Ok(Some(REQUEUE_ON_ERROR));
     }
     let mut invalid = desired::validate(set, &generated.applications, &rt.ctx).await?;
@@ -156,23 +160,14 @@ async fn apply(
             return Ok(Some(REQUEUE_ON_ERROR));
         }
     };
-    let current_values: Vec<Value> = current.values().cloned().collect();
-    let progress = hooks::progressive(ProgressiveInput {
-        set,
-        enabled: rt.config.progressive_syncs,
-        current: &current_values,
-        generated: valid,
-    });
-    let (to_write, create_reason) = if policy.allow_update() {
-        (progress.generated, reason::UPDATE_APPLICATION_ERROR)
-    } else {
-        let new: Vec<Application> = progress
-            .generated
-            .into_iter()
-            .filter(|a| !current.contains_key(a.metadata.name.as_deref().unwrap_or_default()))
-            .collect();
-        (new, reason::CREATE_APPLICATION_ERROR)
+    let progress = match rollout::progressive_step(rt, set, &current, valid, &rules).await {
+        Ok(p) => p,
+        Err(stop) => {
+            record_error(rt, set, vec![stop], true, &current).await?;
+            return Ok(Some(REQUEUE_ON_ERROR));
+        }
     };
+    let (to_write, create_reason) = writable(policy, progress.generated, &current);
     let written = apps::create_or_update(rt, set, &to_write, &current, &rules).await;
     let mut conds = progress.conditions;
     if let Some(e) = written.first_error {
@@ -185,6 +180,7 @@ async fn apply(
         wrote,
         conds,
         application_status: progress.application_status,
+        requeue_after: progress.requeue_after,
     };
     finish_apply(rt, set, generated, invalid, current, after).await
 }
@@ -194,6 +190,8 @@ struct AfterWrites {
     wrote: bool,
     conds: Vec<Cond>,
     application_status: Option<Vec<plumb_model::applicationset::ApplicationSetApplicationStatus>>,
+    /// When the rollout wants the set looked at again.
+    requeue_after: Option<Duration>,
 }
 
 /// Deletions (under the policy and the brake), annotations, conditions and status.
@@ -209,6 +207,7 @@ async fn finish_apply(
         mut wrote,
         mut conds,
         application_status,
+        requeue_after,
     } = after;
     let mut confirm_used = false;
     if rt.config.policy_for(set).allow_delete() {
@@ -239,7 +238,7 @@ async fn finish_apply(
         clear.push(CONFIRM_DELETION_ANNOTATION);
     }
     status::clear_annotations(rt, set, &clear).await?;
-    let again = desired::requeue_after(set);
+    let again = earliest(desired::requeue_after(set), requeue_after);
     match validation_condition(set, invalid) {
         Some(cond) => conds.push(cond),
         None => conds.push(Cond::up_to_date()),
@@ -250,6 +249,54 @@ async fn finish_apply(
     } else {
         Some(again.unwrap_or(REQUEUE_ON_ERROR))
     })
+}
+
+/// What the policy lets the controller write: everything, or only new Applications (with the
+/// condition reason of a failure).
+fn writable(
+    policy: plumb_model::applicationset::ApplicationsSyncPolicy,
+    generated: Vec<Application>,
+    current: &BTreeMap<String, Value>,
+) -> (Vec<Application>, &'static str) {
+    if policy.allow_update() {
+        return (generated, reason::UPDATE_APPLICATION_ERROR);
+    }
+    let new = generated
+        .into_iter()
+        .filter(|a| !current.contains_key(a.metadata.name.as_deref().unwrap_or_default()))
+        .collect();
+    (new, reason::CREATE_APPLICATION_ERROR)
+}
+
+fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The owned Applications not generated (sorted by name), leaving out those already being
+/// deleted: the brake weighs only deletions this reconcile would start.
+fn candidates(generated: &[Application], current: &BTreeMap<String, Value>) -> Vec<String> {
+    let wanted: std::collections::BTreeSet<&str> = generated
+        .iter()
+        .filter_map(|a| a.metadata.name.as_deref())
+        .collect();
+    current
+        .iter()
+        .filter(|(n, v)| !wanted.contains(n.as_str()) && !terminating(v))
+        .map(|(n, _)| n.clone())
+        .collect()
+}
+
+fn terminating(app: &Value) -> bool {
+    app.pointer("/metadata/deletionTimestamp")
+        .is_some_and(|t| !t.is_null())
+}
+
+/// The owned Applications not being deleted: what the brake's share is of.
+fn alive(current: &BTreeMap<String, Value>) -> usize {
+    current.values().filter(|v| !terminating(v)).count()
 }
 
 /// Argo's message for invalid Applications: the last one's, with how many more.
@@ -264,19 +311,6 @@ fn validation_condition(set: &ApplicationSet, invalid: &BTreeMap<String, String>
         last.clone()
     };
     Some(Cond::error(reason::APPLICATION_VALIDATION_ERROR, message))
-}
-
-/// The owned Applications not generated (sorted by name).
-fn candidates(generated: &[Application], current: &BTreeMap<String, Value>) -> Vec<String> {
-    let wanted: std::collections::BTreeSet<&str> = generated
-        .iter()
-        .filter_map(|a| a.metadata.name.as_deref())
-        .collect();
-    current
-        .keys()
-        .filter(|n| !wanted.contains(n.as_str()))
-        .cloned()
-        .collect()
 }
 
 enum Deletions {
@@ -300,7 +334,8 @@ async fn deletions(
         set,
         candidates: candidates(generated, current),
         generator_errors: Vec::new(),
-        previous_count: current.len(),
+        previous_count: alive(current),
+        brake: &rt.config.brake,
     });
     if decision.delete_now.is_empty() {
         return Ok(Deletions::Done {
@@ -417,12 +452,15 @@ async fn finish(
 /// A set being deleted (Argo): under a policy that does not delete, its Applications lose
 /// their owner reference so garbage collection leaves them; the resources finalizer (added for
 /// `deletionOrder: Reverse`) is removed once the ordered deletion is done.
-async fn deleting(rt: &Runtime, set: &ApplicationSet) -> Result<(), kube::Error> {
+async fn deleting(rt: &Runtime, set: &ApplicationSet) -> Result<Option<Duration>, kube::Error> {
     if !rt.config.policy_for(set).allow_delete() {
         let current = apps::owned(rt, set).await?;
         if let Err(e) = apps::orphan(rt, set, &current).await {
             tracing::warn!(set = %set.name(), "{e}");
         }
+    }
+    if let Some(again) = rollout::reverse_deletion(rt, set).await? {
+        return Ok(Some(again));
     }
     let finalizers = set.metadata.finalizers.clone().unwrap_or_default();
     if finalizers
@@ -446,5 +484,5 @@ async fn deleting(rt: &Runtime, set: &ApplicationSet) -> Result<(), kube::Error>
         )
         .await?;
     }
-    Ok(())
+    Ok(None)
 }

@@ -41,6 +41,7 @@ pub(super) async fn spawn(shared: &Arc<Shared>) {
         &shared.config.control_namespace,
         shared.config.cache_dir.join("appset-git"),
         shared.config.source.limits.clone(),
+        config.scm.clone(),
     ) {
         Ok(c) => c,
         Err(e) => {

@@ -2,6 +2,7 @@
 //! under each policy, owned, kept on a generator error; conditions, events and metrics.
 
 mod bench;
+mod rollout;
 mod support;
 
 use serde_json::json;

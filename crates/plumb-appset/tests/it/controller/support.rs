@@ -67,6 +67,7 @@ impl Running {
             ns.name(),
             cache.join("git"),
             plumb_source::Limits::default(),
+            config.scm.clone(),
         )
         .expect("context");
         let mut registry = prometheus_client::registry::Registry::default();
