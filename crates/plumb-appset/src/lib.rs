@@ -23,3 +23,8 @@ mod params;
 pub use context::{Context, Limits};
 pub use error::GeneratorError;
 pub use params::Params;
+
+pub mod api;
+pub mod generate;
+
+pub use generate::{GenerateError, Generated, generate};
