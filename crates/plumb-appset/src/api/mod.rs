@@ -8,6 +8,7 @@
 //! in core mode has the kubeconfig's rights).
 
 mod confirm;
+mod context;
 mod diff;
 mod error;
 mod objects;
@@ -16,6 +17,7 @@ mod validate;
 mod write;
 
 pub use confirm::{CONFIRM_DELETION, Confirm, confirm_deletion, deletion_held, pending_deletions};
+pub use context::preview_context;
 pub use diff::{Changed, FleetDiff, fleet_diff};
 pub use error::ApiError;
 pub use objects::{
