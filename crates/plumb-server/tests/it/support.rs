@@ -179,56 +179,7 @@ pub async fn read(resp: reqwest::Response) -> (u16, Value) {
     (code, value)
 }
 
-/// The ApplicationSet CRD. Until the controller's CRD is in deploy/crds (then
-/// `install_plumb_crds` applies it), a minimal one keeping every field is created, once for the
-/// control plane; one already there is left as it is.
+/// The ApplicationSet CRD (plumb-testenv's minimal one until deploy/crds has the real one).
 pub fn ensure_appset_crd() {
-    let env = env();
-    let exists = env
-        .kubectl()
-        .args(["get", "crd", "applicationsets.argoproj.io"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if exists {
-        return;
-    }
-    let crd = json!({
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "applicationsets.argoproj.io"},
-        "spec": {"group": "argoproj.io", "scope": "Namespaced",
-                 "names": {"kind": "ApplicationSet", "listKind": "ApplicationSetList",
-                           "plural": "applicationsets", "singular": "applicationset",
-                           "shortNames": ["appset", "appsets"]},
-                 "versions": [{"name": "v1alpha1", "served": true, "storage": true,
-                               "subresources": {"status": {}},
-                               "schema": {"openAPIV3Schema": {"type": "object",
-                                   "x-kubernetes-preserve-unknown-fields": true}}}]}
-    });
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("crd.json");
-    std::fs::write(&path, crd.to_string()).expect("write CRD");
-    let out = env
-        .kubectl()
-        .args(["create", "-f"])
-        .arg(&path)
-        .output()
-        .expect("kubectl");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() || err.contains("AlreadyExists"),
-        "{err}"
-    );
-    for _ in 0..120 {
-        let ok = env
-            .kubectl()
-            .args(["get", "crd", "applicationsets.argoproj.io", "-o"])
-            .arg("jsonpath={.status.conditions[?(@.type==\"Established\")].status}")
-            .output()
-            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "True");
-        if ok {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
-    panic!("the ApplicationSet CRD is not Established");
+    env().ensure_applicationset_crd();
 }
