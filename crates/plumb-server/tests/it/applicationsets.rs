@@ -224,7 +224,11 @@ async fn brake_pending_deletions_tree_and_confirmation() {
     let apps: Api<DynamicObject> =
         Api::namespaced_with(client.clone(), s.ns.name(), &application_resource());
     assert_eq!(
-        apps.list(&Default::default()).await.expect("list").items.len(),
+        apps.list(&Default::default())
+            .await
+            .expect("list")
+            .items
+            .len(),
         3
     );
 }

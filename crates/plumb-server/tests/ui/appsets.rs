@@ -18,8 +18,11 @@ async fn browser_applicationset_pages() {
     super::support::ensure_appset_crd();
     let stack = SettingsServer::start("ui-appsets").await;
     let (ns, client) = (stack.ns.name(), &stack.client);
-    let sets: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), ns, &plumb_appset::api::applicationset_resource());
+    let sets: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        ns,
+        &plumb_appset::api::applicationset_resource(),
+    );
     let set: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
         "metadata": {"name": SET},
@@ -30,8 +33,12 @@ async fn browser_applicationset_pages() {
                                        "destination": {"server": "https://kubernetes.default.svc", "namespace": "x"}}}}
     }))
     .expect("set");
-    let set = sets.create(&PostParams::default(), &set).await.expect("create set");
-    let apps: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &application_resource());
+    let set = sets
+        .create(&PostParams::default(), &set)
+        .await
+        .expect("create set");
+    let apps: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), ns, &application_resource());
     for name in [KEPT, HELD] {
         let app: DynamicObject = serde_json::from_value(json!({
             "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
@@ -41,7 +48,9 @@ async fn browser_applicationset_pages() {
                      "destination": {"server": "https://kubernetes.default.svc", "namespace": "x"}}
         }))
         .expect("app");
-        apps.create(&PostParams::default(), &app).await.expect("create app");
+        apps.create(&PostParams::default(), &app)
+            .await
+            .expect("create app");
     }
     let status = json!({"status": {
         "conditions": [{"type": "DeletionHeld", "status": "True", "reason": "DeletionHeld",
@@ -52,7 +61,10 @@ async fn browser_applicationset_pages() {
         .await
         .expect("status");
     stack
-        .run("appsets.mjs", &[("PLUMB_APPSET", SET), ("PLUMB_HELD", HELD)])
+        .run(
+            "appsets.mjs",
+            &[("PLUMB_APPSET", SET), ("PLUMB_HELD", HELD)],
+        )
         .await;
     let after = sets.get(SET).await.expect("set");
     assert_eq!(

@@ -27,7 +27,9 @@ fn template_spec(set: &ApplicationSet) -> &Value {
 }
 
 fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// The template's source as Argo's `GetSource` returns it: `source`, else the first of
@@ -133,11 +135,17 @@ pub fn appset_summary(set: &ApplicationSet) -> String {
         .filter(|s| !s.is_empty())
         .cloned()
         .unwrap_or_else(|| vec![source(set)]);
-    out.push_str(if spec.get("sources").and_then(Value::as_array).is_some_and(|s| !s.is_empty()) {
-        "Sources:\n"
-    } else {
-        "Source:\n"
-    });
+    out.push_str(
+        if spec
+            .get("sources")
+            .and_then(Value::as_array)
+            .is_some_and(|s| !s.is_empty())
+        {
+            "Sources:\n"
+        } else {
+            "Source:\n"
+        },
+    );
     for src in &sources {
         kv(&mut out, "- Repo:", text(src, "/repoURL"));
         kv(&mut out, "  Target:", text(src, "/targetRevision"));
@@ -153,7 +161,11 @@ pub fn appset_summary(set: &ApplicationSet) -> String {
             kv(&mut out, "  Helm Values:", &files.join(","));
         }
         if !text(src, "/kustomize/namePrefix").is_empty() {
-            kv(&mut out, "  Name Prefix:", text(src, "/kustomize/namePrefix"));
+            kv(
+                &mut out,
+                "  Name Prefix:",
+                text(src, "/kustomize/namePrefix"),
+            );
         }
     }
     kv(&mut out, "SyncPolicy:", &template_sync_policy(spec));
@@ -163,7 +175,9 @@ pub fn appset_summary(set: &ApplicationSet) -> String {
 /// `SyncPolicy:` of the summary: the template's automated sync (Argo's
 /// `IsAutomatedSyncEnabled`: `automated` set and not `enabled: false`).
 fn template_sync_policy(spec: &Value) -> String {
-    let automated = spec.pointer("/syncPolicy/automated").filter(|a| a.is_object());
+    let automated = spec
+        .pointer("/syncPolicy/automated")
+        .filter(|a| a.is_object());
     match automated {
         Some(a) if a.get("enabled").and_then(Value::as_bool) != Some(false) => {
             if a.get("prune").and_then(Value::as_bool) == Some(true) {
@@ -204,10 +218,7 @@ pub fn pending_deletions(set: &ApplicationSet, pending: &[String]) -> String {
     if pending.is_empty() {
         return String::new();
     }
-    let mut out = format!(
-        "Deletions held by the brake ({}):\n",
-        pending.len()
-    );
+    let mut out = format!("Deletions held by the brake ({}):\n", pending.len());
     for name in pending {
         out.push_str(&format!("- {name}\n"));
     }
@@ -231,7 +242,9 @@ pub fn fleet_diff(diff: &FleetDiff, namespace: &str) -> String {
     let yaml = |v: &Value| plumb_yaml::to_yaml_string(v);
     for added in &diff.added {
         let name = text(added, "/metadata/name");
-        out.push_str(&format!("\n===== added: argoproj.io/Application {namespace}/{name} ======\n"));
+        out.push_str(&format!(
+            "\n===== added: argoproj.io/Application {namespace}/{name} ======\n"
+        ));
         out.push_str(&plumb_diff::normal_diff("", &yaml(added)));
     }
     for changed in &diff.changed {

@@ -47,9 +47,17 @@ fn applicationset_routes_refuse_hostile_input() {
     }
     let r = raw(
         addr,
-        &send("GET", "/api/v1/applicationsets?appsetNamespace=kube-system", b""),
+        &send(
+            "GET",
+            "/api/v1/applicationsets?appsetNamespace=kube-system",
+            b"",
+        ),
     );
-    assert_eq!(status(&r), 403, "a namespace the server does not serve: {r}");
+    assert_eq!(
+        status(&r),
+        403,
+        "a namespace the server does not serve: {r}"
+    );
     assert!(r.contains("is not permitted"), "{r}");
     // Bodies: a bad name, nesting, garbage, unknown generators, a templated project.
     let nested = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
@@ -59,20 +67,34 @@ fn applicationset_routes_refuse_hostile_input() {
         ("a name leaving the path", set("../../x"), "not a valid"),
         ("nesting", nested, ""),
         ("garbage", "{\"metadata\": 7}".to_string(), ""),
-        ("an unknown generator", bogus.to_string(), "unrecognized generators: exec"),
+        (
+            "an unknown generator",
+            bogus.to_string(),
+            "unrecognized generators: exec",
+        ),
     ] {
-        let r = raw(addr, &send("POST", "/api/v1/applicationsets", body.as_bytes()));
+        let r = raw(
+            addr,
+            &send("POST", "/api/v1/applicationsets", body.as_bytes()),
+        );
         let code = status(&r);
         assert!((400..500).contains(&code), "{what}: {r}");
         assert!(r.contains(want), "{what}: {r}");
     }
     let r = raw(
         addr,
-        &send("POST", "/api/v1/applicationsets/generate", b"{\"applicationSet\": 5}"),
+        &send(
+            "POST",
+            "/api/v1/applicationsets/generate",
+            b"{\"applicationSet\": 5}",
+        ),
     );
     assert!((400..500).contains(&status(&r)), "{r}");
     // Confirmations: separators and `all` smuggled in a name, too many fields.
-    let r = raw(addr, &send("POST", "/api/v1/applicationsets", set("fleet").as_bytes()));
+    let r = raw(
+        addr,
+        &send("POST", "/api/v1/applicationsets", set("fleet").as_bytes()),
+    );
     assert_eq!(status(&r), 200, "{r}");
     for body in [
         r#"{"applications": ["a,all"]}"#,
@@ -83,7 +105,11 @@ fn applicationset_routes_refuse_hostile_input() {
     ] {
         let r = raw(
             addr,
-            &send("POST", "/api/v1/applicationsets/fleet/confirm-deletion", body.as_bytes()),
+            &send(
+                "POST",
+                "/api/v1/applicationsets/fleet/confirm-deletion",
+                body.as_bytes(),
+            ),
         );
         assert!((400..500).contains(&status(&r)), "{body}: {r}");
     }

@@ -42,7 +42,15 @@ fn owned_app(ns: &str, name: &str, uid: &str, path: &str) {
 }
 
 fn set_json(ns: &str) -> Value {
-    let out = kubectl(&["-n", ns, "get", "applicationsets.argoproj.io", "web", "-o", "json"]);
+    let out = kubectl(&[
+        "-n",
+        ns,
+        "get",
+        "applicationsets.argoproj.io",
+        "web",
+        "-o",
+        "json",
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -61,23 +69,41 @@ fn create_list_get_confirm_and_delete_in_core_mode() {
     assert!(text(&out.stderr).contains("ApplicationSet 'web' created"));
     assert!(text(&out.stdout).starts_with(&format!("Name:               {ns}/web\n")));
     let out = plumb(ns, &["create", f]);
-    assert!(text(&out.stderr).contains("ApplicationSet 'web' unchanged"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("ApplicationSet 'web' unchanged"),
+        "{}",
+        text(&out.stderr)
+    );
     std::fs::write(&file, set_yaml("web-v2")).unwrap();
     let out = plumb(ns, &["create", f]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("use upsert flag to force update"));
     let out = plumb(ns, &["create", f, "--upsert"]);
-    assert!(text(&out.stderr).contains("ApplicationSet 'web' updated"), "{}", text(&out.stderr));
-    assert_eq!(set_json(ns)["spec"]["template"]["spec"]["source"]["path"], "web-v2");
+    assert!(
+        text(&out.stderr).contains("ApplicationSet 'web' updated"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        set_json(ns)["spec"]["template"]["spec"]["source"]["path"],
+        "web-v2"
+    );
 
     let out = plumb(ns, &["list", "-o", "name"]);
     assert_eq!(text(&out.stdout), format!("{ns}/web\n"));
     let out = plumb(ns, &["list"]);
-    assert!(text(&out.stdout).starts_with("NAME"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).starts_with("NAME"),
+        "{}",
+        text(&out.stdout)
+    );
     assert!(text(&out.stdout).contains("https://example.com/apps.git  web-v2"));
 
     // The brake held the deletion of b-web (its status as the controller writes it).
-    let uid = set_json(ns)["metadata"]["uid"].as_str().unwrap().to_string();
+    let uid = set_json(ns)["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
     owned_app(ns, "a-web", &uid, "web-v2");
     owned_app(ns, "b-web", &uid, "web-v2");
     let status = json!({"status": {
@@ -85,14 +111,27 @@ fn create_list_get_confirm_and_delete_in_core_mode() {
                         "message": "would delete b-web"}],
         "resources": [{"group": "argoproj.io", "version": "v1alpha1", "kind": "Application", "name": "a-web"}]}});
     let out = kubectl(&[
-        "-n", ns, "patch", "applicationsets.argoproj.io", "web", "--subresource=status",
-        "--type=merge", "-p", &status.to_string(),
+        "-n",
+        ns,
+        "patch",
+        "applicationsets.argoproj.io",
+        "web",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &status.to_string(),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = plumb(ns, &["get", "web"]);
     let got = text(&out.stdout);
-    assert!(got.contains("DeletionHeld  True    would delete b-web"), "{got}");
-    assert!(got.contains("Deletions held by the brake (1):\n- b-web\n"), "{got}");
+    assert!(
+        got.contains("DeletionHeld  True    would delete b-web"),
+        "{got}"
+    );
+    assert!(
+        got.contains("Deletions held by the brake (1):\n- b-web\n"),
+        "{got}"
+    );
 
     let out = plumb(ns, &["confirm-deletion", "web"]);
     assert_eq!(out.status.code(), Some(2), "nothing named, no --all");
@@ -104,7 +143,12 @@ fn create_list_get_confirm_and_delete_in_core_mode() {
     );
 
     let out = plumb(ns, &["delete", "web", "--yes"]);
-    assert_eq!(text(&out.stdout), "applicationset 'web' deleted\n", "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "applicationset 'web' deleted\n",
+        "{}",
+        text(&out.stderr)
+    );
     let out = plumb(ns, &["get", "web"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("not found"));
@@ -123,7 +167,12 @@ fn generate_and_diff_a_local_file_against_the_cluster() {
     let out = plumb(ns, &["generate", f, "-o", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let apps: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let names: Vec<&str> = apps.as_array().unwrap().iter().map(|a| a["metadata"]["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = apps
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["metadata"]["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["a-web", "b-web"]);
     // Nothing in the cluster yet: both to add.
     let out = plumb(ns, &["diff", f]);
@@ -131,17 +180,29 @@ fn generate_and_diff_a_local_file_against_the_cluster() {
     assert!(text(&out.stdout).starts_with("2 to add, 0 to change, 0 to delete, 0 unchanged\n"));
     // As the controller would leave them, plus one the file no longer generates.
     assert_eq!(plumb(ns, &["create", f]).status.code(), Some(0));
-    let uid = set_json(ns)["metadata"]["uid"].as_str().unwrap().to_string();
+    let uid = set_json(ns)["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
     owned_app(ns, "a-web", &uid, "web");
     owned_app(ns, "b-web", &uid, "old");
     owned_app(ns, "c-web", &uid, "web");
     let out = plumb(ns, &["diff", f]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let d = text(&out.stdout);
-    assert!(d.starts_with("0 to add, 1 to change, 1 to delete, 1 unchanged\n"), "{d}");
-    assert!(d.contains(&format!("changed: argoproj.io/Application {ns}/b-web")), "{d}");
+    assert!(
+        d.starts_with("0 to add, 1 to change, 1 to delete, 1 unchanged\n"),
+        "{d}"
+    );
+    assert!(
+        d.contains(&format!("changed: argoproj.io/Application {ns}/b-web")),
+        "{d}"
+    );
     assert!(d.contains("fields: spec.source.path\n"), "{d}");
-    assert!(d.contains(&format!("deleted: argoproj.io/Application {ns}/c-web")), "{d}");
+    assert!(
+        d.contains(&format!("deleted: argoproj.io/Application {ns}/c-web")),
+        "{d}"
+    );
     kubectl(&["-n", ns, "delete", "applications.argoproj.io", "c-web"]);
     owned_app(ns, "b-web", &uid, "web");
     let out = plumb(ns, &["diff", f]);

@@ -50,7 +50,8 @@ pub fn read_sets(path: &Path) -> Result<Vec<SetFile>> {
 
 /// The ApplicationSets of `text` read from `origin`.
 pub fn parse_sets(text: &str, origin: &str) -> Result<Vec<SetFile>> {
-    let docs = plumb_yaml::read_documents(text, origin).with_context(|| format!("parsing {origin}"))?;
+    let docs =
+        plumb_yaml::read_documents(text, origin).with_context(|| format!("parsing {origin}"))?;
     let many = docs.len() > 1;
     let mut sets = Vec::new();
     for (i, doc) in docs.into_iter().enumerate() {
@@ -62,7 +63,11 @@ pub fn parse_sets(text: &str, origin: &str) -> Result<Vec<SetFile>> {
         if doc.value.is_null() {
             continue;
         }
-        let kind = doc.value.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let kind = doc
+            .value
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if kind != KIND {
             bail!("{where_}: kind {kind:?} is not an ApplicationSet");
         }
@@ -87,7 +92,11 @@ pub fn parse_sets(text: &str, origin: &str) -> Result<Vec<SetFile>> {
 pub fn read_one(path: &Path, default_ns: &str) -> Result<SetFile> {
     let mut sets = read_sets(path)?;
     if sets.len() != 1 {
-        bail!("{}: input file must contain one ApplicationSet, found {}", path.display(), sets.len());
+        bail!(
+            "{}: input file must contain one ApplicationSet, found {}",
+            path.display(),
+            sets.len()
+        );
     }
     let mut one = sets.remove(0);
     if one.set.namespace().is_empty() {
@@ -104,7 +113,10 @@ mod tests {
     #[test]
     fn hostile_and_wrong_files_are_refused_with_their_name() {
         let err = |t: &str| format!("{:#}", parse_sets(t, "f.yaml").unwrap_err());
-        assert!(err("kind: Application\nmetadata: {name: a}\n").contains("f.yaml: kind \"Application\""));
+        assert!(
+            err("kind: Application\nmetadata: {name: a}\n")
+                .contains("f.yaml: kind \"Application\"")
+        );
         assert!(err("").contains("No ApplicationSets found"));
         assert!(err("kind: ApplicationSet\nmetadata: {}\nspec: {}\n").contains("metadata.name"));
         assert!(

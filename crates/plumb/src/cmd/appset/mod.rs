@@ -16,7 +16,7 @@ use clap::{Args, Subcommand};
 
 use crate::cmd::app::ConnArgs;
 use crate::exit::Outcome;
-use client::AppsetClient;
+use client::{AppsetClient, Ctx};
 
 /// `plumb appset ...`.
 #[derive(Debug, Args)]
@@ -59,15 +59,20 @@ pub fn run(args: AppsetArgs) -> Result<Outcome> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let (client, default_ns) = match crate::cmd::remote::ServerClient::from_flags(&args.server)? {
+        let (client, default_ns) = match crate::cmd::remote::ServerClient::from_flags(&args.server)?
+        {
             // The server's control namespace is its default; `-N` only when given otherwise.
             Some(server) => (AppsetClient::Server(server), None),
-            None => (AppsetClient::connect(&args.conn).await?, Some(args.conn.app_namespace.clone())),
+            None => (
+                AppsetClient::connect(&args.conn).await?,
+                Some(args.conn.app_namespace.clone()),
+            ),
         };
         let ctx = Ctx {
             client,
             default_ns,
-            explicit_ns: (args.conn.app_namespace != "argocd").then(|| args.conn.app_namespace.clone()),
+            explicit_ns: (args.conn.app_namespace != "argocd")
+                .then(|| args.conn.app_namespace.clone()),
         };
         match args.command {
             AppsetCommand::List(a) => read::list(&ctx, a).await,
@@ -79,32 +84,4 @@ pub fn run(args: AppsetArgs) -> Result<Outcome> {
             AppsetCommand::ConfirmDeletion(a) => write::confirm(&ctx, a).await,
         }
     })
-}
-
-/// What every subcommand needs: the client and the namespaces.
-pub(crate) struct Ctx {
-    client: AppsetClient,
-    /// Core mode: `-N` (the namespace of ApplicationSets named without one); server: none.
-    default_ns: Option<String>,
-    /// `-N` when not the default, for the server's `appsetNamespace`.
-    explicit_ns: Option<String>,
-}
-
-impl Ctx {
-    /// The namespace to ask for a set named `qualified` (`ns/name` names its own).
-    fn target<'a>(&'a self, qualified: &'a str) -> (Option<&'a str>, &'a str) {
-        let default = match &self.client {
-            AppsetClient::Server(_) => self.explicit_ns.as_deref(),
-            AppsetClient::Core(_) => self.default_ns.as_deref(),
-        };
-        client::split_name(qualified, default)
-    }
-
-    /// The namespace of a set from a file that names none.
-    fn file_ns(&self) -> &str {
-        self.explicit_ns
-            .as_deref()
-            .or(self.default_ns.as_deref())
-            .unwrap_or_default()
-    }
 }

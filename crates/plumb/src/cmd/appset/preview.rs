@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use plumb_model::application::Application;
 
-use super::Ctx;
+use super::client::Ctx;
 use crate::exit::Outcome;
 use crate::output::{appset, json, wide, yaml};
 

@@ -4,7 +4,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use plumb_model::applicationset::ApplicationSet;
 
-use super::Ctx;
+use super::client::Ctx;
 use crate::exit::Outcome;
 use crate::output::{Clock, appset, json, yaml};
 
@@ -39,7 +39,10 @@ pub struct ListArgs {
 pub fn render_list(sets: &[ApplicationSet], format: ListFormat, clock: &Clock) -> Result<String> {
     Ok(match format {
         ListFormat::Wide => appset::appset_table(sets, &clock.tz),
-        ListFormat::Name => sets.iter().map(|s| format!("{}\n", appset::qualified_name(s))).collect(),
+        ListFormat::Name => sets
+            .iter()
+            .map(|s| format!("{}\n", appset::qualified_name(s)))
+            .collect(),
         ListFormat::Json => json::render(sets)?,
         ListFormat::Yaml => yaml::render(sets)?,
     })
@@ -77,7 +80,12 @@ pub struct GetArgs {
 }
 
 /// The text of `appset get` (`pending`: the deletions the brake holds, Plumb's addition).
-pub fn render_get(set: &ApplicationSet, pending: &[String], format: GetFormat, clock: &Clock) -> Result<String> {
+pub fn render_get(
+    set: &ApplicationSet,
+    pending: &[String],
+    format: GetFormat,
+    clock: &Clock,
+) -> Result<String> {
     Ok(match format {
         GetFormat::Json => json::render(set)?,
         GetFormat::Yaml => yaml::render(set)?,
@@ -99,9 +107,14 @@ pub async fn get(ctx: &Ctx, args: GetArgs) -> Result<Outcome> {
     let (ns, name) = ctx.target(&args.name);
     let set = ctx.client.get(ns, ctx.file_ns(), name).await?;
     let pending = match args.output {
-        GetFormat::Wide if plumb_appset::api::deletion_held(&set).is_some() => ctx.client.owned(&set).await?.1,
+        GetFormat::Wide if plumb_appset::api::deletion_held(&set).is_some() => {
+            ctx.client.owned(&set).await?.1
+        }
         _ => Vec::new(),
     };
-    print!("{}", render_get(&set, &pending, args.output, &Clock::system())?);
+    print!(
+        "{}",
+        render_get(&set, &pending, args.output, &Clock::system())?
+    );
     Ok(Outcome::Success)
 }

@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use plumb_appset::api::Confirm;
 
-use super::Ctx;
+use super::client::Ctx;
 use super::read::{GetFormat, render_get};
 use crate::exit::Outcome;
 use crate::output::Clock;
@@ -37,8 +37,15 @@ pub async fn create(ctx: &Ctx, args: CreateArgs) -> Result<Outcome> {
         }
         let (created, action) = ctx.client.create(file, args.upsert, args.dry_run).await?;
         let dry = if args.dry_run { " (dry-run)" } else { "" };
-        eprintln!("ApplicationSet '{}' {}{dry}", created.name(), action.as_str());
-        print!("{}", render_get(&created, &[], args.output, &Clock::system())?);
+        eprintln!(
+            "ApplicationSet '{}' {}{dry}",
+            created.name(),
+            action.as_str()
+        );
+        print!(
+            "{}",
+            render_get(&created, &[], args.output, &Clock::system())?
+        );
     }
     Ok(Outcome::Success)
 }
@@ -58,10 +65,17 @@ pub async fn delete(ctx: &Ctx, args: DeleteArgs) -> Result<Outcome> {
     // As Argo: asked only on a terminal (a script deletes without asking).
     let ask = !args.yes && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     for qualified in &args.names {
-        let question =
-            format!("Are you sure you want to delete '{qualified}' and all its Applications? [y/n] ");
+        let question = format!(
+            "Are you sure you want to delete '{qualified}' and all its Applications? [y/n] "
+        );
         let stdin = std::io::stdin();
-        if ask && !crate::cmd::app::ask_to_proceed(&question, &mut stdin.lock(), &mut std::io::stderr())? {
+        if ask
+            && !crate::cmd::app::ask_to_proceed(
+                &question,
+                &mut stdin.lock(),
+                &mut std::io::stderr(),
+            )?
+        {
             println!("The command to delete '{qualified}' was cancelled.");
             continue;
         }
@@ -91,7 +105,10 @@ pub async fn confirm(ctx: &Ctx, args: ConfirmArgs) -> Result<Outcome> {
         (false, true) => bail!("name the Applications whose deletion to confirm, or pass --all"),
     };
     let (ns, name) = ctx.target(&args.name);
-    let set = ctx.client.confirm(ns, ctx.file_ns(), name, &confirm).await?;
+    let set = ctx
+        .client
+        .confirm(ns, ctx.file_ns(), name, &confirm)
+        .await?;
     let value = set
         .metadata
         .annotation(plumb_appset::api::CONFIRM_DELETION)
