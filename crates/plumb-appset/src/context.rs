@@ -19,6 +19,13 @@ pub struct Limits {
     pub http_timeout: Duration,
     /// Pages one forge listing may follow.
     pub max_pages: usize,
+    /// Files and directories the git generators look at in one checkout.
+    pub max_tree_entries: usize,
+    /// Bytes of all files one git files generator reads together.
+    pub max_total_bytes: u64,
+    /// Argo's `applicationsetcontroller.enable.new.git.file.globbing`: file patterns as
+    /// `doublestar` globs instead of `git ls-files` pathspecs (where `*` crosses `/`).
+    pub new_git_file_globbing: bool,
 }
 
 impl Default for Limits {
@@ -28,6 +35,9 @@ impl Default for Limits {
             max_file_bytes: 4 * 1024 * 1024,
             http_timeout: Duration::from_secs(30),
             max_pages: 100,
+            max_tree_entries: 200_000,
+            max_total_bytes: 64 * 1024 * 1024,
+            new_git_file_globbing: false,
         }
     }
 }

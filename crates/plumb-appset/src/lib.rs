@@ -5,7 +5,7 @@
 //! - [`generators`]: each generator of `spec.generators` turns its configuration (and what it
 //!   reads: cluster Secrets, a Git checkout, a forge's API, a plugin service) into parameter sets
 //!   ([`Params`]), with matrix/merge combining them and `selector` filtering them;
-//! - `template`: one parameter set and the Application template (with a generator's override and
+//! - [`template`]: one parameter set and the Application template (with a generator's override and
 //!   `templatePatch`) rendered into an Application, by `{{param}}` substitution or Go templates;
 //! - `generate`: the whole ApplicationSet to the list of desired Applications (what `plumb appset
 //!   generate` prints and the controller reconciles towards);
@@ -16,15 +16,17 @@
 //!
 //! Everything a generator reads is hostile: [`Context`] bounds sizes, times and counts.
 
+pub mod api;
 mod context;
 mod error;
+mod generate;
+pub mod generators;
 mod params;
+pub mod template;
 
 pub use context::{Context, Limits};
 pub use error::GeneratorError;
+pub use generate::{GenerateError, Generated, generate, generate_with};
+pub use generators::{ParamSet, generate_params, requeue_after};
 pub use params::Params;
 
-pub mod api;
-pub mod generate;
-
-pub use generate::{GenerateError, Generated, generate};

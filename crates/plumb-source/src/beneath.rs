@@ -29,15 +29,19 @@ pub(crate) const MAX_SYMLINK_HOPS: usize = 40;
 
 /// What kind of entry a directory listing holds (links not followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
+    /// A regular file.
     File,
+    /// A directory.
     Dir,
+    /// A symbolic link (not followed).
     Link,
+    /// Anything else (socket, device, fifo).
     Other,
 }
 
 /// A repository tree opened for reading beneath its root.
-pub(crate) struct RepoDir {
+pub struct RepoDir {
     dir: Dir,
     root: PathBuf,
 }
@@ -54,7 +58,7 @@ enum Unsafe {
 
 impl RepoDir {
     /// Opens the tree at `root` (the only use of ambient authority on a checkout).
-    pub(crate) fn open(root: &Path) -> Result<Self> {
+    pub fn open(root: &Path) -> Result<Self> {
         let dir =
             Dir::open_ambient_dir(root, ambient_authority()).map_err(Error::io("opening", root))?;
         Ok(Self {
@@ -64,13 +68,13 @@ impl RepoDir {
     }
 
     /// The root on disk (for handing to external tools and for error messages).
-    pub(crate) fn root(&self) -> &Path {
+    pub fn root(&self) -> &Path {
         &self.root
     }
 
     /// Reads the file at `rel`, refusing it when it is larger than `max_bytes` or resolves
     /// outside the tree.
-    pub(crate) fn read(&self, rel: &Path, max_bytes: u64) -> Result<Vec<u8>> {
+    pub fn read(&self, rel: &Path, max_bytes: u64) -> Result<Vec<u8>> {
         let file = self.dir.open(rel).map_err(|e| self.explain(rel, e))?;
         let mut buf = Vec::new();
         file.take(max_bytes.saturating_add(1))
@@ -87,7 +91,7 @@ impl RepoDir {
     }
 
     /// Reads the UTF-8 text file at `rel` (see [`RepoDir::read`]).
-    pub(crate) fn read_to_string(&self, rel: &Path, max_bytes: u64) -> Result<String> {
+    pub fn read_to_string(&self, rel: &Path, max_bytes: u64) -> Result<String> {
         String::from_utf8(self.read(rel, max_bytes)?).map_err(|_| Error::InvalidManifest {
             file: rel.display().to_string(),
             line: 1,
@@ -96,12 +100,12 @@ impl RepoDir {
     }
 
     /// True when `rel` resolves, beneath the root, to a regular file.
-    pub(crate) fn is_file(&self, rel: &Path) -> bool {
+    pub fn is_file(&self, rel: &Path) -> bool {
         self.dir.metadata(rel).is_ok_and(|m| m.is_file())
     }
 
     /// True when `rel` resolves, beneath the root, to a directory.
-    pub(crate) fn is_dir(&self, rel: &Path) -> bool {
+    pub fn is_dir(&self, rel: &Path) -> bool {
         if rel.as_os_str().is_empty() {
             return true;
         }
@@ -109,12 +113,12 @@ impl RepoDir {
     }
 
     /// True when `rel` exists beneath the root (links followed, beneath only).
-    pub(crate) fn exists(&self, rel: &Path) -> bool {
+    pub fn exists(&self, rel: &Path) -> bool {
         rel.as_os_str().is_empty() || self.dir.metadata(rel).is_ok()
     }
 
     /// The entries of the directory `rel`, sorted by name, links not followed.
-    pub(crate) fn entries(&self, rel: &Path) -> Result<Vec<(OsString, Kind)>> {
+    pub fn entries(&self, rel: &Path) -> Result<Vec<(OsString, Kind)>> {
         let listing = if rel.as_os_str().is_empty() {
             self.dir.entries()
         } else {

@@ -56,6 +56,7 @@ mod scope;
 mod spec;
 pub mod worker;
 
+pub use beneath::{Kind as EntryKind, RepoDir};
 pub use credentials::{
     GithubApp, KNOWN_HOSTS_CM, KNOWN_HOSTS_KEY, KnownHosts, RepoCredentials, SECRET_TYPE_LABEL,
     TlsCerts,

@@ -28,10 +28,10 @@ mod set;
 mod status;
 
 pub use generators::{
-    ApplicationSetGenerator, BasicAuthBitbucketServer, BearerTokenBitbucket, ConfigMapKeyRef,
-    DuckTypeGenerator, GitDirectoryGeneratorItem, GitFileGeneratorItem, GitGenerator,
-    LabelSelector, LabelSelectorRequirement, ListGenerator, MatrixGenerator, MergeGenerator,
-    PluginConfigMapRef, PluginGenerator, PluginInput, PullRequestGenerator,
+    ApplicationSetGenerator, BasicAuthBitbucketServer, BearerTokenBitbucket, ClusterGenerator,
+    ConfigMapKeyRef, DuckTypeGenerator, GitDirectoryGeneratorItem, GitFileGeneratorItem,
+    GitGenerator, LabelSelector, LabelSelectorRequirement, ListGenerator, MatrixGenerator,
+    MergeGenerator, PluginConfigMapRef, PluginGenerator, PluginInput, PullRequestGenerator,
     PullRequestGeneratorAzureDevOps, PullRequestGeneratorBitbucket,
     PullRequestGeneratorBitbucketServer, PullRequestGeneratorFilter, PullRequestGeneratorGitLab,
     PullRequestGeneratorGitea, PullRequestGeneratorGithub, ScmProviderGenerator,
