@@ -27,7 +27,7 @@ await run('appsets', async () => {
 
   await step("the set's page: generated Applications, conditions, held deletions", async () => {
     await page.getByRole('link', { name: set, exact: true }).click();
-    await atPath(`/applicationsets/${await page.evaluate(() => location.pathname.split('/')[2])}/${set}`);
+    await page.waitForFunction((s) => location.pathname.startsWith('/applicationsets/') && location.pathname.endsWith(`/${s}`), set);
     await page.getByTestId('generated').locator(`[data-app="${held}"]`).waitFor();
     await page.getByTestId('conditions').locator('[data-condition="DeletionHeld"]').waitFor();
     await page.getByTestId('pending-deletions').locator(`[data-pending="${held}"]`).waitFor();

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use super::app::{control_namespace, env, kubectl, kubectl_apply, text};
+use super::app::{control_namespace, env, kubectl, text};
 
 fn plumb(ns: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_plumb"))
@@ -28,17 +28,26 @@ fn set_yaml(path: &str) -> String {
     )
 }
 
+/// An Application as the controller writes it for `web` (owner, finalizer; created, so no
+/// `kubectl apply` annotation).
 fn owned_app(ns: &str, name: &str, uid: &str, path: &str) {
-    kubectl_apply(&json!({
+    let app = json!({
         "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-        "metadata": {"name": name, "namespace": ns, "ownerReferences": [{
+        "metadata": {"name": name, "namespace": ns,
+                     "finalizers": ["resources-finalizer.argocd.argoproj.io"],
+                     "ownerReferences": [{
             "apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet", "name": "web",
             "uid": uid, "controller": true, "blockOwnerDeletion": true}]},
         "spec": {"project": "default",
                  "source": {"repoURL": "https://example.com/apps.git", "path": path},
                  "destination": {"server": "https://kubernetes.default.svc",
                                  "namespace": name.trim_end_matches("-web")}}
-    }));
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("app.json");
+    std::fs::write(&file, app.to_string()).unwrap();
+    let out = kubectl(&["create", "-f", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
 fn set_json(ns: &str) -> Value {
@@ -203,8 +212,49 @@ fn generate_and_diff_a_local_file_against_the_cluster() {
         d.contains(&format!("deleted: argoproj.io/Application {ns}/c-web")),
         "{d}"
     );
-    kubectl(&["-n", ns, "delete", "applications.argoproj.io", "c-web"]);
-    owned_app(ns, "b-web", &uid, "web");
+    // No controller here to run the finalizer: drop it, then delete.
+    let unfinalize = r#"{"metadata":{"finalizers":null}}"#;
+    for args in [
+        vec![
+            "-n",
+            ns,
+            "patch",
+            "applications.argoproj.io",
+            "c-web",
+            "--type=merge",
+            "-p",
+            unfinalize,
+        ],
+        vec!["-n", ns, "delete", "applications.argoproj.io", "c-web"],
+        vec![
+            "-n",
+            ns,
+            "patch",
+            "applications.argoproj.io",
+            "b-web",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"source":{"path":"web"}}}"#,
+        ],
+    ] {
+        let out = kubectl(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
     let out = plumb(ns, &["diff", f]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    // Leave nothing blocking the namespace's deletion (no controller runs the finalizer).
+    for name in ["a-web", "b-web"] {
+        let unfinalize = r#"{"metadata":{"finalizers":null}}"#;
+        let args = [
+            "-n",
+            ns,
+            "patch",
+            "applications.argoproj.io",
+            name,
+            "--type=merge",
+            "-p",
+            unfinalize,
+        ];
+        assert!(kubectl(&args).status.success());
+    }
 }
