@@ -29,4 +29,3 @@ pub use error::GeneratorError;
 pub use generate::{GenerateError, Generated, generate, generate_with};
 pub use generators::{ParamSet, generate_params, requeue_after};
 pub use params::Params;
-
