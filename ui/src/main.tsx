@@ -5,6 +5,7 @@ import { logout, setUnauthenticatedHandler, userInfo, type UserInfo } from './ap
 import { navigate, onLinkClick, useRoute } from './router';
 import { LoginPage } from './login';
 import { AppsPage } from './apps';
+import { AppSetPage, AppSetsPage } from './appsets';
 import type { AppDetailsPage as DetailsPageType } from './details';
 import type { Settings as SettingsType } from './settings/index';
 
@@ -75,8 +76,8 @@ function Shell() {
   }, [route.page]);
 
   useEffect(() => {
-    const titles: Record<string, string> = { login: 'Log in', apps: 'Applications', settings: 'Settings', notfound: 'Not found' };
-    const title = route.page === 'app' ? route.name : route.page === 'settings' && route.section ? `${route.name ? `${route.name} · ` : ''}${route.section}` : titles[route.page];
+    const titles: Record<string, string> = { login: 'Log in', apps: 'Applications', appsets: 'ApplicationSets', settings: 'Settings', notfound: 'Not found' };
+    const title = route.page === 'app' || route.page === 'appset' ? route.name : route.page === 'settings' && route.section ? `${route.name ? `${route.name} · ` : ''}${route.section}` : titles[route.page];
     document.title = `${title} · Plumb`;
   }, [route]);
 
@@ -104,6 +105,9 @@ function Shell() {
         </a>
         <a href="/applications" aria-current={route.page === 'apps' || route.page === 'app' ? 'page' : undefined}>
           Applications
+        </a>
+        <a href="/applicationsets" aria-current={route.page === 'appsets' || route.page === 'appset' ? 'page' : undefined}>
+          ApplicationSets
         </a>
         <a href="/settings" aria-current={route.page === 'settings' && route.section !== 'user-info' ? 'page' : undefined}>
           Settings
@@ -135,6 +139,8 @@ function Shell() {
       <main id="main" tabIndex={-1}>
         {route.page === 'apps' && <AppsPage />}
         {route.page === 'app' && (pages ? <pages.AppDetailsPage route={route} user={user} /> : <div class="page muted">Loading {route.name}…</div>)}
+        {route.page === 'appsets' && <AppSetsPage />}
+        {route.page === 'appset' && <AppSetPage namespace={route.namespace} name={route.name} />}
         {route.page === 'settings' && (pages ? <pages.Settings route={route} /> : <div class="page muted">Loading…</div>)}
         {route.page === 'notfound' && (
           <div class="page">

@@ -7,6 +7,8 @@ export type Route =
   | { page: 'apps' }
   | { page: 'app'; namespace: string; name: string; resource?: string; tab?: string }
   | { page: 'settings'; section: string; name?: string }
+  | { page: 'appsets' }
+  | { page: 'appset'; namespace: string; name: string }
   | { page: 'notfound'; path: string };
 
 export function parse(loc: { pathname: string; search: string }): Route {
@@ -19,6 +21,12 @@ export function parse(loc: { pathname: string; search: string }): Route {
     // Argo's paths: /applications/<namespace>/<name>, and the older /applications/<name>.
     const [namespace, name] = parts.length >= 3 ? [parts[1], parts[2]] : ['', parts[1]];
     return { page: 'app', namespace, name, resource: q.get('resource') || undefined, tab: q.get('tab') || undefined };
+  }
+  // Plumb's: /applicationsets, /applicationsets/<namespace>/<name> (or /<name>).
+  if (parts[0] === 'applicationsets') {
+    if (parts.length === 1) return { page: 'appsets' };
+    const [namespace, name] = parts.length >= 3 ? [parts[1], parts[2]] : ['', parts[1]];
+    return { page: 'appset', namespace, name };
   }
   // Argo's settings paths: /settings, /settings/<section>, /settings/<section>/<name>.
   if (parts[0] === 'settings') return { page: 'settings', section: parts[1] || '', name: parts[2] };

@@ -17,6 +17,7 @@
 //! Everything a generator reads is hostile: [`Context`] bounds sizes, times and counts.
 
 pub mod brake;
+pub mod api;
 mod context;
 pub mod controller;
 mod error;

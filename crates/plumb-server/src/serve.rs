@@ -109,7 +109,8 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     )
     .with_app_namespaces(app_namespaces)
     .with_customizations(config.customizations.clone())
-    .with_build(config.build.clone());
+    .with_build(config.build.clone())
+    .with_appset_cache(config.source.cache_dir.join("applicationsets"));
     let metrics = server_metrics(logins, &state.client);
     let metrics_addr = match config.metrics_listen {
         Some(addr) => Some(crate::metrics::listen(addr, metrics.clone(), stop_rx.clone()).await?),

@@ -50,6 +50,10 @@ pub(crate) struct Inner {
     pub(crate) auth: Option<Arc<crate::auth::Auth>>,
     /// The served Applications, kept current by a watch (the list and get routes read it).
     pub(crate) app_cache: Arc<crate::app_cache::AppCache>,
+    /// Where ApplicationSet previews keep their Git cache (`None`: the temporary directory).
+    pub(crate) appset_cache: Option<std::path::PathBuf>,
+    /// The generators' context of previews, built on first use.
+    pub(crate) appset_context: OnceCell<plumb_appset::Context>,
 }
 
 impl std::ops::Deref for AppState {
@@ -87,6 +91,8 @@ impl AppState {
             namespace,
             shutdown,
             auth,
+            appset_cache: None,
+            appset_context: OnceCell::new(),
         }))
     }
 }
@@ -108,6 +114,14 @@ impl AppState {
     pub(crate) fn with_customizations(mut self, dirs: Vec<std::path::PathBuf>) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.0) {
             inner.customizations = dirs;
+        }
+        self
+    }
+
+    /// The same state keeping ApplicationSet previews' Git cache in `dir` (before it is shared).
+    pub(crate) fn with_appset_cache(mut self, dir: std::path::PathBuf) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.0) {
+            inner.appset_cache = Some(dir);
         }
         self
     }

@@ -25,6 +25,7 @@
 //! # }
 //! ```
 
+mod appset_crd;
 pub mod chart_repo;
 mod cluster;
 pub mod git;

@@ -39,6 +39,9 @@ enum Command {
     Admin(cmd::AdminArgs),
     /// Argo CD's `argocd app` commands against the cluster of your kubeconfig.
     App(cmd::app::AppArgs),
+    /// Argo CD's `argocd appset` commands, plus previews (`generate`, `diff`) and the brake's
+    /// `confirm-deletion`.
+    Appset(cmd::appset::AppsetArgs),
     /// Run the application controller: reconcile Applications, write status, run syncs.
     Controller(cmd::controller::ControllerArgs),
     /// Print shell completion code for bash, zsh or fish.
@@ -85,6 +88,7 @@ fn main() -> ExitCode {
         Command::Account(args) => cmd::account::run(args),
         Command::Admin(args) => cmd::run_admin(args),
         Command::App(args) => cmd::app::run(args),
+        Command::Appset(args) => cmd::appset::run(args),
         Command::Controller(args) => cmd::controller::run(args),
         Command::Completion(args) => cmd::completion::run(args, Cli::command()),
         Command::Cluster(args) => cmd::cluster::run(args),

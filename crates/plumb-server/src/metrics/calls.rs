@@ -36,6 +36,7 @@ const REPOS: &str = "repository.RepositoryService";
 const REPOCREDS: &str = "repocreds.RepoCredsService";
 const CERTS: &str = "certificate.CertificateService";
 const CLUSTERS: &str = "cluster.ClusterService";
+const APPSETS: &str = "applicationset.ApplicationSetService";
 
 /// One route of Argo's API: (HTTP method, route pattern as the router spells it, call).
 struct ArgoRoute {
@@ -113,6 +114,15 @@ const ARGO_CALLS: &[ArgoRoute] = &[
     unary("GET", "/api/v1/projects/{name}/events", PROJECTS, "ListEvents"),
     unary("POST", "/api/v1/projects/{project}/roles/{role}/token", PROJECTS, "CreateToken"),
     unary("DELETE", "/api/v1/projects/{project}/roles/{role}/token/{iat}", PROJECTS, "DeleteToken"),
+    unary("GET", "/api/v1/applicationsets", APPSETS, "List"),
+    unary("POST", "/api/v1/applicationsets", APPSETS, "Create"),
+    unary("POST", "/api/v1/applicationsets/generate", APPSETS, "Generate"),
+    unary("GET", "/api/v1/applicationsets/{name}", APPSETS, "Get"),
+    unary("DELETE", "/api/v1/applicationsets/{name}", APPSETS, "Delete"),
+    unary("GET", "/api/v1/applicationsets/{name}/resource-tree", APPSETS, "ResourceTree"),
+    // Plumb's, beyond Argo's service: the generated Applications and the brake's confirmation.
+    unary("GET", "/api/v1/applicationsets/{name}/applications", APPSETS, "ListApplications"),
+    unary("POST", "/api/v1/applicationsets/{name}/confirm-deletion", APPSETS, "ConfirmDeletion"),
     unary("GET", "/api/v1/repositories", REPOS, "ListRepositories"),
     unary("POST", "/api/v1/repositories", REPOS, "CreateRepository"),
     unary("GET", "/api/v1/repositories/{repo}", REPOS, "Get"),

@@ -2,6 +2,7 @@
 
 mod accounts;
 mod applications;
+mod applicationsets;
 mod certificates;
 mod cluster_edit;
 mod clusters;
@@ -93,6 +94,7 @@ fn timed_routes() -> Routes {
         meta_routes(),
         application_routes(),
         application_resource_routes(),
+        applicationset_routes(),
         project_routes(),
         repository_routes(),
         session_routes(),
@@ -176,6 +178,39 @@ fn application_resource_routes() -> Routes {
         (
             format!("{APP}/resource/actions/v2"),
             post(live::run_action_v2),
+        ),
+    ]
+}
+
+/// The pattern of one ApplicationSet's routes.
+const APPSET: &str = "/api/v1/applicationsets/{name}";
+
+/// ApplicationSets (Argo's `ApplicationSetService`), and the brake's confirmation (Plumb's).
+fn applicationset_routes() -> Routes {
+    vec![
+        (
+            "/api/v1/applicationsets".into(),
+            get(applicationsets::list).post(applicationsets::create),
+        ),
+        (
+            "/api/v1/applicationsets/generate".into(),
+            post(applicationsets::generate),
+        ),
+        (
+            APPSET.into(),
+            get(applicationsets::get).delete(applicationsets::delete),
+        ),
+        (
+            format!("{APPSET}/resource-tree"),
+            get(applicationsets::tree),
+        ),
+        (
+            format!("{APPSET}/applications"),
+            get(applicationsets::owned),
+        ),
+        (
+            format!("{APPSET}/confirm-deletion"),
+            post(applicationsets::confirm_deletion),
         ),
     ]
 }
@@ -439,6 +474,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 83, "routes served by method");
+        assert_eq!(served, 91, "routes served by method");
     }
 }

@@ -3,6 +3,7 @@
 
 mod admin_advisories;
 mod api;
+mod applicationsets;
 mod auth;
 mod authn;
 mod cache;

@@ -178,3 +178,8 @@ pub async fn read(resp: reqwest::Response) -> (u16, Value) {
     let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
     (code, value)
 }
+
+/// The ApplicationSet CRD (plumb-testenv's minimal one until deploy/crds has the real one).
+pub fn ensure_appset_crd() {
+    env().ensure_applicationset_crd();
+}

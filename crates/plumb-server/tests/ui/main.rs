@@ -13,6 +13,7 @@
 #[path = "../it/support.rs"]
 mod support;
 
+mod appsets;
 mod browser;
 mod settings;
 mod settings_clusters;

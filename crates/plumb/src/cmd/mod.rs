@@ -6,6 +6,7 @@ pub mod account;
 pub mod admin_health;
 pub mod admin_lint_ignores;
 pub mod app;
+pub mod appset;
 pub mod cert;
 pub mod cluster;
 pub mod completion;

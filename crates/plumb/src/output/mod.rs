@@ -8,6 +8,7 @@
 //!
 //! [`Application`]: plumb_model::application::Application
 
+pub mod appset;
 pub mod json;
 pub mod project;
 pub mod rows;

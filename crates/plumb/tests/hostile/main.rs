@@ -9,6 +9,7 @@
 
 mod actions;
 mod advisories;
+mod appset_bodies;
 mod chart_repos;
 mod cluster_secrets;
 mod credential_sweep;

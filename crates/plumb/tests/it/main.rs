@@ -12,6 +12,7 @@ mod app_logs;
 mod app_namespaces;
 mod app_resource_ops;
 mod app_source_flags;
+mod appset;
 mod argo_parity;
 mod bench_scale;
 mod chart;

@@ -1,0 +1,332 @@
+//! Argo's `ApplicationSetService` paths against the real control plane: create (idempotent,
+//! upsert, Argo's refusals), get, list (projects, RBAC-filtered), resource-tree, delete, and
+//! Plumb's confirm-deletion and applications routes; RBAC on `applicationsets` as Argo checks it.
+
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use plumb_app::{application_resource, appproject_resource};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::authn::AuthStack;
+use crate::support::{Stack, ensure_appset_crd, env};
+
+pub(crate) fn appset(name: &str, project: &str) -> Value {
+    json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
+        "metadata": {"name": name},
+        "spec": {
+            "generators": [{"list": {"elements": [{"cluster": "a"}, {"cluster": "b"}]}}],
+            "template": {
+                "metadata": {"name": "{{cluster}}-web"},
+                "spec": {"project": project,
+                         "source": {"repoURL": "https://example.com/apps.git", "path": "web"},
+                         "destination": {"server": "https://kubernetes.default.svc",
+                                         "namespace": "{{cluster}}"}}}}
+    })
+}
+
+async fn create_project(client: &kube::Client, ns: &str, name: &str) {
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &appproject_resource());
+    let p: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject", "metadata": {"name": name},
+        "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}]}
+    }))
+    .expect("project");
+    api.create(&PostParams::default(), &p)
+        .await
+        .expect("create project");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_get_list_upsert_and_delete_as_argo() {
+    ensure_appset_crd();
+    let s = Stack::start("asurf-appset-api").await;
+    let post = |body: Value, query: &'static str| {
+        let s = &s;
+        async move {
+            s.send(
+                Method::POST,
+                &format!("/api/v1/applicationsets{query}"),
+                Some(&body),
+            )
+            .await
+        }
+    };
+    let (code, created) = post(appset("web", "default"), "").await;
+    assert_eq!(code, 200, "{created}");
+    assert_eq!(created["metadata"]["namespace"], s.ns.name());
+    assert_eq!(created["kind"], "ApplicationSet");
+    // The same again: the existing one, unchanged.
+    let (code, again) = post(appset("web", "default"), "").await;
+    assert_eq!(code, 200, "{again}");
+    assert_eq!(
+        again["metadata"]["resourceVersion"],
+        created["metadata"]["resourceVersion"]
+    );
+    // A different spec: refused without upsert, with Argo's message; replaced with it.
+    let mut changed = appset("web", "default");
+    changed["spec"]["template"]["spec"]["source"]["path"] = json!("web-v2");
+    changed["metadata"]["labels"] = json!({"team": "web"});
+    let (code, body) = post(changed.clone(), "").await;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        body["message"],
+        "existing ApplicationSet spec is different, use upsert flag to force update"
+    );
+    let (code, updated) = post(changed, "?upsert=true").await;
+    assert_eq!(code, 200, "{updated}");
+    assert_eq!(
+        updated["spec"]["template"]["spec"]["source"]["path"],
+        "web-v2"
+    );
+    assert_eq!(updated["metadata"]["labels"]["team"], "web");
+    // Argo's refusals.
+    let (code, body) = post(appset("tmpl", "{{project}}"), "").await;
+    assert_eq!(code, 400);
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("templated `project` fields"),
+        "{body}"
+    );
+    let (code, body) = post(appset("noproj", "nowhere"), "").await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        body["message"],
+        "ApplicationSet references project nowhere which does not exist"
+    );
+    let mut bogus = appset("bogus", "default");
+    bogus["spec"]["generators"] = json!([{"bogus": {}}]);
+    let (code, body) = post(bogus, "").await;
+    assert_eq!(code, 400);
+    assert_eq!(
+        body["message"],
+        "error validating ApplicationSets: ApplicationSet bogus contains unrecognized generators: bogus"
+    );
+    // Get, list with the projects filter.
+    let (code, got) = s.get("/api/v1/applicationsets/web").await;
+    assert_eq!(code, 200, "{got}");
+    let (code, body) = s.get("/api/v1/applicationsets/nothing-here").await;
+    assert_eq!(code, 404, "{body}");
+    let client = env().client().await;
+    create_project(&client, s.ns.name(), "team-a").await;
+    assert_eq!(post(appset("team-set", "team-a"), "").await.0, 200);
+    let (_, all) = s.get("/api/v1/applicationsets").await;
+    let names: Vec<&str> = all["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["team-set", "web"]);
+    let (_, team) = s.get("/api/v1/applicationsets?projects=team-a").await;
+    assert_eq!(team["items"].as_array().unwrap().len(), 1);
+    // Delete.
+    let (code, _) = s
+        .send(Method::DELETE, "/api/v1/applicationsets/web", None)
+        .await;
+    assert_eq!(code, 200);
+    let (code, _) = s.get("/api/v1/applicationsets/web").await;
+    assert_eq!(code, 404);
+}
+
+/// A generated Application owned by `set` (as the controller writes them).
+async fn owned_app(client: &kube::Client, ns: &str, name: &str, set: &Value) {
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &application_resource());
+    let app: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": name, "ownerReferences": [{
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
+            "name": set["metadata"]["name"], "uid": set["metadata"]["uid"],
+            "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"project": "default",
+                 "source": {"repoURL": "https://example.com/apps.git", "path": "web"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": name}}
+    }))
+    .expect("application");
+    api.create(&PostParams::default(), &app)
+        .await
+        .expect("create application");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brake_pending_deletions_tree_and_confirmation() {
+    ensure_appset_crd();
+    let s = Stack::start("asurf-appset-brake").await;
+    let (code, set) = s
+        .send(
+            Method::POST,
+            "/api/v1/applicationsets",
+            Some(&appset("fleet", "default")),
+        )
+        .await;
+    assert_eq!(code, 200, "{set}");
+    let client = env().client().await;
+    for name in ["a-web", "b-web", "c-web"] {
+        owned_app(&client, s.ns.name(), name, &set).await;
+    }
+    // What the brake writes: DeletionHeld, and only a-web still generated.
+    let sets: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        s.ns.name(),
+        &plumb_appset::api::applicationset_resource(),
+    );
+    let status = json!({"status": {
+        "conditions": [{"type": "DeletionHeld", "status": "True", "reason": "DeletionHeld",
+                        "message": "would delete b-web, c-web (2 of 3)"}],
+        "resources": [{"group": "argoproj.io", "version": "v1alpha1", "kind": "Application",
+                       "name": "a-web", "status": "Synced", "health": {"status": "Healthy"}}]}});
+    sets.patch_status("fleet", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("status");
+    let (code, owned) = s.get("/api/v1/applicationsets/fleet/applications").await;
+    assert_eq!(code, 200, "{owned}");
+    assert_eq!(owned["pendingDeletions"], json!(["b-web", "c-web"]));
+    assert_eq!(owned["items"].as_array().unwrap().len(), 3);
+    let (code, tree) = s.get("/api/v1/applicationsets/fleet/resource-tree").await;
+    assert_eq!(code, 200, "{tree}");
+    assert_eq!(tree["nodes"][0]["name"], "a-web");
+    assert_eq!(tree["nodes"][0]["parentRefs"][0]["name"], "fleet");
+    assert_eq!(tree["nodes"][0]["health"]["status"], "Healthy");
+    // Confirmations: names checked, then written and added up.
+    let confirm = |body: Value| {
+        let s = &s;
+        async move {
+            s.send(
+                Method::POST,
+                "/api/v1/applicationsets/fleet/confirm-deletion",
+                Some(&body),
+            )
+            .await
+        }
+    };
+    let (code, body) = confirm(json!({"applications": ["b-web,all"]})).await;
+    assert_eq!(code, 400, "{body}");
+    let (code, body) = confirm(json!({})).await;
+    assert_eq!(code, 400, "{body}");
+    let (code, body) = confirm(json!({"applications": ["x"], "all": true})).await;
+    assert_eq!(code, 400, "{body}");
+    let (code, body) = confirm(json!({"applications": ["c-web"]})).await;
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = confirm(json!({"applications": ["b-web"]})).await;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(
+        body["metadata"]["annotations"]["plumb.dev/confirm-deletion"],
+        "b-web,c-web"
+    );
+    let (_, body) = confirm(json!({"all": true})).await;
+    assert_eq!(
+        body["metadata"]["annotations"]["plumb.dev/confirm-deletion"],
+        "all"
+    );
+    // A failure never deletes: nothing above removed an Application.
+    let apps: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), s.ns.name(), &application_resource());
+    assert_eq!(
+        apps.list(&Default::default())
+            .await
+            .expect("list")
+            .items
+            .len(),
+        3
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_on_applicationsets_as_argo() {
+    ensure_appset_crd();
+    let s = AuthStack::start("asurf-appset-rbac", Default::default()).await;
+    let admin = s.admin_token().await;
+    create_project(&s.client, s.ns.name(), "team-a").await;
+    for (name, project) in [("a-set", "team-a"), ("d-set", "default")] {
+        let (code, body) = s
+            .call(
+                Method::POST,
+                "/api/v1/applicationsets",
+                Some(&admin),
+                Some(&appset(name, project)),
+            )
+            .await;
+        assert_eq!(code, 200, "{body}");
+    }
+    s.add_account("u", "apiKey, login", "u-pw").await;
+    let u = s.login("u", "u-pw").await;
+    s.set_policy(
+        "p, u, applicationsets, get, team-a/*, allow\np, u, applicationsets, create, team-a/*, allow\n",
+        "",
+    )
+    .await;
+    // The list holds only what the caller may get.
+    let (code, list) = s.get("/api/v1/applicationsets", &u).await;
+    assert_eq!(code, 200, "{list}");
+    let names: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a-set"]);
+    // Argo's message names the resource, action and object.
+    let (code, body) = s.get("/api/v1/applicationsets/d-set", &u).await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        "permission denied: applicationsets, get, default/d-set, sub: u"
+    );
+    let (code, body) = s
+        .call(
+            Method::DELETE,
+            "/api/v1/applicationsets/a-set",
+            Some(&u),
+            None,
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/applicationsets/a-set/confirm-deletion",
+            Some(&u),
+            Some(&json!({"all": true})),
+        )
+        .await;
+    assert_eq!(code, 403, "confirming is a delete: {body}");
+    // Create in the caller's project only; an upsert of a different spec needs update too.
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/applicationsets",
+            Some(&u),
+            Some(&appset("u-set", "default")),
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/applicationsets",
+            Some(&u),
+            Some(&appset("u-set", "team-a")),
+        )
+        .await;
+    assert_eq!(code, 200, "{body}");
+    let mut changed = appset("u-set", "team-a");
+    changed["spec"]["template"]["spec"]["source"]["path"] = json!("v2");
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/v1/applicationsets?upsert=true",
+            Some(&u),
+            Some(&changed),
+        )
+        .await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        "permission denied: applicationsets, update, team-a/u-set, sub: u"
+    );
+    // Without a session: 401 on every route.
+    let (code, _) = s.get("/api/v1/applicationsets", "").await;
+    assert_eq!(code, 401);
+}
