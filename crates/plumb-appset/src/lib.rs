@@ -16,8 +16,8 @@
 //!
 //! Everything a generator reads is hostile: [`Context`] bounds sizes, times and counts.
 
-pub mod brake;
 pub mod api;
+pub mod brake;
 mod context;
 pub mod controller;
 mod error;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::set::ApplicationSetTemplate;
+use super::template::ApplicationSetTemplate;
 
 /// One generator of `spec.generators` (also nested in matrix and merge); exactly one kind is set.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -26,6 +26,7 @@
 mod generators;
 mod set;
 mod status;
+mod template;
 
 pub use generators::{
     ApplicationSetGenerator, BasicAuthBitbucketServer, BearerTokenBitbucket, ClusterGenerator,
@@ -43,9 +44,9 @@ pub use set::{
     ApplicationMatchExpression, ApplicationPreservedFields, ApplicationSet,
     ApplicationSetResourceIgnoreDifferences, ApplicationSetRolloutStep,
     ApplicationSetRolloutStrategy, ApplicationSetSpec, ApplicationSetStrategy,
-    ApplicationSetSyncPolicy, ApplicationSetTemplate, ApplicationSetTemplateMeta,
-    ApplicationsSyncPolicy, KIND,
+    ApplicationSetSyncPolicy, ApplicationsSyncPolicy, KIND,
 };
+pub use template::{ApplicationSetTemplate, ApplicationSetTemplateMeta};
 pub use status::{
     ApplicationSetApplicationStatus, ApplicationSetCondition, ApplicationSetStatus, condition,
 };
