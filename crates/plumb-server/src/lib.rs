@@ -36,7 +36,7 @@ pub mod tree;
 mod ui;
 mod webhook;
 
-pub use auth::ThrottleConfig;
+pub use auth::{DEFAULT_DEX_SERVER, ThrottleConfig, generate_dex_config};
 pub use config::{BuildInfo, Limits, ServerConfig, TlsMode, tool_version_text};
 pub use error::{Error, Result};
 pub use serve::{Running, serve};

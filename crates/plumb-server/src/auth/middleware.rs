@@ -15,8 +15,7 @@ use super::verify::MAX_TOKEN_BYTES;
 use crate::error::Error;
 use crate::state::AppState;
 
-/// Argo's session cookie.
-const COOKIE: &str = "argocd.token";
+use super::COOKIE;
 
 fn public(method: &Method, path: &str) -> bool {
     crate::ui::is_ui_path(method, path)

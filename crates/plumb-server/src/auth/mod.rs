@@ -21,9 +21,13 @@ mod random;
 mod revocation;
 mod session;
 mod shared;
+pub(crate) mod sso;
 pub(crate) mod store;
 pub(crate) mod throttle;
 mod verify;
+
+/// Argo's session cookie (`common.AuthCookieName`).
+pub(crate) const COOKIE: &str = "argocd.token";
 
 pub(crate) use bootstrap::bootstrap;
 pub(crate) use caller::{Caller, CallerKind};
@@ -31,4 +35,7 @@ pub(crate) use csrf::{ApiContentTypes, RequestGuard};
 pub(crate) use password::hash_password;
 pub(crate) use random::new_token_id;
 pub(crate) use shared::{Auth, LoginCounter};
+pub(crate) use verify::sso_caller;
+pub use sso::DEFAULT_DEX_SERVER;
+pub use sso::dex::generate_dex_config;
 pub use throttle::ThrottleConfig;

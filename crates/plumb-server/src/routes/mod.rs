@@ -19,6 +19,7 @@ mod repositories;
 mod resources;
 mod revisions;
 mod session;
+mod sso;
 mod stream;
 
 pub(crate) use session::SecureCookie;
@@ -26,7 +27,7 @@ pub(crate) use session::SecureCookie;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::routing::{MethodRouter, delete, get, post, put};
+use axum::routing::{MethodRouter, any, delete, get, post, put};
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
@@ -68,6 +69,14 @@ pub(crate) fn router(
             state.clone(),
             crate::auth::middleware::authenticate,
         ))
+        // How a browser gets a session: outside authentication (and its API content-type
+        // check, which Dex's login form would fail), under the same limits.
+        .merge(
+            table(sso_routes())
+                .layer(DefaultBodyLimit::max(limits.max_body_bytes))
+                .layer(RequestBodyLimitLayer::new(limits.max_body_bytes))
+                .layer(timeout()),
+        )
         .layer(GlobalConcurrencyLimitLayer::new(limits.max_concurrent))
         // Outermost: every answer counted, the limits' and authentication's refusals too. Still
         // inside the router (`Router::layer` wraps each route), where the matched route is known.
@@ -335,6 +344,17 @@ fn stream_routes() -> Routes {
     ]
 }
 
+/// Single sign-on: Argo's login, callback and logout, and the bundled Dex.
+fn sso_routes() -> Routes {
+    vec![
+        ("/auth/login".into(), get(sso::login)),
+        ("/auth/callback".into(), get(sso::callback)),
+        ("/auth/logout".into(), get(sso::logout)),
+        ("/api/dex".into(), any(sso::dex_proxy)),
+        ("/api/dex/{*rest}".into(), any(sso::dex_proxy)),
+    ]
+}
+
 /// Git providers' push events.
 fn webhook_routes() -> Routes {
     vec![("/api/webhook".into(), post(crate::webhook::receive))]
@@ -353,7 +373,7 @@ mod tests {
     use crate::metrics::calls::{self, OTHER};
 
     fn all_routes() -> Routes {
-        [timed_routes(), stream_routes(), webhook_routes()].concat()
+        [timed_routes(), stream_routes(), webhook_routes(), sso_routes()].concat()
     }
 
     /// A request path the route `pattern` matches.
