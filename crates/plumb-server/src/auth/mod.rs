@@ -35,7 +35,7 @@ pub(crate) use csrf::{ApiContentTypes, RequestGuard};
 pub(crate) use password::hash_password;
 pub(crate) use random::new_token_id;
 pub(crate) use shared::{Auth, LoginCounter};
-pub(crate) use verify::sso_caller;
 pub use sso::DEFAULT_DEX_SERVER;
 pub use sso::dex::generate_dex_config;
 pub use throttle::ThrottleConfig;
+pub(crate) use verify::sso_caller;

@@ -37,7 +37,11 @@ impl AppState {
     /// `None` when SSO is off or the token names another issuer.
     async fn authenticate_sso(&self, issuer: &str, token: &str) -> Result<Option<Caller>> {
         let settings = match self.sso_inputs().await?.settings() {
-            Ok(Some(s)) if s.config.issuer.trim_end_matches('/') == issuer.trim_end_matches('/') => s,
+            Ok(Some(s))
+                if s.config.issuer.trim_end_matches('/') == issuer.trim_end_matches('/') =>
+            {
+                s
+            }
             _ => return Ok(None),
         };
         let provider = match self.auth_state()?.sso.provider(settings.clone()).await {
@@ -189,7 +193,10 @@ impl AppState {
 
 /// Argo's `GetUserIdentifier` (Dex's `federated_claims.user_id`, else `sub`) as the subject, the
 /// `groups` claim as the groups userinfo shows.
-pub(crate) fn sso_caller(issuer: &str, claims: serde_json::Map<String, serde_json::Value>) -> Caller {
+pub(crate) fn sso_caller(
+    issuer: &str,
+    claims: serde_json::Map<String, serde_json::Value>,
+) -> Caller {
     let sub = claims
         .get("sub")
         .and_then(serde_json::Value::as_str)

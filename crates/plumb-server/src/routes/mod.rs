@@ -373,7 +373,13 @@ mod tests {
     use crate::metrics::calls::{self, OTHER};
 
     fn all_routes() -> Routes {
-        [timed_routes(), stream_routes(), webhook_routes(), sso_routes()].concat()
+        [
+            timed_routes(),
+            stream_routes(),
+            webhook_routes(),
+            sso_routes(),
+        ]
+        .concat()
     }
 
     /// A request path the route `pattern` matches.

@@ -6,11 +6,11 @@
 
 use std::collections::HashMap;
 
+use axum::Extension;
 use axum::body::Body;
 use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::Extension;
 
 use super::session::SecureCookie;
 use crate::auth::sso::state_cookie::{self, LoginState, STATE_COOKIE, STATE_MAX_AGE_SECS};
@@ -48,7 +48,9 @@ fn redirect(to: &str, cookies: &[String]) -> Response {
 
 fn cookie(name: &str, value: &str, max_age: Option<i64>, secure: bool) -> String {
     let secure = if secure { "; Secure" } else { "" };
-    let age = max_age.map(|a| format!("; Max-Age={a}")).unwrap_or_default();
+    let age = max_age
+        .map(|a| format!("; Max-Age={a}"))
+        .unwrap_or_default();
     format!("{name}={value}; Path=/; SameSite=Lax; HttpOnly{secure}{age}")
 }
 
@@ -68,7 +70,9 @@ fn now() -> i64 {
 }
 
 /// What SSO answers when it cannot log anyone in.
-fn not_ready(status: Status) -> Result<std::sync::Arc<crate::auth::sso::provider::Provider>, Response> {
+fn not_ready(
+    status: Status,
+) -> Result<std::sync::Arc<crate::auth::sso::provider::Provider>, Response> {
     match status {
         Status::Ready(p) => Ok(p),
         Status::Off => Err(text(
@@ -104,7 +108,12 @@ pub(crate) async fn login(
     }
     let req = match p.login_request(&p.settings.redirect_url()) {
         Ok(r) => r,
-        Err(e) => return text(StatusCode::INTERNAL_SERVER_ERROR, format!("Failed to initiate login flow: {e}")),
+        Err(e) => {
+            return text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("Failed to initiate login flow: {e}"),
+            );
+        }
     };
     let state = LoginState {
         state: req.state,
@@ -115,12 +124,22 @@ pub(crate) async fn login(
     };
     let sealed = match state_cookie::seal(&inputs.server_key, &state) {
         Ok(v) => v,
-        Err(e) => return text(StatusCode::INTERNAL_SERVER_ERROR, format!("Failed to initiate login flow: {e}")),
+        Err(e) => {
+            return text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("Failed to initiate login flow: {e}"),
+            );
+        }
     };
     let secure = is_secure(secure, &url);
     redirect(
         &req.url,
-        &[cookie(STATE_COOKIE, &sealed, Some(STATE_MAX_AGE_SECS), secure)],
+        &[cookie(
+            STATE_COOKIE,
+            &sealed,
+            Some(STATE_MAX_AGE_SECS),
+            secure,
+        )],
     )
 }
 
@@ -160,26 +179,46 @@ pub(crate) async fn callback(
         r
     };
     let (Some(code), Some(state)) = (q.get("code"), q.get("state")) else {
-        return refuse(StatusCode::BAD_REQUEST, "the callback has no code or no state".into());
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "the callback has no code or no state".into(),
+        );
     };
     let Some(sealed) = read_cookie(&headers, STATE_COOKIE) else {
-        return refuse(StatusCode::BAD_REQUEST, format!("no {STATE_COOKIE} cookie: the login was not started in this browser, or it expired; log in again"));
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "no {STATE_COOKIE} cookie: the login was not started in this browser, or it expired; log in again"
+            ),
+        );
     };
     let login = match state_cookie::open(&inputs.server_key, &sealed, now()) {
         Ok(l) => l,
         Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
     };
-    if !bool::from(subtle::ConstantTimeEq::ct_eq(login.state.as_bytes(), state.as_bytes())) {
-        return refuse(StatusCode::BAD_REQUEST, format!("invalid state in '{STATE_COOKIE}' cookie"));
+    if !bool::from(subtle::ConstantTimeEq::ct_eq(
+        login.state.as_bytes(),
+        state.as_bytes(),
+    )) {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            format!("invalid state in '{STATE_COOKIE}' cookie"),
+        );
     }
     if !s.sso_use_state(&login.state, login.expires, now()) {
-        return refuse(StatusCode::BAD_REQUEST, "this login was already completed (replayed state); log in again".into());
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "this login was already completed (replayed state); log in again".into(),
+        );
     }
     if !state_cookie::valid_return_url(&login.return_url, &[&p.settings.url]) {
         return refuse(StatusCode::BAD_REQUEST, INVALID_RETURN_URL.into());
     }
     let redirect_url = p.settings.redirect_url();
-    let tokens = match p.exchange(&redirect_url, code, &login.pkce_verifier, &login.nonce).await {
+    let tokens = match p
+        .exchange(&redirect_url, code, &login.pkce_verifier, &login.nonce)
+        .await
+    {
         Ok(t) => t,
         Err(why) if why.starts_with(TOKEN_VERIFICATION_ERROR) => {
             return refuse(StatusCode::UNAUTHORIZED, why);
@@ -188,10 +227,17 @@ pub(crate) async fn callback(
     };
     let caller = crate::auth::sso_caller(p.issuer(), tokens.claims);
     tracing::info!(user = %caller.subject, groups = ?caller.groups, refresh = tokens.refresh_token.is_some(), "Web login successful");
-    let back = if login.return_url.is_empty() { "/" } else { login.return_url.as_str() };
+    let back = if login.return_url.is_empty() {
+        "/"
+    } else {
+        login.return_url.as_str()
+    };
     redirect(
         back,
-        &[clear_state.clone(), cookie(crate::auth::COOKIE, &tokens.id_token, None, secure)],
+        &[
+            clear_state.clone(),
+            cookie(crate::auth::COOKIE, &tokens.id_token, None, secure),
+        ],
     )
 }
 
@@ -207,12 +253,22 @@ pub(crate) async fn logout(
         Ok(v) => v,
         Err(e) => return e.into_response(),
     };
-    let url = inputs.cm.get("url").map(|u| u.trim_end_matches('/').to_string()).unwrap_or_default();
-    let back = if url.is_empty() { "/".to_string() } else { url.clone() };
+    let url = inputs
+        .cm
+        .get("url")
+        .map(|u| u.trim_end_matches('/').to_string())
+        .unwrap_or_default();
+    let back = if url.is_empty() {
+        "/".to_string()
+    } else {
+        url.clone()
+    };
     let secure = is_secure(secure, &url);
     let clear = cookie(crate::auth::COOKIE, "", Some(0), secure);
     let to = match status {
-        Status::Ready(p) if !token.is_empty() && p.verify_with_current_keys(&token, None).is_ok() => {
+        Status::Ready(p)
+            if !token.is_empty() && p.verify_with_current_keys(&token, None).is_ok() =>
+        {
             p.logout_url(&token, &back).unwrap_or(back)
         }
         _ => back,
@@ -238,15 +294,29 @@ const MAX_DEX_ANSWER: usize = 4 * 1024 * 1024;
 /// `/api/dex/*`: to the bundled Dex, as Argo's reverse proxy (when `dex.config` is set).
 pub(crate) async fn dex_proxy(State(s): State<AppState>, req: Request) -> Response {
     let Some(auth) = s.auth.as_deref() else {
-        return text(StatusCode::NOT_FOUND, "authentication is disabled on this server");
+        return text(
+            StatusCode::NOT_FOUND,
+            "authentication is disabled on this server",
+        );
     };
-    match crate::auth::store::config_map(&s.client, &s.namespace, crate::state::SETTINGS_CONFIGMAP).await {
+    match crate::auth::store::config_map(&s.client, &s.namespace, crate::state::SETTINGS_CONFIGMAP)
+        .await
+    {
         Ok(cm) if cm.get("dex.config").is_some_and(|d| !d.trim().is_empty()) => {}
-        Ok(_) => return text(StatusCode::NOT_FOUND, "Dex is not configured (no dex.config in argocd-cm)"),
+        Ok(_) => {
+            return text(
+                StatusCode::NOT_FOUND,
+                "Dex is not configured (no dex.config in argocd-cm)",
+            );
+        }
         Err(e) => return e.into_response(),
     }
     let (parts, body) = req.into_parts();
-    let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/api/dex");
+    let path = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/api/dex");
     let target = format!("{}{path}", auth.sso.dex_server().trim_end_matches('/'));
     let body = match axum::body::to_bytes(body, 2 * 1024 * 1024).await {
         Ok(b) => b,
@@ -264,8 +334,15 @@ pub(crate) async fn dex_proxy(State(s): State<AppState>, req: Request) -> Respon
     let resp = match out.send().await {
         Ok(r) => r,
         Err(e) => {
-            tracing::warn!("proxying to Dex at {}: {}", auth.sso.dex_server(), e.without_url());
-            return text(StatusCode::BAD_GATEWAY, format!("Dex at {} did not answer", auth.sso.dex_server()));
+            tracing::warn!(
+                "proxying to Dex at {}: {}",
+                auth.sso.dex_server(),
+                e.without_url()
+            );
+            return text(
+                StatusCode::BAD_GATEWAY,
+                format!("Dex at {} did not answer", auth.sso.dex_server()),
+            );
         }
     };
     relay(resp).await
@@ -284,7 +361,12 @@ async fn relay(mut resp: reqwest::Response) -> Response {
             Ok(Some(c)) if body.len() + c.len() <= MAX_DEX_ANSWER => body.extend_from_slice(&c),
             Ok(Some(_)) => return text(StatusCode::BAD_GATEWAY, "Dex's answer is too large"),
             Ok(None) => break,
-            Err(e) => return text(StatusCode::BAD_GATEWAY, format!("reading Dex's answer: {}", e.without_url())),
+            Err(e) => {
+                return text(
+                    StatusCode::BAD_GATEWAY,
+                    format!("reading Dex's answer: {}", e.without_url()),
+                );
+            }
         }
     }
     out.body(Body::from(body))

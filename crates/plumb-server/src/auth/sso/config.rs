@@ -97,6 +97,11 @@ impl SsoSettings {
         if !scopes.iter().any(|s| s == "openid") {
             scopes.insert(0, "openid".into());
         }
+        // Argo's `DexFederatedScope`: Dex then names the user in `federated_claims.user_id`,
+        // the RBAC subject (Argo's `GetUserIdentifier`).
+        if matches!(self.mode, Mode::Dex { .. }) {
+            scopes.push("federated:id".into());
+        }
         scopes
     }
 
@@ -110,15 +115,6 @@ impl SsoSettings {
             out.push(self.config.cli_client_id.clone());
         }
         out
-    }
-
-    /// The display name of the provider (the login button's).
-    pub(crate) fn display_name(&self) -> &str {
-        match &self.mode {
-            Mode::Dex { .. } => "Dex",
-            Mode::Oidc if self.config.name.is_empty() => "SSO",
-            Mode::Oidc => &self.config.name,
-        }
     }
 }
 
@@ -210,7 +206,9 @@ fn yaml_object(key: &str, text: &str) -> Result<Map<String, Value>, String> {
         .map_err(|e| format!("ConfigMap argocd-cm, key {key}: not valid YAML: {e}"))?;
     match docs.into_iter().next().map(|d| d.value) {
         Some(Value::Object(m)) => Ok(m),
-        _ => Err(format!("ConfigMap argocd-cm, key {key}: expected a mapping")),
+        _ => Err(format!(
+            "ConfigMap argocd-cm, key {key}: expected a mapping"
+        )),
     }
 }
 
@@ -377,7 +375,10 @@ mod tests {
             ("- a list", "expected a mapping"),
             ("clientID: c", "issuer is required"),
             ("issuer: not a url\nclientID: c", "not a URL"),
-            ("issuer: https://i\nclientID: c\nrequestedScopes: 7", "oidc.config"),
+            (
+                "issuer: https://i\nclientID: c\nrequestedScopes: 7",
+                "oidc.config",
+            ),
         ] {
             let c = cm(&[("url", "https://x"), ("oidc.config", text)]);
             let e = parse_with(&c).expect_err(text);

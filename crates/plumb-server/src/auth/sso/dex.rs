@@ -87,7 +87,10 @@ fn storage(given: Option<&Value>) -> Value {
     match given.and_then(|s| s.get("type")).and_then(Value::as_str) {
         Some(t) if !t.is_empty() => {
             let mut out = json!({"type": t});
-            if let Some(c) = given.and_then(|s| s.get("config")).filter(|c| c.is_object()) {
+            if let Some(c) = given
+                .and_then(|s| s.get("config"))
+                .filter(|c| c.is_object())
+            {
                 out["config"] = c.clone();
             }
             out
@@ -101,7 +104,8 @@ fn connectors(
     url: &str,
     secrets: &BTreeMap<String, String>,
 ) -> Result<(), String> {
-    let malformed = || "ConfigMap argocd-cm, key dex.config: malformed Dex configuration found".to_string();
+    let malformed =
+        || "ConfigMap argocd-cm, key dex.config: malformed Dex configuration found".to_string();
     let Some(Value::Array(list)) = cfg.get_mut("connectors") else {
         return Err(malformed());
     };
@@ -182,7 +186,10 @@ mod tests {
         assert_eq!(v["web"]["http"], "127.0.0.1:5556");
         assert_eq!(v["oauth2"]["skipApprovalScreen"], true);
         assert_eq!(v["staticClients"][0]["id"], "argo-cd");
-        assert_eq!(v["staticClients"][0]["secret"], dex_client_secret(b"key").as_str());
+        assert_eq!(
+            v["staticClients"][0]["secret"],
+            dex_client_secret(b"key").as_str()
+        );
         assert_eq!(
             v["staticClients"][0]["redirectURIs"][0],
             "https://cd.example.com/auth/callback"

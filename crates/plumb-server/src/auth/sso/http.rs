@@ -101,7 +101,8 @@ impl Http {
             }
             body.extend_from_slice(&chunk);
         }
-        out.body(body).map_err(|e| HttpError(format!("{shown}: {e}")))
+        out.body(body)
+            .map_err(|e| HttpError(format!("{shown}: {e}")))
     }
 }
 

@@ -135,7 +135,12 @@ impl Sso {
     async fn discover(&self, settings: SsoSettings) -> std::result::Result<Provider, String> {
         let rewrite = matches!(settings.mode, Mode::Dex { .. })
             .then(|| (settings.config.issuer.clone(), self.dex_server.clone()));
-        let http = http::Http::new(self.discovery_timeout, &settings.config.root_ca, rewrite)?;
+        // Each request may take a little longer than the whole, so the whole's message wins.
+        let http = http::Http::new(
+            self.discovery_timeout + Duration::from_secs(1),
+            &settings.config.root_ca,
+            rewrite,
+        )?;
         let issuer = settings.config.issuer.clone();
         match tokio::time::timeout(self.discovery_timeout, Provider::discover(settings, http)).await
         {

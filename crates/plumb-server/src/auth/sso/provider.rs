@@ -188,16 +188,16 @@ impl Provider {
             self.issuer_url.clone(),
             jwks,
         )
-            .set_allowed_algs(self.algorithms.clone())
-            .set_other_audience_verifier_fn(move |a| audiences.iter().any(|x| x == a.as_str()))
-            .set_time_fn(move || chrono::Utc::now() - skew)
-            .set_issue_time_verifier_fn(move |iat| {
-                if iat > chrono::Utc::now() + skew {
-                    Err(format!("issued in the future ({iat})"))
-                } else {
-                    Ok(())
-                }
-            })
+        .set_allowed_algs(self.algorithms.clone())
+        .set_other_audience_verifier_fn(move |a| audiences.iter().any(|x| x == a.as_str()))
+        .set_time_fn(move || chrono::Utc::now() - skew)
+        .set_issue_time_verifier_fn(move |iat| {
+            if iat > chrono::Utc::now() + skew {
+                Err(format!("issued in the future ({iat})"))
+            } else {
+                Ok(())
+            }
+        })
     }
 
     async fn refetch_keys(&self) {
@@ -208,15 +208,25 @@ impl Provider {
         }
         match CoreJsonWebKeySet::fetch_async(self.metadata.jwks_uri(), &self.http).await {
             Ok(set) if usable(&set, self.metadata.jwks_uri().as_str()).is_ok() => {
-                tracing::info!(issuer = self.issuer(), "fetched the identity provider's keys again");
+                tracing::info!(
+                    issuer = self.issuer(),
+                    "fetched the identity provider's keys again"
+                );
                 *self.jwks.write().unwrap_or_else(|p| p.into_inner()) = (set, Instant::now());
             }
             Ok(_) => {
-                tracing::warn!(issuer = self.issuer(), "the identity provider's new key set has no usable key; keeping the old one");
+                tracing::warn!(
+                    issuer = self.issuer(),
+                    "the identity provider's new key set has no usable key; keeping the old one"
+                );
                 self.jwks.write().unwrap_or_else(|p| p.into_inner()).1 = Instant::now();
             }
             Err(e) => {
-                tracing::warn!(issuer = self.issuer(), "fetching the identity provider's keys: {}", chain(&e));
+                tracing::warn!(
+                    issuer = self.issuer(),
+                    "fetching the identity provider's keys: {}",
+                    chain(&e)
+                );
                 self.jwks.write().unwrap_or_else(|p| p.into_inner()).1 = Instant::now();
             }
         }
@@ -323,7 +333,11 @@ impl Provider {
                     .replace("{{logoutRedirectURL}}", back_to),
             );
         }
-        let end = self.metadata.additional_metadata().end_session_endpoint.clone()?;
+        let end = self
+            .metadata
+            .additional_metadata()
+            .end_session_endpoint
+            .clone()?;
         let mut req = LogoutRequest::from(end);
         if let Ok(t) = id_token.parse::<CoreIdToken>() {
             req = req.set_id_token_hint(&t);
@@ -346,9 +360,7 @@ type ConfiguredClient = CoreClient<
 
 /// The provider's announced algorithms that are asymmetric; RS256 (the one every provider must
 /// support) when it announces none of them.
-fn pinned_algorithms(
-    announced: &[CoreJwsSigningAlgorithm],
-) -> Vec<CoreJwsSigningAlgorithm> {
+fn pinned_algorithms(announced: &[CoreJwsSigningAlgorithm]) -> Vec<CoreJwsSigningAlgorithm> {
     let pinned: Vec<_> = announced
         .iter()
         .filter(|a| ASYMMETRIC.contains(a))

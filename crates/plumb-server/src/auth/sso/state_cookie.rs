@@ -91,14 +91,17 @@ pub(crate) fn valid_return_url(candidate: &str, allowed: &[&str]) -> bool {
     let Ok(r) = url::Url::parse(candidate) else {
         return false;
     };
-    allowed.iter().filter_map(|a| url::Url::parse(a).ok()).any(|b| {
-        let base_path = if b.path().is_empty() { "/" } else { b.path() };
-        b.scheme() == r.scheme()
-            && b.host_str() == r.host_str()
-            && b.port_or_known_default() == r.port_or_known_default()
-            && r.username().is_empty()
-            && r.path().starts_with(base_path)
-    })
+    allowed
+        .iter()
+        .filter_map(|a| url::Url::parse(a).ok())
+        .any(|b| {
+            let base_path = if b.path().is_empty() { "/" } else { b.path() };
+            b.scheme() == r.scheme()
+                && b.host_str() == r.host_str()
+                && b.port_or_known_default() == r.port_or_known_default()
+                && r.username().is_empty()
+                && r.path().starts_with(base_path)
+        })
 }
 
 #[cfg(test)]
@@ -118,10 +121,17 @@ mod tests {
     #[test]
     fn sealed_states_open_only_with_the_key_and_in_time() {
         let sealed = seal(b"key", &state(100)).expect("seals");
-        assert!(!sealed.contains("applications"), "the cookie is not readable");
+        assert!(
+            !sealed.contains("applications"),
+            "the cookie is not readable"
+        );
         assert_eq!(open(b"key", &sealed, 50), Ok(state(100)));
         assert!(open(b"other key", &sealed, 50).is_err());
-        assert!(open(b"key", &sealed, 101).expect_err("expired").contains("5 minutes"));
+        assert!(
+            open(b"key", &sealed, 101)
+                .expect_err("expired")
+                .contains("5 minutes")
+        );
         let mut tampered = sealed.into_bytes();
         let last = tampered.len() - 3;
         tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
