@@ -36,6 +36,8 @@ pub mod tree;
 mod ui;
 mod webhook;
 
+#[doc(hidden)]
+pub use auth::sso::provider::BenchVerifier;
 pub use auth::{DEFAULT_DEX_SERVER, ThrottleConfig, generate_dex_config};
 pub use config::{BuildInfo, Limits, ServerConfig, TlsMode, tool_version_text};
 pub use error::{Error, Result};

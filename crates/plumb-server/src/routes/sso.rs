@@ -178,45 +178,13 @@ pub(crate) async fn callback(
         }
         r
     };
-    let (Some(code), Some(state)) = (q.get("code"), q.get("state")) else {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            "the callback has no code or no state".into(),
-        );
-    };
-    let Some(sealed) = read_cookie(&headers, STATE_COOKIE) else {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "no {STATE_COOKIE} cookie: the login was not started in this browser, or it expired; log in again"
-            ),
-        );
-    };
-    let login = match state_cookie::open(&inputs.server_key, &sealed, now()) {
-        Ok(l) => l,
+    let (code, login) = match checked_login(&s, &inputs.server_key, &p.settings.url, &headers, &q) {
+        Ok(v) => v,
         Err(why) => return refuse(StatusCode::BAD_REQUEST, why),
     };
-    if !bool::from(subtle::ConstantTimeEq::ct_eq(
-        login.state.as_bytes(),
-        state.as_bytes(),
-    )) {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            format!("invalid state in '{STATE_COOKIE}' cookie"),
-        );
-    }
-    if !s.sso_use_state(&login.state, login.expires, now()) {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            "this login was already completed (replayed state); log in again".into(),
-        );
-    }
-    if !state_cookie::valid_return_url(&login.return_url, &[&p.settings.url]) {
-        return refuse(StatusCode::BAD_REQUEST, INVALID_RETURN_URL.into());
-    }
     let redirect_url = p.settings.redirect_url();
     let tokens = match p
-        .exchange(&redirect_url, code, &login.pkce_verifier, &login.nonce)
+        .exchange(&redirect_url, &code, &login.pkce_verifier, &login.nonce)
         .await
     {
         Ok(t) => t,
@@ -239,6 +207,39 @@ pub(crate) async fn callback(
             cookie(crate::auth::COOKIE, &tokens.id_token, None, secure),
         ],
     )
+}
+
+/// The callback's code and the login it completes: the sealed state cookie of this browser,
+/// its state equal to the callback's, not used before, its return URL on this server.
+fn checked_login(
+    s: &AppState,
+    server_key: &[u8],
+    url: &str,
+    headers: &HeaderMap,
+    q: &HashMap<String, String>,
+) -> Result<(String, LoginState), String> {
+    let (Some(code), Some(state)) = (q.get("code"), q.get("state")) else {
+        return Err("the callback has no code or no state".into());
+    };
+    let Some(sealed) = read_cookie(headers, STATE_COOKIE) else {
+        return Err(format!(
+            "no {STATE_COOKIE} cookie: the login was not started in this browser, or it expired; log in again"
+        ));
+    };
+    let login = state_cookie::open(server_key, &sealed, now())?;
+    if !bool::from(subtle::ConstantTimeEq::ct_eq(
+        login.state.as_bytes(),
+        state.as_bytes(),
+    )) {
+        return Err(format!("invalid state in '{STATE_COOKIE}' cookie"));
+    }
+    if !s.sso_use_state(&login.state, login.expires, now()) {
+        return Err("this login was already completed (replayed state); log in again".into());
+    }
+    if !state_cookie::valid_return_url(&login.return_url, &[url]) {
+        return Err(INVALID_RETURN_URL.into());
+    }
+    Ok((code.clone(), login))
 }
 
 /// `GET /auth/logout`: the session cookie cleared; then the provider's logout (`logoutURL`, or

@@ -444,7 +444,12 @@ async fn dex_logins_groups_and_refused_tokens() {
 /// are pinned to the provider's asymmetric ones.
 async fn refused_tokens(s: &AuthStack, good: &str) {
     let secrets: Api<Secret> = Api::namespaced(s.client.clone(), s.ns.name());
-    let data = secrets.get("argocd-secret").await.expect("secret").data.expect("data");
+    let data = secrets
+        .get("argocd-secret")
+        .await
+        .expect("secret")
+        .data
+        .expect("data");
     let digest = <sha2::Sha256 as sha2::Digest>::digest(&data["server.secretkey"].0);
     let mut client_secret = base64::engine::general_purpose::URL_SAFE.encode(digest);
     client_secret.truncate(40);
@@ -474,9 +479,17 @@ async fn refused_tokens(s: &AuthStack, good: &str) {
         &jsonwebtoken::EncodingKey::from_secret(client_secret.as_bytes()),
     )
     .expect("hs256");
-    let unsigned = format!("{}.{}.", b64(&json!({"alg": "none", "kid": kid})), b64(&payload));
+    let unsigned = format!(
+        "{}.{}.",
+        b64(&json!({"alg": "none", "kid": kid})),
+        b64(&payload)
+    );
     for (what, token, needle) in [
-        ("HS256 with the client secret", hmac, "failed to verify the token"),
+        (
+            "HS256 with the client secret",
+            hmac,
+            "failed to verify the token",
+        ),
         ("alg none", unsigned, "failed to verify the token"),
         ("tampered", tampered, "failed to verify the token"),
         (

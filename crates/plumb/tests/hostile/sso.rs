@@ -20,7 +20,9 @@ fn endless_issuer() -> String {
                 let mut s = stream;
                 let mut buf = [0u8; 4096];
                 let _ = s.read(&mut buf);
-                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"issuer\": \"");
+                let _ = s.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"issuer\": \"",
+                );
                 let chunk = vec![b'a'; 64 * 1024];
                 // Until the server hangs up (at most ~64 MiB, so the thread ends).
                 for _ in 0..1024 {
@@ -56,9 +58,15 @@ fn hostile_oidc_config_makes_sso_unavailable_and_leaks_nothing() {
         "stringData": {"key": SECRET},
     }));
     let laughs = {
-        let mut y = String::from("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+        let mut y = String::from(
+            "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+        );
         for i in 0..9 {
-            let prev = if i == 0 { "a".to_string() } else { format!("b{}", i - 1) };
+            let prev = if i == 0 {
+                "a".to_string()
+            } else {
+                format!("b{}", i - 1)
+            };
             y.push_str(&format!("b{i}: &b{i} [*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev},*{prev}]\n"));
         }
         y
@@ -67,19 +75,51 @@ fn hostile_oidc_config_makes_sso_unavailable_and_leaks_nothing() {
     let endless = endless_issuer();
     let cases = [
         ("alias bomb", laughs, "oidc.config"),
-        ("deep nesting", format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000)), "oidc.config"),
-        ("200 KB", format!("issuer: https://x\nclientID: c\npad: {}\n", "x".repeat(200_000)), ""),
-        ("file issuer", "issuer: file:///etc/passwd\nclientID: c\n".to_string(), "http(s)"),
-        ("script issuer", "issuer: \"javascript:alert(1)\"\nclientID: c\n".to_string(), "http(s)"),
-        ("endless discovery", format!("issuer: {endless}\nclientID: c\nclientSecret: $not-argos:key\n"), "larger than"),
-        ("garbage rootCA", format!("issuer: {endless}\nclientID: c\nrootCA: \"-----BEGIN CERTIFICATE-----\\nnope\"\n"), "rootCA"),
+        (
+            "deep nesting",
+            format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000)),
+            "oidc.config",
+        ),
+        (
+            "200 KB",
+            format!(
+                "issuer: https://x\nclientID: c\npad: {}\n",
+                "x".repeat(200_000)
+            ),
+            "",
+        ),
+        (
+            "file issuer",
+            "issuer: file:///etc/passwd\nclientID: c\n".to_string(),
+            "http(s)",
+        ),
+        (
+            "script issuer",
+            "issuer: \"javascript:alert(1)\"\nclientID: c\n".to_string(),
+            "http(s)",
+        ),
+        (
+            "endless discovery",
+            format!("issuer: {endless}\nclientID: c\nclientSecret: $not-argos:key\n"),
+            "larger than",
+        ),
+        (
+            "garbage rootCA",
+            format!(
+                "issuer: {endless}\nclientID: c\nrootCA: \"-----BEGIN CERTIFICATE-----\\nnope\"\n"
+            ),
+            "rootCA",
+        ),
     ];
     for (what, config, needle) in cases {
         set_cm(&ns, serde_json::json!({"url": url, "oidc.config": config}));
         let r = get_with(addr, "/api/v1/settings", "");
         assert_eq!(status(&r), 200, "{what}: {r}");
         let settings: serde_json::Value = serde_json::from_str(body_of(&r)).unwrap();
-        let why = settings["ssoUnavailable"].as_str().unwrap_or_default().to_string();
+        let why = settings["ssoUnavailable"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         if needle.is_empty() {
             // Parsed: then the issuer (https://x) is simply unreachable.
             assert!(!why.is_empty(), "{what}: {settings}");
@@ -97,13 +137,26 @@ fn hostile_oidc_config_makes_sso_unavailable_and_leaks_nothing() {
             b64(r#"{"alg":"none"}"#),
             b64(&format!(r#"{{"iss":"{endless}","sub":"x","aud":"c"}}"#))
         );
-        let r = get_with(addr, "/api/v1/applications", &format!("Authorization: Bearer {token}\r\n"));
+        let r = get_with(
+            addr,
+            "/api/v1/applications",
+            &format!("Authorization: Bearer {token}\r\n"),
+        );
         assert_eq!(status(&r), 401, "{what}: {r}");
         healthy(addr);
     }
     // Local accounts keep working.
     let password = plumb_testenv::process::initial_admin_password(crate::running::env(), &ns);
-    let r = raw(addr, &post("/api/v1/session", format!(r#"{{"username":"admin","password":"{password}"}}"#).as_bytes()));
+    let r = raw(
+        addr,
+        &post(
+            "/api/v1/session",
+            format!(r#"{{"username":"admin","password":"{password}"}}"#).as_bytes(),
+        ),
+    );
     assert_eq!(status(&r), 200, "{r}");
-    assert!(!server.log.text().contains(SECRET), "a Secret value reached the log");
+    assert!(
+        !server.log.text().contains(SECRET),
+        "a Secret value reached the log"
+    );
 }

@@ -114,6 +114,32 @@ impl Provider {
         })
     }
 
+    /// A provider from its discovery document and key set, without fetching anything (tests and
+    /// the verification benchmark).
+    pub(crate) fn from_documents(
+        settings: SsoSettings,
+        discovery: Value,
+        jwks: Value,
+    ) -> Result<Self, String> {
+        let metadata: ProviderMetadataWithLogout =
+            serde_json::from_value(discovery).map_err(|e| format!("discovery document: {e}"))?;
+        let jwks: CoreJsonWebKeySet =
+            serde_json::from_value(jwks).map_err(|e| format!("key set: {e}"))?;
+        usable(&jwks, "given")?;
+        let issuer_url = IssuerUrl::new(settings.config.issuer.clone())
+            .map_err(|e| format!("issuer {}: {e}", settings.config.issuer))?;
+        let http = Http::new(Duration::from_secs(5), "", None)?;
+        Ok(Self {
+            algorithms: pinned_algorithms(metadata.id_token_signing_alg_values_supported()),
+            settings,
+            metadata,
+            issuer_url,
+            jwks: RwLock::new((jwks, Instant::now())),
+            refetch: tokio::sync::Mutex::new(()),
+            http,
+        })
+    }
+
     /// The issuer tokens of this provider name.
     pub(crate) fn issuer(&self) -> &str {
         &self.settings.config.issuer
@@ -420,4 +446,182 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     parts.join(": ")
+}
+
+/// For the verification benchmark (`benches/sso.rs`): a provider built from documents.
+#[doc(hidden)]
+pub struct BenchVerifier(Provider);
+
+impl BenchVerifier {
+    /// A provider of `issuer` for client `client_id`, from its discovery document and key set.
+    pub fn new(
+        issuer: &str,
+        client_id: &str,
+        discovery: Value,
+        jwks: Value,
+    ) -> Result<Self, String> {
+        let settings = SsoSettings {
+            mode: super::config::Mode::Oidc,
+            url: "https://plumb.invalid".into(),
+            config: super::config::OidcConfig {
+                issuer: issuer.into(),
+                client_id: client_id.into(),
+                ..Default::default()
+            },
+        };
+        Provider::from_documents(settings, discovery, jwks).map(Self)
+    }
+
+    /// Verifies `token` as a bearer session token is verified.
+    pub fn verify(&self, token: &str) -> Result<(), String> {
+        self.0
+            .verify_with_current_keys(token, None)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    pub(crate) const ISSUER: &str = "https://idp.example.com";
+
+    /// An RSA key from openssl: (signing key, its JWKS with kid `k1`).
+    pub(crate) fn test_key() -> (jsonwebtoken::EncodingKey, Value) {
+        let run = |script: &str| {
+            let out = std::process::Command::new("sh")
+                .args(["-c", script])
+                .output()
+                .expect("openssl");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            out.stdout
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pem = dir.path().join("k.pem");
+        run(&format!(
+            "openssl genrsa -traditional -out {} 2048 2>/dev/null",
+            pem.display()
+        ));
+        let der = run(&format!(
+            "openssl rsa -in {} -traditional -outform DER",
+            pem.display()
+        ));
+        let modulus = run(&format!(
+            "openssl rsa -in {} -noout -modulus",
+            pem.display()
+        ));
+        let hex = String::from_utf8_lossy(&modulus)
+            .trim()
+            .trim_start_matches("Modulus=")
+            .to_string();
+        let n: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+            .collect();
+        let n = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(n);
+        (
+            jsonwebtoken::EncodingKey::from_rsa_der(&der),
+            json!({"keys": [{"kty": "RSA", "use": "sig", "alg": "RS256", "kid": "k1", "n": n, "e": "AQAB"}]}),
+        )
+    }
+
+    pub(crate) fn discovery() -> Value {
+        json!({
+            "issuer": ISSUER,
+            "authorization_endpoint": format!("{ISSUER}/auth"),
+            "token_endpoint": format!("{ISSUER}/token"),
+            "jwks_uri": format!("{ISSUER}/keys"),
+            "response_types_supported": ["code"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": ["RS256", "HS256"],
+        })
+    }
+
+    pub(crate) fn sign(key: &jsonwebtoken::EncodingKey, kid: &str, claims: &Value) -> String {
+        let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
+        h.kid = Some(kid.into());
+        jsonwebtoken::encode(&h, claims, key).expect("sign")
+    }
+
+    fn claims(exp_in: i64, iat_in: i64, aud: Value) -> Value {
+        let now = jiff::Timestamp::now().as_second();
+        json!({"iss": ISSUER, "sub": "u1", "aud": aud, "exp": now + exp_in, "iat": now + iat_in,
+               "nonce": "n1", "groups": ["g1"]})
+    }
+
+    #[test]
+    fn id_tokens_are_checked_for_signature_audience_time_and_nonce() {
+        let (key, jwks) = test_key();
+        let v = BenchVerifier::new(ISSUER, "plumb", discovery(), jwks).expect("provider");
+        let p = &v.0;
+        let ok = sign(&key, "k1", &claims(300, 0, json!("plumb")));
+        let got = p.verify_with_current_keys(&ok, Some("n1")).expect("valid");
+        assert_eq!(got["groups"], json!(["g1"]));
+        assert!(
+            p.verify_with_current_keys(&ok, None).is_ok(),
+            "bearer: no nonce"
+        );
+        let e = p
+            .verify_with_current_keys(&ok, Some("other"))
+            .expect_err("nonce");
+        assert!(e.to_string().contains("nonce"), "{e}");
+        // Expired beyond the skew; within it still accepted.
+        let expired = sign(&key, "k1", &claims(-120, -600, json!("plumb")));
+        assert_eq!(
+            p.verify_with_current_keys(&expired, None),
+            Err(Refused::Expired)
+        );
+        let just = sign(&key, "k1", &claims(-10, -600, json!("plumb")));
+        assert!(p.verify_with_current_keys(&just, None).is_ok());
+        let future = sign(&key, "k1", &claims(900, 300, json!("plumb")));
+        assert!(
+            p.verify_with_current_keys(&future, None).is_err(),
+            "issued in the future"
+        );
+        let other_aud = sign(&key, "k1", &claims(300, 0, json!("someone-else")));
+        let e = p
+            .verify_with_current_keys(&other_aud, None)
+            .expect_err("audience");
+        assert!(e.to_string().contains("audience"), "{e}");
+        let extra_aud = sign(&key, "k1", &claims(300, 0, json!(["plumb", "untrusted"])));
+        assert!(
+            p.verify_with_current_keys(&extra_aud, None).is_err(),
+            "untrusted extra audience"
+        );
+        assert_eq!(
+            p.verify_with_current_keys(&sign(&key, "k9", &claims(300, 0, json!("plumb"))), None),
+            Err(Refused::UnknownKey)
+        );
+        // HS256 is announced by this provider but never accepted.
+        let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
+        h.kid = Some("k1".into());
+        let hmac = jsonwebtoken::encode(
+            &h,
+            &claims(300, 0, json!("plumb")),
+            &jsonwebtoken::EncodingKey::from_secret(b"s"),
+        )
+        .expect("hs");
+        assert!(p.verify_with_current_keys(&hmac, None).is_err());
+        assert_eq!(
+            p.algorithms,
+            [CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha256]
+        );
+    }
+
+    #[test]
+    fn key_sets_without_a_signing_key_are_refused() {
+        let (_, mut jwks) = test_key();
+        jwks["keys"][0]["use"] = json!("enc");
+        let e = BenchVerifier::new(ISSUER, "plumb", discovery(), jwks)
+            .err()
+            .expect("refused");
+        assert!(e.contains("no key usable"), "{e}");
+    }
 }
