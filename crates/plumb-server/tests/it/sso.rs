@@ -373,9 +373,6 @@ async fn dex_logins_groups_and_refused_tokens() {
     assert_eq!(can_i(&s, &author, "projects/create/x").await, "no");
     assert_eq!(can_i(&s, &local, "clusters/get/https:%2F%2Fx").await, "yes");
     assert_eq!(can_i(&s, &local, "projects/create/x").await, "no");
-    s.set_config_map("argocd-rbac-cm", &[("scopes", "[groups, email]")])
-        .await;
-    assert_eq!(can_i(&s, &local, "projects/create/x").await, "yes");
 
     // A project role granted to the group.
     let projects: Api<DynamicObject> =
@@ -400,6 +397,9 @@ async fn dex_logins_groups_and_refused_tokens() {
         "no"
     );
 
+    s.set_config_map("argocd-rbac-cm", &[("scopes", "[groups, email]")])
+        .await;
+    assert_eq!(can_i(&s, &local, "projects/create/x").await, "yes");
     refused_tokens(&s, &author).await;
     let (code, body) = s
         .call(
@@ -571,7 +571,9 @@ async fn bad_issuer() -> String {
     let app = axum::Router::new()
         .route(
             "/nokeys/.well-known/openid-configuration",
-            get(move || async move {
+            get(move || {
+                let b = b.clone();
+                async move {
                 axum::Json(json!({
                     "issuer": format!("{b}/nokeys"),
                     "authorization_endpoint": format!("{b}/nokeys/auth"),
@@ -581,6 +583,7 @@ async fn bad_issuer() -> String {
                     "subject_types_supported": ["public"],
                     "id_token_signing_alg_values_supported": ["RS256"],
                 }))
+                }
             }),
         )
         .route(
@@ -708,4 +711,12 @@ async fn broken_oidc_configurations_leave_local_accounts_working() {
             .0,
         403
     );
+    // An organisation on SSO only turns the built-in admin off.
+    let password = s.admin_password().await;
+    s.set_config_map("argocd-cm", &[("admin.enabled", "false")])
+        .await;
+    let (code, body) = s.try_login("admin", &password).await;
+    assert_eq!(code, 401, "{body}");
+    assert_eq!(body["message"], "Account admin is disabled");
+
 }
