@@ -223,7 +223,8 @@ impl Browser {
                 let req = self
                     .http
                     .post(self.resolve(&action))
-                    .form(&[("login", login.0), ("password", login.1)]);
+                    .header("content-type", "application/x-www-form-urlencoded")
+                    .body(form(&[("login", login.0), ("password", login.1)]));
                 let posted = self.send(req).await;
                 next = self.resolve(
                     &posted
@@ -246,6 +247,13 @@ fn attr_containing(html: &str, name: &str, needle: &str) -> Option<String> {
         let value = &rest[..rest.find('"')?];
         value.contains(needle).then(|| value.to_string())
     })
+}
+
+/// An `application/x-www-form-urlencoded` body.
+fn form(pairs: &[(&str, &str)]) -> String {
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
 }
 
 fn enc(s: &str) -> String {
@@ -547,11 +555,12 @@ async fn other_audience_token(s: &AuthStack) -> String {
         .http
         .post(format!("{}/api/dex/token", s.base))
         .basic_auth("other-app", Some("other-secret"))
-        .form(&[
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(&[
             ("grant_type", "authorization_code"),
             ("code", &code),
             ("redirect_uri", "http://127.0.0.1:9/cb"),
-        ])
+        ]))
         .send()
         .await
         .expect("token");
@@ -718,5 +727,4 @@ async fn broken_oidc_configurations_leave_local_accounts_working() {
     let (code, body) = s.try_login("admin", &password).await;
     assert_eq!(code, 401, "{body}");
     assert_eq!(body["message"], "Account admin is disabled");
-
 }
