@@ -297,10 +297,9 @@ impl Provider {
             req = req.add_scope(Scope::new(s));
         }
         let cfg = &self.settings.config;
-        let claims;
         if !cfg.requested_id_token_claims.is_empty() {
-            claims = serde_json::json!({"id_token": cfg.requested_id_token_claims}).to_string();
-            req = req.add_extra_param("claims", claims);
+            let claims = serde_json::json!({"id_token": cfg.requested_id_token_claims});
+            req = req.add_extra_param("claims", claims.to_string());
         }
         if !cfg.domain_hint.is_empty() {
             req = req.add_extra_param("domain_hint", cfg.domain_hint.clone());
