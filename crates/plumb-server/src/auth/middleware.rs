@@ -142,7 +142,11 @@ pub(crate) async fn authenticate(
             Ok(false) => {
                 return Error::Unauthenticated("no session information".into()).into_response();
             }
-            Err(e) => return e.into_response(),
+            // Closed when the setting cannot be read: the caller is not let in.
+            Err(e) => {
+                tracing::warn!("reading users.anonymous.enabled: {e}");
+                return Error::Unauthenticated("no session information".into()).into_response();
+            }
         },
         Err(e) if public => tracing::debug!("ignoring invalid credentials on a public path: {e}"),
         Err(e) => return e.into_response(),

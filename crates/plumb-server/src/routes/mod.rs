@@ -27,7 +27,7 @@ pub(crate) use session::SecureCookie;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
-use axum::routing::{MethodRouter, any, delete, get, post, put};
+use axum::routing::{MethodRouter, delete, get, post, put};
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
@@ -350,8 +350,11 @@ fn sso_routes() -> Routes {
         ("/auth/login".into(), get(sso::login)),
         ("/auth/callback".into(), get(sso::callback)),
         ("/auth/logout".into(), get(sso::logout)),
-        ("/api/dex".into(), any(sso::dex_proxy)),
-        ("/api/dex/{*rest}".into(), any(sso::dex_proxy)),
+        ("/api/dex".into(), get(sso::dex_proxy).post(sso::dex_proxy)),
+        (
+            "/api/dex/{*rest}".into(),
+            get(sso::dex_proxy).post(sso::dex_proxy),
+        ),
     ]
 }
 
@@ -465,6 +468,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 83, "routes served by method");
+        assert_eq!(served, 90, "routes served by method");
     }
 }
