@@ -69,17 +69,17 @@ fn now() -> i64 {
     jiff::Timestamp::now().as_second()
 }
 
-/// What SSO answers when it cannot log anyone in.
+/// The provider, or what SSO answers when it cannot log anyone in.
 fn not_ready(
     status: Status,
-) -> Result<std::sync::Arc<crate::auth::sso::provider::Provider>, Response> {
+) -> Result<std::sync::Arc<crate::auth::sso::provider::Provider>, (StatusCode, String)> {
     match status {
         Status::Ready(p) => Ok(p),
-        Status::Off => Err(text(
+        Status::Off => Err((
             StatusCode::NOT_FOUND,
-            "single sign-on is not configured (no oidc.config or dex.config in argocd-cm)",
+            "single sign-on is not configured (no oidc.config or dex.config in argocd-cm)".into(),
         )),
-        Status::Unavailable(why) => Err(text(
+        Status::Unavailable(why) => Err((
             StatusCode::SERVICE_UNAVAILABLE,
             format!("single sign-on is unavailable: {why}"),
         )),
@@ -98,7 +98,7 @@ pub(crate) async fn login(
     };
     let p = match not_ready(status) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err((code, why)) => return text(code, why),
     };
     let url = p.settings.url.clone();
     let return_url = q.get("return_url").cloned().unwrap_or_default();
@@ -166,7 +166,7 @@ pub(crate) async fn callback(
     };
     let p = match not_ready(status) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err((code, why)) => return text(code, why),
     };
     let secure = is_secure(secure, &p.settings.url);
     let clear_state = cookie(STATE_COOKIE, "", Some(0), secure);
