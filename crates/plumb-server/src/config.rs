@@ -23,6 +23,9 @@ pub enum TlsMode {
     Plaintext,
 }
 
+/// Argo's default `--dex-server`.
+pub const DEFAULT_DEX_SERVER: &str = "http://argocd-dex-server:5556";
+
 /// Request limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
@@ -102,7 +105,7 @@ impl ServerConfig {
             customizations: Vec::new(),
             api_content_types: None,
             build: BuildInfo::unstamped(),
-            dex_server: crate::auth::DEFAULT_DEX_SERVER.to_string(),
+            dex_server: DEFAULT_DEX_SERVER.to_string(),
         }
     }
 }

@@ -12,28 +12,22 @@
 pub(crate) mod config;
 pub(crate) mod dex;
 mod http;
+mod inputs;
 pub(crate) mod provider;
 pub(crate) mod state_cookie;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use config::{Inputs, Mode, SsoSettings};
+use config::{Mode, SsoSettings};
 use provider::Provider;
+pub(crate) use provider::TOKEN_VERIFICATION_ERROR;
 
-use crate::auth::store;
-use crate::error::Result;
-use crate::state::{AppState, SETTINGS_CONFIGMAP};
-
-/// Argo's `common.TokenVerificationError`: what a caller is told when a token is refused.
-pub(crate) const TOKEN_VERIFICATION_ERROR: &str = "failed to verify the token";
 /// How long a failed discovery is remembered before the provider is asked again.
 pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(10);
 /// The longest discovery may take, whatever the request timeout.
 const MAX_DISCOVERY: Duration = Duration::from_secs(15);
-/// Argo's default `--dex-server`.
-pub const DEFAULT_DEX_SERVER: &str = "http://argocd-dex-server:5556";
 /// Logins whose state was used, remembered until their state cookie expires, so a replayed
 /// callback is refused by this server rather than by the provider. Bounded.
 const MAX_USED_STATES: usize = 10_000;
@@ -166,93 +160,5 @@ impl Sso {
             }
         }
         used.insert(state.to_string(), expires).is_none()
-    }
-}
-
-/// What argocd-cm and the Secrets say, read now.
-pub(crate) struct SsoInputs {
-    pub(crate) cm: BTreeMap<String, String>,
-    pub(crate) secrets: BTreeMap<String, String>,
-    pub(crate) server_key: Vec<u8>,
-}
-
-impl SsoInputs {
-    pub(crate) fn settings(&self) -> std::result::Result<Option<SsoSettings>, String> {
-        config::parse(&Inputs {
-            cm: &self.cm,
-            secrets: &self.secrets,
-            server_key: &self.server_key,
-        })
-    }
-}
-
-/// Argo's label on the Secrets `$<secret>:<key>` may refer to.
-const PART_OF: (&str, &str) = ("app.kubernetes.io/part-of", "argocd");
-
-impl AppState {
-    /// argocd-cm, argocd-secret and the labelled Secrets `oidc.config` refers to.
-    pub(crate) async fn sso_inputs(&self) -> Result<SsoInputs> {
-        let cm = store::config_map(&self.client, &self.namespace, SETTINGS_CONFIGMAP).await?;
-        let secret = store::secret(&self.client, &self.namespace, store::SECRET).await?;
-        let data = store::secret_data(secret.as_ref());
-        let server_key = data.get("server.secretkey").cloned().unwrap_or_default();
-        let mut secrets: BTreeMap<String, String> = data
-            .iter()
-            .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
-            .collect();
-        for name in config::referenced_secrets(&cm) {
-            if crate::state::check_name("Secret", &name).is_err() {
-                continue;
-            }
-            let Some(other) = store::secret(&self.client, &self.namespace, &name).await? else {
-                continue;
-            };
-            let labelled = other
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(PART_OF.0))
-                .is_some_and(|v| v == PART_OF.1);
-            if !labelled {
-                tracing::warn!(
-                    "oidc.config refers to Secret {name}, which lacks the label {}={}; ignored",
-                    PART_OF.0,
-                    PART_OF.1
-                );
-                continue;
-            }
-            for (k, v) in store::secret_data(Some(&other)) {
-                secrets.insert(
-                    format!("{name}:{k}"),
-                    String::from_utf8_lossy(&v).into_owned(),
-                );
-            }
-        }
-        Ok(SsoInputs {
-            cm,
-            secrets,
-            server_key,
-        })
-    }
-
-    /// SSO now: off, unavailable (and why) or a discovered provider; with what it was read from.
-    pub(crate) async fn sso_now(&self) -> Result<(SsoInputs, Status)> {
-        let inputs = self.sso_inputs().await?;
-        let Some(auth) = self.auth.as_deref() else {
-            return Ok((inputs, Status::Off));
-        };
-        let status = match inputs.settings() {
-            Ok(None) => Status::Off,
-            Err(why) => Status::Unavailable(why),
-            Ok(Some(settings)) => auth.sso.provider(settings).await,
-        };
-        Ok((inputs, status))
-    }
-
-    /// [`Sso::use_state`] (false without authentication).
-    pub(crate) fn sso_use_state(&self, state: &str, expires: i64, now: i64) -> bool {
-        self.auth
-            .as_deref()
-            .is_some_and(|a| a.sso.use_state(state, expires, now))
     }
 }

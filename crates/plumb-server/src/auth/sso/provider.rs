@@ -22,6 +22,8 @@ use serde_json::{Map, Value};
 use super::config::SsoSettings;
 use super::http::Http;
 
+/// Argo's `common.TokenVerificationError`: what a caller is told when a token is refused.
+pub(crate) const TOKEN_VERIFICATION_ERROR: &str = "failed to verify the token";
 /// How far a token's expiry and issue time may be off this server's clock.
 pub(crate) const CLOCK_SKEW: Duration = Duration::from_secs(30);
 /// The key set is fetched again for an unknown key at most this often, so tokens naming made-up
@@ -339,7 +341,7 @@ impl Provider {
         let claims = self
             .verify(&id_token, Some(nonce))
             .await
-            .map_err(|e| format!("{}: {e}", crate::auth::sso::TOKEN_VERIFICATION_ERROR))?;
+            .map_err(|e| format!("{}: {e}", TOKEN_VERIFICATION_ERROR))?;
         Ok(LoginTokens {
             id_token,
             refresh_token: response.refresh_token().map(|t| t.secret().clone()),
