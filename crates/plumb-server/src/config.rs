@@ -23,6 +23,9 @@ pub enum TlsMode {
     Plaintext,
 }
 
+/// Argo's default `--dex-server`.
+pub const DEFAULT_DEX_SERVER: &str = "http://argocd-dex-server:5556";
+
 /// Request limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
@@ -79,6 +82,10 @@ pub struct ServerConfig {
     /// What the binary was built from, for `GET /api/version` (the `plumb` binary stamps it;
     /// [`BuildInfo::unstamped`] otherwise).
     pub build: BuildInfo,
+    /// Where the bundled Dex listens (Argo's `--dex-server`, `server.dex.server` of
+    /// argocd-cmd-params-cm): `/api/dex` is proxied there and, with `dex.config`, the server
+    /// reaches its issuer there.
+    pub dex_server: String,
 }
 
 impl ServerConfig {
@@ -98,6 +105,7 @@ impl ServerConfig {
             customizations: Vec::new(),
             api_content_types: None,
             build: BuildInfo::unstamped(),
+            dex_server: DEFAULT_DEX_SERVER.to_string(),
         }
     }
 }

@@ -36,7 +36,9 @@ pub mod tree;
 mod ui;
 mod webhook;
 
-pub use auth::ThrottleConfig;
+#[doc(hidden)]
+pub use auth::sso::provider::BenchVerifier;
+pub use auth::{DEFAULT_DEX_SERVER, ThrottleConfig, generate_dex_config};
 pub use config::{BuildInfo, Limits, ServerConfig, TlsMode, tool_version_text};
 pub use error::{Error, Result};
 pub use serve::{Running, serve};

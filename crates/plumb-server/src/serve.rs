@@ -181,6 +181,8 @@ async fn authentication(
     crate::auth::bootstrap(client, &config.control_namespace).await?;
     Ok(Some(Arc::new(crate::auth::Auth::new(
         config.login_throttle.clone(),
+        &config.dex_server,
+        config.limits.request_timeout,
     ))))
 }
 

@@ -15,8 +15,7 @@ use super::verify::MAX_TOKEN_BYTES;
 use crate::error::Error;
 use crate::state::AppState;
 
-/// Argo's session cookie.
-const COOKIE: &str = "argocd.token";
+use super::COOKIE;
 
 fn public(method: &Method, path: &str) -> bool {
     crate::ui::is_ui_path(method, path)
@@ -132,13 +131,34 @@ pub(crate) async fn authenticate(
             req.extensions_mut().insert(c);
         }
         Ok(None) if public => {}
-        Ok(None) => {
-            return Error::Unauthenticated("no session information".into()).into_response();
-        }
+        Ok(None) => match anonymous_enabled(&s).await {
+            Ok(true) => {
+                req.extensions_mut().insert(Caller {
+                    subject: String::new(),
+                    groups: Vec::new(),
+                    kind: super::CallerKind::Anonymous,
+                });
+            }
+            Ok(false) => {
+                return Error::Unauthenticated("no session information".into()).into_response();
+            }
+            // Closed when the setting cannot be read: the caller is not let in.
+            Err(e) => {
+                tracing::warn!("reading users.anonymous.enabled: {e}");
+                return Error::Unauthenticated("no session information".into()).into_response();
+            }
+        },
         Err(e) if public => tracing::debug!("ignoring invalid credentials on a public path: {e}"),
         Err(e) => return e.into_response(),
     }
     next.run(req).await
+}
+
+/// Argo's `users.anonymous.enabled`: callers without a token get `policy.default` only.
+async fn anonymous_enabled(s: &AppState) -> Result<bool, Error> {
+    let cm =
+        super::store::config_map(&s.client, &s.namespace, crate::state::SETTINGS_CONFIGMAP).await?;
+    Ok(cm.get("users.anonymous.enabled").map(|v| v.trim()) == Some("true"))
 }
 
 /// The caller of a request that went through [`authenticate`].

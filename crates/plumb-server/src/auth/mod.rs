@@ -21,14 +21,21 @@ mod random;
 mod revocation;
 mod session;
 mod shared;
+pub(crate) mod sso;
 pub(crate) mod store;
 pub(crate) mod throttle;
 mod verify;
 
+/// Argo's session cookie (`common.AuthCookieName`).
+pub(crate) const COOKIE: &str = "argocd.token";
+
+pub use crate::config::DEFAULT_DEX_SERVER;
 pub(crate) use bootstrap::bootstrap;
 pub(crate) use caller::{Caller, CallerKind};
 pub(crate) use csrf::{ApiContentTypes, RequestGuard};
 pub(crate) use password::hash_password;
 pub(crate) use random::new_token_id;
 pub(crate) use shared::{Auth, LoginCounter};
+pub use sso::dex::generate_dex_config;
 pub use throttle::ThrottleConfig;
+pub(crate) use verify::sso_caller;

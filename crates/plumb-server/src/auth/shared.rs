@@ -12,13 +12,20 @@ use super::throttle::{self, ThrottleConfig};
 pub(crate) struct Auth {
     pub(super) throttle: throttle::Throttle,
     pub(super) logins: LoginCounter,
+    pub(crate) sso: super::sso::Sso,
 }
 
 impl Auth {
-    pub(crate) fn new(config: ThrottleConfig) -> Self {
+    /// `dex_server`: where the bundled Dex listens; `request_timeout` bounds SSO discovery.
+    pub(crate) fn new(
+        config: ThrottleConfig,
+        dex_server: &str,
+        request_timeout: std::time::Duration,
+    ) -> Self {
         Self {
             throttle: throttle::Throttle::new(config),
             logins: LoginCounter::default(),
+            sso: super::sso::Sso::new(dex_server, request_timeout),
         }
     }
 

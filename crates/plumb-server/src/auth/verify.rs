@@ -21,10 +21,46 @@ impl AppState {
                 "invalid session: token is too long".into(),
             ));
         }
-        if jwt::unverified_issuer(token).as_deref() == Some(jwt::ISSUER) {
+        let issuer = jwt::unverified_issuer(token);
+        if issuer.as_deref() == Some(jwt::ISSUER) {
             return self.authenticate_local(token).await;
         }
+        if let Some(issuer) = issuer
+            && let Some(caller) = self.authenticate_sso(&issuer, token).await?
+        {
+            return Ok(caller);
+        }
         self.authenticate_kubernetes(token).await
+    }
+
+    /// An ID token of the SSO provider (by its unverified `iss`, as Argo picks the verifier);
+    /// `None` when SSO is off or the token names another issuer.
+    async fn authenticate_sso(&self, issuer: &str, token: &str) -> Result<Option<Caller>> {
+        let settings = match self.sso_inputs().await?.settings() {
+            Ok(Some(s))
+                if s.config.issuer.trim_end_matches('/') == issuer.trim_end_matches('/') =>
+            {
+                s
+            }
+            _ => return Ok(None),
+        };
+        let provider = match self.auth_state()?.sso.provider(settings.clone()).await {
+            super::sso::Status::Ready(p) => p,
+            super::sso::Status::Unavailable(why) => {
+                return Err(Error::Unauthenticated(format!(
+                    "invalid session: single sign-on is unavailable: {why}"
+                )));
+            }
+            super::sso::Status::Off => return Ok(None),
+        };
+        let claims = provider.verify(token, None).await.map_err(|e| {
+            tracing::info!(issuer = %settings.config.issuer, "refused an SSO token: {e}");
+            Error::Unauthenticated(format!(
+                "invalid session: {}: {e}",
+                super::sso::TOKEN_VERIFICATION_ERROR
+            ))
+        })?;
+        Ok(Some(sso_caller(provider.issuer(), claims)))
     }
 
     async fn authenticate_local(&self, token: &str) -> Result<Caller> {
@@ -152,5 +188,41 @@ impl AppState {
             ));
         }
         Ok(())
+    }
+}
+
+/// Argo's `GetUserIdentifier` (Dex's `federated_claims.user_id`, else `sub`) as the subject, the
+/// `groups` claim as the groups userinfo shows.
+pub(crate) fn sso_caller(
+    issuer: &str,
+    claims: serde_json::Map<String, serde_json::Value>,
+) -> Caller {
+    let sub = claims
+        .get("sub")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    let subject = claims
+        .get("federated_claims")
+        .and_then(|f| f.get("user_id"))
+        .and_then(serde_json::Value::as_str)
+        .filter(|u| !u.is_empty())
+        .unwrap_or(sub)
+        .to_string();
+    let groups = match claims.get("groups") {
+        Some(serde_json::Value::Array(items)) => items
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .map(str::to_string)
+            .collect(),
+        Some(serde_json::Value::String(g)) => vec![g.clone()],
+        _ => Vec::new(),
+    };
+    Caller {
+        subject,
+        groups,
+        kind: CallerKind::Sso {
+            issuer: issuer.to_string(),
+            claims: std::sync::Arc::new(claims),
+        },
     }
 }

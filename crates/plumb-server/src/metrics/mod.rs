@@ -257,7 +257,11 @@ mod tests {
     #[tokio::test]
     async fn requests_are_counted_under_the_route_the_router_matched() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let auth = Arc::new(crate::auth::Auth::new(crate::ThrottleConfig::default()));
+        let auth = Arc::new(crate::auth::Auth::new(
+            crate::ThrottleConfig::default(),
+            crate::auth::DEFAULT_DEX_SERVER,
+            std::time::Duration::from_secs(60),
+        ));
         let state = crate::state::test_state(dir.path(), Some(auth));
         let metrics = Arc::new(ServerMetrics::new());
         let router = crate::routes::router(state, &crate::Limits::default(), metrics.clone());

@@ -241,11 +241,9 @@ impl Authz {
         if with_default(&caller.subject) {
             return Ok(true);
         }
-        if scopes.iter().any(|s| s == "groups") {
-            for g in &caller.groups {
-                if enforcer.allows(g, res, act, obj) {
-                    return Ok(true);
-                }
+        for g in caller.scope_values(&scopes) {
+            if enforcer.allows(&g, res, act, obj) {
+                return Ok(true);
             }
         }
         Ok(false)

@@ -193,7 +193,9 @@ async fn context(s: &AppState) -> Result<plumb_appset::Context> {
                 .appset_cache
                 .clone()
                 .unwrap_or_else(|| std::env::temp_dir().join("plumb-server-applicationsets"));
-            api::preview_context(s.client.clone(), &s.namespace, &dir).map_err(Error::from)
+            api::preview_context(s.client.clone(), &s.namespace, &dir)
+                .await
+                .map_err(Error::from)
         })
         .await
         .cloned()

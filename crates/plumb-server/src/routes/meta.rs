@@ -104,10 +104,59 @@ pub(crate) async fn settings(
             out.insert(field.into(), json!(true));
         }
     }
+    sso_settings(&s, &mut out).await?;
     if caller.is_some() {
         logged_in_settings(&s, &settings, &mut out);
     }
     Ok(Json(Value::Object(out)))
+}
+
+/// Argo's `dexConfig` (the connectors' names and types) and `oidcConfig` (never the client
+/// secret), and Plumb's `ssoUnavailable`: why the login page cannot offer SSO now.
+async fn sso_settings(s: &AppState, out: &mut Map<String, Value>) -> Result<()> {
+    use crate::auth::sso::{Status, config::Mode};
+    let (inputs, status) = s.sso_now().await?;
+    let settings = match inputs.settings() {
+        Ok(Some(settings)) => settings,
+        Ok(None) => return Ok(()),
+        Err(why) => {
+            out.insert("ssoUnavailable".into(), json!(why));
+            return Ok(());
+        }
+    };
+    match &settings.mode {
+        Mode::Dex { connectors } => {
+            let list: Vec<Value> = connectors
+                .iter()
+                .map(|(kind, name)| json!({"name": name, "type": kind}))
+                .collect();
+            out.insert("dexConfig".into(), json!({"connectors": list}));
+        }
+        Mode::Oidc => {
+            let c = &settings.config;
+            let mut o = Map::new();
+            o.insert("name".into(), json!(c.name));
+            o.insert("issuer".into(), json!(c.issuer));
+            o.insert("clientID".into(), json!(c.client_id));
+            if !c.cli_client_id.is_empty() {
+                o.insert("cliClientID".into(), json!(c.cli_client_id));
+            }
+            if !c.requested_scopes.is_empty() {
+                o.insert("scopes".into(), json!(c.requested_scopes));
+            }
+            if !c.requested_id_token_claims.is_empty() {
+                o.insert("idTokenClaims".into(), json!(c.requested_id_token_claims));
+            }
+            if c.enable_pkce {
+                o.insert("enablePKCEAuthentication".into(), json!(true));
+            }
+            out.insert("oidcConfig".into(), Value::Object(o));
+        }
+    }
+    if let Status::Unavailable(why) = status {
+        out.insert("ssoUnavailable".into(), json!(why));
+    }
+    Ok(())
 }
 
 /// The part of the settings only a logged-in caller (or any, with `--disable-auth`) reads.

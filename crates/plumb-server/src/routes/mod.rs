@@ -20,6 +20,7 @@ mod repositories;
 mod resources;
 mod revisions;
 mod session;
+mod sso;
 mod stream;
 
 pub(crate) use session::SecureCookie;
@@ -69,6 +70,14 @@ pub(crate) fn router(
             state.clone(),
             crate::auth::middleware::authenticate,
         ))
+        // How a browser gets a session: outside authentication (and its API content-type
+        // check, which Dex's login form would fail), under the same limits.
+        .merge(
+            table(sso_routes())
+                .layer(DefaultBodyLimit::max(limits.max_body_bytes))
+                .layer(RequestBodyLimitLayer::new(limits.max_body_bytes))
+                .layer(timeout()),
+        )
         .layer(GlobalConcurrencyLimitLayer::new(limits.max_concurrent))
         // Outermost: every answer counted, the limits' and authentication's refusals too. Still
         // inside the router (`Router::layer` wraps each route), where the matched route is known.
@@ -370,6 +379,20 @@ fn stream_routes() -> Routes {
     ]
 }
 
+/// Single sign-on: Argo's login, callback and logout, and the bundled Dex.
+fn sso_routes() -> Routes {
+    vec![
+        ("/auth/login".into(), get(sso::login)),
+        ("/auth/callback".into(), get(sso::callback)),
+        ("/auth/logout".into(), get(sso::logout)),
+        ("/api/dex".into(), get(sso::dex_proxy).post(sso::dex_proxy)),
+        (
+            "/api/dex/{*rest}".into(),
+            get(sso::dex_proxy).post(sso::dex_proxy),
+        ),
+    ]
+}
+
 /// Git providers' push events.
 fn webhook_routes() -> Routes {
     vec![("/api/webhook".into(), post(crate::webhook::receive))]
@@ -388,7 +411,13 @@ mod tests {
     use crate::metrics::calls::{self, OTHER};
 
     fn all_routes() -> Routes {
-        [timed_routes(), stream_routes(), webhook_routes()].concat()
+        [
+            timed_routes(),
+            stream_routes(),
+            webhook_routes(),
+            sso_routes(),
+        ]
+        .concat()
     }
 
     /// A request path the route `pattern` matches.
@@ -474,6 +503,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 91, "routes served by method");
+        assert_eq!(served, 98, "routes served by method");
     }
 }

@@ -20,6 +20,8 @@ pub struct AuthStack {
     config: plumb_server::ServerConfig,
     pub http: reqwest::Client,
     pub base: String,
+    /// The server's self-signed certificate (PEM).
+    pub pem: String,
 }
 
 impl AuthStack {
@@ -34,6 +36,18 @@ impl AuthStack {
         throttle: ThrottleConfig,
         app_namespaces: Vec<String>,
     ) -> Self {
+        Self::start_tuned(prefix, throttle, |c| {
+            c.application_namespaces = Some(app_namespaces)
+        })
+        .await
+    }
+
+    /// [`AuthStack::start`] with the server's configuration changed by `tune`.
+    pub async fn start_tuned(
+        prefix: &str,
+        throttle: ThrottleConfig,
+        tune: impl FnOnce(&mut plumb_server::ServerConfig),
+    ) -> Self {
         let env = env();
         let ns = env.namespace(prefix);
         let client = env.client().await;
@@ -41,11 +55,13 @@ impl AuthStack {
         let mut config = server_config(ns.name());
         config.disable_auth = false;
         config.login_throttle = throttle;
-        config.application_namespaces = Some(app_namespaces);
+        config.application_namespaces = Some(Vec::new());
+        tune(&mut config);
         let server = plumb_server::serve(client.clone(), config.clone())
             .await
             .expect("server starts");
-        let http = client_trusting(server.certificate_pem.as_deref().expect("TLS"));
+        let pem = server.certificate_pem.clone().expect("TLS");
+        let http = client_trusting(&pem);
         let base = format!("https://localhost:{}", server.addr.port());
         Self {
             ns,
@@ -54,6 +70,7 @@ impl AuthStack {
             config,
             http,
             base,
+            pem,
         }
     }
 
@@ -66,7 +83,8 @@ impl AuthStack {
         let server = plumb_server::serve(self.client.clone(), self.config.clone())
             .await
             .expect("server restarts");
-        self.http = client_trusting(server.certificate_pem.as_deref().expect("TLS"));
+        self.pem = server.certificate_pem.clone().expect("TLS");
+        self.http = client_trusting(&self.pem);
         self.base = format!("https://localhost:{}", server.addr.port());
         self.server = Some(server);
     }

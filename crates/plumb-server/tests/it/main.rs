@@ -26,5 +26,6 @@ mod repo_checks;
 mod repositories;
 mod revisions;
 mod scoped;
+mod sso;
 mod support;
 mod webhook;

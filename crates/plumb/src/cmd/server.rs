@@ -76,6 +76,10 @@ pub struct ServerArgs {
     /// resource actions use them as the controller and `plumb app actions` do.
     #[arg(long = "customizations", value_name = "DIR")]
     customizations: Vec<PathBuf>,
+    /// Where the bundled Dex listens, for `dex.config` single sign-on: `/api/dex` is proxied
+    /// there (argocd-server's --dex-server and its variable).
+    #[arg(long, env = "ARGOCD_SERVER_DEX_SERVER", default_value = plumb_server::DEFAULT_DEX_SERVER, value_name = "URL")]
+    dex_server: String,
 }
 
 /// Runs the server until SIGINT or SIGTERM, then shuts down gracefully.
@@ -118,6 +122,7 @@ pub fn run(args: ServerArgs) -> anyhow::Result<Outcome> {
         max_concurrent: args.max_concurrent,
     };
     config.disable_auth = args.disable_auth;
+    config.dex_server = args.dex_server;
     config.application_namespaces = args
         .application_namespaces
         .as_deref()

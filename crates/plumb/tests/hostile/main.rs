@@ -36,4 +36,5 @@ mod secrets;
 mod server;
 mod sharding;
 mod spec_values;
+mod sso;
 mod webhooks;

@@ -38,7 +38,7 @@ pub(crate) fn start_in(ns: &str) -> Server {
 }
 
 /// A `plumb server` over `ns` with `extra` flags.
-fn start_in_with(ns: &str, extra: &[&str]) -> Server {
+pub(crate) fn start_in_with(ns: &str, extra: &[&str]) -> Server {
     let env = crate::running::env();
     let cache = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_plumb"))
@@ -103,7 +103,7 @@ pub(crate) fn healthy(addr: SocketAddr) {
     assert_eq!(status(&r), 200, "server not answering after an attack: {r}");
 }
 
-fn post(path: &str, body: &[u8]) -> Vec<u8> {
+pub(crate) fn post(path: &str, body: &[u8]) -> Vec<u8> {
     let mut req = format!(
         "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
@@ -201,14 +201,14 @@ fn server_refuses_hostile_requests_and_keeps_serving() {
     healthy(addr);
 }
 
-fn get_with(addr: SocketAddr, path: &str, header: &str) -> String {
+pub(crate) fn get_with(addr: SocketAddr, path: &str, header: &str) -> String {
     raw(
         addr,
         format!("GET {path} HTTP/1.1\r\nHost: x\r\n{header}Connection: close\r\n\r\n").as_bytes(),
     )
 }
 
-fn body_of(response: &str) -> &str {
+pub(crate) fn body_of(response: &str) -> &str {
     response.split("\r\n\r\n").nth(1).unwrap_or_default()
 }
 
@@ -664,7 +664,7 @@ fn live_resource_routes_reach_only_the_applications_tree() {
 }
 
 /// `kubectl apply` of one object.
-fn apply_object(obj: &serde_json::Value) {
+pub(crate) fn apply_object(obj: &serde_json::Value) {
     plumb_testenv::process::kubectl_apply(crate::running::env(), obj);
 }
 

@@ -300,7 +300,8 @@ impl AppsetClient {
                     core.client.clone(),
                     &core.control_namespace,
                     &core.cache_dir,
-                )?;
+                )
+                .await?;
                 let out = plumb_appset::generate(&file.set, &ctx).await;
                 if !out.errors.is_empty() {
                     let errors: Vec<String> = out.errors.iter().map(ToString::to_string).collect();

@@ -1,0 +1,156 @@
+//! The HTTP client the OIDC library talks to the identity provider with: reqwest (rustls) as the
+//! rest of Plumb, every request bounded in time and answer size, no redirects followed, the
+//! `rootCA` of `oidc.config` as the only trusted CA when given, and, for the bundled Dex,
+//! requests for the issuer (`<url>/api/dex`) sent to the Dex server's address instead (Argo's
+//! `DexRewriteURLRoundTripper`): the server need not reach its own public URL.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use openidconnect::{AsyncHttpClient, HttpRequest, HttpResponse};
+
+/// The largest answer read from the identity provider (discovery documents and key sets are a
+/// few KiB).
+const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+
+/// Why a request to the identity provider failed (never holds a request body: those carry
+/// authorization codes and client secrets).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct HttpError(String);
+
+/// A bounded client for one provider.
+#[derive(Clone)]
+pub(crate) struct Http {
+    client: reqwest::Client,
+    /// `(issuer prefix, replacement origin)`: Dex's issuer URL and where Dex really listens.
+    rewrite: Option<(String, String)>,
+}
+
+impl Http {
+    pub(crate) fn new(
+        timeout: Duration,
+        root_ca: &str,
+        rewrite: Option<(String, String)>,
+    ) -> Result<Self, String> {
+        let mut builder = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none());
+        if !root_ca.trim().is_empty() {
+            let certs = reqwest::Certificate::from_pem_bundle(root_ca.as_bytes())
+                .map_err(|e| format!("oidc.config rootCA is not a PEM certificate: {e}"))?;
+            if certs.is_empty() {
+                return Err("oidc.config rootCA holds no PEM certificate".into());
+            }
+            builder = builder.tls_certs_only(certs);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| format!("building the HTTP client for the identity provider: {e}"))?;
+        Ok(Self { client, rewrite })
+    }
+
+    /// The URL a request for `url` really goes to.
+    pub(crate) fn target(&self, url: &str) -> String {
+        match &self.rewrite {
+            Some((prefix, origin)) if url.starts_with(prefix.as_str()) => {
+                let path = url::Url::parse(url)
+                    .map(|u| {
+                        let mut p = u.path().to_string();
+                        if let Some(q) = u.query() {
+                            p.push('?');
+                            p.push_str(q);
+                        }
+                        p
+                    })
+                    .unwrap_or_default();
+                format!("{}{path}", origin.trim_end_matches('/'))
+            }
+            _ => url.to_string(),
+        }
+    }
+
+    async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        let (parts, body) = request.into_parts();
+        let shown = parts.uri.to_string();
+        let target = self.target(&shown);
+        let mut req = self.client.request(parts.method, &target).body(body);
+        for (k, v) in &parts.headers {
+            req = req.header(k, v);
+        }
+        let mut resp = req
+            .send()
+            .await
+            .map_err(|e| HttpError(format!("{shown}: {}", describe(e))))?;
+        let mut out = axum::http::Response::builder().status(resp.status());
+        for (k, v) in resp.headers() {
+            out = out.header(k, v);
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = resp
+            .chunk()
+            .await
+            .map_err(|e| HttpError(format!("{shown}: {}", describe(e))))?
+        {
+            if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+                return Err(HttpError(format!(
+                    "{shown}: the answer is larger than {MAX_ANSWER_BYTES} bytes"
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        out.body(body)
+            .map_err(|e| HttpError(format!("{shown}: {e}")))
+    }
+}
+
+/// reqwest's error with its causes, without the URL it adds (the caller names the URL once).
+fn describe(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut parts = vec![e.to_string()];
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        parts.push(s.to_string());
+        source = s.source();
+    }
+    parts.join(": ")
+}
+
+impl<'c> AsyncHttpClient<'c> for Http {
+    type Error = HttpError;
+    type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, HttpError>> + Send + 'c>>;
+
+    fn call(&'c self, request: HttpRequest) -> Self::Future {
+        Box::pin(self.send(request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_issuer_is_sent_to_dex() {
+        let http = Http::new(
+            Duration::from_secs(1),
+            "",
+            Some((
+                "https://cd.example.com/api/dex".into(),
+                "http://argocd-dex-server:5556".into(),
+            )),
+        )
+        .expect("client");
+        assert_eq!(
+            http.target("https://cd.example.com/api/dex/keys?x=1"),
+            "http://argocd-dex-server:5556/api/dex/keys?x=1"
+        );
+        assert_eq!(
+            http.target("https://other.example.com/api/dex/keys"),
+            "https://other.example.com/api/dex/keys"
+        );
+        let e = Http::new(Duration::from_secs(1), "not pem", None).err();
+        assert!(e.is_some_and(|e| e.contains("rootCA")));
+    }
+}
