@@ -46,7 +46,7 @@ pub use set::{
     ApplicationSetRolloutStrategy, ApplicationSetSpec, ApplicationSetStrategy,
     ApplicationSetSyncPolicy, ApplicationsSyncPolicy, KIND,
 };
-pub use template::{ApplicationSetTemplate, ApplicationSetTemplateMeta};
 pub use status::{
     ApplicationSetApplicationStatus, ApplicationSetCondition, ApplicationSetStatus, condition,
 };
+pub use template::{ApplicationSetTemplate, ApplicationSetTemplateMeta};

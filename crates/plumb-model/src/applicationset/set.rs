@@ -1,7 +1,5 @@
 //! The `ApplicationSet` object and its spec (everything but the generators).
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
