@@ -42,6 +42,26 @@ impl Default for Limits {
     }
 }
 
+/// Where the git generators read repositories: in `plumb controller`, the Application
+/// controller's renderer (one cache per repository and its repository credentials, so private
+/// repositories work and Git work is shared); previews and tests, a cache of their own.
+pub trait GitSource: Send + Sync {
+    /// The Git cache.
+    fn git(&self) -> &plumb_source::GitCache;
+}
+
+impl GitSource for plumb_source::GitCache {
+    fn git(&self) -> &plumb_source::GitCache {
+        self
+    }
+}
+
+impl GitSource for plumb_source::Renderer {
+    fn git(&self) -> &plumb_source::GitCache {
+        plumb_source::Renderer::git(self)
+    }
+}
+
 /// The clients and settings generators read through.
 #[derive(Clone)]
 pub struct Context {
@@ -50,7 +70,7 @@ pub struct Context {
     /// The namespace of Argo CD's settings and cluster Secrets (the controller's namespace).
     pub control_namespace: String,
     /// Git repositories, fetched and checked out read-only.
-    pub git: Arc<plumb_source::GitCache>,
+    pub git: Arc<dyn GitSource>,
     /// HTTP client for forges and plugin services.
     pub http: reqwest::Client,
     /// Bounds.

@@ -27,7 +27,7 @@ mod params;
 pub mod progressive;
 pub mod template;
 
-pub use context::{Context, Limits, ScmSettings};
+pub use context::{Context, GitSource, Limits, ScmSettings};
 pub use error::GeneratorError;
 pub use generate::{GenerateError, Generated, generate, generate_with};
 pub use generators::{ParamSet, generate_params, requeue_after};

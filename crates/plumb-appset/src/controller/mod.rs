@@ -53,19 +53,16 @@ pub enum Error {
     Decode(String),
 }
 
-/// The generators' context for the controller: a Git cache of its own under `git_root` (the
-/// Application controller's renderer keeps its cache private), an HTTP client with the
-/// default limits' timeout.
+/// The generators' context for the controller: Git through `git` (the Application controller's
+/// renderer: its cache and repository credentials), an HTTP client with the default limits'
+/// timeout.
 pub fn context(
     client: kube::Client,
     control_namespace: &str,
-    git_root: std::path::PathBuf,
-    source_limits: plumb_source::Limits,
+    git: Arc<dyn crate::GitSource>,
     scm: crate::ScmSettings,
 ) -> Result<Context, Error> {
     let limits = crate::Limits::default();
-    let git = plumb_source::GitCache::new(&git_root, source_limits)
-        .map_err(|e| Error::Decode(format!("the Git cache in {}: {e}", git_root.display())))?;
     let http = reqwest::Client::builder()
         .timeout(limits.http_timeout)
         .build()
@@ -73,7 +70,7 @@ pub fn context(
     Ok(Context {
         client,
         control_namespace: control_namespace.to_string(),
-        git: Arc::new(git),
+        git,
         http,
         limits,
         scm,

@@ -60,6 +60,7 @@ pub async fn generate(
         let source = |e: plumb_source::Error| {
             GeneratorError::Source(format!("error generating params from git: {url}: {e}"))
         };
+        let git = git.git();
         let commit = git.resolve(&url, &revision).map_err(source)?;
         let checkout = git.checkout(&url, &revision, &commit).map_err(source)?;
         let root = RepoDir::open(&checkout.dir).map_err(source)?;

@@ -39,8 +39,7 @@ pub(super) async fn spawn(shared: &Arc<Shared>) {
     let ctx = match appset::context(
         shared.client.clone(),
         &shared.config.control_namespace,
-        shared.config.cache_dir.join("appset-git"),
-        shared.config.source.limits.clone(),
+        shared.renderer.clone(),
         config.scm.clone(),
     ) {
         Ok(c) => c,

@@ -65,8 +65,10 @@ impl Running {
         let ctx = appset::context(
             client.clone(),
             ns.name(),
-            cache.join("git"),
-            plumb_source::Limits::default(),
+            Arc::new(
+                plumb_source::GitCache::new(cache.join("git"), plumb_source::Limits::default())
+                    .expect("git cache"),
+            ),
             config.scm.clone(),
         )
         .expect("context");
