@@ -153,7 +153,12 @@ async fn owned_app(client: &kube::Client, ns: &str, name: &str, set: &Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn brake_pending_deletions_tree_and_confirmation() {
     ensure_appset_crd();
-    let s = Stack::start("asurf-appset-brake").await;
+    // The test writes what the ApplicationSet controller would (owned Applications, the brake's
+    // status): the real one, on by default in `plumb controller`, would race it.
+    let s = Stack::start_with("asurf-appset-brake", |controller, _| {
+        controller.applicationset = Some(false);
+    })
+    .await;
     let (code, set) = s
         .send(
             Method::POST,
