@@ -153,4 +153,74 @@ mod tests {
         let e = Http::new(Duration::from_secs(1), "not pem", None).err();
         assert!(e.is_some_and(|e| e.contains("rootCA")));
     }
+
+    /// A TLS server on loopback with a fresh self-signed certificate, answering every
+    /// connection with a small JSON document; returns its URL and certificate PEM.
+    async fn tls_provider() -> (String, String) {
+        let mode = crate::config::TlsMode::SelfSigned { names: vec![] };
+        let (config, cert) = crate::tls::server_config(&mode)
+            .expect("tls config")
+            .expect("not plaintext");
+        // The stub below speaks HTTP/1.1 only.
+        let mut config = (*config).clone();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                    let Ok(mut tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let mut buf = [0u8; 4096];
+                    let _ = tls.read(&mut buf).await;
+                    let body = "{\"issuer\":\"x\"}";
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = tls.write_all(answer.as_bytes()).await;
+                    let _ = tls.shutdown().await;
+                });
+            }
+        });
+        (format!("https://127.0.0.1:{}/", addr.port()), cert)
+    }
+
+    async fn fetch(http: &Http, url: &str) -> Result<HttpResponse, HttpError> {
+        let request = axum::http::Request::builder()
+            .uri(url)
+            .body(Vec::new())
+            .expect("request");
+        http.call(request).await
+    }
+
+    /// GHSA-7943-82jg-wmw5: the provider's certificate is always verified: an untrusted one is
+    /// refused with the system roots and with another `rootCA`, and accepted only when `rootCA`
+    /// is the certificate that signed it.
+    #[tokio::test]
+    async fn the_provider_certificate_is_verified_against_system_roots_or_root_ca() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let (url, cert) = tls_provider().await;
+        let timeout = Duration::from_secs(5);
+
+        let system = Http::new(timeout, "", None).expect("client");
+        let e = fetch(&system, &url).await.expect_err("self-signed refused");
+        assert!(e.to_string().contains("certificate"), "{e}");
+
+        let (other, _) = crate::tls::self_signed(&[]).expect("other certificate");
+        let wrong = Http::new(timeout, &other, None).expect("client");
+        let e = fetch(&wrong, &url).await.expect_err("another CA refused");
+        assert!(e.to_string().contains("certificate"), "{e}");
+
+        let right = Http::new(timeout, &cert, None).expect("client");
+        let answer = fetch(&right, &url).await.expect("its own CA trusted");
+        assert_eq!(answer.status(), 200);
+        assert_eq!(answer.body().as_slice(), b"{\"issuer\":\"x\"}");
+    }
 }
