@@ -107,6 +107,10 @@ pub(crate) async fn create_or_update(
 }
 
 /// One Application: `Some(true)` created, `Some(false)` patched, `None` unchanged.
+///
+/// An Application the set does not own yet is created straight away; only when the API
+/// server answers that the name exists (another set's, or left by someone) is it read and
+/// planned again: one request per new Application instead of a read and a create.
 async fn write_one(
     rt: &Runtime,
     set: &ApplicationSet,
@@ -116,19 +120,34 @@ async fn write_one(
 ) -> Result<Option<bool>, String> {
     let name = app.metadata.name.clone().unwrap_or_default();
     let api = api(rt, set.namespace());
-    let fetched;
-    let live = match live {
-        Some(l) => Some(l),
-        None => {
-            // Not ours: it may exist all the same (another set's, or left by someone).
-            fetched = api
-                .get_opt(&name)
-                .await
-                .map_err(|e| e.to_string())?
-                .and_then(|o| serde_json::to_value(o).ok());
-            fetched.as_ref()
+    if live.is_none() {
+        if let Plan::Create(obj) = update::plan(set, app, None, rules)? {
+            let obj: DynamicObject = serde_json::from_value(obj).map_err(|e| e.to_string())?;
+            match api.create(&PostParams::default(), &obj).await {
+                Ok(_) => return Ok(Some(true)),
+                Err(kube::Error::Api(e)) if e.code == 409 => {}
+                Err(e) => return Err(e.to_string()),
+            }
         }
-    };
+        let fetched = api
+            .get_opt(&name)
+            .await
+            .map_err(|e| e.to_string())?
+            .and_then(|o| serde_json::to_value(o).ok());
+        return write_planned(&api, set, app, fetched.as_ref(), rules).await;
+    }
+    write_planned(&api, set, app, live, rules).await
+}
+
+/// Writes what `update::plan` decides for `app` against `live`.
+async fn write_planned(
+    api: &Api<DynamicObject>,
+    set: &ApplicationSet,
+    app: &Application,
+    live: Option<&Value>,
+    rules: &Rules,
+) -> Result<Option<bool>, String> {
+    let name = app.metadata.name.clone().unwrap_or_default();
     match update::plan(set, app, live, rules)? {
         Plan::Unchanged => Ok(None),
         Plan::Create(obj) => {
