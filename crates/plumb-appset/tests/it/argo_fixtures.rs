@@ -163,7 +163,7 @@ fn read_sets(text: &str) -> Vec<ApplicationSet> {
 
 /// The case's repository as `scripts/conformance appset` makes it (one commit of `repo/` on
 /// main); its file:// URL.
-fn make_repo(case: &Path, dir: &Path) -> String {
+pub(crate) fn make_repo(case: &Path, dir: &Path) -> String {
     let url = format!("file://{}", dir.display());
     if case.join("repo").is_dir() {
         copy_dir(&case.join("repo"), dir);
