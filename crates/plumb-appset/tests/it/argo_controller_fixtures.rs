@@ -475,10 +475,49 @@ async fn argo_controller_fixtures() {
         println!("controller case {}", case.display());
         differences.extend(run_case(case).await);
     }
-    println!("argo controller fixtures: {} cases compared", cases.len());
+    let records = cases
+        .iter()
+        .map(|c| 1 + usize::from(c.join("argo-2.json").exists()))
+        .sum::<usize>();
+    println!(
+        "argo controller fixtures: {} cases, {records} records compared",
+        cases.len()
+    );
     assert!(
         differences.is_empty(),
         "differences from Argo's controller:\n{}",
         differences.join("\n\n")
     );
+}
+
+/// A documented difference is deleted on both sides, for its step only.
+#[test]
+fn controller_differences_are_deleted_for_their_step() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("controller-differences"),
+        "# comment\n2\t.applicationSets[].conditions[].message\tthe message names a run\n",
+    )
+    .expect("write");
+    assert!(differences(dir.path(), 1).is_empty());
+    let paths = differences(dir.path(), 2);
+    let doc =
+        json!({"applicationSets": [{"name": "s", "conditions": [{"type": "T", "message": "m"}]}]});
+    assert_eq!(
+        without(&doc, &paths),
+        json!({"applicationSets": [{"name": "s", "conditions": [{"type": "T"}]}]})
+    );
+}
+
+/// A difference without its reason is refused, naming the line.
+#[test]
+#[should_panic(expected = "`STEP<TAB>jq-path<TAB>reason` expected: 1\t.applications")]
+fn a_controller_difference_needs_a_reason() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("controller-differences"),
+        "1\t.applications\t\n",
+    )
+    .expect("write");
+    differences(dir.path(), 1);
 }
