@@ -172,7 +172,15 @@ async fn apply(
     let mut conds = progress.conditions;
     if let Some(e) = written.first_error {
         conds.push(Cond::error(create_reason, e));
-        record(rt, set, conds, &current, progress.application_status).await?;
+        record_as(
+            rt,
+            set,
+            conds,
+            &current,
+            progress.application_status,
+            Step::WriteFailed,
+        )
+        .await?;
         return Ok(Some(RETRY_AFTER_FAILURE));
     }
     let wrote = !written.created.is_empty() || !written.updated.is_empty();
@@ -223,7 +231,15 @@ async fn finish_apply(
             }
             Deletions::Failed(e) => {
                 conds.push(Cond::error(reason::DELETE_APPLICATION_ERROR, e));
-                record(rt, set, conds, &current, application_status).await?;
+                record_as(
+                    rt,
+                    set,
+                    conds,
+                    &current,
+                    application_status,
+                    Step::WriteFailed,
+                )
+                .await?;
                 return Ok(Some(RETRY_AFTER_FAILURE));
             }
         }
@@ -361,6 +377,24 @@ async fn deletions(
     }
 }
 
+/// How far a reconcile got: what `status.resources` may say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Writes done: the owned Applications are recorded.
+    Complete,
+    /// A create, update or delete failed: Argo returns before `updateResourcesStatus`, so
+    /// `status.resources` keeps what the last complete reconcile recorded.
+    WriteFailed,
+}
+
+/// The owned Applications `status.resources` is written from, if it is written.
+fn recorded_resources(
+    owned: &BTreeMap<String, Value>,
+    step: Step,
+) -> Option<&BTreeMap<String, Value>> {
+    (step == Step::Complete).then_some(owned)
+}
+
 /// Records conditions (with `status.resources` of `owned`) and the metrics.
 async fn record(
     rt: &Runtime,
@@ -368,6 +402,18 @@ async fn record(
     conds: Vec<Cond>,
     owned: &BTreeMap<String, Value>,
     application_status: Option<Vec<plumb_model::applicationset::ApplicationSetApplicationStatus>>,
+) -> Result<(), kube::Error> {
+    record_as(rt, set, conds, owned, application_status, Step::Complete).await
+}
+
+/// [`record`] after a reconcile that got as far as `step`.
+async fn record_as(
+    rt: &Runtime,
+    set: &ApplicationSet,
+    conds: Vec<Cond>,
+    owned: &BTreeMap<String, Value>,
+    application_status: Option<Vec<plumb_model::applicationset::ApplicationSetApplicationStatus>>,
+    step: Step,
 ) -> Result<(), kube::Error> {
     let new_error = conds
         .iter()
@@ -384,7 +430,7 @@ async fn record(
         Record {
             conds,
             parameters_generated: true,
-            owned: Some(owned),
+            owned: recorded_resources(owned, step),
             application_status,
         },
     )
@@ -485,4 +531,23 @@ async fn deleting(rt: &Runtime, set: &ApplicationSet) -> Result<Option<Duration>
         .await?;
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Argo's ownership-conflict case (conformance/appset/ownership-conflict): the set that
+    /// cannot take over another set's Application still creates its own, but its
+    /// `status.resources` stays as it was (empty), as Argo leaves it.
+    #[test]
+    fn a_failed_write_leaves_status_resources() {
+        let owned: BTreeMap<String, Value> = [(
+            "oc-own".to_string(),
+            serde_json::json!({"metadata": {"name": "oc-own"}}),
+        )]
+        .into();
+        assert!(recorded_resources(&owned, Step::WriteFailed).is_none());
+        assert_eq!(recorded_resources(&owned, Step::Complete), Some(&owned));
+    }
 }

@@ -7,8 +7,8 @@
 //! `plumb_appset::generate`; the Applications are compared with Argo's (metadata name, namespace,
 //! labels, annotations, finalizers, and spec), and Argo's errors with Plumb's (for template errors
 //! Argo's message must be part of Plumb's). Sets with a strategy or a second step
-//! (`set-2.yaml`) are the controller's to compare (ownership, policies, RollingSync); they are
-//! listed as skipped, with why.
+//! (`set-2.yaml`) are the controller's to compare (ownership, policies, RollingSync:
+//! argo_controller_fixtures.rs); they are listed as skipped, with why.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,10 +28,12 @@ fn cases_dir() -> PathBuf {
 /// Why a set cannot be compared through templates alone, if it cannot.
 fn skip_reason(set: &ApplicationSet, case: &Path) -> Option<&'static str> {
     if case.join("set-2.yaml").exists() {
-        return Some("a second step: the controller's policies (actl)");
+        return Some("a second step: compared through the controller (argo_controller_fixtures)");
     }
     if set.spec.strategy.is_some() {
-        return Some("a rollout strategy (aroll)");
+        return Some(
+            "a rollout strategy: compared through the controller (argo_controller_fixtures)",
+        );
     }
     None
 }
@@ -163,7 +165,7 @@ fn read_sets(text: &str) -> Vec<ApplicationSet> {
 
 /// The case's repository as `scripts/conformance appset` makes it (one commit of `repo/` on
 /// main); its file:// URL.
-fn make_repo(case: &Path, dir: &Path) -> String {
+pub(crate) fn make_repo(case: &Path, dir: &Path) -> String {
     let url = format!("file://{}", dir.display());
     if case.join("repo").is_dir() {
         copy_dir(&case.join("repo"), dir);

@@ -1,6 +1,7 @@
 //! Integration tests of the ApplicationSet controller against the real control plane.
 
 mod agen_support;
+mod argo_controller_fixtures;
 mod argo_fixtures;
 mod clusters;
 mod controller;

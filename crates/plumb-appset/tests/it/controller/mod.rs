@@ -3,7 +3,7 @@
 
 mod bench;
 mod rollout;
-mod support;
+pub(crate) mod support;
 
 use serde_json::json;
 
