@@ -2,6 +2,7 @@
 //! the server's REST API (Argo CD's paths) with the token of the current context.
 
 pub mod config;
+pub(crate) mod sso;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -91,22 +92,21 @@ impl ServerClient {
             return Ok(None);
         }
         let path = config::default_path(flags.config.as_deref())?;
-        let cfg = LocalConfig::load(&path)?;
-        let (server, insecure, plaintext, token) = match &flags.server {
+        let mut cfg = LocalConfig::load(&path)?;
+        // (server, insecure, plaintext, the context and user whose token is used)
+        let (server, insecure, plaintext, owner) = match &flags.server {
             Some(server) => {
                 let known = cfg.server(server);
-                let user_token = cfg
+                let owner = cfg
                     .contexts
                     .iter()
                     .find(|c| &c.server == server)
-                    .and_then(|c| cfg.user(&c.user))
-                    .map(|u| u.auth_token.clone())
-                    .unwrap_or_default();
+                    .map(|c| (c.name.clone(), c.user.clone()));
                 (
                     server.clone(),
                     flags.insecure || known.is_some_and(|s| s.insecure),
                     flags.plaintext || known.is_some_and(|s| s.plain_text),
-                    user_token,
+                    owner,
                 )
             }
             None if flags.auth_token.is_some() && cfg.current_context.is_empty() => {
@@ -122,19 +122,29 @@ impl ServerClient {
                     )
                 })?;
                 let s = cfg.server(&ctx.server).cloned().unwrap_or_default();
-                let token = cfg
-                    .user(&ctx.user)
-                    .map(|u| u.auth_token.clone())
-                    .unwrap_or_default();
                 (
                     ctx.server.clone(),
                     flags.insecure || s.insecure,
                     flags.plaintext || s.plain_text,
-                    token,
+                    Some((ctx.name.clone(), ctx.user.clone())),
                 )
             }
         };
-        let token = flags.auth_token.clone().unwrap_or(token);
+        let token = match (&flags.auth_token, owner) {
+            (Some(t), _) => t.clone(),
+            (None, None) => String::new(),
+            (None, Some((context, user))) => sso::fresh_token(
+                &mut cfg,
+                &sso::Stored {
+                    path: &path,
+                    context: &context,
+                    user: &user,
+                    server: &server,
+                    insecure,
+                    plaintext,
+                },
+            )?,
+        };
         Ok(Some(Self::new(&server, insecure, plaintext, token)?))
     }
 
