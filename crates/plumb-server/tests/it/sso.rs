@@ -21,7 +21,7 @@ use plumb_testenv::dex::{Browser, Dex, LOCAL_USER_ID, PASSWORD_HASH, enc, form, 
 use crate::authn::{AuthStack, claims};
 
 /// A browser trusting the stack's server.
-fn browser(s: &AuthStack) -> Browser {
+fn new_browser(s: &AuthStack) -> Browser {
     Browser::new(&s.base, Some(&s.pem))
 }
 
@@ -149,7 +149,7 @@ async fn dex_logins_groups_and_refused_tokens() {
     assert!(settings.get("ssoUnavailable").is_none(), "{settings}");
 
     // The mock connector's user, in the group `authors`.
-    let mut browser = browser(&s);
+    let mut browser = new_browser(&s);
     let (callback, author) = sso_login(&s, &mut browser, "mock", ("", "")).await;
     let c = claims(&author);
     assert_eq!(c["iss"], issuer.as_str());
@@ -176,7 +176,7 @@ async fn dex_logins_groups_and_refused_tokens() {
         "",
     )
     .await;
-    let mut other = browser(&s);
+    let mut other = new_browser(&s);
     let (_, local) = sso_login(&s, &mut other, "local", ("admin@example.com", "password")).await;
     assert_eq!(claims(&local)["federated_claims"]["user_id"], LOCAL_USER_ID);
     assert_eq!(s.get("/api/v1/projects/default", &author).await.0, 200);
@@ -339,7 +339,7 @@ fn other_rsa_key() -> jsonwebtoken::EncodingKey {
 
 /// An ID token Dex issued to another of its clients (audience `other-app`).
 async fn other_audience_token(s: &AuthStack) -> String {
-    let mut b = browser(s);
+    let mut b = new_browser(s);
     let start = format!(
         "{}/api/dex/auth?client_id=other-app&redirect_uri={}&response_type=code&scope=openid+groups&state=x",
         s.base,

@@ -16,7 +16,6 @@ use axum::response::Html;
 use plumb_server::{CliLoginRequest, CliProvider, CliTokens};
 
 use crate::cmd::remote::ServerClient;
-use crate::cmd::remote::sso::provider;
 
 /// Argo's `DefaultSSOLocalPort`.
 pub(crate) const DEFAULT_SSO_PORT: u16 = 8085;
@@ -40,7 +39,7 @@ pub(crate) async fn login(
     insecure: bool,
     browser: Browser,
 ) -> Result<CliTokens> {
-    let provider = provider(client, insecure).await?;
+    let provider = client.sso_provider(insecure).await?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", browser.port))
         .await
         .with_context(|| {

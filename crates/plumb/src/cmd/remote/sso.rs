@@ -1,16 +1,15 @@
 //! The CLI's single sign-on tokens: the provider the server's settings name (Argo's
 //! `apiclient.OIDCConfig`), and the renewal of an expired ID token with the stored refresh
-//! token before a call to the server (Argo's `refreshAuthToken`). The OIDC work is
+//! token before a call to the server (Argo's `refreshAuthToken`; the calls are
+//! [`super::ServerClient`]'s). The OIDC work is
 //! plumb-server's (`plumb_server::CliProvider`).
 
-use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use plumb_server::{CliOidc, CliProvider};
 use serde_json::{Map, Value};
 
-use super::ServerClient;
 use super::config::LocalConfig;
 
 /// Discovery, the key set and each token request.
@@ -72,11 +71,14 @@ pub(crate) fn oidc_from_settings(settings: &Value, server: &str) -> Result<CliOi
     bail!("{server} is not configured with SSO")
 }
 
-/// The provider `client`'s server names, discovered; `insecure` applies to it as in Argo (the
-/// bundled Dex is reached through the server).
-pub(crate) async fn provider(client: &ServerClient, insecure: bool) -> Result<CliProvider> {
-    let settings = client.get("/api/v1/settings").await?;
-    let oidc = oidc_from_settings(&settings, &client.server)?;
+/// The provider the server `server`'s `settings` name, discovered; `insecure` applies to it
+/// as in Argo (the bundled Dex is reached through the server).
+pub(crate) async fn discover(
+    settings: &Value,
+    server: &str,
+    insecure: bool,
+) -> Result<CliProvider> {
+    let oidc = oidc_from_settings(settings, server)?;
     let http = reqwest::Client::builder()
         .danger_accept_invalid_certs(insecure)
         .redirect(reqwest::redirect::Policy::none())
@@ -129,60 +131,13 @@ pub(crate) fn expired(token: &str, now: i64) -> bool {
         .is_some_and(|exp| exp <= now)
 }
 
-/// Where the stored tokens of a context are, and how its server is reached.
-pub(crate) struct Stored<'a> {
-    pub(crate) path: &'a Path,
-    pub(crate) context: &'a str,
-    pub(crate) user: &'a str,
-    pub(crate) server: &'a str,
-    pub(crate) insecure: bool,
-    pub(crate) plaintext: bool,
-}
-
-/// The token to call the server with: the stored one, or, when it has expired and a refresh
-/// token is stored, a new one from the provider (saved with the rotated refresh token).
-/// Runs the refresh on its own thread and runtime, as callers may be inside one or not.
-pub(crate) fn fresh_token(cfg: &mut LocalConfig, at: &Stored<'_>) -> Result<String> {
-    let Some(user) = cfg.user(at.user).cloned() else {
-        return Ok(String::new());
-    };
-    if user.refresh_token.is_empty()
-        || !expired(&user.auth_token, jiff::Timestamp::now().as_second())
-    {
-        return Ok(user.auth_token);
-    }
-    tracing::debug!(
-        context = at.context,
-        "the stored ID token has expired; refreshing it"
-    );
-    let renewed = std::thread::scope(|s| {
-        s.spawn(|| -> Result<_> {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            runtime.block_on(async {
-                let client =
-                    ServerClient::new(at.server, at.insecure, at.plaintext, String::new())?;
-                let provider = provider(&client, at.insecure).await?;
-                provider
-                    .refresh(&user.refresh_token)
-                    .await
-                    .map_err(|e| anyhow!("{e}"))
-            })
-        })
-        .join()
-    })
-    .map_err(|_| anyhow!("refreshing the token stopped unexpectedly"))?;
-    let tokens = renewed.map_err(|e| {
-        anyhow!(
-            "the session of context '{}' has expired and could not be renewed ({e:#}): run `plumb relogin`",
-            at.context
-        )
-    })?;
-    cfg.set_tokens(at.user, &tokens.id_token, tokens.refresh_token.as_deref());
-    cfg.save(at.path)
-        .with_context(|| format!("saving the renewed token of context '{}'", at.context))?;
-    Ok(tokens.id_token)
+/// The refresh token to renew `user`'s stored ID token with, when that token has expired and
+/// a refresh token is stored.
+pub(crate) fn refresh_due(cfg: &LocalConfig, user: &str) -> Option<String> {
+    cfg.user(user)
+        .filter(|u| !u.refresh_token.is_empty())
+        .filter(|u| expired(&u.auth_token, jiff::Timestamp::now().as_second()))
+        .map(|u| u.refresh_token.clone())
 }
 
 #[cfg(test)]
