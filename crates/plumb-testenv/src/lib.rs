@@ -11,6 +11,8 @@
 //! - [`process`]: a command with input on stdin, `kubectl apply` of one object, the admin
 //!   password of a control namespace, the address a `plumb server` child listens on.
 //! - [`pod_logs`]: container logs served for fake Pods (kwok's `Logs`), so that `pods/log` works.
+//! - [`dex::Dex`]: the real Dex (`scripts/dex`) on loopback, and [`dex::Browser`], a scripted
+//!   browser through its login pages.
 //! - [`gitea::Gitea`]: a real Gitea (`scripts/gitea`) on loopback, with fixtures made through its
 //!   API and `git push`.
 //! - [`oci_registry::OciRegistry`]: a real OCI registry (CNCF distribution) on loopback, TLS and
@@ -28,6 +30,7 @@
 mod appset_crd;
 pub mod chart_repo;
 mod cluster;
+pub mod dex;
 pub mod git;
 pub mod git_http;
 pub mod git_lfs;

@@ -54,6 +54,8 @@ enum Command {
     Diff(cmd::diff::DiffArgs),
     /// Log in to a plumb server; `plumb app` then goes through it.
     Login(cmd::login::LoginArgs),
+    /// Log in again to the current context (its password, or SSO).
+    Relogin(cmd::login::ReloginArgs),
     /// Log out of a context (its token is forgotten and revoked).
     Logout(cmd::login::LogoutArgs),
     /// Argo CD's `argocd gpg` commands: the GnuPG public keys signatures are verified with.
@@ -95,6 +97,7 @@ fn main() -> ExitCode {
         Command::Context(args) => cmd::login::run_context(args),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Login(args) => cmd::login::run_login(args),
+        Command::Relogin(args) => cmd::login::run_relogin(args),
         Command::Logout(args) => cmd::login::run_logout(args),
         Command::Gpg(args) => cmd::gpg::run(args),
         Command::Proj(args) => cmd::proj::run(args),

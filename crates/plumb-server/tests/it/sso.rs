@@ -6,9 +6,7 @@
 //! down, one that never answers, and one whose key set has no usable key.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -18,48 +16,15 @@ use plumb_server::ThrottleConfig;
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use plumb_testenv::dex::{Browser, Dex, LOCAL_USER_ID, PASSWORD_HASH, enc, form, free_port};
+
 use crate::authn::{AuthStack, claims};
 
-/// The dex binary: `PLUMB_DEX`, else what `scripts/dex bin` prints.
-fn dex_binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("PLUMB_DEX") {
-        return PathBuf::from(p);
-    }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/dex");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg("bin")
-        .output()
-        .expect("run scripts/dex bin");
-    assert!(
-        out.status.success(),
-        "Dex is not built: run scripts/dex build ({})",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+/// A browser trusting the stack's server.
+fn new_browser(s: &AuthStack) -> Browser {
+    Browser::new(&s.base, Some(&s.pem))
 }
 
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
-
-/// A running Dex, stopped on drop.
-struct Dex {
-    child: Child,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Dex {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// bcrypt of "password" (Dex's example user).
-const PASSWORD_HASH: &str = "$2a$10$2b2cU8CPhOTaGrs1HRQuAueS7JTT5ZHsHSzYiFPm1leZck7Mc8T4W";
-const LOCAL_USER_ID: &str = "08a8684b-db88-4b73-90a9-3cd1661f5466";
 /// The mockCallback connector's user.
 const MOCK_USER_ID: &str = "0-385-28089-0";
 
@@ -94,178 +59,8 @@ async fn start_dex(s: &AuthStack, port: u16) -> Dex {
     let yaml = plumb_server::generate_dex_config(&cm, &secret, &format!("127.0.0.1:{port}"))
         .expect("dex config")
         .expect("dex configured");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dex.yaml");
-    std::fs::write(&path, yaml).expect("write dex config");
-    let log = std::fs::File::create(dir.path().join("dex.log")).expect("log");
-    let child = Command::new(dex_binary())
-        .arg("serve")
-        .arg(&path)
-        .stdout(log.try_clone().expect("log"))
-        .stderr(log)
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("start dex");
-    let dex = Dex { child, _dir: dir };
     let discovery = format!("http://127.0.0.1:{port}/api/dex/.well-known/openid-configuration");
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(60) {
-        if reqwest::get(&discovery)
-            .await
-            .is_ok_and(|r| r.status() == 200)
-        {
-            return dex;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    panic!("Dex did not answer at {discovery}");
-}
-
-/// A browser: no redirects followed, cookies kept for the server.
-struct Browser {
-    http: reqwest::Client,
-    base: url::Url,
-    cookies: BTreeMap<String, String>,
-}
-
-struct Page {
-    status: u16,
-    location: Option<String>,
-    body: String,
-}
-
-impl Browser {
-    fn new(s: &AuthStack) -> Self {
-        let http = reqwest::Client::builder()
-            .tls_certs_only([reqwest::Certificate::from_pem(s.pem.as_bytes()).expect("cert")])
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(60))
-            .build()
-            .expect("client");
-        Self {
-            http,
-            base: url::Url::parse(&s.base).expect("base"),
-            cookies: BTreeMap::new(),
-        }
-    }
-
-    fn resolve(&self, href: &str) -> String {
-        self.base.join(&unescape(href)).expect("url").to_string()
-    }
-
-    async fn send(&mut self, req: reqwest::RequestBuilder) -> Page {
-        let jar: Vec<String> = self
-            .cookies
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let req = if jar.is_empty() {
-            req
-        } else {
-            req.header("cookie", jar.join("; "))
-        };
-        let resp = req.send().await.expect("request");
-        for c in resp.headers().get_all("set-cookie") {
-            let c = c.to_str().expect("ascii");
-            let (pair, attrs) = c.split_once(';').unwrap_or((c, ""));
-            let (k, v) = pair.split_once('=').expect("cookie");
-            if attrs.contains("Max-Age=0") || v.is_empty() {
-                self.cookies.remove(k);
-            } else {
-                self.cookies.insert(k.to_string(), v.to_string());
-            }
-        }
-        let status = resp.status().as_u16();
-        let location = resp
-            .headers()
-            .get("location")
-            .map(|l| l.to_str().expect("ascii").to_string());
-        let body = resp.text().await.expect("body");
-        Page {
-            status,
-            location,
-            body,
-        }
-    }
-
-    async fn get(&mut self, url: &str) -> Page {
-        let req = self.http.get(url);
-        self.send(req).await
-    }
-
-    /// From a URL to the first redirect to `stop`, through Dex's pages: the connector
-    /// `connector`'s link, and its password form with `login`.
-    async fn follow_to(
-        &mut self,
-        mut next: String,
-        stop: &str,
-        connector: &str,
-        login: (&str, &str),
-    ) -> String {
-        for _ in 0..20 {
-            if next.starts_with(stop) {
-                return next;
-            }
-            let page = self.get(&next).await;
-            if let Some(loc) = page.location {
-                next = self.resolve(&loc);
-                continue;
-            }
-            assert_eq!(page.status, 200, "{next}: {}", page.body);
-            let link = format!("/auth/{connector}");
-            if let Some(href) = attr_containing(&page.body, "href", &link) {
-                next = self.resolve(&href);
-            } else if page.body.contains("name=\"password\"") {
-                let action = attr_containing(&page.body, "action", "/auth/").expect("form action");
-                let req = self
-                    .http
-                    .post(self.resolve(&action))
-                    .header("content-type", "application/x-www-form-urlencoded")
-                    .body(form(&[("login", login.0), ("password", login.1)]));
-                let posted = self.send(req).await;
-                next = self.resolve(
-                    &posted
-                        .location
-                        .unwrap_or_else(|| panic!("login refused: {}", posted.body)),
-                );
-            } else {
-                panic!("unexpected Dex page at {next}:\n{}", page.body);
-            }
-        }
-        panic!("no redirect to {stop}");
-    }
-}
-
-/// An attribute value as Go's html/template escaped it (`&amp;`, `&#43;` for `+`, ...).
-fn unescape(v: &str) -> String {
-    v.replace("&#43;", "+")
-        .replace("&#39;", "'")
-        .replace("&#34;", "\"")
-        .replace("&quot;", "\"")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
-}
-
-/// The value of the first `name="..."` attribute containing `needle`.
-fn attr_containing(html: &str, name: &str, needle: &str) -> Option<String> {
-    let key = format!("{name}=\"");
-    html.match_indices(&key).find_map(|(i, _)| {
-        let rest = &html[i + key.len()..];
-        let value = &rest[..rest.find('"')?];
-        value.contains(needle).then(|| value.to_string())
-    })
-}
-
-/// An `application/x-www-form-urlencoded` body.
-fn form(pairs: &[(&str, &str)]) -> String {
-    form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(pairs)
-        .finish()
-}
-
-fn enc(s: &str) -> String {
-    form_urlencoded::byte_serialize(s.as_bytes()).collect()
+    Dex::start(&yaml, &discovery).await
 }
 
 /// A full login through `/auth/login`: (the callback URL, the session token).
@@ -354,7 +149,7 @@ async fn dex_logins_groups_and_refused_tokens() {
     assert!(settings.get("ssoUnavailable").is_none(), "{settings}");
 
     // The mock connector's user, in the group `authors`.
-    let mut browser = Browser::new(&s);
+    let mut browser = new_browser(&s);
     let (callback, author) = sso_login(&s, &mut browser, "mock", ("", "")).await;
     let c = claims(&author);
     assert_eq!(c["iss"], issuer.as_str());
@@ -381,7 +176,7 @@ async fn dex_logins_groups_and_refused_tokens() {
         "",
     )
     .await;
-    let mut other = Browser::new(&s);
+    let mut other = new_browser(&s);
     let (_, local) = sso_login(&s, &mut other, "local", ("admin@example.com", "password")).await;
     assert_eq!(claims(&local)["federated_claims"]["user_id"], LOCAL_USER_ID);
     assert_eq!(s.get("/api/v1/projects/default", &author).await.0, 200);
@@ -527,7 +322,7 @@ async fn refused_tokens(s: &AuthStack, good: &str) {
 
 /// An RSA key Dex never saw (openssl, as an operator would make one).
 fn other_rsa_key() -> jsonwebtoken::EncodingKey {
-    let out = Command::new("sh")
+    let out = std::process::Command::new("sh")
         .args([
             "-c",
             "openssl genrsa 2048 2>/dev/null | openssl rsa -traditional -outform DER",
@@ -544,7 +339,7 @@ fn other_rsa_key() -> jsonwebtoken::EncodingKey {
 
 /// An ID token Dex issued to another of its clients (audience `other-app`).
 async fn other_audience_token(s: &AuthStack) -> String {
-    let mut b = Browser::new(s);
+    let mut b = new_browser(s);
     let start = format!(
         "{}/api/dex/auth?client_id=other-app&redirect_uri={}&response_type=code&scope=openid+groups&state=x",
         s.base,

@@ -32,3 +32,4 @@ mod replicas;
 mod repo_cli;
 mod server_cli;
 mod server_parity;
+mod sso_cli;

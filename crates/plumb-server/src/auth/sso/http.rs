@@ -52,6 +52,14 @@ impl Http {
         Ok(Self { client, rewrite })
     }
 
+    /// A client built elsewhere (the CLI's, with its `--insecure`), without a rewrite.
+    pub(crate) fn from_client(client: reqwest::Client) -> Self {
+        Self {
+            client,
+            rewrite: None,
+        }
+    }
+
     /// The URL a request for `url` really goes to.
     pub(crate) fn target(&self, url: &str) -> String {
         match &self.rewrite {

@@ -9,11 +9,13 @@
 //! of the request timeout, and a failure is remembered for [`RETRY_AFTER`] so a broken provider
 //! is not asked on every request.
 
+pub(crate) mod cli;
 pub(crate) mod config;
 pub(crate) mod dex;
 mod http;
 mod inputs;
 pub(crate) mod provider;
+mod refresh;
 pub(crate) mod state_cookie;
 
 use std::collections::HashMap;

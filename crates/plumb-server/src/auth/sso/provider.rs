@@ -142,6 +142,19 @@ impl Provider {
         })
     }
 
+    /// The HTTP client the provider is asked with.
+    pub(super) fn http(&self) -> &Http {
+        &self.http
+    }
+
+    /// The scopes the provider announces (`scopes_supported`).
+    pub(super) fn scopes_supported(&self) -> Vec<String> {
+        self.metadata
+            .scopes_supported()
+            .map(|s| s.iter().map(|x| x.to_string()).collect())
+            .unwrap_or_default()
+    }
+
     /// The issuer tokens of this provider name.
     pub(crate) fn issuer(&self) -> &str {
         &self.settings.config.issuer
@@ -260,7 +273,7 @@ impl Provider {
         }
     }
 
-    fn client(&self, redirect: &str) -> Result<ConfiguredClient, String> {
+    pub(super) fn client(&self, redirect: &str) -> Result<ConfiguredClient, String> {
         let secret = Some(self.settings.config.client_secret.clone())
             .filter(|s| !s.is_empty())
             .map(ClientSecret::new);
@@ -376,7 +389,7 @@ impl Provider {
     }
 }
 
-type ConfiguredClient = CoreClient<
+pub(super) type ConfiguredClient = CoreClient<
     openidconnect::EndpointSet,
     openidconnect::EndpointNotSet,
     openidconnect::EndpointNotSet,

@@ -42,6 +42,14 @@ pub struct User {
         skip_serializing_if = "String::is_empty"
     )]
     pub auth_token: String,
+    /// The identity provider's refresh token of an SSO login (Argo's `refresh-token`): the ID
+    /// token above is renewed with it when it expires.
+    #[serde(
+        rename = "refresh-token",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub refresh_token: String,
 }
 
 /// The whole file.
@@ -141,6 +149,7 @@ impl LocalConfig {
         self.users.push(User {
             name: name.to_string(),
             auth_token: token.to_string(),
+            refresh_token: String::new(),
         });
         self.servers.push(server);
         self.current_context = name.to_string();
@@ -149,13 +158,25 @@ impl LocalConfig {
         self.users.sort_by(|a, b| a.name.cmp(&b.name));
     }
 
-    /// Forgets the token of context `name` (Argo's logout keeps the context).
+    /// Sets the tokens of user `name` (a refresh or a relogin), keeping its contexts.
+    pub fn set_tokens(&mut self, name: &str, token: &str, refresh_token: Option<&str>) {
+        self.users.retain(|u| u.name != name);
+        self.users.push(User {
+            name: name.to_string(),
+            auth_token: token.to_string(),
+            refresh_token: refresh_token.unwrap_or_default().to_string(),
+        });
+        self.users.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+
+    /// Forgets the tokens of context `name` (Argo's logout keeps the context).
     pub fn logout(&mut self, name: &str) -> Result<()> {
         let Some(ctx) = self.context(name).cloned() else {
             bail!("context '{name}' undefined");
         };
         for u in self.users.iter_mut().filter(|u| u.name == ctx.user) {
             u.auth_token.clear();
+            u.refresh_token.clear();
         }
         Ok(())
     }
@@ -183,6 +204,7 @@ mod tests {
         let text = std::fs::read_to_string(&path).expect("read");
         assert!(text.contains("current-context: localhost:8080"), "{text}");
         assert!(text.contains("auth-token: tok"), "{text}");
+        assert!(!text.contains("refresh-token"), "{text}");
         assert!(text.contains("insecure: true"), "{text}");
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
@@ -190,10 +212,16 @@ mod tests {
         let back = LocalConfig::load(&path).expect("load");
         assert_eq!(back, c);
         let mut out = back.clone();
+        out.set_tokens("localhost:8080", "id", Some("refresh"));
+        out.save(&path).expect("save");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(text.contains("refresh-token: refresh"), "{text}");
+        assert_eq!(LocalConfig::load(&path).expect("load"), out);
         out.logout("localhost:8080").expect("logout");
+        let user = out.user("localhost:8080").expect("user");
         assert_eq!(
-            out.user("localhost:8080").map(|u| u.auth_token.as_str()),
-            Some("")
+            (user.auth_token.as_str(), user.refresh_token.as_str()),
+            ("", "")
         );
         assert!(out.logout("nope").is_err());
         assert_eq!(

@@ -2,8 +2,9 @@
 //! the server's REST API (Argo CD's paths) with the token of the current context.
 
 pub mod config;
+pub(crate) mod sso;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -91,22 +92,21 @@ impl ServerClient {
             return Ok(None);
         }
         let path = config::default_path(flags.config.as_deref())?;
-        let cfg = LocalConfig::load(&path)?;
-        let (server, insecure, plaintext, token) = match &flags.server {
+        let mut cfg = LocalConfig::load(&path)?;
+        // (server, insecure, plaintext, the context and user whose token is used)
+        let (server, insecure, plaintext, owner) = match &flags.server {
             Some(server) => {
                 let known = cfg.server(server);
-                let user_token = cfg
+                let owner = cfg
                     .contexts
                     .iter()
                     .find(|c| &c.server == server)
-                    .and_then(|c| cfg.user(&c.user))
-                    .map(|u| u.auth_token.clone())
-                    .unwrap_or_default();
+                    .map(|c| (c.name.clone(), c.user.clone()));
                 (
                     server.clone(),
                     flags.insecure || known.is_some_and(|s| s.insecure),
                     flags.plaintext || known.is_some_and(|s| s.plain_text),
-                    user_token,
+                    owner,
                 )
             }
             None if flags.auth_token.is_some() && cfg.current_context.is_empty() => {
@@ -122,20 +122,36 @@ impl ServerClient {
                     )
                 })?;
                 let s = cfg.server(&ctx.server).cloned().unwrap_or_default();
-                let token = cfg
-                    .user(&ctx.user)
-                    .map(|u| u.auth_token.clone())
-                    .unwrap_or_default();
                 (
                     ctx.server.clone(),
                     flags.insecure || s.insecure,
                     flags.plaintext || s.plain_text,
-                    token,
+                    Some((ctx.name.clone(), ctx.user.clone())),
                 )
             }
         };
-        let token = flags.auth_token.clone().unwrap_or(token);
+        let token = match (&flags.auth_token, owner) {
+            (Some(t), _) => t.clone(),
+            (None, None) => String::new(),
+            (None, Some((context, user))) => fresh_token(
+                &mut cfg,
+                &Stored {
+                    path: &path,
+                    context: &context,
+                    user: &user,
+                    server: &server,
+                    insecure,
+                    plaintext,
+                },
+            )?,
+        };
         Ok(Some(Self::new(&server, insecure, plaintext, token)?))
+    }
+
+    /// The identity provider the server's settings name (`plumb login --sso`, refresh).
+    pub(crate) async fn sso_provider(&self, insecure: bool) -> Result<plumb_server::CliProvider> {
+        let settings = self.get("/api/v1/settings").await?;
+        sso::discover(&settings, &self.server, insecure).await
     }
 
     /// `https://host:port`.
@@ -242,4 +258,58 @@ impl ServerClient {
     pub async fn put(&self, path: &str, body: &Value) -> Result<Value> {
         self.send(reqwest::Method::PUT, path, Some(body)).await
     }
+}
+
+/// Where the stored tokens of a context are, and how its server is reached.
+struct Stored<'a> {
+    path: &'a Path,
+    context: &'a str,
+    user: &'a str,
+    server: &'a str,
+    insecure: bool,
+    plaintext: bool,
+}
+
+/// The token to call the server with: the stored one, or, when it has expired and a refresh
+/// token is stored, a new one from the provider (saved with the rotated refresh token).
+/// Runs the refresh on its own thread and runtime, as callers may be inside one or not.
+fn fresh_token(cfg: &mut LocalConfig, at: &Stored<'_>) -> Result<String> {
+    let Some(refresh_token) = sso::refresh_due(cfg, at.user) else {
+        return Ok(cfg
+            .user(at.user)
+            .map(|u| u.auth_token.clone())
+            .unwrap_or_default());
+    };
+    tracing::debug!(
+        context = at.context,
+        "the stored ID token has expired; refreshing it"
+    );
+    let renewed = std::thread::scope(|s| {
+        s.spawn(|| -> Result<_> {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(async {
+                let client =
+                    ServerClient::new(at.server, at.insecure, at.plaintext, String::new())?;
+                let provider = client.sso_provider(at.insecure).await?;
+                provider
+                    .refresh(&refresh_token)
+                    .await
+                    .map_err(|e| anyhow!("{e}"))
+            })
+        })
+        .join()
+    })
+    .map_err(|_| anyhow!("refreshing the token stopped unexpectedly"))?;
+    let tokens = renewed.map_err(|e| {
+        anyhow!(
+            "the session of context '{}' has expired and could not be renewed ({e:#}): run `plumb relogin`",
+            at.context
+        )
+    })?;
+    cfg.set_tokens(at.user, &tokens.id_token, tokens.refresh_token.as_deref());
+    cfg.save(at.path)
+        .with_context(|| format!("saving the renewed token of context '{}'", at.context))?;
+    Ok(tokens.id_token)
 }
