@@ -13,6 +13,7 @@
 //! - [`pod_logs`]: container logs served for fake Pods (kwok's `Logs`), so that `pods/log` works.
 //! - [`gitea::Gitea`]: a real Gitea (`scripts/gitea`) on loopback, with fixtures made through its
 //!   API and `git push`.
+//! - [`dex::Dex`]: a real Dex (`scripts/dex`) on loopback with the configuration given.
 //! - [`oci_registry::OciRegistry`]: a real OCI registry (CNCF distribution) on loopback, TLS and
 //!   htpasswd, charts pushed with the real `helm push`.
 //!
@@ -28,6 +29,7 @@
 mod appset_crd;
 pub mod chart_repo;
 mod cluster;
+pub mod dex;
 pub mod git;
 pub mod git_http;
 pub mod git_lfs;

@@ -6,59 +6,20 @@
 //! down, one that never answers, and one whose key set has no usable key.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use base64::Engine;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use plumb_app::appproject_resource;
 use plumb_server::ThrottleConfig;
+use plumb_testenv::dex::{Dex, PASSWORD_HASH, free_port};
 use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::authn::{AuthStack, claims};
 
-/// The dex binary: `PLUMB_DEX`, else what `scripts/dex bin` prints.
-fn dex_binary() -> PathBuf {
-    if let Some(p) = std::env::var_os("PLUMB_DEX") {
-        return PathBuf::from(p);
-    }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/dex");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg("bin")
-        .output()
-        .expect("run scripts/dex bin");
-    assert!(
-        out.status.success(),
-        "Dex is not built: run scripts/dex build ({})",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
-
-/// A running Dex, stopped on drop.
-struct Dex {
-    child: Child,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Dex {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// bcrypt of "password" (Dex's example user).
-const PASSWORD_HASH: &str = "$2a$10$2b2cU8CPhOTaGrs1HRQuAueS7JTT5ZHsHSzYiFPm1leZck7Mc8T4W";
 const LOCAL_USER_ID: &str = "08a8684b-db88-4b73-90a9-3cd1661f5466";
 /// The mockCallback connector's user.
 const MOCK_USER_ID: &str = "0-385-28089-0";
@@ -94,31 +55,11 @@ async fn start_dex(s: &AuthStack, port: u16) -> Dex {
     let yaml = plumb_server::generate_dex_config(&cm, &secret, &format!("127.0.0.1:{port}"))
         .expect("dex config")
         .expect("dex configured");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dex.yaml");
-    std::fs::write(&path, yaml).expect("write dex config");
-    let log = std::fs::File::create(dir.path().join("dex.log")).expect("log");
-    let child = Command::new(dex_binary())
-        .arg("serve")
-        .arg(&path)
-        .stdout(log.try_clone().expect("log"))
-        .stderr(log)
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("start dex");
-    let dex = Dex { child, _dir: dir };
-    let discovery = format!("http://127.0.0.1:{port}/api/dex/.well-known/openid-configuration");
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(60) {
-        if reqwest::get(&discovery)
-            .await
-            .is_ok_and(|r| r.status() == 200)
-        {
-            return dex;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    panic!("Dex did not answer at {discovery}");
+    Dex::start(
+        &yaml,
+        &format!("http://127.0.0.1:{port}/api/dex/.well-known/openid-configuration"),
+    )
+    .await
 }
 
 /// A browser: no redirects followed, cookies kept for the server.
@@ -149,8 +90,11 @@ impl Browser {
         }
     }
 
-    fn resolve(&self, href: &str) -> String {
-        self.base.join(&unescape(href)).expect("url").to_string()
+    /// `href` resolved against the page at `from` (Dex's own pages when the provider is used
+    /// directly, not behind `/api/dex`).
+    fn resolve(&self, from: &str, href: &str) -> String {
+        let from = url::Url::parse(from).unwrap_or_else(|_| self.base.clone());
+        from.join(&unescape(href)).expect("url").to_string()
     }
 
     async fn send(&mut self, req: reqwest::RequestBuilder) -> Page {
@@ -206,24 +150,26 @@ impl Browser {
             if next.starts_with(stop) {
                 return next;
             }
+            let here = next.clone();
             let page = self.get(&next).await;
             if let Some(loc) = page.location {
-                next = self.resolve(&loc);
+                next = self.resolve(&here, &loc);
                 continue;
             }
             assert_eq!(page.status, 200, "{next}: {}", page.body);
             let link = format!("/auth/{connector}");
             if let Some(href) = attr_containing(&page.body, "href", &link) {
-                next = self.resolve(&href);
+                next = self.resolve(&here, &href);
             } else if page.body.contains("name=\"password\"") {
                 let action = attr_containing(&page.body, "action", "/auth/").expect("form action");
                 let req = self
                     .http
-                    .post(self.resolve(&action))
+                    .post(self.resolve(&here, &action))
                     .header("content-type", "application/x-www-form-urlencoded")
                     .body(form(&[("login", login.0), ("password", login.1)]));
                 let posted = self.send(req).await;
                 next = self.resolve(
+                    &here,
                     &posted
                         .location
                         .unwrap_or_else(|| panic!("login refused: {}", posted.body)),

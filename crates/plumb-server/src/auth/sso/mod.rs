@@ -15,6 +15,7 @@ mod http;
 mod inputs;
 pub(crate) mod provider;
 pub(crate) mod state_cookie;
+pub(crate) mod userinfo;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -56,6 +57,8 @@ pub(crate) struct Sso {
     used_states: Mutex<HashMap<String, i64>>,
     /// For `/api/dex`: redirects are relayed, not followed.
     proxy: Option<reqwest::Client>,
+    /// Access tokens and userinfo groups (`enableUserInfoGroups`).
+    pub(crate) userinfo: userinfo::UserInfo,
 }
 
 impl std::fmt::Debug for Sso {
@@ -85,6 +88,7 @@ impl Sso {
                 .timeout(request_timeout)
                 .build()
                 .ok(),
+            userinfo: userinfo::UserInfo::default(),
         }
     }
 

@@ -54,6 +54,8 @@ pub(crate) struct LoginRequest {
 /// The tokens of a completed login.
 pub(crate) struct LoginTokens {
     pub(crate) id_token: String,
+    /// For the userinfo endpoint (`enableUserInfoGroups`).
+    pub(crate) access_token: String,
     pub(crate) refresh_token: Option<String>,
     pub(crate) claims: Map<String, Value>,
 }
@@ -140,6 +142,11 @@ impl Provider {
             refetch: tokio::sync::Mutex::new(()),
             http,
         })
+    }
+
+    /// The bounded client this provider is asked with.
+    pub(crate) fn http(&self) -> &Http {
+        &self.http
     }
 
     /// The issuer tokens of this provider name.
@@ -344,6 +351,7 @@ impl Provider {
             .map_err(|e| format!("{}: {e}", TOKEN_VERIFICATION_ERROR))?;
         Ok(LoginTokens {
             id_token,
+            access_token: response.access_token().secret().clone(),
             refresh_token: response.refresh_token().map(|t| t.secret().clone()),
             claims,
         })
