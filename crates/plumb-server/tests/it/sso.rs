@@ -34,7 +34,7 @@ fn dex_config_text() -> String {
 }
 
 /// Dex with the configuration Plumb generates from the namespace's argocd-cm and argocd-secret.
-async fn start_dex(s: &AuthStack, port: u16) -> Dex {
+pub(crate) async fn start_dex(s: &AuthStack, port: u16) -> Dex {
     let cms: Api<ConfigMap> = Api::namespaced(s.client.clone(), s.ns.name());
     let cm = cms
         .get("argocd-cm")
@@ -63,20 +63,20 @@ async fn start_dex(s: &AuthStack, port: u16) -> Dex {
 }
 
 /// A browser: no redirects followed, cookies kept for the server.
-struct Browser {
+pub(crate) struct Browser {
     http: reqwest::Client,
     base: url::Url,
-    cookies: BTreeMap<String, String>,
+    pub(crate) cookies: BTreeMap<String, String>,
 }
 
-struct Page {
-    status: u16,
-    location: Option<String>,
-    body: String,
+pub(crate) struct Page {
+    pub(crate) status: u16,
+    pub(crate) location: Option<String>,
+    pub(crate) body: String,
 }
 
 impl Browser {
-    fn new(s: &AuthStack) -> Self {
+    pub(crate) fn new(s: &AuthStack) -> Self {
         let http = reqwest::Client::builder()
             .tls_certs_only([reqwest::Certificate::from_pem(s.pem.as_bytes()).expect("cert")])
             .redirect(reqwest::redirect::Policy::none())
@@ -132,14 +132,14 @@ impl Browser {
         }
     }
 
-    async fn get(&mut self, url: &str) -> Page {
+    pub(crate) async fn get(&mut self, url: &str) -> Page {
         let req = self.http.get(url);
         self.send(req).await
     }
 
     /// From a URL to the first redirect to `stop`, through Dex's pages: the connector
     /// `connector`'s link, and its password form with `login`.
-    async fn follow_to(
+    pub(crate) async fn follow_to(
         &mut self,
         mut next: String,
         stop: &str,
@@ -210,12 +210,12 @@ fn form(pairs: &[(&str, &str)]) -> String {
         .finish()
 }
 
-fn enc(s: &str) -> String {
+pub(crate) fn enc(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
 /// A full login through `/auth/login`: (the callback URL, the session token).
-async fn sso_login(
+pub(crate) async fn sso_login(
     s: &AuthStack,
     b: &mut Browser,
     connector: &str,
