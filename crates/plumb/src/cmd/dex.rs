@@ -114,7 +114,7 @@ async fn generate(client: &kube::Client, ns: &str, listen: &str) -> anyhow::Resu
         .map(|(k, v)| (k, v.0))
         .collect();
     plumb_server::generate_dex_config(&cm, &secret, listen)
-        .map_err(|why| anyhow::anyhow!("dex.config in ConfigMap {ns}/argocd-cm: {why}"))
+        .map_err(|why| anyhow::anyhow!("namespace {ns}: {why}"))
 }
 
 /// A running `dex serve`, killed when replaced or dropped. Argo sends SIGTERM; Plumb kills

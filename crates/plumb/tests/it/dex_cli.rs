@@ -18,7 +18,7 @@ const DEADLINE: Duration = Duration::from_secs(90);
 
 fn dex_config() -> String {
     format!(
-        "enablePasswordDB: true\nstaticPasswords:\n- email: a@example.com\n  hash: \"{PASSWORD_HASH}\"\n  username: a\n  userID: ssoui-a\n"
+        "connectors:\n- type: mockCallback\n  id: mock\n  name: Example\nenablePasswordDB: true\nstaticPasswords:\n- email: a@example.com\n  hash: \"{PASSWORD_HASH}\"\n  username: a\n  userID: ssoui-a\n"
     )
 }
 
@@ -40,7 +40,7 @@ fn issuer(port: u16) -> Option<String> {
         .get(url)
         .send()
         .ok()?;
-    let doc: Value = resp.json().ok()?;
+    let doc: Value = serde_json::from_str(&resp.text().ok()?).ok()?;
     doc["issuer"].as_str().map(str::to_string)
 }
 
@@ -145,7 +145,9 @@ fn rundex_serves_restarts_and_stops_on_a_bad_config() {
     stderr.read_to_string(&mut log).unwrap();
     assert!(!status.success(), "{log}");
     assert!(
-        log.contains(&format!("dex.config in ConfigMap {ns}/argocd-cm")),
+        log.contains(&format!(
+            "namespace {ns}: ConfigMap argocd-cm, key dex.config: not valid YAML"
+        )),
         "{log}"
     );
     assert!(

@@ -133,6 +133,14 @@ impl UserInfo {
                 "error while querying userinfo endpoint: no access token for this session (the server restarted or the login is older); log in again".to_string()
             })?;
         let cfg = &provider.settings.config;
+        // A path on the issuer: `@host/...` or `.evil.com/...` would send the access token
+        // elsewhere.
+        if !cfg.user_info_path.starts_with('/') || cfg.user_info_path.starts_with("//") {
+            return Err(format!(
+                "oidc.config userInfoPath {:?} must be a path starting with /",
+                cfg.user_info_path
+            ));
+        }
         let url = format!("{}{}", cfg.issuer.trim_end_matches('/'), cfg.user_info_path);
         let answer = provider
             .http()
