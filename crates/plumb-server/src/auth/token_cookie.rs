@@ -112,10 +112,12 @@ fn join_pairs<'a>(
         if k == COOKIE {
             // The first of a name wins, as the browser sends the most specific path first.
             first.get_or_insert(v);
-        } else if let Some(i) = k.strip_prefix(COOKIE).and_then(|s| s.strip_prefix('-')) {
-            if let Ok(i) = i.parse::<usize>() {
-                rest.entry(i).or_insert(v);
-            }
+        } else if let Some(i) = k
+            .strip_prefix(COOKIE)
+            .and_then(|s| s.strip_prefix('-'))
+            .and_then(|i| i.parse::<usize>().ok())
+        {
+            rest.entry(i).or_insert(v);
         }
     }
     let Some(first) = first else { return Ok(None) };
