@@ -178,6 +178,13 @@ export function AppsPage() {
   const [error, setError] = useState('');
   const [live, setLive] = useState(false);
   const [filters, setFilters] = useState<Filters>(readFilters);
+  // A new login after the session ended: the list and its stream start again, filters kept.
+  const [session, setSession] = useState(0);
+  useEffect(() => {
+    const on = () => setSession((n) => n + 1);
+    window.addEventListener('plumb:session', on);
+    return () => window.removeEventListener('plumb:session', on);
+  }, []);
 
   useEffect(() => writeFilters(filters), [filters]);
 
@@ -243,12 +250,13 @@ export function AppsPage() {
         setError(String(e.message || e));
         setLoaded(true);
       });
+    setError('');
     return () => {
       closed = true;
       stop();
       if (timer !== undefined) clearTimeout(timer);
     };
-  }, []);
+  }, [session]);
 
   const all = useMemo(() => [...apps.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)), [apps]);
   const shown = useMemo(() => all.filter((a) => matches(a, filters)), [all, filters]);

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { login, userInfo, type UserInfo } from './api';
 import { navigate } from './router';
+import { SsoButton, useSso } from './sso';
 
 /**
  * The path of `returnUrl` when it is one of this site's, else the Applications page: a return_url
@@ -23,6 +24,7 @@ export function LoginPage({ returnUrl, onLoggedIn }: { returnUrl: string; onLogg
   const [password, setPassword] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  const sso = useSso();
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -46,6 +48,12 @@ export function LoginPage({ returnUrl, onLoggedIn }: { returnUrl: string; onLogg
           <span class="brand-dot" aria-hidden="true" /> Plumb
         </h1>
         <p class="muted">Let's get stuff deployed!</p>
+        {sso && (
+          <>
+            <SsoButton sso={sso} returnPath={sameSitePath(returnUrl)} />
+            <p class="muted or">or</p>
+          </>
+        )}
         <label>
           Username
           <input name="username" autoComplete="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />

@@ -1,9 +1,10 @@
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import './style.css';
 import { logout, setUnauthenticatedHandler, userInfo, type UserInfo } from './api';
 import { navigate, onLinkClick, useRoute } from './router';
 import { LoginPage } from './login';
+import { SessionExpired } from './sso';
 import { AppsPage } from './apps';
 import { AppSetPage, AppSetsPage } from './appsets';
 import type { AppDetailsPage as DetailsPageType } from './details';
@@ -50,13 +51,26 @@ function Shell() {
     localStorage.setItem('plumb.theme', theme);
   }, [theme]);
 
+  // The session ended under a page that had one: a dialog over the page asks for a new login,
+  // so the page keeps its state. Without a session before (the first load), the login page.
+  const [expired, setExpired] = useState(false);
+  const hadSession = useRef(false);
+  hadSession.current = !!user?.loggedIn;
+  const toLogin = () => navigate(`/login?return_url=${encodeURIComponent(location.pathname + location.search)}`, true);
   useEffect(() => {
     setUnauthenticatedHandler(() => {
-      if (location.pathname !== '/login') {
-        navigate(`/login?return_url=${encodeURIComponent(location.pathname + location.search)}`, true);
-      }
+      if (location.pathname === '/login') return;
+      if (hadSession.current) setExpired(true);
+      else toLogin();
     });
   }, []);
+  const renewed = async () => {
+    setExpired(false);
+    const u = await userInfo().catch(() => null);
+    if (u) setUser(u);
+    // Pages listening for it fetch again (their streams ended with the session).
+    window.dispatchEvent(new Event('plumb:session'));
+  };
 
   useEffect(() => {
     if (route.page === 'login') return;
@@ -67,7 +81,10 @@ function Shell() {
         if (!live) return;
         setUser(u);
         // A page that asks the API nothing (the settings overview) still needs a session.
-        if (!u.loggedIn && location.pathname !== '/login') navigate(`/login?return_url=${encodeURIComponent(location.pathname + location.search)}`, true);
+        if (!u.loggedIn && location.pathname !== '/login') {
+          if (hadSession.current) setExpired(true);
+          else toLogin();
+        }
       })
       .catch(() => live && setUser({ loggedIn: false }));
     return () => {
@@ -82,6 +99,7 @@ function Shell() {
   }, [route]);
 
   if (route.page === 'login') {
+    if (expired) setExpired(false);
     return <LoginPage returnUrl={route.returnUrl} onLoggedIn={(u) => setUser(u)} />;
   }
 
@@ -142,6 +160,12 @@ function Shell() {
         {route.page === 'appsets' && <AppSetsPage />}
         {route.page === 'appset' && <AppSetPage namespace={route.namespace} name={route.name} />}
         {route.page === 'settings' && (pages ? <pages.Settings route={route} /> : <div class="page muted">Loading…</div>)}
+        {expired && (
+          <SessionExpired
+            onLoggedIn={renewed}
+            onClose={() => setExpired(false)}
+          />
+        )}
         {route.page === 'notfound' && (
           <div class="page">
             <h1>Not found</h1>

@@ -1,9 +1,11 @@
 import type { ComponentChildren } from 'preact';
-import { useLayoutEffect, useRef } from 'preact/hooks';
+import { useId, useLayoutEffect, useRef } from 'preact/hooks';
 
 /** A dialog: focus moves into it, Escape and the backdrop close it, focus returns afterwards. */
 export function Modal({ title, onClose, children, wide }: { title: string; onClose: () => void; children: ComponentChildren; wide?: boolean }) {
   const ref = useRef<HTMLDivElement>(null);
+  // Its own title id: a dialog over another (the session dialog over a form) keeps its name.
+  const titleId = `modal-title-${useId()}`;
   // The latest onClose, not the first render's: the handler is registered once.
   const close = useRef(onClose);
   close.current = onClose;
@@ -36,9 +38,9 @@ export function Modal({ title, onClose, children, wide }: { title: string; onClo
   }, []);
   return (
     <div class="backdrop" onClick={(e) => e.target === e.currentTarget && onClose()}>
-      <div class={`modal card ${wide ? 'wide' : ''}`} role="dialog" aria-modal="true" aria-labelledby="modal-title" ref={ref}>
+      <div class={`modal card ${wide ? 'wide' : ''}`} role="dialog" aria-modal="true" aria-labelledby={titleId} ref={ref}>
         <header class="panel-head">
-          <h2 id="modal-title">{title}</h2>
+          <h2 id={titleId}>{title}</h2>
           <button type="button" class="btn ghost" aria-label="Close" onClick={onClose}>
             ✕
           </button>

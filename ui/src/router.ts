@@ -55,7 +55,8 @@ export function onLinkClick(e: MouseEvent) {
   const a = (e.target as HTMLElement).closest('a');
   if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
   const href = a.getAttribute('href');
-  if (!href || !href.startsWith('/') || href.startsWith('/api/') || a.target) return;
+  // /api/ and /auth/ (the SSO login round trip) are the server's, not pages of this app.
+  if (!href || !href.startsWith('/') || href.startsWith('/api/') || href.startsWith('/auth/') || a.target) return;
   e.preventDefault();
   navigate(href);
 }

@@ -86,6 +86,11 @@ impl Dex {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("dex.log")).unwrap_or_default()
     }
+
+    /// The directory Dex's configuration and log are in.
+    pub fn dir(&self) -> &std::path::Path {
+        self.dir.path()
+    }
 }
 
 /// `dex serve CONFIG`, logging to `dir`/dex.log.

@@ -15,6 +15,7 @@
 //!   browser through its login pages.
 //! - [`gitea::Gitea`]: a real Gitea (`scripts/gitea`) on loopback, with fixtures made through its
 //!   API and `git push`.
+//! - [`dex::Dex`]: a real Dex (`scripts/dex`) on loopback with the configuration given.
 //! - [`oci_registry::OciRegistry`]: a real OCI registry (CNCF distribution) on loopback, TLS and
 //!   htpasswd, charts pushed with the real `helm push`.
 //!

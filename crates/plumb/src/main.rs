@@ -50,6 +50,9 @@ enum Command {
     Cluster(cmd::cluster::ClusterArgs),
     /// Switch between or list contexts (servers logged in to).
     Context(cmd::login::ContextArgs),
+    /// The bundled Dex (Argo's `argocd-dex`): `rundex` runs Dex with the configuration
+    /// generated from argocd-cm, `gendexcfg` prints it.
+    Dex(cmd::dex::DexArgs),
     /// Compare desired objects with live objects offline, in `argocd app diff` format.
     Diff(cmd::diff::DiffArgs),
     /// Log in to a plumb server; `plumb app` then goes through it.
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
         Command::Completion(args) => cmd::completion::run(args, Cli::command()),
         Command::Cluster(args) => cmd::cluster::run(args),
         Command::Context(args) => cmd::login::run_context(args),
+        Command::Dex(args) => cmd::dex::run(args),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Login(args) => cmd::login::run_login(args),
         Command::Relogin(args) => cmd::login::run_relogin(args),

@@ -15,8 +15,6 @@ use super::verify::MAX_TOKEN_BYTES;
 use crate::error::Error;
 use crate::state::AppState;
 
-use super::COOKIE;
-
 fn public(method: &Method, path: &str) -> bool {
     crate::ui::is_ui_path(method, path)
         || matches!(
@@ -65,20 +63,11 @@ fn token(req: &Request) -> Result<Option<(String, Source)>, Error> {
             .filter(|t| !t.is_empty())
             .map(|t| (t, Source::Header)));
     }
-    for h in req.headers().get_all(header::COOKIE) {
-        let Ok(h) = h.to_str() else { continue };
-        for pair in h.split(';') {
-            if let Some((k, v)) = pair.trim().split_once('=')
-                && k == COOKIE
-            {
-                if v.len() > MAX_TOKEN_BYTES {
-                    return Err(too_long());
-                }
-                return Ok(Some(v.to_string())
-                    .filter(|t| !t.is_empty())
-                    .map(|t| (t, Source::Cookie)));
-            }
-        }
+    // Argo's chunked cookie (`argocd.token`, `argocd.token-1`, ...) joined.
+    match super::token_cookie::join(req.headers(), MAX_TOKEN_BYTES) {
+        Ok(Some(t)) => return Ok(Some((t, Source::Cookie))),
+        Ok(None) => {}
+        Err(why) => return Err(Error::Unauthenticated(why)),
     }
     Ok(None)
 }

@@ -24,6 +24,7 @@ mod shared;
 pub(crate) mod sso;
 pub(crate) mod store;
 pub(crate) mod throttle;
+pub(crate) mod token_cookie;
 mod verify;
 
 /// Argo's session cookie (`common.AuthCookieName`).
@@ -38,4 +39,4 @@ pub(crate) use random::new_token_id;
 pub(crate) use shared::{Auth, LoginCounter};
 pub use sso::dex::generate_dex_config;
 pub use throttle::ThrottleConfig;
-pub(crate) use verify::sso_caller;
+pub(crate) use verify::{MAX_TOKEN_BYTES, sso_caller};

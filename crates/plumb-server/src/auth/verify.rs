@@ -60,6 +60,15 @@ impl AppState {
                 super::sso::TOKEN_VERIFICATION_ERROR
             ))
         })?;
+        let sso = &self.auth_state()?.sso;
+        let claims = sso
+            .userinfo
+            .with_groups(&provider, claims)
+            .await
+            .map_err(|why| {
+                tracing::info!(issuer = %settings.config.issuer, "refused an SSO token: {why}");
+                Error::Unauthenticated(format!("invalid session: {why}"))
+            })?;
         Ok(Some(sso_caller(provider.issuer(), claims)))
     }
 

@@ -27,13 +27,20 @@ pub(crate) struct SecureCookie(pub(crate) bool);
 
 /// Argo's session cookie (`argocd.token`) for the web UI: HTTP-only, so page scripts never
 /// see the token; `SameSite=Lax`, so other sites' pages cannot send it with their writes.
-fn cookie(token: &str, secure: SecureCookie) -> Option<HeaderValue> {
-    let max_age = if token.is_empty() { "; Max-Age=0" } else { "" };
-    let secure = if secure.0 { "; Secure" } else { "" };
-    HeaderValue::from_str(&format!(
-        "argocd.token={token}; Path=/; SameSite=Lax; HttpOnly{secure}{max_age}"
-    ))
-    .ok()
+/// Split over several cookies when it is too long for one, as Argo's `SetTokenCookie`.
+fn cookies(token: &str, secure: SecureCookie) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    let attributes = crate::auth::token_cookie::attributes(secure.0);
+    let values = crate::auth::token_cookie::set_cookies(token, &attributes).unwrap_or_else(|why| {
+        tracing::warn!("no session cookie: {why}");
+        Vec::new()
+    });
+    for c in values {
+        if let Ok(v) = HeaderValue::from_str(&c) {
+            headers.append(header::SET_COOKIE, v);
+        }
+    }
+    headers
 }
 
 /// `POST /api/v1/session`: `{"token"}`, and the token as the `argocd.token` cookie.
@@ -49,28 +56,28 @@ pub(crate) async fn create(
     }
     let token = s.login(&body.username, &body.password).await?;
     let secure = secure.map_or(SecureCookie(true), |Extension(v)| v);
-    let mut headers = HeaderMap::new();
-    if let Some(c) = cookie(&token, secure) {
-        headers.insert(header::SET_COOKIE, c);
-    }
-    Ok((headers, Json(json!({"token": token}))))
+    Ok((cookies(&token, secure), Json(json!({"token": token}))))
 }
 
 /// `DELETE /api/v1/session`: revokes the caller's session token and clears the cookie.
 pub(crate) async fn delete(
     State(s): State<AppState>,
     secure: Option<Extension<SecureCookie>>,
+    request: HeaderMap,
     caller: Option<Authenticated>,
 ) -> Result<(HeaderMap, Json<Value>)> {
     if let (Some(Authenticated(c)), Some(_)) = (caller, s.auth.as_ref()) {
         s.revoke_session(&c).await?;
     }
     let secure = secure.map_or(SecureCookie(true), |Extension(v)| v);
-    let mut headers = HeaderMap::new();
-    if let Some(c) = cookie("", secure) {
-        headers.insert(header::SET_COOKIE, c);
+    let attributes = crate::auth::token_cookie::attributes(secure.0);
+    let mut out = HeaderMap::new();
+    for c in crate::auth::token_cookie::clear_cookies(&request, &attributes) {
+        if let Ok(v) = HeaderValue::from_str(&c) {
+            out.append(header::SET_COOKIE, v);
+        }
     }
-    Ok((headers, Json(json!({}))))
+    Ok((out, Json(json!({}))))
 }
 
 /// `GET /api/v1/session/userinfo`: `loggedIn`, `username`, `iss`, `groups`.

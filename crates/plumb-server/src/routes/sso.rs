@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use super::session::SecureCookie;
 use crate::auth::sso::state_cookie::{self, LoginState, STATE_COOKIE, STATE_MAX_AGE_SECS};
 use crate::auth::sso::{Status, TOKEN_VERIFICATION_ERROR};
+use crate::auth::token_cookie;
 use crate::state::AppState;
 
 /// Argo's answer to a return URL on another site.
@@ -47,11 +48,10 @@ fn redirect(to: &str, cookies: &[String]) -> Response {
 }
 
 fn cookie(name: &str, value: &str, max_age: Option<i64>, secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
     let age = max_age
         .map(|a| format!("; Max-Age={a}"))
         .unwrap_or_default();
-    format!("{name}={value}; Path=/; SameSite=Lax; HttpOnly{secure}{age}")
+    format!("{name}={value}; {}{age}", token_cookie::attributes(secure))
 }
 
 fn read_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -193,6 +193,16 @@ pub(crate) async fn callback(
         }
         Err(why) => return refuse(StatusCode::BAD_GATEWAY, why),
     };
+    if p.settings.config.enable_user_info_groups
+        && let Some(sub) = tokens.claims.get("sub").and_then(|v| v.as_str())
+    {
+        let exp = tokens
+            .claims
+            .get("exp")
+            .and_then(|v| v.as_i64())
+            .unwrap_or_default();
+        s.sso_remember_access_token(sub, &tokens.access_token, exp);
+    }
     let caller = crate::auth::sso_caller(p.issuer(), tokens.claims);
     tracing::info!(user = %caller.subject, groups = ?caller.groups, refresh = tokens.refresh_token.is_some(), "Web login successful");
     let back = if login.return_url.is_empty() {
@@ -200,13 +210,14 @@ pub(crate) async fn callback(
     } else {
         login.return_url.as_str()
     };
-    redirect(
-        back,
-        &[
-            clear_state.clone(),
-            cookie(crate::auth::COOKIE, &tokens.id_token, None, secure),
-        ],
-    )
+    let session =
+        match token_cookie::set_cookies(&tokens.id_token, &token_cookie::attributes(secure)) {
+            Ok(c) => c,
+            Err(why) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, why),
+        };
+    let mut cookies = vec![clear_state.clone()];
+    cookies.extend(session);
+    redirect(back, &cookies)
 }
 
 /// The callback's code and the login it completes: the sealed state cookie of this browser,
@@ -249,7 +260,10 @@ pub(crate) async fn logout(
     secure: Option<Extension<SecureCookie>>,
     headers: HeaderMap,
 ) -> Response {
-    let token = read_cookie(&headers, crate::auth::COOKIE).unwrap_or_default();
+    let token = token_cookie::join(&headers, crate::auth::MAX_TOKEN_BYTES)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let (inputs, status) = match s.sso_now().await {
         Ok(v) => v,
         Err(e) => return e.into_response(),
@@ -265,7 +279,7 @@ pub(crate) async fn logout(
         url.clone()
     };
     let secure = is_secure(secure, &url);
-    let clear = cookie(crate::auth::COOKIE, "", Some(0), secure);
+    let clear = token_cookie::clear_cookies(&headers, &token_cookie::attributes(secure));
     let to = match status {
         Status::Ready(p)
             if !token.is_empty() && p.verify_with_current_keys(&token, None).is_ok() =>
@@ -274,7 +288,7 @@ pub(crate) async fn logout(
         }
         _ => back,
     };
-    redirect(&to, &[clear])
+    redirect(&to, &clear)
 }
 
 /// Headers not forwarded by a proxy (RFC 9110 section 7.6.1).

@@ -27,5 +27,6 @@ mod repositories;
 mod revisions;
 mod scoped;
 mod sso;
+mod sso_gaps;
 mod support;
 mod webhook;

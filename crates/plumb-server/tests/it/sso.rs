@@ -21,7 +21,7 @@ use plumb_testenv::dex::{Browser, Dex, LOCAL_USER_ID, PASSWORD_HASH, enc, form, 
 use crate::authn::{AuthStack, claims};
 
 /// A browser trusting the stack's server.
-fn new_browser(s: &AuthStack) -> Browser {
+pub(crate) fn new_browser(s: &AuthStack) -> Browser {
     Browser::new(&s.base, Some(&s.pem))
 }
 
@@ -38,7 +38,7 @@ fn dex_config_text() -> String {
 }
 
 /// Dex with the configuration Plumb generates from the namespace's argocd-cm and argocd-secret.
-async fn start_dex(s: &AuthStack, port: u16) -> Dex {
+pub(crate) async fn start_dex(s: &AuthStack, port: u16) -> Dex {
     let cms: Api<ConfigMap> = Api::namespaced(s.client.clone(), s.ns.name());
     let cm = cms
         .get("argocd-cm")
@@ -64,7 +64,7 @@ async fn start_dex(s: &AuthStack, port: u16) -> Dex {
 }
 
 /// A full login through `/auth/login`: (the callback URL, the session token).
-async fn sso_login(
+pub(crate) async fn sso_login(
     s: &AuthStack,
     b: &mut Browser,
     connector: &str,

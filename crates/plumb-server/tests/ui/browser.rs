@@ -20,6 +20,14 @@ pub struct SettingsServer {
 
 impl SettingsServer {
     pub async fn start(prefix: &str) -> Self {
+        Self::start_tuned(prefix, |_| {}).await
+    }
+
+    /// [`SettingsServer::start`] with the server's configuration changed by `tune`.
+    pub async fn start_tuned(
+        prefix: &str,
+        tune: impl FnOnce(&mut plumb_server::ServerConfig),
+    ) -> Self {
         let (ui, chromium) = match prerequisites() {
             Ok(p) => p,
             Err(why) => panic!("the web UI browser test cannot run: {why}"),
@@ -29,6 +37,7 @@ impl SettingsServer {
         create_default_project(&client, ns.name()).await;
         let mut config = server_config(ns.name());
         config.disable_auth = false;
+        tune(&mut config);
         let server = plumb_server::serve(client.clone(), config)
             .await
             .expect("server starts");
@@ -81,6 +90,62 @@ impl SettingsServer {
             "the browser test {script} failed; its output:\n{log}"
         );
         format!("{log}{err}")
+    }
+
+    /// [`SettingsServer::run`] for a script that asks for steps: on each line `STEP <name>` it
+    /// prints, `on_step(name)` runs and the script is answered `done`.
+    pub async fn run_interactive(
+        &self,
+        script: &str,
+        vars: &[(&str, &str)],
+        mut on_step: impl AsyncFnMut(&str),
+    ) -> String {
+        use std::process::Stdio;
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let mut cmd = tokio::process::Command::new("node");
+        cmd.arg(format!("e2e/{script}"))
+            .current_dir(&self.ui)
+            .env("PLUMB_UI_URL", self.base())
+            .env("PLUMB_ADMIN_PASSWORD", &self.admin_pw)
+            .env("PLUMB_CHROMIUM", &self.chromium)
+            .env("PLUMB_FAILURE_DIR", std::env::temp_dir())
+            .envs(vars.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(dir) = std::env::var_os("PLUMB_UI_SCREENSHOTS") {
+            cmd.env("PLUMB_SCREENSHOTS", dir);
+        }
+        let mut child = cmd.spawn().expect("node runs (Node 20 is required)");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let mut out = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut log = Vec::new();
+        let session = async {
+            while let Some(line) = out.next_line().await.expect("read the script's output") {
+                println!("{line}");
+                log.push(line.clone());
+                if let Some(step) = line.strip_prefix("STEP ") {
+                    on_step(step).await;
+                    stdin.write_all(b"done\n").await.expect("answer the script");
+                }
+            }
+            child.wait().await.expect("node exits")
+        };
+        // A generous bound for the whole browser session; no step is timed.
+        let status = tokio::time::timeout(Duration::from_secs(600), session)
+            .await
+            .expect("the browser test ends within 10 minutes");
+        assert!(
+            status.success() && log.last().is_some_and(|l| l == "PASS"),
+            "the browser test {script} failed (exit {status}); its output:\n{}",
+            log.join("\n")
+        );
+        log.join("\n")
+    }
+
+    /// The server's address as the browser reaches it.
+    pub fn base(&self) -> String {
+        format!("https://localhost:{}", self.server.addr.port())
     }
 
     pub async fn shutdown(self) {

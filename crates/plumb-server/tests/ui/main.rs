@@ -18,6 +18,7 @@ mod browser;
 mod settings;
 mod settings_clusters;
 mod settings_repos;
+mod sso;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

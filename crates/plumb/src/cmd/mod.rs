@@ -11,6 +11,7 @@ pub mod cert;
 pub mod cluster;
 pub mod completion;
 pub mod controller;
+pub mod dex;
 pub mod diff;
 pub mod gpg;
 pub mod login;

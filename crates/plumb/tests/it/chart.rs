@@ -166,14 +166,23 @@ fn check_pod(spec: &Value, what: &str) {
             c["resources"]["requests"]["cpu"].is_string(),
             "{what}: cpu request"
         );
-        assert_eq!(
-            c["livenessProbe"]["httpGet"]["path"], "/healthz",
-            "{what}: liveness"
-        );
-        assert_eq!(
-            c["readinessProbe"]["httpGet"]["path"], "/readyz",
-            "{what}: readiness"
-        );
+        if c["name"] == "dex" {
+            // plumb dex rundex serves nothing itself: Dex's port answering is its readiness,
+            // and rundex exits (the container restarts) when Dex does.
+            assert_eq!(
+                c["readinessProbe"]["tcpSocket"]["port"], "http",
+                "{what}: readiness"
+            );
+        } else {
+            assert_eq!(
+                c["livenessProbe"]["httpGet"]["path"], "/healthz",
+                "{what}: liveness"
+            );
+            assert_eq!(
+                c["readinessProbe"]["httpGet"]["path"], "/readyz",
+                "{what}: readiness"
+            );
+        }
         let image = c["image"].as_str().unwrap_or_default();
         assert!(image.contains(':'), "{what}: image {image} has no tag");
     }
@@ -480,7 +489,8 @@ fn install_file(name: &str) -> Vec<Value> {
 /// The default render installs what deploy/install.yaml does, except the Namespace (`helm
 /// install --create-namespace`); `createClusterRoles=false` without CRDs what
 /// namespace-install.yaml does; `controller.replicas=3` what deploy/ with
-/// components/controller-statefulset does.
+/// components/controller-statefulset does; `dex.enabled=true` what deploy/ with components/dex
+/// does.
 #[test]
 fn chart_installs_what_deploy_installs() {
     assert_same_install(
@@ -508,6 +518,30 @@ fn chart_installs_what_deploy_installs() {
     let sharded = kustomize_build(overlay.path());
     let args = ["--set", "controller.replicas=3"];
     assert_same_install(&args, &sharded, &["Namespace/argocd"], SETTINGS);
+    // The bundled Dex: deploy with components/dex, the chart with dex.enabled.
+    let kustomization = format!("resources: [{deploy}]\ncomponents: [{deploy}/components/dex]\n");
+    std::fs::write(overlay.path().join("kustomization.yaml"), kustomization).unwrap();
+    let with_dex = kustomize_build(overlay.path());
+    let args = ["--set", "dex.enabled=true"];
+    assert_same_install(&args, &with_dex, &["Namespace/argocd"], SETTINGS);
+    let server = by_key(&with_dex)[&("Deployment".into(), "plumb-server".into())]["spec"]["template"]
+        ["spec"]["containers"][0]["env"]
+        .clone();
+    let chart_objs = render(&args);
+    let chart_server = &by_key(&chart_objs)[&("Deployment".into(), "plumb-server".into())]["spec"]
+        ["template"]["spec"]["containers"][0]["env"];
+    for env in [&server, chart_server] {
+        let dex = env
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == "ARGOCD_SERVER_DEX_SERVER");
+        assert_eq!(
+            dex.map(|e| &e["value"]),
+            Some(&Value::from("http://plumb-dex-server:5556")),
+            "plumb server's --dex-server is the Service"
+        );
+    }
 }
 
 /// Above one controller replica, a StatefulSet told its replica count, as
@@ -557,6 +591,7 @@ fn chart_objects_are_accepted_by_the_api_server() {
         "default-values.yaml",
         "configs-values.yaml",
         "ha-values.yaml",
+        "dex-values.yaml",
     ] {
         let file = chart().join("ci").join(values);
         let set = format!("namespaceOverride={},crds.install=false", ns.name());

@@ -19,6 +19,7 @@ mod chart;
 mod cli_meta;
 mod cluster_cli;
 mod cluster_verbs;
+mod dex_cli;
 mod diff;
 mod local_sync;
 mod payments_api;

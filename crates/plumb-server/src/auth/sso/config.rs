@@ -50,6 +50,12 @@ pub(crate) struct OidcConfig {
     pub(crate) allowed_audiences: Vec<String>,
     #[serde(default, rename = "skipAudienceCheckWhenTokenHasNoAudience")]
     pub(crate) skip_audience_check_without_aud: bool,
+    #[serde(default, rename = "enableUserInfoGroups")]
+    pub(crate) enable_user_info_groups: bool,
+    #[serde(default, rename = "userInfoPath")]
+    pub(crate) user_info_path: String,
+    #[serde(default, rename = "userInfoCacheExpiration")]
+    pub(crate) user_info_cache_expiration: String,
 }
 
 /// Which provider the server logs people in with.

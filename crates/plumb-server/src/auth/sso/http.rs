@@ -20,6 +20,13 @@ const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 #[error("{0}")]
 pub(crate) struct HttpError(String);
 
+/// An answer of [`Http::get_bearer`].
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) content_type: String,
+    pub(crate) body: Vec<u8>,
+}
+
 /// A bounded client for one provider.
 #[derive(Clone)]
 pub(crate) struct Http {
@@ -78,6 +85,31 @@ impl Http {
             }
             _ => url.to_string(),
         }
+    }
+
+    /// `GET url` with `Authorization: Bearer token` (the userinfo endpoint), bounded as every
+    /// request to the provider. Errors never hold the token.
+    pub(crate) async fn get_bearer(&self, url: &str, token: &str) -> Result<Answer, HttpError> {
+        let request = axum::http::Request::get(url)
+            .header(axum::http::header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(
+                axum::http::header::ACCEPT,
+                "application/json, application/jwt",
+            )
+            .body(Vec::new())
+            .map_err(|e| HttpError(format!("{url}: {e}")))?;
+        let response = self.send(request).await?;
+        let content_type = response
+            .headers()
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        Ok(Answer {
+            status: response.status().as_u16(),
+            content_type,
+            body: response.into_body(),
+        })
     }
 
     async fn send(&self, request: HttpRequest) -> Result<HttpResponse, HttpError> {

@@ -95,4 +95,11 @@ impl AppState {
             .as_deref()
             .is_some_and(|a| a.sso.use_state(state, expires, now))
     }
+
+    /// Keeps a login's access token for the userinfo endpoint (`enableUserInfoGroups`).
+    pub(crate) fn sso_remember_access_token(&self, subject: &str, token: &str, expires: i64) {
+        if let Some(a) = self.auth.as_deref() {
+            a.sso.userinfo.remember(subject, token, expires);
+        }
+    }
 }

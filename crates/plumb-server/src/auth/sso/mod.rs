@@ -17,6 +17,7 @@ mod inputs;
 pub(crate) mod provider;
 mod refresh;
 pub(crate) mod state_cookie;
+pub(crate) mod userinfo;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -58,6 +59,8 @@ pub(crate) struct Sso {
     used_states: Mutex<HashMap<String, i64>>,
     /// For `/api/dex`: redirects are relayed, not followed.
     proxy: Option<reqwest::Client>,
+    /// Access tokens and userinfo groups (`enableUserInfoGroups`).
+    pub(crate) userinfo: userinfo::UserInfo,
 }
 
 impl std::fmt::Debug for Sso {
@@ -87,6 +90,7 @@ impl Sso {
                 .timeout(request_timeout)
                 .build()
                 .ok(),
+            userinfo: userinfo::UserInfo::default(),
         }
     }
 

@@ -54,6 +54,8 @@ pub(crate) struct LoginRequest {
 /// The tokens of a completed login.
 pub(crate) struct LoginTokens {
     pub(crate) id_token: String,
+    /// For the userinfo endpoint (`enableUserInfoGroups`).
+    pub(crate) access_token: String,
     pub(crate) refresh_token: Option<String>,
     pub(crate) claims: Map<String, Value>,
 }
@@ -143,7 +145,7 @@ impl Provider {
     }
 
     /// The HTTP client the provider is asked with.
-    pub(super) fn http(&self) -> &Http {
+    pub(crate) fn http(&self) -> &Http {
         &self.http
     }
 
@@ -357,6 +359,7 @@ impl Provider {
             .map_err(|e| format!("{}: {e}", TOKEN_VERIFICATION_ERROR))?;
         Ok(LoginTokens {
             id_token,
+            access_token: response.access_token().secret().clone(),
             refresh_token: response.refresh_token().map(|t| t.secret().clone()),
             claims,
         })
