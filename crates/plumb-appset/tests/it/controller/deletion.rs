@@ -94,5 +94,8 @@ async fn a_removed_element_is_deleted_while_the_brake_allows() {
     .await;
     assert_eq!(up["reason"], "ApplicationSetUpToDate");
     let held = r.condition("s", "DeletionHeld").await;
-    assert!(held.is_none_or(|c| c["status"] == "False"), "{held:?}");
+    assert!(
+        held.as_ref().is_none_or(|c| c["status"] == "False"),
+        "{held:?}"
+    );
 }

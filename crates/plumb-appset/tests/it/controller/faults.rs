@@ -38,7 +38,7 @@ async fn serve_plugin() -> String {
 
 async fn plugin_config(r: &Running, base: &str) {
     let secret = format!(
-        "apiVersion: v1\nkind: Secret\nmetadata: {{name: actlt-gen, namespace: {ns}}}\nstringData: {{token: actlt-plugin-s3cr3t}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: actlt-gen, namespace: {ns}}}\ndata: {{baseUrl: '{base}', token: '$actlt-gen:token'}}\n",
+        "apiVersion: v1\nkind: Secret\nmetadata: {{name: actlt-gen, namespace: {ns}}}\nstringData: {{token: actlt-plugin-s3cr3t}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: actlt-gen, namespace: {ns}}}\ndata: {{baseUrl: '{base}', token: '$actlt-gen:token'}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: actlt-gen-hang, namespace: {ns}}}\ndata: {{baseUrl: '{base}', token: '$actlt-gen:token', requestTimeout: '2'}}\n",
         ns = r.ns.name()
     );
     crate::agen_support::apply(&secret);
@@ -64,7 +64,16 @@ async fn failing_generators_are_named_and_delete_nothing() {
     })
     .await;
     let before = versions(&r).await;
-    let plugin = |mode: &str| json!({"plugin": {"configMapRef": {"name": "actlt-gen"}, "input": {"parameters": {"mode": mode}}}});
+    // The hanging plugin's ConfigMap asks for a 2 s timeout: below the HTTP client's own 30 s,
+    // so the message is always the plugin's "no answer within".
+    let plugin = |mode: &str| {
+        let cm = if mode == "hang" {
+            "actlt-gen-hang"
+        } else {
+            "actlt-gen"
+        };
+        json!({"plugin": {"configMapRef": {"name": cm}, "input": {"parameters": {"mode": mode}}}})
+    };
     let cases = [
         (
             json!({"git": {"repoURL": "http://127.0.0.1:9/actlt-nothing", "revision": "HEAD",

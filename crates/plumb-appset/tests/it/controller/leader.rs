@@ -54,10 +54,14 @@ async fn only_the_leader_reconciles_and_the_other_takes_over() {
         (follower.asked() > 0).then_some(())
     })
     .await;
+    // The leader's reconcile is recorded once it ends (after its writes).
+    eventually("the leader's reconcile recorded", || async {
+        r.metrics_text().contains("name=\"fleet\"").then_some(())
+    })
+    .await;
     // The follower saw the set and reconciled nothing: no reconcile and no info of it recorded.
     let follower_metrics = metrics_of(&second_metrics);
     assert!(!follower_metrics.contains("fleet"), "{follower_metrics}");
-    assert!(r.metrics_text().contains("name=\"fleet\""));
 
     // The leader stops (its Lease lapses): nobody leads while the set changes.
     leader.leading.store(false, Ordering::SeqCst);
@@ -85,7 +89,11 @@ async fn only_the_leader_reconciles_and_the_other_takes_over() {
         (r.app_names().await == ["a", "b"]).then_some(())
     })
     .await;
-    let metrics = metrics_of(&second_metrics);
-    assert!(metrics.contains("name=\"fleet\""), "{metrics}");
+    eventually("the new leader's reconcile recorded", || async {
+        metrics_of(&second_metrics)
+            .contains("name=\"fleet\"")
+            .then_some(())
+    })
+    .await;
     second.abort();
 }
