@@ -153,12 +153,7 @@ fn cases(
         ),
         (
             "symlink",
-            set(
-                "symlink",
-                git("files", "apps/*/config.yaml"),
-                "{{name}}",
-                false,
-            ),
+            set("symlink", link, "{{name}}", false),
             vec!["git", "apps/evil/config.yaml"],
         ),
         (
