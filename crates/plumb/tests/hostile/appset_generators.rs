@@ -80,22 +80,21 @@ fn serve(delay: Duration, answer: fn(&str) -> Option<String>) -> String {
     format!("http://{addr}")
 }
 
-/// A repository with a 65 MiB file and a file nested 100,000 levels deep; another with a link
-/// out of it (a checkout with one is refused whole, so it cannot share).
-fn hostile_repos() -> (GitRepo, GitRepo) {
-    let repo = GitRepo::new();
-    repo.commit(&[("apps/good/config.yaml", "name: good\n")], "good");
-    std::fs::create_dir_all(repo.path().join("huge")).unwrap();
-    let huge = std::fs::File::create(repo.path().join("huge/config.json")).unwrap();
-    huge.set_len(65 << 20).unwrap();
-    let deep = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
-    std::fs::create_dir_all(repo.path().join("deep")).unwrap();
-    std::fs::write(repo.path().join("deep/config.json"), deep).unwrap();
-    repo.commit_all("huge and deep");
+/// Three repositories: one with a file nested 100,000 levels deep, one with a 65 MiB file, one
+/// with a link out of it (the last two are refused whole at checkout, so none can share).
+fn hostile_repos() -> [GitRepo; 3] {
+    let deep = GitRepo::new();
+    let text = format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000));
+    deep.commit(&[("deep/config.json", text.as_str())], "deep");
+    let huge = GitRepo::new();
+    std::fs::create_dir_all(huge.path().join("huge")).unwrap();
+    let file = std::fs::File::create(huge.path().join("huge/config.json")).unwrap();
+    file.set_len(65 << 20).unwrap();
+    huge.commit_all("huge");
     let linked = GitRepo::new();
     linked.commit(&[("apps/good/config.yaml", "name: good\n")], "good");
     linked.commit_symlink("apps/evil/config.yaml", "/etc/passwd", "link out");
-    (repo, linked)
+    [deep, huge, linked]
 }
 
 /// An ApplicationSet named `name` with `generator`, its template naming Applications `name`.
@@ -118,14 +117,16 @@ fn set(name: &str, generator: Value, app_name: &str, go_template: bool) -> Value
 
 /// The hostile sets, each with what its error must say.
 fn cases(
-    repos: &(GitRepo, GitRepo),
+    repos: &[GitRepo; 3],
     plugin_hang: &str,
     plugin_garbage: &str,
 ) -> Vec<(&'static str, Value, Vec<&'static str>)> {
-    let (url, linked) = (repos.0.url(), repos.1.url());
-    let git = |key: &str, path: &str| json!({"git": {"repoURL": url, "revision": "HEAD", key: [{"path": path}]}});
-    let link = json!({"git": {"repoURL": linked, "revision": "HEAD", "files": [{"path": "apps/*/config.yaml"}]}});
+    let [deep, huge, linked] = repos.each_ref().map(GitRepo::url);
+    let git = |url: &str, path: &str| json!({"git": {"repoURL": url, "revision": "HEAD", "files": [{"path": path}]}});
+    let dotdot =
+        json!({"git": {"repoURL": deep, "revision": "HEAD", "directories": [{"path": "../*"}]}});
     let list = json!({"list": {"elements": [{"name": "Bad_Name!"}]}});
+    let link = git(&linked, "apps/*/config.yaml");
     let one = json!({"list": {"elements": [{"name": "x"}]}});
     let plugin = |cm: &str| json!({"plugin": {"configMapRef": {"name": cm}}});
     let scm = |api: String| {
@@ -143,12 +144,7 @@ fn cases(
     vec![
         (
             "dotdot",
-            set(
-                "dotdot",
-                git("directories", "../*"),
-                "{{path.basename}}",
-                false,
-            ),
+            set("dotdot", dotdot, "{{path.basename}}", false),
             vec!["git", "leads outside the repository"],
         ),
         (
@@ -158,13 +154,13 @@ fn cases(
         ),
         (
             "huge",
-            set("huge", git("files", "huge/config.json"), "x", false),
+            set("huge", git(&huge, "huge/config.json"), "x", false),
             vec!["git", "huge/config.json"],
         ),
         (
             "deep",
-            set("deep", git("files", "deep/config.json"), "x", false),
-            vec!["git", "deep/config.json"],
+            set("deep", git(&deep, "deep/config.json"), "x", false),
+            vec!["deep/config.json", "nests deeper"],
         ),
         (
             "until",
@@ -204,12 +200,12 @@ fn cases(
         (
             "scm-500",
             set("scm-500", scm(five_hundred), "{{repository}}", false),
-            vec!["Gitea", "500"],
+            vec!["Gitea", "500", "<token>"],
         ),
         (
             "scm-slow",
             set("scm-slow", scm(slow), "{{repository}}", false),
-            vec!["Gitea", "timed out"],
+            vec!["Gitea", "no complete answer within"],
         ),
     ]
 }
@@ -290,7 +286,8 @@ fn hostile_generator_input_is_refused_by_name_in_bounded_time() {
     for ((name, _, says), (code, stdout, stderr)) in cases.iter().zip(results) {
         // An error exit, not success and not a panic's 101 (nor a signal's None).
         let mut ok = matches!(code, Some(c) if c != 0 && c != 101) && !stderr.contains("panicked");
-        ok &= stderr.contains(&format!("{name}.json"));
+        // The file, and the generator by its place in the set.
+        ok &= stderr.contains(&format!("{name}.json")) && stderr.contains("spec.generators[0]");
         ok &= says.iter().all(|want| stderr.contains(want));
         ok &= [TOKEN, "root:"]
             .iter()
