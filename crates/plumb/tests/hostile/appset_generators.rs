@@ -26,8 +26,7 @@ fn read_request(s: &mut TcpStream) -> String {
     let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
-    loop {
-        let Ok(n) = s.read(&mut chunk) else { break };
+    while let Ok(n) = s.read(&mut chunk) {
         if n == 0 {
             break;
         }
