@@ -4,6 +4,7 @@ mod api_traffic;
 mod app_namespaces;
 mod app_of_apps;
 mod applicationset;
+mod applicationset_leader;
 mod automation;
 mod exec_cluster;
 mod git_sharing;

@@ -10,6 +10,7 @@
 mod actions;
 mod advisories;
 mod appset_bodies;
+mod appset_generators;
 mod chart_repos;
 mod cluster_secrets;
 mod credential_sweep;

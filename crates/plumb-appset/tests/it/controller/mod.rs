@@ -2,8 +2,12 @@
 //! under each policy, owned, kept on a generator error; conditions, events and metrics.
 
 mod bench;
+mod deletion;
+mod faults;
+mod leader;
 mod rollout;
 pub(crate) mod support;
+mod triggers;
 
 use serde_json::json;
 

@@ -15,7 +15,7 @@ pub const DEADLINE: Duration = Duration::from_secs(90);
 pub struct Running {
     pub ns: TestNamespace,
     pub client: kube::Client,
-    pub registry: Arc<std::sync::Mutex<prometheus_client::registry::Registry>>,
+    pub registry: Registry,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -28,13 +28,22 @@ impl Drop for Running {
 impl Running {
     /// The controller on a fresh namespace, its configuration adjusted by `tweak`.
     pub async fn start(prefix: &str, tweak: impl FnOnce(&mut appset::Config)) -> Self {
+        Self::start_on(TestEnv::shared(), prefix, tweak, Arc::new(|| true)).await
+    }
+
+    /// [`Running::start`] on the control plane `env`, reconciling while `gate` says so.
+    pub async fn start_on(
+        env: &TestEnv,
+        prefix: &str,
+        tweak: impl FnOnce(&mut appset::Config),
+        gate: appset::Gate,
+    ) -> Self {
         if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("PLUMB_LOG") {
             let _ = tracing_subscriber::fmt()
                 .with_env_filter(filter)
                 .with_test_writer()
                 .try_init();
         }
-        let env = TestEnv::shared();
         env.install_plumb_crds();
         let ns = env.namespace(prefix);
         let client = env.client().await;
@@ -59,32 +68,24 @@ impl Running {
             .create(&PostParams::default(), &project)
             .await
             .expect("default project");
-        let mut config = appset::Config::new(ns.name());
-        tweak(&mut config);
-        let cache = tempfile::tempdir().expect("tempdir").keep();
-        let ctx = appset::context(
-            client.clone(),
-            ns.name(),
-            Arc::new(
-                plumb_source::GitCache::new(cache.join("git"), plumb_source::Limits::default())
-                    .expect("git cache"),
-            ),
-            config.scm.clone(),
-        )
-        .expect("context");
-        let mut registry = prometheus_client::registry::Registry::default();
-        let metrics = AppSetMetrics::register(&mut registry);
-        let task = tokio::spawn(async move {
-            if let Err(e) = appset::run(ctx, config, metrics, Arc::new(|| true)).await {
-                eprintln!("APPSET CONTROLLER STOPPED: {e}");
-            }
-        });
+        let (task, registry) = spawn_controller(&client, ns.name(), tweak, gate);
         Self {
             ns,
             client,
-            registry: Arc::new(std::sync::Mutex::new(registry)),
+            registry,
             task,
         }
+    }
+
+    /// Stops this controller's reconciles (as a replica that died).
+    pub fn stop(&self) {
+        self.task.abort();
+    }
+
+    /// Another controller on this namespace (a second replica), reconciling while `gate` says
+    /// so; stopped when the returned handle is aborted.
+    pub fn another(&self, gate: appset::Gate) -> (tokio::task::JoinHandle<()>, Registry) {
+        spawn_controller(&self.client, self.ns.name(), |_| {}, gate)
     }
 
     pub fn sets(&self) -> Api<DynamicObject> {
@@ -185,11 +186,49 @@ impl Running {
     }
 
     pub fn metrics_text(&self) -> String {
-        let mut out = String::new();
-        let registry = self.registry.lock().expect("registry");
-        prometheus_client::encoding::text::encode(&mut out, &registry).expect("encode");
-        out
+        metrics_of(&self.registry)
     }
+}
+
+/// A controller's metrics registry.
+pub type Registry = Arc<std::sync::Mutex<prometheus_client::registry::Registry>>;
+
+/// The text of the metrics in `registry`.
+pub fn metrics_of(registry: &Registry) -> String {
+    let mut out = String::new();
+    let registry = registry.lock().expect("registry");
+    prometheus_client::encoding::text::encode(&mut out, &registry).expect("encode");
+    out
+}
+
+/// The ApplicationSet controller on `ns` in this process, its configuration adjusted by `tweak`.
+fn spawn_controller(
+    client: &kube::Client,
+    ns: &str,
+    tweak: impl FnOnce(&mut appset::Config),
+    gate: appset::Gate,
+) -> (tokio::task::JoinHandle<()>, Registry) {
+    let mut config = appset::Config::new(ns);
+    tweak(&mut config);
+    let cache = tempfile::tempdir().expect("tempdir").keep();
+    let ctx = appset::context(
+        client.clone(),
+        ns,
+        Arc::new(
+            plumb_source::GitCache::new(cache.join("git"), plumb_source::Limits::default())
+                .expect("git cache"),
+        ),
+        config.scm.clone(),
+    )
+    .expect("context");
+    let mut registry = prometheus_client::registry::Registry::default();
+    let metrics = AppSetMetrics::register(&mut registry);
+    let task = tokio::spawn(async move {
+        if let Err(e) = appset::run(ctx, config, metrics, gate).await {
+            eprintln!("APPSET CONTROLLER STOPPED: {e}");
+        }
+    });
+    (task, Arc::new(std::sync::Mutex::new(registry)))
 }
 
 /// Polls `check` until it returns `Some`, failing with `what` after [`DEADLINE`].
