@@ -381,3 +381,28 @@ pub(crate) async fn owned(
     }
     Ok(Json(json!({"items": items, "pendingDeletions": pending})))
 }
+
+/// `GET /api/v1/applicationsets/{name}/events?appsetNamespace=` (Argo's `ListResourceEvents`):
+/// the Kubernetes Events of the set, in its namespace, by name, namespace and UID (so the Events
+/// of an older set of the same name are not shown); `applicationsets, get`.
+pub(crate) async fn events(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>> {
+    let q = Query::parse(raw.as_deref());
+    let ns = namespace(&s, q.get("appsetNamespace"))?;
+    let set = read_checked(&s, &caller, &ns, &name, "get").await?;
+    let uid = set
+        .metadata
+        .other
+        .get("uid")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let fields = crate::routes::events::involving(set.name(), &ns, uid);
+    let what = format!("ApplicationSet {ns}/{name}");
+    Ok(Json(
+        crate::routes::events::list_events(s.client.clone(), &ns, &fields, &what).await?,
+    ))
+}
