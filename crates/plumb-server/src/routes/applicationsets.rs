@@ -207,7 +207,11 @@ async fn generated(
     s: &AppState,
     set: &ApplicationSet,
 ) -> Result<Vec<plumb_model::application::Application>> {
-    let out = plumb_appset::generate(set, &context(s).await?).await;
+    let ctx = context(s).await?;
+    // The repository Secrets as they are now: a preview reads private repositories with the
+    // server's credentials, never the caller's.
+    api::load_repositories(&ctx).await?;
+    let out = plumb_appset::generate(set, &ctx).await;
     if !out.errors.is_empty() {
         let errors: Vec<String> = out.errors.iter().map(ToString::to_string).collect();
         return Err(Error::InvalidArgument(format!(

@@ -302,6 +302,7 @@ impl AppsetClient {
                     &core.cache_dir,
                 )
                 .await?;
+                api::load_repositories(&ctx).await?;
                 let out = plumb_appset::generate(&file.set, &ctx).await;
                 if !out.errors.is_empty() {
                     let errors: Vec<String> = out.errors.iter().map(ToString::to_string).collect();
@@ -350,6 +351,35 @@ impl AppsetClient {
                 let owned = api::owned_applications(&core.client, &live).await?;
                 let pending = api::pending_deletions(&live, &owned);
                 Ok((owned, pending))
+            }
+        }
+    }
+
+    /// Whether the Application `name` of `ns` exists (through the server: one the caller may
+    /// get; a 403 answers as Argo hides Applications, so it counts as gone).
+    pub async fn app_exists(&self, ns: &str, name: &str) -> Result<bool> {
+        match self {
+            Self::Server(s) => {
+                let path = format!(
+                    "/api/v1/applications/{}?appNamespace={}",
+                    enc(name),
+                    enc(ns)
+                );
+                let (status, v) = s.call(reqwest::Method::GET, &path, None).await?;
+                match status {
+                    200 => Ok(true),
+                    403 | 404 => Ok(false),
+                    _ => Err(s.error(status, &v)),
+                }
+            }
+            Self::Core(core) => {
+                let apps: Api<DynamicObject> =
+                    Api::namespaced_with(core.client.clone(), ns, &api::application_resource());
+                let found = apps
+                    .get_opt(name)
+                    .await
+                    .with_context(|| format!("reading Application {ns}/{name}"))?;
+                Ok(found.is_some())
             }
         }
     }
