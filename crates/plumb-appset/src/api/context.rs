@@ -91,12 +91,16 @@ pub async fn load_repositories(ctx: &Context) -> Result<(), ApiError> {
                 };
                 match plumb_source::RepoCredentials::from_secret(&value) {
                     Ok(c) => credentials.push(c),
-                    Err(e) => credentials.extend(plumb_source::RepoCredentials::unusable(&value, &e)),
+                    Err(e) => {
+                        credentials.extend(plumb_source::RepoCredentials::unusable(&value, &e))
+                    }
                 }
             }
         }
         Err(kube::Error::Api(ae)) if ae.code == 403 => {
-            tracing::debug!("repository Secrets of {ns} not readable: previews without credentials");
+            tracing::debug!(
+                "repository Secrets of {ns} not readable: previews without credentials"
+            );
         }
         Err(source) => {
             return Err(ApiError::Kube {

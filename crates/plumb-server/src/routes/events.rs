@@ -43,7 +43,9 @@ pub(crate) async fn list(
 
 /// The field selector of the Events about one object (Argo's `involvedObject` triple).
 pub(crate) fn involving(name: &str, namespace: &str, uid: &str) -> String {
-    format!("involvedObject.name={name},involvedObject.namespace={namespace},involvedObject.uid={uid}")
+    format!(
+        "involvedObject.name={name},involvedObject.namespace={namespace},involvedObject.uid={uid}"
+    )
 }
 
 /// The Events of `namespace` (all namespaces when empty) matching `fields`, oldest first, as

@@ -171,7 +171,12 @@ impl AppsetClient {
     ) -> Result<(ApplicationSet, Action)> {
         let set = &file.set;
         let ns = set.metadata.namespace.as_deref();
-        let existing = self.get_opt(ns, "", set.name()).await?;
+        let existing = match self {
+            // Only to say created, unchanged or updated: a caller who may create but not get
+            // is answered by the create itself (Argo's CLI does not read first).
+            Self::Server(_) => self.get_opt(ns, "", set.name()).await.ok().flatten(),
+            Self::Core(_) => self.get_opt(ns, "", set.name()).await?,
+        };
         let created = match self {
             Self::Server(s) => {
                 let path = format!("/api/v1/applicationsets?upsert={upsert}&dryRun={dry_run}");

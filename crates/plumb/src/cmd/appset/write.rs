@@ -10,8 +10,8 @@ use plumb_appset::api::Confirm;
 use plumb_model::applicationset::ApplicationSet;
 
 use super::client::Ctx;
-use super::wait;
 use super::read::{GetFormat, render_get};
+use super::wait;
 use crate::exit::Outcome;
 use crate::output::Clock;
 
@@ -61,7 +61,10 @@ pub async fn create(ctx: &Ctx, args: CreateArgs) -> Result<Outcome> {
             let ns = Some(created.namespace()).filter(|n| !n.is_empty());
             let deadline = wait::Deadline::after(args.timeout);
             wait::until_up_to_date(ctx, ns, created.name(), &deadline, args.timeout).await?;
-            eprintln!("ApplicationSet '{}' resources are up to date", created.name());
+            eprintln!(
+                "ApplicationSet '{}' resources are up to date",
+                created.name()
+            );
         }
     }
     Ok(Outcome::Success)
@@ -106,7 +109,10 @@ pub async fn delete(ctx: &Ctx, args: DeleteArgs) -> Result<Outcome> {
         }
         let (ns, name) = ctx.target(qualified);
         // What it owns now, to wait for (the garbage collector deletes them after the set).
-        let owned = match (args.wait, ctx.client.get_opt(ns, ctx.file_ns(), name).await?) {
+        let owned = match (
+            args.wait,
+            ctx.client.get_opt(ns, ctx.file_ns(), name).await?,
+        ) {
             (true, Some(set)) => owned_names(ctx, &set).await?,
             _ => Vec::new(),
         };
