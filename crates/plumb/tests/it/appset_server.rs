@@ -182,7 +182,7 @@ fn appset_commands_through_the_server_with_its_credentials() {
     let err = text(&out.stderr);
     assert!(err.contains(&url) && err.contains("fleet.yaml"), "{err}");
     assert!(!err.contains(PASSWORD), "{err}");
-    let out = core(ctl, &["generate", f, "-o", "name"]);
+    let out = core(ctl, &["generate", f, "-o", "json"]);
     assert!(out.status.success(), "{}", all(&out));
 
     // create --wait: until the controller's first reconcile (ResourcesUpToDate).
