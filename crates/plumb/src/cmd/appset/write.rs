@@ -108,16 +108,19 @@ pub async fn delete(ctx: &Ctx, args: DeleteArgs) -> Result<Outcome> {
             continue;
         }
         let (ns, name) = ctx.target(qualified);
-        // What it owns now, to wait for (the garbage collector deletes them after the set).
-        let owned = match (
-            args.wait,
-            ctx.client.get_opt(ns, ctx.file_ns(), name).await?,
-        ) {
-            (true, Some(set)) => owned_names(ctx, &set).await?,
-            _ => Vec::new(),
+        // What it owns now, to wait for (the garbage collector deletes them after the set). As
+        // Argo: a set the caller cannot read first is deleted without waiting; the delete
+        // answers for it.
+        let owned = if args.wait {
+            match ctx.client.get_opt(ns, ctx.file_ns(), name).await {
+                Ok(Some(set)) => Some(owned_names(ctx, &set).await?),
+                _ => None,
+            }
+        } else {
+            None
         };
         ctx.client.delete(ns, ctx.file_ns(), name).await?;
-        if args.wait {
+        if let Some(owned) = owned {
             let deadline = wait::Deadline::after(args.timeout);
             wait::until_deleted(ctx, ns, name, &owned, &deadline, args.timeout).await?;
         }
