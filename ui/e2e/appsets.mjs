@@ -1,7 +1,7 @@
 // The ApplicationSets pages in a real browser, against a real `plumb server` with
 // authentication on the test control plane. Started by crates/plumb-server/tests/ui
 // (`browser_applicationset_pages`), which created the set, its Applications and the brake's
-// DeletionHeld status, and checks afterwards the annotation the Confirm button wrote.
+// DeletionHeld status and an Event about it, and checks afterwards the annotation the Confirm button wrote.
 // Environment: PLUMB_UI_URL, PLUMB_ADMIN_PASSWORD, PLUMB_APPSET (the set), PLUMB_HELD (the
 // Application whose deletion the brake holds), PLUMB_CHROMIUM, PLUMB_SCREENSHOTS, PLUMB_FAILURE_DIR.
 import { assert, atPath, dialog, login, nav, page, run, shot, step } from './settings-lib.mjs';
@@ -31,6 +31,9 @@ await run('appsets', async () => {
     await page.getByTestId('generated').locator(`[data-app="${held}"]`).waitFor();
     await page.getByTestId('conditions').locator('[data-condition="DeletionHeld"]').waitFor();
     await page.getByTestId('pending-deletions').locator(`[data-pending="${held}"]`).waitFor();
+    const event = page.getByTestId('events').locator('[data-event="DeletionHeld"]');
+    await event.waitFor();
+    assert((await event.innerText()).includes(`would delete ${held}`), "the set's Event");
     await shot('applicationset');
   });
 

@@ -1,10 +1,12 @@
 // ApplicationSets: the list (conditions, generated count) and one set's page (its generated
 // Applications with sync and health, its conditions, and the deletions the brake holds with a
-// Confirm button that writes plumb.dev/confirm-deletion through the server).
+// Confirm button that writes plumb.dev/confirm-deletion through the server, and its Kubernetes
+// Events, newest first).
 import { useEffect, useState } from 'preact/hooks';
 import { get, request, type Json } from './api';
 import { Modal } from './modal';
-import { HealthLabel, SyncLabel } from './status';
+import { eventTime, newestFirst } from './resource';
+import { HealthLabel, SyncLabel, Time } from './status';
 
 const enc = encodeURIComponent;
 
@@ -147,10 +149,12 @@ export function AppSetPage({ namespace, name }: { namespace: string; name: strin
   const q = namespace ? `?appsetNamespace=${enc(namespace)}` : '';
   const set = useLoad(() => get(`/api/v1/applicationsets/${enc(name)}${q}`), [namespace, name]);
   const owned = useLoad(() => get(`/api/v1/applicationsets/${enc(name)}/applications${q}`), [namespace, name]);
+  const events = useLoad(() => get(`/api/v1/applicationsets/${enc(name)}/events${q}`), [namespace, name]);
   const [confirming, setConfirming] = useState<string[] | null>(null);
   const reload = () => {
     set.reload();
     owned.reload();
+    events.reload();
   };
   const s = set.data;
   const apps: Json[] = owned.data?.items || [];
@@ -250,6 +254,41 @@ export function AppSetPage({ namespace, name }: { namespace: string; name: strin
                   </td>
                   <td>
                     <HealthLabel status={a.status?.health?.status} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <section aria-labelledby="events-h">
+        <h2 id="events-h">Events</h2>
+        {events.error ? (
+          <p class="error" role="alert">
+            Events could not be read: {events.error}
+          </p>
+        ) : events.data === null ? (
+          <p class="muted">Loading…</p>
+        ) : !(events.data?.items || []).length ? (
+          <p class="muted">No events.</p>
+        ) : (
+          <table class="table" data-testid="events">
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Message</th>
+                <th scope="col">Last seen</th>
+              </tr>
+            </thead>
+            <tbody>
+              {newestFirst(events.data.items).map((e: Json, i: number) => (
+                <tr key={i} data-event={e.reason}>
+                  <td>{e.type}</td>
+                  <td>{e.reason}</td>
+                  <td>{e.message}</td>
+                  <td>
+                    <Time t={eventTime(e) || undefined} />
                   </td>
                 </tr>
               ))}

@@ -267,8 +267,8 @@ export function ResourcePanel({
 }
 
 /** When an event was last seen (Argo's UI orders events by it, newest first). */
-const eventTime = (e: Json): string => e.lastTimestamp || e.eventTime || e.metadata?.creationTimestamp || '';
-function newestFirst(events: Json[]): Json[] {
+export const eventTime = (e: Json): string => e.lastTimestamp || e.eventTime || e.metadata?.creationTimestamp || '';
+export function newestFirst(events: Json[]): Json[] {
   const t = (e: Json) => Date.parse(eventTime(e)) || 0;
   return [...events].sort((a, b) => t(b) - t(a));
 }

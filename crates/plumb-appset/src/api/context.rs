@@ -9,9 +9,8 @@ use crate::{Context, Limits};
 use super::ApiError;
 
 /// A context reading through `client` with settings and cluster Secrets of
-/// `control_namespace`. Git is read without the repository Secrets' credentials: a preview of
-/// a set whose generators read a private repository needs the controller (or a later change
-/// feeding the credentials in).
+/// `control_namespace`. Call [`load_repositories`] before each preview so Git is read with the
+/// repository Secrets' credentials as they are now.
 pub async fn preview_context(
     client: kube::Client,
     control_namespace: &str,
@@ -61,4 +60,80 @@ async fn scm_settings(
     crate::controller::Config::from_cmd_params(control_namespace, &data)
         .map(|c| c.scm)
         .map_err(ApiError::Invalid)
+}
+
+/// The label selector of Argo's repository Secrets and credential templates.
+const REPOSITORY_SECRETS: &str = "argocd.argoproj.io/secret-type in (repository,repo-creds)";
+
+/// Argo's ConfigMap of repository CA certificates.
+const TLS_CERTS_CM: &str = "argocd-tls-certs-cm";
+
+/// Hands the repository Secrets (and `repo-creds` templates) and CA certificates of the control
+/// namespace to the context's Git cache, as the controller's renderer has them, so a preview
+/// reads a private repository as the controller would (Argo's server generates with its
+/// repo-server, credentials included). A Secret not in Argo's format is kept as unusable: a
+/// fetch of its URL fails naming the field, never going without credentials. When the caller
+/// may not list Secrets (a kubeconfig without the right), previews read public repositories
+/// only: a fetch of a private one fails naming it.
+pub async fn load_repositories(ctx: &Context) -> Result<(), ApiError> {
+    use k8s_openapi::api::core::v1::Secret;
+    let ns = &ctx.control_namespace;
+    let secrets: kube::Api<Secret> = kube::Api::namespaced(ctx.client.clone(), ns);
+    let listed = secrets
+        .list(&kube::api::ListParams::default().labels(REPOSITORY_SECRETS))
+        .await;
+    let mut credentials = Vec::new();
+    match listed {
+        Ok(list) => {
+            for secret in &list.items {
+                let Ok(value) = serde_json::to_value(secret) else {
+                    continue;
+                };
+                match plumb_source::RepoCredentials::from_secret(&value) {
+                    Ok(c) => credentials.push(c),
+                    Err(e) => {
+                        credentials.extend(plumb_source::RepoCredentials::unusable(&value, &e))
+                    }
+                }
+            }
+        }
+        Err(kube::Error::Api(ae)) if ae.code == 403 => {
+            tracing::debug!(
+                "repository Secrets of {ns} not readable: previews without credentials"
+            );
+        }
+        Err(source) => {
+            return Err(ApiError::Kube {
+                context: format!("listing repository Secrets in {ns}"),
+                source,
+            });
+        }
+    }
+    let certs = config_map(ctx, TLS_CERTS_CM)
+        .await?
+        .map(|v| plumb_source::TlsCerts::from_config_map(&v))
+        .unwrap_or_default();
+    let known_hosts = config_map(ctx, plumb_source::KNOWN_HOSTS_CM)
+        .await?
+        .map(|v| plumb_source::KnownHosts::from_config_map(&v))
+        .unwrap_or_default();
+    let git = ctx.git.git();
+    git.set_tls_certs(certs);
+    git.set_known_hosts(known_hosts);
+    git.set_credentials(credentials);
+    Ok(())
+}
+
+/// The ConfigMap `name` of the control namespace as JSON (none when missing or not readable).
+async fn config_map(ctx: &Context, name: &str) -> Result<Option<serde_json::Value>, ApiError> {
+    let cms: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(ctx.client.clone(), &ctx.control_namespace);
+    match cms.get_opt(name).await {
+        Ok(cm) => Ok(cm.and_then(|cm| serde_json::to_value(cm).ok())),
+        Err(kube::Error::Api(ae)) if ae.code == 403 => Ok(None),
+        Err(source) => Err(ApiError::Kube {
+            context: format!("reading {name} in {}", ctx.control_namespace),
+            source,
+        }),
+    }
 }

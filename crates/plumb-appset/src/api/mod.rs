@@ -17,7 +17,7 @@ mod validate;
 mod write;
 
 pub use confirm::{CONFIRM_DELETION, Confirm, confirm_deletion, deletion_held, pending_deletions};
-pub use context::preview_context;
+pub use context::{load_repositories, preview_context};
 pub use diff::{Changed, FleetDiff, fleet_diff};
 pub use error::ApiError;
 pub use objects::{

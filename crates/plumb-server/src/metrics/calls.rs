@@ -63,11 +63,20 @@ const fn unary(
 }
 
 const fn stream(http: &'static str, route: &'static str, method: &'static str) -> ArgoRoute {
+    stream_of(http, route, APPS, method)
+}
+
+const fn stream_of(
+    http: &'static str,
+    route: &'static str,
+    service: &'static str,
+    method: &'static str,
+) -> ArgoRoute {
     ArgoRoute {
         http,
         route,
         call: Call {
-            service: APPS,
+            service,
             method,
             stream: true,
         },
@@ -120,6 +129,8 @@ const ARGO_CALLS: &[ArgoRoute] = &[
     unary("GET", "/api/v1/applicationsets/{name}", APPSETS, "Get"),
     unary("DELETE", "/api/v1/applicationsets/{name}", APPSETS, "Delete"),
     unary("GET", "/api/v1/applicationsets/{name}/resource-tree", APPSETS, "ResourceTree"),
+    unary("GET", "/api/v1/applicationsets/{name}/events", APPSETS, "ListResourceEvents"),
+    stream_of("GET", "/api/v1/stream/applicationsets", APPSETS, "Watch"),
     // Plumb's, beyond Argo's service: the generated Applications and the brake's confirmation.
     unary("GET", "/api/v1/applicationsets/{name}/applications", APPSETS, "ListApplications"),
     unary("POST", "/api/v1/applicationsets/{name}/confirm-deletion", APPSETS, "ConfirmDeletion"),

@@ -207,7 +207,11 @@ async fn generated(
     s: &AppState,
     set: &ApplicationSet,
 ) -> Result<Vec<plumb_model::application::Application>> {
-    let out = plumb_appset::generate(set, &context(s).await?).await;
+    let ctx = context(s).await?;
+    // The repository Secrets as they are now: a preview reads private repositories with the
+    // server's credentials, never the caller's.
+    api::load_repositories(&ctx).await?;
+    let out = plumb_appset::generate(set, &ctx).await;
     if !out.errors.is_empty() {
         let errors: Vec<String> = out.errors.iter().map(ToString::to_string).collect();
         return Err(Error::InvalidArgument(format!(
@@ -380,4 +384,29 @@ pub(crate) async fn owned(
         }
     }
     Ok(Json(json!({"items": items, "pendingDeletions": pending})))
+}
+
+/// `GET /api/v1/applicationsets/{name}/events?appsetNamespace=` (Argo's `ListResourceEvents`):
+/// the Kubernetes Events of the set, in its namespace, by name, namespace and UID (so the Events
+/// of an older set of the same name are not shown); `applicationsets, get`.
+pub(crate) async fn events(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(name): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>> {
+    let q = Query::parse(raw.as_deref());
+    let ns = namespace(&s, q.get("appsetNamespace"))?;
+    let set = read_checked(&s, &caller, &ns, &name, "get").await?;
+    let uid = set
+        .metadata
+        .other
+        .get("uid")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let fields = crate::routes::events::involving(set.name(), &ns, uid);
+    let what = format!("ApplicationSet {ns}/{name}");
+    Ok(Json(
+        crate::routes::events::list_events(s.client.clone(), &ns, &fields, &what).await?,
+    ))
 }

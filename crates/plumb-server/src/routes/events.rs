@@ -32,27 +32,39 @@ pub(crate) async fn list(
         // The Application's own Events are in its namespace, on the control plane.
         let uid = obj.metadata.uid.clone().unwrap_or_default();
         let app_ns = app.namespace().to_string();
-        let f = format!(
-            "involvedObject.name={name},involvedObject.namespace={app_ns},involvedObject.uid={uid}"
-        );
+        let f = involving(&name, &app_ns, &uid);
         (s.client.clone(), app_ns, f)
     } else {
         resource_events_query(&s, &key, &app, &q).await?
     };
+    let what = format!("Application {}/{name}", s.namespace);
+    Ok(Json(list_events(client, &namespace, &fields, &what).await?))
+}
+
+/// The field selector of the Events about one object (Argo's `involvedObject` triple).
+pub(crate) fn involving(name: &str, namespace: &str, uid: &str) -> String {
+    format!(
+        "involvedObject.name={name},involvedObject.namespace={namespace},involvedObject.uid={uid}"
+    )
+}
+
+/// The Events of `namespace` (all namespaces when empty) matching `fields`, oldest first, as
+/// Argo's `EventList`; `what` names the object in errors.
+pub(crate) async fn list_events(
+    client: kube::Client,
+    namespace: &str,
+    fields: &str,
+    what: &str,
+) -> Result<Value> {
     let api: Api<Event> = if namespace.is_empty() {
         Api::all(client)
     } else {
-        Api::namespaced(client, &namespace)
+        Api::namespaced(client, namespace)
     };
     let list = api
-        .list(&ListParams::default().fields(&fields))
+        .list(&ListParams::default().fields(fields))
         .await
-        .map_err(|e| {
-            Error::kube(
-                format!("listing Events of Application {}/{name}", s.namespace),
-                e,
-            )
-        })?;
+        .map_err(|e| Error::kube(format!("listing Events of {what}"), e))?;
     let mut items = list
         .items
         .iter()
@@ -60,7 +72,7 @@ pub(crate) async fn list(
         .collect::<Result<Vec<_>>>()?;
     // Oldest first, as `kubectl get events --sort-by` and Argo's UI show them.
     items.sort_by(|a, b| event_time(a).cmp(&event_time(b)));
-    Ok(Json(gateway::list(list.metadata.resource_version, items)))
+    Ok(gateway::list(list.metadata.resource_version, items))
 }
 
 /// Where the Events of one object of the Application live, as Argo's `ListResourceEvents` finds
@@ -97,9 +109,7 @@ async fn resource_events_query(
     };
     let uid = node.get("uid").and_then(Value::as_str).unwrap_or_default();
     let cluster = s.cluster_of(&app.spec.destination).await?;
-    let f = format!(
-        "involvedObject.name={res_name},involvedObject.namespace={res_ns},involvedObject.uid={uid}"
-    );
+    let f = involving(res_name, res_ns, uid);
     Ok((cluster.client().clone(), res_ns.to_string(), f))
 }
 

@@ -213,6 +213,7 @@ fn applicationset_routes() -> Routes {
             format!("{APPSET}/resource-tree"),
             get(applicationsets::tree),
         ),
+        (format!("{APPSET}/events"), get(applicationsets::events)),
         (
             format!("{APPSET}/applications"),
             get(applicationsets::owned),
@@ -375,6 +376,10 @@ fn stream_routes() -> Routes {
             "/api/v1/stream/applications/{name}/resource-tree".into(),
             get(stream::resource_tree),
         ),
+        (
+            "/api/v1/stream/applicationsets".into(),
+            get(stream::applicationsets),
+        ),
         (format!("{APP}/logs"), get(logs::logs)),
     ]
 }
@@ -503,6 +508,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(served, 98, "routes served by method");
+        assert_eq!(served, 100, "routes served by method");
     }
 }

@@ -8,6 +8,10 @@
 //! Application of the namespace); `fields` cuts each event down (see `crate::fields`). The stream ends when the
 //! server shuts down.
 //!
+//! `GET /api/v1/stream/applicationsets`: Argo's `ApplicationSetService.Watch` through the same
+//! machinery (`Kind`): `{"result": {"type": ..., "applicationSet": {...}}}`, RBAC on
+//! `applicationsets, get`, `appSetNamespace` for the namespace.
+//!
 //! `GET /api/v1/stream/applications/{name}/resource-tree`: Argo's `WatchResourceTree`, one
 //! `{"result": ApplicationTree}` per change of the tree, the current tree first.
 
@@ -31,29 +35,114 @@ use crate::gateway::Query;
 use crate::rbac::{Authz, app_object};
 use crate::state::{AppState, to_value};
 
+/// What a watch stream streams: Argo's `ApplicationService.Watch` or
+/// `ApplicationSetService.Watch`, one machinery with the differences of the two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Applications,
+    ApplicationSets,
+}
+
+impl Kind {
+    /// The field of `result` that holds the object (Argo's watch event messages).
+    fn field(self) -> &'static str {
+        match self {
+            Self::Applications => "application",
+            Self::ApplicationSets => "applicationSet",
+        }
+    }
+
+    /// The query parameter naming one namespace (Argo's `ApplicationQuery.appNamespace`,
+    /// `ApplicationSetWatchQuery.appSetNamespace`).
+    fn namespace_param(self) -> &'static str {
+        match self {
+            Self::Applications => "appNamespace",
+            Self::ApplicationSets => "appSetNamespace",
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Self::Applications => "Applications",
+            Self::ApplicationSets => "ApplicationSets",
+        }
+    }
+
+    /// The project of an object (the template's, for a set).
+    fn project(self, obj: &Value) -> &str {
+        let pointer = match self {
+            Self::Applications => "/spec/project",
+            Self::ApplicationSets => "/spec/template/spec/project",
+        };
+        obj.pointer(pointer)
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .unwrap_or("default")
+    }
+
+    /// The RBAC resource and object a caller must `get` to see `obj`.
+    fn rbac(self, obj: &Value, control_namespace: &str) -> (&'static str, String) {
+        match self {
+            Self::Applications => ("applications", app_object(obj, control_namespace)),
+            Self::ApplicationSets => {
+                let name = obj
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let project = self.project(obj);
+                let object = match obj.pointer("/metadata/namespace").and_then(Value::as_str) {
+                    Some(ns) if !ns.is_empty() && ns != control_namespace => {
+                        format!("{project}/{ns}/{name}")
+                    }
+                    _ => format!("{project}/{name}"),
+                };
+                ("applicationsets", object)
+            }
+        }
+    }
+
+    /// The watched API: every namespace the server serves (one cluster-wide watch, filtered,
+    /// when `--application-namespaces` permits others), else the control namespace.
+    fn api(self, s: &AppState) -> Api<DynamicObject> {
+        let resource = match self {
+            Self::Applications => plumb_app::application_resource(),
+            Self::ApplicationSets => plumb_appset::api::applicationset_resource(),
+        };
+        if s.app_namespaces.is_empty() {
+            Api::namespaced_with(s.client.clone(), &s.namespace, &resource)
+        } else {
+            Api::all_with(s.client.clone(), &resource)
+        }
+    }
+
+    /// Whether the objects there are when the stream opens are sent as ADDED. Argo's
+    /// ApplicationSet Watch sends them only to a client watching one set by `name`; one
+    /// watching them all lists first and is sent the changes.
+    fn initial(self, q: &Query) -> bool {
+        match self {
+            Self::Applications => true,
+            Self::ApplicationSets => q.get("name").is_some(),
+        }
+    }
+}
+
 /// What one watch event becomes on the wire (cut down to Argo's `fields` when asked).
-fn frame(
-    kind: &str,
-    obj: &DynamicObject,
-    projects: &[String],
-    fields: Option<&Fields>,
-    sse: bool,
-) -> Option<String> {
-    let app = to_value(obj).ok()?;
-    let project = app
-        .pointer("/spec/project")
-        .and_then(Value::as_str)
-        .unwrap_or("default");
-    if !projects.is_empty() && !projects.iter().any(|p| p == project) {
+fn frame(kind: &str, obj: &DynamicObject, framer: &Framer) -> Option<String> {
+    let object = to_value(obj).ok()?;
+    let projects = &framer.projects;
+    if !projects.is_empty() && !projects.iter().any(|p| p == framer.kind.project(&object)) {
         return None;
     }
-    let value = json!({"result": {"type": kind, "application": app}});
-    let line = match fields {
+    let mut result = serde_json::Map::new();
+    result.insert("type".into(), json!(kind));
+    result.insert(framer.kind.field().into(), object);
+    let value = json!({"result": result});
+    let line = match &framer.fields {
         Some(f) => f.apply(value),
         None => value,
     }
     .to_string();
-    Some(if sse {
+    Some(if framer.sse {
         format!("data: {line}\n\n")
     } else {
         format!("{line}\n")
@@ -67,32 +156,52 @@ pub(crate) async fn applications(
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Response {
+    watch(s, caller, &headers, raw.as_deref(), Kind::Applications).await
+}
+
+/// `GET /api/v1/stream/applicationsets` (Argo's `ApplicationSetService.Watch`): one
+/// `{"result": {"type": ..., "applicationSet": {...}}}` per change of a set the caller may get;
+/// `name`, `projects`, `selector`, `appSetNamespace`, `resourceVersion` as Argo's
+/// `ApplicationSetWatchQuery`.
+pub(crate) async fn applicationsets(
+    State(s): State<AppState>,
+    Authenticated(caller): Authenticated,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    watch(s, caller, &headers, raw.as_deref(), Kind::ApplicationSets).await
+}
+
+/// The watch stream of `kind`: checked up front (a bad namespace, name or selector is an
+/// error, not a silent stream), then open until the client goes or the server shuts down.
+async fn watch(
+    s: AppState,
+    caller: crate::auth::Caller,
+    headers: &HeaderMap,
+    raw: Option<&str>,
+    kind: Kind,
+) -> Response {
     let authz = match Authz::new(&s, &caller).await {
         Ok(a) => tokio::sync::Mutex::new(a),
         Err(e) => return e.into_response(),
     };
-    let q = Query::parse(raw.as_deref());
-    let app_namespace = match checked_app_namespace(&s, &q) {
+    let q = Query::parse(raw);
+    let namespace = match checked_query(&s, &q, kind).await {
         Ok(ns) => ns,
         Err(e) => return e.into_response(),
     };
-    let sse = wants_sse(&headers);
-    let mut framer = Framer::new(&q, sse);
+    let sse = wants_sse(headers);
+    let mut framer = Framer::new(&q, sse, kind);
     let mut stop = s.shutdown.clone();
     let stopped = async move {
         let _ = stop.wait_for(|v| *v).await;
     };
-    // Applications of every namespace the server serves (one cluster-wide watch, filtered, when
-    // `--application-namespaces` permits others).
-    let api = if s.app_namespaces.is_empty() {
-        s.apps()
-    } else {
-        Api::all_with(s.client.clone(), &plumb_app::application_resource())
-    };
+    let api = kind.api(&s);
     let scope = std::sync::Arc::new(Scope {
         authz,
         served: s.clone(),
-        app_namespace,
+        namespace,
+        kind,
     });
     let events = watcher::watcher(api, watch_config(&q))
         .default_backoff()
@@ -106,38 +215,62 @@ pub(crate) async fn applications(
     streaming(events, sse)
 }
 
-/// `appNamespace` of the query, checked as every route checks it (a namespace the server does
-/// not serve is refused).
-fn checked_app_namespace(s: &AppState, q: &Query) -> Result<Option<String>, Error> {
-    match q.get("appNamespace") {
-        None => Ok(None),
-        Some(ns) => s.app_key("stream", Some(ns)).map(|_| Some(ns.to_string())),
+/// The namespace of the query, checked as every route checks it (a namespace the server does
+/// not serve is refused); for sets, also the `name` and `selector`, which Argo parses before
+/// streaming (a selector the API server refuses would otherwise make a stream that never
+/// sends anything).
+async fn checked_query(s: &AppState, q: &Query, kind: Kind) -> Result<Option<String>, Error> {
+    let ns = match q.get(kind.namespace_param()).filter(|ns| !ns.is_empty()) {
+        None => None,
+        Some(ns) => {
+            s.app_key("stream", Some(ns))?;
+            Some(ns.to_string())
+        }
+    };
+    if kind == Kind::ApplicationSets {
+        if let Some(name) = q.get("name").filter(|n| !n.is_empty()) {
+            crate::state::check_name("ApplicationSet", name)?;
+        }
+        if let Some(sel) = q.get("selector").filter(|s| !s.is_empty()) {
+            kind.api(s)
+                .list(&kube::api::ListParams::default().labels(sel).limit(1))
+                .await
+                .map_err(|e| match e {
+                    kube::Error::Api(ae) if ae.code == 400 => Error::InvalidArgument(format!(
+                        "error parsing labels with selectors: {}",
+                        ae.message
+                    )),
+                    e => Error::kube("listing ApplicationSets", e),
+                })?;
+        }
     }
+    Ok(ns)
 }
 
 /// The watch of the query's `selector` and `name`.
 fn watch_config(q: &Query) -> watcher::Config {
     let mut config = watcher::Config::default();
-    if let Some(sel) = q.get("selector") {
+    if let Some(sel) = q.get("selector").filter(|s| !s.is_empty()) {
         config = config.labels(sel);
     }
-    if let Some(name) = q.get("name") {
+    if let Some(name) = q.get("name").filter(|n| !n.is_empty()) {
         config = config.fields(&format!("metadata.name={name}"));
     }
     config
 }
 
-/// Whose Applications a stream shows.
+/// Whose objects a stream shows.
 struct Scope {
     authz: tokio::sync::Mutex<Authz>,
     served: AppState,
-    /// `appNamespace`: only Applications of this namespace.
-    app_namespace: Option<String>,
+    /// `appNamespace` / `appSetNamespace`: only objects of this namespace.
+    namespace: Option<String>,
+    kind: Kind,
 }
 
 type WatchEvent = Result<Event<DynamicObject>, watcher::Error>;
 
-/// The event when its Application is of a namespace the stream shows and the caller may get it
+/// The event when its object is of a namespace the stream shows and the caller may get it
 /// (as Argo's Watch); other events pass.
 async fn visible(event: WatchEvent, scope: std::sync::Arc<Scope>) -> Option<WatchEvent> {
     let obj = match &event {
@@ -146,19 +279,18 @@ async fn visible(event: WatchEvent, scope: std::sync::Arc<Scope>) -> Option<Watc
     };
     let ns = obj.metadata.namespace.as_deref().unwrap_or_default();
     if !scope.served.namespace_enabled(ns)
-        || scope
-            .app_namespace
-            .as_deref()
-            .is_some_and(|want| want != ns)
+        || scope.namespace.as_deref().is_some_and(|want| want != ns)
     {
         return None;
     }
-    let object = app_object(&to_value(obj).ok()?, &scope.served.namespace);
+    let (resource, object) = scope
+        .kind
+        .rbac(&to_value(obj).ok()?, &scope.served.namespace);
     let allowed = scope
         .authz
         .lock()
         .await
-        .allows("applications", "get", &object)
+        .allows(resource, "get", &object)
         .await
         .unwrap_or(false);
     allowed.then_some(event)
@@ -166,6 +298,9 @@ async fn visible(event: WatchEvent, scope: std::sync::Arc<Scope>) -> Option<Watc
 
 /// Turns watch events into frames, remembering which Applications the client has.
 struct Framer {
+    kind: Kind,
+    /// Whether the objects there are when the stream opens are sent.
+    initial: bool,
     projects: Vec<String>,
     fields: Option<Fields>,
     sse: bool,
@@ -175,7 +310,7 @@ struct Framer {
 }
 
 impl Framer {
-    fn new(q: &Query, sse: bool) -> Self {
+    fn new(q: &Query, sse: bool, kind: Kind) -> Self {
         let mut projects = q.all("projects");
         projects.extend(q.all("project"));
         // As Argo's Watch: a client that listed first passes the list's resourceVersion and is
@@ -187,6 +322,8 @@ impl Framer {
             .filter(|_| q.get("name").is_none())
             .and_then(|rv| rv.parse().ok());
         Self {
+            kind,
+            initial: kind.initial(q),
             projects,
             fields: Fields::from_query(q),
             sse,
@@ -198,7 +335,7 @@ impl Framer {
     /// The frames of one watch event (none, or one).
     fn frames(&mut self, event: WatchEvent) -> Vec<String> {
         match event {
-            Ok(Event::InitApply(obj)) if known_since(&obj, self.since) => {
+            Ok(Event::InitApply(obj)) if !self.initial || known_since(&obj, self.since) => {
                 self.seen.insert(stream_key(&obj));
                 Vec::new()
             }
@@ -216,16 +353,14 @@ impl Framer {
             }
             Ok(Event::Init) | Ok(Event::InitDone) => Vec::new(),
             Err(e) => {
-                tracing::debug!("watching Applications for a stream: {e}");
+                tracing::debug!("watching {} for a stream: {e}", self.kind.noun());
                 Vec::new()
             }
         }
     }
 
     fn frame(&self, kind: &str, obj: &DynamicObject) -> Vec<String> {
-        frame(kind, obj, &self.projects, self.fields.as_ref(), self.sse)
-            .into_iter()
-            .collect()
+        frame(kind, obj, self).into_iter().collect()
     }
 }
 

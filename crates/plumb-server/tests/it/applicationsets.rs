@@ -335,3 +335,210 @@ async fn rbac_on_applicationsets_as_argo() {
     let (code, _) = s.get("/api/v1/applicationsets", "").await;
     assert_eq!(code, 401);
 }
+
+/// A Kubernetes Event about `set` (by `uid`), as the controller records them.
+async fn set_event(client: &kube::Client, ns: &str, event: &str, set: &Value, uid: &str) {
+    let api: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), ns);
+    let e = serde_json::from_value(json!({
+        "metadata": {"name": event},
+        "involvedObject": {"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
+                           "name": set["metadata"]["name"], "namespace": ns, "uid": uid},
+        "reason": "ResourceUpdated", "message": format!("{event} happened"), "type": "Normal",
+        "lastTimestamp": "2026-01-01T00:00:00Z"
+    }))
+    .expect("event");
+    api.create(&PostParams::default(), &e)
+        .await
+        .expect("create event");
+}
+
+/// One watch stream's frames, read line by line.
+struct Frames {
+    resp: reqwest::Response,
+    buf: String,
+}
+
+impl Frames {
+    async fn open(s: &AuthStack, query: &str, token: &str) -> Self {
+        let resp = s
+            .http
+            .get(format!("{}/api/v1/stream/applicationsets{query}", s.base))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("stream");
+        assert_eq!(resp.status().as_u16(), 200, "{query}");
+        Self {
+            resp,
+            buf: String::new(),
+        }
+    }
+
+    /// The next frame's `result` (`None` when the stream ended). A stream that sends nothing
+    /// for 60 s fails the test instead of hanging it.
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(pos) = self.buf.find('\n') {
+                let line: String = self.buf.drain(..=pos).collect();
+                let v: Value = serde_json::from_str(line.trim()).expect("a JSON frame");
+                return Some(v["result"].clone());
+            }
+            match tokio::time::timeout(std::time::Duration::from_secs(60), self.resp.chunk()).await
+            {
+                Ok(Ok(Some(chunk))) => self.buf.push_str(&String::from_utf8_lossy(&chunk)),
+                Ok(_) => return None,
+                Err(_) => panic!("no frame on the stream for 60 s"),
+            }
+        }
+    }
+}
+
+fn kind_and_name(result: &Value) -> (String, String) {
+    (
+        result["type"].as_str().unwrap_or_default().to_string(),
+        result["applicationSet"]["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_and_watch_stream_as_argo() {
+    ensure_appset_crd();
+    // No controller: the test alone changes the sets, so the stream's frames are known.
+    let mut s = AuthStack::start("aapi-appset-watch", Default::default()).await;
+    let admin = s.admin_token().await;
+    create_project(&s.client, s.ns.name(), "team-a").await;
+    let mut sets = std::collections::BTreeMap::new();
+    for (name, project) in [("a-set", "team-a"), ("d-set", "default")] {
+        let (code, body) = s
+            .call(
+                Method::POST,
+                "/api/v1/applicationsets",
+                Some(&admin),
+                Some(&appset(name, project)),
+            )
+            .await;
+        assert_eq!(code, 200, "{body}");
+        sets.insert(name, body);
+    }
+    s.add_account("u", "apiKey, login", "u-pw").await;
+    let u = s.login("u", "u-pw").await;
+    s.set_policy("p, u, applicationsets, get, team-a/*, allow\n", "")
+        .await;
+
+    // Events: those of the set (by UID), not those of an older set of the same name.
+    let a = &sets["a-set"];
+    let uid = a["metadata"]["uid"].as_str().unwrap();
+    set_event(&s.client, s.ns.name(), "a-set.1", a, uid).await;
+    set_event(&s.client, s.ns.name(), "a-set.old", a, "0000-old-uid").await;
+    let (code, list) = s.get("/api/v1/applicationsets/a-set/events", &u).await;
+    assert_eq!(code, 200, "{list}");
+    let messages: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(messages, ["a-set.1 happened"], "{list}");
+    let path = format!(
+        "/api/v1/applicationsets/a-set/events?appsetNamespace={}",
+        s.ns.name()
+    );
+    assert_eq!(s.get(&path, &u).await.0, 200);
+    let (code, body) = s.get("/api/v1/applicationsets/d-set/events", &u).await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        "permission denied: applicationsets, get, default/d-set, sub: u"
+    );
+    let (code, _) = s.get("/api/v1/applicationsets/none/events", &u).await;
+    assert_eq!(code, 404);
+    let (code, _) = s
+        .get(
+            "/api/v1/applicationsets/a-set/events?appsetNamespace=kube-system",
+            &u,
+        )
+        .await;
+    assert_eq!(code, 403, "a namespace the server does not serve");
+
+    // The stream: without `name`, as Argo, only changes; only the sets the caller may get.
+    let mut all = Frames::open(&s, "", &u).await;
+    let mut named = Frames::open(&s, "?name=a-set", &u).await;
+    let first = named.next().await.expect("the named set first");
+    assert_eq!(kind_and_name(&first), ("ADDED".into(), "a-set".into()));
+    assert_eq!(
+        first["applicationSet"]["spec"]["template"]["spec"]["project"],
+        "team-a"
+    );
+    let sets_api: Api<DynamicObject> = Api::namespaced_with(
+        s.client.clone(),
+        s.ns.name(),
+        &plumb_appset::api::applicationset_resource(),
+    );
+    // d-set changes first: were it streamed to u, it would come before a-set's change.
+    for name in ["d-set", "a-set"] {
+        sets_api
+            .patch(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(&json!({"metadata": {"labels": {"touched": "yes"}}})),
+            )
+            .await
+            .expect("label");
+    }
+    let changed = all.next().await.expect("a frame");
+    assert_eq!(kind_and_name(&changed), ("MODIFIED".into(), "a-set".into()));
+    assert_eq!(
+        changed["applicationSet"]["metadata"]["labels"]["touched"],
+        "yes"
+    );
+    let changed = named.next().await.expect("a frame");
+    assert_eq!(kind_and_name(&changed), ("MODIFIED".into(), "a-set".into()));
+    for name in ["d-set", "a-set"] {
+        let (code, body) = s
+            .call(
+                Method::DELETE,
+                &format!("/api/v1/applicationsets/{name}"),
+                Some(&admin),
+                None,
+            )
+            .await;
+        assert_eq!(code, 200, "{body}");
+    }
+    let gone = all.next().await.expect("a frame");
+    assert_eq!(kind_and_name(&gone), ("DELETED".into(), "a-set".into()));
+
+    // Refusals before any streaming: a bad selector, name or namespace; no session.
+    for (query, want) in [
+        ("?selector=a%20in%20(", 400),
+        ("?name=..%2Fx", 400),
+        ("?appSetNamespace=kube-system", 403),
+    ] {
+        let resp = s
+            .http
+            .get(format!("{}/api/v1/stream/applicationsets{query}", s.base))
+            .bearer_auth(&u)
+            .send()
+            .await
+            .expect("stream");
+        assert_eq!(resp.status().as_u16(), want, "{query}");
+    }
+    let resp = s
+        .http
+        .get(format!("{}/api/v1/stream/applicationsets", s.base))
+        .send()
+        .await
+        .expect("stream");
+    assert_eq!(resp.status().as_u16(), 401);
+
+    // A client that goes away leaves the server answering; an open stream ends on shutdown.
+    drop(named);
+    assert_eq!(s.get("/api/v1/applicationsets", &u).await.0, 200);
+    s.restart().await;
+    assert!(
+        all.next().await.is_none(),
+        "the stream ended with the server"
+    );
+}

@@ -1,5 +1,5 @@
 //! The ApplicationSets pages in a real browser (`ui/e2e/appsets.mjs`): the list, a set's page
-//! with its generated Applications, conditions and the brake's pending deletion, and the
+//! with its generated Applications, conditions, Events and the brake's pending deletion, and the
 //! Confirm button, whose annotation is checked here on the ApplicationSet itself.
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
@@ -60,6 +60,20 @@ async fn browser_applicationset_pages() {
     sets.patch_status(SET, &PatchParams::default(), &Patch::Merge(&status))
         .await
         .expect("status");
+    // An Event about the set, as the controller records one; the page lists it.
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), ns);
+    let event = serde_json::from_value(json!({
+        "metadata": {"name": format!("{SET}.held")},
+        "involvedObject": {"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
+                           "name": SET, "namespace": ns, "uid": set.metadata.uid},
+        "reason": "DeletionHeld", "message": format!("would delete {HELD}"), "type": "Warning",
+        "lastTimestamp": "2026-01-01T00:00:00Z"
+    }))
+    .expect("event");
+    events
+        .create(&PostParams::default(), &event)
+        .await
+        .expect("create event");
     stack
         .run(
             "appsets.mjs",

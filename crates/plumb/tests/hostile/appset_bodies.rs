@@ -1,5 +1,6 @@
-//! Hostile input to the ApplicationSet routes of `plumb server`: names that would leave the API
-//! server's URL path, namespaces the server does not serve, bodies nested to blow the stack or
+//! Hostile input to the ApplicationSet routes of `plumb server` (the events route and the watch
+//! stream included): names that would leave the API server's URL path or a field selector,
+//! selectors the API server refuses, namespaces the server does not serve, bodies nested to blow the stack or
 //! above the limit, unknown generators, confirmations that try to smuggle separators or `all`.
 //! Each is refused with a 4xx naming the problem, nothing is written, and the server keeps
 //! answering. Raw HTTP/1.1 over TCP, as an attacker sends it.
@@ -44,6 +45,32 @@ fn applicationset_routes_refuse_hostile_input() {
     ] {
         let r = raw(addr, &send("GET", path, b""));
         assert!(matches!(status(&r), 400 | 404), "{path}: {r}");
+    }
+    // The events route and the watch stream: the same names and namespaces, and selectors the
+    // API server refuses; each refused before any listing or streaming (a stream that were
+    // opened would never end, and `raw` reads to the end).
+    let long = "a".repeat(70_000);
+    for path in [
+        "/api/v1/applicationsets/..%2F..%2Fsecrets/events".to_string(),
+        "/api/v1/applicationsets/UPPER/events".to_string(),
+        "/api/v1/applicationsets/x/events?appsetNamespace=..%2Fkube-system".to_string(),
+        "/api/v1/applicationsets/x/events?appsetNamespace=kube-system".to_string(),
+        "/api/v1/stream/applicationsets?name=..%2F..%2Fsecrets".to_string(),
+        "/api/v1/stream/applicationsets?name=a,metadata.namespace%3Dkube-system".to_string(),
+        "/api/v1/stream/applicationsets?appSetNamespace=kube-system".to_string(),
+        "/api/v1/stream/applicationsets?appSetNamespace=..%2Fx".to_string(),
+        "/api/v1/stream/applicationsets?selector=a%20in%20(".to_string(),
+        "/api/v1/stream/applicationsets?selector=%3D%3Dx".to_string(),
+        format!("/api/v1/stream/applicationsets?name={long}"),
+    ] {
+        let r = raw(addr, &send("GET", &path, b""));
+        let code = status(&r);
+        assert!(
+            (400..500).contains(&code),
+            "{}: {r}",
+            &path[..path.len().min(120)]
+        );
+        assert!(!r.contains("\"result\""), "{path}: nothing streamed: {r}");
     }
     let r = raw(
         addr,
@@ -125,5 +152,16 @@ fn applicationset_routes_refuse_hostile_input() {
         &send("POST", "/api/v1/applicationsets/generate", big.as_bytes()),
     );
     assert_eq!(status(&r), 413, "{}", &r[..r.len().min(300)]);
+    // The events of an existing set, with garbage query parameters ignored as the gateway does.
+    let r = raw(
+        addr,
+        &send(
+            "GET",
+            "/api/v1/applicationsets/fleet/events?resourceName=..%2F..&x=%00",
+            b"",
+        ),
+    );
+    assert_eq!(status(&r), 200, "{r}");
+    assert!(r.contains("\"items\""), "{r}");
     healthy(addr);
 }

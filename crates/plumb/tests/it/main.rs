@@ -13,6 +13,7 @@ mod app_namespaces;
 mod app_resource_ops;
 mod app_source_flags;
 mod appset;
+mod appset_server;
 mod argo_parity;
 mod bench_scale;
 mod chart;

@@ -171,7 +171,12 @@ impl AppsetClient {
     ) -> Result<(ApplicationSet, Action)> {
         let set = &file.set;
         let ns = set.metadata.namespace.as_deref();
-        let existing = self.get_opt(ns, "", set.name()).await?;
+        let existing = match self {
+            // Only to say created, unchanged or updated: a caller who may create but not get
+            // is answered by the create itself (Argo's CLI does not read first).
+            Self::Server(_) => self.get_opt(ns, "", set.name()).await.ok().flatten(),
+            Self::Core(_) => self.get_opt(ns, "", set.name()).await?,
+        };
         let created = match self {
             Self::Server(s) => {
                 let path = format!("/api/v1/applicationsets?upsert={upsert}&dryRun={dry_run}");
@@ -302,6 +307,7 @@ impl AppsetClient {
                     &core.cache_dir,
                 )
                 .await?;
+                api::load_repositories(&ctx).await?;
                 let out = plumb_appset::generate(&file.set, &ctx).await;
                 if !out.errors.is_empty() {
                     let errors: Vec<String> = out.errors.iter().map(ToString::to_string).collect();
@@ -350,6 +356,35 @@ impl AppsetClient {
                 let owned = api::owned_applications(&core.client, &live).await?;
                 let pending = api::pending_deletions(&live, &owned);
                 Ok((owned, pending))
+            }
+        }
+    }
+
+    /// Whether the Application `name` of `ns` exists (through the server: one the caller may
+    /// get; a 403 answers as Argo hides Applications, so it counts as gone).
+    pub async fn app_exists(&self, ns: &str, name: &str) -> Result<bool> {
+        match self {
+            Self::Server(s) => {
+                let path = format!(
+                    "/api/v1/applications/{}?appNamespace={}",
+                    enc(name),
+                    enc(ns)
+                );
+                let (status, v) = s.call(reqwest::Method::GET, &path, None).await?;
+                match status {
+                    200 => Ok(true),
+                    403 | 404 => Ok(false),
+                    _ => Err(s.error(status, &v)),
+                }
+            }
+            Self::Core(core) => {
+                let apps: Api<DynamicObject> =
+                    Api::namespaced_with(core.client.clone(), ns, &api::application_resource());
+                let found = apps
+                    .get_opt(name)
+                    .await
+                    .with_context(|| format!("reading Application {ns}/{name}"))?;
+                Ok(found.is_some())
             }
         }
     }

@@ -9,6 +9,7 @@ mod preview;
 mod read;
 #[cfg(test)]
 mod snapshot_tests;
+mod wait;
 mod write;
 
 use anyhow::Result;

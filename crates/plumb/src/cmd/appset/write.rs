@@ -7,8 +7,11 @@ use anyhow::{Result, bail};
 use clap::Args;
 use plumb_appset::api::Confirm;
 
+use plumb_model::applicationset::ApplicationSet;
+
 use super::client::Ctx;
 use super::read::{GetFormat, render_get};
+use super::wait;
 use crate::exit::Outcome;
 use crate::output::Clock;
 
@@ -23,6 +26,14 @@ pub struct CreateArgs {
     /// Only generate: show the Applications it would manage (in `status.resources`).
     #[arg(long)]
     pub dry_run: bool,
+    /// Wait until the ApplicationSet's resources are up to date (its ResourcesUpToDate
+    /// condition is True; Argo's flag).
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: give up after this many seconds, 0 waits without a limit as Argo does
+    /// (Plumb's, beyond Argo).
+    #[arg(long, default_value_t = 300, requires = "wait")]
+    pub timeout: u64,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = GetFormat::Wide)]
     pub output: GetFormat,
@@ -46,6 +57,15 @@ pub async fn create(ctx: &Ctx, args: CreateArgs) -> Result<Outcome> {
             "{}",
             render_get(&created, &[], args.output, &Clock::system())?
         );
+        if args.wait && !args.dry_run {
+            let ns = Some(created.namespace()).filter(|n| !n.is_empty());
+            let deadline = wait::Deadline::after(args.timeout);
+            wait::until_up_to_date(ctx, ns, created.name(), &deadline, args.timeout).await?;
+            eprintln!(
+                "ApplicationSet '{}' resources are up to date",
+                created.name()
+            );
+        }
     }
     Ok(Outcome::Success)
 }
@@ -59,6 +79,14 @@ pub struct DeleteArgs {
     /// Do not ask for confirmation.
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// Wait until the deletion completes (Argo's flag); Plumb also waits for the Applications
+    /// the set owned to be deleted.
+    #[arg(long)]
+    pub wait: bool,
+    /// With --wait: give up after this many seconds, 0 waits without a limit as Argo does
+    /// (Plumb's, beyond Argo).
+    #[arg(long, default_value_t = 300, requires = "wait")]
+    pub timeout: u64,
 }
 
 pub async fn delete(ctx: &Ctx, args: DeleteArgs) -> Result<Outcome> {
@@ -80,10 +108,45 @@ pub async fn delete(ctx: &Ctx, args: DeleteArgs) -> Result<Outcome> {
             continue;
         }
         let (ns, name) = ctx.target(qualified);
+        // What it owns now, to wait for (the garbage collector deletes them after the set). As
+        // Argo: a set the caller cannot read first is deleted without waiting; the delete
+        // answers for it.
+        let owned = if args.wait {
+            match ctx.client.get_opt(ns, ctx.file_ns(), name).await {
+                Ok(Some(set)) => Some(owned_names(ctx, &set).await?),
+                _ => None,
+            }
+        } else {
+            None
+        };
         ctx.client.delete(ns, ctx.file_ns(), name).await?;
+        if let Some(owned) = owned {
+            let deadline = wait::Deadline::after(args.timeout);
+            wait::until_deleted(ctx, ns, name, &owned, &deadline, args.timeout).await?;
+        }
         println!("applicationset '{qualified}' deleted");
     }
     Ok(Outcome::Success)
+}
+
+/// `namespace`, `name` of each Application `set` owns.
+async fn owned_names(ctx: &Ctx, set: &ApplicationSet) -> Result<Vec<(String, String)>> {
+    let (apps, _) = ctx.client.owned(set).await?;
+    Ok(apps
+        .iter()
+        .map(|a| {
+            let field = |f: &str| {
+                a.pointer(&format!("/metadata/{f}"))
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let ns = Some(field("namespace"))
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| set.namespace().to_string());
+            (ns, field("name"))
+        })
+        .collect())
 }
 
 /// `plumb appset confirm-deletion`.
