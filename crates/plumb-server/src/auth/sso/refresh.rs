@@ -36,6 +36,7 @@ impl Provider {
         let rotated = response.refresh_token().map(|t| t.secret().clone());
         Ok(LoginTokens {
             id_token,
+            access_token: response.access_token().secret().clone(),
             refresh_token: rotated.or_else(|| Some(refresh_token.to_string())),
             claims,
         })
