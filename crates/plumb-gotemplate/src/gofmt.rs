@@ -299,10 +299,28 @@ fn number_or_star(
     Ok(n)
 }
 
-fn bad_verb(verb: char, arg: &Value) -> String {
+/// Go's `badVerb`: the value is printed as `%v` with the verb's flags and width still set
+/// (`%05d` of a float gives `%!d(float64=00003)`).
+fn bad_verb(verb: char, spec: Spec, arg: &Value) -> String {
     match arg {
         Value::Invalid | Value::Nil => format!("%!{verb}(<nil>)"),
-        _ => format!("%!{verb}({}={})", arg.type_name(), sprint_v(arg)),
+        Value::Int(_) | Value::I64(_) | Value::Float(_) => {
+            let text = sprint_v(arg);
+            let (sign, digits) = match text.strip_prefix('-') {
+                Some(rest) => ("-", rest.to_string()),
+                None if spec.plus => ("+", text),
+                None if spec.space => (" ", text),
+                None => ("", text),
+            };
+            let mut value = String::new();
+            pad_number(&mut value, spec, sign, &digits, true);
+            format!("%!{verb}({}={value})", arg.type_name())
+        }
+        _ => {
+            let mut value = String::new();
+            pad(&mut value, spec, &sprint_v(arg), false);
+            format!("%!{verb}({}={value})", arg.type_name())
+        }
     }
 }
 
@@ -342,7 +360,7 @@ fn format_one(out: &mut String, verb: char, spec: Spec, arg: &Value) {
             format_str(out, verb, spec, &sprint_v(arg), arg)
         }
         (_, Value::I64(d)) => format_int(out, verb, spec, *d, arg),
-        _ => out.push_str(&bad_verb(verb, arg)),
+        _ => out.push_str(&bad_verb(verb, spec, arg)),
     }
 }
 
@@ -378,7 +396,7 @@ fn format_str(out: &mut String, verb: char, spec: Spec, s: &str, arg: &Value) {
             }
             pad(out, spec, &h, false)
         }
-        _ => out.push_str(&bad_verb(verb, arg)),
+        _ => out.push_str(&bad_verb(verb, spec, arg)),
     }
 }
 
@@ -408,8 +426,8 @@ fn format_int(out: &mut String, verb: char, spec: Spec, i: i64, arg: &Value) {
             let u = format!("U+{abs:04X}");
             return pad(out, spec, &u, false);
         }
-        'e' | 'E' | 'f' | 'F' | 'g' | 'G' => return out.push_str(&bad_verb(verb, arg)),
-        _ => return out.push_str(&bad_verb(verb, arg)),
+        'e' | 'E' | 'f' | 'F' | 'g' | 'G' => return out.push_str(&bad_verb(verb, spec, arg)),
+        _ => return out.push_str(&bad_verb(verb, spec, arg)),
     };
     let digits = match spec.prec {
         Some(0) if i == 0 => String::new(),
@@ -457,7 +475,7 @@ fn format_float(out: &mut String, verb: char, spec: Spec, f: f64, arg: &Value) {
             let h = hex_float(f);
             if verb == 'X' { h.to_uppercase() } else { h }
         }
-        _ => return out.push_str(&bad_verb(verb, arg)),
+        _ => return out.push_str(&bad_verb(verb, spec, arg)),
     };
     let (sign, digits) = match body.strip_prefix('-') {
         Some(rest) => ("-", rest.to_string()),
