@@ -27,8 +27,54 @@ pub const MAX_RESOURCES_KEY: &str = "applicationsetcontroller.status.max.resourc
 pub const ENABLE_SCM_KEY: &str = "applicationsetcontroller.enable.scm.providers";
 /// The only forge API URLs scmProvider and pullRequest generators may name.
 pub const ALLOWED_SCM_KEY: &str = "applicationsetcontroller.allowed.scm.providers";
+/// `argocd-cmd-params-cm` key: the re-evaluation interval of git, OCI and clusterDecisionResource
+/// generators without `requeueAfterSeconds` (Argo's `ARGOCD_APPLICATIONSET_CONTROLLER_REQUEUE_AFTER`,
+/// which its install fills from this key).
+pub const REQUEUE_AFTER_KEY: &str = "applicationsetcontroller.requeue.after";
+/// The environment variable Argo's controller reads [`REQUEUE_AFTER_KEY`] from; set, it wins.
+pub const REQUEUE_AFTER_ENV: &str = "ARGOCD_APPLICATIONSET_CONTROLLER_REQUEUE_AFTER";
 /// Plumb's `argocd-cmd-params-cm` key turning the ApplicationSet controller off (`"false"`).
 pub const ENABLED_KEY: &str = "plumb.applicationset.enabled";
+
+/// The bounds Argo puts on [`REQUEUE_AFTER_KEY`].
+const REQUEUE_AFTER_BOUNDS: (Duration, Duration) =
+    (Duration::from_secs(1), Duration::from_secs(8760 * 3600));
+
+/// The interval the environment (first) or the key sets, if either does.
+fn requeue_after_from(env: Option<&str>, key: Option<&str>) -> Result<Option<Duration>, String> {
+    let env = env.map(str::trim).filter(|v| !v.is_empty());
+    let Some((source, text)) = env
+        .map(|v| (REQUEUE_AFTER_ENV, v))
+        .or_else(|| key.map(|v| (REQUEUE_AFTER_KEY, v)))
+    else {
+        return Ok(None);
+    };
+    parse_requeue_after(text)
+        .map(Some)
+        .map_err(|why| format!("{source} {text:?} {why}"))
+}
+
+/// A requeue interval as Argo's `ParseDurationFromEnv` reads it (a Go duration, or `<n>[smhd]`),
+/// within 1s..8760h. Argo logs a warning and keeps 3m for a value it cannot use; Plumb refuses
+/// to start instead, so a typo never silently changes how often every set is re-read.
+fn parse_requeue_after(text: &str) -> Result<Duration, String> {
+    let parsed = plumb_model::go::duration::parse(text)
+        .ok()
+        .and_then(|d| d.to_std())
+        .or_else(|| days(text));
+    let d = parsed.ok_or("is not a duration (e.g. 3m, 1h30m, 1d)")?;
+    let (min, max) = REQUEUE_AFTER_BOUNDS;
+    if d < min || d > max {
+        return Err("is outside 1s..8760h".to_string());
+    }
+    Ok(d)
+}
+
+/// Argo's fallback for durations in days (`argoproj/pkg` `time.ParseDuration`: `^(\d+)([smhd])$`).
+fn days(text: &str) -> Option<Duration> {
+    let n: u64 = text.strip_suffix('d')?.parse().ok()?;
+    n.checked_mul(24 * 3600).map(Duration::from_secs)
+}
 
 /// Argo's requeue after an error that needs the user (an invalid Application, a generator
 /// error): `ReconcileRequeueOnValidationError`, 3 minutes.
@@ -61,6 +107,8 @@ pub struct Config {
     pub max_resources_status: usize,
     /// Which forges the scmProvider and pullRequest generators may call.
     pub scm: crate::ScmSettings,
+    /// The default interval of git, OCI and clusterDecisionResource generators.
+    pub requeue_after: Duration,
 }
 
 impl Config {
@@ -87,6 +135,7 @@ impl Config {
             workers: 10,
             max_resources_status: 5000,
             scm: crate::ScmSettings::default(),
+            requeue_after: crate::generators::DEFAULT_REQUEUE_AFTER,
         }
     }
 
@@ -134,6 +183,10 @@ impl Config {
         config.scm.allowed_providers = get(ALLOWED_SCM_KEY).map(split_list).unwrap_or_default();
         if let Some(n) = get(MAX_RESOURCES_KEY).and_then(|v| v.parse::<usize>().ok()) {
             config.max_resources_status = n;
+        }
+        let env = std::env::var(REQUEUE_AFTER_ENV).ok();
+        if let Some(d) = requeue_after_from(env.as_deref(), get(REQUEUE_AFTER_KEY))? {
+            config.requeue_after = d;
         }
         Ok(config)
     }
@@ -228,6 +281,30 @@ mod tests {
         .unwrap();
         assert!(c.policy_override);
         assert!(Config::from_cmd_params("argocd", &params(&[(POLICY_KEY, "everything")])).is_err());
+    }
+
+    #[test]
+    fn requeue_after_from_the_environment_or_the_key_within_argos_bounds() {
+        assert_eq!(requeue_after_from(None, None), Ok(None));
+        let secs = |s| Ok(Some(Duration::from_secs(s)));
+        assert_eq!(requeue_after_from(None, Some("10m")), secs(600));
+        assert_eq!(requeue_after_from(Some("1h30m"), Some("10m")), secs(5400));
+        assert_eq!(requeue_after_from(Some(" "), Some("2d")), secs(2 * 86400));
+        assert_eq!(requeue_after_from(None, Some("1s")), secs(1));
+        let err = requeue_after_from(None, Some("3 minutes")).unwrap_err();
+        assert!(
+            err.contains(REQUEUE_AFTER_KEY) && err.contains("not a duration"),
+            "{err}"
+        );
+        let err = requeue_after_from(Some("500ms"), None).unwrap_err();
+        assert!(
+            err.contains(REQUEUE_AFTER_ENV) && err.contains("1s..8760h"),
+            "{err}"
+        );
+        assert!(requeue_after_from(None, Some("8761h")).is_err());
+        let c = Config::from_cmd_params("argocd", &params(&[(REQUEUE_AFTER_KEY, "45s")])).unwrap();
+        assert_eq!(c.requeue_after, Duration::from_secs(45));
+        assert!(Config::from_cmd_params("argocd", &params(&[(REQUEUE_AFTER_KEY, "-3m")])).is_err());
     }
 
     #[test]

@@ -62,9 +62,13 @@ pub async fn generate(set: &ApplicationSet, ctx: &Context) -> Desired {
 }
 
 /// How long until the set is reconciled again without a trigger (`requeueAfterSeconds` and
-/// the generators' defaults); `None`: only on changes.
-pub fn requeue_after(set: &ApplicationSet) -> Option<std::time::Duration> {
-    crate::requeue_after(set)
+/// the generators' defaults, `default` for git, OCI and clusterDecisionResource); `None`: only
+/// on changes.
+pub fn requeue_after(
+    set: &ApplicationSet,
+    default: std::time::Duration,
+) -> Option<std::time::Duration> {
+    crate::requeue_after(set, default)
 }
 
 /// The validation errors of `apps`, by Application name (Argo keeps the valid ones going).

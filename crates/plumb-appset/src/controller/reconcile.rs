@@ -254,7 +254,10 @@ async fn finish_apply(
         clear.push(CONFIRM_DELETION_ANNOTATION);
     }
     status::clear_annotations(rt, set, &clear).await?;
-    let again = earliest(desired::requeue_after(set), requeue_after);
+    let again = earliest(
+        desired::requeue_after(set, rt.config.requeue_after),
+        requeue_after,
+    );
     match validation_condition(set, invalid) {
         Some(cond) => conds.push(cond),
         None => conds.push(Cond::up_to_date()),

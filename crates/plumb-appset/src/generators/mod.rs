@@ -242,12 +242,13 @@ fn template_of(kind: Kind, generator: &ApplicationSetGenerator) -> Option<&Appli
 
 /// When the controller should reconcile `set` again without a change: Argo's
 /// `getMinRequeueAfter` (the smallest interval of its generators; list and clusters have none,
-/// an explicit `requeueAfterSeconds: 0` counts as none).
-pub fn requeue_after(set: &ApplicationSet) -> Option<Duration> {
+/// an explicit `requeueAfterSeconds: 0` counts as none). `default` is the interval of git, OCI
+/// and clusterDecisionResource generators that set none (`applicationsetcontroller.requeue.after`).
+pub fn requeue_after(set: &ApplicationSet, default: Duration) -> Option<Duration> {
     let mut res = Duration::ZERO;
     for generator in &set.spec.generators {
         for kind in kinds(generator) {
-            let t = kind_requeue(kind, generator);
+            let t = kind_requeue(kind, generator, default);
             if res.is_zero() || (!t.is_zero() && t < res) {
                 res = t;
             }
@@ -260,11 +261,15 @@ fn seconds(s: Option<i64>, default: Duration) -> Duration {
     s.map_or(default, |s| Duration::from_secs(s.max(0).unsigned_abs()))
 }
 
-fn kind_requeue(kind: Kind, generator: &ApplicationSetGenerator) -> Duration {
+fn kind_requeue(kind: Kind, generator: &ApplicationSetGenerator, default: Duration) -> Duration {
     let children = |gens: Option<&Vec<ApplicationSetGenerator>>| {
         gens.into_iter()
             .flatten()
-            .flat_map(|g| kinds(g).into_iter().map(move |k| kind_requeue(k, g)))
+            .flat_map(|g| {
+                kinds(g)
+                    .into_iter()
+                    .map(move |k| kind_requeue(k, g, default))
+            })
             .filter(|t| !t.is_zero())
             .min()
             .unwrap_or(Duration::ZERO)
@@ -273,14 +278,14 @@ fn kind_requeue(kind: Kind, generator: &ApplicationSetGenerator) -> Duration {
         Kind::List | Kind::Clusters => Duration::ZERO,
         Kind::Git => seconds(
             generator.git.as_ref().and_then(|g| g.requeue_after_seconds),
-            DEFAULT_REQUEUE_AFTER,
+            default,
         ),
         Kind::ClusterDecisionResource => seconds(
             generator
                 .cluster_decision_resource
                 .as_ref()
                 .and_then(|g| g.requeue_after_seconds),
-            DEFAULT_REQUEUE_AFTER,
+            default,
         ),
         Kind::ScmProvider => seconds(
             generator
@@ -304,7 +309,7 @@ fn kind_requeue(kind: Kind, generator: &ApplicationSetGenerator) -> Duration {
             DEFAULT_SLOW_REQUEUE_AFTER,
         ),
         // Argo's OCI generator re-reads like git.
-        Kind::Oci => DEFAULT_REQUEUE_AFTER,
+        Kind::Oci => default,
         Kind::Matrix => children(
             generator
                 .matrix
@@ -329,16 +334,18 @@ mod tests {
         .unwrap()
     }
 
+    const D: Duration = DEFAULT_REQUEUE_AFTER;
+
     #[test]
     fn requeue_after_as_argo() {
         assert_eq!(
-            requeue_after(&set(json!([{"list": {"elements": []}}]))),
+            requeue_after(&set(json!([{"list": {"elements": []}}])), D),
             None
         );
         let s = set(
             json!([{"list": {"elements": []}}, {"git": {"repoURL": "x", "directories": [{"path": "*"}]}}]),
         );
-        assert_eq!(requeue_after(&s), Some(DEFAULT_REQUEUE_AFTER));
+        assert_eq!(requeue_after(&s, D), Some(DEFAULT_REQUEUE_AFTER));
         let s = set(json!([
             {"plugin": {"configMapRef": {"name": "p"}}},
             {"matrix": {"generators": [
@@ -346,8 +353,21 @@ mod tests {
                 {"git": {"repoURL": "x", "requeueAfterSeconds": 30, "directories": [{"path": "*"}]}}
             ]}}
         ]));
-        assert_eq!(requeue_after(&s), Some(Duration::from_secs(30)));
+        assert_eq!(requeue_after(&s, D), Some(Duration::from_secs(30)));
         let s = set(json!([{"pullRequest": {}}]));
-        assert_eq!(requeue_after(&s), Some(DEFAULT_SLOW_REQUEUE_AFTER));
+        assert_eq!(requeue_after(&s, D), Some(DEFAULT_SLOW_REQUEUE_AFTER));
+        // The controller-wide default replaces 3m for git, not the slow generators' 30m.
+        let s = set(json!([
+            {"git": {"repoURL": "x", "directories": [{"path": "*"}]}},
+            {"pullRequest": {}}
+        ]));
+        assert_eq!(
+            requeue_after(&s, Duration::from_secs(10)),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            requeue_after(&s, Duration::from_secs(7200)),
+            Some(DEFAULT_SLOW_REQUEUE_AFTER)
+        );
     }
 }
