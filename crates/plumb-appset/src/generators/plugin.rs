@@ -170,6 +170,15 @@ impl Service {
             input: Input { parameters: input },
         };
         let max = ctx.limits.max_file_bytes;
+        // The HTTP client has the same limit as the exchange: whichever fires, one message.
+        let late = || format!("no answer within {} s", timeout.as_secs_f64());
+        let failed = |what: &str, e: reqwest::Error| {
+            if e.is_timeout() {
+                late()
+            } else {
+                format!("{what}: {}", e.without_url())
+            }
+        };
         let exchange = async {
             let mut response = ctx
                 .http
@@ -179,13 +188,13 @@ impl Service {
                 .body(serde_json::to_vec(&body).map_err(|e| e.to_string())?)
                 .send()
                 .await
-                .map_err(|e| format!("request failed: {}", e.without_url()))?;
+                .map_err(|e| failed("request failed", e))?;
             let status = response.status();
             let mut bytes = Vec::new();
             while let Some(chunk) = response
                 .chunk()
                 .await
-                .map_err(|e| format!("reading the answer: {}", e.without_url()))?
+                .map_err(|e| failed("reading the answer", e))?
             {
                 bytes.extend_from_slice(&chunk);
                 if bytes.len() as u64 > max {
@@ -193,7 +202,9 @@ impl Service {
                 }
             }
             if !status.is_success() {
-                let text = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]).into_owned();
+                let text = String::from_utf8_lossy(&bytes[..bytes.len().min(512)]);
+                // A plugin that echoes the request must not put its token into the condition.
+                let text = redact(&text, &self.token);
                 return Err(format!("the plugin answered {status}: {text}"));
             }
             let answer: Response = serde_json::from_slice(&bytes)
@@ -202,6 +213,15 @@ impl Service {
         };
         tokio::time::timeout(timeout, exchange)
             .await
-            .map_err(|_| format!("no answer within {} s", timeout.as_secs_f64()))?
+            .map_err(|_| late())?
+    }
+}
+
+fn redact(text: &str, token: &str) -> String {
+    let token = token.trim();
+    if token.is_empty() {
+        text.to_owned()
+    } else {
+        text.replace(token, "<token>")
     }
 }

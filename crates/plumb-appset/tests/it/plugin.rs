@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use crate::agen_support::{apply, appset, context, params};
 
 /// A plugin service: echoes its input as Argo's docs' example does, and misbehaves on request
-/// (`mode` of the input parameters: `hang`, `huge`, `garbage`).
+/// (`mode` of the input parameters: `hang`, `huge`, `garbage`, `echo`: a 500 repeating the
+/// request's Authorization header, as a careless plugin's error page does).
 async fn getparams(headers: HeaderMap, body: String) -> (StatusCode, String) {
     if headers.get("authorization").and_then(|v| v.to_str().ok())
         != Some("Bearer agen-plugin-token")
@@ -34,6 +35,10 @@ async fn getparams(headers: HeaderMap, body: String) -> (StatusCode, String) {
             ),
         ),
         Some("garbage") => (StatusCode::OK, "<html>not json</html>".into()),
+        Some("echo") => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("refused: {:?}", headers.get("authorization")),
+        ),
         _ => {
             let out = json!({"output": {"parameters": [
                 {"app": req["applicationSetName"], "key1": input["key1"], "nested": {"n": 2}},
@@ -88,11 +93,13 @@ async fn plugin_params_token_and_hostile_answers() {
         ("hang", "no answer within"),
         ("huge", "larger than"),
         ("garbage", "not a getparams.execute response"),
+        ("echo", "Bearer <token>"),
     ] {
         let err = params(&appset(ns, false, generator(mode)), &ctx)
             .await
             .unwrap_err();
         assert!(err.contains(want), "{mode}: {err}");
+        assert!(!err.contains("agen-plugin-token"), "{mode}: {err}");
     }
     let bad = json!([{"plugin": {"configMapRef": {"name": "agen-plugin-badtoken"}}}]);
     let err = params(&appset(ns, false, bad), &ctx).await.unwrap_err();

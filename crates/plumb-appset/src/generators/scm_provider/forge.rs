@@ -185,13 +185,7 @@ impl Forge {
             .header(reqwest::header::USER_AGENT, "plumb-applicationset")
             .send()
             .await
-            .map_err(|e| {
-                GeneratorError::Source(format!(
-                    "{} {url}: {}",
-                    self.name,
-                    self.redact(&error_chain(&e))
-                ))
-            })?;
+            .map_err(|e| self.failed(url, &e))?;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND {
             return Ok(None);
@@ -212,15 +206,30 @@ impl Forge {
             return Err(too_big());
         }
         let mut bytes = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| {
-            GeneratorError::Source(format!("{} {url}: reading the answer: {e}", self.name))
-        })? {
+        while let Some(chunk) = resp.chunk().await.map_err(|e| self.failed(url, &e))? {
             if (bytes.len() + chunk.len()) as u64 > cap {
                 return Err(too_big());
             }
             bytes.extend_from_slice(&chunk);
         }
         Ok(Some((status, link, bytes)))
+    }
+
+    /// A failed exchange; a timeout of the client (the same limit as [`Forge::get`]'s) reads as
+    /// that one does, so the condition does not depend on which timer fired first.
+    fn failed(&self, url: &Url, e: &reqwest::Error) -> GeneratorError {
+        if e.is_timeout() {
+            let timeout = seconds(self.limits.http_timeout);
+            return GeneratorError::Source(format!(
+                "{} {url}: no complete answer within {timeout}",
+                self.name
+            ));
+        }
+        GeneratorError::Source(format!(
+            "{} {url}: {}",
+            self.name,
+            self.redact(&error_chain(e))
+        ))
     }
 
     /// A next-page URL must stay on the forge the token was meant for.
