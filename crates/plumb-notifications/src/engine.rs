@@ -189,7 +189,7 @@ impl Engine {
                         .err()
                         .map(|e| e.to_string());
                     if error.is_some() {
-                        state.set_notified(trigger, r, d, false, now);
+                        state.forget(trigger, r, d);
                     }
                     metrics.delivered(trigger, &d.service, error.is_none());
                     outcome.deliveries.push(Delivery {

@@ -66,6 +66,13 @@ impl State {
         true
     }
 
+    /// Forgets a delivery that failed, `oncePer` or not, so the next pass retries it.
+    /// notifications-engine keeps the entry of a failed `oncePer` condition (its
+    /// `SetAlreadyNotified(false)` returns early), which loses that notification for good.
+    pub fn forget(&mut self, trigger: &str, result: &ConditionResult, dest: &Destination) {
+        self.0.remove(&state_key(trigger, result, dest));
+    }
+
     /// The annotation's new value (`None`: remove it), after keeping the newest 100 entries.
     pub fn persist(&mut self) -> Option<String> {
         if self.0.len() > MAX_ENTRIES {
