@@ -245,19 +245,20 @@ async fn reconcile(app: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action, Err
         return Ok(requeue);
     }
     let project = ctx.project(&app_json);
-    let (e2, a2, p2) = (engine.clone(), app_json.clone(), project.clone());
-    let plan = tokio::time::timeout(
+    let plan = plan_within(
+        &engine,
+        &app_json,
+        project.as_ref(),
         ctx.config.eval_deadline,
-        tokio::task::spawn_blocking(move || e2.plan(&a2, p2.as_ref())),
     )
     .await;
     let plan = match plan {
-        Ok(Ok(plan)) => plan,
-        Ok(Err(join)) => {
+        Some(Ok(plan)) => plan,
+        Some(Err(join)) => {
             tracing::error!(app = %name, "notifications: trigger evaluation failed: {join}");
             return Ok(requeue);
         }
-        Err(_) => {
+        None => {
             let msg = format!(
                 "the trigger conditions of Application {namespace}/{name} took more than {:?}; skipped until the next resync",
                 ctx.config.eval_deadline
@@ -293,6 +294,32 @@ async fn reconcile(app: Arc<DynamicObject>, ctx: Arc<Ctx>) -> Result<Action, Err
         patch_state(&ctx, &app, value).await?;
     }
     Ok(requeue)
+}
+
+/// [`Engine::plan`] on its own thread under `deadline` (`None` past it: the thread is left to
+/// finish on its own, its result dropped). A detached thread rather than tokio's blocking pool:
+/// the runtime waits for blocking tasks when it shuts down, a runaway would hold the exit.
+pub async fn plan_within(
+    engine: &Arc<Engine>,
+    app: &Value,
+    project: Option<&Value>,
+    deadline: Duration,
+) -> Option<Result<crate::engine::Plan, String>> {
+    let (e, a, p) = (engine.clone(), app.clone(), project.cloned());
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name("notifications-eval".into())
+        .spawn(move || {
+            let _ = tx.send(e.plan(&a, p.as_ref()));
+        });
+    if let Err(e) = spawned {
+        return Some(Err(format!("starting the evaluation thread: {e}")));
+    }
+    match tokio::time::timeout(deadline, rx).await {
+        Ok(Ok(plan)) => Some(Ok(plan)),
+        Ok(Err(_)) => Some(Err("the evaluation thread panicked".into())),
+        Err(_) => None,
+    }
 }
 
 async fn patch_state(ctx: &Ctx, app: &DynamicObject, value: Option<String>) -> Result<(), Error> {
@@ -345,6 +372,36 @@ pub fn sync_status_refreshed(app: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_runaway_condition_is_abandoned_at_the_deadline() {
+        // Three nested predicates over 3,000 resources: 2.7e10 steps, within the static bounds.
+        let resources: Vec<Value> = (0..3000)
+            .map(|i| json!({"name": format!("r{i}")}))
+            .collect();
+        let app = json!({"metadata": {"name": "big", "annotations": {
+            "notifications.argoproj.io/subscribe.slow.hook": "r", "notifications.argoproj.io/subscribe.fast.hook": "r"}},
+            "status": {"resources": resources}});
+        let cm = BTreeMap::from([
+            ("trigger.slow".to_string(), "- when: \"all(app.status.resources, {all(app.status.resources, {all(app.status.resources, {#.name != ''})})})\"\n  send: [t]".to_string()),
+            ("trigger.fast".to_string(), "- when: 'true'\n  send: [t]".to_string()),
+        ]);
+        let (cfg, errors) = NotificationsConfig::parse(&cm, &BTreeMap::new());
+        assert!(errors.is_empty());
+        let engine = Arc::new(Engine::new(cfg, Vec::new()));
+        assert!(engine.errors.is_empty(), "{:?}", engine.errors);
+        assert!(
+            plan_within(&engine, &app, None, Duration::from_millis(300))
+                .await
+                .is_none()
+        );
+        // Without the runaway subscription, the same Application is evaluated.
+        let mut small = app.clone();
+        small["metadata"]["annotations"] =
+            json!({"notifications.argoproj.io/subscribe.fast.hook": "r"});
+        let plan = plan_within(&engine, &small, None, Duration::from_secs(30)).await;
+        assert!(plan.is_some_and(|p| p.is_ok_and(|p| p.triggers[0].1[0].triggered)));
+    }
 
     #[test]
     fn sync_status_refreshed_as_argo() {
