@@ -29,7 +29,18 @@ pub struct Engine {
     services: BTreeMap<String, Result<WebhookService, String>>,
     /// What did not parse or compile (each names its key, trigger, template or service).
     pub errors: Vec<Error>,
+    /// The words of every condition (what [`Engine::pruned`] may not remove).
+    condition_words: std::collections::BTreeSet<String>,
 }
+
+/// Bulky parts of an Application, by JSON pointer, and the field name a condition would use.
+const PRUNABLE: &[(&str, &str)] = &[
+    ("/metadata/managedFields", "managedFields"),
+    ("/status/resources", "resources"),
+    ("/status/history", "history"),
+    ("/status/operationState/syncResult/resources", "resources"),
+    ("/status/summary", "summary"),
+];
 
 /// The conditions of the subscribed triggers, evaluated.
 pub struct Plan {
@@ -90,12 +101,22 @@ impl Engine {
             }
             services.insert(name.clone(), svc);
         }
+        let condition_words = config
+            .triggers
+            .values()
+            .flatten()
+            .flat_map(|c| [c.when.as_str(), c.once_per.as_str()])
+            .flat_map(|t| t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect();
         Engine {
             config,
             triggers,
             templates,
             services,
             errors,
+            condition_words,
         }
     }
 
@@ -137,7 +158,8 @@ impl Engine {
             };
         }
         let empty = Value::Object(Default::default());
-        let vars = crate::vars::expr_vars(app, project.unwrap_or(&empty), &self.config.context);
+        let pruned = self.pruned(app);
+        let vars = crate::vars::expr_vars(&pruned, project.unwrap_or(&empty), &self.config.context);
         let mut triggers = Vec::new();
         for (trigger, dests) in destinations.0 {
             match self.triggers.run(&trigger, &vars) {
@@ -156,6 +178,22 @@ impl Engine {
             }
         }
         Plan { triggers, errors }
+    }
+
+    /// The Application without its bulky fields no condition names: expr-lang copies a
+    /// variable's whole value each time an expression reads it, so `app` is kept small.
+    fn pruned(&self, app: &Value) -> Value {
+        let mut app = app.clone();
+        for (pointer, field) in PRUNABLE {
+            if self.condition_words.contains(*field) {
+                continue;
+            }
+            let (parent, key) = pointer.rsplit_once('/').unwrap_or(("", pointer));
+            if let Some(Value::Object(m)) = app.pointer_mut(parent) {
+                m.remove(key);
+            }
+        }
+        app
     }
 
     /// Sends what the plan says is due and not yet notified; the new state.
