@@ -62,7 +62,9 @@ impl Config {
             secret: "argocd-notifications-secret".into(),
             resync: Duration::from_secs(60),
             eval_deadline: Duration::from_secs(2),
-            concurrency: 4,
+            // Sends are awaited inside a pass: a receiver that never answers holds a worker for
+            // up to (retryMax + 1) x 30 s, so more workers than the Application controller.
+            concurrency: 10,
         }
     }
 }
