@@ -46,109 +46,73 @@ fn catalog() -> Engine {
     engine
 }
 
-fn app(status: Value) -> Value {
-    json!({
-        "apiVersion": "argoproj.io/v1alpha1",
-        "kind": "Application",
-        "metadata": {"name": "guestbook", "namespace": "argocd", "creationTimestamp": "2024-05-01T09:00:00Z"},
-        "spec": {
-            "project": "default",
-            "source": {"repoURL": "https://github.com/argoproj/argocd-example-apps.git", "path": "guestbook", "targetRevision": "HEAD"},
-            "destination": {"server": "https://kubernetes.default.svc", "namespace": "guestbook"}
-        },
-        "status": status,
-    })
+/// The fixtures (`fixtures/catalog-apps.json`), each with the triggers Argo's expressions make
+/// true on it: worked out by hand from the `when`s of install.yaml, and what the real
+/// notifications-engine says ([`the_real_notifications_engine_agrees`]).
+fn fixtures() -> Vec<(String, Value, Vec<String>)> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/catalog-apps.json"
+    );
+    let text = std::fs::read_to_string(path).expect("fixtures");
+    let items: Vec<Value> = serde_json::from_str(&text).expect("fixtures JSON");
+    items
+        .into_iter()
+        .map(|f| {
+            let fired = serde_json::from_value(f["fired"].clone()).expect("fired");
+            (
+                f["what"].as_str().unwrap_or_default().to_string(),
+                f["app"].clone(),
+                fired,
+            )
+        })
+        .collect()
 }
 
-fn op(phase: &str, started: &str, finished: Option<&str>) -> Value {
-    let mut o = json!({
-        "phase": phase, "startedAt": started, "message": "one or more objects failed to apply",
-        "operation": {"sync": {"revision": "4a5b6c7"}},
-        "syncResult": {"revision": "4a5b6c7d8e9f00112233445566778899aabbccdd"}
-    });
-    if let Some(f) = finished {
-        o["finishedAt"] = json!(f);
+/// What Plumb fires on each fixture: "index trigger conditionKey oncePer" lines.
+fn plumb_fired(engine: &Engine) -> Vec<String> {
+    let mut out = Vec::new();
+    let names: Vec<&str> = engine.triggers.names().collect();
+    for (i, (_, app, _)) in fixtures().iter().enumerate() {
+        let vars = expr_vars(app, &json!({}), &BTreeMap::new());
+        for name in &names {
+            for r in engine.triggers.run(name, &vars).expect("configured") {
+                if r.triggered {
+                    out.push(format!("{i} {name} {} {}", r.key, r.once_per));
+                }
+            }
+        }
     }
-    o
+    out
 }
 
-/// The fixtures, each with the triggers Argo's expressions make true on it (worked out by hand
-/// from the `when`s of install.yaml).
-fn fixtures() -> Vec<(&'static str, Value, Vec<&'static str>)> {
-    let healthy = |since: &str| json!({"status": "Healthy", "lastTransitionTime": since});
-    vec![
-        (
-            "synced, healthy a minute into the sync (deployed)",
-            app(
-                json!({"sync": {"status": "Synced", "revision": "4a5b6c7"}, "health": healthy("2024-05-01T10:02:00Z"),
-                "operationState": op("Succeeded", "2024-05-01T10:01:00Z", Some("2024-05-01T10:02:30Z"))}),
-            ),
-            vec!["on-created", "on-deployed", "on-sync-succeeded"],
-        ),
-        (
-            "synced, healthy since before the sync (deployed)",
-            app(
-                json!({"sync": {"status": "Synced"}, "health": healthy("2024-05-01T08:00:00Z"),
-                "operationState": op("Succeeded", "2024-05-01T10:01:00Z", Some("2024-05-01T10:02:30Z"))}),
-            ),
-            vec!["on-created", "on-deployed", "on-sync-succeeded"],
-        ),
-        (
-            "synced, healthy early in the sync but more than a minute before it ended",
-            app(
-                json!({"sync": {"status": "Synced"}, "health": healthy("2024-05-01T10:01:10Z"),
-                "operationState": op("Succeeded", "2024-05-01T10:01:00Z", Some("2024-05-01T10:05:00Z"))}),
-            ),
-            vec!["on-created", "on-sync-succeeded"],
-        ),
-        (
-            "sync failed",
-            app(
-                json!({"sync": {"status": "OutOfSync"}, "health": {"status": "Progressing"},
-                "operationState": op("Failed", "2024-05-01T10:01:00Z", Some("2024-05-01T10:01:30Z"))}),
-            ),
-            vec!["on-created", "on-sync-failed"],
-        ),
-        (
-            "sync errored",
-            app(
-                json!({"sync": {"status": "OutOfSync"}, "health": {"status": "Missing"},
-                "operationState": op("Error", "2024-05-01T10:01:00Z", Some("2024-05-01T10:01:30Z"))}),
-            ),
-            vec!["on-created", "on-sync-failed"],
-        ),
-        (
-            "syncing",
-            app(
-                json!({"sync": {"status": "OutOfSync"}, "health": {"status": "Healthy"},
-                "operationState": op("Running", "2024-05-01T10:01:00Z", None)}),
-            ),
-            vec!["on-created", "on-sync-running"],
-        ),
-        (
-            "degraded, never synced",
-            app(json!({"sync": {"status": "Synced"}, "health": {"status": "Degraded"}})),
-            vec!["on-created", "on-health-degraded"],
-        ),
-        (
-            "unknown sync status",
-            app(
-                json!({"sync": {"status": "Unknown"}, "health": {"status": "Healthy"},
-                "conditions": [{"type": "ComparisonError", "message": "repository not accessible"}]}),
-            ),
-            vec!["on-created", "on-sync-status-unknown"],
-        ),
-        (
-            "being deleted",
-            {
-                let mut a =
-                    app(json!({"sync": {"status": "Synced"}, "health": {"status": "Healthy"}}));
-                a["metadata"]["deletionTimestamp"] = json!("2024-05-01T11:00:00Z");
-                a
-            },
-            vec!["on-created", "on-deleted"],
-        ),
-    ]
+#[test]
+fn the_real_notifications_engine_agrees() {
+    // tests/go-engine runs notifications-engine's own pkg/triggers (Go's expr) on the same
+    // catalog and fixtures; Go modules come from the module cache or the Go proxy.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/go-engine");
+    let fixtures = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/catalog-apps.json"
+    );
+    let out = std::process::Command::new("go")
+        .args(["run", "."])
+        .arg(catalog_path())
+        .arg(fixtures)
+        .current_dir(dir)
+        .env("GOFLAGS", "-mod=mod")
+        .output()
+        .expect("go (Go 1.24 or later) on PATH");
+    assert!(
+        out.status.success(),
+        "go run: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let go: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(plumb_fired(&catalog()), go);
 }
 
 #[test]
@@ -169,6 +133,7 @@ fn every_trigger_evaluates_as_argo() {
         ]
     );
     for (what, app, expected) in fixtures() {
+        let what = what.as_str();
         let vars = expr_vars(&app, &json!({}), &BTreeMap::new());
         let mut fired = Vec::new();
         for name in &names {
@@ -178,7 +143,7 @@ fn every_trigger_evaluates_as_argo() {
                 // Catalog triggers have one condition each, keyed [0].
                 assert!(r.key.starts_with("[0]."), "{}", r.key);
                 if r.triggered {
-                    fired.push(*name);
+                    fired.push(name.to_string());
                     let once_per = if *name == "on-created" || *name == "on-deleted" {
                         "guestbook"
                     } else if app["status"].get("operationState").is_some() {
@@ -202,6 +167,7 @@ fn every_template_renders() {
     assert_eq!(names.len(), 8);
     let ctx = engine.config.context.clone();
     for (what, app, _) in fixtures() {
+        let what = what.as_str();
         for service in ["webhook", "slack"] {
             let data = template_data(&app, &json!({}), &ctx, &BTreeMap::new(), service, "chan");
             for name in &names {
