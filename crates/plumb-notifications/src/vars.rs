@@ -36,10 +36,10 @@ const LAYOUTS: &[(&str, &str)] = &[
     ("StampNano", "Jan _2 15:04:05.000000000"),
 ];
 
-/// The variables of a trigger condition: `app`, `appProject`, `context`, `secrets` are not
-/// given to conditions (Argo gives them; nothing in its catalog reads them, and a condition has
-/// no output to leak them through anyway, so they are left out to keep a pass cheap), `time`'s
-/// durations and layouts.
+/// The variables of a trigger condition: `app`, `appProject`, `context` (with an empty
+/// `notificationType`, as Argo runs triggers for no destination), and `time`'s durations and
+/// layouts. Argo also gives conditions `.secrets`; Plumb leaves them out (nothing in the catalog
+/// reads them there, and it keeps a pass cheap).
 pub fn expr_vars(
     app: &serde_json::Value,
     app_project: &serde_json::Value,
