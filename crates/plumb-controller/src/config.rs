@@ -51,6 +51,9 @@ pub struct ControllerConfig {
     /// (`--applicationset`); `None` reads `plumb.applicationset.enabled` of
     /// `argocd-cmd-params-cm` (on unless `"false"`). With several replicas only the leader runs it.
     pub applicationset: Option<bool>,
+    /// Whether the notifications controller runs (`--notifications`); `None` reads
+    /// `plumb.notifications.enabled` of `argocd-cmd-params-cm` (on unless `"false"`).
+    pub notifications: Option<bool>,
 }
 
 impl ControllerConfig {
@@ -76,6 +79,7 @@ impl ControllerConfig {
             application_namespaces: None,
             sharding: crate::sharding::ShardingConfig::default(),
             applicationset: None,
+            notifications: None,
         }
     }
 }

@@ -109,6 +109,7 @@ pub struct Metrics {
     caches: CacheSizes,
     crds: plumb_app::crd_check::CrdGauge,
     appset: plumb_appset::controller::AppSetMetrics,
+    notifications: plumb_notifications::Metrics,
     apps_synced: AtomicBool,
     live_cache_synced: AtomicBool,
 }
@@ -161,6 +162,7 @@ impl Metrics {
         let caches = CacheSizes::register(&mut registry);
         let crds = plumb_app::crd_check::register_gauge(&mut registry);
         let appset = plumb_appset::controller::AppSetMetrics::register(&mut registry);
+        let notifications = plumb_notifications::Metrics::register(&mut registry);
         Self {
             registry,
             argo,
@@ -170,6 +172,7 @@ impl Metrics {
             caches,
             crds,
             appset,
+            notifications,
             apps_synced: AtomicBool::new(false),
             live_cache_synced: AtomicBool::new(false),
         }
@@ -341,6 +344,11 @@ impl Metrics {
             missing.push("Application watch not synced");
         }
         missing
+    }
+
+    /// The notifications controller's metrics (`argocd_notifications_*`), served here too.
+    pub fn notifications(&self) -> plumb_notifications::Metrics {
+        self.notifications.clone()
     }
 
     /// The ApplicationSet controller's metrics (`argocd_appset_*`), served here too.

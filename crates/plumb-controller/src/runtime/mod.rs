@@ -14,6 +14,7 @@ use plumb_app::Result;
 
 mod appset;
 mod in_cluster;
+mod notifications;
 mod setup;
 mod watchers;
 mod workers;
@@ -45,6 +46,7 @@ pub async fn run(client: kube::Client, config: ControllerConfig) -> Result<()> {
     watchers::spawn_rediscovery(shared.clone());
     watchers::spawn_shard_membership(&shared);
     appset::spawn(&shared).await;
+    notifications::spawn(&shared).await;
 
     workers::run(shared, started.queue).await
 }

@@ -14,6 +14,7 @@ mod missing_status;
 mod multi_cluster;
 mod namespace_install;
 mod namespaced_cluster;
+mod notifications;
 mod oci;
 mod project;
 mod project_scoped;

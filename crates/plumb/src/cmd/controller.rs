@@ -123,6 +123,12 @@ pub struct ControllerArgs {
     /// shard) reconciles ApplicationSets.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
     applicationset: Option<bool>,
+    /// Run the notifications controller (argocd-notifications-cm, the `notifications.argoproj.io`
+    /// subscriptions; see docs/notifications.md) beside the Application controller
+    /// (`--notifications=false` turns it off). Default: `plumb.notifications.enabled` of
+    /// argocd-cmd-params-cm, else on.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    notifications: Option<bool>,
 }
 
 /// Runs the controller until it fails, is interrupted or gets SIGTERM.
@@ -185,6 +191,7 @@ pub fn run(args: ControllerArgs) -> anyhow::Result<Outcome> {
         identity: None,
     };
     config.applicationset = args.applicationset;
+    config.notifications = args.notifications;
     config.source.tools.helm = args.helm;
     config.source.tools.kustomize = args.kustomize;
     config.source.plugins_dir = args.plugin_dir;
