@@ -1,6 +1,8 @@
 // The sync panel: Argo's ApplicationSyncRequest from a form (revision, prune and its propagation,
 // dry run, apply out-of-sync only, apply only (no hooks), force, sync options starting from the
-// Application's own, retry, and the resources to sync).
+// Application's own, retry, and the resources to sync). Objects Git no longer declares are
+// marked; with Prune, the objects it will delete are listed and the user types "prune" first, as
+// in Argo's panel.
 import { useState } from 'preact/hooks';
 import { appPath, request, type Application } from './api';
 import { Modal } from './modal';
@@ -40,6 +42,9 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
   const [selected, setSelected] = useState<Set<string>>(() => new Set(resources.map(rkey)));
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  // The objects a confirmed prune deletes (null: not asked yet).
+  const [pruneAsk, setPruneAsk] = useState<Managed[] | null>(null);
+  const [pruneTyped, setPruneTyped] = useState('');
 
   const toggle = (k: string, on: boolean) => {
     const next = new Set(selected);
@@ -50,6 +55,13 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
 
   const submit = async (e: Event) => {
     e.preventDefault();
+    const deleted = resources.filter((r) => r.requiresPruning && selected.has(rkey(r)));
+    if (prune && !dryRun && deleted.length > 0 && pruneAsk === null) {
+      setPruneTyped('');
+      setPruneAsk(deleted);
+      return;
+    }
+    if (pruneAsk !== null && pruneTyped !== 'prune') return;
     setBusy(true);
     setError('');
     const items = [...options];
@@ -75,6 +87,7 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
       setError((err as Error).message);
     } finally {
       setBusy(false);
+      setPruneAsk(null);
     }
   };
 
@@ -153,6 +166,11 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
                 <input type="checkbox" data-resource={`${r.kind}/${r.name}`} checked={selected.has(rkey(r))} onChange={(e) => toggle(rkey(r), e.currentTarget.checked)} />
                 <SyncIcon status={r.status} /> {r.kind}/{r.name}
                 {r.namespace ? <span class="muted"> ({r.namespace})</span> : null}
+                {r.requiresPruning && (
+                  <span class={prune ? 'tag danger' : 'tag'} data-testid="prune-mark">
+                    {prune ? 'will be deleted' : 'requires pruning (tick Prune to delete)'}
+                  </span>
+                )}
               </label>
             ))}
           </div>
@@ -162,8 +180,37 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
             {error}
           </p>
         )}
+        {pruneAsk && (
+          <div class="card confirm" role="group" aria-label="Confirm prune" data-testid="prune-confirm">
+            <p>
+              <strong>
+                {pruneAsk.length === resources.length ? 'Prune all resources?' : 'Prune resources?'} Resources to be deleted ({pruneAsk.length}):
+              </strong>
+            </p>
+            <ul>
+              {pruneAsk.map((r) => (
+                <li key={rkey(r)}>
+                  {r.kind}/{r.name}
+                  {r.namespace ? ` (${r.namespace})` : ''}
+                </li>
+              ))}
+            </ul>
+            <label>
+              Type 'prune' to confirm
+              <input value={pruneTyped} onInput={(e) => setPruneTyped(e.currentTarget.value)} autoComplete="off" />
+            </label>
+            <div class="form-actions">
+              <button type="submit" class="btn danger" disabled={busy || pruneTyped !== 'prune'}>
+                Prune and synchronize
+              </button>
+              <button type="button" class="btn" onClick={() => setPruneAsk(null)}>
+                Cancel
+              </button>
+            </div>
+          </div>
+        )}
         <div class="form-actions">
-          <button type="submit" class="btn primary" disabled={busy || selected.size === 0}>
+          <button type="submit" class="btn primary" disabled={busy || selected.size === 0 || pruneAsk !== null}>
             {busy ? 'Requesting…' : 'Synchronize'}
           </button>
           <button type="button" class="btn" onClick={onClose}>
