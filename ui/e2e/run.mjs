@@ -494,6 +494,18 @@ try {
     // A sync from the panel runs hooks unless "Apply only" is ticked (Argo's panel sends the
     // `hook` strategy): v1.4.0's PreSync hook was created (the harness checks the cluster).
     await ask('hook-ran');
+    // The operation's results object by object (Argo's operation state panel): the hook with its
+    // type and phase, the pruned ConfigMap.
+    await page.getByTestId('app-operation').getByRole('button', { name: /All results/ }).click();
+    const results = page.getByTestId('operation-results');
+    const hook = results.locator('tbody tr', { hasText: 'payments-presync' });
+    await hook.waitFor();
+    const hookText = await hook.innerText();
+    assert(hookText.includes('Job') && hookText.includes('PreSync') && (await hook.getAttribute('data-status')) === 'Succeeded', `the hook's result: ${hookText}`);
+    assert((await results.locator('tbody tr', { hasText: `${deployment}-stray` }).innerText()).includes('prune'), 'the pruned object\'s result');
+    await shot('operation-state');
+    await page.keyboard.press('Escape');
+    await results.waitFor({ state: 'detached' });
   });
 
   await step('history and rollback to the first deployment', async () => {
@@ -604,6 +616,14 @@ try {
     await failed.getByText(`Service ${brokenService}`).waitFor();
     const why = await failed.innerText();
     assert(why.includes('70000') || /port/i.test(why), `the card names the refused Service and why: ${why}`);
+    // Every result of the operation, in Argo's operation state panel.
+    await op.getByRole('button', { name: /All results/ }).click();
+    const row = page.getByTestId('operation-results').locator('tbody tr', { hasText: brokenService });
+    await row.waitFor();
+    assert((await row.getAttribute('data-status')) === 'SyncFailed', `the Service's status: ${await row.getAttribute('data-status')}`);
+    assert(/70000|port/i.test(await row.innerText()), `the Service's message: ${await row.innerText()}`);
+    await page.keyboard.press('Escape');
+    await row.waitFor({ state: 'detached' });
     await shot('failed-sync');
     // History of a first sync that failed: no deployment, but the last operation's result.
     await page.getByRole('button', { name: 'History and rollback' }).click();
