@@ -248,6 +248,7 @@ try {
       '    syncOptions:',
       '      - CreateNamespace=true',
       '      - PruneLast=true',
+      '      - FailOnSharedResource=true',
       '',
     ].join('\n');
     await replaceEditorText(yaml);
@@ -257,7 +258,7 @@ try {
     const app = await apiApp(formApp);
     assert(app.metadata.labels?.team === 'forms', `labels: ${JSON.stringify(app.metadata.labels)}`);
     assert(app.spec.source.directory?.recurse === true, `directory: ${JSON.stringify(app.spec.source)}`);
-    assert(JSON.stringify(app.spec.syncPolicy?.syncOptions) === '["CreateNamespace=true","PruneLast=true"]', `sync options: ${JSON.stringify(app.spec.syncPolicy)}`);
+    assert(JSON.stringify(app.spec.syncPolicy?.syncOptions) === '["CreateNamespace=true","PruneLast=true","FailOnSharedResource=true"]', `sync options: ${JSON.stringify(app.spec.syncPolicy)}`);
     // Back in the form, the fields show what the YAML set.
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
     assert(await form.getByLabel('PruneLast=true').isChecked(), 'the form reads the saved sync options');
@@ -272,7 +273,10 @@ try {
     await page.waitForURL(new RegExp(`/applications/[^/]+/${formApp}$`));
     await page.getByRole('button', { name: 'Sync', exact: true }).click();
     const form = page.getByTestId('sync-panel');
-    // spec.syncPolicy.syncOptions has CreateNamespace=true and PruneLast=true (the YAML step).
+    // spec.syncPolicy.syncOptions has CreateNamespace=true, PruneLast=true and
+    // FailOnSharedResource=true (the YAML step): the request's options replace the spec's, so the
+    // one the panel has no checkbox for is kept and said.
+    await form.getByTestId('kept-options').getByText('FailOnSharedResource=true').waitFor();
     assert(await form.getByLabel('CreateNamespace=true').isChecked(), 'CreateNamespace=true from the spec is ticked');
     assert(await form.getByLabel('PruneLast=true').isChecked(), 'PruneLast=true from the spec is ticked');
     assert(!(await form.getByLabel('Apply only (skip hooks)').isChecked()), 'hooks run unless Apply only is ticked');
@@ -285,7 +289,7 @@ try {
     const items = body.syncOptions?.items || [];
     assert(body.strategy?.hook && !body.strategy.apply, `Argo's hook strategy: ${JSON.stringify(body.strategy)}`);
     assert(body.prune === true && body.dryRun === true, `prune and dry run: ${JSON.stringify(body)}`);
-    for (const want of ['CreateNamespace=true', 'PruneLast=true', 'PrunePropagationPolicy=background']) {
+    for (const want of ['CreateNamespace=true', 'PruneLast=true', 'FailOnSharedResource=true', 'PrunePropagationPolicy=background']) {
       assert(items.includes(want), `sync options carry ${want}: ${JSON.stringify(items)}`);
     }
     await page.getByRole('status').getByText('Dry-run sync requested').waitFor();

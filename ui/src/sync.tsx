@@ -33,6 +33,11 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
   // Argo's "Apply only": skip hooks. Unticked, the sync runs hooks (PreSync, Sync, PostSync...).
   const [applyOnly, setApplyOnly] = useState(false);
   const [options, setOptions] = useState<string[]>(() => own.filter((o) => OPTIONS.includes(o)));
+  // The request's options replace the Application's (Argo's server), so those the panel has no
+  // control for (FailOnSharedResource=true, SkipDryRunOnMissingResource=true...) are kept, as
+  // Argo's panel keeps them.
+  const kept = own.filter((o) => !OPTIONS.includes(o) && !o.startsWith('ApplyOutOfSyncOnly=') && !o.startsWith('PrunePropagationPolicy='));
+  const ownPropagation = own.some((o) => o.startsWith('PrunePropagationPolicy='));
   const [propagation, setPropagation] = useState(() => {
     const set = own.find((o) => o.startsWith('PrunePropagationPolicy='));
     return set ? set.slice('PrunePropagationPolicy='.length) : 'foreground';
@@ -64,9 +69,9 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
     if (pruneAsk !== null && pruneTyped !== 'prune') return;
     setBusy(true);
     setError('');
-    const items = [...options];
+    const items = [...options, ...kept];
     if (outOfSyncOnly) items.push('ApplyOutOfSyncOnly=true');
-    if (prune && propagation !== 'foreground') items.push(`PrunePropagationPolicy=${propagation}`);
+    if (propagation !== 'foreground' || ownPropagation) items.push(`PrunePropagationPolicy=${propagation}`);
     const all = selected.size === resources.length;
     const body: Record<string, unknown> = {
       revision,
@@ -125,7 +130,12 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
               {o}
             </label>
           ))}
-          {prune && (
+          {kept.length > 0 && (
+            <p class="muted" data-testid="kept-options">
+              Also from the Application: {kept.join(', ')}
+            </p>
+          )}
+          {(prune || propagation !== 'foreground') && (
             <label>
               Prune propagation policy
               <select value={propagation} onChange={(e) => setPropagation(e.currentTarget.value)}>
