@@ -389,6 +389,14 @@ try {
     assert((await panel.getByRole('alert').count()) === 0, 'no error reading the ReplicaSet\'s logs');
     await page.keyboard.press('Escape');
     await panel.waitFor({ state: 'detached' });
+    // A refusal is said, never shown as an empty log: with server.maxPodLogsToRender at 1 the
+    // Deployment's two Pods are too many (the server's message, as Argo's).
+    await ask('max-pods-1');
+    await tree.locator(`[data-testid=tree-node][data-kind=Deployment][data-name="${deployment}"]`).click();
+    await panel.getByRole('tab', { name: 'Logs' }).click();
+    await panel.getByRole('alert').getByText('max pods to view logs are reached').waitFor({ timeout: LONG });
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
   });
 
   await step("the Deployment's diff shows the image lines and who last changed them", async () => {

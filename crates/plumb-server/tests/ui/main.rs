@@ -407,6 +407,11 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
                 serve_pod_logs(env, &client, dest.name(), log_dir.path()).await;
                 stdin.write_all(b"done\n").await.expect("answer the script");
             }
+            if line == "STEP max-pods-1" {
+                let max = [("server.maxPodLogsToRender", "1")];
+                set_config_map(&client, ns.name(), "argocd-cm", &max).await;
+                stdin.write_all(b"done\n").await.expect("answer the script");
+            }
             if line == "STEP stray" {
                 create_stray(&client, dest.name()).await;
                 stdin.write_all(b"done\n").await.expect("answer the script");
