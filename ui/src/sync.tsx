@@ -61,12 +61,14 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
   const submit = async (e: Event) => {
     e.preventDefault();
     const deleted = resources.filter((r) => r.requiresPruning && selected.has(rkey(r)));
-    if (prune && !dryRun && deleted.length > 0 && pruneAsk === null) {
+    // Asked again when the selection now deletes an object the confirm did not list.
+    const asked = new Set((pruneAsk || []).map(rkey));
+    if (prune && !dryRun && deleted.length > 0 && (pruneAsk === null || deleted.some((r) => !asked.has(rkey(r))))) {
       setPruneTyped('');
       setPruneAsk(deleted);
       return;
     }
-    if (pruneAsk !== null && pruneTyped !== 'prune') return;
+    if (prune && !dryRun && pruneAsk !== null && pruneTyped !== 'prune') return;
     setBusy(true);
     setError('');
     const items = [...options, ...kept];
@@ -190,7 +192,7 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
             {error}
           </p>
         )}
-        {pruneAsk && (
+        {pruneAsk && prune && !dryRun && (
           <div class="card confirm" role="group" aria-label="Confirm prune" data-testid="prune-confirm">
             <p>
               <strong>
@@ -220,7 +222,7 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
           </div>
         )}
         <div class="form-actions">
-          <button type="submit" class="btn primary" disabled={busy || selected.size === 0 || pruneAsk !== null}>
+          <button type="submit" class="btn primary" disabled={busy || selected.size === 0 || (pruneAsk !== null && prune && !dryRun)}>
             {busy ? 'Requesting…' : 'Synchronize'}
           </button>
           <button type="button" class="btn" onClick={onClose}>
