@@ -305,6 +305,21 @@ try {
     assert(still === marker, 'the page was reloaded');
   });
 
+  await step('app health does not count a PreSync hook Job Git declares (never a cause of Missing)', async () => {
+    // ui-form-app (never synced) reads the same directory: at v1.4.0 it declares the hook Job
+    // beside three objects, none of them in the cluster.
+    await page.locator(`[data-testid=app-tile][data-app="${formApp}"]`).getByRole('link', { name: formApp }).click();
+    await page.waitForURL(new RegExp(`/applications/[^/]+/${formApp}$`));
+    await page.getByRole('toolbar', { name: 'Application actions' }).getByRole('button', { name: 'Refresh', exact: true }).click();
+    await page.getByTestId('app-sync').getByTestId('commit').getByText('payments-api v1.4.0').waitFor({ timeout: LONG });
+    const health = page.getByTestId('app-health');
+    await health.locator('[data-health=Missing]').waitFor({ timeout: LONG });
+    const text = await health.innerText();
+    assert(text.includes('Caused by') && !/presync|Job|more/.test(text), `the hook Job is not a cause of Missing: ${text}`);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Applications', exact: true }).click();
+    await tile().waitFor();
+  });
+
   await step('the details page shows Deployment → ReplicaSet → Pods in the tree', async () => {
     // The whole tile opens the Application, not only its name: a click near its bottom right
     // corner (on "Last sync", far from the name).

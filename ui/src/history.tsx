@@ -90,8 +90,8 @@ export function HistoryPanel({
       {history.length > 0 && current === undefined && (
         <p class="notice" data-testid="no-current">
           A later sync ({op?.phase}
-          {op?.operation?.sync?.resources ? `, ${op.operation.sync.resources.length} of the objects` : ''}) changed the cluster without recording a
-          deployment: no deployment below is exactly what runs.
+          {op?.operation?.sync?.resources ? `, ${op.operation.sync.resources.length} selected objects` : ''}) is not recorded as a deployment and
+          may have changed the cluster: no deployment below is marked current.
         </p>
       )}
       {history.length > 0 && (
