@@ -248,6 +248,7 @@ try {
       '    syncOptions:',
       '      - CreateNamespace=true',
       '      - PruneLast=true',
+      '      - FailOnSharedResource=true',
       '',
     ].join('\n');
     await replaceEditorText(yaml);
@@ -257,12 +258,41 @@ try {
     const app = await apiApp(formApp);
     assert(app.metadata.labels?.team === 'forms', `labels: ${JSON.stringify(app.metadata.labels)}`);
     assert(app.spec.source.directory?.recurse === true, `directory: ${JSON.stringify(app.spec.source)}`);
-    assert(JSON.stringify(app.spec.syncPolicy?.syncOptions) === '["CreateNamespace=true","PruneLast=true"]', `sync options: ${JSON.stringify(app.spec.syncPolicy)}`);
+    assert(JSON.stringify(app.spec.syncPolicy?.syncOptions) === '["CreateNamespace=true","PruneLast=true","FailOnSharedResource=true"]', `sync options: ${JSON.stringify(app.spec.syncPolicy)}`);
     // Back in the form, the fields show what the YAML set.
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
     assert(await form.getByLabel('PruneLast=true').isChecked(), 'the form reads the saved sync options');
     await page.keyboard.press('Escape');
     await form.waitFor({ state: 'detached' });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Applications', exact: true }).click();
+    await tile().waitFor();
+  });
+
+  await step("the sync panel starts from the Application's own sync options and sends Argo's request", async () => {
+    await page.locator(`[data-testid=app-tile][data-app="${formApp}"]`).getByRole('link', { name: formApp }).click();
+    await page.waitForURL(new RegExp(`/applications/[^/]+/${formApp}$`));
+    await page.getByRole('button', { name: 'Sync', exact: true }).click();
+    const form = page.getByTestId('sync-panel');
+    // spec.syncPolicy.syncOptions has CreateNamespace=true, PruneLast=true and
+    // FailOnSharedResource=true (the YAML step): the request's options replace the spec's, so the
+    // one the panel has no checkbox for is kept and said.
+    await form.getByTestId('kept-options').getByText('FailOnSharedResource=true').waitFor();
+    assert(await form.getByLabel('CreateNamespace=true').isChecked(), 'CreateNamespace=true from the spec is ticked');
+    assert(await form.getByLabel('PruneLast=true').isChecked(), 'PruneLast=true from the spec is ticked');
+    assert(!(await form.getByLabel('Apply only (skip hooks)').isChecked()), 'hooks run unless Apply only is ticked');
+    await form.getByLabel('Prune', { exact: true }).check();
+    await form.getByLabel('Prune propagation policy').selectOption('background');
+    await form.getByLabel('Dry run').check();
+    const sent = page.waitForRequest((r) => r.method() === 'POST' && r.url().includes(`/applications/${formApp}/sync`));
+    await form.getByRole('button', { name: 'Synchronize' }).click();
+    const body = JSON.parse((await sent).postData() || '{}');
+    const items = body.syncOptions?.items || [];
+    assert(body.strategy?.hook && !body.strategy.apply, `Argo's hook strategy: ${JSON.stringify(body.strategy)}`);
+    assert(body.prune === true && body.dryRun === true, `prune and dry run: ${JSON.stringify(body)}`);
+    for (const want of ['CreateNamespace=true', 'PruneLast=true', 'FailOnSharedResource=true', 'PrunePropagationPolicy=background']) {
+      assert(items.includes(want), `sync options carry ${want}: ${JSON.stringify(items)}`);
+    }
+    await page.getByRole('status').getByText('Dry-run sync requested').waitFor();
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Applications', exact: true }).click();
     await tile().waitFor();
   });
@@ -273,6 +303,21 @@ try {
     await tile().locator('[data-sync=OutOfSync]').waitFor({ timeout: LONG });
     const still = await page.evaluate(() => window.__plumbMarker);
     assert(still === marker, 'the page was reloaded');
+  });
+
+  await step('app health does not count a PreSync hook Job Git declares (never a cause of Missing)', async () => {
+    // ui-form-app (never synced) reads the same directory: at v1.4.0 it declares the hook Job
+    // beside three objects, none of them in the cluster.
+    await page.locator(`[data-testid=app-tile][data-app="${formApp}"]`).getByRole('link', { name: formApp }).click();
+    await page.waitForURL(new RegExp(`/applications/[^/]+/${formApp}$`));
+    await page.getByRole('toolbar', { name: 'Application actions' }).getByRole('button', { name: 'Refresh', exact: true }).click();
+    await page.getByTestId('app-sync').getByTestId('commit').getByText('payments-api v1.4.0').waitFor({ timeout: LONG });
+    const health = page.getByTestId('app-health');
+    await health.locator('[data-health=Missing]').waitFor({ timeout: LONG });
+    const text = await health.innerText();
+    assert(text.includes('Caused by') && !/presync|Job|more/.test(text), `the hook Job is not a cause of Missing: ${text}`);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Applications', exact: true }).click();
+    await tile().waitFor();
   });
 
   await step('the details page shows Deployment → ReplicaSet → Pods in the tree', async () => {
@@ -337,6 +382,38 @@ try {
     await panel.waitFor({ state: 'detached' });
   });
 
+  await step('Logs: a Pod\'s lines, and its ReplicaSet\'s (the Pods below it), though Git declares neither', async () => {
+    await ask('pod-logs');
+    const panel = page.getByTestId('resource-panel');
+    const tree = page.getByTestId('resource-tree');
+    const pod = tree.locator('[data-testid=tree-node][data-kind=Pod]').first();
+    const podName = await pod.getAttribute('data-name');
+    await pod.click();
+    await panel.getByRole('tab', { name: 'Logs' }).click();
+    const lines = panel.getByLabel('Log lines');
+    await lines.getByText(`${podName} listening on :8080`).waitFor({ timeout: LONG });
+    // Markup in a log line is text, never HTML.
+    assert((await lines.locator('b').count()) === 0, 'a log line is not markup');
+    await lines.getByText('<b>not bold</b>').first().waitFor();
+    await shot('pod-logs');
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
+    await tree.locator('[data-testid=tree-node][data-kind=ReplicaSet]').first().click();
+    await panel.getByRole('tab', { name: 'Logs' }).click();
+    await lines.getByText('listening on :8080').first().waitFor({ timeout: LONG });
+    assert((await panel.getByRole('alert').count()) === 0, 'no error reading the ReplicaSet\'s logs');
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
+    // A refusal is said, never shown as an empty log: with server.maxPodLogsToRender at 1 the
+    // Deployment's two Pods are too many (the server's message, as Argo's).
+    await ask('max-pods-1');
+    await tree.locator(`[data-testid=tree-node][data-kind=Deployment][data-name="${deployment}"]`).click();
+    await panel.getByRole('tab', { name: 'Logs' }).click();
+    await panel.getByRole('alert').getByText('max pods to view logs are reached').waitFor({ timeout: LONG });
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
+  });
+
   await step("the Deployment's diff shows the image lines and who last changed them", async () => {
     await page.getByTestId('resource-tree').locator(`[data-kind=Deployment][data-name="${deployment}"]`).click();
     const panel = page.getByTestId('resource-panel');
@@ -383,20 +460,79 @@ try {
     assert((await page.evaluate(() => window.__plumbMarker)) === marker, 'the page was reloaded');
   });
 
+  await step('after a partial sync, History marks no deployment current (none is what runs)', async () => {
+    await page.getByRole('button', { name: 'History and rollback' }).click();
+    const table = page.getByTestId('history');
+    await table.locator('tbody tr').first().waitFor({ timeout: LONG });
+    await page.getByTestId('no-current').waitFor();
+    const text = await table.innerText();
+    assert(!text.includes('current'), `no deployment is marked current after the partial sync: ${text}`);
+    // The newest deployment can be deployed again (Argo's Redeploy).
+    await table.locator('tbody tr').first().getByRole('button', { name: 'Redeploy' }).waitFor();
+    await page.keyboard.press('Escape');
+    await table.waitFor({ state: 'detached' });
+  });
+
+  await step('an object Git does not declare: its diff says a prune deletes it, the sync panel marks it', async () => {
+    await ask('stray');
+    const tree = page.getByTestId('resource-tree');
+    const stray = tree.locator(`[data-testid=tree-node][data-kind=ConfigMap][data-name="${deployment}-stray"]`);
+    await stray.waitFor({ timeout: LONG });
+    await stray.click();
+    const panel = page.getByTestId('resource-panel');
+    await panel.getByRole('tab', { name: 'Diff' }).click();
+    await panel.getByTestId('diff-prune').waitFor({ timeout: LONG });
+    const text = await panel.getByTestId('diff').innerText();
+    assert(!text.includes('No drift'), `the diff of an object to prune does not say "No drift": ${text}`);
+    await panel.getByTestId('diff').locator('.del', { hasText: `name: ${deployment}-stray` }).waitFor();
+    await page.keyboard.press('Escape');
+    await panel.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Sync', exact: true }).click();
+    const form = page.getByTestId('sync-panel');
+    const mark = form.locator('label', { has: page.locator(`input[data-resource="ConfigMap/${deployment}-stray"]`) }).getByTestId('prune-mark');
+    assert((await mark.innerText()).includes('requires pruning'), `marked before Prune is ticked: ${await mark.innerText()}`);
+    await form.getByLabel('Prune', { exact: true }).check();
+    assert((await mark.innerText()).includes('will be deleted'), `marked as deleted with Prune: ${await mark.innerText()}`);
+    assert((await form.getByTestId('prune-mark').count()) === 1, 'only the stray object is marked');
+    await form.getByRole('button', { name: 'Cancel' }).last().click();
+    await form.waitFor({ state: 'detached' });
+  });
+
   await step('sync everything: a second deployment in the history', async () => {
     await page.getByRole('button', { name: 'Sync', exact: true }).click();
     const form = page.getByTestId('sync-panel');
     await form.getByRole('button', { name: 'all', exact: true }).click();
     await form.getByLabel('Prune', { exact: true }).check();
     await form.getByRole('button', { name: 'Synchronize' }).click();
+    // As Argo's panel: the objects the prune deletes are listed, and "prune" is typed first.
+    const confirm = form.getByTestId('prune-confirm');
+    await confirm.getByText(`ConfigMap/${deployment}-stray`).waitFor();
+    const go = confirm.getByRole('button', { name: 'Prune and synchronize' });
+    assert(await go.isDisabled(), 'nothing is pruned before "prune" is typed');
+    await shot('sync-prune-confirm');
+    await confirm.getByLabel("Type 'prune' to confirm").fill('prune');
+    await go.click();
     await page.getByRole('status').getByText('Sync requested').waitFor();
     await page.getByTestId('app-operation').locator('[data-phase=Succeeded][data-dry-run=false]').waitFor({ timeout: LONG });
     await page.getByTestId('app-sync').locator('[data-sync=Synced]').waitFor({ timeout: LONG });
     // The header names the synced commit: its message and author.
     await page.getByTestId('app-sync').getByTestId('commit').getByText('payments-api v1.4.0').waitFor({ timeout: LONG });
+    await page.getByTestId('resource-tree').locator(`[data-testid=tree-node][data-name="${deployment}-stray"]`).waitFor({ state: 'detached', timeout: LONG });
     // A sync from the panel runs hooks unless "Apply only" is ticked (Argo's panel sends the
     // `hook` strategy): v1.4.0's PreSync hook was created (the harness checks the cluster).
     await ask('hook-ran');
+    // The operation's results object by object (Argo's operation state panel): the hook with its
+    // type and phase, the pruned ConfigMap.
+    await page.getByTestId('app-operation').getByRole('button', { name: /All results/ }).click();
+    const results = page.getByTestId('operation-results');
+    const hook = results.locator('tbody tr', { hasText: 'payments-presync' });
+    await hook.waitFor();
+    const hookText = await hook.innerText();
+    assert(hookText.includes('Job') && hookText.includes('PreSync') && (await hook.getAttribute('data-status')) === 'Succeeded', `the hook's result: ${hookText}`);
+    assert((await results.locator('tbody tr', { hasText: `${deployment}-stray` }).innerText()).includes('prune'), 'the pruned object\'s result');
+    await shot('operation-state');
+    await page.keyboard.press('Escape');
+    await results.waitFor({ state: 'detached' });
   });
 
   await step('history and rollback to the first deployment', async () => {
@@ -507,6 +643,14 @@ try {
     await failed.getByText(`Service ${brokenService}`).waitFor();
     const why = await failed.innerText();
     assert(why.includes('70000') || /port/i.test(why), `the card names the refused Service and why: ${why}`);
+    // Every result of the operation, in Argo's operation state panel.
+    await op.getByRole('button', { name: /All results/ }).click();
+    const row = page.getByTestId('operation-results').locator('tbody tr', { hasText: brokenService });
+    await row.waitFor();
+    assert((await row.getAttribute('data-status')) === 'SyncFailed', `the Service's status: ${await row.getAttribute('data-status')}`);
+    assert(/70000|port/i.test(await row.innerText()), `the Service's message: ${await row.innerText()}`);
+    await page.keyboard.press('Escape');
+    await row.waitFor({ state: 'detached' });
     await shot('failed-sync');
     // History of a first sync that failed: no deployment, but the last operation's result.
     await page.getByRole('button', { name: 'History and rollback' }).click();

@@ -6,6 +6,8 @@ import { appPath, canI, get, rbacObject, settings, request, watchApplications, w
 import { FailedResults, failedResults, HealthIcon, HealthLabel, PhaseIcon, SyncIcon, SyncLabel, Time } from './status';
 import { layout, resKey, shortKind, treeItems, type Managed, type TreeItem } from './tree';
 import { ResourcePanel } from './resource';
+import { OperationPanel } from './operation';
+import type { ResourceResult } from './status';
 import { navigate } from './router';
 import { project, source } from './apps';
 import { SyncPanel } from './sync';
@@ -43,7 +45,7 @@ export function AppDetailsPage({
   const [treeError, setTreeError] = useState('');
   const [diffs, setDiffs] = useState<ResourceDiff[] | null>(null);
   const [view, setView] = useState<'tree' | 'list' | 'kinds'>('tree');
-  const [dialog, setDialog] = useState<'' | 'sync' | 'history' | 'delete' | 'edit' | 'terminate'>('');
+  const [dialog, setDialog] = useState<'' | 'sync' | 'history' | 'delete' | 'edit' | 'terminate' | 'operation'>('');
   const [perms, setPerms] = useState<Perms>({ sync: false, update: false, delete: false, get: false, loaded: false });
   const [notice, setNotice] = useState('');
   const [refreshing, setRefreshing] = useState('');
@@ -144,6 +146,12 @@ export function AppDetailsPage({
     else q.delete('tab');
     const qs = q.toString();
     navigate(`${location.pathname}${qs ? `?${qs}` : ''}`);
+  };
+
+  /** Opens the panel of an object of a sync result, when the tree has it. */
+  const selectResult = (r: ResourceResult) => {
+    const i = items.find((x) => !x.root && x.kind === r.kind && x.name === r.name && (x.namespace || '') === (r.namespace || '') && (x.group || '') === (r.group || ''));
+    if (i) select(i);
   };
 
   const refresh = async (kind: 'normal' | 'hard') => {
@@ -254,13 +262,12 @@ export function AppDetailsPage({
                 {op.operation?.sync?.dryRun ? ' (dry run)' : ''}
               </div>
               <div class="muted">{op.message}</div>
-              <FailedResults
-                results={failedResults(op)}
-                onSelect={(r) => {
-                  const i = items.find((x) => !x.root && x.kind === r.kind && x.name === r.name && (x.namespace || '') === (r.namespace || '') && (x.group || '') === (r.group || ''));
-                  if (i) select(i);
-                }}
-              />
+              <FailedResults results={failedResults(op)} onSelect={selectResult} />
+              {op.syncResult?.resources?.length > 0 && (
+                <button type="button" class="btn link" onClick={() => setDialog('operation')}>
+                  All results ({op.syncResult.resources.length})
+                </button>
+              )}
               <div class="muted">
                 <Time t={op.finishedAt || op.startedAt} />
                 {op.syncResult?.revision && (
@@ -347,6 +354,16 @@ export function AppDetailsPage({
             setDialog('');
             setApp(a);
             setNotice(`Saved ${a.metadata.name}.`);
+          }}
+        />
+      )}
+      {dialog === 'operation' && (
+        <OperationPanel
+          app={app}
+          onClose={() => setDialog('')}
+          onSelect={(r) => {
+            setDialog('');
+            selectResult(r);
           }}
         />
       )}

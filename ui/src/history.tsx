@@ -5,6 +5,23 @@ import { Modal } from './modal';
 import { FailedResults, failedResults, PhaseIcon, Time } from './status';
 import { CommitInfo } from './commit';
 
+/**
+ * The deployment the live objects are at: the newest one, unless a later sync that changed the
+ * cluster was not recorded (a partial sync, a failed one: Argo CD records neither in
+ * `status.history`). A deployment's `deployStartedAt` is its operation's `startedAt`, so the
+ * last operation tells which.
+ */
+export function currentDeployment(app: Application): number | undefined {
+  const history: Json[] = app.status?.history || [];
+  const newest = history[history.length - 1];
+  if (!newest) return undefined;
+  const op: Json = app.status?.operationState;
+  const sync = op?.operation?.sync;
+  if (!sync || sync.dryRun || op.phase === 'Running' || !op.startedAt || !newest.deployStartedAt) return newest.id;
+  if (op.startedAt === newest.deployStartedAt) return newest.id;
+  return Date.parse(op.startedAt) > Date.parse(newest.deployStartedAt) ? undefined : newest.id;
+}
+
 export function HistoryPanel({
   app,
   ns,
@@ -21,7 +38,8 @@ export function HistoryPanel({
   onDone: (msg: string) => void;
 }) {
   const history: Json[] = [...(app.status?.history || [])].reverse();
-  const current = history[0]?.id;
+  const current = currentDeployment(app);
+  const newest = history[0]?.id;
   const op: Json = app.status?.operationState;
   const [confirm, setConfirm] = useState<Json | null>(null);
   const [prune, setPrune] = useState(false);
@@ -69,6 +87,13 @@ export function HistoryPanel({
         </section>
       )}
       {auto && <p class="notice">Automated sync is enabled: a rollback turns it off first (as in Argo CD).</p>}
+      {history.length > 0 && current === undefined && (
+        <p class="notice" data-testid="no-current">
+          A later sync ({op?.phase}
+          {op?.operation?.sync?.resources ? `, ${op.operation.sync.resources.length} selected objects` : ''}) is not recorded as a deployment and
+          may have changed the cluster: no deployment below is marked current.
+        </p>
+      )}
       {history.length > 0 && (
         <table class="table" data-testid="history">
           <thead>
@@ -106,7 +131,7 @@ export function HistoryPanel({
                     {h.id !== current && (
                       <span title={reason}>
                         <button type="button" class="btn" disabled={!canSync} onClick={() => setConfirm(h)}>
-                          Rollback
+                          {h.id === newest ? 'Redeploy' : 'Rollback'}
                         </button>
                       </span>
                     )}

@@ -1,11 +1,13 @@
 // The side panel of one object of the tree: Summary, Live manifest, Desired manifest, Diff
-// (inline or side by side, with who last changed each drifted field), Events.
+// (inline or side by side, with who last changed each drifted field), Events, and Logs for Pods
+// and the workloads above them.
 import { useEffect, useState } from 'preact/hooks';
 import { diffLines } from 'diff';
 import YAML from 'yaml';
 import { ApiError, appPath, get, request, type Json, type ResourceDiff } from './api';
 import { HealthLabel, SyncLabel, Time } from './status';
 import type { TreeItem } from './tree';
+import { hasLogs, LogsView } from './logs';
 
 const parse = (text?: string): Json => {
   if (!text || text === 'null') return null;
@@ -40,8 +42,8 @@ function changesOf(d?: ResourceDiff): Change[] {
   return parsed.flatMap((x: Json) => (Array.isArray(x.changes) ? x.changes : []));
 }
 
-const TABS = ['Summary', 'Live manifest', 'Desired manifest', 'Diff', 'Events'] as const;
-type Tab = (typeof TABS)[number];
+const ALL_TABS = ['Summary', 'Live manifest', 'Desired manifest', 'Diff', 'Events', 'Logs'] as const;
+type Tab = (typeof ALL_TABS)[number];
 
 export function ResourcePanel({
   app,
@@ -58,6 +60,7 @@ export function ResourcePanel({
   initialTab?: string;
   onClose: () => void;
 }) {
+  const TABS: readonly Tab[] = hasLogs(item) ? ALL_TABS : ALL_TABS.filter((t) => t !== 'Logs');
   const [tab, setTab] = useState<Tab>(() => (TABS as readonly string[]).includes(initialTab || '') ? (initialTab as Tab) : 'Summary');
   const [events, setEvents] = useState<Json[] | null>(null);
   const [eventsError, setEventsError] = useState('');
@@ -228,6 +231,7 @@ export function ResourcePanel({
         {tab === 'Diff' && (
           <DiffView d={d} loading={managed && diffs === null} changes={changes} mode={mode} setMode={setMode} />
         )}
+        {tab === 'Logs' && TABS.includes('Logs') && <LogsView app={app} ns={ns} item={item} />}
         {tab === 'Events' &&
           (events === null ? (
             <p class="muted">Loading…</p>
@@ -291,9 +295,20 @@ function DiffView({
   const liveText = toYaml(withoutManagedFields(parse(d.normalizedLiveState) ?? parse(d.liveState)));
   const desiredText = toYaml(withoutManagedFields(parse(d.predictedLiveState) ?? parse(d.targetState)));
   const parts = diffLines(liveText, desiredText);
+  // Argo's ResourceDiff says `modified: false` for a live object Git no longer declares (and
+  // the server follows it): that is not "no drift" but an object a sync with Prune deletes.
+  const extra = !!liveText && !desiredText;
+  const absent = !liveText && !!desiredText;
+  const drift = !!d.modified || extra || absent;
   return (
     <div class="diff" data-testid="diff">
-      {!d.modified && <p class="ok">No drift: the live object matches the desired state.</p>}
+      {extra && (
+        <p class="notice" data-testid="diff-prune">
+          Not in Git any more: a sync with Prune deletes this object (every line below is removed).
+        </p>
+      )}
+      {absent && <p class="notice">Not in the cluster: a sync creates this object.</p>}
+      {!drift && <p class="ok">No drift: the live object matches the desired state.</p>}
       {changes.length > 0 && (
         <table class="table changes" aria-label="Changed fields">
           <thead>
@@ -332,7 +347,7 @@ function DiffView({
           </tbody>
         </table>
       )}
-      {d.modified && (
+      {drift && (
         <>
           <div class="seg" role="group" aria-label="Diff layout">
             <button type="button" class="btn" aria-pressed={mode === 'inline'} onClick={() => setMode('inline')}>

@@ -1,6 +1,8 @@
 // The sync panel: Argo's ApplicationSyncRequest from a form (revision, prune and its propagation,
 // dry run, apply out-of-sync only, apply only (no hooks), force, sync options starting from the
-// Application's own, retry, and the resources to sync).
+// Application's own, retry, and the resources to sync). Objects Git no longer declares are
+// marked; with Prune, the objects it will delete are listed and the user types "prune" first, as
+// in Argo's panel.
 import { useState } from 'preact/hooks';
 import { appPath, request, type Application } from './api';
 import { Modal } from './modal';
@@ -31,6 +33,11 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
   // Argo's "Apply only": skip hooks. Unticked, the sync runs hooks (PreSync, Sync, PostSync...).
   const [applyOnly, setApplyOnly] = useState(false);
   const [options, setOptions] = useState<string[]>(() => own.filter((o) => OPTIONS.includes(o)));
+  // The request's options replace the Application's (Argo's server), so those the panel has no
+  // control for (FailOnSharedResource=true, SkipDryRunOnMissingResource=true...) are kept, as
+  // Argo's panel keeps them.
+  const kept = own.filter((o) => !OPTIONS.includes(o) && !o.startsWith('ApplyOutOfSyncOnly=') && !o.startsWith('PrunePropagationPolicy='));
+  const ownPropagation = own.some((o) => o.startsWith('PrunePropagationPolicy='));
   const [propagation, setPropagation] = useState(() => {
     const set = own.find((o) => o.startsWith('PrunePropagationPolicy='));
     return set ? set.slice('PrunePropagationPolicy='.length) : 'foreground';
@@ -40,6 +47,9 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
   const [selected, setSelected] = useState<Set<string>>(() => new Set(resources.map(rkey)));
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  // The objects a confirmed prune deletes (null: not asked yet).
+  const [pruneAsk, setPruneAsk] = useState<Managed[] | null>(null);
+  const [pruneTyped, setPruneTyped] = useState('');
 
   const toggle = (k: string, on: boolean) => {
     const next = new Set(selected);
@@ -50,11 +60,20 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
 
   const submit = async (e: Event) => {
     e.preventDefault();
+    const deleted = resources.filter((r) => r.requiresPruning && selected.has(rkey(r)));
+    // Asked again when the selection now deletes an object the confirm did not list.
+    const asked = new Set((pruneAsk || []).map(rkey));
+    if (prune && !dryRun && deleted.length > 0 && (pruneAsk === null || deleted.some((r) => !asked.has(rkey(r))))) {
+      setPruneTyped('');
+      setPruneAsk(deleted);
+      return;
+    }
+    if (prune && !dryRun && pruneAsk !== null && pruneTyped !== 'prune') return;
     setBusy(true);
     setError('');
-    const items = [...options];
+    const items = [...options, ...kept];
     if (outOfSyncOnly) items.push('ApplyOutOfSyncOnly=true');
-    if (prune && propagation !== 'foreground') items.push(`PrunePropagationPolicy=${propagation}`);
+    if (propagation !== 'foreground' || ownPropagation) items.push(`PrunePropagationPolicy=${propagation}`);
     const all = selected.size === resources.length;
     const body: Record<string, unknown> = {
       revision,
@@ -75,6 +94,7 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
       setError((err as Error).message);
     } finally {
       setBusy(false);
+      setPruneAsk(null);
     }
   };
 
@@ -112,7 +132,12 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
               {o}
             </label>
           ))}
-          {prune && (
+          {kept.length > 0 && (
+            <p class="muted" data-testid="kept-options">
+              Also from the Application: {kept.join(', ')}
+            </p>
+          )}
+          {(prune || propagation !== 'foreground') && (
             <label>
               Prune propagation policy
               <select value={propagation} onChange={(e) => setPropagation(e.currentTarget.value)}>
@@ -153,6 +178,11 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
                 <input type="checkbox" data-resource={`${r.kind}/${r.name}`} checked={selected.has(rkey(r))} onChange={(e) => toggle(rkey(r), e.currentTarget.checked)} />
                 <SyncIcon status={r.status} /> {r.kind}/{r.name}
                 {r.namespace ? <span class="muted"> ({r.namespace})</span> : null}
+                {r.requiresPruning && (
+                  <span class={prune ? 'tag danger' : 'tag'} data-testid="prune-mark">
+                    {prune ? 'will be deleted' : 'requires pruning (tick Prune to delete)'}
+                  </span>
+                )}
               </label>
             ))}
           </div>
@@ -162,8 +192,37 @@ export function SyncPanel({ app, ns, onClose, onDone }: { app: Application; ns: 
             {error}
           </p>
         )}
+        {pruneAsk && prune && !dryRun && (
+          <div class="card confirm" role="group" aria-label="Confirm prune" data-testid="prune-confirm">
+            <p>
+              <strong>
+                {pruneAsk.length === resources.length ? 'Prune all resources?' : 'Prune resources?'} Resources to be deleted ({pruneAsk.length}):
+              </strong>
+            </p>
+            <ul>
+              {pruneAsk.map((r) => (
+                <li key={rkey(r)}>
+                  {r.kind}/{r.name}
+                  {r.namespace ? ` (${r.namespace})` : ''}
+                </li>
+              ))}
+            </ul>
+            <label>
+              Type 'prune' to confirm
+              <input value={pruneTyped} onInput={(e) => setPruneTyped(e.currentTarget.value)} autoComplete="off" />
+            </label>
+            <div class="form-actions">
+              <button type="submit" class="btn danger" disabled={busy || pruneTyped !== 'prune'}>
+                Prune and synchronize
+              </button>
+              <button type="button" class="btn" onClick={() => setPruneAsk(null)}>
+                Cancel
+              </button>
+            </div>
+          </div>
+        )}
         <div class="form-actions">
-          <button type="submit" class="btn primary" disabled={busy || selected.size === 0}>
+          <button type="submit" class="btn primary" disabled={busy || selected.size === 0 || (pruneAsk !== null && prune && !dryRun)}>
             {busy ? 'Requesting…' : 'Synchronize'}
           </button>
           <button type="button" class="btn" onClick={onClose}>

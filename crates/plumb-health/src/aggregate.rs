@@ -72,7 +72,11 @@ impl Assessor {
 
         for res in resources {
             out.push(None);
-            if res.target.is_some_and(is_skip_hook) || res.live.is_some_and(is_hook) {
+            // A hook Git declares is not a managed object (gitops-engine's Reconcile splits
+            // hooks off before health), so an absent one is not Missing.
+            if res.target.is_some_and(|t| is_skip_hook(t) || is_hook(t))
+                || res.live.is_some_and(is_hook)
+            {
                 continue;
             }
             has_resources = true;

@@ -130,3 +130,22 @@ fn skip_hook_targets_are_not_counted() {
     assert_eq!(status.code, HealthCode::Healthy);
     assert_eq!(per[0], None);
 }
+
+#[test]
+fn hook_targets_without_live_objects_are_not_missing() {
+    // A PreSync Job before its first sync (or deleted after it succeeded): Argo CD splits hooks
+    // off the managed objects, so the Application is judged by the others alone (issue #32).
+    let hook = fixture("job-failed.yaml"); // carries argocd.argoproj.io/hook: PreSync
+    let (status, per) = aggregate(&[
+        (Some(hook.clone()), None),
+        (Some(fixture("svc-clusterip.yaml")), None),
+    ]);
+    assert_eq!(
+        status,
+        HealthStatus::new(HealthCode::Missing, "Caused by Service:shop/checkout")
+    );
+    assert_eq!(per[0], None);
+
+    let (status, _) = aggregate(&[(Some(hook), None), live("svc-clusterip.yaml")]);
+    assert_eq!(status, HealthStatus::new(HealthCode::Healthy, ""));
+}

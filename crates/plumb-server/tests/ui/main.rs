@@ -25,11 +25,13 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use plumb_app::appproject_resource;
 use plumb_controller::ControllerConfig;
 use plumb_testenv::git::GitRepo;
+use plumb_testenv::pod_logs::{LogFile, LogLine, Stream};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -51,9 +53,12 @@ const BROKEN_SERVICE: &str = "payments-broken";
 /// permitted), beside the default project where it is unset (all permitted).
 const LOCKED_PROJECT: &str = "ui-locked";
 
-/// The PreSync hook v1.4.0 adds: a sync from the UI's panel must run it (defect: the panel sent
-/// the `apply` strategy, which skips hooks).
+/// The PreSync hook Job v1.4.0 adds: a sync from the UI's panel must run it (defect: the panel
+/// sent the `apply` strategy, which skips hooks). kwok completes Job Pods.
 const HOOK: &str = "payments-presync";
+/// A ConfigMap carrying the Application's tracking id that Git does not declare: the diff and
+/// the sync panel must say a prune deletes it (issue #32, defect 4).
+const STRAY: &str = "payments-api-stray";
 
 fn files(version: &str) -> Vec<(&'static str, String)> {
     let mut files = vec![
@@ -76,7 +81,7 @@ fn files(version: &str) -> Vec<(&'static str, String)> {
         files.push((
             "k8s/presync.yaml",
             format!(
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {HOOK}\n  annotations:\n    argocd.argoproj.io/hook: PreSync\ndata:\n  ran: before v1.4.0\n"
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {HOOK}\n  annotations:\n    argocd.argoproj.io/hook: PreSync\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: migrate\n        image: {IMAGE}-migrate:v1.4.0\n"
             ),
         ));
     }
@@ -368,6 +373,7 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
     let mut stdin = child.stdin.take().expect("stdin");
     let mut out = BufReader::new(child.stdout.take().expect("stdout")).lines();
     let mut log = Vec::new();
+    let log_dir = tempfile::tempdir().expect("tempdir for Pod logs");
     let script = async {
         while let Some(line) = out.next_line().await.expect("read the script's output") {
             println!("{line}");
@@ -386,15 +392,28 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
             if line == "STEP hook-ran" {
                 // The page may report the previous sync's success before this one ends: wait
                 // for the hook (bounded), as the sync creates it first.
-                let cms: Api<ConfigMap> = Api::namespaced(client.clone(), dest.name());
+                let jobs: Api<Job> = Api::namespaced(client.clone(), dest.name());
                 let start = std::time::Instant::now();
-                while cms.get_opt(HOOK).await.expect("read the hook").is_none() {
+                while jobs.get_opt(HOOK).await.expect("read the hook").is_none() {
                     assert!(
                         start.elapsed() < DEADLINE,
                         "the UI's full sync did not run the PreSync hook {HOOK}"
                     );
                     tokio::time::sleep(Duration::from_millis(300)).await;
                 }
+                stdin.write_all(b"done\n").await.expect("answer the script");
+            }
+            if line == "STEP pod-logs" {
+                serve_pod_logs(env, &client, dest.name(), log_dir.path()).await;
+                stdin.write_all(b"done\n").await.expect("answer the script");
+            }
+            if line == "STEP max-pods-1" {
+                let max = [("server.maxPodLogsToRender", "1")];
+                set_config_map(&client, ns.name(), "argocd-cm", &max).await;
+                stdin.write_all(b"done\n").await.expect("answer the script");
+            }
+            if line == "STEP stray" {
+                create_stray(&client, dest.name()).await;
                 stdin.write_all(b"done\n").await.expect("answer the script");
             }
             if line == "STEP delete-pod" {
@@ -433,6 +452,50 @@ async fn browser_login_tiles_tree_diff_sync_rollback_and_read_only() {
             .any(|l| l.starts_with("ok - a read-only user sees Sync disabled")),
         "the read-only step ran"
     );
+}
+
+/// Gives each payments-api Pod a log (kwok serves the file as its container's): a line naming
+/// the Pod, and one holding markup the page must show as text.
+async fn serve_pod_logs(env: &plumb_testenv::TestEnv, client: &kube::Client, ns: &str, dir: &Path) {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let list = pods
+        .list(&ListParams::default().labels("app=payments-api"))
+        .await
+        .expect("list Pods");
+    for pod in &list.items {
+        let name = pod.metadata.name.clone().expect("Pod name");
+        let file = LogFile::create(
+            dir,
+            &format!("{name}.log"),
+            &[
+                LogLine {
+                    time: "2026-12-01T10:00:00.000000000Z",
+                    stream: Stream::Stdout,
+                    text: &format!("{name} listening on :8080"),
+                },
+                LogLine {
+                    time: "2026-12-01T10:00:01.000000000Z",
+                    stream: Stream::Stderr,
+                    text: "<b>not bold</b>",
+                },
+            ],
+        );
+        tokio::task::block_in_place(|| env.set_pod_logs(ns, &name, &[(&[], &file)]));
+    }
+}
+
+/// A ConfigMap with the Application's tracking id that Git does not declare: a prune deletes it.
+async fn create_stray(client: &kube::Client, ns: &str) {
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let stray: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": STRAY, "annotations": {
+            "argocd.argoproj.io/tracking-id": format!("{APP}:/ConfigMap:{ns}/{STRAY}")}},
+        "data": {"left": "behind"}
+    }))
+    .expect("ConfigMap");
+    cms.create(&PostParams::default(), &stray)
+        .await
+        .expect("create the stray ConfigMap");
 }
 
 /// First load of the Applications page with 1,000 Applications (each with a realistic status:
