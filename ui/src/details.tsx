@@ -2,9 +2,10 @@
 // list, or objects grouped by kind), the object side panel, and the actions (sync, refresh,
 // history and rollback, terminate, delete), each disabled with the reason when RBAC denies it.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { appPath, canI, get, rbacObject, settings, request, watchApplications, watchResourceTree, type Application, type Json, type ResourceDiff, type ResourceNode, type UserInfo } from './api';
+import { ApiError, appPath, canI, get, rbacObject, settings, request, watchApplications, watchResourceTree, type Application, type Json, type ResourceDiff, type ResourceNode, type UserInfo } from './api';
 import { FailedResults, failedResults, HealthIcon, HealthLabel, PhaseIcon, SyncIcon, SyncLabel, Time } from './status';
-import { layout, resKey, shortKind, treeItems, type Managed, type TreeItem } from './tree';
+import { layout, nameParts, resKey, revisionOf, shortKind, treeItems, type Managed, type TreeItem } from './tree';
+import { AppSummaryPanel, usePanelFocus } from './app-summary';
 import { ResourcePanel } from './resource';
 import { navigate } from './router';
 import { project, source } from './apps';
@@ -57,7 +58,10 @@ export function AppDetailsPage({
     try {
       setApp(await get<Application>(appPath(name, ns)));
     } catch (e) {
-      setError((e as Error).message);
+      // The server answers 403 for an Application that does not exist as for one the caller may
+      // not see (as Argo CD, so that names do not leak): say both.
+      const hidden = e instanceof ApiError && (e.status === 403 || e.status === 404);
+      setError(hidden ? `Application ${name} not found${ns ? ` in namespace ${ns}` : ''}, or you may not see it (the server says: ${(e as Error).message}).` : (e as Error).message);
     }
   }, [name, ns]);
 
@@ -135,6 +139,7 @@ export function AppDetailsPage({
   const managed: Managed[] = app?.status?.resources || [];
   const items = useMemo(() => treeItems(name, tree, managed), [name, tree, managed]);
   const selected = route.resource ? items.find((i) => i.id === route.resource || resId(i) === route.resource) : undefined;
+  usePanelFocus(selected?.id);
 
   const select = (item: TreeItem | null, tab?: string) => {
     const q = new URLSearchParams(location.search);
@@ -313,7 +318,11 @@ export function AppDetailsPage({
       {view === 'list' && <ListView items={items.filter((i) => !i.root)} onSelect={(i) => select(i)} />}
       {view === 'kinds' && <KindsView items={items.filter((i) => !i.root)} onSelect={(i) => select(i)} />}
       {selected && !selected.root && (
-        <ResourcePanel app={name} ns={ns} item={selected} diffs={diffs} initialTab={route.tab} onClose={() => select(null)} />
+        selected.root ? (
+          <AppSummaryPanel app={app} onClose={() => select(null)} />
+        ) : (
+          <ResourcePanel app={name} ns={ns} item={selected} diffs={diffs} initialTab={route.tab} onClose={() => select(null)} />
+        )
       )}
       {dialog === 'sync' && (
         <SyncPanel
@@ -435,9 +444,10 @@ function NodeBox({ item, selected, onSelect }: { item: TreeItem; selected: boole
         {shortKind(item.kind)}
       </span>
       <span class="node-text">
-        <span class="node-name" title={item.name}>{item.name}</span>
+        <NodeName name={item.name} />
         <span class="node-kind muted">
           {item.kind}
+          {revisionOf(item.node?.info) ? ` · ${revisionOf(item.node?.info)}` : ''}
           {item.managed?.hook ? ' · hook' : ''}
           {item.managed?.syncWave ? ` · wave ${item.managed.syncWave}` : ''}
         </span>
@@ -450,6 +460,16 @@ function NodeBox({ item, selected, onSelect }: { item: TreeItem; selected: boole
   );
 }
 
+function NodeName({ name }: { name: string }) {
+  const [head, tail] = nameParts(name);
+  return (
+    <span class="node-name" title={name}>
+      {head && <span class="name-head">{head}</span>}
+      <span class="name-tail">{tail}</span>
+    </span>
+  );
+}
+
 function TreeView({ items, selected, onSelect }: { items: TreeItem[]; selected?: string; onSelect: (i: TreeItem) => void }) {
   const l = useMemo(() => layout(items), [items]);
   return (
@@ -457,12 +477,12 @@ function TreeView({ items, selected, onSelect }: { items: TreeItem[]; selected?:
       <div class="tree" style={{ width: `${l.width}px`, height: `${l.height}px` }}>
         <svg class="edges" width={l.width} height={l.height} aria-hidden="true">
           {l.edges.map((e) => (
-            <polyline key={`${e.from}>${e.to}`} points={e.points.map((p) => `${p.x},${p.y}`).join(' ')} />
+            <polyline key={`${e.from}>${e.to}`} data-from={e.from} data-to={e.to} points={e.points.map((p) => `${p.x},${p.y}`).join(' ')} />
           ))}
         </svg>
         {l.items.map((i) => (
-          <div key={i.id} class="node-pos" style={{ left: `${i.x}px`, top: `${i.y}px`, width: `${i.w}px`, height: `${i.h}px` }}>
-            <NodeBox item={i} selected={selected === i.id} onSelect={i.root ? () => {} : onSelect} />
+          <div key={i.id} class="node-pos" data-id={i.id} style={{ left: `${i.x}px`, top: `${i.y}px`, width: `${i.w}px`, height: `${i.h}px` }}>
+            <NodeBox item={i} selected={selected === i.id} onSelect={onSelect} />
           </div>
         ))}
       </div>

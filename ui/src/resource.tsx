@@ -2,6 +2,7 @@
 // (inline or side by side, with who last changed each drifted field), Events.
 import { useEffect, useState } from 'preact/hooks';
 import { diffLines } from 'diff';
+import { compactParts } from './diff-compact';
 import YAML from 'yaml';
 import { ApiError, appPath, get, request, type Json, type ResourceDiff } from './api';
 import { HealthLabel, SyncLabel, Time } from './status';
@@ -286,11 +287,13 @@ function DiffView({
   mode: 'inline' | 'split';
   setMode: (m: 'inline' | 'split') => void;
 }) {
+  const [compact, setCompact] = useState(false);
   if (loading) return <p class="muted">Loading…</p>;
   if (!d) return <p class="muted">No desired state to compare with: the object is not managed by the Application.</p>;
   const liveText = toYaml(withoutManagedFields(parse(d.normalizedLiveState) ?? parse(d.liveState)));
   const desiredText = toYaml(withoutManagedFields(parse(d.predictedLiveState) ?? parse(d.targetState)));
-  const parts = diffLines(liveText, desiredText);
+  const full = diffLines(liveText, desiredText);
+  const parts = compact ? compactParts(full) : full;
   return (
     <div class="diff" data-testid="diff">
       {!d.modified && <p class="ok">No drift: the live object matches the desired state.</p>}
@@ -341,6 +344,9 @@ function DiffView({
             <button type="button" class="btn" aria-pressed={mode === 'split'} onClick={() => setMode('split')}>
               Side by side
             </button>
+            <label class="check compact-toggle">
+              <input type="checkbox" checked={compact} onChange={(e) => setCompact(e.currentTarget.checked)} /> Compact diff
+            </label>
           </div>
           {mode === 'inline' ? (
             <pre class="manifest diff-inline" aria-label="Diff, live to desired">
