@@ -592,7 +592,7 @@ function Table({ apps }: { apps: Application[] }) {
               <td title={destNamespace(a)}>
                 {destNamespace(a)} <span class="muted">{a.spec?.destination?.name || ''}</span>
               </td>
-              <td>
+              <td title={lastSync(a) || 'never'}>
                 <Time t={lastSync(a)} />
               </td>
             </tr>

@@ -317,7 +317,7 @@ export function AppDetailsPage({
       {view === 'tree' && <TreeView items={items} selected={selected?.id} onSelect={(i) => select(i)} />}
       {view === 'list' && <ListView items={items.filter((i) => !i.root)} onSelect={(i) => select(i)} />}
       {view === 'kinds' && <KindsView items={items.filter((i) => !i.root)} onSelect={(i) => select(i)} />}
-      {selected && !selected.root && (
+      {selected && (
         selected.root ? (
           <AppSummaryPanel app={app} onClose={() => select(null)} />
         ) : (

@@ -100,7 +100,9 @@ fn revision(obj: &Value) -> Option<i64> {
             return text.parse::<i64>().ok().filter(|r| *r > 0);
         }
     }
-    obj.get("revision").and_then(Value::as_i64).filter(|r| *r > 0)
+    obj.get("revision")
+        .and_then(Value::as_i64)
+        .filter(|r| *r > 0)
 }
 
 /// One `ResourceNode`.
@@ -188,7 +190,10 @@ mod tests {
             [
                 ("payments-api-5d9-x", Value::Null),
                 ("db-7f", json!([{"name": "Revision", "value": "Rev:2"}])),
-                ("payments-api-5d9", json!([{"name": "Revision", "value": "Rev:3"}])),
+                (
+                    "payments-api-5d9",
+                    json!([{"name": "Revision", "value": "Rev:3"}])
+                ),
                 ("payments-api-6e1", Value::Null),
             ]
         );

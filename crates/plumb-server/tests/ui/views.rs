@@ -62,7 +62,13 @@ async fn browser_tree_list_diff_filters_and_create_validation() {
     let mut all = vec![application(APP, "risk", &repo.url(), dest.name(), true)];
     for i in 0..OTHERS {
         let name = format!("{APP}-{i:02}");
-        all.push(application(&name, "payments", &repo.url(), &format!("{name}-ns"), false));
+        all.push(application(
+            &name,
+            "payments",
+            &repo.url(),
+            &format!("{name}-ns"),
+            false,
+        ));
     }
     for a in all {
         let obj: DynamicObject = serde_json::from_value(a).expect("Application");
@@ -85,7 +91,10 @@ async fn browser_tree_list_diff_filters_and_create_validation() {
     }
     // Drift with a long line, so the diff has something wide to show side by side.
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), dest.name());
-    let long = format!("--feature-flags={}", "payments-ledger-reconciliation,".repeat(8));
+    let long = format!(
+        "--feature-flags={}",
+        "payments-ledger-reconciliation,".repeat(8)
+    );
     cms.patch(
         "payments-api",
         &PatchParams::default(),
@@ -127,7 +136,11 @@ async fn browser_tree_list_diff_filters_and_create_validation() {
         )
         .await;
     // What the form and the REST refusals left: no Application was created.
-    for refused in ["ui-views-unreachable", "ui-views-narrow-repo", "ui-views-narrow-dest"] {
+    for refused in [
+        "ui-views-unreachable",
+        "ui-views-narrow-repo",
+        "ui-views-narrow-dest",
+    ] {
         assert!(
             apps.get_opt(refused).await.expect("read").is_none(),
             "{refused} was created although refused"
