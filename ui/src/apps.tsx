@@ -61,10 +61,17 @@ export function lastSync(a: Application): string | undefined {
   return h?.length ? h[h.length - 1].deployedAt : undefined;
 }
 
+// The list is filtered one Application at a time: the selector is read once per change.
+let lastSelector: [string, ReturnType<typeof readSelector>] = ['', { reqs: [], error: '' }];
+function selectorOf(expr: string) {
+  if (lastSelector[0] !== expr) lastSelector = [expr, readSelector(expr)];
+  return lastSelector[1];
+}
+
 /** Whether the Application's labels match the Kubernetes label selector `expr` (an
  * unreadable selector matches nothing; the page says why). */
 export function labelsMatch(a: Application, expr: string): boolean {
-  const { reqs, error } = readSelector(expr);
+  const { reqs, error } = selectorOf(expr);
   return !error && matchesSelector(reqs, a.metadata.labels || {});
 }
 
@@ -259,7 +266,7 @@ export function AppsPage() {
   // list holds), and those already chosen.
   const otherwiseShown = useMemo(() => all.filter((a) => matches(a, { ...filters, namespace: [] })), [all, filters]);
   const nsOptions = [...new Set([...otherwiseShown.map(destNamespace), ...filters.namespace])].sort();
-  const labelsError = filters.labels ? readSelector(filters.labels).error : '';
+  const labelsError = filters.labels ? selectorOf(filters.labels).error : '';
   const syncCounts = countBy(all, syncStatus);
   const healthCounts = countBy(all, healthStatus);
   const anyFilter =

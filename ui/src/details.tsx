@@ -47,6 +47,8 @@ export function AppDetailsPage({
   const [dialog, setDialog] = useState<'' | 'sync' | 'history' | 'delete' | 'edit' | 'terminate'>('');
   const [perms, setPerms] = useState<Perms>({ sync: false, update: false, delete: false, get: false, loaded: false });
   const [notice, setNotice] = useState('');
+  /** Why the diffs could not be read; not shown again when a condition already says it. */
+  const [compareError, setCompareError] = useState('');
   const [refreshing, setRefreshing] = useState('');
   const lastRv = useRef('');
   const [controlNs, setControlNs] = useState('');
@@ -79,9 +81,10 @@ export function AppDetailsPage({
     try {
       const r = await get<{ items: ResourceDiff[] | null }>(appPath(name, ns, '/managed-resources'));
       setDiffs(r.items || []);
+      setCompareError('');
     } catch (e) {
       setDiffs([]);
-      setNotice(`Could not compare: ${(e as Error).message}`);
+      setCompareError((e as Error).message);
     }
   }, [name, ns]);
 
@@ -221,6 +224,11 @@ export function AppDetailsPage({
           <button type="button" class="btn link" onClick={() => setNotice('')} aria-label="Dismiss">
             ✕
           </button>
+        </p>
+      )}
+      {compareError && !said(compareError, st.conditions) && (
+        <p class="notice" role="status">
+          Could not compare: {compareError}
         </p>
       )}
       <section class="status-panels" aria-label="Status">
@@ -390,6 +398,12 @@ export function AppDetailsPage({
       )}
     </div>
   );
+}
+
+/** Whether a condition already says `message` (the comparison's error is the controller's
+ * ComparisonError condition too: shown once, as the condition). */
+function said(message: string, conditions: Json[] | undefined): boolean {
+  return (conditions || []).some((c) => typeof c?.message === 'string' && c.message && (message.includes(c.message) || c.message.includes(message)));
 }
 
 const resId = (i: TreeItem) => (i.root ? 'app' : resKey(i.group, i.kind, i.namespace, i.name));

@@ -5,11 +5,14 @@
 
 export type Requirement = { key: string; op: 'exists' | '!exists' | '=' | '!=' | 'in' | 'notin'; values: string[] };
 
+const MAX = 4096;
 const KEY = /^([A-Za-z0-9][-A-Za-z0-9_.]*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 /** The requirements of `selector`, or an Error saying what could not be read and where. */
 export function parseSelector(selector: string): Requirement[] {
+  // A pasted blob is refused, not matched against every Application on each keystroke.
+  if (selector.length > MAX) throw new Error(`a label selector is at most ${MAX} characters (this one has ${selector.length})`);
   const out: Requirement[] = [];
   let rest = selector.trim();
   while (rest) {

@@ -261,7 +261,11 @@ async fn the_servers_renders_apply_kustomize_build_options_as_the_controller_doe
     let mut body = app("kopts", "default", &repo.url(), dest.name());
     body["spec"]["syncPolicy"] = json!({"automated": {}});
     let (code, created) = stack
-        .send(Method::POST, "/api/v1/applications?validate=false", Some(&body))
+        .send(
+            Method::POST,
+            "/api/v1/applications?validate=false",
+            Some(&body),
+        )
         .await;
     assert_eq!(code, 200, "{created}");
     let synced = stack
