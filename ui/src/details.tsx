@@ -237,7 +237,7 @@ export function AppDetailsPage({
           <div class="stat-value">
             <HealthLabel status={st.health?.status} />
           </div>
-          {st.health?.message && <div class="muted">{st.health.message}</div>}
+          {st.health?.message && !said(st.health.message, st.conditions) && <div class="muted">{st.health.message}</div>}
         </div>
         <div class="card stat" data-testid="app-sync">
           <div class="stat-title">Sync status</div>
@@ -403,7 +403,13 @@ export function AppDetailsPage({
 /** Whether a condition already says `message` (the comparison's error is the controller's
  * ComparisonError condition too: shown once, as the condition). */
 function said(message: string, conditions: Json[] | undefined): boolean {
-  return (conditions || []).some((c) => typeof c?.message === 'string' && c.message && (message.includes(c.message) || c.message.includes(message)));
+  // The route's error and the condition name the same failure with their own prefixes
+  // ("comparing Application x: ...", "Failed to compare desired state to live state: ..."):
+  // compare what follows the first prefix.
+  const core = message.includes(': ') ? message.slice(message.indexOf(': ') + 2) : message;
+  return (conditions || []).some(
+    (c) => typeof c?.message === 'string' && c.message && (message.includes(c.message) || c.message.includes(message) || (core.length >= 20 && c.message.includes(core))),
+  );
 }
 
 const resId = (i: TreeItem) => (i.root ? 'app' : resKey(i.group, i.kind, i.namespace, i.name));
