@@ -313,6 +313,9 @@ await run('views', async () => {
   await check('REST: an unreachable repository is refused at create, unless validate=false', async () => {
     const r = await post(appBody('ui-views-unreachable', unreachable));
     assert(r.status === 400 && /application spec for ui-views-unreachable is invalid: InvalidSpecError: repository not accessible/.test(r.body), `${r.status} ${r.body}`);
+    // Hostile: credentials in the URL never come back in the refusal.
+    const secret = await post(appBody('ui-views-unreachable', 'https://robot:s3cr3t-t0ken@127.0.0.1:9/nowhere.git'));
+    assert(secret.status === 400 && !secret.body.includes('s3cr3t-t0ken'), `${secret.status} ${secret.body}`);
     const skip = await post(appBody('ui-views-skipped', unreachable), '?validate=false');
     assert(skip.status === 200, `validate=false: ${skip.status} ${skip.body}`);
   });
