@@ -22,6 +22,8 @@ export interface ResourceNode {
   health?: { status: string; message?: string };
   images?: string[];
   createdAt?: string;
+  /** Argo's info items (`Revision` = `Rev:N` for a ReplicaSet or Deployment). */
+  info?: { name: string; value: string }[];
   resourceVersion?: string;
 }
 

@@ -60,17 +60,29 @@ function src(doc: Json): Json {
   return doc.spec.source;
 }
 
-/** Which field a message of the server (or of our own checks) is about. */
+/** Which field a message of the server (or of our own checks) is about. Repository and
+ * destination refusals name the project they come from, so they are told apart first. */
 export function fieldOf(message: string): Field | null {
   const m = message.toLowerCase();
   if (/metadata\.name|application name|object name|invalid value.*name/.test(m)) return 'name';
-  if (/project/.test(m)) return 'project';
-  if (/repourl|repository/.test(m)) return 'repoURL';
-  if (/destination.*namespace|namespace.*destination/.test(m)) return 'namespace';
+  if (/repourl|repository|application repo /.test(m)) return 'repoURL';
+  if (/destination.*namespace|namespace.*destination/.test(m) && !/do not match any of the allowed destinations|not permitted/.test(m)) return 'namespace';
   if (/destination|cluster/.test(m)) return 'destination';
+  if (/project/.test(m)) return 'project';
   if (/targetrevision|revision/.test(m)) return 'targetRevision';
   if (/\bpath\b|chart/.test(m)) return 'path';
   return null;
+}
+
+/** The parts of a refusal (Argo joins the conditions of `application spec for X is invalid:`
+ * with ";"), each with the field it concerns. */
+export function refusalParts(message: string): { field: Field | null; text: string }[] {
+  const m = message.match(/^application spec for \S+ is invalid: ([\s\S]*)$/);
+  const parts = m ? m[1].split(/;(?=[A-Za-z]+Error: )/) : [message];
+  return parts.map((p) => {
+    const text = p.replace(/^[A-Za-z]+Error: /, '');
+    return { field: fieldOf(text), text };
+  });
 }
 
 /** Our own checks before the request (the server checks again). */
@@ -192,10 +204,18 @@ export function AppForm({ app, onClose, onSaved }: AppFormProps) {
         : await request<Application>('PUT', appPath(app!.metadata.name, app!.metadata.namespace), body);
       onSaved(saved);
     } catch (err) {
+      // Each refusal once: under its field when the form shows one, else below the form.
       const msg = (err as Error).message;
-      const field = fieldOf(msg);
-      if (field && view === 'form') setErrors({ [field]: msg });
-      setServerError(msg);
+      const parts = refusalParts(msg);
+      if (view === 'form' && parts.some((p) => p.field)) {
+        const found: Partial<Record<Field, string>> = {};
+        for (const p of parts) if (p.field) found[p.field] = found[p.field] ? `${found[p.field]}\n${p.text}` : p.text;
+        setErrors(found);
+        const rest = parts.filter((p) => !p.field).map((p) => p.text);
+        setServerError(rest.join('\n'));
+      } else {
+        setServerError(msg);
+      }
     } finally {
       setBusy(false);
     }

@@ -4,6 +4,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/ho
 import { canI, get, watchApplications, type Application, type Json } from './api';
 import { LazyAppForm } from './appform-lazy';
 import { HEALTH, HealthLabel, SYNC, SyncLabel, Time } from './status';
+import { matchesSelector, readSelector } from './label-selector';
 import { navigate } from './router';
 
 export interface Filters {
@@ -60,19 +61,18 @@ export function lastSync(a: Application): string | undefined {
   return h?.length ? h[h.length - 1].deployedAt : undefined;
 }
 
-/** `key=value` and `key` terms, comma-separated, all of which must match. */
+// The list is filtered one Application at a time: the selector is read once per change.
+let lastSelector: [string, ReturnType<typeof readSelector>] = ['', { reqs: [], error: '' }];
+function selectorOf(expr: string) {
+  if (lastSelector[0] !== expr) lastSelector = [expr, readSelector(expr)];
+  return lastSelector[1];
+}
+
+/** Whether the Application's labels match the Kubernetes label selector `expr` (an
+ * unreadable selector matches nothing; the page says why). */
 export function labelsMatch(a: Application, expr: string): boolean {
-  const labels = a.metadata.labels || {};
-  return expr
-    .split(',')
-    .map((t) => t.trim())
-    .filter(Boolean)
-    .every((term) => {
-      const neg = term.includes('!=');
-      const [k, v] = term.split(neg ? '!=' : '=').map((s) => s.trim());
-      if (v === undefined) return k in labels;
-      return neg ? labels[k] !== v : labels[k] === v;
-    });
+  const { reqs, error } = selectorOf(expr);
+  return !error && matchesSelector(reqs, a.metadata.labels || {});
 }
 
 export function matches(a: Application, f: Filters): boolean {
@@ -262,6 +262,11 @@ export function AppsPage() {
   const shown = useMemo(() => all.filter((a) => matches(a, filters)), [all, filters]);
   const set = (patch: Partial<Filters>) => setFilters({ ...filters, ...patch });
   const uniq = (f: (a: Application) => string) => [...new Set(all.map(f))].sort();
+  // The namespaces of the Applications the other filters list (Argo's filter offers what the
+  // list holds), and those already chosen.
+  const otherwiseShown = useMemo(() => all.filter((a) => matches(a, { ...filters, namespace: [] })), [all, filters]);
+  const nsOptions = [...new Set([...otherwiseShown.map(destNamespace), ...filters.namespace])].sort();
+  const labelsError = filters.labels ? selectorOf(filters.labels).error : '';
   const syncCounts = countBy(all, syncStatus);
   const healthCounts = countBy(all, healthStatus);
   const anyFilter =
@@ -325,17 +330,7 @@ export function AppsPage() {
               </button>
             ) : null}
           </div>
-          <Facet label="Sync status" values={[...SYNC]} selected={filters.sync} counts={syncCounts} onChange={(v) => set({ sync: v })} />
-          <Facet label="Health status" values={[...HEALTH]} selected={filters.health} counts={healthCounts} onChange={(v) => set({ health: v })} />
-          <Facet label="Projects" values={uniq(project)} selected={filters.proj} counts={countBy(all, project)} onChange={(v) => set({ proj: v })} />
-          <Facet label="Clusters" values={uniq(destCluster)} selected={filters.cluster} counts={countBy(all, destCluster)} onChange={(v) => set({ cluster: v })} />
-          <Facet
-            label="Namespaces"
-            values={uniq(destNamespace)}
-            selected={filters.namespace}
-            counts={countBy(all, destNamespace)}
-            onChange={(v) => set({ namespace: v })}
-          />
+          {/* Labels first, as in Argo's filter: long facets below must not push it out of view. */}
           <label class="facet">
             <span class="legend">Labels</span>
             <input
@@ -343,8 +338,26 @@ export function AppsPage() {
               aria-label="Label selector"
               value={filters.labels}
               onInput={(e) => set({ labels: e.currentTarget.value })}
+              aria-invalid={labelsError ? true : undefined}
+              aria-describedby={labelsError ? 'labels-error' : undefined}
             />
+            {labelsError && (
+              <span class="field-error" id="labels-error" data-testid="labels-error" role="status">
+                {labelsError}
+              </span>
+            )}
           </label>
+          <Facet label="Sync status" values={[...SYNC]} selected={filters.sync} counts={syncCounts} onChange={(v) => set({ sync: v })} />
+          <Facet label="Health status" values={[...HEALTH]} selected={filters.health} counts={healthCounts} onChange={(v) => set({ health: v })} />
+          <Facet label="Projects" values={uniq(project)} selected={filters.proj} counts={countBy(all, project)} onChange={(v) => set({ proj: v })} />
+          <Facet label="Clusters" values={uniq(destCluster)} selected={filters.cluster} counts={countBy(all, destCluster)} onChange={(v) => set({ cluster: v })} />
+          <Facet
+            label="Namespaces"
+            values={nsOptions}
+            selected={filters.namespace}
+            counts={countBy(otherwiseShown, destNamespace)}
+            onChange={(v) => set({ namespace: v })}
+          />
         </aside>
         <section class="apps-main" aria-label="Applications">
           <div class="status-bar" aria-label="Counts per status">
@@ -541,6 +554,16 @@ function Table({ apps }: { apps: Application[] }) {
   const [first, last] = useWindow(ref, ROW_H, apps.length);
   return (
     <table class="table apps-table" data-count={apps.length}>
+      <colgroup>
+        <col class="c-name" />
+        <col class="c-project" />
+        <col class="c-health" />
+        <col class="c-sync" />
+        <col class="c-repo" />
+        <col class="c-target" />
+        <col class="c-dest" />
+        <col class="c-last" />
+      </colgroup>
       <thead>
         <tr>
           <th scope="col">Name</th>
@@ -559,24 +582,24 @@ function Table({ apps }: { apps: Application[] }) {
           const s = source(a);
           return (
             <tr key={key(a)} data-testid="app-row" data-app={a.metadata.name} onDblClick={() => navigate(detailsHref(a))}>
-              <td>
+              <td title={a.metadata.name}>
                 <a href={detailsHref(a)}>{a.metadata.name}</a>
               </td>
-              <td>{project(a)}</td>
+              <td title={project(a)}>{project(a)}</td>
               <td>
                 <HealthLabel status={healthStatus(a)} />
               </td>
               <td>
                 <SyncLabel status={syncStatus(a)} />
               </td>
-              <td class="ellipsis" title={s.repoURL}>
+              <td class="ellipsis" title={`${s.repoURL} ${s.chart || s.path || ''}`.trim()}>
                 {s.repoURL} <span class="muted">{s.chart || s.path}</span>
               </td>
-              <td>{s.targetRevision}</td>
-              <td>
+              <td title={s.targetRevision}>{s.targetRevision}</td>
+              <td title={destNamespace(a)}>
                 {destNamespace(a)} <span class="muted">{a.spec?.destination?.name || ''}</span>
               </td>
-              <td>
+              <td title={lastSync(a) || 'never'}>
                 <Time t={lastSync(a)} />
               </td>
             </tr>

@@ -2,9 +2,10 @@
 // list, or objects grouped by kind), the object side panel, and the actions (sync, refresh,
 // history and rollback, terminate, delete), each disabled with the reason when RBAC denies it.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { appPath, canI, get, rbacObject, settings, request, watchApplications, watchResourceTree, type Application, type Json, type ResourceDiff, type ResourceNode, type UserInfo } from './api';
+import { ApiError, appPath, canI, get, rbacObject, settings, request, watchApplications, watchResourceTree, type Application, type Json, type ResourceDiff, type ResourceNode, type UserInfo } from './api';
 import { FailedResults, failedResults, HealthIcon, HealthLabel, PhaseIcon, SyncIcon, SyncLabel, Time } from './status';
-import { layout, resKey, shortKind, treeItems, type Managed, type TreeItem } from './tree';
+import { layout, nameParts, resKey, revisionOf, shortKind, treeItems, type Managed, type TreeItem } from './tree';
+import { AppSummaryPanel, usePanelFocus } from './app-summary';
 import { ResourcePanel } from './resource';
 import { OperationPanel } from './operation';
 import type { ResourceResult } from './status';
@@ -48,6 +49,8 @@ export function AppDetailsPage({
   const [dialog, setDialog] = useState<'' | 'sync' | 'history' | 'delete' | 'edit' | 'terminate' | 'operation'>('');
   const [perms, setPerms] = useState<Perms>({ sync: false, update: false, delete: false, get: false, loaded: false });
   const [notice, setNotice] = useState('');
+  /** Why the diffs could not be read; not shown again when a condition already says it. */
+  const [compareError, setCompareError] = useState('');
   const [refreshing, setRefreshing] = useState('');
   const lastRv = useRef('');
   const [controlNs, setControlNs] = useState('');
@@ -59,7 +62,10 @@ export function AppDetailsPage({
     try {
       setApp(await get<Application>(appPath(name, ns)));
     } catch (e) {
-      setError((e as Error).message);
+      // The server answers 403 for an Application that does not exist as for one the caller may
+      // not see (as Argo CD, so that names do not leak): say both.
+      const hidden = e instanceof ApiError && (e.status === 403 || e.status === 404);
+      setError(hidden ? `Application ${name} not found${ns ? ` in namespace ${ns}` : ''}, or you may not see it (the server says: ${(e as Error).message}).` : (e as Error).message);
     }
   }, [name, ns]);
 
@@ -77,9 +83,10 @@ export function AppDetailsPage({
     try {
       const r = await get<{ items: ResourceDiff[] | null }>(appPath(name, ns, '/managed-resources'));
       setDiffs(r.items || []);
+      setCompareError('');
     } catch (e) {
       setDiffs([]);
-      setNotice(`Could not compare: ${(e as Error).message}`);
+      setCompareError((e as Error).message);
     }
   }, [name, ns]);
 
@@ -137,6 +144,7 @@ export function AppDetailsPage({
   const managed: Managed[] = app?.status?.resources || [];
   const items = useMemo(() => treeItems(name, tree, managed), [name, tree, managed]);
   const selected = route.resource ? items.find((i) => i.id === route.resource || resId(i) === route.resource) : undefined;
+  usePanelFocus(selected?.id);
 
   const select = (item: TreeItem | null, tab?: string) => {
     const q = new URLSearchParams(location.search);
@@ -226,13 +234,18 @@ export function AppDetailsPage({
           </button>
         </p>
       )}
+      {compareError && !said(compareError, st.conditions) && (
+        <p class="notice" role="status">
+          Could not compare: {compareError}
+        </p>
+      )}
       <section class="status-panels" aria-label="Status">
         <div class="card stat" data-testid="app-health">
           <div class="stat-title">App health</div>
           <div class="stat-value">
             <HealthLabel status={st.health?.status} />
           </div>
-          {st.health?.message && <div class="muted">{st.health.message}</div>}
+          {st.health?.message && !said(st.health.message, st.conditions) && <div class="muted">{st.health.message}</div>}
         </div>
         <div class="card stat" data-testid="app-sync">
           <div class="stat-title">Sync status</div>
@@ -319,8 +332,12 @@ export function AppDetailsPage({
       {view === 'tree' && <TreeView items={items} selected={selected?.id} onSelect={(i) => select(i)} />}
       {view === 'list' && <ListView items={items.filter((i) => !i.root)} onSelect={(i) => select(i)} />}
       {view === 'kinds' && <KindsView items={items.filter((i) => !i.root)} onSelect={(i) => select(i)} />}
-      {selected && !selected.root && (
-        <ResourcePanel app={name} ns={ns} item={selected} diffs={diffs} initialTab={route.tab} onClose={() => select(null)} />
+      {selected && (
+        selected.root ? (
+          <AppSummaryPanel app={app} onClose={() => select(null)} />
+        ) : (
+          <ResourcePanel app={name} ns={ns} item={selected} diffs={diffs} initialTab={route.tab} onClose={() => select(null)} />
+        )
       )}
       {dialog === 'sync' && (
         <SyncPanel
@@ -400,6 +417,18 @@ export function AppDetailsPage({
   );
 }
 
+/** Whether a condition already says `message` (the comparison's error is the controller's
+ * ComparisonError condition too: shown once, as the condition). */
+function said(message: string, conditions: Json[] | undefined): boolean {
+  // The route's error and the condition name the same failure with their own prefixes
+  // ("comparing Application x: ...", "Failed to compare desired state to live state: ..."):
+  // compare what follows the first prefix.
+  const core = message.includes(': ') ? message.slice(message.indexOf(': ') + 2) : message;
+  return (conditions || []).some(
+    (c) => typeof c?.message === 'string' && c.message && (message.includes(c.message) || c.message.includes(message) || (core.length >= 20 && c.message.includes(core))),
+  );
+}
+
 const resId = (i: TreeItem) => (i.root ? 'app' : resKey(i.group, i.kind, i.namespace, i.name));
 
 function ActionButton({
@@ -452,9 +481,10 @@ function NodeBox({ item, selected, onSelect }: { item: TreeItem; selected: boole
         {shortKind(item.kind)}
       </span>
       <span class="node-text">
-        <span class="node-name" title={item.name}>{item.name}</span>
+        <NodeName name={item.name} />
         <span class="node-kind muted">
           {item.kind}
+          {revisionOf(item.node?.info) ? ` · ${revisionOf(item.node?.info)}` : ''}
           {item.managed?.hook ? ' · hook' : ''}
           {item.managed?.syncWave ? ` · wave ${item.managed.syncWave}` : ''}
         </span>
@@ -467,6 +497,16 @@ function NodeBox({ item, selected, onSelect }: { item: TreeItem; selected: boole
   );
 }
 
+function NodeName({ name }: { name: string }) {
+  const [head, tail] = nameParts(name);
+  return (
+    <span class="node-name" title={name}>
+      {head && <span class="name-head">{head}</span>}
+      <span class="name-tail">{tail}</span>
+    </span>
+  );
+}
+
 function TreeView({ items, selected, onSelect }: { items: TreeItem[]; selected?: string; onSelect: (i: TreeItem) => void }) {
   const l = useMemo(() => layout(items), [items]);
   return (
@@ -474,12 +514,12 @@ function TreeView({ items, selected, onSelect }: { items: TreeItem[]; selected?:
       <div class="tree" style={{ width: `${l.width}px`, height: `${l.height}px` }}>
         <svg class="edges" width={l.width} height={l.height} aria-hidden="true">
           {l.edges.map((e) => (
-            <polyline key={`${e.from}>${e.to}`} points={e.points.map((p) => `${p.x},${p.y}`).join(' ')} />
+            <polyline key={`${e.from}>${e.to}`} data-from={e.from} data-to={e.to} points={e.points.map((p) => `${p.x},${p.y}`).join(' ')} />
           ))}
         </svg>
         {l.items.map((i) => (
-          <div key={i.id} class="node-pos" style={{ left: `${i.x}px`, top: `${i.y}px`, width: `${i.w}px`, height: `${i.h}px` }}>
-            <NodeBox item={i} selected={selected === i.id} onSelect={i.root ? () => {} : onSelect} />
+          <div key={i.id} class="node-pos" data-id={i.id} style={{ left: `${i.x}px`, top: `${i.y}px`, width: `${i.w}px`, height: `${i.h}px` }}>
+            <NodeBox item={i} selected={selected === i.id} onSelect={onSelect} />
           </div>
         ))}
       </div>

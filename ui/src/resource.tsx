@@ -3,6 +3,7 @@
 // and the workloads above them.
 import { useEffect, useState } from 'preact/hooks';
 import { diffLines } from 'diff';
+import { compactParts } from './diff-compact';
 import YAML from 'yaml';
 import { ApiError, appPath, get, request, type Json, type ResourceDiff } from './api';
 import { HealthLabel, SyncLabel, Time } from './status';
@@ -290,11 +291,13 @@ function DiffView({
   mode: 'inline' | 'split';
   setMode: (m: 'inline' | 'split') => void;
 }) {
+  const [compact, setCompact] = useState(false);
   if (loading) return <p class="muted">Loading…</p>;
   if (!d) return <p class="muted">No desired state to compare with: the object is not managed by the Application.</p>;
   const liveText = toYaml(withoutManagedFields(parse(d.normalizedLiveState) ?? parse(d.liveState)));
   const desiredText = toYaml(withoutManagedFields(parse(d.predictedLiveState) ?? parse(d.targetState)));
-  const parts = diffLines(liveText, desiredText);
+  const full = diffLines(liveText, desiredText);
+  const parts = compact ? compactParts(full) : full;
   // Argo's ResourceDiff says `modified: false` for a live object Git no longer declares (and
   // the server follows it): that is not "no drift" but an object a sync with Prune deletes.
   const extra = !!liveText && !desiredText;
@@ -356,6 +359,9 @@ function DiffView({
             <button type="button" class="btn" aria-pressed={mode === 'split'} onClick={() => setMode('split')}>
               Side by side
             </button>
+            <label class="check compact-toggle">
+              <input type="checkbox" checked={compact} onChange={(e) => setCompact(e.currentTarget.checked)} /> Compact diff
+            </label>
           </div>
           {mode === 'inline' ? (
             <pre class="manifest diff-inline" aria-label="Diff, live to desired">

@@ -122,9 +122,72 @@ export function layout(items: TreeItem[]): Layout {
     const n = g.node(it.id);
     return { ...it, x: n.x - NODE_W / 2, y: n.y - NODE_H / 2, w: NODE_W, h: NODE_H };
   });
-  const edges = g.edges().map((e) => ({ from: e.v, to: e.w, points: g.edge(e).points ?? [] }));
+  const byId = new Map(placed.map((p) => [p.id, p]));
+  const columns = columnsOf(placed);
+  const edges = g.edges().map((e) => ({
+    from: e.v,
+    to: e.w,
+    points: route(byId.get(e.v)!, byId.get(e.w)!, g.edge(e).points ?? [], columns),
+  }));
   const gl = g.graph();
   return { items: placed, edges, width: (gl.width ?? 0) + 2, height: (gl.height ?? 0) + 2 };
+}
+
+/** The x ranges of the layout's columns (dagre puts the nodes of one rank at one x; all nodes
+ * are NODE_W wide), left to right. */
+function columnsOf(placed: Placed[]): [number, number][] {
+  const lefts = [...new Set(placed.map((p) => Math.round(p.x)))].sort((a, b) => a - b);
+  return lefts.map((l) => [l, l + NODE_W]);
+}
+
+/** An edge drawn only where no node is: straight dagre segments leave a box through its top or
+ * bottom when the target is far above or below, and then cut through the boxes stacked in the
+ * same column (the Deployment→ReplicaSet edge through the ConfigMap). This path leaves the
+ * source at its right middle, turns only in the gaps between columns, and crosses a column
+ * only at the height of one of dagre's dummy nodes (a slot dagre kept free for this edge). */
+export function route(
+  src: Placed,
+  dst: Placed,
+  dagrePoints: { x: number; y: number }[],
+  columns: [number, number][],
+): { x: number; y: number }[] {
+  const start = { x: src.x + src.w, y: src.y + src.h / 2 };
+  const end = { x: dst.x, y: dst.y + dst.h / 2 };
+  if (end.x <= start.x) return [start, end];
+  const inColumn = (x: number) => columns.find(([l, r]) => x > l && x < r);
+  // Where the edge must cross a column between the two: dagre's slot for it there.
+  const slots = dagrePoints
+    .filter((p) => p.x > start.x && p.x < end.x && inColumn(p.x))
+    .map((p) => ({ col: inColumn(p.x)!, y: p.y }));
+  const gapBefore = (left: number) => {
+    const prev = Math.max(start.x, ...columns.filter(([, r]) => r <= left).map(([, r]) => r));
+    return (prev + left) / 2;
+  };
+  const out = [start];
+  let y = start.y;
+  for (const s of slots) {
+    const gx = gapBefore(s.col[0]);
+    out.push({ x: gx, y }, { x: gx, y: s.y }, { x: s.col[1], y: s.y });
+    y = s.y;
+  }
+  const gx = gapBefore(end.x);
+  out.push({ x: gx, y }, { x: gx, y: end.y }, end);
+  return out;
+}
+
+/** A long name split so that its end is always drawn whole and only its start is shortened
+ * with an ellipsis (Argo shows the end of the names of ReplicaSets and Pods, which differ only
+ * there). */
+export function nameParts(name: string): [string, string] {
+  if (name.length <= 16) return ['', name];
+  const tail = Math.min(11, name.length - 4);
+  return [name.slice(0, name.length - tail), name.slice(name.length - tail)];
+}
+
+/** Argo's `Revision` info item of a node (`Rev:N` from `deployment.kubernetes.io/revision`). */
+export function revisionOf(info: { name: string; value: string }[] | undefined): string {
+  const v = info?.find((i) => i.name === 'Revision')?.value || '';
+  return v.replace(/^Rev:/, 'rev:');
 }
 
 /** Short kind labels as Argo's tree shows them under its kind icons. */

@@ -28,6 +28,7 @@ mod local_manifests;
 mod metrics;
 mod project_rules;
 mod rbac;
+mod repo_validation;
 mod routes;
 mod serve;
 mod state;

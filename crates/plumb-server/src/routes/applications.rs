@@ -237,9 +237,10 @@ async fn wait_refreshed(s: &AppState, name: &str) -> Result<DynamicObject> {
     }
 }
 
-/// `POST /api/v1/applications?upsert=`: creates the Application; an existing one with the same
-/// spec is returned as is, a different one is refused unless `upsert` (then its spec, labels,
-/// annotations and finalizers are replaced).
+/// `POST /api/v1/applications?upsert=&validate=`: creates the Application; an existing one with
+/// the same spec is returned as is, a different one is refused unless `upsert` (then its spec,
+/// labels, annotations and finalizers are replaced). Its repositories must answer unless
+/// `validate=false` (Argo's `ValidateRepo`).
 pub(crate) async fn create(
     State(s): State<AppState>,
     Authenticated(caller): Authenticated,
@@ -248,6 +249,7 @@ pub(crate) async fn create(
 ) -> Result<Json<Value>> {
     let q = Query::parse(raw.as_deref());
     let upsert = q.bool("upsert", false).map_err(Error::InvalidArgument)?;
+    let validate = q.bool("validate", true).map_err(Error::InvalidArgument)?;
     // Argo's gateway fills apiVersion and kind; a body without them is an Application too.
     let mut app: Application = serde_json::from_value(with_type(body))
         .map_err(|e| Error::InvalidArgument(format!("reading the Application: {e}")))?;
@@ -267,7 +269,11 @@ pub(crate) async fn create(
             &app_object(&to_value(&app)?, &s.namespace),
         )
         .await?;
-    // The project's rules, once the caller may create it (Argo checks RBAC first).
+    // The sources' repositories must answer, then the project's rules; both once the caller
+    // may create it (Argo checks RBAC first, then `ValidateRepo`, then the permissions).
+    if validate {
+        crate::repo_validation::check(&s, &app).await?;
+    }
     crate::project_rules::check(&s, &app).await?;
     app.status = None;
     app.operation = None;

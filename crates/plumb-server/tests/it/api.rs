@@ -167,17 +167,29 @@ async fn payments_api_through_the_rest_api() {
     // Create; a second create with the same spec returns it, a different one needs upsert.
     let body = application(&repo, dest.name(), "v1.3.2");
     let (code, created) = stack
-        .send(Method::POST, "/api/v1/applications", Some(&body))
+        .send(
+            Method::POST,
+            "/api/v1/applications?validate=false",
+            Some(&body),
+        )
         .await;
     assert_eq!(code, 200, "{created}");
     assert_eq!(created["metadata"]["namespace"], stack.ns.name());
     let (code, _) = stack
-        .send(Method::POST, "/api/v1/applications", Some(&body))
+        .send(
+            Method::POST,
+            "/api/v1/applications?validate=false",
+            Some(&body),
+        )
         .await;
     assert_eq!(code, 200);
     let different = application(&repo, dest.name(), "v1.4.0");
     let (code, err) = stack
-        .send(Method::POST, "/api/v1/applications", Some(&different))
+        .send(
+            Method::POST,
+            "/api/v1/applications?validate=false",
+            Some(&different),
+        )
         .await;
     assert_eq!(code, 400, "{err}");
     assert_eq!(
@@ -209,7 +221,11 @@ async fn payments_api_through_the_rest_api() {
         bad["metadata"]["name"] = json!("payments-api-invalid");
         json_patch::merge(&mut bad, &edit);
         let (code, err) = stack
-            .send(Method::POST, "/api/v1/applications", Some(&bad))
+            .send(
+                Method::POST,
+                "/api/v1/applications?validate=false",
+                Some(&bad),
+            )
             .await;
         assert_eq!(
             (code, err["message"].as_str()),

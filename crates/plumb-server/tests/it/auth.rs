@@ -446,7 +446,7 @@ async fn project_role_tokens_act_within_their_project_until_deleted() {
         let (code, body) = s
             .call(
                 Method::POST,
-                "/api/v1/applications",
+                "/api/v1/applications?validate=false",
                 Some(&admin),
                 Some(&app(name, project)),
             )
@@ -556,7 +556,7 @@ async fn kubernetes_service_account_tokens_through_token_review() {
     let (code, _) = s
         .call(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&admin),
             Some(&app("web", "default")),
         )
@@ -632,7 +632,7 @@ async fn kubernetes_tokens_are_opt_in_and_never_local_accounts() {
     let (code, _) = s
         .call(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&admin),
             Some(&app("web", "default")),
         )

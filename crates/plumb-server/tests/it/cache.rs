@@ -102,7 +102,7 @@ async fn reads_after_the_servers_writes_see_them_and_cluster_changes_appear() {
     let (code, created) = s
         .call(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&application(VIA_SERVER, "apps/v1")),
         )
         .await;

@@ -53,7 +53,7 @@ async fn cross_site_writes_with_the_session_cookie_are_refused() {
     let (code, body) = s
         .call(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&admin),
             Some(&app("web", "default")),
         )
@@ -205,7 +205,7 @@ async fn cross_site_writes_with_the_session_cookie_are_refused() {
     let (code, body) = s
         .call(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&admin),
             Some(&app("other", "default")),
         )

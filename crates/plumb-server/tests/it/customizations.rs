@@ -103,7 +103,7 @@ async fn customization_directories_give_actions_and_health_through_the_api() {
         &http,
         &custom,
         Method::POST,
-        "/api/v1/applications",
+        "/api/v1/applications?validate=false",
         Some(app),
     )
     .await;

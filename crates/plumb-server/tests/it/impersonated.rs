@@ -112,7 +112,7 @@ async fn the_servers_resource_writes_impersonate_the_projects_service_account() 
         &http,
         &server,
         Method::POST,
-        "/api/v1/applications",
+        "/api/v1/applications?validate=false",
         Some(&app),
     )
     .await;

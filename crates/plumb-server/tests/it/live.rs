@@ -128,7 +128,7 @@ async fn live_resource_routes_act_on_the_tree_only_with_argo_rbac() {
     let (code, body) = s
         .call(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&admin),
             Some(&app),
         )
@@ -571,7 +571,7 @@ async fn create_fills_the_type_and_writes_refuse_a_missing_project() {
     let (code, created) = s
         .call(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&admin),
             Some(&body),
         )
@@ -582,7 +582,7 @@ async fn create_fills_the_type_and_writes_refuse_a_missing_project() {
     let (code, refused) = s
         .call(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&admin),
             Some(&crate::auth::app("missing-project-create", "nowhere")),
         )

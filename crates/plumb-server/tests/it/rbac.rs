@@ -103,7 +103,7 @@ async fn every_route_checks_its_resource_and_action() {
         let (code, body) = s
             .call(
                 Method::POST,
-                "/api/v1/applications",
+                "/api/v1/applications?validate=false",
                 Some(&admin),
                 Some(&app(name, "default")),
             )
@@ -173,7 +173,7 @@ async fn every_route_checks_its_resource_and_action() {
         ),
         route(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(app("fresh", "default")),
             ("applications", "create", "default/fresh"),
         ),
@@ -309,7 +309,7 @@ async fn every_route_checks_its_resource_and_action() {
     let (code, body) = s
         .call(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&admin),
             Some(&auto),
         )
@@ -362,7 +362,7 @@ async fn every_route_checks_its_resource_and_action() {
     let (code, body) = s
         .call(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&admin),
             Some(&app("rbac-local-signed", "signed-only")),
         )
@@ -403,7 +403,7 @@ async fn lists_globs_builtin_roles_default_role_and_regex_mode() {
         let (code, body) = s
             .call(
                 Method::POST,
-                "/api/v1/applications",
+                "/api/v1/applications?validate=false",
                 Some(&admin),
                 Some(&app(name, project)),
             )
@@ -589,7 +589,7 @@ async fn applications_outside_the_control_namespace_are_project_namespace_name_o
         let (code, body) = s
             .call(
                 Method::POST,
-                "/api/v1/applications",
+                "/api/v1/applications?validate=false",
                 Some(&admin),
                 Some(&body),
             )
@@ -602,7 +602,7 @@ async fn applications_outside_the_control_namespace_are_project_namespace_name_o
     let (code, body) = s
         .call(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&admin),
             Some(&refused),
         )
@@ -1095,7 +1095,7 @@ async fn a_created_application_carries_no_operation() {
     let (code, created) = s
         .call(
             Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&maker),
             Some(&body),
         )

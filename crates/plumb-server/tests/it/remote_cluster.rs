@@ -108,7 +108,11 @@ async fn applications_on_a_cluster_secrets_cluster_are_served_from_that_cluster(
                  "destination": {"name": "srv-second", "namespace": "srv-remote-dest"}}
     });
     let (code, body) = stack
-        .send(reqwest::Method::POST, "/api/v1/applications", Some(&app))
+        .send(
+            reqwest::Method::POST,
+            "/api/v1/applications?validate=false",
+            Some(&app),
+        )
         .await;
     assert_eq!(code, 200, "{body}");
     stack

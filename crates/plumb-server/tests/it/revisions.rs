@@ -48,7 +48,11 @@ async fn revision_metadata_resource_tree_stream_and_server_metrics() {
                  "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()}}
     });
     let (code, created) = stack
-        .send(Method::POST, "/api/v1/applications", Some(&body))
+        .send(
+            Method::POST,
+            "/api/v1/applications?validate=false",
+            Some(&body),
+        )
         .await;
     assert_eq!(code, 200, "{created}");
 

@@ -123,7 +123,7 @@ async fn a_scoped_repository_serves_its_projects_applications_only_through_the_s
         &http,
         &server,
         Method::POST,
-        "/api/v1/applications",
+        "/api/v1/applications?validate=false",
         Some(&app("a", "scoped-a", &git.url(), dest.name())),
     )
     .await;
@@ -132,7 +132,7 @@ async fn a_scoped_repository_serves_its_projects_applications_only_through_the_s
         &http,
         &server,
         Method::POST,
-        "/api/v1/applications",
+        "/api/v1/applications?validate=false",
         Some(&app("b", "scoped-b", &git.url(), dest.name())),
     )
     .await;
@@ -149,7 +149,7 @@ async fn a_scoped_repository_serves_its_projects_applications_only_through_the_s
         &http,
         &server,
         Method::POST,
-        "/api/v1/applications",
+        "/api/v1/applications?validate=false",
         Some(&app("c", "scoped-c", &git.url(), dest.name())),
     )
     .await;
@@ -261,7 +261,11 @@ async fn the_servers_renders_apply_kustomize_build_options_as_the_controller_doe
     let mut body = app("kopts", "default", &repo.url(), dest.name());
     body["spec"]["syncPolicy"] = json!({"automated": {}});
     let (code, created) = stack
-        .send(Method::POST, "/api/v1/applications", Some(&body))
+        .send(
+            Method::POST,
+            "/api/v1/applications?validate=false",
+            Some(&body),
+        )
         .await;
     assert_eq!(code, 200, "{created}");
     let synced = stack

@@ -546,7 +546,7 @@ async fn bench_push_to_refreshed_status() {
     let (code, body) = stack
         .send(
             reqwest::Method::POST,
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             Some(&json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
                 "metadata": {"name": "payments"},
                 "spec": {"project": "default",

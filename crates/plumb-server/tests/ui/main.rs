@@ -19,6 +19,7 @@ mod settings;
 mod settings_clusters;
 mod settings_repos;
 mod sso;
+mod views;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

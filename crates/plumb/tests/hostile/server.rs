@@ -140,7 +140,7 @@ fn server_refuses_hostile_requests_and_keeps_serving() {
     let r = raw(
         addr,
         &post(
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             br#"{"metadata":{"name":"../../x"},"spec":{"destination":{},"project":"default"}}"#,
         ),
     );
@@ -167,7 +167,10 @@ fn server_refuses_hostile_requests_and_keeps_serving() {
 
     // JSON nested far deeper than any Application: refused, no stack overflow.
     let deep = "[".repeat(60_000);
-    let r = raw(addr, &post("/api/v1/applications", deep.as_bytes()));
+    let r = raw(
+        addr,
+        &post("/api/v1/applications?validate=false", deep.as_bytes()),
+    );
     assert!(matches!(status(&r), 400 | 422), "{r}");
     let r = raw(addr, &post("/api/v1/applications/x/sync", deep.as_bytes()));
     assert!(matches!(status(&r), 400 | 422), "{r}");
@@ -410,7 +413,11 @@ fn revisions_patches_projects_and_passwords_are_checked() {
     });
     let r = raw(
         addr,
-        &send("POST", "/api/v1/applications", app.to_string().as_bytes()),
+        &send(
+            "POST",
+            "/api/v1/applications?validate=false",
+            app.to_string().as_bytes(),
+        ),
     );
     assert_eq!(status(&r), 200, "{r}");
 
@@ -717,7 +724,7 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
     let created = raw(
         addr,
         &post(
-            "/api/v1/applications",
+            "/api/v1/applications?validate=false",
             app("hostile-rules-ok", serde_json::json!({}))
                 .to_string()
                 .as_bytes(),
@@ -770,7 +777,10 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
         ),
     ] {
         let body = app(name, extra).to_string();
-        let r = raw(addr, &post("/api/v1/applications", body.as_bytes()));
+        let r = raw(
+            addr,
+            &post("/api/v1/applications?validate=false", body.as_bytes()),
+        );
         assert_eq!(status(&r), 400, "{name}: {r}");
         assert!(
             body_of(&r).contains("is invalid: InvalidSpecError"),
@@ -797,7 +807,7 @@ fn the_api_writes_only_what_the_project_permits_and_reads_customizations_beneath
     let r = raw(
         addr,
         &post(
-            "/api/v1/applications?upsert=true",
+            "/api/v1/applications?upsert=true&validate=false",
             upsert.to_string().as_bytes(),
         ),
     );

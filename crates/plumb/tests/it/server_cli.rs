@@ -469,6 +469,37 @@ fn app_commands_through_the_server_need_no_local_kustomize() {
         "created-",
     ]);
     assert_eq!(created, "application 'server-cli-created' created\n");
+    // An unreachable repository is refused at create (Argo's ValidateRepo), unless
+    // `--validate=false`.
+    let unreachable = [
+        "app",
+        "create",
+        "server-cli-unreachable",
+        "--repo",
+        "https://127.0.0.1:9/nowhere.git",
+        "--path",
+        ".",
+        "--dest-server",
+        "https://kubernetes.default.svc",
+        "--dest-namespace",
+        dest.name(),
+    ];
+    let refused = fails(&unreachable);
+    assert!(
+        refused.contains(
+            "application spec for server-cli-unreachable is invalid: InvalidSpecError: repository not accessible"
+        ),
+        "{refused}"
+    );
+    let skipped = ok(&[&unreachable[..], &["--validate=false"]].concat());
+    assert_eq!(skipped, "application 'server-cli-unreachable' created\n");
+    ok(&[
+        "app",
+        "delete",
+        "server-cli-unreachable",
+        "--cascade=false",
+        "-y",
+    ]);
     let again = remote(
         home.path(),
         &[

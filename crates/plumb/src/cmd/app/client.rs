@@ -91,11 +91,13 @@ pub(crate) trait Backend: Send + Sync {
         qualified: &'a str,
         patch: &'a Value,
     ) -> BoxFuture<'a, Result<Application>>;
-    /// Creates an Application.
+    /// Creates an Application; with `validate` the server first checks that its repositories
+    /// answer (Argo's `ApplicationCreateRequest.validate`).
     fn create<'a>(
         &'a self,
         c: &'a AppClient,
         app: &'a Application,
+        validate: bool,
     ) -> BoxFuture<'a, Result<Application>>;
     /// Replaces an Application.
     fn replace<'a>(
@@ -287,9 +289,10 @@ impl AppClient {
         self.backend.patch_status(self, qualified, patch).await
     }
 
-    /// Creates an Application (in its `metadata.namespace`, else the `-N` namespace).
-    pub async fn create(&self, app: &Application) -> Result<Application> {
-        self.backend.create(self, app).await
+    /// Creates an Application (in its `metadata.namespace`, else the `-N` namespace); with
+    /// `validate` through a server, its repositories must answer first.
+    pub async fn create(&self, app: &Application, validate: bool) -> Result<Application> {
+        self.backend.create(self, app, validate).await
     }
 
     /// Replaces an Application (its `metadata.resourceVersion` guards the write).

@@ -92,6 +92,11 @@ pub struct CreateArgs {
     /// Update the Application when it exists with a different spec.
     #[arg(long)]
     pub upsert: bool,
+    /// Validation of repo and cluster (Argo's flag): through a server, each source's repository
+    /// must answer before the Application is created; `--validate=false` skips it.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true", value_name = "BOOL")]
+    pub validate: bool,
 }
 
 fn from_file(path: &PathBuf) -> Result<Application> {
@@ -324,7 +329,7 @@ pub async fn run(client: &AppClient, args: CreateArgs) -> Result<Outcome> {
     let qualified = format!("{}/{}", app.namespace(), app.name());
     let action = match client.get_opt(&qualified).await? {
         None => {
-            client.create(&app).await?;
+            client.create(&app, args.validate).await?;
             "created"
         }
         Some(existing) => {

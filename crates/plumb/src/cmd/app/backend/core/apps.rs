@@ -208,7 +208,14 @@ impl Core {
         }
     }
 
-    async fn create(&self, c: &AppClient, app: &Application) -> Result<Application> {
+    /// Without a server there is no repository check (`validate` is the server's): a source
+    /// that does not answer shows as the controller's ComparisonError condition.
+    async fn create(
+        &self,
+        c: &AppClient,
+        app: &Application,
+        _validate: bool,
+    ) -> Result<Application> {
         let obj: DynamicObject = serde_json::from_value(serde_json::to_value(app)?)
             .context("encoding the Application")?;
         let ns = c.namespace_of(app);
@@ -361,8 +368,9 @@ impl Backend for Core {
         &'a self,
         c: &'a AppClient,
         app: &'a Application,
+        validate: bool,
     ) -> BoxFuture<'a, Result<Application>> {
-        self.create(c, app).boxed()
+        self.create(c, app, validate).boxed()
     }
 
     fn replace<'a>(

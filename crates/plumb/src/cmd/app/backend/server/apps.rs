@@ -126,9 +126,19 @@ impl Server {
         }
     }
 
-    async fn create(&self, c: &AppClient, app: &Application) -> Result<Application> {
+    async fn create(
+        &self,
+        c: &AppClient,
+        app: &Application,
+        validate: bool,
+    ) -> Result<Application> {
         let body = app_body(c, app)?;
-        application(self.server.post("/api/v1/applications", &body).await?)
+        let path = if validate {
+            "/api/v1/applications"
+        } else {
+            "/api/v1/applications?validate=false"
+        };
+        application(self.server.post(path, &body).await?)
     }
 
     async fn replace(&self, c: &AppClient, app: &Application) -> Result<Application> {
@@ -303,8 +313,9 @@ impl Backend for Server {
         &'a self,
         c: &'a AppClient,
         app: &'a Application,
+        validate: bool,
     ) -> BoxFuture<'a, Result<Application>> {
-        self.create(c, app).boxed()
+        self.create(c, app, validate).boxed()
     }
 
     fn replace<'a>(
