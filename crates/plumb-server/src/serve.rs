@@ -127,6 +127,8 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
             .layer(axum::Extension(crate::routes::SecureCookie(tls.is_some())))
             .layer(axum::Extension(guard)),
     );
+    // gRPC and gRPC-web are answered through the same router (crate::grpc).
+    let app = crate::grpc::Front::new(app, config.limits.max_body_bytes);
     let certificate_pem = tls.as_ref().map(|(_, pem)| pem.clone());
     let acceptor = tls.map(|(cfg, _)| tokio_rustls::TlsAcceptor::from(cfg));
     tracing::info!(%addr, tls = acceptor.is_some(), "plumb server listening");
@@ -225,7 +227,7 @@ fn with_security_headers(app: axum::Router) -> axum::Router {
 async fn accept_loop(
     listener: TcpListener,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
-    app: axum::Router,
+    app: crate::grpc::Front,
     mut stop: watch::Receiver<bool>,
 ) {
     let graceful = GracefulShutdown::new();
@@ -269,7 +271,7 @@ async fn accept_loop(
 
 async fn serve_connection<I>(
     io: I,
-    app: axum::Router,
+    app: crate::grpc::Front,
     watcher: hyper_util::server::graceful::Watcher,
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
