@@ -44,7 +44,9 @@ pub use auth::{DEFAULT_DEX_SERVER, ThrottleConfig, generate_dex_config};
 pub use config::{BuildInfo, Limits, ServerConfig, TlsMode, tool_version_text};
 pub use error::{Error, Result};
 #[doc(hidden)]
-pub use grpc::{SERVED as GRPC_SERVED, Served as GrpcServed, contract_bytes as grpc_contract_bytes};
+pub use grpc::{
+    SERVED as GRPC_SERVED, Served as GrpcServed, contract_bytes as grpc_contract_bytes,
+};
 pub use serve::{Running, serve};
 pub use tls::self_signed;
 pub use webhook::sign_sha256_hex;

@@ -8,9 +8,9 @@ use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
+use prost_reflect::DynamicMessage;
 use prost_reflect::bytes::{Buf, BufMut, Bytes};
 use prost_reflect::prost::Message as _;
-use prost_reflect::DynamicMessage;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::{Code, Status};
 use tower::ServiceExt as _;
@@ -37,7 +37,8 @@ impl Bridge {
     }
 }
 
-type BoxFuture = Pin<Box<dyn Future<Output = Result<Response<tonic::body::Body>, Infallible>> + Send>>;
+type BoxFuture =
+    Pin<Box<dyn Future<Output = Result<Response<tonic::body::Body>, Infallible>> + Send>>;
 
 impl tower::Service<Request<tonic::body::Body>> for Bridge {
     type Response = Response<tonic::body::Body>;
@@ -83,7 +84,10 @@ fn find(path: &str) -> Result<(Served, contract::Method), Status> {
             .strip_prefix('/')
             .and_then(|p| p.split_once('/'))
             .unwrap_or((path, ""));
-        if SERVED.iter().any(|s| s.path.starts_with(&format!("/{service}/"))) {
+        if SERVED
+            .iter()
+            .any(|s| s.path.starts_with(&format!("/{service}/")))
+        {
             Status::unimplemented(format!("unknown method {method} for service {service}"))
         } else {
             Status::unimplemented(format!("unknown service {service}"))
@@ -144,12 +148,17 @@ struct Call {
 
 impl Call {
     async fn run(self, req: tonic::Request<Bytes>) -> Result<tonic::Response<Bytes>, Status> {
-        let input = DynamicMessage::decode(self.method.input.clone(), req.into_inner())
-            .map_err(|e| Status::invalid_argument(format!("grpc: error unmarshalling request: {e}")))?;
+        let input =
+            DynamicMessage::decode(self.method.input.clone(), req.into_inner()).map_err(|e| {
+                Status::invalid_argument(format!("grpc: error unmarshalling request: {e}"))
+            })?;
         let rest = transcode::rest(&self.served, json::to_json(&input))
             .map_err(Status::invalid_argument)?;
         let mut builder = Request::builder()
-            .method(Method::from_bytes(self.served.verb.as_bytes()).map_err(|e| Status::internal(e.to_string()))?)
+            .method(
+                Method::from_bytes(self.served.verb.as_bytes())
+                    .map_err(|e| Status::internal(e.to_string()))?,
+            )
             .uri(&rest.uri)
             .header(header::ACCEPT, "application/json");
         for (name, value) in &self.credentials {
@@ -170,9 +179,8 @@ impl Call {
             Err(never) => match never {},
         };
         let output = answer(response).await?;
-        let message = json::from_json(&self.method.output, &output).map_err(|e| {
-            Status::internal(format!("answer of {}: {e}", self.served.path))
-        })?;
+        let message = json::from_json(&self.method.output, &output)
+            .map_err(|e| Status::internal(format!("answer of {}: {e}", self.served.path)))?;
         Ok(tonic::Response::new(Bytes::from(message.encode_to_vec())))
     }
 }
@@ -197,7 +205,11 @@ async fn answer(response: Response<Body>) -> Result<serde_json::Value, Status> {
         .and_then(|v| v.get("message").or_else(|| v.get("error")))
         .and_then(|m| m.as_str())
         .map(str::to_string)
-        .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(1024)]).trim().to_string());
+        .unwrap_or_else(|| {
+            String::from_utf8_lossy(&body[..body.len().min(1024)])
+                .trim()
+                .to_string()
+        });
     let code = code
         .map(|GrpcCode(c)| Code::from_i32(c))
         .unwrap_or_else(|| code_of(status));

@@ -7,8 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use prost_reflect::prost::Message as _;
+use prost_reflect::prost_types::{
+    DescriptorProto, FileDescriptorProto, FileDescriptorSet, MessageOptions,
+};
 use prost_reflect::{DescriptorPool, Kind, MessageDescriptor, Value};
-use prost_reflect::prost_types::{DescriptorProto, FileDescriptorProto, FileDescriptorSet, MessageOptions};
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 
 use super::SERVED;
@@ -31,7 +33,10 @@ fn pinned(go_mod: &str, module: &str) -> Option<String> {
         .filter_map(|l| {
             let words: Vec<&str> = l.split_whitespace().collect();
             let at = words.iter().rposition(|w| *w == module)?;
-            words.get(at + 1).filter(|v| v.starts_with('v')).map(|v| v.to_string())
+            words
+                .get(at + 1)
+                .filter(|v| v.starts_with('v'))
+                .map(|v| v.to_string())
         })
         .last()
 }
@@ -57,14 +62,22 @@ impl FileResolver for GoModules {
 fn argo_sources() -> Result<(PathBuf, ChainFileResolver), String> {
     let cache = module_cache();
     let argo = cache.join(format!("{ARGO_MODULE}@{ARGO_VERSION}"));
-    let go_mod = std::fs::read_to_string(argo.join("go.mod"))
-        .map_err(|e| format!("{}: {e} (run scripts/argocd build)", argo.join("go.mod").display()))?;
+    let go_mod = std::fs::read_to_string(argo.join("go.mod")).map_err(|e| {
+        format!(
+            "{}: {e} (run scripts/argocd build)",
+            argo.join("go.mod").display()
+        )
+    })?;
     let module = |m: &str| -> Result<PathBuf, String> {
         let v = pinned(&go_mod, m).ok_or_else(|| format!("{m} is not in argo-cd's go.mod"))?;
         Ok(cache.join(format!("{m}@{v}")))
     };
     let mut dirs = vec![(format!("{ARGO_MODULE}/"), argo.clone())];
-    for m in ["k8s.io/api", "k8s.io/apimachinery", "k8s.io/apiextensions-apiserver"] {
+    for m in [
+        "k8s.io/api",
+        "k8s.io/apimachinery",
+        "k8s.io/apiextensions-apiserver",
+    ] {
         dirs.push((format!("{m}/"), module(m)?));
     }
     let gogo = module("github.com/gogo/protobuf")?;
@@ -96,7 +109,9 @@ fn compile_argo() -> Result<(FileDescriptorSet, DescriptorPool), String> {
     }
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true);
-    compiler.open_files(&files).map_err(|e| format!("compiling Argo's protos: {e}"))?;
+    compiler
+        .open_files(&files)
+        .map_err(|e| format!("compiling Argo's protos: {e}"))?;
     Ok((compiler.file_descriptor_set(), compiler.descriptor_pool()))
 }
 
@@ -133,11 +148,19 @@ fn reachable(pool: &DescriptorPool) -> BTreeSet<String> {
 }
 
 fn join(prefix: &str, name: &str) -> String {
-    if prefix.is_empty() { name.to_string() } else { format!("{prefix}.{name}") }
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
+    }
 }
 
 /// Only reachable messages, no options but `map_entry`.
-fn prune_messages(msgs: Vec<DescriptorProto>, prefix: &str, keep: &BTreeSet<String>) -> Vec<DescriptorProto> {
+fn prune_messages(
+    msgs: Vec<DescriptorProto>,
+    prefix: &str,
+    keep: &BTreeSet<String>,
+) -> Vec<DescriptorProto> {
     msgs.into_iter()
         .filter_map(|mut m| {
             let full = join(prefix, m.name());
@@ -145,7 +168,8 @@ fn prune_messages(msgs: Vec<DescriptorProto>, prefix: &str, keep: &BTreeSet<Stri
                 return None;
             }
             m.nested_type = prune_messages(std::mem::take(&mut m.nested_type), &full, keep);
-            m.enum_type.retain(|e| keep.contains(&join(&full, e.name())));
+            m.enum_type
+                .retain(|e| keep.contains(&join(&full, e.name())));
             for e in &mut m.enum_type {
                 e.options = None;
                 e.value.iter_mut().for_each(|v| v.options = None);
@@ -186,14 +210,16 @@ fn prune(set: FileDescriptorSet, pool: &DescriptorPool) -> FileDescriptorSet {
     for mut f in set.file {
         let package = f.package().to_string();
         f.message_type = prune_messages(std::mem::take(&mut f.message_type), &package, &keep);
-        f.enum_type.retain(|e| keep.contains(&join(&package, e.name())));
+        f.enum_type
+            .retain(|e| keep.contains(&join(&package, e.name())));
         for e in &mut f.enum_type {
             e.options = None;
             e.value.iter_mut().for_each(|v| v.options = None);
         }
         for s in &mut f.service {
             let service = join(&package, s.name());
-            s.method.retain(|m| served.contains(format!("/{service}/{}", m.name()).as_str()));
+            s.method
+                .retain(|m| served.contains(format!("/{service}/{}", m.name()).as_str()));
             s.method.iter_mut().for_each(|m| m.options = None);
             s.options = None;
         }
@@ -212,7 +238,10 @@ fn prune(set: FileDescriptorSet, pool: &DescriptorPool) -> FileDescriptorSet {
             .filter_map(|t| {
                 pool.get_message_by_name(t)
                     .map(|m| m.parent_file().name().to_string())
-                    .or_else(|| pool.get_enum_by_name(t).map(|e| e.parent_file().name().to_string()))
+                    .or_else(|| {
+                        pool.get_enum_by_name(t)
+                            .map(|e| e.parent_file().name().to_string())
+                    })
             })
             .filter(|d| d != f.name())
             .collect();
@@ -231,7 +260,15 @@ fn fields_of(m: &MessageDescriptor) -> BTreeMap<u32, String> {
                 Kind::Enum(e) => e.full_name().to_string(),
                 other => format!("{other:?}"),
             };
-            (f.number(), format!("{} {kind} {:?} map={}", f.name(), f.cardinality(), f.is_map()))
+            (
+                f.number(),
+                format!(
+                    "{} {kind} {:?} map={}",
+                    f.name(),
+                    f.cardinality(),
+                    f.is_map()
+                ),
+            )
         })
         .collect()
 }
@@ -240,11 +277,19 @@ fn fields_of(m: &MessageDescriptor) -> BTreeMap<u32, String> {
 fn differences(argo: &DescriptorPool, plumb: &DescriptorPool) -> Vec<String> {
     let mut out = Vec::new();
     let names = |p: &DescriptorPool| -> BTreeSet<String> {
-        p.all_messages().map(|m| m.full_name().to_string()).collect()
+        p.all_messages()
+            .map(|m| m.full_name().to_string())
+            .collect()
     };
     let (a, b) = (names(argo), names(plumb));
-    out.extend(a.difference(&b).map(|n| format!("message {n}: missing in Plumb")));
-    out.extend(b.difference(&a).map(|n| format!("message {n}: not in Argo")));
+    out.extend(
+        a.difference(&b)
+            .map(|n| format!("message {n}: missing in Plumb")),
+    );
+    out.extend(
+        b.difference(&a)
+            .map(|n| format!("message {n}: not in Argo")),
+    );
     for name in a.intersection(&b) {
         let (fa, fb) = (
             fields_of(&argo.get_message_by_name(name).expect("listed")),
@@ -253,11 +298,17 @@ fn differences(argo: &DescriptorPool, plumb: &DescriptorPool) -> Vec<String> {
         for (number, field) in &fa {
             match fb.get(number) {
                 Some(other) if other == field => {}
-                Some(other) => out.push(format!("{name} field {number}: Argo {field}, Plumb {other}")),
+                Some(other) => out.push(format!(
+                    "{name} field {number}: Argo {field}, Plumb {other}"
+                )),
                 None => out.push(format!("{name} field {number} ({field}): missing in Plumb")),
             }
         }
-        out.extend(fb.iter().filter(|(n, _)| !fa.contains_key(n)).map(|(n, f)| format!("{name} field {n} ({f}): not in Argo")));
+        out.extend(
+            fb.iter()
+                .filter(|(n, _)| !fa.contains_key(n))
+                .map(|(n, f)| format!("{name} field {n} ({f}): not in Argo")),
+        );
     }
     for s in SERVED {
         let (service, method) = s.path[1..].split_once('/').expect("served path");
@@ -275,7 +326,12 @@ fn differences(argo: &DescriptorPool, plumb: &DescriptorPool) -> Vec<String> {
                 })
         };
         if sig(argo) != sig(plumb) {
-            out.push(format!("{}: Argo {:?}, Plumb {:?}", s.path, sig(argo), sig(plumb)));
+            out.push(format!(
+                "{}: Argo {:?}, Plumb {:?}",
+                s.path,
+                sig(argo),
+                sig(plumb)
+            ));
         }
     }
     out
@@ -285,7 +341,10 @@ fn differences(argo: &DescriptorPool, plumb: &DescriptorPool) -> Vec<String> {
 fn http_rule(pool: &DescriptorPool, path: &str) -> Option<(String, String, String)> {
     let ext = pool.get_extension_by_name("google.api.http")?;
     let (service, method) = path[1..].split_once('/')?;
-    let m = pool.get_service_by_name(service)?.methods().find(|m| m.name() == method)?;
+    let m = pool
+        .get_service_by_name(service)?
+        .methods()
+        .find(|m| m.name() == method)?;
     let options = m.options();
     let Value::Message(rule) = options.get_extension(&ext).into_owned() else {
         return None;
@@ -325,11 +384,19 @@ fn plumb_serves_argos_contract_field_by_field() {
         diff.join("\n")
     );
     for s in SERVED {
-        assert!(super::contract::method(s.path).expect("pool").is_some(), "{}", s.path);
+        assert!(
+            super::contract::method(s.path).expect("pool").is_some(),
+            "{}",
+            s.path
+        );
         let rule = http_rule(&argo_pool, s.path);
         assert_eq!(
             rule,
-            Some((s.verb.to_string(), s.template.to_string(), s.body.to_string())),
+            Some((
+                s.verb.to_string(),
+                s.template.to_string(),
+                s.body.to_string()
+            )),
             "{}: the REST rule differs from Argo's google.api.http",
             s.path
         );

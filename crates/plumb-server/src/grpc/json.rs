@@ -27,7 +27,11 @@ pub(crate) struct Mismatch {
 
 fn mismatch(path: &str, why: impl Into<String>) -> Mismatch {
     Mismatch {
-        path: if path.is_empty() { "(message)".into() } else { path.into() },
+        path: if path.is_empty() {
+            "(message)".into()
+        } else {
+            path.into()
+        },
         why: why.into(),
     }
 }
@@ -39,7 +43,10 @@ pub(crate) fn to_json(msg: &DynamicMessage) -> Json {
     }
     let mut out = Map::new();
     for (field, value) in msg.fields() {
-        out.insert(field.name().to_string(), value_to_json(&field.kind(), value));
+        out.insert(
+            field.name().to_string(),
+            value_to_json(&field.kind(), value),
+        );
     }
     Json::Object(out)
 }
@@ -51,7 +58,9 @@ fn value_to_json(kind: &Kind, value: &Value) -> Json {
         Value::I64(n) => Json::from(*n),
         Value::U32(n) => Json::from(*n),
         Value::U64(n) => Json::from(*n),
-        Value::F32(n) => serde_json::Number::from_f64(f64::from(*n)).map_or(Json::Null, Json::Number),
+        Value::F32(n) => {
+            serde_json::Number::from_f64(f64::from(*n)).map_or(Json::Null, Json::Number)
+        }
         Value::F64(n) => serde_json::Number::from_f64(*n).map_or(Json::Null, Json::Number),
         Value::String(s) => Json::String(s.clone()),
         Value::Bytes(b) => Json::String(base64::engine::general_purpose::STANDARD.encode(b)),
@@ -157,13 +166,21 @@ fn message_from_json(
             .get_field_by_name(key)
             .or_else(|| desc.get_field_by_json_name(key))
         else {
-            tracing::debug!(message = desc.full_name(), key, "JSON key not in Argo's message");
+            tracing::debug!(
+                message = desc.full_name(),
+                key,
+                "JSON key not in Argo's message"
+            );
             continue;
         };
         if value.is_null() {
             continue;
         }
-        let here = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+        let here = if path.is_empty() {
+            key.clone()
+        } else {
+            format!("{path}.{key}")
+        };
         let kind = field.kind();
         let converted = if field.is_map() {
             map_from_json(&kind, value, &here)?
@@ -200,12 +217,14 @@ fn map_from_json(kind: &Kind, value: &Json, path: &str) -> Result<Value, Mismatc
         let key = match key_kind {
             Kind::String => MapKey::String(k.clone()),
             Kind::Bool => MapKey::Bool(k == "true"),
-            Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => {
-                MapKey::I32(k.parse().map_err(|_| mismatch(&here, "expected an int32 key"))?)
-            }
-            Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => {
-                MapKey::I64(k.parse().map_err(|_| mismatch(&here, "expected an int64 key"))?)
-            }
+            Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => MapKey::I32(
+                k.parse()
+                    .map_err(|_| mismatch(&here, "expected an int32 key"))?,
+            ),
+            Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => MapKey::I64(
+                k.parse()
+                    .map_err(|_| mismatch(&here, "expected an int64 key"))?,
+            ),
             _ => return Err(mismatch(&here, "unsupported map key type")),
         };
         if v.is_null() {
@@ -242,15 +261,18 @@ fn single_from_json(kind: &Kind, json: &Json, path: &str) -> Result<Value, Misma
         Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => Value::I32(number(json, path)?),
         Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Value::I64(number(json, path)?),
         Kind::Uint32 | Kind::Fixed32 => Value::U32(number(json, path)?),
-        Kind::Uint64 | Kind::Fixed64 => match json {
-            Json::Number(n) => Value::U64(
-                n.as_u64()
-                    .ok_or_else(|| mismatch(path, format!("expected an unsigned integer, got {n}")))?,
-            ),
-            other => Value::U64(number::<i64>(other, path)?.try_into().map_err(|_| {
-                mismatch(path, "expected an unsigned integer")
-            })?),
-        },
+        Kind::Uint64 | Kind::Fixed64 => {
+            match json {
+                Json::Number(n) => Value::U64(n.as_u64().ok_or_else(|| {
+                    mismatch(path, format!("expected an unsigned integer, got {n}"))
+                })?),
+                other => Value::U64(
+                    number::<i64>(other, path)?
+                        .try_into()
+                        .map_err(|_| mismatch(path, "expected an unsigned integer"))?,
+                ),
+            }
+        }
         Kind::Float | Kind::Double => {
             let n = json
                 .as_f64()
@@ -272,11 +294,11 @@ fn single_from_json(kind: &Kind, json: &Json, path: &str) -> Result<Value, Misma
             other => return Err(mismatch(path, format!("expected base64 text, got {other}"))),
         },
         Kind::Enum(e) => match json {
-            Json::String(s) => Value::EnumNumber(
-                e.get_value_by_name(s)
-                    .map(|v| v.number())
-                    .ok_or_else(|| mismatch(path, format!("unknown value {s:?} of {}", e.name())))?,
-            ),
+            Json::String(s) => {
+                Value::EnumNumber(e.get_value_by_name(s).map(|v| v.number()).ok_or_else(|| {
+                    mismatch(path, format!("unknown value {s:?} of {}", e.name()))
+                })?)
+            }
             other => Value::EnumNumber(number(other, path)?),
         },
         Kind::Message(m) => Value::Message(message_from_json(m, json, path)?),
@@ -307,7 +329,9 @@ fn special_from_json(msg: &mut DynamicMessage, json: &Json, path: &str) -> Resul
         }
         (INT_OR_STRING, _) => return Err(mismatch(path, "expected a number or a string")),
         (QUANTITY, Json::String(s)) => msg.set_field_by_name("string", Value::String(s.clone())),
-        (QUANTITY, Json::Number(n)) => msg.set_field_by_name("string", Value::String(n.to_string())),
+        (QUANTITY, Json::Number(n)) => {
+            msg.set_field_by_name("string", Value::String(n.to_string()))
+        }
         (QUANTITY, _) => return Err(mismatch(path, "expected a quantity")),
         (RAW_EXTENSION | EXT_JSON, other) => {
             let raw = serde_json::to_vec(other).map_err(|e| mismatch(path, e.to_string()))?;
@@ -317,4 +341,3 @@ fn special_from_json(msg: &mut DynamicMessage, json: &Json, path: &str) -> Resul
     }
     Ok(true)
 }
-

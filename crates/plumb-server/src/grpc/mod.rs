@@ -56,7 +56,12 @@ const fn served(
 /// Every method served over gRPC; any other is `Unimplemented`.
 pub const SERVED: &[Served] = &[
     served("/version.VersionService/Version", "GET", "/api/version", ""),
-    served("/cluster.SettingsService/Get", "GET", "/api/v1/settings", ""),
+    served(
+        "/cluster.SettingsService/Get",
+        "GET",
+        "/api/v1/settings",
+        "",
+    ),
     served(
         "/cluster.SettingsService/GetPlugins",
         "GET",
@@ -69,8 +74,18 @@ pub const SERVED: &[Served] = &[
         "/api/v1/session/userinfo",
         "",
     ),
-    served("/session.SessionService/Create", "POST", "/api/v1/session", "*"),
-    served("/session.SessionService/Delete", "DELETE", "/api/v1/session", ""),
+    served(
+        "/session.SessionService/Create",
+        "POST",
+        "/api/v1/session",
+        "*",
+    ),
+    served(
+        "/session.SessionService/Delete",
+        "DELETE",
+        "/api/v1/session",
+        "",
+    ),
     served(
         "/account.AccountService/CanI",
         "GET",
@@ -83,8 +98,18 @@ pub const SERVED: &[Served] = &[
         "/api/v1/account/password",
         "*",
     ),
-    served("/account.AccountService/ListAccounts", "GET", "/api/v1/account", ""),
-    served("/account.AccountService/GetAccount", "GET", "/api/v1/account/{name}", ""),
+    served(
+        "/account.AccountService/ListAccounts",
+        "GET",
+        "/api/v1/account",
+        "",
+    ),
+    served(
+        "/account.AccountService/GetAccount",
+        "GET",
+        "/api/v1/account/{name}",
+        "",
+    ),
     served(
         "/account.AccountService/CreateToken",
         "POST",

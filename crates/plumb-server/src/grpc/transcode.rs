@@ -90,7 +90,10 @@ fn scalar_text(value: &Json) -> Option<String> {
 fn escape(value: &str, keep_slashes: bool) -> String {
     let mut out = String::with_capacity(value.len());
     for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') || (keep_slashes && b == b'/') {
+        if b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'.' | b'_' | b'~')
+            || (keep_slashes && b == b'/')
+        {
             out.push(char::from(b));
         } else {
             out.push_str(&format!("%{b:02X}"));
@@ -141,11 +144,17 @@ mod tests {
     #[test]
     fn fills_the_template_and_puts_the_rest_in_the_query() {
         let r = rest(
-            &served("/api/v1/account/can-i/{resource}/{action}/{subresource=**}", ""),
+            &served(
+                "/api/v1/account/can-i/{resource}/{action}/{subresource=**}",
+                "",
+            ),
             json!({"resource": "applications", "action": "get", "subresource": "default/my app"}),
         )
         .unwrap();
-        assert_eq!(r.uri, "/api/v1/account/can-i/applications/get/default/my%20app");
+        assert_eq!(
+            r.uri,
+            "/api/v1/account/can-i/applications/get/default/my%20app"
+        );
         let r = rest(
             &served("/api/v1/applications/{name}", ""),
             json!({"name": "a/b", "projects": ["x", "y"], "refresh": "hard", "sel": {"k": true}}),
