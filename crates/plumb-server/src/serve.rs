@@ -127,12 +127,11 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
             .layer(axum::Extension(crate::routes::SecureCookie(tls.is_some())))
             .layer(axum::Extension(guard)),
     );
-    // gRPC and gRPC-web are answered through the same router (crate::grpc).
-    let app = crate::grpc::Front::new(app, config.limits.max_body_bytes);
     let certificate_pem = tls.as_ref().map(|(_, pem)| pem.clone());
     let acceptor = tls.map(|(cfg, _)| tokio_rustls::TlsAcceptor::from(cfg));
     tracing::info!(%addr, tls = acceptor.is_some(), "plumb server listening");
-    let task = tokio::spawn(accept_loop(listener, acceptor, app, stop_rx));
+    let front = crate::grpc::Front::new(app, config.limits.max_body_bytes); // gRPC, REST: one port
+    let task = tokio::spawn(accept_loop(listener, acceptor, front, stop_rx));
     Ok(Running {
         addr,
         certificate_pem,

@@ -15,7 +15,8 @@ use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::{Code, Status};
 use tower::ServiceExt as _;
 
-use super::{SERVED, Served, contract, json, transcode};
+use super::served::{SERVED, Served};
+use super::{contract, json, transcode};
 use crate::error::GrpcCode;
 
 /// The largest REST answer turned into a gRPC message.

@@ -13,7 +13,7 @@ use prost_reflect::prost_types::{
 use prost_reflect::{DescriptorPool, Kind, MessageDescriptor, Value};
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 
-use super::SERVED;
+use super::served::SERVED;
 
 const ARGO_MODULE: &str = "github.com/argoproj/argo-cd/v3";
 const ARGO_VERSION: &str = "v3.6.1";
@@ -38,7 +38,7 @@ fn pinned(go_mod: &str, module: &str) -> Option<String> {
                 .filter(|v| v.starts_with('v'))
                 .map(|v| v.to_string())
         })
-        .last()
+        .next_back()
 }
 
 /// Import paths to directories of the module cache, as Argo's hack/generate-proto.sh lays them.

@@ -13,6 +13,7 @@ mod contract;
 #[cfg(test)]
 mod contract_test;
 mod json;
+mod served;
 mod transcode;
 
 use std::convert::Infallible;
@@ -24,117 +25,7 @@ use axum::body::Body;
 use axum::http::{Request, Response, header};
 
 pub(crate) use bridge::Bridge;
-
-/// How a served method reaches the REST router: Argo's `google.api.http` rule for it (the
-/// contract test checks each against Argo's .proto files).
-#[derive(Debug, Clone, Copy)]
-pub struct Served {
-    /// `/package.Service/Method`.
-    pub path: &'static str,
-    /// The HTTP verb, upper case.
-    pub verb: &'static str,
-    /// The path template, `{field}` and `{field=**}` filled from the request message.
-    pub template: &'static str,
-    /// `*` (the whole message is the body), a field name, or empty (fields go to the query).
-    pub body: &'static str,
-}
-
-const fn served(
-    path: &'static str,
-    verb: &'static str,
-    template: &'static str,
-    body: &'static str,
-) -> Served {
-    Served {
-        path,
-        verb,
-        template,
-        body,
-    }
-}
-
-/// Every method served over gRPC; any other is `Unimplemented`.
-pub const SERVED: &[Served] = &[
-    served("/version.VersionService/Version", "GET", "/api/version", ""),
-    served(
-        "/cluster.SettingsService/Get",
-        "GET",
-        "/api/v1/settings",
-        "",
-    ),
-    served(
-        "/cluster.SettingsService/GetPlugins",
-        "GET",
-        "/api/v1/settings/plugins",
-        "",
-    ),
-    served(
-        "/session.SessionService/GetUserInfo",
-        "GET",
-        "/api/v1/session/userinfo",
-        "",
-    ),
-    served(
-        "/session.SessionService/Create",
-        "POST",
-        "/api/v1/session",
-        "*",
-    ),
-    served(
-        "/session.SessionService/Delete",
-        "DELETE",
-        "/api/v1/session",
-        "",
-    ),
-    served(
-        "/account.AccountService/CanI",
-        "GET",
-        "/api/v1/account/can-i/{resource}/{action}/{subresource=**}",
-        "",
-    ),
-    served(
-        "/account.AccountService/UpdatePassword",
-        "PUT",
-        "/api/v1/account/password",
-        "*",
-    ),
-    served(
-        "/account.AccountService/ListAccounts",
-        "GET",
-        "/api/v1/account",
-        "",
-    ),
-    served(
-        "/account.AccountService/GetAccount",
-        "GET",
-        "/api/v1/account/{name}",
-        "",
-    ),
-    served(
-        "/account.AccountService/CreateToken",
-        "POST",
-        "/api/v1/account/{name}/token",
-        "*",
-    ),
-    served(
-        "/account.AccountService/DeleteToken",
-        "DELETE",
-        "/api/v1/account/{name}/token/{id}",
-        "",
-    ),
-    served(
-        "/application.ApplicationService/List",
-        "GET",
-        "/api/v1/applications",
-        "",
-    ),
-    served(
-        "/application.ApplicationService/Get",
-        "GET",
-        "/api/v1/applications/{name}",
-        "",
-    ),
-];
+pub use served::{SERVED, Served};
 
 /// Argo's descriptors of the served methods' messages (generated from Argo's .proto files by
 /// the contract test, never edited by hand).

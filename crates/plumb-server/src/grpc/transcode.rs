@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::Served;
+use super::served::Served;
 
 /// The REST request: path with query, and the JSON body if any.
 #[derive(Debug, PartialEq, Eq)]
@@ -109,12 +109,21 @@ fn append_query(
     value: &Json,
 ) -> bool {
     match value {
-        Json::Array(items) => items
-            .iter()
-            .fold(false, |any, item| append_query(query, key, item) || any),
-        Json::Object(inner) => inner.iter().fold(false, |any, (k, v)| {
-            append_query(query, &format!("{key}.{k}"), v) || any
-        }),
+        // Every item is appended: no short-circuit.
+        Json::Array(items) => {
+            let mut any = false;
+            for item in items {
+                any |= append_query(query, key, item);
+            }
+            any
+        }
+        Json::Object(inner) => {
+            let mut any = false;
+            for (k, v) in inner {
+                any |= append_query(query, &format!("{key}.{k}"), v);
+            }
+            any
+        }
         Json::Null => false,
         scalar => match scalar_text(scalar) {
             Some(text) => {

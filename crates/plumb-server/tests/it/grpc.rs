@@ -421,3 +421,197 @@ async fn grpc_web_text(port: u16) {
     let trailer = String::from_utf8_lossy(&bytes[5 + len..]).to_string();
     assert!(trailer.contains("grpc-status:0"), "{trailer:?}");
 }
+
+/// Drops what Go's encoding/json and Plumb's JSON spell differently for the same value: nulls,
+/// empty objects and arrays, `false` and zero (Go's `omitempty` and proto3's defaults).
+fn normalized(v: &Json) -> Option<Json> {
+    match v {
+        Json::Null => None,
+        Json::Bool(false) => None,
+        Json::Number(n) if n.as_f64() == Some(0.0) => None,
+        Json::String(s) if s.is_empty() => None,
+        Json::Array(items) => {
+            let items: Vec<Json> = items
+                .iter()
+                .map(|i| normalized(i).unwrap_or(Json::Null))
+                .collect();
+            (!items.is_empty()).then_some(Json::Array(items))
+        }
+        Json::Object(map) => {
+            let map: serde_json::Map<String, Json> = map
+                .iter()
+                .filter_map(|(k, v)| normalized(v).map(|v| (k.clone(), v)))
+                .collect();
+            (!map.is_empty()).then_some(Json::Object(map))
+        }
+        other => Some(other.clone()),
+    }
+}
+
+/// An Application's REST JSON without what Argo's protobuf contract cannot carry: `apiVersion`
+/// and `kind` (v1alpha1's messages have no TypeMeta) and the per-resource `startedAt` and
+/// `finishedAt` of sync results (Plumb's additions to `ResourceResult`, docs/grpc.md).
+fn argo_visible(mut app: Json) -> Json {
+    if let Some(map) = app.as_object_mut() {
+        map.remove("apiVersion");
+        map.remove("kind");
+    }
+    if let Some(resources) = app
+        .pointer_mut("/status/operationState/syncResult/resources")
+        .and_then(Json::as_array_mut)
+    {
+        for r in resources.iter_mut().filter_map(Json::as_object_mut) {
+            r.remove("startedAt");
+            r.remove("finishedAt");
+        }
+    }
+    app
+}
+
+/// `argocd app get/list -o json` over gRPC and gRPC-web print the Application the REST route
+/// returns: every field survives JSON → protobuf → Argo's Go types.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn argocd_app_get_and_list_match_the_rest_answers() {
+    use plumb_testenv::git::GitRepo;
+    let stack = crate::support::Stack::start("grpc-apps").await;
+    let dest = crate::support::env().namespace("grpc-apps-dest");
+    let repo = GitRepo::new();
+    repo.commit(
+        &[(
+            "k8s/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: grpc-cm\ndata:\n  a: \"1\"\n",
+        )],
+        "a ConfigMap",
+    );
+    let body = serde_json::json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": "grpc-app", "labels": {"team": "a"}},
+        "spec": {"project": "default",
+                 "source": {"repoURL": repo.url(), "path": "k8s", "targetRevision": "HEAD"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": dest.name()},
+                 "syncPolicy": {"automated": {"prune": true}}}
+    });
+    let (code, created) = stack
+        .send(reqwest::Method::POST, "/api/v1/applications", Some(&body))
+        .await;
+    assert_eq!(code, 200, "{created}");
+    stack
+        .wait_app("grpc-app", "synced and healthy", |a| {
+            a["status"]["sync"]["status"] == "Synced"
+                && a["status"]["health"]["status"] == "Healthy"
+        })
+        .await;
+    let server = stack.base.trim_start_matches("https://").to_string();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config");
+    for web in [false, true] {
+        let mut flags = vec!["--server", server.as_str(), "--insecure"];
+        if web {
+            flags.push("--grpc-web");
+        }
+        // The REST answers before and after the CLI's must agree (no reconcile in between).
+        let mut matched = false;
+        for _ in 0..5 {
+            let (_, before) = stack.get("/api/v1/applications/grpc-app").await;
+            let before_copy = before.clone();
+            let (code, out, err) = run(
+                &config,
+                &[&["app", "get", "grpc-app", "-o", "json"][..], &flags].concat(),
+            );
+            assert_eq!(code, 0, "app get {flags:?}: {err}");
+            let (_, after) = stack.get("/api/v1/applications/grpc-app").await;
+            if before_copy != after {
+                continue;
+            }
+            let printed: Json = serde_json::from_str(&out).expect("argocd prints JSON");
+            assert_eq!(
+                normalized(&printed),
+                normalized(&argo_visible(before)),
+                "app get {flags:?}"
+            );
+            let (code, out, err) = run(
+                &config,
+                &[&["app", "list", "-o", "json"][..], &flags].concat(),
+            );
+            assert_eq!(code, 0, "app list {flags:?}: {err}");
+            let printed: Json = serde_json::from_str(&out).expect("argocd prints JSON");
+            let (_, list) = stack.get("/api/v1/applications").await;
+            if list["items"][0] != after {
+                continue;
+            }
+            let items: Vec<Json> = list["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .cloned()
+                .map(argo_visible)
+                .collect();
+            assert_eq!(
+                normalized(&printed),
+                normalized(&Json::Array(items)),
+                "app list {flags:?}"
+            );
+            matched = true;
+            break;
+        }
+        assert!(matched, "the Application kept changing under app get/list");
+    }
+    // Projects, clusters, repositories as the CLI prints them: the REST answers.
+    let flags = ["--server", server.as_str(), "--insecure"];
+    for (args, path, items) in [
+        (
+            &["proj", "list", "-o", "json"][..],
+            "/api/v1/projects",
+            true,
+        ),
+        (
+            &["proj", "get", "default", "-o", "json"][..],
+            "/api/v1/projects/default",
+            false,
+        ),
+        (
+            &["cluster", "list", "-o", "json"][..],
+            "/api/v1/clusters",
+            true,
+        ),
+        (
+            &["repo", "list", "-o", "json"][..],
+            "/api/v1/repositories",
+            true,
+        ),
+    ] {
+        let (code, out, err) = run(&config, &[args, &flags].concat());
+        assert_eq!(code, 0, "{args:?}: {err}");
+        let printed: Json = serde_json::from_str(&out).expect("argocd prints JSON");
+        let (_, rest) = stack.get(path).await;
+        let rest = if items {
+            Json::Array(
+                rest["items"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .cloned()
+                    .map(argo_visible)
+                    .collect(),
+            )
+        } else {
+            argo_visible(rest)
+        };
+        assert_eq!(normalized(&printed), normalized(&rest), "{args:?}");
+    }
+    // The default output reads the resource tree and the managed resources too.
+    let (code, out, err) = run(&config, &[&["app", "get", "grpc-app"][..], &flags].concat());
+    assert_eq!(code, 0, "app get: {err}");
+    assert!(
+        out.contains("ConfigMap") && out.contains("grpc-cm"),
+        "{out}"
+    );
+    // A missing Application: Argo's NotFound, as the CLI prints it.
+    let flags = ["--server", server.as_str(), "--insecure"];
+    let (code, _, err) = run(
+        &config,
+        &[&["app", "get", "no-such-app"][..], &flags].concat(),
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("NotFound"), "{err}");
+}
