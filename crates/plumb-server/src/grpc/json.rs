@@ -341,3 +341,63 @@ fn special_from_json(msg: &mut DynamicMessage, json: &Json, path: &str) -> Resul
     }
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use prost_reflect::DescriptorPool;
+    use serde_json::json;
+
+    use super::*;
+
+    fn message(name: &str) -> MessageDescriptor {
+        DescriptorPool::decode(super::super::contract::BYTES)
+            .expect("contract")
+            .get_message_by_name(name)
+            .expect(name)
+    }
+
+    const V1: &str = "github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1";
+
+    #[test]
+    fn k8s_types_keep_their_json_form_both_ways() {
+        let app = json!({
+            "metadata": {"name": "a", "creationTimestamp": "2026-01-02T03:04:05Z",
+                         "labels": {"b": "2", "a": "1"}, "generation": 3},
+            "spec": {"source": {"repoURL": "https://x", "helm": {"valuesObject": {"k": [1, "v"]}}},
+                     "syncPolicy": {"retry": {"limit": 5}}},
+            "status": {"operationState": {"startedAt": "2026-01-02T03:04:05Z", "phase": "Running"}}
+        });
+        let msg = from_json(&message(&format!("{V1}.Application")), &app).expect("converts");
+        assert_eq!(to_json(&msg), app);
+        // Unknown keys (Plumb's additions) are not Argo's: left out; nulls are absent.
+        let extra = json!({"metadata": {"name": "a", "uid": null}, "plumbOnly": 1});
+        let msg = from_json(&message(&format!("{V1}.Application")), &extra).expect("converts");
+        assert_eq!(to_json(&msg), json!({"metadata": {"name": "a"}}));
+    }
+
+    #[test]
+    fn int_or_string_is_a_number_or_a_string() {
+        let desc = message("k8s.io.apimachinery.pkg.util.intstr.IntOrString");
+        for v in [json!(8080), json!("http")] {
+            assert_eq!(to_json(&from_json(&desc, &v).expect("converts")), v);
+        }
+        assert!(from_json(&desc, &json!(true)).is_err());
+    }
+
+    #[test]
+    fn wrong_types_name_the_field() {
+        let app = json!({"metadata": {"name": 7}});
+        let err = from_json(&message(&format!("{V1}.Application")), &app).unwrap_err();
+        assert_eq!(err.to_string(), "metadata.name: expected a string, got 7");
+        let app = json!({"metadata": {"creationTimestamp": "yesterday"}});
+        let err = from_json(&message(&format!("{V1}.Application")), &app).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("metadata.creationTimestamp: expected an RFC 3339 time"),
+            "{err}"
+        );
+        let list = json!({"items": {"not": "a list"}});
+        let err = from_json(&message(&format!("{V1}.ApplicationList")), &list).unwrap_err();
+        assert_eq!(err.to_string(), "items: expected an array");
+    }
+}
