@@ -16,6 +16,8 @@ const INT_OR_STRING: &str = "k8s.io.apimachinery.pkg.util.intstr.IntOrString";
 const QUANTITY: &str = "k8s.io.apimachinery.pkg.api.resource.Quantity";
 const RAW_EXTENSION: &str = "k8s.io.apimachinery.pkg.runtime.RawExtension";
 const EXT_JSON: &str = "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON";
+const RESOURCE_OVERRIDE: &str =
+    "github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1.ResourceOverride";
 
 /// A value that does not fit the message: where (dotted field path) and why.
 #[derive(Debug, thiserror::Error)]
@@ -154,6 +156,48 @@ fn message_from_json(
     json: &Json,
     path: &str,
 ) -> Result<DynamicMessage, Mismatch> {
+    if desc.full_name() == RESOURCE_OVERRIDE {
+        let fields = resource_override_fields(json, path)?;
+        return message_fields_from_json(desc, &fields, path);
+    }
+    message_fields_from_json(desc, json, path)
+}
+
+/// Argo's `ResourceOverride` JSON is its `rawResourceOverride` (custom MarshalJSON): `health.lua`,
+/// `health.lua.useOpenLibs`, and the ignore rules as YAML text; as the message's fields.
+fn resource_override_fields(json: &Json, path: &str) -> Result<Json, Mismatch> {
+    let Json::Object(raw) = json else {
+        return Err(mismatch(path, "expected an object"));
+    };
+    let mut out = Map::new();
+    for (key, value) in raw {
+        let key = match key.as_str() {
+            "health.lua" => "healthLua",
+            "health.lua.useOpenLibs" => "useOpenLibs",
+            other => other,
+        };
+        let value = match (key, value) {
+            ("ignoreDifferences" | "ignoreResourceUpdates", Json::String(yaml)) => {
+                let here = format!("{path}.{key}");
+                let docs = plumb_yaml::read_documents(yaml, &here)
+                    .map_err(|e| mismatch(&here, format!("not YAML: {e}")))?;
+                docs.into_iter()
+                    .next()
+                    .map(|d| d.value)
+                    .unwrap_or(Json::Null)
+            }
+            (_, v) => v.clone(),
+        };
+        out.insert(key.to_string(), value);
+    }
+    Ok(Json::Object(out))
+}
+
+fn message_fields_from_json(
+    desc: &MessageDescriptor,
+    json: &Json,
+    path: &str,
+) -> Result<DynamicMessage, Mismatch> {
     let mut msg = DynamicMessage::new(desc.clone());
     if special_from_json(&mut msg, json, path)? {
         return Ok(msg);
@@ -162,9 +206,12 @@ fn message_from_json(
         return Err(mismatch(path, "expected an object"));
     };
     for (key, value) in object {
+        // Case aside, Go's json tag can differ from the proto name (`jsonPointers` of
+        // `OverrideIgnoreDiff` is `jSONPointers` in the .proto).
         let Some(field) = desc
             .get_field_by_name(key)
             .or_else(|| desc.get_field_by_json_name(key))
+            .or_else(|| desc.fields().find(|f| f.name().eq_ignore_ascii_case(key)))
         else {
             tracing::debug!(
                 message = desc.full_name(),
@@ -373,6 +420,21 @@ mod tests {
         let extra = json!({"metadata": {"name": "a", "uid": null}, "plumbOnly": 1});
         let msg = from_json(&message(&format!("{V1}.Application")), &extra).expect("converts");
         assert_eq!(to_json(&msg), json!({"metadata": {"name": "a"}}));
+    }
+
+    #[test]
+    fn resource_overrides_are_argos_raw_form() {
+        let settings = json!({"resourceOverrides": {"apps/Deployment": {
+            "health.lua": "return {}", "health.lua.useOpenLibs": true, "actions": "discovery.lua: x",
+            "ignoreDifferences": "jsonPointers:\n- /spec/replicas\njqPathExpressions:\n- .a\n",
+            "knownTypeFields": [{"field": "spec", "type": "core/v1/PodSpec"}]}}});
+        let msg = from_json(&message("cluster.Settings"), &settings).expect("converts");
+        assert_eq!(
+            to_json(&msg)["resourceOverrides"]["apps/Deployment"],
+            json!({"healthLua": "return {}", "useOpenLibs": true, "actions": "discovery.lua: x",
+                   "ignoreDifferences": {"jSONPointers": ["/spec/replicas"], "jqPathExpressions": [".a"]},
+                   "knownTypeFields": [{"field": "spec", "type": "core/v1/PodSpec"}]})
+        );
     }
 
     #[test]

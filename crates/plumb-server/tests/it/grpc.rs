@@ -186,7 +186,8 @@ async fn h2_call(
     let (response, mut send) = client
         .send_request(req.body(()).expect("request"), false)
         .expect("send request");
-    send.send_data(body.into(), true).expect("send body");
+    // The server may answer (and end the stream) before reading the body: not an error here.
+    let _ = send.send_data(body.into(), true);
     let response = response.await.expect("response");
     let headers = response.headers().clone();
     let mut body = response.into_body();
@@ -357,6 +358,69 @@ async fn grpc_bad_input_and_credentials() {
         (status.as_str(), message.as_str()),
         ("16", "Invalid username or password")
     );
+
+    // Settings (the logged-in caller's full view), with a customization in Argo's raw ResourceOverride form.
+    s.set_config_map(
+        "argocd-cm",
+        &[(
+            "resource.customizations.ignoreDifferences.apps_Deployment",
+            "jsonPointers:\n- /spec/replicas\n",
+        )],
+    )
+    .await;
+    // Wait until the REST answer shows the change (what the gRPC one must then show too).
+    let mut rest = Json::Null;
+    for _ in 0..200 {
+        rest = s.get("/api/v1/settings", &token).await.1;
+        if rest["resourceOverrides"]["apps/Deployment"].is_object() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(
+        rest["resourceOverrides"]["apps/Deployment"].is_object(),
+        "{rest}"
+    );
+    let (status, message, body) = h2_call(
+        port,
+        "/cluster.SettingsService/Get",
+        &[("token", &token)],
+        frame(&[]),
+    )
+    .await;
+    assert_eq!(status, "0", "{message}");
+    let settings = decode("cluster.Settings", body);
+    let Some(Value::Map(overrides)) = settings
+        .get_field_by_name("resourceOverrides")
+        .as_deref()
+        .cloned()
+    else {
+        panic!("no resourceOverrides: {settings:?}");
+    };
+    let key = prost_reflect::MapKey::String("apps/Deployment".into());
+    let Some(Value::Message(deployment)) = overrides.get(&key) else {
+        panic!("no apps/Deployment override: {overrides:?}");
+    };
+    let ignore = deployment.get_field_by_name("ignoreDifferences");
+    let Some(Value::Message(ignore)) = ignore.as_deref() else {
+        panic!("no ignoreDifferences: {deployment:?}");
+    };
+    assert_eq!(
+        ignore.get_field_by_name("jSONPointers").as_deref(),
+        Some(&Value::List(vec![Value::String("/spec/replicas".into())]))
+    );
+    // GetPlugins needs a session, in Argo too (only Get ignores authentication errors).
+    let (status, _, _) =
+        h2_call(port, "/cluster.SettingsService/GetPlugins", &[], frame(&[])).await;
+    assert_eq!(status, "16");
+    let (status, message, _) = h2_call(
+        port,
+        "/cluster.SettingsService/GetPlugins",
+        &[("token", &token)],
+        frame(&[]),
+    )
+    .await;
+    assert_eq!(status, "0", "{message}");
 
     grpc_web_text(port).await;
 }
