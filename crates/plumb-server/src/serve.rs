@@ -130,7 +130,7 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     let certificate_pem = tls.as_ref().map(|(_, pem)| pem.clone());
     let acceptor = tls.map(|(cfg, _)| tokio_rustls::TlsAcceptor::from(cfg));
     tracing::info!(%addr, tls = acceptor.is_some(), "plumb server listening");
-    let front = crate::grpc::Front::new(app, config.limits.max_body_bytes); // gRPC, REST: one port
+    let front = crate::grpc::Front::new(app, &config.limits); // gRPC, REST: one port
     let task = tokio::spawn(accept_loop(listener, acceptor, front, stop_rx));
     Ok(Running {
         addr,

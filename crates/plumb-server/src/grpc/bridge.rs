@@ -5,6 +5,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, Method, Request, Response, StatusCode, header};
@@ -17,6 +18,7 @@ use tower::ServiceExt as _;
 
 use super::served::{SERVED, Served};
 use super::{contract, json, transcode};
+use crate::config::Limits;
 use crate::error::GrpcCode;
 
 /// The largest REST answer turned into a gRPC message.
@@ -27,13 +29,16 @@ const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
 pub(crate) struct Bridge {
     rest: axum::Router,
     max_message_bytes: usize,
+    /// The whole call, reading the request included (a stream that never sends ends here).
+    timeout: Duration,
 }
 
 impl Bridge {
-    pub(crate) fn new(rest: axum::Router, max_message_bytes: usize) -> Self {
+    pub(crate) fn new(rest: axum::Router, limits: &Limits) -> Self {
         Self {
             rest,
-            max_message_bytes,
+            max_message_bytes: limits.max_body_bytes,
+            timeout: limits.request_timeout,
         }
     }
 }
@@ -74,7 +79,14 @@ impl Bridge {
             .max_decoding_message_size(self.max_message_bytes)
             .max_encoding_message_size(MAX_ANSWER_BYTES);
         let service = tower::service_fn(move |r: tonic::Request<Bytes>| call.clone().run(r));
-        resource_exhausted(grpc.unary(service, req).await)
+        match tokio::time::timeout(self.timeout, grpc.unary(service, req)).await {
+            Ok(response) => resource_exhausted(response),
+            Err(_) => Status::deadline_exceeded(format!(
+                "the call did not finish within the request timeout ({:?})",
+                self.timeout
+            ))
+            .into_http(),
+        }
     }
 }
 

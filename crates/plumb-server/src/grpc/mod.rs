@@ -51,8 +51,8 @@ pub(crate) struct Front {
 
 impl Front {
     /// `app` is the whole REST router (with its layers); gRPC calls are answered through it.
-    pub(crate) fn new(app: axum::Router, max_message_bytes: usize) -> Self {
-        let bridge = Bridge::new(app.clone(), max_message_bytes);
+    pub(crate) fn new(app: axum::Router, limits: &crate::config::Limits) -> Self {
+        let bridge = Bridge::new(app.clone(), limits);
         Self {
             rest: app,
             grpc: tower::Layer::layer(&tonic_web::GrpcWebLayer::new(), bridge),

@@ -242,7 +242,9 @@ fn decode(name: &str, bytes: Bytes) -> DynamicMessage {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_bad_input_and_credentials() {
     let s = AuthStack::start_tuned("grpc-bad", ThrottleConfig::default(), |c| {
-        c.tls = TlsMode::Plaintext
+        c.tls = TlsMode::Plaintext;
+        // Short, for the stream that never sends its message.
+        c.limits.request_timeout = std::time::Duration::from_secs(3);
     })
     .await;
     let port = port_of(&s);
@@ -422,7 +424,31 @@ async fn grpc_bad_input_and_credentials() {
     .await;
     assert_eq!(status, "0", "{message}");
 
+    never_sends(port).await;
     grpc_web_text(port).await;
+}
+
+/// A call whose message never comes ends with `DeadlineExceeded` at the request timeout; the
+/// connection then still serves.
+async fn never_sends(port: u16) {
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    let (client, conn) = h2::client::handshake(tcp).await.expect("h2 handshake");
+    tokio::spawn(conn);
+    let mut client = client.ready().await.expect("h2 ready");
+    let req = axum::http::Request::post(format!(
+        "http://127.0.0.1:{port}/version.VersionService/Version"
+    ))
+    .header("content-type", "application/grpc")
+    .body(())
+    .expect("request");
+    let (response, _open_body) = client.send_request(req, false).expect("send request");
+    let response = response.await.expect("response");
+    let status = tonic::Status::from_header_map(response.headers()).expect("trailers-only status");
+    assert_eq!(status.code(), tonic::Code::DeadlineExceeded, "{status:?}");
+    let (status, _, _) = h2_call(port, "/version.VersionService/Version", &[], frame(&[])).await;
+    assert_eq!(status, "0");
 }
 
 /// gRPC-web text over HTTP/1.1: a body that is not base64 is an error; the server then still
