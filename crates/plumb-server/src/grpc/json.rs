@@ -38,17 +38,23 @@ fn mismatch(path: &str, why: impl Into<String>) -> Mismatch {
     }
 }
 
-/// A message as Plumb's JSON: set fields only, map keys sorted.
+/// A message as Plumb's JSON: set fields only, map keys sorted. Argo's Go client sends the
+/// non-nullable (gogo) fields of proto2 messages even when empty, so an empty string, a zero
+/// time and a message left empty by that are left out, as Go's `omitempty` and `null` times
+/// leave them out of Argo's JSON (a message set on purpose, such as `automated`, still carries
+/// its `false` flags, which stay).
 pub(crate) fn to_json(msg: &DynamicMessage) -> Json {
     if let Some(special) = special_to_json(msg) {
         return special;
     }
     let mut out = Map::new();
     for (field, value) in msg.fields() {
-        out.insert(
-            field.name().to_string(),
-            value_to_json(&field.kind(), value),
-        );
+        let json = value_to_json(&field.kind(), value);
+        let empty_object = json.as_object().is_some_and(Map::is_empty);
+        if json.is_null() || json.as_str() == Some("") || empty_object {
+            continue;
+        }
+        out.insert(field.name().to_string(), json);
     }
     Json::Object(out)
 }
@@ -123,6 +129,10 @@ fn special_to_json(msg: &DynamicMessage) -> Option<Json> {
         TIME | MICRO_TIME => {
             let seconds = int_field(msg, "seconds");
             let nanos = int_field(msg, "nanos");
+            if seconds == 0 && nanos == 0 {
+                // Go's zero time, which Argo's JSON spells null.
+                return Some(Json::Null);
+            }
             let ts = jiff::Timestamp::new(seconds, i32::try_from(nanos).unwrap_or(0)).ok()?;
             Json::String(if name == TIME {
                 ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()

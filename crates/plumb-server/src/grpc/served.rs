@@ -157,4 +157,28 @@ pub const SERVED: &[Served] = &[
         "/api/v1/repositories",
         "",
     ),
+    served(
+        "/application.ApplicationService/Create",
+        "POST",
+        "/api/v1/applications",
+        "application",
+    ),
+    served(
+        "/application.ApplicationService/Delete",
+        "DELETE",
+        "/api/v1/applications/{name}",
+        "",
+    ),
+    served(
+        "/application.ApplicationService/Sync",
+        "POST",
+        "/api/v1/applications/{name}/sync",
+        "*",
+    ),
+    served(
+        "/application.ApplicationService/TerminateOperation",
+        "DELETE",
+        "/api/v1/applications/{name}/operation",
+        "",
+    ),
 ];
