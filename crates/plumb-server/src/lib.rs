@@ -24,6 +24,7 @@ mod default_project;
 mod error;
 mod fields;
 mod gateway;
+mod grpc;
 mod local_manifests;
 mod metrics;
 mod project_rules;
@@ -43,6 +44,10 @@ pub use auth::sso::provider::BenchVerifier;
 pub use auth::{DEFAULT_DEX_SERVER, ThrottleConfig, generate_dex_config};
 pub use config::{BuildInfo, Limits, ServerConfig, TlsMode, tool_version_text};
 pub use error::{Error, Result};
+#[doc(hidden)]
+pub use grpc::{
+    SERVED as GRPC_SERVED, Served as GrpcServed, contract_bytes as grpc_contract_bytes,
+};
 pub use serve::{Running, serve};
 pub use tls::self_signed;
 pub use webhook::sign_sha256_hex;

@@ -130,7 +130,8 @@ pub async fn serve(client: kube::Client, config: ServerConfig) -> Result<Running
     let certificate_pem = tls.as_ref().map(|(_, pem)| pem.clone());
     let acceptor = tls.map(|(cfg, _)| tokio_rustls::TlsAcceptor::from(cfg));
     tracing::info!(%addr, tls = acceptor.is_some(), "plumb server listening");
-    let task = tokio::spawn(accept_loop(listener, acceptor, app, stop_rx));
+    let front = crate::grpc::Front::new(app, &config.limits); // gRPC, REST: one port
+    let task = tokio::spawn(accept_loop(listener, acceptor, front, stop_rx));
     Ok(Running {
         addr,
         certificate_pem,
@@ -225,7 +226,7 @@ fn with_security_headers(app: axum::Router) -> axum::Router {
 async fn accept_loop(
     listener: TcpListener,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
-    app: axum::Router,
+    app: crate::grpc::Front,
     mut stop: watch::Receiver<bool>,
 ) {
     let graceful = GracefulShutdown::new();
@@ -269,7 +270,7 @@ async fn accept_loop(
 
 async fn serve_connection<I>(
     io: I,
-    app: axum::Router,
+    app: crate::grpc::Front,
     watcher: hyper_util::server::graceful::Watcher,
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,

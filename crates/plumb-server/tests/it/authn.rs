@@ -20,7 +20,7 @@ pub struct AuthStack {
     config: plumb_server::ServerConfig,
     pub http: reqwest::Client,
     pub base: String,
-    /// The server's self-signed certificate (PEM).
+    /// The server's self-signed certificate (PEM; empty in plaintext).
     pub pem: String,
 }
 
@@ -60,9 +60,14 @@ impl AuthStack {
         let server = plumb_server::serve(client.clone(), config.clone())
             .await
             .expect("server starts");
-        let pem = server.certificate_pem.clone().expect("TLS");
-        let http = client_trusting(&pem);
-        let base = format!("https://localhost:{}", server.addr.port());
+        // Plaintext servers (`TlsMode::Plaintext`) are reached over plain HTTP.
+        let pem = server.certificate_pem.clone().unwrap_or_default();
+        let (http, scheme) = if pem.is_empty() {
+            (reqwest::Client::new(), "http")
+        } else {
+            (client_trusting(&pem), "https")
+        };
+        let base = format!("{scheme}://localhost:{}", server.addr.port());
         Self {
             ns,
             client,

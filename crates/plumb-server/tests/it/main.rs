@@ -12,6 +12,7 @@ mod csrf;
 mod customizations;
 mod default_project;
 mod gpgkeys;
+mod grpc;
 mod impersonated;
 mod listener;
 mod live;
