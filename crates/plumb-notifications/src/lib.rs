@@ -23,7 +23,9 @@ pub use engine::{Delivery, Engine, Outcome, Plan};
 pub use error::{Error, Result};
 pub use metrics::Metrics;
 pub use selector::Selector;
-pub use services::{MattermostService, Service, SlackService, TeamsService};
+pub use services::{
+    GoogleChatService, MattermostService, PagerDutyV2Service, Service, SlackService, TeamsService,
+};
 pub use state::{NOTIFIED_ANNOTATION, State, state_key};
 pub use subscriptions::{Destination, Destinations, annotation_destinations, global_destinations};
 pub use templates::{Notification, Templates, WebhookNotification, template_data};

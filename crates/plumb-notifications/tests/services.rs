@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 use common::{Received, Receiver};
 use plumb_notifications::{
-    Config, Destination, Engine, MattermostService, Notification, SlackService, TeamsService,
+    Config, Destination, Engine, GoogleChatService, MattermostService, Notification,
+    PagerDutyV2Service, SlackService, TeamsService,
 };
 use serde_json::{Value, json};
 
@@ -316,6 +317,172 @@ async fn teams_sends_what_notifications_engine_sends() {
     assert_eq!(rs.received()[2].body, "{\"type\": \"message\"}");
 }
 
+/// The body with each V2 card's random `cardId` replaced (Go's `uuid.New()`).
+fn without_card_ids(body: &str) -> Value {
+    let mut v: Value = serde_json::from_str(body).expect("json");
+    if let Some(cards) = v.get_mut("cardsV2").and_then(Value::as_array_mut) {
+        for c in cards {
+            let id = c["cardId"].as_str().unwrap_or_default();
+            assert_eq!(id.len(), 36, "{id}");
+            c["cardId"] = json!("<uuid>");
+        }
+    }
+    v
+}
+
+#[tokio::test]
+async fn google_chat_sends_what_notifications_engine_sends() {
+    let (go, rs) = (Receiver::start().await, Receiver::start().await);
+    for rx in [&go, &rs] {
+        rx.reply("{}");
+    }
+    let hook = |rx: &Receiver| format!("{}/v1/spaces/AAA/messages?key=k3y&token=s3cr3t", rx.url);
+    let cards = json!({
+        "message": "ignored when there are cards",
+        "googlechat": {
+            "cardsV2": "- header:\n    title: guestbook synced\n  sections:\n  - widgets:\n    - decoratedText:\n        topLabel: Revision\n        text: abc123\n",
+            "threadKey": "guestbook"
+        }
+    });
+    let text = json!({"message": "Application guestbook has been synced"});
+    for n in [&cards, &text] {
+        go_send(
+            "googlechat",
+            &format!("webhooks:\n  space: {}\n", hook(&go)),
+            n,
+            &["space"],
+        )
+        .await;
+    }
+    let svc = GoogleChatService::new("googlechat", &json!({"webhooks": {"space": hook(&rs)}}))
+        .expect("service");
+    for n in [&cards, &text] {
+        svc.send(&notification(n), &dest("googlechat", "space"))
+            .await
+            .expect("send");
+    }
+    let (go, rs) = (go.received(), rs.received());
+    assert_eq!((go.len(), rs.len()), (2, 2));
+    for (g, r) in go.iter().zip(&rs) {
+        assert_eq!(
+            (r.method.as_str(), r.path.as_str()),
+            (g.method.as_str(), g.path.as_str())
+        );
+        assert_eq!(header(r, "content-type"), header(g, "content-type"));
+        assert_eq!(without_card_ids(&r.body), without_card_ids(&g.body));
+    }
+    assert_eq!(
+        rs[0].path,
+        "/v1/spaces/AAA/messages?key=k3y&messageReplyOption=REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD&threadKey=guestbook&token=s3cr3t"
+    );
+    let body = without_card_ids(&rs[0].body);
+    assert_eq!(body["text"], "");
+    assert_eq!(
+        body["cardsV2"][0]["card"]["header"]["title"],
+        "guestbook synced"
+    );
+    assert_eq!(
+        without_card_ids(&rs[1].body),
+        json!({"text": "Application guestbook has been synced"})
+    );
+    assert_eq!(rs[1].path, "/v1/spaces/AAA/messages?key=k3y&token=s3cr3t");
+    // Google's error object fails the delivery.
+    let failing = Receiver::start().await;
+    failing.reply(
+        r#"{"error": {"code": 400, "message": "Invalid JSON", "status": "INVALID_ARGUMENT"}}"#,
+    );
+    let svc =
+        GoogleChatService::new("gc", &json!({"webhooks": {"s": hook(&failing)}})).expect("service");
+    let e = svc
+        .send(&notification(&text), &dest("gc", "s"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "service gc: error with message: code=400 status=INVALID_ARGUMENT message=Invalid JSON"
+    );
+}
+
+#[tokio::test]
+async fn pagerduty_v2_sends_the_events_api_v2_body() {
+    // go-pagerduty's endpoint is a constant, so notifications-engine cannot be pointed at the
+    // recorder: the expected body is derived from `buildEvent` and go-pagerduty's `V2Event`.
+    let rx = Receiver::start().await;
+    rx.answer(&[202, 202, 400]);
+    rx.reply(r#"{"status": "success"}"#);
+    let url = format!("{}/v2/enqueue", rx.url);
+    let svc = PagerDutyV2Service::new(
+        "pagerdutyv2",
+        &json!({"serviceKeys": {"my-service": "R0UT1NGK3Y"}, "apiURL": url}),
+    )
+    .expect("service");
+    let full = json!({
+        "message": "m",
+        "pagerdutyv2": {"summary": "guestbook is Degraded", "severity": "critical", "source": "guestbook",
+            "component": "api", "group": "prod", "class": "health", "url": "https://argocd/applications/guestbook",
+            "dedupKey": "guestbook-degraded"}
+    });
+    let minimal =
+        json!({"message": "m", "pagerdutyv2": {"summary": "s", "severity": "info", "source": "x"}});
+    for n in [&full, &minimal] {
+        svc.send(&notification(n), &dest("pagerdutyv2", "my-service"))
+            .await
+            .expect("send");
+    }
+    let got = rx.received();
+    assert_eq!(
+        (got[0].method.as_str(), got[0].path.as_str()),
+        ("POST", "/v2/enqueue")
+    );
+    assert_eq!(header(&got[0], "content-type"), "application/json");
+    assert_eq!(header(&got[0], "user-agent"), "go-pagerduty/1.8.0");
+    let body: Value = serde_json::from_str(&got[0].body).expect("json");
+    assert_eq!(
+        body,
+        json!({"routing_key": "R0UT1NGK3Y", "event_action": "trigger", "dedup_key": "guestbook-degraded",
+            "client": "ArgoCD", "client_url": "https://argocd/applications/guestbook",
+            "payload": {"summary": "guestbook is Degraded", "source": "guestbook", "severity": "critical",
+                "component": "api", "group": "prod", "class": "health"}})
+    );
+    let body: Value = serde_json::from_str(&got[1].body).expect("json");
+    assert_eq!(
+        body,
+        json!({"routing_key": "R0UT1NGK3Y", "event_action": "trigger", "client": "ArgoCD",
+            "payload": {"summary": "s", "source": "x", "severity": "info"}})
+    );
+    // A refusal that echoes the routing key does not show it; no section, no recipient: named.
+    rx.reply(r#"{"status": "invalid event", "message": "routing key R0UT1NGK3Y is invalid"}"#);
+    let e = svc
+        .send(&notification(&minimal), &dest("pagerdutyv2", "my-service"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("service pagerdutyv2: HTTP response with status code: 400"),
+        "{e}"
+    );
+    assert!(!e.contains("R0UT1NGK3Y"), "{e}");
+    let e = svc
+        .send(
+            &notification(&json!({"message": "m"})),
+            &dest("pagerdutyv2", "my-service"),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(e, "service pagerdutyv2: no config found for pagerdutyv2");
+    let e = svc
+        .send(&notification(&minimal), &dest("pagerdutyv2", "other"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "service pagerdutyv2: no API key configured for recipient other"
+    );
+}
+
 #[tokio::test]
 async fn errors_never_show_tokens_or_hook_urls() {
     let rx = Receiver::start().await;
@@ -424,7 +591,7 @@ fn configured_through_the_configmap_and_unknown_types_refused() {
         errors,
         [
             "service bad: apiURL: not an absolute URL",
-            "service opsgenie: type opsgenie is not implemented in Plumb yet (mattermost, slack, teams, webhook are)",
+            "service opsgenie: type opsgenie is not implemented in Plumb yet (googlechat, mattermost, pagerdutyv2, slack, teams, webhook are)",
         ]
     );
 }

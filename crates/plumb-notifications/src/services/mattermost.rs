@@ -6,6 +6,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::fields::{json_field, parse_options};
 use super::http;
 use crate::error::Error;
 use crate::subscriptions::Destination;
@@ -30,7 +31,7 @@ pub struct MattermostService {
 
 impl MattermostService {
     pub fn new(name: &str, options: &Value) -> Result<Self, Error> {
-        let o: Options = super::options(name, options)?;
+        let o: Options = parse_options(name, options)?;
         if url::Url::parse(&o.api_url).is_err() {
             return Err(Error::Service {
                 service: name.to_string(),
@@ -49,7 +50,7 @@ impl MattermostService {
     pub fn body(&self, n: &Notification, dest: &Destination) -> Result<Value, Error> {
         let section = n.services.get("mattermost");
         let attachments =
-            super::json_field(&self.name, section, "attachments")?.unwrap_or_else(|| json!([]));
+            json_field(&self.name, section, "attachments")?.unwrap_or_else(|| json!([]));
         Ok(json!({
             "channel_id": dest.recipient,
             "message": n.message,

@@ -16,7 +16,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{http, json_field, text_field};
+use super::fields::{json_field, parse_options, text_field};
+use super::http;
 use crate::error::Error;
 use crate::subscriptions::Destination;
 use crate::templates::Notification;
@@ -72,7 +73,7 @@ pub type Form = BTreeMap<&'static str, String>;
 
 impl SlackService {
     pub fn new(name: &str, options: &Value) -> Result<Self, Error> {
-        let mut o: Options = super::options(name, options)?;
+        let mut o: Options = parse_options(name, options)?;
         if o.api_url.is_empty() {
             o.api_url = DEFAULT_API_URL.to_string();
         }

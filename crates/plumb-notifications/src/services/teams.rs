@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{http, json_field, text_field};
+use super::fields::{json_field, parse_options, text_field};
+use super::http;
 use crate::error::Error;
 use crate::subscriptions::Destination;
 use crate::templates::Notification;
@@ -30,7 +31,7 @@ pub struct TeamsService {
 
 impl TeamsService {
     pub fn new(name: &str, options: &Value) -> Result<Self, Error> {
-        let o: Options = super::options(name, options)?;
+        let o: Options = parse_options(name, options)?;
         Ok(Self {
             name: name.to_string(),
             http: http::client(name, o.insecure_skip_verify)?,
