@@ -1,8 +1,8 @@
 //! Argo CD notifications (argocd-notifications) for Plumb: the configuration
 //! (`argocd-notifications-cm`, `argocd-notifications-secret`), subscriptions from annotations,
 //! trigger conditions (expr), templates (Go text/template), the `notified` state kept in an
-//! annotation so nothing is sent twice, the services (webhook and `services/`), and the controller loop that
-//! `plumb controller` runs. See docs/notifications.md.
+//! annotation so nothing is sent twice, the services (webhook and `services/`), and the
+//! controller loop that `plumb controller` runs. See docs/notifications.md.
 
 mod config;
 pub mod controller;
