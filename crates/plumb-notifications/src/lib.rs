@@ -24,7 +24,8 @@ pub use error::{Error, Result};
 pub use metrics::Metrics;
 pub use selector::Selector;
 pub use services::{
-    GoogleChatService, MattermostService, PagerDutyV2Service, Service, SlackService, TeamsService,
+    GoogleChatService, MattermostService, OpsgenieService, PagerDutyV2Service, Service,
+    SlackService, TeamsService,
 };
 pub use state::{NOTIFIED_ANNOTATION, State, state_key};
 pub use subscriptions::{Destination, Destinations, annotation_destinations, global_destinations};

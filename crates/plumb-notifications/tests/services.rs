@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use common::{Received, Receiver};
 use plumb_notifications::{
     Config, Destination, Engine, GoogleChatService, MattermostService, Notification,
-    PagerDutyV2Service, SlackService, TeamsService,
+    OpsgenieService, PagerDutyV2Service, SlackService, TeamsService,
 };
 use serde_json::{Value, json};
 
@@ -484,6 +484,97 @@ async fn pagerduty_v2_sends_the_events_api_v2_body() {
 }
 
 #[tokio::test]
+async fn opsgenie_sends_what_notifications_engine_sends() {
+    let (go, rs) = (Receiver::start().await, Receiver::start().await);
+    for rx in [&go, &rs] {
+        rx.reply(r#"{"result": "Request will be processed", "took": 0.1, "requestId": "r1"}"#);
+        rx.answer(&[202, 202]);
+    }
+    let full = json!({
+        "message": "guestbook is Degraded",
+        "opsgenie": {"description": "Application guestbook health is Degraded", "priority": "P1",
+            "alias": "guestbook-degraded", "note": "see Argo CD", "entity": "guestbook",
+            "actions": ["Restart"], "tags": ["argocd", "prod"], "details": {"revision": "abc123"},
+            "visibleTo": [{"type": "team", "name": "sre"}], "user": "argocd"}
+    });
+    let minimal = json!({"message": "plain alert"});
+    let host = |rx: &Receiver| rx.url.trim_start_matches("http://").to_string();
+    for n in [&full, &minimal] {
+        go_send(
+            "opsgenie",
+            &format!("apiUrl: {}\napiKeys:\n  team-a: {TOKEN}\n", host(&go)),
+            n,
+            &["team-a"],
+        )
+        .await;
+    }
+    let svc = OpsgenieService::new(
+        "opsgenie",
+        &json!({"apiUrl": host(&rs), "apiKeys": {"team-a": TOKEN}}),
+    )
+    .expect("service");
+    for n in [&full, &minimal] {
+        svc.send(&notification(n), &dest("opsgenie", "team-a"))
+            .await
+            .expect("send");
+    }
+    let (go, rs) = (go.received(), rs.received());
+    assert_eq!((go.len(), rs.len()), (2, 2));
+    for (g, r) in go.iter().zip(&rs) {
+        assert_eq!((r.method.as_str(), r.path.as_str()), ("POST", "/v2/alerts"));
+        assert_eq!((g.method.as_str(), g.path.as_str()), ("POST", "/v2/alerts"));
+        for h in ["authorization", "content-type"] {
+            assert_eq!(header(r, h), header(g, h), "{h}");
+        }
+        let body: Value = serde_json::from_str(&r.body).expect("json");
+        assert_eq!(body, serde_json::from_str::<Value>(&g.body).expect("json"));
+    }
+    assert_eq!(header(&rs[0], "authorization"), format!("GenieKey {TOKEN}"));
+    let body: Value = serde_json::from_str(&rs[0].body).expect("json");
+    assert_eq!(
+        body["responders"],
+        json!([{"type": "team", "id": "team-a", "username": ""}])
+    );
+    assert_eq!(body["source"], "Argo CD");
+    assert_eq!(body["priority"], "P1");
+    assert_eq!(
+        body["visibleTo"],
+        json!([{"type": "team", "name": "sre", "username": ""}])
+    );
+    // A template section without a description is refused, as in Argo.
+    let e = svc
+        .send(
+            &notification(&json!({"message": "m", "opsgenie": {"priority": "P2"}})),
+            &dest("opsgenie", "team-a"),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "service opsgenie: opsgenie notification description is missing"
+    );
+    // A refusal names the status and Opsgenie's message, never the key.
+    let failing = Receiver::start().await;
+    failing.answer(&[422]);
+    failing.reply(&format!(r#"{{"message": "key {TOKEN} is not valid"}}"#));
+    let svc = OpsgenieService::new(
+        "og",
+        &json!({"apiUrl": host(&failing), "apiKeys": {"t": TOKEN}}),
+    )
+    .expect("service");
+    let e = svc
+        .send(&notification(&minimal), &dest("og", "t"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "service og: Error occurred with Status code: 422, Message: key <api key> is not valid"
+    );
+}
+
+#[tokio::test]
 async fn errors_never_show_tokens_or_hook_urls() {
     let rx = Receiver::start().await;
     rx.answer(&[500, 500]);
@@ -576,7 +667,10 @@ fn configured_through_the_configmap_and_unknown_types_refused() {
             "service.mattermost".to_string(),
             "apiURL: https://mm\ntoken: $slack-token\n".to_string(),
         ),
-        ("service.opsgenie".to_string(), "apiKeys: {}\n".to_string()),
+        (
+            "service.telegram".to_string(),
+            "token: $slack-token\n".to_string(),
+        ),
         (
             "service.mattermost.bad".to_string(),
             "apiURL: not a url\n".to_string(),
@@ -591,7 +685,7 @@ fn configured_through_the_configmap_and_unknown_types_refused() {
         errors,
         [
             "service bad: apiURL: not an absolute URL",
-            "service opsgenie: type opsgenie is not implemented in Plumb yet (googlechat, mattermost, pagerdutyv2, slack, teams, webhook are)",
+            "service telegram: type telegram is not implemented in Plumb yet (googlechat, mattermost, opsgenie, pagerdutyv2, slack, teams, webhook are)",
         ]
     );
 }

@@ -5,12 +5,14 @@ mod fields;
 mod googlechat;
 mod http;
 mod mattermost;
+mod opsgenie;
 mod pagerdutyv2;
 mod slack;
 mod teams;
 
 pub use googlechat::GoogleChatService;
 pub use mattermost::MattermostService;
+pub use opsgenie::OpsgenieService;
 pub use pagerdutyv2::PagerDutyV2Service;
 pub use slack::SlackService;
 pub use teams::TeamsService;
@@ -25,6 +27,7 @@ use crate::webhook::{WebhookOptions, WebhookService};
 pub const IMPLEMENTED: &[&str] = &[
     "googlechat",
     "mattermost",
+    "opsgenie",
     "pagerdutyv2",
     "slack",
     "teams",
@@ -39,6 +42,7 @@ pub enum Service {
     Teams(TeamsService),
     GoogleChat(GoogleChatService),
     PagerDutyV2(PagerDutyV2Service),
+    Opsgenie(OpsgenieService),
 }
 
 impl Service {
@@ -54,6 +58,7 @@ impl Service {
             "teams" => Service::Teams(TeamsService::new(name, o)?),
             "googlechat" => Service::GoogleChat(GoogleChatService::new(name, o)?),
             "pagerdutyv2" => Service::PagerDutyV2(PagerDutyV2Service::new(name, o)?),
+            "opsgenie" => Service::Opsgenie(OpsgenieService::new(name, o)?),
             other => {
                 return Err(Error::Service {
                     service: name.to_string(),
@@ -75,6 +80,7 @@ impl Service {
             Service::Teams(s) => s.send(notification, dest).await,
             Service::GoogleChat(s) => s.send(notification, dest).await,
             Service::PagerDutyV2(s) => s.send(notification, dest).await,
+            Service::Opsgenie(s) => s.send(notification, dest).await,
         }
     }
 }
