@@ -25,7 +25,7 @@ pub use metrics::Metrics;
 pub use selector::Selector;
 pub use services::{
     GoogleChatService, MattermostService, OpsgenieService, PagerDutyV2Service, Service,
-    SlackService, TeamsService,
+    SlackService, TeamsService, TelegramService,
 };
 pub use state::{NOTIFIED_ANNOTATION, State, state_key};
 pub use subscriptions::{Destination, Destinations, annotation_destinations, global_destinations};

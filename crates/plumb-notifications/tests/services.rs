@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use common::{Received, Receiver};
 use plumb_notifications::{
     Config, Destination, Engine, GoogleChatService, MattermostService, Notification,
-    OpsgenieService, PagerDutyV2Service, SlackService, TeamsService,
+    OpsgenieService, PagerDutyV2Service, SlackService, TeamsService, TelegramService,
 };
 use serde_json::{Value, json};
 
@@ -575,6 +575,114 @@ async fn opsgenie_sends_what_notifications_engine_sends() {
 }
 
 #[tokio::test]
+async fn telegram_sends_what_the_bot_library_sends() {
+    // notifications-engine calls tgbotapi.NewBotAPI, whose endpoint is a constant: the Go side
+    // is its Send copied with NewBotAPIWithAPIEndpoint (tests/go-services, `telegram`), the
+    // requests are the library's own.
+    let (go, rs) = (Receiver::start().await, Receiver::start().await);
+    let answer = r#"{"ok": true, "result": {"id": 1, "is_bot": true, "first_name": "b", "username": "b", "message_id": 1, "date": 0, "chat": {"id": 1, "type": "channel"}}}"#;
+    for rx in [&go, &rs] {
+        rx.reply(answer);
+    }
+    let token = "123456:s3cr3t-bot-token";
+    let message = "Application *guestbook* synced & healthy";
+    let recipients = ["-1001234|42", "deploys", "-1005"];
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/go-services");
+    let mut cmd = std::process::Command::new("go");
+    cmd.args([
+        "run",
+        ".",
+        "telegram",
+        &format!("{}/bot%s/%s", go.url),
+        token,
+        message,
+    ])
+    .args(recipients)
+    .current_dir(dir)
+    .env("GOFLAGS", "-mod=mod");
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("join")
+        .expect("go on PATH");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let svc = TelegramService::new("telegram", &json!({"token": token, "apiURL": rs.url}))
+        .expect("service");
+    let n = notification(&json!({"message": message}));
+    for r in recipients {
+        svc.send(&n, &dest("telegram", r)).await.expect("send");
+    }
+    // Go makes one bot (one getMe) for all three; notifications-engine makes one per send.
+    let go: Vec<Received> = go.received();
+    let rs: Vec<Received> = rs.received();
+    let sends = |v: &[Received]| -> Vec<(String, BTreeMap<String, String>)> {
+        v.iter()
+            .filter(|r| r.path.ends_with("/sendMessage"))
+            .map(|r| (r.path.clone(), form(r)))
+            .collect()
+    };
+    assert_eq!(sends(&rs), sends(&go));
+    assert_eq!(rs.len(), 6);
+    for (i, r) in rs.iter().enumerate() {
+        let method = if i % 2 == 0 { "getMe" } else { "sendMessage" };
+        assert_eq!(r.path, format!("/bot{token}/{method}"));
+        assert_eq!(
+            header(r, "content-type"),
+            "application/x-www-form-urlencoded"
+        );
+    }
+    let first = form(&rs[1]);
+    assert_eq!(first["chat_id"], "-1001234");
+    assert_eq!(first["message_thread_id"], "42");
+    assert_eq!(first["parse_mode"], "Markdown");
+    assert_eq!(first["text"], message);
+    assert_eq!(form(&rs[3])["chat_id"], "@deploys");
+    telegram_refusals(&n).await;
+}
+
+/// Telegram's refusal and a bad recipient are named; the token stays out.
+async fn telegram_refusals(n: &Notification) {
+    let rx = Receiver::start().await;
+    rx.reply(r#"{"ok": false, "error_code": 401, "description": "Unauthorized"}"#);
+    let svc = TelegramService::new("tg", &json!({"token": "9:s3cr3t", "apiURL": rx.url}))
+        .expect("service");
+    let e = svc
+        .send(n, &dest("tg", "c"))
+        .await
+        .expect_err("refused")
+        .to_string();
+    assert_eq!(e, "service tg: telegram getMe: Unauthorized");
+    let e = svc
+        .send(n, &dest("tg", "-12|x"))
+        .await
+        .expect_err("refused")
+        .to_string();
+    assert_eq!(
+        e,
+        "service tg: recipient -12|x: thread id \"x\" is not a number"
+    );
+    let closed = TelegramService::new(
+        "tg",
+        &json!({"token": "9:s3cr3t", "apiURL": "http://127.0.0.1:9"}),
+    )
+    .expect("service");
+    let e = closed
+        .send(n, &dest("tg", "c"))
+        .await
+        .expect_err("refused")
+        .to_string();
+    assert!(!e.contains("s3cr3t"), "{e}");
+}
+
+#[tokio::test]
 async fn errors_never_show_tokens_or_hook_urls() {
     let rx = Receiver::start().await;
     rx.answer(&[500, 500]);
@@ -668,8 +776,8 @@ fn configured_through_the_configmap_and_unknown_types_refused() {
             "apiURL: https://mm\ntoken: $slack-token\n".to_string(),
         ),
         (
-            "service.telegram".to_string(),
-            "token: $slack-token\n".to_string(),
+            "service.email".to_string(),
+            "host: smtp.example.com\n".to_string(),
         ),
         (
             "service.mattermost.bad".to_string(),
@@ -685,7 +793,7 @@ fn configured_through_the_configmap_and_unknown_types_refused() {
         errors,
         [
             "service bad: apiURL: not an absolute URL",
-            "service telegram: type telegram is not implemented in Plumb yet (googlechat, mattermost, opsgenie, pagerdutyv2, slack, teams, webhook are)",
+            "service email: type email is not implemented in Plumb yet (googlechat, mattermost, opsgenie, pagerdutyv2, slack, teams, telegram, webhook are)",
         ]
     );
 }

@@ -9,6 +9,7 @@ mod opsgenie;
 mod pagerdutyv2;
 mod slack;
 mod teams;
+mod telegram;
 
 pub use googlechat::GoogleChatService;
 pub use mattermost::MattermostService;
@@ -16,6 +17,7 @@ pub use opsgenie::OpsgenieService;
 pub use pagerdutyv2::PagerDutyV2Service;
 pub use slack::SlackService;
 pub use teams::TeamsService;
+pub use telegram::TelegramService;
 
 use crate::config::ServiceSpec;
 use crate::error::Error;
@@ -31,6 +33,7 @@ pub const IMPLEMENTED: &[&str] = &[
     "pagerdutyv2",
     "slack",
     "teams",
+    "telegram",
     "webhook",
 ];
 
@@ -43,6 +46,7 @@ pub enum Service {
     GoogleChat(GoogleChatService),
     PagerDutyV2(PagerDutyV2Service),
     Opsgenie(OpsgenieService),
+    Telegram(TelegramService),
 }
 
 impl Service {
@@ -59,6 +63,7 @@ impl Service {
             "googlechat" => Service::GoogleChat(GoogleChatService::new(name, o)?),
             "pagerdutyv2" => Service::PagerDutyV2(PagerDutyV2Service::new(name, o)?),
             "opsgenie" => Service::Opsgenie(OpsgenieService::new(name, o)?),
+            "telegram" => Service::Telegram(TelegramService::new(name, o)?),
             other => {
                 return Err(Error::Service {
                     service: name.to_string(),
@@ -81,6 +86,7 @@ impl Service {
             Service::GoogleChat(s) => s.send(notification, dest).await,
             Service::PagerDutyV2(s) => s.send(notification, dest).await,
             Service::Opsgenie(s) => s.send(notification, dest).await,
+            Service::Telegram(s) => s.send(notification, dest).await,
         }
     }
 }

@@ -2,7 +2,10 @@ module plumb/notifications-services-check
 
 go 1.24.0
 
-require github.com/argoproj/notifications-engine v0.5.1-0.20260503100631-0cff13b8a717
+require (
+	github.com/OvyFlash/telegram-bot-api v0.0.0-20241219171906-3f2ca0c14ada
+	github.com/argoproj/notifications-engine v0.5.1-0.20260503100631-0cff13b8a717
+)
 
 require (
 	cloud.google.com/go v0.120.0 // indirect
@@ -11,7 +14,6 @@ require (
 	cloud.google.com/go/compute/metadata v0.6.0 // indirect
 	cloud.google.com/go/iam v1.4.2 // indirect
 	cloud.google.com/go/pubsub v1.49.0 // indirect
-	github.com/OvyFlash/telegram-bot-api v0.0.0-20241219171906-3f2ca0c14ada // indirect
 	github.com/PagerDuty/go-pagerduty v1.8.0 // indirect
 	github.com/RocketChat/Rocket.Chat.Go.SDK v0.0.0-20240116134246-a8cbe886bab0 // indirect
 	github.com/aws/aws-sdk-go-v2 v1.36.3 // indirect
