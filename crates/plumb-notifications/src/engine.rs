@@ -13,20 +13,20 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::error::Error;
 use crate::metrics::Metrics;
+use crate::services::Service;
 use crate::state::{NOTIFIED_ANNOTATION, State};
 use crate::subscriptions::{
     Destination, Destinations, annotation_destinations, global_destinations,
 };
 use crate::templates::{Templates, template_data};
 use crate::triggers::{ConditionResult, Triggers};
-use crate::webhook::{WebhookOptions, WebhookService};
 
 /// A configuration ready to use: compiled triggers and templates, services built.
 pub struct Engine {
     pub config: Config,
     pub triggers: Triggers,
     pub templates: Templates,
-    services: BTreeMap<String, Result<WebhookService, String>>,
+    services: BTreeMap<String, Result<Service, String>>,
     /// What did not parse or compile (each names its key, trigger, template or service).
     pub errors: Vec<Error>,
     /// The words of every condition (what [`Engine::pruned`] may not remove).
@@ -83,16 +83,10 @@ impl Engine {
         errors.extend(e);
         let mut services = BTreeMap::new();
         for (name, spec) in &config.services {
-            let svc = if spec.service_type == "webhook" {
-                WebhookOptions::parse(name, &spec.options)
-                    .and_then(|o| WebhookService::new(name, o))
-                    .map_err(|e| e.to_string())
-            } else {
-                Err(format!(
-                    "service {name}: type {} is not implemented in Plumb yet (webhook is)",
-                    spec.service_type
-                ))
-            };
+            let svc = Service::new(name, spec).map_err(|e| match e {
+                Error::Service { message, .. } => message,
+                other => other.to_string(),
+            });
             if let Err(e) = &svc {
                 errors.push(Error::Service {
                     service: name.clone(),

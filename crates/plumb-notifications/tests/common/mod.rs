@@ -22,6 +22,7 @@ pub struct Received {
 struct State {
     received: Vec<Received>,
     statuses: VecDeque<u16>,
+    reply: String,
 }
 
 /// The receiver; its server task ends with the test's runtime.
@@ -41,7 +42,7 @@ impl Receiver {
             move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
                 let (s, n) = (s.clone(), n.clone());
                 async move {
-                    let status = {
+                    let (status, reply) = {
                         let mut st = s.lock().expect("lock");
                         st.received.push(Received {
                             method: method.to_string(),
@@ -49,10 +50,13 @@ impl Receiver {
                             headers,
                             body: String::from_utf8_lossy(&body).into_owned(),
                         });
-                        st.statuses.pop_front().unwrap_or(200)
+                        (st.statuses.pop_front().unwrap_or(200), st.reply.clone())
                     };
                     n.notify_waiters();
-                    StatusCode::from_u16(status).unwrap_or(StatusCode::OK)
+                    (
+                        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+                        reply,
+                    )
                 }
             },
         );
@@ -71,6 +75,11 @@ impl Receiver {
     /// The next answers (then 200).
     pub fn answer(&self, statuses: &[u16]) {
         self.state.lock().expect("lock").statuses.extend(statuses);
+    }
+
+    /// The body of every answer from now on (empty by default).
+    pub fn reply(&self, body: &str) {
+        self.state.lock().expect("lock").reply = body.to_string();
     }
 
     pub fn received(&self) -> Vec<Received> {
