@@ -39,4 +39,5 @@ pub(crate) use random::new_token_id;
 pub(crate) use shared::{Auth, LoginCounter};
 pub use sso::dex::generate_dex_config;
 pub use throttle::ThrottleConfig;
-pub(crate) use verify::{MAX_TOKEN_BYTES, sso_caller};
+pub(crate) use token_cookie::max_token_bytes;
+pub(crate) use verify::sso_caller;

@@ -68,6 +68,12 @@ pub(crate) async fn delete(
 ) -> Result<(HeaderMap, Json<Value>)> {
     if let (Some(Authenticated(c)), Some(_)) = (caller, s.auth.as_ref()) {
         s.revoke_session(&c).await?;
+        if matches!(c.kind, crate::auth::CallerKind::Sso { .. })
+            && let Ok(Some(token)) =
+                crate::auth::token_cookie::join(&request, crate::auth::max_token_bytes())
+        {
+            s.sso_end_session(&token).await?;
+        }
     }
     let secure = secure.map_or(SecureCookie(true), |Extension(v)| v);
     let attributes = crate::auth::token_cookie::attributes(secure.0);

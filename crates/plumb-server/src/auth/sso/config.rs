@@ -56,6 +56,8 @@ pub(crate) struct OidcConfig {
     pub(crate) user_info_path: String,
     #[serde(default, rename = "userInfoCacheExpiration")]
     pub(crate) user_info_cache_expiration: String,
+    #[serde(default, rename = "refreshTokenThreshold")]
+    pub(crate) refresh_token_threshold: String,
 }
 
 /// Which provider the server logs people in with.
@@ -109,6 +111,20 @@ impl SsoSettings {
             scopes.push("federated:id".into());
         }
         scopes
+    }
+
+    /// Argo's `RefreshTokenThresholdWithConfig`: how long before its expiry a browser session's
+    /// ID token is renewed; 0 (renewed once expired) when unset or unparsable, as in Argo.
+    pub(crate) fn refresh_threshold(&self) -> std::time::Duration {
+        let text = &self.config.refresh_token_threshold;
+        match super::userinfo::parse_go_duration(text) {
+            Some(d) => d,
+            None if text.trim().is_empty() => std::time::Duration::ZERO,
+            None => {
+                tracing::warn!("Failed to parse 'oidc.config.refreshTokenThreshold' key: {text:?}");
+                std::time::Duration::ZERO
+            }
+        }
     }
 
     /// Argo's `OAuth2AllowedAudiences`.

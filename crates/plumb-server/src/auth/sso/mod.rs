@@ -16,6 +16,8 @@ mod http;
 mod inputs;
 pub(crate) mod provider;
 mod refresh;
+mod renew;
+pub(crate) mod sessions;
 pub(crate) mod state_cookie;
 pub(crate) mod userinfo;
 

@@ -185,6 +185,35 @@ impl Provider {
         token: &str,
         nonce: Option<&str>,
     ) -> Result<Map<String, Value>, Refused> {
+        self.verify_at(token, nonce, None)
+    }
+
+    /// An expired ID token's claims once its signature, issuer, audience and issue time are
+    /// verified as [`Provider::verify`] does, its expiry aside: only to continue a stored
+    /// session with its refresh token (the token itself is never accepted as a session).
+    pub(crate) async fn verify_expired(&self, token: &str) -> Result<Map<String, Value>, Refused> {
+        let exp = payload(token)?
+            .get("exp")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| Refused::Invalid("no exp claim".into()))?;
+        // The verifier's clock set just before the token's own expiry.
+        let at = chrono::DateTime::from_timestamp(exp.saturating_sub(1), 0)
+            .ok_or_else(|| Refused::Invalid("exp is out of range".into()))?;
+        match self.verify_at(token, None, Some(at)) {
+            Err(Refused::UnknownKey) => {
+                self.refetch_keys().await;
+                self.verify_at(token, None, Some(at))
+            }
+            other => other,
+        }
+    }
+
+    fn verify_at(
+        &self,
+        token: &str,
+        nonce: Option<&str>,
+        at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<Map<String, Value>, Refused> {
         let parsed: CoreIdToken = token
             .parse()
             .map_err(|e| Refused::Invalid(format!("not a signed JWT: {e}")))?;
@@ -197,7 +226,7 @@ impl Provider {
         let audiences = self.settings.allowed_audiences();
         let mut last = Refused::Invalid("no audience is allowed".into());
         for aud in &audiences {
-            let verifier = self.verifier(aud, &audiences, jwks.clone());
+            let verifier = self.verifier(aud, &audiences, jwks.clone(), at);
             let checked = parsed.claims(&verifier, |n: Option<&Nonce>| match (nonce, n) {
                 (None, _) => Ok(()),
                 (Some(want), Some(got)) if want == got.secret() => Ok(()),
@@ -224,8 +253,10 @@ impl Provider {
         aud: &str,
         audiences: &'a [String],
         jwks: CoreJsonWebKeySet,
+        at: Option<chrono::DateTime<chrono::Utc>>,
     ) -> CoreIdTokenVerifier<'a> {
         let skew = chrono::Duration::from_std(CLOCK_SKEW).unwrap_or_default();
+        let now = move || at.unwrap_or_else(|| chrono::Utc::now() - skew);
         CoreIdTokenVerifier::new_public_client(
             ClientId::new(aud.to_string()),
             self.issuer_url.clone(),
@@ -233,7 +264,7 @@ impl Provider {
         )
         .set_allowed_algs(self.algorithms.clone())
         .set_other_audience_verifier_fn(move |a| audiences.iter().any(|x| x == a.as_str()))
-        .set_time_fn(move || chrono::Utc::now() - skew)
+        .set_time_fn(now)
         .set_issue_time_verifier_fn(move |iat| {
             if iat > chrono::Utc::now() + skew {
                 Err(format!("issued in the future ({iat})"))
