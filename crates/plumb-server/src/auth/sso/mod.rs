@@ -12,6 +12,7 @@
 pub(crate) mod cli;
 pub(crate) mod config;
 pub(crate) mod dex;
+mod device;
 mod http;
 mod inputs;
 pub(crate) mod provider;

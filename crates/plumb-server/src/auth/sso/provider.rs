@@ -15,7 +15,7 @@ use openidconnect::core::{
 use openidconnect::{
     AuthType, AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, JsonWebKey,
     LogoutRequest, Nonce, OAuth2TokenResponse, PkceCodeChallenge, PkceCodeVerifier,
-    PostLogoutRedirectUrl, ProviderMetadataWithLogout, RedirectUrl, Scope, TokenResponse,
+    PostLogoutRedirectUrl, RedirectUrl, Scope, TokenResponse,
 };
 use serde_json::{Map, Value};
 
@@ -43,6 +43,31 @@ const ASYMMETRIC: [CoreJwsSigningAlgorithm; 9] = [
     CoreJwsSigningAlgorithm::EdDsa,
 ];
 
+/// The discovery fields Plumb reads beyond the core ones: RP-initiated logout's
+/// `end_session_endpoint` and RFC 8628's `device_authorization_endpoint`.
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+pub(crate) struct DeviceMetadata {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) device_authorization_endpoint: Option<openidconnect::DeviceAuthorizationUrl>,
+}
+impl openidconnect::AdditionalProviderMetadata for DeviceMetadata {}
+
+/// openidconnect's `ProviderMetadataWithLogout` with the device endpoint too.
+pub(crate) type Metadata = openidconnect::ProviderMetadata<
+    openidconnect::LogoutProviderMetadata<DeviceMetadata>,
+    openidconnect::core::CoreAuthDisplay,
+    CoreClientAuthMethod,
+    openidconnect::core::CoreClaimName,
+    openidconnect::core::CoreClaimType,
+    openidconnect::core::CoreGrantType,
+    openidconnect::core::CoreJweContentEncryptionAlgorithm,
+    openidconnect::core::CoreJweKeyManagementAlgorithm,
+    openidconnect::core::CoreJsonWebKey,
+    openidconnect::core::CoreResponseMode,
+    openidconnect::core::CoreResponseType,
+    openidconnect::core::CoreSubjectIdentifierType,
+>;
+
 /// What a login redirect needs to remember (in the state cookie).
 pub(crate) struct LoginRequest {
     pub(crate) url: String,
@@ -63,7 +88,7 @@ pub(crate) struct LoginTokens {
 /// A discovered provider.
 pub(crate) struct Provider {
     pub(crate) settings: SsoSettings,
-    metadata: ProviderMetadataWithLogout,
+    pub(super) metadata: Metadata,
     issuer_url: IssuerUrl,
     algorithms: Vec<CoreJwsSigningAlgorithm>,
     jwks: RwLock<(CoreJsonWebKeySet, Instant)>,
@@ -95,7 +120,7 @@ impl Provider {
     pub(crate) async fn discover(settings: SsoSettings, http: Http) -> Result<Self, String> {
         let issuer = IssuerUrl::new(settings.config.issuer.clone())
             .map_err(|e| format!("issuer {}: {e}", settings.config.issuer))?;
-        let metadata = ProviderMetadataWithLogout::discover_async(issuer.clone(), &http)
+        let metadata = Metadata::discover_async(issuer.clone(), &http)
             .await
             .map_err(|e| {
                 format!(
@@ -125,7 +150,7 @@ impl Provider {
         discovery: Value,
         jwks: Value,
     ) -> Result<Self, String> {
-        let metadata: ProviderMetadataWithLogout =
+        let metadata: Metadata =
             serde_json::from_value(discovery).map_err(|e| format!("discovery document: {e}"))?;
         let jwks: CoreJsonWebKeySet =
             serde_json::from_value(jwks).map_err(|e| format!("key set: {e}"))?;
