@@ -39,10 +39,7 @@ async fn keys(State(idp): State<Arc<Idp>>) -> axum::Json<Value> {
     axum::Json(idp.jwks.clone())
 }
 
-async fn token(
-    State(idp): State<Arc<Idp>>,
-    body: axum::body::Bytes,
-) -> axum::Json<Value> {
+async fn token(State(idp): State<Arc<Idp>>, body: axum::body::Bytes) -> axum::Json<Value> {
     let started = Instant::now();
     let code = url::form_urlencoded::parse(&body)
         .find(|(k, _)| k == "code")
@@ -135,8 +132,7 @@ async fn start_server(
     env.install_plumb_crds();
     let ns = env.namespace("sso-bench");
     let client = env.client().await;
-    let mut config =
-        plumb_server::ServerConfig::new(tempfile::tempdir().expect("tempdir").keep());
+    let mut config = plumb_server::ServerConfig::new(tempfile::tempdir().expect("tempdir").keep());
     config.listen = "127.0.0.1:0".parse().expect("address");
     config.control_namespace = ns.name().to_string();
     config.tls = plumb_server::TlsMode::SelfSigned { names: Vec::new() };
@@ -172,10 +168,8 @@ async fn start_server(
 /// One login: `/auth/login` untimed, then the callback; the callback's time less the
 /// provider's.
 async fn one_login(idp: &Idp, http: &reqwest::Client, base: &str) -> Duration {
-    let (status, to_idp, cookies) = send(http.get(format!(
-        "{base}/auth/login?return_url=%2Fapplications"
-    )))
-    .await;
+    let (status, to_idp, cookies) =
+        send(http.get(format!("{base}/auth/login?return_url=%2Fapplications"))).await;
     assert_eq!(status, 303, "login: {to_idp}");
     let code = format!("code-{}", query_param(&to_idp, "state"));
     idp.codes
@@ -197,14 +191,19 @@ async fn one_login(idp: &Idp, http: &reqwest::Client, base: &str) -> Duration {
     .await;
     let total = started.elapsed();
     assert_eq!((status, back.as_str()), (303, "/applications"), "{set:?}");
-    assert!(set.iter().any(|c| c.starts_with("argocd.token=ey")), "{set:?}");
+    assert!(
+        set.iter().any(|c| c.starts_with("argocd.token=ey")),
+        "{set:?}"
+    );
     let idp_time = Duration::from_nanos(idp.spent_nanos.load(Ordering::Relaxed) - before);
     total.saturating_sub(idp_time)
 }
 
 pub(crate) fn callback_round_trip(c: &mut Criterion) {
     if std::env::var_os("PLUMB_TEST_KUBECONFIG").is_none() {
-        eprintln!("sso/callback_round_trip skipped: it needs the test cluster (PLUMB_TEST_KUBECONFIG)");
+        eprintln!(
+            "sso/callback_round_trip skipped: it needs the test cluster (PLUMB_TEST_KUBECONFIG)"
+        );
         return;
     }
     let rt = tokio::runtime::Runtime::new().expect("runtime");

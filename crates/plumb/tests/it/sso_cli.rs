@@ -551,7 +551,10 @@ fn browse_device(s: &Stack, url: &str) -> (u16, String) {
         let page = b.get(url).await;
         assert_eq!(page.status, 200, "{url}: {}", page.body);
         let action = attr_containing(&page.body, "action", "verify_code").expect("the code form");
-        let code = url.split_once("user_code=").map(|(_, c)| c).expect("user_code");
+        let code = url
+            .split_once("user_code=")
+            .map(|(_, c)| c)
+            .expect("user_code");
         let req = b
             .http
             .post(b.resolve_from(url, &action))
@@ -611,5 +614,9 @@ fn sso_device_code_login_through_dex() {
     // Without --sso the flag is refused.
     let out = s.run(&["login", &server, "--sso-device-code", "--insecure"]);
     assert_ne!(out.status.code(), Some(0));
-    assert!(text(&out.stderr).contains("--sso-device-code"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--sso-device-code"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -11,8 +11,8 @@
 
 pub(crate) mod cli;
 pub(crate) mod config;
-pub(crate) mod dex;
 mod device;
+pub(crate) mod dex;
 mod http;
 mod inputs;
 pub(crate) mod provider;
