@@ -143,6 +143,11 @@ pub(crate) async fn authenticate(
         Err(e) if public => tracing::debug!("ignoring invalid credentials on a public path: {e}"),
         Err(e) => return e.into_response(),
     }
+    run(req, next, renewed).await
+}
+
+/// The request answered; with a renewed session, its new cookie on the answer.
+async fn run(req: Request, next: Next, renewed: Option<super::verify::Renewed>) -> Response {
     let Some(renewed) = renewed else {
         return next.run(req).await;
     };

@@ -40,7 +40,8 @@ fn dex_yaml(port: u16, server: &str, kubeconfig: &Path) -> String {
          enablePasswordDB: true\n\
          staticPasswords:\n- email: {}\n  hash: \"{PASSWORD_HASH}\"\n  username: admin\n  userID: {LOCAL_USER_ID}\n\
          staticClients:\n- id: plumb-server\n  name: Plumb\n  secret: server-secret\n  redirectURIs: ['https://{server}/auth/callback']\n\
-         - id: plumb-cli\n  name: Plumb CLI\n  public: true\n",
+         - id: plumb-cli\n  name: Plumb CLI\n  public: true\n\
+         - id: plumb-device\n  name: Plumb CLI (device)\n  public: true\n  redirectURIs: ['/dex/device/callback']\n",
         kubeconfig.display(),
         LOCAL_USER.0
     )
@@ -80,6 +81,11 @@ struct Stack {
 }
 
 fn start(prefix: &str) -> Stack {
+    start_with_cli(prefix, "plumb-cli")
+}
+
+/// [`start`] with `cli` as `cliClientID`.
+fn start_with_cli(prefix: &str, cli: &str) -> Stack {
     let ns = control_namespace(prefix);
     let cache = tempfile::tempdir().unwrap();
     let plugins = cache.path().join("plugins");
@@ -100,7 +106,7 @@ fn start(prefix: &str) -> Stack {
         &format!("{issuer}/.well-known/openid-configuration"),
     ));
     let oidc = format!(
-        "name: Dex\nissuer: {issuer}\nclientID: plumb-server\nclientSecret: server-secret\ncliClientID: plumb-cli\n"
+        "name: Dex\nissuer: {issuer}\nclientID: plumb-server\nclientSecret: server-secret\ncliClientID: {cli}\n"
     );
     for (name, data) in [
         (
@@ -124,7 +130,7 @@ fn start(prefix: &str) -> Stack {
         _cache: cache,
         rt,
     };
-    stack.wait_for_sso();
+    stack.wait_for_sso(cli);
     stack
 }
 
@@ -134,7 +140,7 @@ impl Stack {
     }
 
     /// Until the server's settings name the provider (it reads argocd-cm as it changes).
-    fn wait_for_sso(&self) {
+    fn wait_for_sso(&self, cli: &str) {
         let url = format!("https://{}/api/v1/settings", self.addr);
         let deadline = Instant::now() + Duration::from_secs(60);
         let http = reqwest::Client::builder()
@@ -146,7 +152,7 @@ impl Stack {
                 let r = http.get(&url).send().await.unwrap();
                 serde_json::from_str(&r.text().await.unwrap()).unwrap()
             });
-            if settings.pointer("/oidcConfig/cliClientID") == Some(&json!("plumb-cli"))
+            if settings.pointer("/oidcConfig/cliClientID") == Some(&json!(cli))
                 && settings.get("ssoUnavailable").is_none()
             {
                 return;
@@ -571,7 +577,10 @@ fn browse_device(s: &Stack, url: &str) -> (u16, String) {
 
 #[test]
 fn sso_device_code_login_through_dex() {
-    let s = start("sso-device");
+    // Dex's device page sends the browser on with `redirect_uri=/dex/device/callback` (its
+    // issuer's path), which Dex itself accepts for a public client only when the client lists
+    // it: at the pinned commit an issuer with a path needs this registration.
+    let s = start_with_cli("sso-device", "plumb-device");
     let server = s.server();
     let args = ["login", &server, "--sso", "--sso-device-code", "--insecure"];
     let p = pending(&s, &args);
@@ -597,7 +606,7 @@ fn sso_device_code_login_through_dex() {
     );
     no_tokens(&s, &out);
     let (id, refresh) = s.tokens();
-    assert_eq!(claim(&id, "aud"), "plumb-cli");
+    assert_eq!(claim(&id, "aud"), "plumb-device");
     assert!(!refresh.is_empty(), "offline_access gave a refresh token");
     let listed = proj_list(&s);
     assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));

@@ -18,6 +18,7 @@ mod inputs;
 pub(crate) mod provider;
 mod refresh;
 mod renew;
+mod rs256;
 pub(crate) mod sessions;
 pub(crate) mod state_cookie;
 pub(crate) mod userinfo;

@@ -92,6 +92,8 @@ pub(crate) struct Provider {
     issuer_url: IssuerUrl,
     algorithms: Vec<CoreJwsSigningAlgorithm>,
     jwks: RwLock<(CoreJsonWebKeySet, Instant)>,
+    /// The same keys parsed for `ring` ([`super::rs256`]), replaced with them.
+    rs256: RwLock<super::rs256::Rs256Keys>,
     refetch: tokio::sync::Mutex<()>,
     http: Http,
 }
@@ -137,6 +139,7 @@ impl Provider {
             metadata,
             issuer_url: issuer,
             algorithms,
+            rs256: RwLock::new(super::rs256::Rs256Keys::of(&jwks)),
             jwks: RwLock::new((jwks, Instant::now())),
             refetch: tokio::sync::Mutex::new(()),
             http,
@@ -163,6 +166,7 @@ impl Provider {
             settings,
             metadata,
             issuer_url,
+            rs256: RwLock::new(super::rs256::Rs256Keys::of(&jwks)),
             jwks: RwLock::new((jwks, Instant::now())),
             refetch: tokio::sync::Mutex::new(()),
             http,
@@ -242,16 +246,39 @@ impl Provider {
         let parsed: CoreIdToken = token
             .parse()
             .map_err(|e| Refused::Invalid(format!("not a signed JWT: {e}")))?;
-        let jwks = self
-            .jwks
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .0
-            .clone();
+        let rs256 = self
+            .algorithms
+            .contains(&CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha256);
+        let signed = match rs256
+            .then(|| {
+                self.rs256
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .check(token)
+            })
+            .flatten()
+        {
+            Some(Ok(())) => true,
+            Some(Err(why)) => return Err(Refused::Invalid(why)),
+            None => false,
+        };
+        // With the signature checked, the claims need no key set.
+        let jwks = if signed {
+            CoreJsonWebKeySet::new(Vec::new())
+        } else {
+            self.jwks
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .0
+                .clone()
+        };
         let audiences = self.settings.allowed_audiences();
         let mut last = Refused::Invalid("no audience is allowed".into());
         for aud in &audiences {
-            let verifier = self.verifier(aud, &audiences, jwks.clone(), at);
+            let mut verifier = self.verifier(aud, &audiences, jwks.clone(), at);
+            if signed {
+                verifier = verifier.insecure_disable_signature_check();
+            }
             let checked = parsed.claims(&verifier, |n: Option<&Nonce>| match (nonce, n) {
                 (None, _) => Ok(()),
                 (Some(want), Some(got)) if want == got.secret() => Ok(()),
@@ -311,6 +338,8 @@ impl Provider {
                     issuer = self.issuer(),
                     "fetched the identity provider's keys again"
                 );
+                *self.rs256.write().unwrap_or_else(|p| p.into_inner()) =
+                    super::rs256::Rs256Keys::of(&set);
                 *self.jwks.write().unwrap_or_else(|p| p.into_inner()) = (set, Instant::now());
             }
             Ok(_) => {
@@ -671,6 +700,26 @@ pub(crate) mod tests {
         assert_eq!(
             p.verify_with_current_keys(&sign(&key, "k9", &claims(300, 0, json!("plumb"))), None),
             Err(Refused::UnknownKey)
+        );
+        // RS256 signatures are checked with ring: another key under the same kid, a changed
+        // payload and a cut signature are refused.
+        let (other_key, _) = test_key();
+        let foreign = sign(&other_key, "k1", &claims(300, 0, json!("plumb")));
+        let mut parts: Vec<String> = ok.split('.').map(str::to_string).collect();
+        parts[1] = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(claims(3000, 0, json!("plumb")).to_string());
+        let tampered = parts.join(".");
+        let cut = &ok[..ok.len() - 8];
+        for bad in [foreign.as_str(), tampered.as_str(), cut] {
+            let e = p.verify_with_current_keys(bad, None).expect_err("refused");
+            assert!(matches!(e, Refused::Invalid(_)), "{e}");
+        }
+        let (set, _) = (p.jwks.read().expect("keys").0.clone(), ());
+        let keys = super::super::rs256::Rs256Keys::of(&set);
+        assert_eq!(keys.check(&ok), Some(Ok(())));
+        assert_eq!(
+            keys.check(&sign(&key, "k9", &claims(300, 0, json!("plumb")))),
+            None
         );
         // HS256 is announced by this provider but never accepted.
         let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);
