@@ -154,7 +154,7 @@ async fn run(req: Request, next: Next, renewed: Option<super::verify::Renewed>) 
     let secure = renewed.https
         || req
             .extensions()
-            .get::<crate::routes::SecureCookie>()
+            .get::<super::token_cookie::SecureCookie>()
             .is_none_or(|v| v.0);
     let sent = req.headers().clone();
     let mut resp = next.run(req).await;

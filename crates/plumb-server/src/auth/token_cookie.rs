@@ -5,7 +5,13 @@
 
 use axum::http::{HeaderMap, header};
 
-use super::COOKIE;
+/// Argo's session cookie (`common.AuthCookieName`).
+pub(crate) const COOKIE: &str = "argocd.token";
+
+/// Whether the session cookie is marked `Secure`: yes when the server speaks TLS, as
+/// argocd-server omits it only with `--insecure`.
+#[derive(Clone, Copy)]
+pub(crate) struct SecureCookie(pub(crate) bool);
 
 /// Argo's `maxCookieLength`: a whole `Set-Cookie` value, name and attributes included.
 const MAX_COOKIE_LENGTH: usize = 4093;

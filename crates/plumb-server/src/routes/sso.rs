@@ -261,7 +261,7 @@ pub(crate) async fn logout(
     secure: Option<Extension<SecureCookie>>,
     headers: HeaderMap,
 ) -> Response {
-    let token = token_cookie::join(&headers, crate::auth::max_token_bytes())
+    let token = token_cookie::join(&headers, crate::auth::token_cookie::max_token_bytes())
         .ok()
         .flatten()
         .unwrap_or_default();

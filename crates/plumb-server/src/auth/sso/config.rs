@@ -113,20 +113,6 @@ impl SsoSettings {
         scopes
     }
 
-    /// Argo's `RefreshTokenThresholdWithConfig`: how long before its expiry a browser session's
-    /// ID token is renewed; 0 (renewed once expired) when unset or unparsable, as in Argo.
-    pub(crate) fn refresh_threshold(&self) -> std::time::Duration {
-        let text = &self.config.refresh_token_threshold;
-        match super::userinfo::parse_go_duration(text) {
-            Some(d) => d,
-            None if text.trim().is_empty() => std::time::Duration::ZERO,
-            None => {
-                tracing::warn!("Failed to parse 'oidc.config.refreshTokenThreshold' key: {text:?}");
-                std::time::Duration::ZERO
-            }
-        }
-    }
-
     /// Argo's `OAuth2AllowedAudiences`.
     pub(crate) fn allowed_audiences(&self) -> Vec<String> {
         if !self.config.allowed_audiences.is_empty() {

@@ -15,6 +15,20 @@ use crate::state::{AppState, SETTINGS_CONFIGMAP};
 /// Session length unless `users.session.duration` says otherwise (Argo's 24 hours).
 const DEFAULT_SESSION_SECS: i64 = 24 * 3600;
 
+/// Argo's `RefreshTokenThresholdWithConfig`: how long before its expiry a browser session's ID
+/// token is renewed; 0 (renewed once expired) when unset or unparsable, as in Argo.
+fn refresh_threshold(provider: &Provider) -> std::time::Duration {
+    let text = &provider.settings.config.refresh_token_threshold;
+    match super::userinfo::parse_go_duration(text) {
+        Some(d) => d,
+        None if text.trim().is_empty() => std::time::Duration::ZERO,
+        None => {
+            tracing::warn!("Failed to parse 'oidc.config.refreshTokenThreshold' key: {text:?}");
+            std::time::Duration::ZERO
+        }
+    }
+}
+
 fn now() -> i64 {
     jiff::Timestamp::now().as_second()
 }
@@ -75,7 +89,7 @@ impl AppState {
         token: &str,
         claims: &Map<String, Value>,
     ) -> Option<LoginTokens> {
-        let threshold = i64::try_from(provider.settings.refresh_threshold().as_secs()).ok()?;
+        let threshold = i64::try_from(refresh_threshold(provider).as_secs()).ok()?;
         let exp = claims.get("exp").and_then(Value::as_i64)?;
         if exp - now() >= threshold {
             return None;
