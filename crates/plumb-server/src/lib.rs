@@ -39,7 +39,7 @@ mod ui;
 mod webhook;
 
 #[doc(hidden)]
-pub use auth::sso::cli::{CliLoginRequest, CliOidc, CliProvider, CliTokens};
+pub use auth::sso::cli::{CliDeviceLogin, CliLoginRequest, CliOidc, CliProvider, CliTokens};
 pub use auth::sso::provider::BenchVerifier;
 pub use auth::{DEFAULT_DEX_SERVER, ThrottleConfig, generate_dex_config};
 pub use config::{BuildInfo, Limits, ServerConfig, TlsMode, tool_version_text};

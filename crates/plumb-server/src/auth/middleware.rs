@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::caller::Caller;
 use super::csrf::{self, RequestGuard};
-use super::verify::MAX_TOKEN_BYTES;
+use super::token_cookie::max_token_bytes;
 use crate::error::Error;
 use crate::state::AppState;
 
@@ -43,7 +43,7 @@ enum Source {
 fn token(req: &Request) -> Result<Option<(String, Source)>, Error> {
     let too_long = || Error::Unauthenticated("invalid session: token is too long".into());
     if let Some(h) = req.headers().get(header::AUTHORIZATION) {
-        if h.len() > MAX_TOKEN_BYTES + 16 {
+        if h.len() > max_token_bytes() + 16 {
             return Err(too_long());
         }
         let h = h.to_str().map_err(|_| {
@@ -64,7 +64,7 @@ fn token(req: &Request) -> Result<Option<(String, Source)>, Error> {
             .map(|t| (t, Source::Header)));
     }
     // Argo's chunked cookie (`argocd.token`, `argocd.token-1`, ...) joined.
-    match super::token_cookie::join(req.headers(), MAX_TOKEN_BYTES) {
+    match super::token_cookie::join(req.headers(), max_token_bytes()) {
         Ok(Some(t)) => return Ok(Some((t, Source::Cookie))),
         Ok(None) => {}
         Err(why) => return Err(Error::Unauthenticated(why)),
@@ -112,12 +112,15 @@ pub(crate) async fn authenticate(
         }
     }
     let caller = match token {
-        Some((t, _)) => s.authenticate(&t).await.map(Some),
+        Some((t, Source::Cookie)) => s.authenticate_session(&t, true).await.map(Some),
+        Some((t, Source::Header)) => s.authenticate(&t).await.map(|c| Some((c, None))),
         None => Ok(None),
     };
+    let mut renewed = None;
     match caller {
-        Ok(Some(c)) => {
+        Ok(Some((c, r))) => {
             req.extensions_mut().insert(c);
+            renewed = r;
         }
         Ok(None) if public => {}
         Ok(None) => match anonymous_enabled(&s).await {
@@ -140,7 +143,66 @@ pub(crate) async fn authenticate(
         Err(e) if public => tracing::debug!("ignoring invalid credentials on a public path: {e}"),
         Err(e) => return e.into_response(),
     }
-    next.run(req).await
+    run(req, next, renewed).await
+}
+
+/// The request answered; with a renewed session, its new cookie on the answer.
+async fn run(req: Request, next: Next, renewed: Option<super::verify::Renewed>) -> Response {
+    let Some(renewed) = renewed else {
+        return next.run(req).await;
+    };
+    let secure = renewed.https
+        || req
+            .extensions()
+            .get::<super::token_cookie::SecureCookie>()
+            .is_none_or(|v| v.0);
+    let sent = req.headers().clone();
+    let mut resp = next.run(req).await;
+    set_renewed_cookie(&mut resp, &sent, &renewed.id_token, secure);
+    resp
+}
+
+/// The renewed ID token as the `argocd.token` cookie (split as the login's), its chunks the
+/// request sent beyond the new count cleared; unless the answer sets the cookie itself (a
+/// logout clears it, and that wins).
+fn set_renewed_cookie(
+    resp: &mut Response,
+    sent: &axum::http::HeaderMap,
+    token: &str,
+    secure: bool,
+) {
+    let already = resp
+        .headers()
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.starts_with(&format!("{}=", super::COOKIE)));
+    if already {
+        return;
+    }
+    let attributes = super::token_cookie::attributes(secure);
+    let set = match super::token_cookie::set_cookies(token, &attributes) {
+        Ok(set) => set,
+        Err(why) => {
+            tracing::warn!("the renewed session does not fit the cookies: {why}");
+            return;
+        }
+    };
+    let names: Vec<String> = set
+        .iter()
+        .filter_map(|c| c.split_once('=').map(|(k, _)| k.to_string()))
+        .collect();
+    let stale = super::token_cookie::clear_cookies(sent, &attributes)
+        .into_iter()
+        .filter(|c| {
+            c.split_once('=')
+                .is_some_and(|(k, _)| !names.iter().any(|n| n == k))
+        });
+    for c in set.into_iter().chain(stale) {
+        if let Ok(v) = axum::http::HeaderValue::from_str(&c) {
+            resp.headers_mut().append(header::SET_COOKIE, v);
+        }
+    }
 }
 
 /// Argo's `users.anonymous.enabled`: callers without a token get `policy.default` only.

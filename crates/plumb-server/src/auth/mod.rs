@@ -27,9 +27,6 @@ pub(crate) mod throttle;
 pub(crate) mod token_cookie;
 mod verify;
 
-/// Argo's session cookie (`common.AuthCookieName`).
-pub(crate) const COOKIE: &str = "argocd.token";
-
 pub use crate::config::DEFAULT_DEX_SERVER;
 pub(crate) use bootstrap::bootstrap;
 pub(crate) use caller::{Caller, CallerKind};
@@ -39,4 +36,5 @@ pub(crate) use random::new_token_id;
 pub(crate) use shared::{Auth, LoginCounter};
 pub use sso::dex::generate_dex_config;
 pub use throttle::ThrottleConfig;
-pub(crate) use verify::{MAX_TOKEN_BYTES, sso_caller};
+pub(crate) use token_cookie::COOKIE;
+pub(crate) use verify::sso_caller;

@@ -43,7 +43,7 @@ impl AppState {
 
     /// Records `jti` as revoked until `exp` (0: forever) in [`store::REVOKED_SECRET`], dropping
     /// entries that expired (their tokens are refused for their age anyway).
-    async fn revoke(&self, jti: &str, exp: Option<i64>) -> Result<()> {
+    pub(super) async fn revoke(&self, jti: &str, exp: Option<i64>) -> Result<()> {
         let now = jiff::Timestamp::now().as_second();
         let key = revoked_key(jti);
         let exp = exp.unwrap_or(0);

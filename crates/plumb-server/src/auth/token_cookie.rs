@@ -5,7 +5,13 @@
 
 use axum::http::{HeaderMap, header};
 
-use super::COOKIE;
+/// Argo's session cookie (`common.AuthCookieName`).
+pub(crate) const COOKIE: &str = "argocd.token";
+
+/// Whether the session cookie is marked `Secure`: yes when the server speaks TLS, as
+/// argocd-server omits it only with `--insecure`.
+#[derive(Clone, Copy)]
+pub(crate) struct SecureCookie(pub(crate) bool);
 
 /// Argo's `maxCookieLength`: a whole `Set-Cookie` value, name and attributes included.
 const MAX_COOKIE_LENGTH: usize = 4093;
@@ -25,6 +31,13 @@ fn max_cookies() -> usize {
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(DEFAULT_MAX_COOKIES)
+}
+
+/// The longest token a request may carry: what the most cookies allowed can hold (Argo joins
+/// as many chunks as `ARGOCD_MAX_COOKIE_NUMBER` allows, each at most a cookie's value long; a
+/// bearer token gets the same bound). About 80 KiB with the default 20.
+pub(crate) fn max_token_bytes() -> usize {
+    max_cookies().saturating_mul(max_value_length(""))
 }
 
 /// Argo's `maxCookieValueLength`: room for the value beside `key-<i>=` and `; attributes`.
@@ -192,6 +205,37 @@ mod tests {
     }
 
     const ATTRS: &str = "Path=/; SameSite=Lax; HttpOnly; Secure";
+
+    #[test]
+    fn the_token_limit_is_what_the_cookies_can_carry() {
+        // The longest token Argo's split stores (Secure attributes, 20 cookies) is accepted
+        // whole, as Argo's JoinCookies accepts it; the old 8 KiB limit refused it.
+        let attributes = attributes(true);
+        let longest = "a".repeat(DEFAULT_MAX_COOKIES * max_value_length(&attributes));
+        let set = set_cookies(&longest, &attributes).expect("fits 20 cookies");
+        assert_eq!(set.len(), DEFAULT_MAX_COOKIES);
+        assert!(longest.len() > 64 * 1024 && longest.len() <= max_token_bytes());
+        let pairs: Vec<(String, String)> = set
+            .iter()
+            .map(|c| {
+                let pair = c.split(';').next().unwrap_or_default();
+                let (k, v) = pair.split_once('=').unwrap_or_default();
+                (k.to_string(), v.to_string())
+            })
+            .collect();
+        let joined = join_pairs(
+            pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            max_token_bytes(),
+            DEFAULT_MAX_COOKIES,
+        );
+        assert_eq!(joined, Ok(Some(longest.clone())));
+        // One byte more than the cookies can hold is not a token this server issues.
+        assert!(set_cookies(&format!("{longest}a"), &attributes).is_err());
+        assert_eq!(
+            max_token_bytes(),
+            DEFAULT_MAX_COOKIES * (MAX_COOKIE_LENGTH - COOKIE.len() - 3)
+        );
+    }
 
     #[test]
     fn a_short_token_is_one_cookie_as_before() {

@@ -10,33 +10,58 @@ use crate::error::{Error, Result};
 use crate::gateway::json_i64;
 use crate::state::AppState;
 
-/// The longest token accepted (a ServiceAccount token is about 1 KiB).
-pub(crate) const MAX_TOKEN_BYTES: usize = 8 * 1024;
+/// A browser session's ID token renewed while its request was checked: the new `argocd.token`.
+#[derive(Debug)]
+pub(crate) struct Renewed {
+    pub(crate) id_token: String,
+    /// Whether the server's `url` is https (the cookie is then `Secure` in any case).
+    pub(crate) https: bool,
+}
+
 impl AppState {
     /// Argo's `VerifySessionToken`: tokens issued by `argocd` are ours; anything else goes to
     /// the Kubernetes API server.
     pub(crate) async fn authenticate(&self, token: &str) -> Result<Caller> {
-        if token.len() > MAX_TOKEN_BYTES {
+        self.authenticate_session(token, false)
+            .await
+            .map(|(caller, _)| caller)
+    }
+
+    /// [`AppState::authenticate`]; for a browser's cookie (`browser`), an SSO session's ID
+    /// token near or past its expiry is renewed with the stored refresh token (Argo's
+    /// `getClaims`), and the caller is the renewed session's.
+    pub(crate) async fn authenticate_session(
+        &self,
+        token: &str,
+        browser: bool,
+    ) -> Result<(Caller, Option<Renewed>)> {
+        if token.len() > super::token_cookie::max_token_bytes() {
             return Err(Error::Unauthenticated(
                 "invalid session: token is too long".into(),
             ));
         }
         let issuer = jwt::unverified_issuer(token);
         if issuer.as_deref() == Some(jwt::ISSUER) {
-            return self.authenticate_local(token).await;
+            return Ok((self.authenticate_local(token).await?, None));
         }
         if let Some(issuer) = issuer
-            && let Some(caller) = self.authenticate_sso(&issuer, token).await?
+            && let Some(found) = self.authenticate_sso(&issuer, token, browser).await?
         {
-            return Ok(caller);
+            return Ok(found);
         }
-        self.authenticate_kubernetes(token).await
+        Ok((self.authenticate_kubernetes(token).await?, None))
     }
 
     /// An ID token of the SSO provider (by its unverified `iss`, as Argo picks the verifier);
     /// `None` when SSO is off or the token names another issuer.
-    async fn authenticate_sso(&self, issuer: &str, token: &str) -> Result<Option<Caller>> {
-        let settings = match self.sso_inputs().await?.settings() {
+    async fn authenticate_sso(
+        &self,
+        issuer: &str,
+        token: &str,
+        browser: bool,
+    ) -> Result<Option<(Caller, Option<Renewed>)>> {
+        let inputs = self.sso_inputs().await?;
+        let settings = match inputs.settings() {
             Ok(Some(s))
                 if s.config.issuer.trim_end_matches('/') == issuer.trim_end_matches('/') =>
             {
@@ -53,13 +78,36 @@ impl AppState {
             }
             super::sso::Status::Off => return Ok(None),
         };
-        let claims = provider.verify(token, None).await.map_err(|e| {
-            tracing::info!(issuer = %settings.config.issuer, "refused an SSO token: {e}");
+        let refused = |why: String| {
+            tracing::info!(issuer = %settings.config.issuer, "refused an SSO token: {why}");
             Error::Unauthenticated(format!(
-                "invalid session: {}: {e}",
+                "invalid session: {}: {why}",
                 super::sso::TOKEN_VERIFICATION_ERROR
             ))
-        })?;
+        };
+        let key = &inputs.server_key;
+        let (claims, renewed) = match provider.verify(token, None).await {
+            Ok(claims) if browser => {
+                self.refuse_revoked_sso(token).await?;
+                match self.sso_renew_early(&provider, key, token, &claims).await {
+                    Some(t) => (t.claims, Some(t.id_token)),
+                    None => (claims, None),
+                }
+            }
+            Ok(claims) => {
+                self.refuse_revoked_sso(token).await?;
+                (claims, None)
+            }
+            Err(super::sso::provider::Refused::Expired) if browser => {
+                self.refuse_revoked_sso(token).await?;
+                let t = self
+                    .sso_renew_expired(&provider, key, token)
+                    .await
+                    .map_err(|why| refused(format!("{why}; log in again")))?;
+                (t.claims, Some(t.id_token))
+            }
+            Err(e) => return Err(refused(e.to_string())),
+        };
         let sso = &self.auth_state()?.sso;
         let claims = sso
             .userinfo
@@ -69,7 +117,24 @@ impl AppState {
                 tracing::info!(issuer = %settings.config.issuer, "refused an SSO token: {why}");
                 Error::Unauthenticated(format!("invalid session: {why}"))
             })?;
-        Ok(Some(sso_caller(provider.issuer(), claims)))
+        let renewed = renewed.map(|id_token| Renewed {
+            id_token,
+            https: settings.url.starts_with("https://"),
+        });
+        Ok(Some((sso_caller(provider.issuer(), claims), renewed)))
+    }
+
+    /// An SSO token logged out (its hash in the revoked list) is refused.
+    async fn refuse_revoked_sso(&self, token: &str) -> Result<()> {
+        if self
+            .is_revoked(&super::sso::sessions::token_hash(token))
+            .await?
+        {
+            return Err(Error::Unauthenticated(
+                "invalid session: token is revoked, please re-login".into(),
+            ));
+        }
+        Ok(())
     }
 
     async fn authenticate_local(&self, token: &str) -> Result<Caller> {

@@ -20,10 +20,7 @@ pub(crate) struct Login {
     password: String,
 }
 
-/// Whether the session cookie is marked `Secure`: yes when the server speaks TLS, as
-/// argocd-server omits it only with `--insecure`.
-#[derive(Clone, Copy)]
-pub(crate) struct SecureCookie(pub(crate) bool);
+pub(crate) use crate::auth::token_cookie::SecureCookie;
 
 /// Argo's session cookie (`argocd.token`) for the web UI: HTTP-only, so page scripts never
 /// see the token; `SameSite=Lax`, so other sites' pages cannot send it with their writes.
@@ -68,6 +65,14 @@ pub(crate) async fn delete(
 ) -> Result<(HeaderMap, Json<Value>)> {
     if let (Some(Authenticated(c)), Some(_)) = (caller, s.auth.as_ref()) {
         s.revoke_session(&c).await?;
+        if matches!(c.kind, crate::auth::CallerKind::Sso { .. })
+            && let Ok(Some(token)) = crate::auth::token_cookie::join(
+                &request,
+                crate::auth::token_cookie::max_token_bytes(),
+            )
+        {
+            s.sso_end_session(&token).await?;
+        }
     }
     let secure = secure.map_or(SecureCookie(true), |Extension(v)| v);
     let attributes = crate::auth::token_cookie::attributes(secure.0);

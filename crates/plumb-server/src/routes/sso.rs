@@ -203,6 +203,7 @@ pub(crate) async fn callback(
             .unwrap_or_default();
         s.sso_remember_access_token(sub, &tokens.access_token, exp);
     }
+    s.sso_keep_session(&inputs.server_key, &tokens).await;
     let caller = crate::auth::sso_caller(p.issuer(), tokens.claims);
     tracing::info!(user = %caller.subject, groups = ?caller.groups, refresh = tokens.refresh_token.is_some(), "Web login successful");
     let back = if login.return_url.is_empty() {
@@ -260,7 +261,7 @@ pub(crate) async fn logout(
     secure: Option<Extension<SecureCookie>>,
     headers: HeaderMap,
 ) -> Response {
-    let token = token_cookie::join(&headers, crate::auth::MAX_TOKEN_BYTES)
+    let token = token_cookie::join(&headers, crate::auth::token_cookie::max_token_bytes())
         .ok()
         .flatten()
         .unwrap_or_default();
@@ -280,6 +281,11 @@ pub(crate) async fn logout(
     };
     let secure = is_secure(secure, &url);
     let clear = token_cookie::clear_cookies(&headers, &token_cookie::attributes(secure));
+    if !token.is_empty()
+        && let Err(e) = s.sso_end_session(&token).await
+    {
+        tracing::warn!("logging out: the SSO session could not be ended: {e}");
+    }
     let to = match status {
         Status::Ready(p)
             if !token.is_empty() && p.verify_with_current_keys(&token, None).is_ok() =>

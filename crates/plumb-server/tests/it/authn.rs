@@ -94,6 +94,17 @@ impl AuthStack {
         self.server = Some(server);
     }
 
+    /// Another server over the same namespace beside this one (a second replica): it, its
+    /// base URL, and a client trusting it.
+    pub async fn another_server(&self) -> (plumb_server::Running, String, reqwest::Client) {
+        let server = plumb_server::serve(self.client.clone(), self.config.clone())
+            .await
+            .expect("a second server starts");
+        let base = format!("https://localhost:{}", server.addr.port());
+        let http = client_trusting(server.certificate_pem.as_deref().expect("TLS"));
+        (server, base, http)
+    }
+
     /// A request with an optional bearer token: (status, JSON body).
     pub async fn call(
         &self,

@@ -29,5 +29,6 @@ mod revisions;
 mod scoped;
 mod sso;
 mod sso_gaps;
+mod sso_refresh;
 mod support;
 mod webhook;

@@ -321,7 +321,7 @@ async fn refused_tokens(s: &AuthStack, good: &str) {
 }
 
 /// An RSA key Dex never saw (openssl, as an operator would make one).
-fn other_rsa_key() -> jsonwebtoken::EncodingKey {
+pub(crate) fn other_rsa_key() -> jsonwebtoken::EncodingKey {
     let out = std::process::Command::new("sh")
         .args([
             "-c",

@@ -98,7 +98,7 @@ fn direct_dex_config(port: u16, base: &str) -> String {
 }
 
 /// A login through `/auth/login` at a provider used directly: the session token.
-async fn direct_login(
+pub(crate) async fn direct_login(
     s: &AuthStack,
     b: &mut Browser,
     connector: &str,

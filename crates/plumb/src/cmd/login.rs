@@ -69,6 +69,11 @@ pub struct SsoArgs {
         value_name = "BOOL"
     )]
     pub sso_launch_browser: bool,
+    /// Log in with the device code flow (RFC 8628): print a URL and a code to enter in a
+    /// browser on any machine, and wait (SSH sessions; no local callback port). Plumb's
+    /// addition: Argo's CLI has no device flow.
+    #[arg(long)]
+    pub sso_device_code: bool,
 }
 
 impl SsoArgs {
@@ -76,6 +81,7 @@ impl SsoArgs {
         sso::Browser {
             port: self.sso_port,
             launch: self.sso_launch_browser,
+            device_code: self.sso_device_code,
         }
     }
 }
@@ -183,6 +189,9 @@ async fn login(args: &LoginArgs, client: &ServerClient) -> Result<LoggedIn> {
             refresh_token: None,
             who,
         });
+    }
+    if args.browser.sso_device_code && !args.sso {
+        bail!("--sso-device-code is a way to log in with --sso");
     }
     if args.sso {
         let tokens = sso::login(client, args.insecure, args.browser.browser()).await?;

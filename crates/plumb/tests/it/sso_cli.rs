@@ -13,7 +13,9 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use plumb_testenv::dex::{Browser, Dex, LOCAL_USER, LOCAL_USER_ID, PASSWORD_HASH, free_port};
+use plumb_testenv::dex::{
+    Browser, Dex, LOCAL_USER, LOCAL_USER_ID, PASSWORD_HASH, attr_containing, form, free_port,
+};
 use plumb_testenv::process::initial_admin_password;
 use serde_json::{Value, json};
 
@@ -23,6 +25,10 @@ use crate::server_cli::{Killed, login_admin, remote, start_server_with};
 /// How long Dex's ID tokens live here: short, so the refresh is exercised.
 const ID_TOKEN_LIFETIME: &str = "6s";
 
+/// How long Dex's device codes live: long enough for the scripted browser and a few polls,
+/// short enough to see one expire.
+const DEVICE_CODE_LIFETIME_SECS: u64 = 30;
+
 /// Dex used directly: the server's confidential client and the CLI's public one. Its storage
 /// is the test's namespace (Dex's kubernetes storage): at the pinned Dex commit, the memory
 /// storage deadlocks on a refresh (`UpdateRefreshToken` holds its lock while the updater
@@ -30,11 +36,12 @@ const ID_TOKEN_LIFETIME: &str = "6s";
 fn dex_yaml(port: u16, server: &str, kubeconfig: &Path) -> String {
     format!(
         "issuer: http://127.0.0.1:{port}/dex\nstorage: {{type: kubernetes, config: {{kubeConfigFile: '{}'}}}}\nweb: {{http: '127.0.0.1:{port}'}}\n\
-         expiry: {{idTokens: '{ID_TOKEN_LIFETIME}'}}\noauth2: {{skipApprovalScreen: true}}\n\
+         expiry: {{idTokens: '{ID_TOKEN_LIFETIME}', deviceRequests: '{DEVICE_CODE_LIFETIME_SECS}s'}}\noauth2: {{skipApprovalScreen: true}}\n\
          enablePasswordDB: true\n\
          staticPasswords:\n- email: {}\n  hash: \"{PASSWORD_HASH}\"\n  username: admin\n  userID: {LOCAL_USER_ID}\n\
          staticClients:\n- id: plumb-server\n  name: Plumb\n  secret: server-secret\n  redirectURIs: ['https://{server}/auth/callback']\n\
-         - id: plumb-cli\n  name: Plumb CLI\n  public: true\n",
+         - id: plumb-cli\n  name: Plumb CLI\n  public: true\n\
+         - id: plumb-device\n  name: Plumb CLI (device)\n  public: true\n  redirectURIs: ['/dex/device/callback']\n",
         kubeconfig.display(),
         LOCAL_USER.0
     )
@@ -74,6 +81,11 @@ struct Stack {
 }
 
 fn start(prefix: &str) -> Stack {
+    start_with_cli(prefix, "plumb-cli")
+}
+
+/// [`start`] with `cli` as `cliClientID`.
+fn start_with_cli(prefix: &str, cli: &str) -> Stack {
     let ns = control_namespace(prefix);
     let cache = tempfile::tempdir().unwrap();
     let plugins = cache.path().join("plugins");
@@ -94,7 +106,7 @@ fn start(prefix: &str) -> Stack {
         &format!("{issuer}/.well-known/openid-configuration"),
     ));
     let oidc = format!(
-        "name: Dex\nissuer: {issuer}\nclientID: plumb-server\nclientSecret: server-secret\ncliClientID: plumb-cli\n"
+        "name: Dex\nissuer: {issuer}\nclientID: plumb-server\nclientSecret: server-secret\ncliClientID: {cli}\n"
     );
     for (name, data) in [
         (
@@ -118,7 +130,7 @@ fn start(prefix: &str) -> Stack {
         _cache: cache,
         rt,
     };
-    stack.wait_for_sso();
+    stack.wait_for_sso(cli);
     stack
 }
 
@@ -128,7 +140,7 @@ impl Stack {
     }
 
     /// Until the server's settings name the provider (it reads argocd-cm as it changes).
-    fn wait_for_sso(&self) {
+    fn wait_for_sso(&self, cli: &str) {
         let url = format!("https://{}/api/v1/settings", self.addr);
         let deadline = Instant::now() + Duration::from_secs(60);
         let http = reqwest::Client::builder()
@@ -140,7 +152,7 @@ impl Stack {
                 let r = http.get(&url).send().await.unwrap();
                 serde_json::from_str(&r.text().await.unwrap()).unwrap()
             });
-            if settings.pointer("/oidcConfig/cliClientID") == Some(&json!("plumb-cli"))
+            if settings.pointer("/oidcConfig/cliClientID") == Some(&json!(cli))
                 && settings.get("ssoUnavailable").is_none()
             {
                 return;
@@ -535,4 +547,85 @@ fn sso_callbacks_with_a_wrong_state_or_the_providers_error_are_refused() {
         assert!(Instant::now() < deadline, "{err}");
         std::thread::sleep(Duration::from_millis(300));
     }
+}
+
+/// The scripted browser on Dex's device page: the code (in the printed URL) confirmed, Dex's
+/// password page, and its device callback; that page's (status, body).
+fn browse_device(s: &Stack, url: &str) -> (u16, String) {
+    s.rt.block_on(async {
+        let mut b = Browser::new(&format!("http://127.0.0.1:{}", s.dex_port), None);
+        let page = b.get(url).await;
+        assert_eq!(page.status, 200, "{url}: {}", page.body);
+        let action = attr_containing(&page.body, "action", "verify_code").expect("the code form");
+        let code = url
+            .split_once("user_code=")
+            .map(|(_, c)| c)
+            .expect("user_code");
+        let req = b
+            .http
+            .post(b.resolve_from(url, &action))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(form(&[("user_code", code)]));
+        let confirmed = b.send(req).await;
+        let to_login = b.resolve_from(url, &confirmed.location.expect("to Dex's login"));
+        let stop = format!("http://127.0.0.1:{}/dex/device/callback", s.dex_port);
+        let callback = b.follow_to(to_login, &stop, "local", LOCAL_USER).await;
+        let page = b.get(&callback).await;
+        (page.status, page.body)
+    })
+}
+
+#[test]
+fn sso_device_code_login_through_dex() {
+    // Dex's device page sends the browser on with `redirect_uri=/dex/device/callback` (its
+    // issuer's path), which Dex itself accepts for a public client only when the client lists
+    // it: at the pinned commit an issuer with a path needs this registration.
+    let s = start_with_cli("sso-device", "plumb-device");
+    let server = s.server();
+    let args = ["login", &server, "--sso", "--sso-device-code", "--insecure"];
+    let p = pending(&s, &args);
+    let prefix = format!("http://127.0.0.1:{}/dex/device?user_code=", s.dex_port);
+    assert!(p.url.starts_with(&prefix), "{}", p.url);
+    let code = p.url.trim_start_matches(&prefix).to_string();
+    assert!(
+        p.printed.contains(&format!(
+            "enter the code {code} at http://127.0.0.1:{}/dex/device",
+            s.dex_port
+        )),
+        "{}",
+        p.printed
+    );
+    let (status, page) = browse_device(&s, &p.url);
+    assert_eq!(status, 200, "{page}");
+    let (exit, out) = p.finish();
+    assert_eq!(exit, Some(0), "{out}\nDex:\n{}", s.dex.log());
+    assert!(out.contains("Authentication successful"), "{out}");
+    assert!(
+        out.contains("'admin@example.com' logged in successfully"),
+        "{out}"
+    );
+    no_tokens(&s, &out);
+    let (id, refresh) = s.tokens();
+    assert_eq!(claim(&id, "aud"), "plumb-device");
+    assert!(!refresh.is_empty(), "offline_access gave a refresh token");
+    let listed = proj_list(&s);
+    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
+    assert_eq!(text(&listed.stdout), "default\n");
+
+    // Nobody enters the code: the login ends when it expires, saying so, and nothing changes.
+    let p = pending(&s, &args);
+    let (exit, out) = p.finish();
+    assert_ne!(exit, Some(0), "{out}");
+    assert!(out.contains("expired_token"), "{out}");
+    assert!(out.contains("run the command again"), "{out}");
+    assert_eq!(s.tokens(), (id, refresh), "the stored tokens are kept");
+
+    // Without --sso the flag is refused.
+    let out = s.run(&["login", &server, "--sso-device-code", "--insecure"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("--sso-device-code"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -60,6 +60,27 @@ impl std::fmt::Debug for CliTokens {
     }
 }
 
+/// A device-code login waiting for the user (RFC 8628): what to tell them. Its `Debug` shows
+/// no code.
+pub struct CliDeviceLogin {
+    /// The code to enter at `verification_uri`.
+    pub user_code: String,
+    pub verification_uri: String,
+    /// The URL with the code in it, when the provider gives one.
+    pub verification_uri_complete: Option<String>,
+    /// How long the code lives.
+    pub expires_in: Duration,
+    details: openidconnect::core::CoreDeviceAuthorizationResponse,
+}
+
+impl std::fmt::Debug for CliDeviceLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CliDeviceLogin")
+            .field("verification_uri", &self.verification_uri)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A discovered provider, for the CLI.
 #[derive(Debug)]
 pub struct CliProvider {
@@ -150,6 +171,35 @@ impl CliProvider {
             .provider
             .exchange(redirect, code, pkce_verifier, nonce)
             .await?;
+        Ok(CliTokens {
+            id_token: t.id_token,
+            refresh_token: t.refresh_token,
+            claims: t.claims,
+        })
+    }
+
+    /// Starts a device-code login at the provider's device authorization endpoint.
+    pub async fn device_login(&self) -> Result<CliDeviceLogin, String> {
+        let details = self.provider.device_authorization().await?;
+        Ok(CliDeviceLogin {
+            user_code: details.user_code().secret().clone(),
+            verification_uri: details.verification_uri().to_string(),
+            verification_uri_complete: details
+                .verification_uri_complete()
+                .map(|u| u.secret().clone()),
+            expires_in: details.expires_in(),
+            details,
+        })
+    }
+
+    /// Waits for a device-code login (polling as the provider asks), at most `timeout`; the
+    /// ID token verified.
+    pub async fn device_tokens(
+        &self,
+        login: &CliDeviceLogin,
+        timeout: Duration,
+    ) -> Result<CliTokens, String> {
+        let t = self.provider.device_token(&login.details, timeout).await?;
         Ok(CliTokens {
             id_token: t.id_token,
             refresh_token: t.refresh_token,

@@ -56,6 +56,8 @@ pub(crate) struct OidcConfig {
     pub(crate) user_info_path: String,
     #[serde(default, rename = "userInfoCacheExpiration")]
     pub(crate) user_info_cache_expiration: String,
+    #[serde(default, rename = "refreshTokenThreshold")]
+    pub(crate) refresh_token_threshold: String,
 }
 
 /// Which provider the server logs people in with.

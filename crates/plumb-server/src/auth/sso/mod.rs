@@ -11,11 +11,15 @@
 
 pub(crate) mod cli;
 pub(crate) mod config;
+mod device;
 pub(crate) mod dex;
 mod http;
 mod inputs;
 pub(crate) mod provider;
 mod refresh;
+mod renew;
+mod rs256;
+pub(crate) mod sessions;
 pub(crate) mod state_cookie;
 pub(crate) mod userinfo;
 

@@ -15,7 +15,7 @@ use openidconnect::core::{
 use openidconnect::{
     AuthType, AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, JsonWebKey,
     LogoutRequest, Nonce, OAuth2TokenResponse, PkceCodeChallenge, PkceCodeVerifier,
-    PostLogoutRedirectUrl, ProviderMetadataWithLogout, RedirectUrl, Scope, TokenResponse,
+    PostLogoutRedirectUrl, RedirectUrl, Scope, TokenResponse,
 };
 use serde_json::{Map, Value};
 
@@ -43,6 +43,31 @@ const ASYMMETRIC: [CoreJwsSigningAlgorithm; 9] = [
     CoreJwsSigningAlgorithm::EdDsa,
 ];
 
+/// The discovery fields Plumb reads beyond the core ones: RP-initiated logout's
+/// `end_session_endpoint` and RFC 8628's `device_authorization_endpoint`.
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+pub(crate) struct DeviceMetadata {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) device_authorization_endpoint: Option<openidconnect::DeviceAuthorizationUrl>,
+}
+impl openidconnect::AdditionalProviderMetadata for DeviceMetadata {}
+
+/// openidconnect's `ProviderMetadataWithLogout` with the device endpoint too.
+pub(crate) type Metadata = openidconnect::ProviderMetadata<
+    openidconnect::LogoutProviderMetadata<DeviceMetadata>,
+    openidconnect::core::CoreAuthDisplay,
+    CoreClientAuthMethod,
+    openidconnect::core::CoreClaimName,
+    openidconnect::core::CoreClaimType,
+    openidconnect::core::CoreGrantType,
+    openidconnect::core::CoreJweContentEncryptionAlgorithm,
+    openidconnect::core::CoreJweKeyManagementAlgorithm,
+    openidconnect::core::CoreJsonWebKey,
+    openidconnect::core::CoreResponseMode,
+    openidconnect::core::CoreResponseType,
+    openidconnect::core::CoreSubjectIdentifierType,
+>;
+
 /// What a login redirect needs to remember (in the state cookie).
 pub(crate) struct LoginRequest {
     pub(crate) url: String,
@@ -63,10 +88,12 @@ pub(crate) struct LoginTokens {
 /// A discovered provider.
 pub(crate) struct Provider {
     pub(crate) settings: SsoSettings,
-    metadata: ProviderMetadataWithLogout,
+    pub(super) metadata: Metadata,
     issuer_url: IssuerUrl,
     algorithms: Vec<CoreJwsSigningAlgorithm>,
     jwks: RwLock<(CoreJsonWebKeySet, Instant)>,
+    /// The same keys parsed for `ring` ([`super::rs256`]), replaced with them.
+    rs256: RwLock<super::rs256::Rs256Keys>,
     refetch: tokio::sync::Mutex<()>,
     http: Http,
 }
@@ -95,7 +122,7 @@ impl Provider {
     pub(crate) async fn discover(settings: SsoSettings, http: Http) -> Result<Self, String> {
         let issuer = IssuerUrl::new(settings.config.issuer.clone())
             .map_err(|e| format!("issuer {}: {e}", settings.config.issuer))?;
-        let metadata = ProviderMetadataWithLogout::discover_async(issuer.clone(), &http)
+        let metadata = Metadata::discover_async(issuer.clone(), &http)
             .await
             .map_err(|e| {
                 format!(
@@ -112,6 +139,7 @@ impl Provider {
             metadata,
             issuer_url: issuer,
             algorithms,
+            rs256: RwLock::new(super::rs256::Rs256Keys::of(&jwks)),
             jwks: RwLock::new((jwks, Instant::now())),
             refetch: tokio::sync::Mutex::new(()),
             http,
@@ -125,7 +153,7 @@ impl Provider {
         discovery: Value,
         jwks: Value,
     ) -> Result<Self, String> {
-        let metadata: ProviderMetadataWithLogout =
+        let metadata: Metadata =
             serde_json::from_value(discovery).map_err(|e| format!("discovery document: {e}"))?;
         let jwks: CoreJsonWebKeySet =
             serde_json::from_value(jwks).map_err(|e| format!("key set: {e}"))?;
@@ -138,6 +166,7 @@ impl Provider {
             settings,
             metadata,
             issuer_url,
+            rs256: RwLock::new(super::rs256::Rs256Keys::of(&jwks)),
             jwks: RwLock::new((jwks, Instant::now())),
             refetch: tokio::sync::Mutex::new(()),
             http,
@@ -185,19 +214,71 @@ impl Provider {
         token: &str,
         nonce: Option<&str>,
     ) -> Result<Map<String, Value>, Refused> {
+        self.verify_at(token, nonce, None)
+    }
+
+    /// An expired ID token's claims once its signature, issuer, audience and issue time are
+    /// verified as [`Provider::verify`] does, its expiry aside: only to continue a stored
+    /// session with its refresh token (the token itself is never accepted as a session).
+    pub(crate) async fn verify_expired(&self, token: &str) -> Result<Map<String, Value>, Refused> {
+        let exp = payload(token)?
+            .get("exp")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| Refused::Invalid("no exp claim".into()))?;
+        // The verifier's clock set just before the token's own expiry.
+        let at = chrono::DateTime::from_timestamp(exp.saturating_sub(1), 0)
+            .ok_or_else(|| Refused::Invalid("exp is out of range".into()))?;
+        match self.verify_at(token, None, Some(at)) {
+            Err(Refused::UnknownKey) => {
+                self.refetch_keys().await;
+                self.verify_at(token, None, Some(at))
+            }
+            other => other,
+        }
+    }
+
+    fn verify_at(
+        &self,
+        token: &str,
+        nonce: Option<&str>,
+        at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<Map<String, Value>, Refused> {
         let parsed: CoreIdToken = token
             .parse()
             .map_err(|e| Refused::Invalid(format!("not a signed JWT: {e}")))?;
-        let jwks = self
-            .jwks
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .0
-            .clone();
+        let rs256 = self
+            .algorithms
+            .contains(&CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha256);
+        let signed = match rs256
+            .then(|| {
+                self.rs256
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .check(token)
+            })
+            .flatten()
+        {
+            Some(Ok(())) => true,
+            Some(Err(why)) => return Err(Refused::Invalid(why)),
+            None => false,
+        };
+        // With the signature checked, the claims need no key set.
+        let jwks = if signed {
+            CoreJsonWebKeySet::new(Vec::new())
+        } else {
+            self.jwks
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .0
+                .clone()
+        };
         let audiences = self.settings.allowed_audiences();
         let mut last = Refused::Invalid("no audience is allowed".into());
         for aud in &audiences {
-            let verifier = self.verifier(aud, &audiences, jwks.clone());
+            let mut verifier = self.verifier(aud, &audiences, jwks.clone(), at);
+            if signed {
+                verifier = verifier.insecure_disable_signature_check();
+            }
             let checked = parsed.claims(&verifier, |n: Option<&Nonce>| match (nonce, n) {
                 (None, _) => Ok(()),
                 (Some(want), Some(got)) if want == got.secret() => Ok(()),
@@ -224,8 +305,10 @@ impl Provider {
         aud: &str,
         audiences: &'a [String],
         jwks: CoreJsonWebKeySet,
+        at: Option<chrono::DateTime<chrono::Utc>>,
     ) -> CoreIdTokenVerifier<'a> {
         let skew = chrono::Duration::from_std(CLOCK_SKEW).unwrap_or_default();
+        let now = move || at.unwrap_or_else(|| chrono::Utc::now() - skew);
         CoreIdTokenVerifier::new_public_client(
             ClientId::new(aud.to_string()),
             self.issuer_url.clone(),
@@ -233,7 +316,7 @@ impl Provider {
         )
         .set_allowed_algs(self.algorithms.clone())
         .set_other_audience_verifier_fn(move |a| audiences.iter().any(|x| x == a.as_str()))
-        .set_time_fn(move || chrono::Utc::now() - skew)
+        .set_time_fn(now)
         .set_issue_time_verifier_fn(move |iat| {
             if iat > chrono::Utc::now() + skew {
                 Err(format!("issued in the future ({iat})"))
@@ -255,6 +338,8 @@ impl Provider {
                     issuer = self.issuer(),
                     "fetched the identity provider's keys again"
                 );
+                *self.rs256.write().unwrap_or_else(|p| p.into_inner()) =
+                    super::rs256::Rs256Keys::of(&set);
                 *self.jwks.write().unwrap_or_else(|p| p.into_inner()) = (set, Instant::now());
             }
             Ok(_) => {
@@ -615,6 +700,26 @@ pub(crate) mod tests {
         assert_eq!(
             p.verify_with_current_keys(&sign(&key, "k9", &claims(300, 0, json!("plumb"))), None),
             Err(Refused::UnknownKey)
+        );
+        // RS256 signatures are checked with ring: another key under the same kid, a changed
+        // payload and a cut signature are refused.
+        let (other_key, _) = test_key();
+        let foreign = sign(&other_key, "k1", &claims(300, 0, json!("plumb")));
+        let mut parts: Vec<String> = ok.split('.').map(str::to_string).collect();
+        parts[1] = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(claims(3000, 0, json!("plumb")).to_string());
+        let tampered = parts.join(".");
+        let cut = &ok[..ok.len() - 8];
+        for bad in [foreign.as_str(), tampered.as_str(), cut] {
+            let e = p.verify_with_current_keys(bad, None).expect_err("refused");
+            assert!(matches!(e, Refused::Invalid(_)), "{e}");
+        }
+        let (set, _) = (p.jwks.read().expect("keys").0.clone(), ());
+        let keys = super::super::rs256::Rs256Keys::of(&set);
+        assert_eq!(keys.check(&ok), Some(Ok(())));
+        assert_eq!(
+            keys.check(&sign(&key, "k9", &claims(300, 0, json!("plumb")))),
+            None
         );
         // HS256 is announced by this provider but never accepted.
         let mut h = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256);

@@ -31,6 +31,8 @@ const MAX_DESCRIPTION: usize = 300;
 pub(crate) struct Browser {
     pub(crate) port: u16,
     pub(crate) launch: bool,
+    /// RFC 8628's device code flow instead of the localhost callback.
+    pub(crate) device_code: bool,
 }
 
 /// A whole login: the callback server, the browser, the code exchange.
@@ -40,6 +42,9 @@ pub(crate) async fn login(
     browser: Browser,
 ) -> Result<CliTokens> {
     let provider = client.sso_provider(insecure).await?;
+    if browser.device_code {
+        return device_login(&provider).await;
+    }
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", browser.port))
         .await
         .with_context(|| {
@@ -62,6 +67,35 @@ pub(crate) async fn login(
         );
     }
     let tokens = serve_callback(listener, provider, redirect, request).await?;
+    println!("Authentication successful");
+    Ok(tokens)
+}
+
+/// The device code flow: the URL and code printed (never opened here: the point is a browser
+/// elsewhere), the provider polled until the login ends or the code expires.
+async fn device_login(provider: &CliProvider) -> Result<CliTokens> {
+    let login = provider.device_login().await.map_err(|e| anyhow!("{e}"))?;
+    let url = login
+        .verification_uri_complete
+        .as_deref()
+        .unwrap_or(&login.verification_uri);
+    println!(
+        "Performing device code flow login: enter the code {} at {}",
+        printable(&login.user_code),
+        printable(&login.verification_uri)
+    );
+    println!(
+        "To authenticate, copy-and-paste the following URL into your preferred browser: {}",
+        printable(url)
+    );
+    println!(
+        "Waiting for the login (the code expires in {}s)",
+        login.expires_in.as_secs()
+    );
+    let tokens = provider
+        .device_tokens(&login, LOGIN_TIMEOUT.min(login.expires_in))
+        .await
+        .map_err(|e| anyhow!("{e}"))?;
     println!("Authentication successful");
     Ok(tokens)
 }
