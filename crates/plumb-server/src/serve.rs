@@ -268,6 +268,9 @@ async fn accept_loop(
     }
 }
 
+/// Room for the longest token the server accepts plus the other headers of a request.
+const MAX_HEADER_LIST_BYTES: u32 = 128 * 1024;
+
 async fn serve_connection<I>(
     io: I,
     app: crate::grpc::Front,
@@ -281,6 +284,9 @@ async fn serve_connection<I>(
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_DEADLINE);
+    // hyper's HTTP/2 default (16 KiB of headers) would answer 431 to the split `argocd.token`
+    // cookies of a large SSO token (up to `max_token_bytes`, about 80 KiB) that HTTP/1.1 passes.
+    builder.http2().max_header_list_size(MAX_HEADER_LIST_BYTES);
     let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
     if let Err(e) = watcher.watch(conn.into_owned()).await {
         tracing::debug!("connection ended: {e}");

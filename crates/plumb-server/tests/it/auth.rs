@@ -363,8 +363,9 @@ async fn forged_expired_unsigned_and_oversized_tokens_are_refused() {
         let msg = body["message"].as_str().unwrap_or_default();
         assert!(msg.contains(expect), "{what}: {msg}");
     }
-    // Over the server's 8 KiB token limit: refused before any parsing.
-    let (code, body) = s.get("/api/v1/applications", &"a".repeat(9_000)).await;
+    // Over the server's token limit (what 20 split cookies carry, 20 x 4078 bytes): refused
+    // before any parsing, over HTTP/2 too (its header list allows the longest token).
+    let (code, body) = s.get("/api/v1/applications", &"a".repeat(81_561)).await;
     assert_eq!(code, 401, "oversized token: {body}");
     assert!(
         body["message"]
@@ -373,8 +374,8 @@ async fn forged_expired_unsigned_and_oversized_tokens_are_refused() {
             .contains("too long"),
         "{body}"
     );
-    // Far over it: HTTP/2's header list limit answers first (431).
-    let (code, _) = s.get("/api/v1/applications", &"a".repeat(20_000)).await;
+    // Far over it: HTTP/2's header list limit (128 KiB) answers first (431).
+    let (code, _) = s.get("/api/v1/applications", &"a".repeat(200_000)).await;
     assert!(code == 401 || code == 431, "oversized token: {code}");
     let (code, _) = s
         .call(
