@@ -16,6 +16,7 @@ mod grpc;
 mod impersonated;
 mod listener;
 mod live;
+mod logs;
 mod password;
 mod project_admin;
 mod project_rbac;

@@ -164,6 +164,7 @@ fn foreign(token: &str) -> String {
 // length: one session's story against one Dex and two servers, in the order the waits allow
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn browser_sessions_are_renewed_by_the_server() {
+    crate::logs::capture();
     let port = free_port();
     let s = AuthStack::start("sso-refresh", ThrottleConfig::default()).await;
     let ns = s.ns.name().to_string();
@@ -305,4 +306,25 @@ async fn browser_sessions_are_renewed_by_the_server() {
     assert!(body.contains("no refresh token is kept"), "{body}");
     second.shutdown().await;
     drop(dex);
+
+    // Nothing secret reached the logs (debug level): the client secret, the refresh tokens,
+    // the ID tokens of every step.
+    let logs = crate::logs::text();
+    assert!(logs.contains("plumb_server"), "the capture works: {logs}");
+    let mut secret: Vec<&str> = vec![
+        "direct-secret",
+        &first,
+        &early,
+        &late,
+        &admin_token,
+        &other_token,
+    ];
+    secret.extend(dex_tokens.iter().map(|(_, _, t)| t.as_str()));
+    for s in secret {
+        assert!(
+            !logs.contains(s),
+            "a secret in the logs: {}...",
+            &s[..s.len().min(8)]
+        );
+    }
 }
