@@ -16,6 +16,22 @@ pub(crate) fn parse_options<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// A service's `apiURL` option: `default` when unset (`None`: the option is required), and
+/// refused unless it is an absolute URL.
+pub(crate) fn api_url(service: &str, given: &str, default: Option<&str>) -> Result<String, Error> {
+    let url = match default {
+        Some(d) if given.is_empty() => d,
+        _ => given,
+    };
+    if url::Url::parse(url).is_err() {
+        return Err(Error::Service {
+            service: service.to_string(),
+            message: "apiURL: not an absolute URL".to_string(),
+        });
+    }
+    Ok(url.to_string())
+}
+
 /// A template field notifications-engine holds as a JSON string (`attachments`, `blocks`,
 /// `facts`...): rendered as text, then parsed here. Empty means absent.
 pub(crate) fn json_field(

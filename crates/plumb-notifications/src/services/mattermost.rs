@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::fields::{json_field, parse_options};
+use super::fields::{api_url, json_field, parse_options};
 use super::http;
 use crate::error::Error;
 use crate::subscriptions::Destination;
@@ -32,16 +32,10 @@ pub struct MattermostService {
 impl MattermostService {
     pub fn new(name: &str, options: &Value) -> Result<Self, Error> {
         let o: Options = parse_options(name, options)?;
-        if url::Url::parse(&o.api_url).is_err() {
-            return Err(Error::Service {
-                service: name.to_string(),
-                message: "apiURL: not an absolute URL".to_string(),
-            });
-        }
         Ok(Self {
             name: name.to_string(),
             http: http::client(name, o.insecure_skip_verify)?,
-            api_url: o.api_url,
+            api_url: api_url(name, &o.api_url, None)?,
             token: o.token,
         })
     }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::fields::{parse_options, text_field};
+use super::fields::{api_url, parse_options, text_field};
 use super::http;
 use crate::error::Error;
 use crate::subscriptions::Destination;
@@ -40,17 +40,7 @@ pub struct PagerDutyV2Service {
 impl PagerDutyV2Service {
     pub fn new(name: &str, options: &Value) -> Result<Self, Error> {
         let o: Options = parse_options(name, options)?;
-        let url = if o.api_url.is_empty() {
-            EVENTS_URL.to_string()
-        } else {
-            o.api_url
-        };
-        if url::Url::parse(&url).is_err() {
-            return Err(Error::Service {
-                service: name.to_string(),
-                message: "apiURL: not an absolute URL".to_string(),
-            });
-        }
+        let url = api_url(name, &o.api_url, Some(EVENTS_URL))?;
         Ok(Self {
             name: name.to_string(),
             http: http::client(name, false)?,

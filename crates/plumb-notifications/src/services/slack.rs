@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::fields::{json_field, parse_options, text_field};
+use super::fields::{api_url, json_field, parse_options, text_field};
 use super::http;
 use crate::error::Error;
 use crate::subscriptions::Destination;
@@ -74,15 +74,7 @@ pub type Form = BTreeMap<&'static str, String>;
 impl SlackService {
     pub fn new(name: &str, options: &Value) -> Result<Self, Error> {
         let mut o: Options = parse_options(name, options)?;
-        if o.api_url.is_empty() {
-            o.api_url = DEFAULT_API_URL.to_string();
-        }
-        if url::Url::parse(&o.api_url).is_err() {
-            return Err(Error::Service {
-                service: name.to_string(),
-                message: "apiURL: not an absolute URL".to_string(),
-            });
-        }
+        o.api_url = api_url(name, &o.api_url, Some(DEFAULT_API_URL))?;
         Ok(Self {
             name: name.to_string(),
             http: http::client(name, o.insecure_skip_verify)?,

@@ -12,7 +12,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::fields::parse_options;
+use super::fields::{api_url, parse_options};
 use super::http;
 use crate::error::Error;
 use crate::subscriptions::Destination;
@@ -40,17 +40,13 @@ pub struct TelegramService {
 impl TelegramService {
     pub fn new(name: &str, options: &Value) -> Result<Self, Error> {
         let o: Options = parse_options(name, options)?;
+        let given = o.api_url.trim_end_matches('/');
+        // Only an empty option means the default ("/" is refused, not defaulted).
         let api_url = if o.api_url.is_empty() {
             API_URL.to_string()
         } else {
-            o.api_url.trim_end_matches('/').to_string()
+            api_url(name, given, None)?
         };
-        if url::Url::parse(&api_url).is_err() {
-            return Err(Error::Service {
-                service: name.to_string(),
-                message: "apiURL: not an absolute URL".to_string(),
-            });
-        }
         Ok(Self {
             name: name.to_string(),
             http: http::client(name, false)?,
